@@ -1,0 +1,2 @@
+// Placeholder until the benchmark lands.
+print("strata-bench: not built yet")

@@ -1,0 +1,26 @@
+# The two commands of the README. Each installs what is missing first (Debian packages).
+SWIFT ?= swift
+
+.PHONY: deps bench test
+
+deps:
+	@missing=""; \
+	for p in liblz4-dev liblmdb-dev libsqlite3-dev; do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+# Every side-by-side benchmark, release build, fixed seed.
+bench: deps
+	$(SWIFT) build -c release --product strata-bench
+	.build/release/strata-bench kv $(BENCH_ARGS)
+
+# The whole test suite, release build with testable imports (the debug build is too slow for
+# the model-based and crash tests on two cores).
+test: deps
+	$(SWIFT) build -c release --build-tests -Xswiftc -enable-testing
+	$(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --disable-xctest

@@ -1,0 +1,68 @@
+/// Group commit: committers that need their frames durable share `fdatasync` calls.
+///
+/// A committer records how far it wrote (`noteWritten`), releases the writer gate, then calls
+/// `waitDurable(upTo:)`. If no sync is running it becomes the leader: it syncs everything written
+/// so far, for itself and for every committer that wrote meanwhile; otherwise it waits for the
+/// running sync and checks again. One failed sync fails the store for good (a failed `fsync`
+/// cannot be retried: the kernel may have dropped the dirty pages).
+final class SyncCoordinator: @unchecked Sendable {
+    private let condition = Condition()
+    // Guarded by `condition`.
+    private var written: UInt64
+    private var durable: UInt64
+    private var syncing = false
+    private var failure: StrataError?
+    private(set) var syncCount = 0
+
+    init(durableEnd: UInt64) {
+        written = durableEnd
+        durable = durableEnd
+    }
+
+    var durableEnd: UInt64 { condition.withLock { durable } }
+    var failed: StrataError? { condition.withLock { failure } }
+    var syncs: Int { condition.withLock { syncCount } }
+    var hasUnsyncedWrites: Bool { condition.withLock { written > durable } }
+
+    func noteWritten(_ end: UInt64) { condition.withLock { if end > written { written = end } } }
+
+    func fail(_ error: StrataError) {
+        condition.withLock { if failure == nil { failure = error } }
+        condition.withLock { condition.broadcast() }
+    }
+
+    /// Returns once every byte before `target` is durable, syncing `file` if needed.
+    func waitDurable(upTo target: UInt64, file: any StorageFile) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while durable < target {
+            if let failure { throw StrataError.readOnly(reason: "a sync failed (\(failure)); reopen the store") }
+            if syncing {
+                condition.wait()
+                continue
+            }
+            syncing = true
+            let goal = written
+            condition.unlock()
+            var error: StrataError?
+            do { try file.sync() } catch let e as StrataError { error = e } catch { }
+            condition.lock()
+            syncing = false
+            syncCount += 1
+            if let error {
+                if failure == nil { failure = error }
+                condition.broadcast()
+                throw error
+            }
+            if goal > durable { durable = goal }
+            condition.broadcast()
+        }
+        if let failure, durable < target { throw StrataError.readOnly(reason: "a sync failed (\(failure))") }
+    }
+
+    /// Syncs everything written so far (checkpoints, close, the `normal`-mode timer).
+    func syncAll(file: any StorageFile) throws {
+        let target = condition.withLock { written }
+        try waitDurable(upTo: target, file: file)
+    }
+}

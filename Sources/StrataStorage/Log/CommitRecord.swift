@@ -1,0 +1,91 @@
+/// The logical changes of one transaction: the payload of a commit frame (FORMAT.md,
+/// "Commit frame"). Built while the transaction runs; replayed by recovery.
+struct CommitRecordWriter {
+    private(set) var writer = ByteWriter(capacity: 4096)
+
+    var isEmpty: Bool { writer.count == 0 }
+    var bytes: [UInt8] { writer.bytes }
+
+    mutating func put(tree: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        writer.u8(Format.opPut)
+        writer.varint(UInt64(tree))
+        writer.varint(UInt64(key.count))
+        writer.append(key)
+        writer.varint(UInt64(value.count))
+        writer.append(value)
+    }
+
+    mutating func putOverflow(tree: UInt32, key: UnsafeRawBufferPointer, length: Int, frame: UInt64) {
+        writer.u8(Format.opPutOverflow)
+        writer.varint(UInt64(tree))
+        writer.varint(UInt64(key.count))
+        writer.append(key)
+        writer.varint(UInt64(length))
+        writer.u64(frame)
+    }
+
+    mutating func delete(tree: UInt32, key: UnsafeRawBufferPointer) {
+        writer.u8(Format.opDelete)
+        writer.varint(UInt64(tree))
+        writer.varint(UInt64(key.count))
+        writer.append(key)
+    }
+
+    mutating func createTree(id: UInt32, name: String) {
+        writer.u8(Format.opCreateTree)
+        writer.varint(UInt64(id))
+        let utf8 = Array(name.utf8)
+        writer.varint(UInt64(utf8.count))
+        writer.append(utf8)
+    }
+
+    mutating func dropTree(id: UInt32) {
+        writer.u8(Format.opDropTree)
+        writer.varint(UInt64(id))
+    }
+}
+
+/// One decoded operation. Byte strings borrow the record's buffer.
+enum CommitOperation {
+    case put(tree: UInt32, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
+    case putOverflow(tree: UInt32, key: UnsafeRawBufferPointer, length: Int, frame: UInt64)
+    case delete(tree: UInt32, key: UnsafeRawBufferPointer)
+    case createTree(id: UInt32, name: String)
+    case dropTree(id: UInt32)
+}
+
+enum CommitRecordReader {
+    /// Calls `body` for each operation in order. Throws `corrupt` on a malformed record
+    /// (which, since its checksum matched, means a bug or a forged frame).
+    static func forEach(_ payload: UnsafeRawBufferPointer, fileOffset: UInt64, _ body: (CommitOperation) throws -> Void) throws {
+        var r = ByteReader(payload, fileOffset: fileOffset, context: "commit record")
+        while !r.isAtEnd {
+            let op = try r.u8()
+            switch op {
+            case Format.opPut, Format.opPutOverflow, Format.opDelete:
+                let tree = UInt32(try r.length(max: Int(UInt32.max)))
+                let keyLength = try r.length(max: StoreLimits.maxKeyLength)
+                guard keyLength > 0 else { throw r.fail("empty key") }
+                let key = try r.bytes(keyLength)
+                if op == Format.opDelete {
+                    try body(.delete(tree: tree, key: key))
+                } else if op == Format.opPut {
+                    let n = try r.length(max: StoreLimits.maxValueLength)
+                    try body(.put(tree: tree, key: key, value: try r.bytes(n)))
+                } else {
+                    let n = try r.length(max: StoreLimits.maxValueLength)
+                    try body(.putOverflow(tree: tree, key: key, length: n, frame: try r.u64()))
+                }
+            case Format.opCreateTree:
+                let id = UInt32(try r.length(max: Int(UInt32.max)))
+                let n = try r.length(max: StoreLimits.maxTreeNameLength)
+                let name = String(decoding: try r.bytes(n), as: UTF8.self)
+                try body(.createTree(id: id, name: name))
+            case Format.opDropTree:
+                try body(.dropTree(id: UInt32(try r.length(max: Int(UInt32.max)))))
+            default:
+                throw r.fail("unknown operation \(op)")
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+/// One of the two header slots at the start of the file (FORMAT.md, "Header").
+///
+/// The slots are written alternately; the valid slot with the higher `sequence` wins, so a torn
+/// header write always leaves the other slot intact.
+///
+/// ```
+///  0        8        12        16         24            32           40        48        56     60
+///  | magic  | format | page    | sequence | checkpoint  | durable    | check-  | file id | flags | crc32c
+///  |STRATADB| version| size    |          | frame offset| end        | point tx|         |       | 0..<60
+/// ```
+struct FileHeader: Equatable {
+    var formatVersion: UInt32 = Format.version
+    var pageSize: UInt32
+    var sequence: UInt64
+    /// Offset of the newest checkpoint frame.
+    var checkpointOffset: UInt64
+    /// Every frame that ends at or before this offset was durable when the slot was written.
+    var durableEnd: UInt64
+    /// The last transaction the checkpoint includes.
+    var checkpointTxid: UInt64
+    /// A random identifier chosen when the file is created.
+    var fileID: UInt64
+    var flags: UInt32 = 0
+
+    func encode() -> [UInt8] {
+        var w = ByteWriter(capacity: Format.slotLength)
+        w.u64(Format.headerMagic)
+        w.u32(formatVersion)
+        w.u32(pageSize)
+        w.u64(sequence)
+        w.u64(checkpointOffset)
+        w.u64(durableEnd)
+        w.u64(checkpointTxid)
+        w.u64(fileID)
+        w.u32(flags)
+        w.u32(CRC32C.checksum(w.bytes))
+        return w.bytes
+    }
+
+    /// What reading one slot found.
+    enum SlotState: Equatable {
+        case valid(FileHeader)
+        /// Magic matches but the checksum does not (a torn or damaged slot).
+        case damaged
+        /// Not a Strata header (all zero, or other bytes).
+        case foreign
+        /// Magic and checksum fine, but the version is newer than we read.
+        case newerVersion(UInt32)
+    }
+
+    static func decode(_ bytes: UnsafeRawBufferPointer) -> SlotState {
+        guard bytes.count >= Format.slotLength else { return .foreign }
+        guard bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self).littleEndian == Format.headerMagic else {
+            return .foreign
+        }
+        let stored = bytes.loadUnaligned(fromByteOffset: 60, as: UInt32.self).littleEndian
+        guard CRC32C.checksum(bytes.baseAddress!, count: 60) == stored else { return .damaged }
+        var r = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[8..<60]), context: "header")
+        // The slot is exactly 60 bytes of fields; a failure here cannot happen, but never trap.
+        guard let version = try? r.u32() else { return .damaged }
+        guard version <= Format.version else { return .newerVersion(version) }
+        guard version >= 1,
+              let pageSize = try? r.u32(), let sequence = try? r.u64(), let ckpt = try? r.u64(),
+              let durable = try? r.u64(), let txid = try? r.u64(), let fileID = try? r.u64(),
+              let flags = try? r.u32()
+        else { return .damaged }
+        return .valid(FileHeader(
+            formatVersion: version, pageSize: pageSize, sequence: sequence, checkpointOffset: ckpt,
+            durableEnd: durable, checkpointTxid: txid, fileID: fileID, flags: flags))
+    }
+
+    /// Offset of slot `index` (0 or 1).
+    static func slotOffset(_ index: Int) -> UInt64 { UInt64(index * Format.slotSize) }
+}

@@ -1,0 +1,99 @@
+/// Appends frames to the end of the log (FORMAT.md, "Frames").
+///
+/// Used by the single writer only (under the store's writer gate). Durability is the
+/// ``SyncCoordinator``'s business: this type reports how far it wrote and stamps each frame
+/// with the durable end known when it was written. The file is grown in large steps
+/// (preallocation makes each commit's `fdatasync` cheaper: no size change to journal) and cut
+/// back to ``end`` on close. A failed write is not fatal (nothing after `end` counts, and the
+/// next frame overwrites it); a failed sync is, and the coordinator remembers it.
+final class LogWriter: @unchecked Sendable {
+    let file: any StorageFile
+    let path: String
+    let sync: SyncCoordinator
+    /// Offset where the next frame goes.
+    private(set) var end: UInt64
+    /// The file's length (≥ `end`): the log beyond `end` is zeros.
+    private(set) var allocatedEnd: UInt64
+    private var scratch: UnsafeMutableRawBufferPointer
+    private(set) var bytesWritten: UInt64 = 0
+
+    init(file: any StorageFile, path: String, end: UInt64, allocatedEnd: UInt64, sync: SyncCoordinator) {
+        self.file = file
+        self.path = path
+        self.end = end
+        self.allocatedEnd = allocatedEnd
+        self.sync = sync
+        scratch = .allocate(byteCount: 64 << 10, alignment: 16)
+    }
+
+    deinit { scratch.deallocate() }
+
+    private func ensureScratch(_ n: Int) {
+        if scratch.count < n {
+            scratch.deallocate()
+            scratch = .allocate(byteCount: max(n, scratch.count * 2), alignment: 16)
+        }
+    }
+
+    func checkUsable() throws {
+        if let failure = sync.failed {
+            throw StrataError.readOnly(reason: "a sync failed (\(failure)); reopen the store")
+        }
+    }
+
+    /// Appends one frame and returns its offset and total length. The payload is LZ4-compressed
+    /// when `compress` is set and compression pays.
+    @discardableResult
+    func append(_ type: FrameType, txid: UInt64, payload: UnsafeRawBufferPointer, compress: Bool) throws -> (offset: UInt64, length: UInt64) {
+        try checkUsable()
+        let header = Format.frameHeaderLength
+        ensureScratch(header + LZ4.compressBound(payload.count) + Format.frameAlignment)
+        var stored = payload.count
+        var flags: UInt8 = 0
+        let body = UnsafeMutableRawBufferPointer(rebasing: scratch[header...])
+        if compress, let n = LZ4.compress(payload, into: body) {
+            stored = n
+            flags = Format.flagCompressed
+        } else if let src = payload.baseAddress {
+            body.baseAddress!.copyMemory(from: src, byteCount: payload.count)
+        }
+        let length = FrameHeader.frameLength(storedLength: stored)
+        let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: body[..<stored]))
+        FrameHeader(type: type, flags: flags, storedLength: UInt32(stored), rawLength: UInt32(payload.count),
+                    txid: txid, durableEnd: sync.durableEnd, payloadChecksum: crc).encode(into: scratch.baseAddress!)
+        // Zero the padding so the file's bytes are deterministic.
+        let padded = Int(length)
+        if padded > header + stored {
+            (scratch.baseAddress! + header + stored).initializeMemory(as: UInt8.self, repeating: 0, count: padded - header - stored)
+        }
+        let offset = end
+        try preallocate(through: offset + length)
+        try file.write(UnsafeRawBufferPointer(rebasing: scratch[..<padded]), at: offset)
+        end = offset + length
+        bytesWritten += length
+        sync.noteWritten(end)
+        return (offset, length)
+    }
+
+    private func preallocate(through needed: UInt64) throws {
+        guard needed > allocatedEnd else { return }
+        let step = min(max(UInt64(1 << 20), allocatedEnd / 8), UInt64(64 << 20))
+        let target = (needed + step - 1) / step * step
+        do {
+            try file.truncate(to: target)
+            allocatedEnd = target
+        } catch StrataError.diskFull {
+            // Growth failing is not fatal by itself: the write will say whether it fits.
+        }
+    }
+
+    /// Makes every frame appended so far durable.
+    func syncAll() throws { try sync.syncAll(file: file) }
+
+    /// Cuts preallocated zeros off the end (on close), so the file is exactly the log.
+    func trimToEnd() throws {
+        guard allocatedEnd > end else { return }
+        try file.truncate(to: end)
+        allocatedEnd = end
+    }
+}

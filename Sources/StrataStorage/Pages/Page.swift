@@ -1,0 +1,308 @@
+/// One B+tree page in memory: a slotted page whose bytes are exactly the page image that a
+/// checkpoint compresses (FORMAT.md, "Page image").
+///
+/// ```
+///  0      1      2       4           6              8
+///  | kind | level| count | cellStart | fragmented   | slot 0 | slot 1 | … →      ← … | cell | cell |
+///  +------+------+-------+-----------+--------------+--------+--------+--- free ---+------+------+
+///                                                     u16 offsets of cells,          cells grow down
+///                                                     in key order                   from pageSize
+/// ```
+/// Invariant: `8 + 2·count ≤ cellStart ≤ pageSize`, and every slot points at a whole cell inside
+/// `cellStart..<pageSize`. `fragmented` counts bytes of removed cells between `cellStart` and
+/// the end that no slot points to (reclaimed by ``compact()``).
+///
+/// Leaf cell:   `u16 keyLength, u32 valueInfo, key, value` — valueInfo bit 31 marks an overflow
+///              value, whose cell holds the u64 offset of its overflow frame instead of the bytes.
+/// Branch cell: `u16 keyLength, u64 childOffset, key` — cell 0's key is empty (it covers every key
+///              below cell 1's); the child of cell i holds keys in `[key i, key i+1)`.
+///
+/// Ownership: a page is mutable only by the write transaction whose id is `owner`; once that
+/// transaction commits the page is immutable and may be read from any thread. Raw pointer access
+/// lives in this type and its extensions only.
+final class Page: @unchecked Sendable {
+    let buffer: UnsafeMutableRawPointer
+    let pageSize: Int
+    /// Branch pages only, parallel to the cells: the child page when it is held in memory
+    /// because no checkpoint has written it yet (its cell's offset is then 0). `nil` entries are
+    /// found through the page cache by the cell's child offset.
+    var children: [Page?]
+    /// The write transaction allowed to mutate this page (0 = none).
+    var owner: UInt64
+    /// File offset of the frame holding this page image, once a checkpoint wrote it.
+    var diskAddress: UInt64 = 0
+    /// The frame (offset, length) that this page's lineage replaced: it becomes garbage when
+    /// this page is written. Zero when nothing was replaced.
+    var replacedFrame: (offset: UInt64, length: UInt64) = (0, 0)
+    /// Length of the frame at `diskAddress`, for space accounting.
+    var diskLength: UInt64 = 0
+
+    init(pageSize: Int, kind: UInt8, level: Int, owner: UInt64) {
+        self.pageSize = pageSize
+        buffer = .allocate(byteCount: pageSize, alignment: 16)
+        children = []
+        self.owner = owner
+        buffer.storeBytes(of: kind, toByteOffset: 0, as: UInt8.self)
+        buffer.storeBytes(of: UInt8(level), toByteOffset: 1, as: UInt8.self)
+        count = 0
+        cellStart = pageSize
+        fragmented = 0
+    }
+
+    /// A copy owned by `owner`, sharing resident children.
+    init(copying other: Page, owner: UInt64) {
+        pageSize = other.pageSize
+        buffer = .allocate(byteCount: pageSize, alignment: 16)
+        buffer.copyMemory(from: other.buffer, byteCount: pageSize)
+        children = other.children
+        self.owner = owner
+        replacedFrame = other.diskAddress != 0 ? (other.diskAddress, other.diskLength) : other.replacedFrame
+    }
+
+    deinit { buffer.deallocate() }
+
+    // MARK: Header fields
+
+    @inline(__always) var isLeaf: Bool { buffer.loadUnaligned(fromByteOffset: 0, as: UInt8.self) == Format.pageKindLeaf }
+    @inline(__always) var level: Int { Int(buffer.loadUnaligned(fromByteOffset: 1, as: UInt8.self)) }
+
+    @inline(__always) var count: Int {
+        get { Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 2, as: UInt16.self))) }
+        set { buffer.storeBytes(of: UInt16(newValue).littleEndian, toByteOffset: 2, as: UInt16.self) }
+    }
+
+    /// Stored as u16 where 0 means 65536 cannot happen: page sizes are at most 32 KiB.
+    @inline(__always) var cellStart: Int {
+        get { Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 4, as: UInt16.self))) }
+        set { buffer.storeBytes(of: UInt16(newValue).littleEndian, toByteOffset: 4, as: UInt16.self) }
+    }
+
+    @inline(__always) var fragmented: Int {
+        get { Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 6, as: UInt16.self))) }
+        set { buffer.storeBytes(of: UInt16(newValue).littleEndian, toByteOffset: 6, as: UInt16.self) }
+    }
+
+    @inline(__always) func slot(_ i: Int) -> Int {
+        Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: Format.pageHeaderLength + 2 * i, as: UInt16.self)))
+    }
+
+    @inline(__always) func setSlot(_ i: Int, _ offset: Int) {
+        buffer.storeBytes(of: UInt16(offset).littleEndian, toByteOffset: Format.pageHeaderLength + 2 * i, as: UInt16.self)
+    }
+
+    /// Contiguous free bytes between the slot array and the cells.
+    var contiguousFree: Int { cellStart - Format.pageHeaderLength - 2 * count }
+    /// Free bytes after a ``compact()``.
+    var totalFree: Int { contiguousFree + fragmented }
+    /// Bytes a compacted image of this page occupies.
+    var usedBytes: Int { pageSize - totalFree }
+
+    // MARK: Cells
+
+    @inline(__always) func keyLength(at offset: Int) -> Int {
+        Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+    }
+
+    @inline(__always) func key(_ i: Int) -> UnsafeRawBufferPointer {
+        let off = slot(i)
+        let header = isLeaf ? Format.leafCellHeader : Format.branchCellHeader
+        return UnsafeRawBufferPointer(start: buffer + off + header, count: keyLength(at: off))
+    }
+
+    func cellSize(at offset: Int) -> Int {
+        let k = keyLength(at: offset)
+        if isLeaf {
+            let info = UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset + 2, as: UInt32.self))
+            let v = info & Format.overflowBit != 0 ? Format.overflowReferenceLength : Int(info & ~Format.overflowBit)
+            return Format.leafCellHeader + k + v
+        }
+        return Format.branchCellHeader + k
+    }
+
+    /// Leaf only: the value's length and whether it lives in an overflow frame.
+    @inline(__always) func valueInfo(_ i: Int) -> (length: Int, isOverflow: Bool) {
+        let info = UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: slot(i) + 2, as: UInt32.self))
+        return (Int(info & ~Format.overflowBit), info & Format.overflowBit != 0)
+    }
+
+    /// Leaf only: the inline value bytes (or, for an overflow value, its 8-byte reference).
+    @inline(__always) func valueBytes(_ i: Int) -> UnsafeRawBufferPointer {
+        let off = slot(i)
+        let k = keyLength(at: off)
+        let (length, overflow) = valueInfo(i)
+        return UnsafeRawBufferPointer(
+            start: buffer + off + Format.leafCellHeader + k,
+            count: overflow ? Format.overflowReferenceLength : length)
+    }
+
+    /// Leaf only: the offset of the overflow frame of cell `i`.
+    func overflowAddress(_ i: Int) -> UInt64 {
+        let v = valueBytes(i)
+        return v.loadUnaligned(as: UInt64.self).littleEndian
+    }
+
+    /// Branch only.
+    @inline(__always) func childAddress(_ i: Int) -> UInt64 {
+        UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: slot(i) + 2, as: UInt64.self))
+    }
+
+    func setChildAddress(_ i: Int, _ address: UInt64) {
+        buffer.storeBytes(of: address.littleEndian, toByteOffset: slot(i) + 2, as: UInt64.self)
+    }
+
+    // MARK: Search
+
+    /// Leaf: the first index whose key is ≥ `key`, and whether it is equal.
+    @inline(__always)
+    func lowerBound(_ key: UnsafeRawPointer, _ keyCount: Int) -> (index: Int, found: Bool) {
+        var lo = 0
+        var hi = count
+        let header = isLeaf ? Format.leafCellHeader : Format.branchCellHeader
+        let base = UnsafeRawPointer(buffer)
+        while lo < hi {
+            let mid = (lo &+ hi) &>> 1
+            let off = slot(mid)
+            let c = compareKeys(base + off + header, keyLength(at: off), key, keyCount)
+            if c < 0 { lo = mid &+ 1 } else if c > 0 { hi = mid } else { return (mid, true) }
+        }
+        return (lo, false)
+    }
+
+    /// Branch: the index of the child whose range holds `key` (the last cell with key ≤ `key`).
+    @inline(__always)
+    func childIndex(for key: UnsafeRawPointer, _ keyCount: Int) -> Int {
+        let (i, found) = lowerBound(key, keyCount)
+        if found { return i }
+        return i > 0 ? i - 1 : 0
+    }
+
+    // MARK: Mutation (owner only)
+
+    /// Makes room for a cell of `size` bytes plus its slot; `false` if the page cannot hold it.
+    private func reserve(_ size: Int) -> Bool {
+        if contiguousFree >= size + 2 { return true }
+        if totalFree >= size + 2 {
+            compact()
+            return true
+        }
+        return false
+    }
+
+    /// Whether a cell of `size` bytes (without slot) fits after compaction.
+    func canFit(_ size: Int) -> Bool { totalFree >= size + 2 }
+
+    /// Inserts a slot at `index` for a cell whose bytes `write` fills at the returned offset.
+    @inline(__always)
+    private func insertSlot(at index: Int, cellSize: Int) -> Int {
+        let n = count
+        let newStart = cellStart - cellSize
+        let slots = buffer + Format.pageHeaderLength
+        if index < n {
+            (slots + 2 * (index + 1)).copyMemory(from: slots + 2 * index, byteCount: 2 * (n - index))
+        }
+        cellStart = newStart
+        count = n + 1
+        setSlot(index, newStart)
+        return newStart
+    }
+
+    /// Leaf: inserts an inline cell at `index`. Returns `false` (page unchanged) if it does not fit.
+    func insertLeafCell(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, overflowLength: Int?) -> Bool {
+        let size = Format.leafCellHeader + key.count + value.count
+        guard reserve(size) else { return false }
+        let off = insertSlot(at: index, cellSize: size)
+        writeLeafCell(at: off, key: key, value: value, overflowLength: overflowLength)
+        return true
+    }
+
+    private func writeLeafCell(at off: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, overflowLength: Int?) {
+        buffer.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: off, as: UInt16.self)
+        let info: UInt32 = overflowLength.map { UInt32($0) | Format.overflowBit } ?? UInt32(value.count)
+        buffer.storeBytes(of: info.littleEndian, toByteOffset: off + 2, as: UInt32.self)
+        if let k = key.baseAddress { (buffer + off + Format.leafCellHeader).copyMemory(from: k, byteCount: key.count) }
+        if let v = value.baseAddress {
+            (buffer + off + Format.leafCellHeader + key.count).copyMemory(from: v, byteCount: value.count)
+        }
+    }
+
+    /// Branch: inserts a cell at `index` for `child`. Returns `false` if it does not fit.
+    func insertBranchCell(at index: Int, key: UnsafeRawBufferPointer, childAddress: UInt64, child: Page?) -> Bool {
+        let size = Format.branchCellHeader + key.count
+        guard reserve(size) else { return false }
+        let off = insertSlot(at: index, cellSize: size)
+        buffer.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: off, as: UInt16.self)
+        buffer.storeBytes(of: childAddress.littleEndian, toByteOffset: off + 2, as: UInt64.self)
+        if let k = key.baseAddress { (buffer + off + Format.branchCellHeader).copyMemory(from: k, byteCount: key.count) }
+        children.insert(child, at: index)
+        return true
+    }
+
+    /// Removes cell `index` (its bytes become fragmented space).
+    func removeCell(at index: Int) {
+        let n = count
+        let off = slot(index)
+        let size = cellSize(at: off)
+        if off == cellStart { cellStart = off + size } else { fragmented += size }
+        let slots = buffer + Format.pageHeaderLength
+        if index < n - 1 {
+            (slots + 2 * index).copyMemory(from: slots + 2 * (index + 1), byteCount: 2 * (n - 1 - index))
+        }
+        count = n - 1
+        if !isLeaf { children.remove(at: index) }
+        if count == 0 { cellStart = pageSize; fragmented = 0 }
+    }
+
+    /// Rewrites the cells contiguously at the end of the page, in slot order, so `fragmented`
+    /// becomes 0. Slot order is key order, which also makes images compress better.
+    func compact() {
+        let n = count
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
+        defer { scratch.deallocate() }
+        var top = pageSize
+        for i in 0..<n {
+            let off = slot(i)
+            let size = cellSize(at: off)
+            top -= size
+            (scratch + top).copyMemory(from: buffer + off, byteCount: size)
+            setSlot(i, top)
+        }
+        (buffer + top).copyMemory(from: scratch + top, byteCount: pageSize - top)
+        cellStart = top
+        fragmented = 0
+    }
+
+    /// Appends a copy of cell `index` of `source` (same kind) after the last slot; the caller
+    /// has checked that it fits.
+    func appendCell(from source: Page, at index: Int) {
+        let off = source.slot(index)
+        let size = source.cellSize(at: off)
+        appendRawCell(source.buffer + off, size: size)
+        if !isLeaf { children.append(source.children[index]) }
+    }
+
+    func appendRawCell(_ bytes: UnsafeRawPointer, size: Int) {
+        let n = count
+        let newStart = cellStart - size
+        precondition(newStart >= Format.pageHeaderLength + 2 * (n + 1), "appendRawCell: page overflow")
+        (buffer + newStart).copyMemory(from: bytes, byteCount: size)
+        cellStart = newStart
+        count = n + 1
+        setSlot(n, newStart)
+    }
+
+    /// Replaces this page's content with that of `other` (same size), taking its children.
+    func assign(from other: Page) {
+        buffer.copyMemory(from: other.buffer, byteCount: pageSize)
+        children = other.children
+    }
+
+    /// Resets to an empty page of the given kind and level.
+    func reset(kind: UInt8, level: Int) {
+        buffer.storeBytes(of: kind, toByteOffset: 0, as: UInt8.self)
+        buffer.storeBytes(of: UInt8(level), toByteOffset: 1, as: UInt8.self)
+        count = 0
+        cellStart = pageSize
+        fragmented = 0
+        children = []
+    }
+}

@@ -1,0 +1,148 @@
+import Synchronization
+
+/// Decompressed pages under a byte budget, keyed by frame offset, with 2Q eviction
+/// (Johnson & Shasha, 1994) so that one long scan cannot flush the working set:
+///
+/// - a page seen for the first time enters `probation` (FIFO, ~25% of the budget);
+/// - when it leaves probation its offset is remembered in `ghosts` (no data);
+/// - a miss whose offset is a ghost goes to `protected` (LRU by a CLOCK reference bit).
+///
+/// Sharded by offset so that concurrent readers rarely meet on one lock. Pages in the cache
+/// are immutable; a reader keeps its page alive by its own reference after eviction.
+final class PageCache: Sendable {
+    private let shards: [LockedShard]
+    let budget: Int
+
+    init(budgetBytes: Int, pageSize: Int) {
+        budget = budgetBytes
+        let shardCount = 16
+        let perShard = max(budgetBytes / shardCount, pageSize * 4)
+        shards = (0..<shardCount).map { _ in LockedShard(Shard(budget: perShard, pageSize: pageSize)) }
+    }
+
+    @inline(__always) private func shard(_ offset: UInt64) -> Int {
+        Int(truncatingIfNeeded: ((offset &>> 3) &* 0x9E37_79B9_7F4A_7C15) &>> 60)
+    }
+
+    func get(_ offset: UInt64) -> Page? {
+        shards[shard(offset)].mutex.withLock { $0.get(offset) }
+    }
+
+    func insert(_ page: Page, at offset: UInt64) {
+        shards[shard(offset)].mutex.withLock { $0.insert(page, at: offset) }
+    }
+
+    /// (resident bytes, hits, misses) summed over shards.
+    var statistics: (bytes: Int, hits: Int, misses: Int) {
+        var total = (bytes: 0, hits: 0, misses: 0)
+        for s in shards {
+            s.mutex.withLock { total.bytes += $0.residentBytes; total.hits += $0.hits; total.misses += $0.misses }
+        }
+        return total
+    }
+}
+
+private final class LockedShard: Sendable {
+    let mutex: Mutex<Shard>
+    init(_ shard: Shard) { mutex = Mutex(shard) }
+}
+
+private struct Shard {
+    struct Entry {
+        var page: Page
+        var referenced: Bool
+        var isProtected: Bool
+    }
+
+    let pageSize: Int
+    let probationLimit: Int
+    let protectedLimit: Int
+    let ghostLimit: Int
+    var entries: [UInt64: Entry] = [:]
+    var probation = Deque64()
+    var protectedRing = Deque64()
+    var ghosts = Deque64()
+    var ghostSet: Set<UInt64> = []
+    var probationCount = 0
+    var protectedCount = 0
+    var hits = 0
+    var misses = 0
+
+    var residentBytes: Int { (probationCount + protectedCount) * pageSize }
+
+    init(budget: Int, pageSize: Int) {
+        self.pageSize = pageSize
+        let pages = max(budget / pageSize, 4)
+        probationLimit = max(pages / 4, 1)
+        protectedLimit = max(pages - probationLimit, 1)
+        ghostLimit = pages / 2 + 1
+    }
+
+    mutating func get(_ offset: UInt64) -> Page? {
+        guard let e = entries[offset] else { misses += 1; return nil }
+        hits += 1
+        if e.isProtected && !e.referenced { entries[offset]!.referenced = true }
+        return e.page
+    }
+
+    mutating func insert(_ page: Page, at offset: UInt64) {
+        if entries[offset] != nil { return }
+        if ghostSet.remove(offset) != nil {
+            entries[offset] = Entry(page: page, referenced: false, isProtected: true)
+            protectedRing.append(offset)
+            protectedCount += 1
+            evictProtected()
+        } else {
+            entries[offset] = Entry(page: page, referenced: false, isProtected: false)
+            probation.append(offset)
+            probationCount += 1
+            evictProbation()
+        }
+    }
+
+    private mutating func evictProbation() {
+        while probationCount > probationLimit, let victim = probation.popFirst() {
+            guard let e = entries[victim], !e.isProtected else { continue }
+            entries[victim] = nil
+            probationCount -= 1
+            ghosts.append(victim)
+            ghostSet.insert(victim)
+            while ghostSet.count > ghostLimit, let old = ghosts.popFirst() { ghostSet.remove(old) }
+        }
+    }
+
+    private mutating func evictProtected() {
+        // CLOCK: pages referenced since the hand last passed get a second chance.
+        while protectedCount > protectedLimit, let victim = protectedRing.popFirst() {
+            guard let e = entries[victim], e.isProtected else { continue }
+            if e.referenced {
+                entries[victim]!.referenced = false
+                protectedRing.append(victim)
+            } else {
+                entries[victim] = nil
+                protectedCount -= 1
+            }
+        }
+    }
+}
+
+/// A ring buffer of offsets (no dependency needed for this one use).
+struct Deque64 {
+    private var storage: [UInt64] = []
+    private var head = 0
+
+    mutating func append(_ v: UInt64) {
+        storage.append(v)
+    }
+
+    mutating func popFirst() -> UInt64? {
+        guard head < storage.count else { return nil }
+        let v = storage[head]
+        head += 1
+        if head > 1024 && head * 2 > storage.count {
+            storage.removeFirst(head)
+            head = 0
+        }
+        return v
+    }
+}

@@ -1,0 +1,161 @@
+/// `strata check`: verifies every frame's checksums, key order in and across pages, that no
+/// page is reachable twice, uniform leaf depth, entry counts, overflow values, and the
+/// live/dead byte totals (bbolt's `Tx.Check`).
+public struct CheckReport: Sendable {
+    /// What is wrong, one line each; empty when the store is sound.
+    public var problems: [String] = []
+    public var isClean: Bool { problems.isEmpty }
+    public var frames = 0
+    public var pagesVisited = 0
+    public var entries: UInt64 = 0
+    public var fileBytes: UInt64 = 0
+    /// Bytes that the newest commit still needs (reachable frames, the log since the last
+    /// checkpoint, the header).
+    public var liveBytes: UInt64 = 0
+    public var deadBytes: UInt64 { fileBytes > liveBytes ? fileBytes - liveBytes : 0 }
+}
+
+extension Store {
+    /// Checks the whole store as of the latest commit. Holds the writer gate while it runs, so
+    /// the log does not move underneath it.
+    public func check() throws -> CheckReport {
+        if isReadOnly { return try checkVersion(currentVersion, logEnd: nil, recordedLive: nil) }
+        gate.lock()
+        defer { gate.unlock() }
+        return try checkLocked()
+    }
+
+    func checkLocked() throws -> CheckReport {
+        try checkVersion(currentVersion, logEnd: log.end, recordedLive: liveBytes)
+    }
+
+    private func checkVersion(_ version: Version, logEnd: UInt64?, recordedLive: UInt64?) throws -> CheckReport {
+        var report = CheckReport()
+        let file = version.file
+        let end = try logEnd ?? file.file.size()
+        report.fileBytes = end
+        let reader = FrameReader(file: file.file)
+
+        // 1. Every frame from the start of the log: header and payload checksums.
+        var offset = Format.logStart
+        var checkpointAt: UInt64 = 0
+        var checkpointLength: UInt64 = 0
+        var framesAfterCheckpoint: UInt64 = 0
+        while offset < end {
+            guard let h = try reader.header(at: offset, limit: end) else {
+                // Zeros after the log (preallocation) are not a problem; anything else is.
+                if try !isZero(file.file, from: offset, to: end) {
+                    report.problems.append("invalid frame header at \(offset)")
+                }
+                break
+            }
+            if try reader.payload(of: h, at: offset) == nil {
+                report.problems.append("frame at \(offset) (\(h.type)): payload checksum mismatch")
+            }
+            report.frames += 1
+            if h.type == .checkpoint {
+                checkpointAt = offset
+                checkpointLength = h.frameLength
+                framesAfterCheckpoint = 0
+            } else {
+                framesAfterCheckpoint += h.frameLength
+            }
+            offset += h.frameLength
+        }
+
+        // 2. The trees.
+        var seenFrames = Set<UInt64>()
+        var seenPages = Set<ObjectIdentifier>()
+        var reachableBytes: UInt64 = 0
+        for (name, tree) in version.trees.sorted(by: { $0.key < $1.key }) {
+            guard let root = tree.root else {
+                if tree.count != 0 { report.problems.append("tree '\(name)': empty but its count is \(tree.count)") }
+                continue
+            }
+            var entries: UInt64 = 0
+            var leafLevels = Set<Int>()
+            func visit(_ page: Page, lower: [UInt8]?, upper: [UInt8]?, depth: Int) throws {
+                report.pagesVisited += 1
+                if page.diskAddress != 0 {
+                    if !seenFrames.insert(page.diskAddress).inserted {
+                        report.problems.append("tree '\(name)': page frame \(page.diskAddress) reachable twice")
+                        return
+                    }
+                    reachableBytes += page.diskLength
+                } else if !seenPages.insert(ObjectIdentifier(page)).inserted {
+                    report.problems.append("tree '\(name)': in-memory page reachable twice")
+                    return
+                }
+                if page.count == 0 && (page.level > 0 || page !== root) {
+                    report.problems.append("tree '\(name)': empty page at level \(page.level)")
+                }
+                var previous: [UInt8]?
+                for i in 0..<page.count {
+                    let key = [UInt8](page.key(i))
+                    if !(page.level > 0 && i == 0) {
+                        if let previous, compareBytes(previous, key) >= 0 {
+                            report.problems.append("tree '\(name)': keys out of order in page at level \(page.level)")
+                        }
+                        if let lower, compareBytes(key, lower) < 0 { report.problems.append("tree '\(name)': key below its parent's bound") }
+                        if let upper, compareBytes(key, upper) >= 0 { report.problems.append("tree '\(name)': key at or above its parent's bound") }
+                        previous = key
+                    }
+                    if page.isLeaf {
+                        entries += 1
+                        let (length, overflow) = page.valueInfo(i)
+                        if overflow {
+                            let at = page.overflowAddress(i)
+                            do {
+                                _ = try file.overflowValue(at: at, length: length)
+                                if let h = try reader.header(at: at, limit: end), seenFrames.insert(at).inserted { reachableBytes += h.frameLength }
+                            } catch { report.problems.append("tree '\(name)': overflow value at \(at): \(error)") }
+                        }
+                    }
+                }
+                if page.isLeaf {
+                    leafLevels.insert(depth)
+                    return
+                }
+                for i in 0..<page.count {
+                    let child: Page
+                    do { child = try TreeRead.child(page, i, file) } catch {
+                        report.problems.append("tree '\(name)': child \(i) at level \(page.level): \(error)")
+                        continue
+                    }
+                    if child.level != page.level - 1 { report.problems.append("tree '\(name)': child level \(child.level) under level \(page.level)") }
+                    let lo: [UInt8]? = i == 0 ? lower : [UInt8](page.key(i))
+                    let hi: [UInt8]? = i + 1 < page.count ? [UInt8](page.key(i + 1)) : upper
+                    try visit(child, lower: lo, upper: hi, depth: depth + 1)
+                }
+            }
+            try visit(root, lower: nil, upper: nil, depth: 0)
+            if leafLevels.count > 1 { report.problems.append("tree '\(name)': leaves at different depths \(leafLevels.sorted())") }
+            if entries != tree.count { report.problems.append("tree '\(name)': \(entries) entries, catalog says \(tree.count)") }
+            report.entries += entries
+        }
+
+        // 3. Space: header region + reachable frames + the checkpoint frame + the log after it.
+        report.liveBytes = Format.logStart + reachableBytes + checkpointLength + framesAfterCheckpoint
+        if checkpointAt == 0 { report.problems.append("no checkpoint frame in the log") }
+        if let recordedLive, framesAfterCheckpoint == 0, recordedLive != report.liveBytes {
+            report.problems.append("space accounting says \(recordedLive) live bytes, the walk finds \(report.liveBytes)")
+        }
+        return report
+    }
+
+    private func isZero(_ file: any StorageFile, from: UInt64, to: UInt64) throws -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var at = from
+        while at < to {
+            let n = try buffer.withUnsafeMutableBytes { try file.read(into: $0, at: at) }
+            if n == 0 { break }
+            if buffer[..<n].contains(where: { $0 != 0 }) { return false }
+            at += UInt64(n)
+        }
+        return true
+    }
+}
+
+func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compareKeys(pa, pb) } }
+}

@@ -1,0 +1,134 @@
+/// Space reclamation by compaction, and backup: both copy a snapshot's live data into a fresh
+/// file of packed pages (FORMAT.md, "Compaction").
+extension Store {
+    /// What a compaction or backup did.
+    public struct CopyReport: Sendable {
+        public var bytesBefore: UInt64
+        public var bytesAfter: UInt64
+        public var entries: UInt64
+        public var transactionID: UInt64
+    }
+
+    /// Rewrites the store into a fresh file holding only live data, then atomically replaces
+    /// the file with it. Readers carry on (snapshots taken before keep the old file open until
+    /// they end); writers wait until it finishes. A crash at any point leaves either the old or
+    /// the new file, each complete.
+    @discardableResult
+    public func compact() throws -> CopyReport {
+        try checkWritableForMaintenance()
+        gate.lock()
+        defer { gate.unlock() }
+        return try compactLocked()
+    }
+
+    /// Requires the writer gate.
+    @discardableResult
+    func compactLocked() throws -> CopyReport {
+        try log.checkUsable()
+        let before = log.end
+        // Commits waiting for a group-commit sync of the old file get it before the swap.
+        try log.syncAll()
+        let version = currentVersion
+        let tmp = path + ".compact"
+        try? fs.remove(tmp)
+        let file = try fs.open(tmp, mode: .create)
+        let written: Written
+        do {
+            written = try Store.writeCopy(of: version, to: file, path: tmp, sequence: header.sequence + 1, fileID: header.fileID)
+            try fs.rename(tmp, to: path)
+        } catch {
+            file.close()
+            try? fs.remove(tmp)
+            throw error
+        }
+        try fs.syncDirectory(containing: path)
+
+        let pageFile = PageFile(file: file, path: path, pageSize: version.file.pageSize, cacheBudget: options.cacheBytes)
+        var trees: [String: Version.Tree] = [:]
+        for (name, t) in version.trees {
+            let entry = written.trees.first { $0.name == name }!
+            let root = entry.rootOffset == 0 ? nil : try pageFile.page(at: entry.rootOffset, level: Int(entry.height) - 1)
+            trees[name] = Version.Tree(id: t.id, name: name, root: root, count: t.count)
+        }
+        let newSync = SyncCoordinator(durableEnd: written.end)
+        log = LogWriter(file: file, path: path, end: written.end, allocatedEnd: written.end, sync: newSync)
+        sync = newSync
+        header = written.header
+        headerSlot = 0
+        checkpointFrame = written.checkpointFrame
+        liveAtCheckpoint = written.end
+        liveDelta = 0
+        commitBytesSinceCheckpoint = 0
+        dirtyBytesSinceCheckpoint = 0
+        counters.compactions += 1
+        counters.headerSyncs += 2
+        publish(Version(txid: version.txid, trees: trees, nextTreeID: version.nextTreeID, file: pageFile, deadBytesAtCommit: 0))
+        restartSyncTimer()
+        return CopyReport(bytesBefore: before, bytesAfter: written.end, entries: written.entries, transactionID: version.txid)
+    }
+
+    /// Writes a consistent copy of the latest commit to `destination` (a new file; an existing
+    /// one is replaced) while writers carry on, like SQLite's backup API. The copy is a compact
+    /// store that opens like any other.
+    @discardableResult
+    public func backup(to destination: String) throws -> CopyReport {
+        let snapshot = try self.snapshot()
+        defer { snapshot.close() }
+        let version = snapshot.version
+        let tmp = destination + ".backup-tmp"
+        try? fs.remove(tmp)
+        let file = try fs.open(tmp, mode: .create)
+        defer { file.close() }
+        let written = try Store.writeCopy(of: version, to: file, path: tmp, sequence: 1, fileID: Recovery.randomFileID())
+        try fs.rename(tmp, to: destination)
+        try fs.syncDirectory(containing: destination)
+        return CopyReport(bytesBefore: 0, bytesAfter: written.end, entries: written.entries, transactionID: version.txid)
+    }
+
+    struct Written {
+        var end: UInt64
+        var header: FileHeader
+        var checkpointFrame: (UInt64, UInt64)
+        var trees: [CheckpointRecord.TreeEntry]
+        var entries: UInt64
+    }
+
+    /// Writes `version`'s trees as packed pages, a checkpoint and header slot 0, all synced.
+    static func writeCopy(of version: Version, to file: any StorageFile, path: String, sequence: UInt64, fileID: UInt64) throws -> Written {
+        try file.truncate(to: 0)
+        let sync = SyncCoordinator(durableEnd: Format.logStart)
+        let log = LogWriter(file: file, path: path, end: Format.logStart, allocatedEnd: 0, sync: sync)
+        var entries: [CheckpointRecord.TreeEntry] = []
+        var total: UInt64 = 0
+        for (name, t) in version.trees.sorted(by: { $0.key < $1.key }) {
+            let builder = TreeBuilder(log: log, pageSize: version.file.pageSize, txid: version.txid)
+            let cursor = Cursor(root: t.root, file: version.file)
+            var ok = try cursor.first()
+            while ok {
+                if cursor.isOverflow {
+                    try builder.add(key: cursor.key, inlineValue: nil, overflow: try cursor.copyValue())
+                } else {
+                    try builder.add(key: cursor.key, inlineValue: cursor.value, overflow: nil)
+                }
+                ok = try cursor.next()
+            }
+            let (root, height) = try builder.finish()
+            guard builder.count == t.count else {
+                throw StrataError.corrupt("tree '\(name)' has \(builder.count) entries, its catalog says \(t.count)", offset: nil)
+            }
+            total += builder.count
+            entries.append(CheckpointRecord.TreeEntry(id: t.id, name: name, rootOffset: root, count: t.count, height: UInt8(height)))
+        }
+        let frame = try Recovery.writeCheckpoint(log: log, txid: version.txid, nextTreeID: version.nextTreeID,
+                                                 trees: entries, liveBeforeFrame: log.end)
+        try log.trimToEnd()
+        try log.syncAll()
+        let header = FileHeader(pageSize: UInt32(version.file.pageSize), sequence: sequence, checkpointOffset: frame.0,
+                                durableEnd: frame.0 + frame.1, checkpointTxid: version.txid, fileID: fileID)
+        try Recovery.writeHeader(header, slot: 0, file: file)
+        // Slot 1 must not hold an older header with a higher sequence: zero it.
+        try file.write([UInt8](repeating: 0, count: Format.slotLength), at: FileHeader.slotOffset(1))
+        try file.sync()
+        return Written(end: log.end, header: header, checkpointFrame: frame, trees: entries, entries: total)
+    }
+}

@@ -1,0 +1,39 @@
+/// When a commit returns relative to `fdatasync` (SQLite's `synchronous`).
+public enum Durability: Sendable, Equatable {
+    /// Every commit returns only after its commit frame is durable (one `fdatasync`, shared
+    /// by concurrent committers: group commit).
+    case full
+    /// Commits return once written; a timer syncs every ``StoreOptions/syncInterval``, and
+    /// checkpoints and close sync. A crash can lose the last commits, never consistency.
+    case normal
+}
+
+/// How a store is opened. The defaults suit an application database.
+public struct StoreOptions: Sendable {
+    public var durability: Durability = .full
+    /// Open for reading only: nothing is written, not even the recovery of a torn tail, and no
+    /// write lock is taken, so a live store can be inspected.
+    public var readOnly = false
+    /// Create the file if it does not exist.
+    public var createIfMissing = true
+    /// Page size for a new file (a power of two in 4096...32768); an existing file keeps its own.
+    public var pageSize = Format.defaultPageSize
+    /// Byte budget of the decompressed-page cache.
+    public var cacheBytes = 256 << 20
+    /// A checkpoint runs when the commit log since the last one reaches this many bytes...
+    public var checkpointLogBytes = 64 << 20
+    /// ...or when about this many bytes of pages have been copied since the last one.
+    public var checkpointDirtyBytes = 256 << 20
+    /// `normal` durability: how often written commits are synced, in milliseconds.
+    public var syncIntervalMilliseconds = 20
+    /// On close, compact the file when at least this fraction of it is garbage (1 disables).
+    public var compactOnCloseGarbageRatio = 0.5
+    /// Run the full structural check after every commit (slow; for tests, like bbolt's StrictMode).
+    public var strictChecks = false
+    /// Where file I/O goes; tests substitute a simulated file system.
+    public var fileSystem: any FileSystem = PosixFileSystem()
+
+    public init() {}
+
+    public init(durability: Durability) { self.durability = durability }
+}

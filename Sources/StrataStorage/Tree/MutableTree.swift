@@ -1,0 +1,283 @@
+/// One tree as a write transaction changes it: copy-on-write from the committed root.
+///
+/// A page is changed in place only when this transaction owns it (`page.owner == txid`);
+/// otherwise it is copied first and the copy linked into its (owned) parent. Pages of
+/// committed versions are never modified, which is what lets snapshots read without locks.
+final class MutableTree {
+    let id: UInt32
+    let name: String
+    var root: Page?
+    var count: UInt64
+    let txid: UInt64
+    let file: PageFile
+    /// Pages this transaction copied or created (the "pages touched" counter).
+    var pagesTouched = 0
+    /// Frame bytes that became garbage (overflow values replaced, pages merged away).
+    var freedFrameBytes: UInt64 = 0
+    /// Overflow frames no longer referenced (offsets), for space accounting.
+    var freedOverflow: [UInt64] = []
+
+    init(id: UInt32, name: String, root: Page?, count: UInt64, txid: UInt64, file: PageFile) {
+        self.id = id
+        self.name = name
+        self.root = root
+        self.count = count
+        self.txid = txid
+        self.file = file
+    }
+
+    var pageSize: Int { file.pageSize }
+
+    /// The largest cell kept inline in a leaf; larger values go to overflow frames.
+    var inlineCellLimit: Int { pageSize / 4 }
+
+    // MARK: Ownership
+
+    private func own(_ page: Page) -> Page {
+        if page.owner == txid { return page }
+        pagesTouched += 1
+        return Page(copying: page, owner: txid)
+    }
+
+    private func ownedChild(_ parent: Page, _ i: Int) throws -> Page {
+        let c = try TreeRead.child(parent, i, file)
+        if c.owner == txid { return c }
+        pagesTouched += 1
+        let copy = Page(copying: c, owner: txid)
+        parent.children[i] = copy
+        parent.setChildAddress(i, 0)
+        return copy
+    }
+
+    private func newPage(leaf: Bool, level: Int) -> Page {
+        pagesTouched += 1
+        return Page(pageSize: pageSize, kind: leaf ? Format.pageKindLeaf : Format.pageKindBranch, level: level, owner: txid)
+    }
+
+    private func retire(_ page: Page) {
+        if page.diskAddress != 0 { freedFrameBytes += page.diskLength } else { freedFrameBytes += page.replacedFrame.length }
+    }
+
+    // MARK: Put
+
+    private struct Split {
+        var separator: [UInt8]
+        var right: Page
+    }
+
+    /// Inserts or replaces. `value` is the inline bytes, or the 8-byte overflow reference when
+    /// `overflowLength` is set. Returns the overflow frame the old value used, if any.
+    @discardableResult
+    func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, overflowLength: Int?) throws -> UInt64? {
+        guard let current = root else {
+            let leaf = newPage(leaf: true, level: 0)
+            _ = leaf.insertLeafCell(at: 0, key: key, value: value, overflowLength: overflowLength)
+            root = leaf
+            count = 1
+            return nil
+        }
+        let r = own(current)
+        var replaced: UInt64?
+        if let split = try insert(into: r, key, value, overflowLength, rightmost: true, replaced: &replaced) {
+            let top = newPage(leaf: false, level: r.level + 1)
+            _ = top.insertBranchCell(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), childAddress: 0, child: r)
+            split.separator.withUnsafeBytes { _ = top.insertBranchCell(at: 1, key: $0, childAddress: 0, child: split.right) }
+            root = top
+        } else {
+            root = r
+        }
+        return replaced
+    }
+
+    private func insert(into page: Page, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer,
+                        _ overflowLength: Int?, rightmost: Bool, replaced: inout UInt64?) throws -> Split? {
+        let k = key.baseAddress!
+        if page.isLeaf {
+            let (i, found) = page.lowerBound(k, key.count)
+            if found {
+                if page.valueInfo(i).isOverflow { replaced = page.overflowAddress(i) }
+                page.removeCell(at: i)
+            } else {
+                count += 1
+            }
+            if page.insertLeafCell(at: i, key: key, value: value, overflowLength: overflowLength) { return nil }
+            let size = Format.leafCellHeader + key.count + value.count
+            return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { cell in
+                let p = cell.baseAddress!
+                p.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: 0, as: UInt16.self)
+                let info: UInt32 = overflowLength.map { UInt32($0) | Format.overflowBit } ?? UInt32(value.count)
+                p.storeBytes(of: info.littleEndian, toByteOffset: 2, as: UInt32.self)
+                (p + Format.leafCellHeader).copyMemory(from: k, byteCount: key.count)
+                if let v = value.baseAddress { (p + Format.leafCellHeader + key.count).copyMemory(from: v, byteCount: value.count) }
+                return split(page, newCell: UnsafeRawPointer(p), size: size, child: nil, at: i, appendOnly: rightmost && i == page.count)
+            }
+        }
+        let ci = page.childIndex(for: k, key.count)
+        let child = try ownedChild(page, ci)
+        guard let s = try insert(into: child, key, value, overflowLength, rightmost: rightmost && ci == page.count - 1, replaced: &replaced) else {
+            return nil
+        }
+        let inserted = s.separator.withUnsafeBytes {
+            page.insertBranchCell(at: ci + 1, key: $0, childAddress: 0, child: s.right)
+        }
+        if inserted { return nil }
+        let size = Format.branchCellHeader + s.separator.count
+        return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { cell in
+            let p = cell.baseAddress!
+            p.storeBytes(of: UInt16(s.separator.count).littleEndian, toByteOffset: 0, as: UInt16.self)
+            p.storeBytes(of: UInt64(0), toByteOffset: 2, as: UInt64.self)
+            s.separator.withUnsafeBytes { (p + Format.branchCellHeader).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            return split(page, newCell: UnsafeRawPointer(p), size: size, child: s.right, at: ci + 1,
+                         appendOnly: rightmost && ci + 1 == page.count)
+        }
+    }
+
+    /// Splits a full page while inserting one more cell at `index`. The page keeps the left
+    /// part; the returned right page gets the rest. When appending at the right edge of the
+    /// tree the new cell goes alone into the right page, so sorted loads fill pages fully.
+    private func split(_ page: Page, newCell: UnsafeRawPointer, size newSize: Int, child newChild: Page?,
+                       at index: Int, appendOnly: Bool) -> Split {
+        let n = page.count
+        @inline(__always) func cellSize(_ j: Int) -> Int {
+            j == index ? newSize : page.cellSize(at: page.slot(j < index ? j : j - 1))
+        }
+        // Cells 0..<splitAt stay left; splitAt...n go right.
+        var splitAt = n
+        if !appendOnly {
+            var total = 0
+            for j in 0...n { total += cellSize(j) + 2 }
+            var acc = 0
+            splitAt = 1
+            for j in 0...n {
+                acc += cellSize(j) + 2
+                if acc * 2 >= total { splitAt = max(1, min(j + (acc * 2 - total > cellSize(j) ? 0 : 1), n)); break }
+            }
+        }
+        let leaf = page.isLeaf
+        let left = Page(pageSize: pageSize, kind: leaf ? Format.pageKindLeaf : Format.pageKindBranch, level: page.level, owner: txid)
+        let right = newPage(leaf: leaf, level: page.level)
+        var separator: [UInt8] = []
+        for j in 0...n {
+            let target = j < splitAt ? left : right
+            if j == index {
+                if !leaf && j == splitAt {
+                    separator = cellKey(newCell, leaf: false)
+                    appendBranchCell(right, key: [], child: newChild)
+                } else {
+                    target.appendRawCell(newCell, size: newSize)
+                    if !leaf { target.children.append(newChild) }
+                }
+            } else {
+                let src = j < index ? j : j - 1
+                if !leaf && j == splitAt {
+                    separator = [UInt8](page.key(src))
+                    appendBranchCell(right, key: [], child: page.children[src], address: page.childAddress(src))
+                } else {
+                    target.appendCell(from: page, at: src)
+                }
+            }
+        }
+        if leaf { separator = [UInt8](right.key(0)) }
+        page.assign(from: left)
+        return Split(separator: separator, right: right)
+    }
+
+    private func cellKey(_ cell: UnsafeRawPointer, leaf: Bool) -> [UInt8] {
+        let k = Int(UInt16(littleEndian: cell.loadUnaligned(as: UInt16.self)))
+        let header = leaf ? Format.leafCellHeader : Format.branchCellHeader
+        return [UInt8](UnsafeRawBufferPointer(start: cell + header, count: k))
+    }
+
+    private func appendBranchCell(_ page: Page, key: [UInt8], child: Page?, address: UInt64 = 0) {
+        let size = Format.branchCellHeader + key.count
+        withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { cell in
+            let p = cell.baseAddress!
+            p.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: 0, as: UInt16.self)
+            p.storeBytes(of: (child == nil ? address : 0).littleEndian, toByteOffset: 2, as: UInt64.self)
+            key.withUnsafeBytes { if let b = $0.baseAddress { (p + Format.branchCellHeader).copyMemory(from: b, byteCount: key.count) } }
+            page.appendRawCell(UnsafeRawPointer(p), size: size)
+        }
+        page.children.append(child)
+    }
+
+    // MARK: Delete
+
+    /// Removes `key`. Returns whether it existed and the overflow frame its value used.
+    func delete(_ key: UnsafeRawBufferPointer) throws -> (found: Bool, overflow: UInt64?) {
+        guard let current = root else { return (false, nil) }
+        // Look first, so that deleting a missing key copies no pages.
+        let (leaf, i, found) = try TreeRead.find(current, key, file)
+        guard found else { return (false, nil) }
+        let oldOverflow = leaf.valueInfo(i).isOverflow ? leaf.overflowAddress(i) : nil
+        let r = own(current)
+        _ = try remove(from: r, key)
+        count -= 1
+        var top = r
+        while !top.isLeaf && top.count == 1 {
+            let only = try TreeRead.child(top, 0, file)
+            retire(top)
+            top = only
+        }
+        if top.isLeaf && top.count == 0 {
+            retire(top)
+            root = nil
+        } else {
+            root = top
+        }
+        return (true, oldOverflow)
+    }
+
+    /// Returns whether `page` is now under a quarter full (its parent then tries a merge).
+    private func remove(from page: Page, _ key: UnsafeRawBufferPointer) throws -> Bool {
+        let k = key.baseAddress!
+        if page.isLeaf {
+            let (i, found) = page.lowerBound(k, key.count)
+            if found { page.removeCell(at: i) }
+            return page.usedBytes < pageSize / 4
+        }
+        let ci = page.childIndex(for: k, key.count)
+        let child = try ownedChild(page, ci)
+        if try remove(from: child, key) { try merge(page, around: ci) }
+        return page.usedBytes < pageSize / 4
+    }
+
+    /// Merges child `ci` of `parent` with a neighbour when both fit in one page.
+    private func merge(_ parent: Page, around ci: Int) throws {
+        guard parent.count > 1 else { return }
+        let li = ci > 0 ? ci - 1 : ci
+        let ri = li + 1
+        let l = try TreeRead.child(parent, li, file)
+        let r = try TreeRead.child(parent, ri, file)
+        let separatorCost = l.isLeaf ? 0 : parent.key(ri).count
+        guard l.usedBytes + r.usedBytes - Format.pageHeaderLength + separatorCost <= pageSize else { return }
+        let left = try ownedChild(parent, li)
+        let right = try TreeRead.child(parent, ri, file)
+        if left.contiguousFree < right.usedBytes - Format.pageHeaderLength + separatorCost { left.compact() }
+        for j in 0..<right.count {
+            if !right.isLeaf && j == 0 {
+                appendBranchCell(left, key: [UInt8](parent.key(ri)), child: right.children[0], address: right.childAddress(0))
+            } else {
+                left.appendCell(from: right, at: j)
+            }
+        }
+        retire(right)
+        parent.removeCell(at: ri)
+    }
+
+    // MARK: Replay helpers
+
+    /// Drops every page (the tree is being deleted) and accounts their frames as garbage.
+    func dropAll() throws {
+        guard let r = root else { return }
+        try visit(r) { retire($0) }
+        root = nil
+        count = 0
+    }
+
+    private func visit(_ page: Page, _ body: (Page) -> Void) throws {
+        body(page)
+        if !page.isLeaf {
+            for i in 0..<page.count { try visit(try TreeRead.child(page, i, file), body) }
+        }
+    }
+}

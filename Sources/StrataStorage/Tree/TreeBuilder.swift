@@ -1,0 +1,97 @@
+/// Builds a tree bottom-up from entries in ascending key order, writing packed pages to a log
+/// (compaction, backup). Every page but the last of each level is filled as far as it goes.
+final class TreeBuilder {
+    private let log: LogWriter
+    private let pageSize: Int
+    private let txid: UInt64
+    /// The open (unwritten) page of each level, leaves first.
+    private var open: [Page] = []
+    /// Whether a page of this level has been written (so the level above exists).
+    private var flushed: [Bool] = []
+    /// The smallest key under the open page of each level (a branch's cell 0 key is empty, so
+    /// it cannot be read back from the page).
+    private var lowKeys: [[UInt8]] = []
+    private let scratch: UnsafeMutableRawPointer
+    private(set) var count: UInt64 = 0
+    /// Bytes of the frames written (pages and overflow values).
+    private(set) var bytesWritten: UInt64 = 0
+
+    init(log: LogWriter, pageSize: Int, txid: UInt64) {
+        self.log = log
+        self.pageSize = pageSize
+        self.txid = txid
+        scratch = .allocate(byteCount: pageSize, alignment: 16)
+    }
+
+    deinit { scratch.deallocate() }
+
+    private func page(at level: Int) -> Page {
+        while open.count <= level {
+            open.append(Page(pageSize: pageSize, kind: open.isEmpty ? Format.pageKindLeaf : Format.pageKindBranch,
+                             level: open.count, owner: 0))
+            flushed.append(false)
+            lowKeys.append([])
+        }
+        return open[level]
+    }
+
+    /// Adds one entry; keys must ascend strictly. `value` is the inline value, or `overflow`
+    /// the value to write as an overflow frame.
+    func add(key: UnsafeRawBufferPointer, inlineValue: UnsafeRawBufferPointer?, overflow: [UInt8]?) throws {
+        var leaf = page(at: 0)
+        let valueLength = inlineValue?.count ?? Format.overflowReferenceLength
+        let size = Format.leafCellHeader + key.count + valueLength
+        if leaf.contiguousFree < size + 2 {
+            try flush(level: 0)
+            leaf = page(at: 0)
+        }
+        if leaf.count == 0 { lowKeys[0] = [UInt8](key) }
+        if let overflow {
+            let frame = try overflow.withUnsafeBytes { try log.append(.overflow, txid: txid, payload: $0, compress: true) }
+            bytesWritten += frame.length
+            var ref = frame.offset.littleEndian
+            _ = withUnsafeBytes(of: &ref) { leaf.insertLeafCell(at: leaf.count, key: key, value: $0, overflowLength: overflow.count) }
+        } else {
+            _ = leaf.insertLeafCell(at: leaf.count, key: key, value: inlineValue!, overflowLength: nil)
+        }
+        count += 1
+    }
+
+    /// Writes the open page of `level` and links it into the level above.
+    private func flush(level: Int) throws {
+        let p = open[level]
+        let firstKey = lowKeys[level]
+        let length = p.encodeImage(into: scratch)
+        let frame = try log.append(.page, txid: txid, payload: UnsafeRawBufferPointer(start: scratch, count: length), compress: true)
+        bytesWritten += frame.length
+        flushed[level] = true
+        open[level] = Page(pageSize: pageSize, kind: level == 0 ? Format.pageKindLeaf : Format.pageKindBranch, level: level, owner: 0)
+        var parent = page(at: level + 1)
+        if !parent.canFit(Format.branchCellHeader + firstKey.count) {
+            try flush(level: level + 1)
+            parent = page(at: level + 1)
+        }
+        if parent.count == 0 { lowKeys[level + 1] = firstKey }
+        let k: [UInt8] = parent.count == 0 ? [] : firstKey
+        _ = k.withUnsafeBytes { parent.insertBranchCell(at: parent.count, key: $0, childAddress: frame.offset, child: nil) }
+    }
+
+    /// Writes what is left and returns the root's frame offset and the tree height (0, 0 for
+    /// an empty tree).
+    func finish() throws -> (rootOffset: UInt64, height: Int) {
+        guard count > 0 else { return (0, 0) }
+        var level = 0
+        while true {
+            let p = open[level]
+            if !flushed[level] {
+                // The only page of the top level: the root.
+                let length = p.encodeImage(into: scratch)
+                let frame = try log.append(.page, txid: txid, payload: UnsafeRawBufferPointer(start: scratch, count: length), compress: true)
+                bytesWritten += frame.length
+                return (frame.offset, level + 1)
+            }
+            if p.count > 0 { try flush(level: level) }
+            level += 1
+        }
+    }
+}

@@ -1,0 +1,29 @@
+/// Read-only descent shared by snapshots, write transactions and cursors.
+enum TreeRead {
+    /// The child of branch `page` at cell `i`: in memory if no checkpoint has written it yet,
+    /// else from the page cache or the file (checked to be exactly one level down).
+    @inline(__always)
+    static func child(_ page: Page, _ i: Int, _ file: PageFile) throws -> Page {
+        if let c = page.children[i] { return c }
+        return try file.page(at: page.childAddress(i), level: page.level - 1)
+    }
+
+    /// The leaf that holds (or would hold) `key`, and the key's lower-bound index in it.
+    @inline(__always)
+    static func find(_ root: Page, _ key: UnsafeRawBufferPointer, _ file: PageFile) throws -> (leaf: Page, index: Int, found: Bool) {
+        var page = root
+        let k = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        while !page.isLeaf {
+            page = try child(page, page.childIndex(for: k, key.count), file)
+        }
+        let (i, found) = page.lowerBound(k, key.count)
+        return (page, i, found)
+    }
+
+    /// Copies the value of leaf cell `i` (reading its overflow frame if it has one).
+    static func value(_ leaf: Page, _ i: Int, _ file: PageFile) throws -> [UInt8] {
+        let (length, overflow) = leaf.valueInfo(i)
+        if overflow { return try file.overflowValue(at: leaf.overflowAddress(i), length: length) }
+        return [UInt8](leaf.valueBytes(i))
+    }
+}

@@ -1,0 +1,53 @@
+import Testing
+@testable import StrataStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fresh directory under /tmp for one test, removed by `cleanup()`.
+struct TempDir {
+    let path: String
+
+    init(_ name: String = #function) {
+        var template = Array("/tmp/strata-test-XXXXXX".utf8CString)
+        let p = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        path = String(cString: p!)
+    }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    func cleanup() {
+        _ = system("rm -rf '\(path)'")
+    }
+}
+
+/// SplitMix64: a small, fast, seedable generator so every random test can print its seed.
+struct SeededRandom: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
+
+func key(_ i: Int) -> [UInt8] {
+    var k = Array(String(i).utf8)
+    while k.count < 8 { k.insert(UInt8(ascii: "0"), at: 0) }
+    return k
+}
+
+func randomBytes(_ n: Int, _ rng: inout SeededRandom) -> [UInt8] {
+    (0..<n).map { _ in UInt8.random(in: 0...255, using: &rng) }
+}
+
+func testOptions(_ durability: Durability = .full) -> StoreOptions {
+    var o = StoreOptions(durability: durability)
+    o.strictChecks = false
+    return o
+}
