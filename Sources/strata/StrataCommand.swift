@@ -1,4 +1,10 @@
 import ArgumentParser
+import StrataStorage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The `strata` operator tool: one subcommand per file under Commands/.
 @main
@@ -6,5 +12,236 @@ struct StrataCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
         abstract: "Inspect, check and maintain Strata store files.",
-        subcommands: [])
+        subcommands: [InfoCommand.self, CheckCommand.self, CompactCommand.self, DumpCommand.self, BackupCommand.self])
+
+    /// Replaces ArgumentParser's entry point so that every failure, a usage error included,
+    /// reads `strata: <description>` on stderr and exits 1, as operators' scripts expect.
+    /// Help and `--version` keep ArgumentParser's handling (exit 0).
+    static func main() {
+        var command: any ParsableCommand
+        do {
+            command = try parseAsRoot()
+        } catch {
+            if exitCode(for: error) == .success { exit(withError: error) }
+            // fullMessage is "Error: …\nUsage: …"; keep the usage, rename the prefix.
+            var text = fullMessage(for: error)
+            if text.hasPrefix("Error: ") { text.removeFirst("Error: ".count) }
+            printError("strata: " + text)
+            Glibc.exit(1)
+        }
+        do {
+            try command.run()
+        } catch let code as ExitCode {
+            // A command that already reported (check's problem list) chose its code.
+            Glibc.exit(code.rawValue)
+        } catch {
+            if exitCode(for: error) == .success { exit(withError: error) }
+            printError("strata: " + describe(error))
+            Glibc.exit(1)
+        }
+    }
+}
+
+// MARK: Shared helpers of the subcommands
+
+/// A failure the tool itself detects (as opposed to one the engine throws).
+struct ToolError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The text after `strata: ` for any error; `ioFailure` gains the system's name for its errno,
+/// because a bare "errno 13" sends operators to a man page.
+func describe(_ error: any Error) -> String {
+    if let e = error as? StrataError {
+        if case .ioFailure(_, _, let code) = e, let text = strerror(code) {
+            return "\(e) (\(String(cString: text)))"
+        }
+        return e.description
+    }
+    if let e = error as? CustomStringConvertible { return e.description }
+    return String(describing: error)
+}
+
+/// Writes one line to stderr.
+func printError(_ text: String) {
+    // write(2) on descriptor 2: unbuffered, and Swift 6 rejects the global `stderr` FILE*.
+    var bytes = Array(text.utf8)
+    if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
+    var done = 0
+    while done < bytes.count {
+        let n = bytes[done...].withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        if n <= 0 { break }
+        done += n
+    }
+}
+
+/// Opens the store at `path`. Read-only opens take no lock, so they work while another process
+/// writes. Checks that the file exists first: a read-only open of a missing file would report a
+/// bare ENOENT, and a writable one would create a store (and its lock file) by mistake.
+func openStore(_ path: String, readOnly: Bool) throws -> Store {
+    guard access(path, F_OK) == 0 else { throw ToolError("no such file: \(path)") }
+    if !readOnly {
+        // A writable open initializes an empty or header-sized file as a new store; an
+        // operator's `compact` of the wrong file must not do that. 8192 is the format's header
+        // region (Format.logStart): every real store is longer.
+        var st = stat()
+        if stat(path, &st) == 0, st.st_size <= 8192 { throw StrataError.notAStrataFile(path: path) }
+    }
+    var options = StoreOptions()
+    options.readOnly = readOnly
+    options.createIfMissing = false
+    // The tool reads each page about once: a small cache is enough.
+    options.cacheBytes = 16 << 20
+    // An operator's compact must not be followed by a surprise second compaction on close.
+    options.compactOnCloseGarbageRatio = 1
+    guard readOnly else { return try Store(path: path, options: options) }
+    // A read-only open can catch a live writer's frame half-written and, scanning on, a whole
+    // frame after it; recovery then reports corruption that is not there. Such a race does not
+    // repeat at the same spot; real damage fails every attempt.
+    var attempt = 1
+    while true {
+        do {
+            return try Store(path: path, options: options)
+        } catch StrataError.corrupt(let what, let offset) where attempt < 4 {
+            _ = (what, offset)
+            attempt += 1
+            usleep(50_000)
+        }
+    }
+}
+
+/// `1234567` → `1.2 MiB (1234567 bytes)`; small values are shown plainly.
+func formatBytes(_ n: UInt64) -> String {
+    if n < 1024 { return "\(n) B" }
+    return "\(humanBytes(n)) (\(n) bytes)"
+}
+
+/// `1234567` → `1.2 MiB`.
+func humanBytes(_ n: UInt64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
+    var value = Double(n)
+    var unit = 0
+    while value >= 1024 && unit < units.count - 1 {
+        value /= 1024
+        unit += 1
+    }
+    return unit == 0 ? "\(n) B" : "\(fixed(value, 1)) \(units[unit])"
+}
+
+/// `value` with `digits` decimals, without Foundation's `String(format:)`.
+func fixed(_ value: Double, _ digits: Int) -> String {
+    guard value.isFinite else { return "\(value)" }
+    var scale = 1.0
+    for _ in 0..<digits { scale *= 10 }
+    let scaled = (abs(value) * scale).rounded()
+    guard scaled < 9e15 else { return "\(value)" }
+    let whole = UInt64(scaled)
+    let intPart = whole / UInt64(scale)
+    var frac = String(whole % UInt64(scale))
+    while frac.count < digits { frac = "0" + frac }
+    let sign = value < 0 && scaled != 0 ? "-" : ""
+    return digits == 0 ? "\(sign)\(intPart)" : "\(sign)\(intPart).\(frac)"
+}
+
+/// `73020` ms → `73.0s`, `4_000_000` ms → `1h06m40s`.
+func formatMilliseconds(_ ms: UInt64) -> String {
+    if ms < 1000 { return "\(ms)ms" }
+    if ms < 60_000 { return "\(fixed(Double(ms) / 1000, 1))s" }
+    let s = ms / 1000
+    let (h, m, sec) = (s / 3600, s / 60 % 60, s % 60)
+    func two(_ v: UInt64) -> String { v < 10 ? "0\(v)" : "\(v)" }
+    return h > 0 ? "\(h)h\(two(m))m\(two(sec))s" : "\(m)m\(two(sec))s"
+}
+
+/// Bytes as printable ASCII with `\xNN` for everything else. Backslash is escaped too, so the
+/// output is unambiguous, and tab and newline are, so `key<TAB>value` lines split cleanly.
+func escapeBytes<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
+    let hex = Array("0123456789abcdef".utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity(bytes.count)
+    for b in bytes {
+        if b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\\") {
+            out.append(b)
+        } else {
+            out += [UInt8(ascii: "\\"), UInt8(ascii: "x"), hex[Int(b >> 4)], hex[Int(b & 15)]]
+        }
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+/// A JSON value, rendered with keys in the order given (stable output for scripts and diffs)
+/// and `null` for absent values rather than missing keys. Small enough that the tool needs no
+/// Foundation.
+indirect enum JSON {
+    case object([(String, JSON)])
+    case array([JSON])
+    case string(String)
+    case int(Int64)
+    case uint(UInt64)
+    case double(Double)
+    case bool(Bool)
+    case null
+
+    /// Pretty-printed with two-space indentation.
+    func rendered(indent: Int = 0) -> String {
+        let pad = String(repeating: "  ", count: indent + 1)
+        let closePad = String(repeating: "  ", count: indent)
+        switch self {
+        case .object(let fields):
+            if fields.isEmpty { return "{}" }
+            let body = fields.map { "\(pad)\(JSON.quote($0.0)): \($0.1.rendered(indent: indent + 1))" }
+            return "{\n" + body.joined(separator: ",\n") + "\n\(closePad)}"
+        case .array(let items):
+            if items.isEmpty { return "[]" }
+            let body = items.map { pad + $0.rendered(indent: indent + 1) }
+            return "[\n" + body.joined(separator: ",\n") + "\n\(closePad)]"
+        case .string(let s): return JSON.quote(s)
+        case .int(let v): return String(v)
+        case .uint(let v): return String(v)
+        case .double(let v): return v.isFinite ? fixed(v, 2) : "null"
+        case .bool(let v): return v ? "true" : "false"
+        case .null: return "null"
+        }
+    }
+
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let h = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}
+
+/// Buffered stdout for commands that print many lines (`dump`): one `print` per 64 KiB
+/// instead of one per line.
+final class OutputBuffer {
+    private var buffer = ""
+
+    func write(_ text: String) {
+        buffer += text
+        if buffer.utf8.count >= 1 << 16 { flush() }
+    }
+
+    func flush() {
+        guard !buffer.isEmpty else { return }
+        print(buffer, terminator: "")
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    deinit { flush() }
 }

@@ -1,0 +1,75 @@
+import Foundation
+
+/// Runs `kv-run` children: the same executable, re-executed, so every workload's memory and
+/// peak RSS are its own and one engine's caches cannot help or hurt another's.
+struct ChildProcess {
+    let executable: String
+    let count: Int
+    let syncCommits: Int
+    /// `strace`, if installed: used to count the syncs SQLite and LMDB make in fillsync.
+    let strace: String?
+
+    /// The syscalls that count as a sync. fsync and fdatasync are what the engines use;
+    /// msync and sync_file_range are included so an engine that flushes another way is not
+    /// silently credited with zero.
+    static let syncSyscalls = ["fsync", "fdatasync", "msync", "sync_file_range"]
+
+    private func arguments(_ engine: EngineName, _ workload: Workload, dir: String, filledStore: String) -> [String] {
+        ["kv-run", "--engine", engine.rawValue, "--workload", workload.rawValue, "--count", String(count),
+         "--dir", dir, "--filled-store", filledStore, "--sync-commits", String(syncCommits)]
+    }
+
+    /// Runs one workload and returns its result; the child's stderr goes straight to ours.
+    func run(_ engine: EngineName, _ workload: Workload, dir: String, filledStore: String) throws -> RunResult {
+        try launch(executable, arguments(engine, workload, dir: dir, filledStore: filledStore))
+    }
+
+    /// Runs fillsync under `strace -f -c` and returns the sync syscalls per commit, counted.
+    /// A separate, untimed run: tracing slows every sync, so latencies come from the plain run.
+    func countSyncsPerCommit(_ engine: EngineName, dir: String) throws -> Double? {
+        guard let strace else { return nil }
+        let summary = dir + ".strace"
+        let args = ["-f", "-c", "-o", summary, "-e", "trace=" + Self.syncSyscalls.joined(separator: ","), executable]
+            + arguments(engine, .fillsync, dir: dir, filledStore: dir)
+        let result = try launch(strace, args)
+        guard let commits = result.commits, commits > 0 else { return nil }
+        let text = try String(contentsOfFile: summary, encoding: .utf8)
+        return Double(Self.parseStraceSummary(text)) / Double(commits)
+    }
+
+    /// Sums the `calls` column of the sync syscalls in an `strace -c` summary:
+    /// `% time  seconds  usecs/call  calls  [errors]  syscall`.
+    static func parseStraceSummary(_ text: String) -> Int {
+        var total = 0
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 5, let name = fields.last, syncSyscalls.contains(String(name)),
+                  let calls = Int(fields[3]) else { continue }
+            total += calls
+        }
+        return total
+    }
+
+    private func launch(_ path: String, _ args: [String]) throws -> RunResult {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = args
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let output = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let lines = output.split(separator: UInt8(ascii: "\n")).reversed()
+        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+            if let failure = lines.lazy.compactMap({ try? JSONDecoder().decode(ChildFailure.self, from: Data($0)) }).first {
+                throw BenchError(failure.error)
+            }
+            throw BenchError("child `\(args.joined(separator: " "))` failed (status \(process.terminationStatus))")
+        }
+        // The result is the last line that parses; anything an engine prints before it is ignored.
+        for line in lines {
+            if let result = try? JSONDecoder().decode(RunResult.self, from: Data(line)) { return result }
+        }
+        throw BenchError("child `\(args.joined(separator: " "))` printed no result")
+    }
+}

@@ -1,0 +1,163 @@
+import ArgumentParser
+import Foundation
+
+/// `strata-bench kv`: LevelDB-style key-value workloads on Strata, SQLite and LMDB.
+///
+/// Every (repeat, workload, engine) runs in a child process (`kv-run`); engines alternate
+/// within each workload, and the engine that goes first rotates each repeat, so slow drift of
+/// the machine (page cache, thermal, other load) does not favour one engine.
+struct KVCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kv",
+        abstract: "Key-value workloads (db_bench style) on Strata, SQLite and LMDB.")
+
+    @Option(help: "Number of keys.") var count: Int = 1_000_000
+    @Option(name: .customLong("repeat"), help: "Runs of each workload per engine (the median is reported).")
+    var repeats: Int = 3
+    @Option(help: "Also write the results as JSON to this file.") var json: String?
+    @Option(help: "Comma-separated engines: strata, sqlite, lmdb.") var engines: String = "strata,sqlite,lmdb"
+    @Option(help: "Comma-separated workloads.")
+    var workloads: String = Workload.allCases.map(\.rawValue).joined(separator: ",")
+    @Option(help: "Put work files in a fresh directory under this one (default: /tmp).") var dir: String?
+    @Option(help: "Commits in fillsync.") var syncCommits: Int = 10_000
+    @Flag(help: "Keep the work files.") var keep = false
+
+    func validate() throws {
+        guard count >= 2 else { throw ValidationError("--count must be at least 2") }
+        guard repeats >= 1 else { throw ValidationError("--repeat must be at least 1") }
+        _ = try parsedEngines()
+        _ = try parsedWorkloads()
+    }
+
+    private func parsedEngines() throws -> [EngineName] {
+        try engines.split(separator: ",").map {
+            guard let e = EngineName(rawValue: $0.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("unknown engine '\($0)'")
+            }
+            return e
+        }
+    }
+
+    /// The selected workloads, in canonical order (fillrandom before the ones that read its store).
+    private func parsedWorkloads() throws -> [Workload] {
+        let named = try workloads.split(separator: ",").map {
+            guard let w = Workload(rawValue: $0.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("unknown workload '\($0)'")
+            }
+            return w
+        }
+        return Workload.allCases.filter(named.contains)
+    }
+
+    func run() throws {
+        let engines = try parsedEngines()
+        let workloads = try parsedWorkloads()
+        let root = try makeWorkDirectory()
+        defer {
+            if keep { log("work files kept in \(root)") } else { try? FileManager.default.removeItem(atPath: root) }
+        }
+        let strace = Measure.which("strace")
+        let child = ChildProcess(executable: Measure.executablePath(), count: count, syncCommits: syncCommits,
+                                 strace: strace)
+        var notes: [String] = []
+        if workloads.contains(.fillsync) {
+            notes.append(strace == nil
+                ? "strace not found: fsync/commit for sqlite and lmdb not counted (null)"
+                : "fsync/commit: strata = its statistics.syncCount; sqlite and lmdb = fsync+fdatasync(+msync, "
+                    + "sync_file_range) counted by strace -f -c in a separate untimed fillsync run")
+            if engines.contains(.lmdb) {
+                notes.append("lmdb writes its meta page through an O_DSYNC descriptor; that flush is not a sync syscall "
+                             + "and is not counted")
+            }
+        }
+
+        var runs: [String: [RunResult]] = [:]
+        var failures: [String: String] = [:]
+        var syncsPerCommit: [EngineName: Double] = [:]
+        func key(_ w: Workload, _ e: EngineName) -> String { "\(w.rawValue)/\(e.rawValue)" }
+
+        for rep in 1...repeats {
+            let repDir = root + "/rep\(rep)"
+            // Rotate which engine goes first each repeat.
+            let order = (0..<engines.count).map { engines[($0 + rep - 1) % engines.count] }
+            var filled = workloads.contains(.fillrandom)
+            for workload in workloads {
+                if workload.needsFilledStore && !filled {
+                    // The workload reads fillrandom's store but fillrandom was not selected:
+                    // fill one, untimed, in a run whose result is dropped.
+                    for engine in order {
+                        log("[\(rep)/\(repeats)] (prepare) fillrandom \(engine.rawValue)")
+                        _ = try? child.run(engine, .fillrandom, dir: "\(repDir)/\(engine.rawValue)/fillrandom",
+                                           filledStore: "")
+                    }
+                    filled = true
+                }
+                for engine in order {
+                    let engineDir = "\(repDir)/\(engine.rawValue)"
+                    do {
+                        let r = try child.run(engine, workload, dir: "\(engineDir)/\(workload.rawValue)",
+                                              filledStore: "\(engineDir)/fillrandom")
+                        runs[key(workload, engine), default: []].append(r)
+                        log(progress(rep, r))
+                    } catch {
+                        failures[key(workload, engine)] = "\(error)"
+                        log("[\(rep)/\(repeats)] \(workload.rawValue) \(engine.rawValue) FAILED: \(error)")
+                    }
+                    if workload == .fillsync {
+                        if engine == .strata, let r = runs[key(workload, engine)]?.last,
+                           let syncs = r.ownSyncs, let commits = r.commits {
+                            syncsPerCommit[engine] = Double(syncs) / Double(commits)
+                        } else if engine != .strata, rep == 1 {
+                            // Sync counts do not vary between runs: count once.
+                            do {
+                                if let s = try child.countSyncsPerCommit(engine, dir: "\(engineDir)/fillsync-strace") {
+                                    syncsPerCommit[engine] = s
+                                    log("[\(rep)/\(repeats)] fillsync \(engine.rawValue) under strace: "
+                                        + String(format: "%.3f syncs/commit", s))
+                                }
+                            } catch {
+                                log("fillsync \(engine.rawValue): strace count failed: \(error)")
+                            }
+                        }
+                    }
+                }
+            }
+            try? FileManager.default.removeItem(atPath: repDir)
+        }
+
+        var rows: [ReportRow] = []
+        for workload in workloads {
+            for engine in engines {
+                rows.append(ReportRow(workload: workload, engine: engine, runs: runs[key(workload, engine)] ?? [],
+                                      fsyncsPerCommit: workload == .fillsync ? syncsPerCommit[engine] : nil,
+                                      failure: failures[key(workload, engine)]))
+            }
+        }
+        let report = Report(rows: rows, count: count, repeats: repeats, engines: engines, notes: notes)
+        report.printTable()
+        if let json { try report.writeJSON(to: json) }
+        if !failures.isEmpty { throw ExitCode(1) }
+    }
+
+    private func makeWorkDirectory() throws -> String {
+        let parent = dir ?? "/tmp"
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        var template = Array((parent + "/strata-bench.XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw BenchError("cannot create a work directory in \(parent)") }
+        return String(cString: made)
+    }
+
+    private func progress(_ rep: Int, _ r: RunResult) -> String {
+        var s = "[\(rep)/\(repeats)] \(r.workload.rawValue) \(r.engine) ... "
+        let rate = r.opsPerSecond
+        s += rate >= 1e6 ? String(format: "%.2f M ops/s", rate / 1e6) : String(format: "%.1f K ops/s", rate / 1e3)
+        s += String(format: " (%.2f s)", r.seconds)
+        if let p50 = r.p50Micros, let p99 = r.p99Micros { s += String(format: " p50 %.0f µs p99 %.0f µs", p50, p99) }
+        if let bytes = r.bytes { s += String(format: " %.1f MiB", Double(bytes) / 1_048_576) }
+        return s
+    }
+
+    private func log(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}

@@ -1,2 +1,0 @@
-// Placeholder until the benchmark lands.
-print("strata-bench: not built yet")

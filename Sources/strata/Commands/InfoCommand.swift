@@ -1,0 +1,182 @@
+import ArgumentParser
+import StrataStorage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `strata info FILE [--json]`: the header, space use, the trees, and, from the writing
+/// process's status record in the lock file, its oldest open snapshot and the garbage that
+/// snapshot holds back (the usual cause of a file that keeps growing).
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Show a store's format, space use, trees and oldest open snapshot.",
+        discussion: """
+            Opens the store read-only and takes no lock, so it works on a live store. The \
+            writer's snapshots come from the status record it keeps in FILE.lock, which it \
+            rewrites at most every 100 ms on commit, at checkpoints and on close: a snapshot \
+            opened since the writer's last commit is not shown yet (it holds nothing back).
+            """)
+
+    @Argument(help: "The store file.")
+    var file: String
+
+    @Flag(help: "Print JSON instead of text.")
+    var json = false
+
+    func run() throws {
+        let store = try openStore(file, readOnly: true)
+        defer { try? store.close() }
+        let info = try store.info()
+        let writer = info.writerStatus.map { WriterView($0, now: wallClockMilliseconds()) }
+        print(json ? jsonReport(info, writer).rendered() : textReport(info, writer))
+    }
+
+    /// The status record plus what only the reader can judge: whether the writer still runs
+    /// and how old the record is.
+    struct WriterView {
+        let status: StoreStatus
+        /// The recorded process still exists (a crashed writer leaves a stale record behind).
+        let isRunning: Bool
+        let statusAgeMilliseconds: UInt64
+
+        init(_ status: StoreStatus, now: UInt64) {
+            self.status = status
+            isRunning = processExists(status.pid)
+            statusAgeMilliseconds = now > status.updatedMilliseconds ? now - status.updatedMilliseconds : 0
+        }
+
+        /// The store is open for writing right now, so the snapshot figures are current
+        /// (to within the status age).
+        var isLive: Bool { status.isOpen && isRunning }
+
+        /// The oldest snapshot's age now, if it is still open: its age in the record plus the
+        /// record's age. An idle writer rewrites no record, so the recorded age alone would
+        /// understate exactly the forgotten reader this is meant to expose.
+        var estimatedSnapshotAgeMilliseconds: UInt64? {
+            status.oldestSnapshotAgeMilliseconds.map { isLive ? $0 + statusAgeMilliseconds : $0 }
+        }
+    }
+
+    private func textReport(_ info: StoreInfo, _ writer: WriterView?) -> String {
+        var lines: [(String, String)] = []
+        lines.append(("path", info.path))
+        lines.append(("format version", "\(info.formatVersion)"))
+        lines.append(("page size", "\(info.pageSize)"))
+        var size = formatBytes(info.fileBytes)
+        if info.fileBytes > info.logBytes {
+            // A live writer grows the file in steps; the zeros are not garbage.
+            size += ", \(humanBytes(info.fileBytes - info.logBytes)) of it preallocated"
+        }
+        lines.append(("file size", size))
+        lines.append(("live", formatBytes(info.liveBytes)))
+        lines.append(("dead", "\(formatBytes(info.deadBytes)), \(fixed(info.deadPercent, 1))% of the log"))
+        lines.append(("last transaction", "\(info.transactionID)"))
+        lines.append(("last checkpoint", "txid \(info.checkpointTransactionID) at offset \(info.checkpointOffset)"))
+        var notes: [String] = []
+        if let writer {
+            let s = writer.status
+            let age = formatMilliseconds(writer.statusAgeMilliseconds)
+            if !s.isOpen {
+                lines.append(("writer", "none (pid \(s.pid) closed the store \(age) ago)"))
+            } else if !writer.isRunning {
+                lines.append(("writer", "none: pid \(s.pid) is not running (it did not close the store; status from \(age) ago)"))
+            } else {
+                lines.append(("writer", "pid \(s.pid), at txid \(s.transactionID) (status from \(age) ago)"))
+                lines.append(("open snapshots", "\(s.readers)"))
+                if let txid = s.oldestSnapshotTransactionID, let open = writer.estimatedSnapshotAgeMilliseconds {
+                    var age = formatMilliseconds(open)
+                    if writer.statusAgeMilliseconds >= 1000 {
+                        age += " (\(formatMilliseconds(s.oldestSnapshotAgeMilliseconds ?? 0)) when the status was written)"
+                    }
+                    lines.append(("oldest snapshot", "txid \(txid), open \(age), holds back \(formatBytes(s.heldBackBytes)) of garbage"))
+                    if open >= 60_000 {
+                        notes.append("note: a snapshot open this long is likely forgotten; the garbage it holds back stays in memory or on disk until it ends")
+                    }
+                } else {
+                    lines.append(("oldest snapshot", "none"))
+                }
+            }
+        } else {
+            lines.append(("writer", "no status record (no process has had the store open for writing)"))
+        }
+        let width = lines.map(\.0.count).max()! + 2
+        var out = lines.map { $0.0 + ":" + String(repeating: " ", count: width - $0.0.count - 1) + $0.1 }
+        out.append("trees" + ":" + String(repeating: " ", count: width - 6) + "\(info.trees.count)")
+        if !info.trees.isEmpty {
+            let names = info.trees.map { escapeBytes($0.name.utf8) }
+            let counts = info.trees.map { String($0.entries) }
+            let nameWidth = max(4, names.map(\.count).max()!)
+            let countWidth = max(7, counts.map(\.count).max()!)
+            func row(_ a: String, _ b: String, _ c: String) -> String {
+                "  " + a + String(repeating: " ", count: nameWidth - a.count) + "  "
+                    + String(repeating: " ", count: countWidth - b.count) + b + "  "
+                    + String(repeating: " ", count: max(0, 6 - c.count)) + c
+            }
+            out.append(row("NAME", "ENTRIES", "HEIGHT"))
+            for (i, t) in info.trees.enumerated() { out.append(row(names[i], counts[i], "\(t.height)")) }
+        }
+        return (out + notes).joined(separator: "\n")
+    }
+
+    private func jsonReport(_ info: StoreInfo, _ writer: WriterView?) -> JSON {
+        func optional(_ v: UInt64?) -> JSON { v.map { .uint($0) } ?? .null }
+        let writerJSON: JSON = writer.map { w in
+            let s = w.status
+            let oldest: JSON = s.oldestSnapshotTransactionID.map { txid in
+                .object([
+                    ("transaction_id", .uint(txid)),
+                    ("age_ms", optional(s.oldestSnapshotAgeMilliseconds)),
+                    ("estimated_age_ms_now", optional(w.estimatedSnapshotAgeMilliseconds)),
+                    ("held_back_bytes", .uint(s.heldBackBytes)),
+                ])
+            } ?? .null
+            return .object([
+                ("pid", .int(Int64(s.pid))),
+                ("open", .bool(s.isOpen)),
+                ("running", .bool(w.isRunning)),
+                ("status_age_ms", .uint(w.statusAgeMilliseconds)),
+                ("updated_ms", .uint(s.updatedMilliseconds)),
+                ("transaction_id", .uint(s.transactionID)),
+                ("open_snapshots", .int(Int64(s.readers))),
+                ("oldest_snapshot", oldest),
+                ("dead_bytes", .uint(s.deadBytes)),
+                ("log_bytes", .uint(s.logBytes)),
+            ])
+        } ?? .null
+        return .object([
+            ("path", .string(info.path)),
+            ("format_version", .uint(UInt64(info.formatVersion))),
+            ("page_size", .int(Int64(info.pageSize))),
+            ("file_id", .uint(info.fileID)),
+            ("file_bytes", .uint(info.fileBytes)),
+            ("log_bytes", .uint(info.logBytes)),
+            ("live_bytes", .uint(info.liveBytes)),
+            ("dead_bytes", .uint(info.deadBytes)),
+            ("dead_percent", .double(info.deadPercent)),
+            ("transaction_id", .uint(info.transactionID)),
+            ("checkpoint_transaction_id", .uint(info.checkpointTransactionID)),
+            ("checkpoint_offset", .uint(info.checkpointOffset)),
+            ("trees", .array(info.trees.map {
+                .object([("name", .string($0.name)), ("entries", .uint($0.entries)), ("height", .int(Int64($0.height)))])
+            })),
+            ("writer", writerJSON),
+        ])
+    }
+}
+
+/// Whether a process with this id exists. `kill(pid, 0)` sends nothing; EPERM means it exists
+/// but belongs to another user. Ids ≤ 0 address process groups, never a single writer.
+func processExists(_ pid: Int32) -> Bool {
+    guard pid > 0 else { return false }
+    return kill(pid, 0) == 0 || errno == EPERM
+}
+
+/// Wall-clock milliseconds since the Unix epoch, the clock the status record uses.
+func wallClockMilliseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(max(0, ts.tv_nsec)) / 1_000_000
+}
