@@ -241,7 +241,7 @@ struct RelRollback: Error {}
 ///   `IOFaultTests.failedCreationLeavesAnOpenableFile`, `CrashTests.processCrashWhileCreatingLeavesAnOpenableStore`.
 /// - A failure after compaction's rename leaves the store writing to the unlinked old file:
 ///   `IOFaultTests.failureAfterCompactionRenameLosesNoCommits`.
-let relTolerateKnownBugs = true
+let relTolerateKnownBugs = false
 
 func relUnexpectedProblems(_ report: CheckReport) -> [String] {
     report.problems.filter {
@@ -501,7 +501,9 @@ func relUnexpectedProblems(_ report: CheckReport) -> [String] {
         for n in 1..<creation {
             let fs = SimulatedFileSystem()
             fs.crashAfter(operations: n)
-            #expect(throws: StrataError.self) { try Store(path: relPath, options: relOptions(fs)).close() }
+            // Usually the open or the close fails; the advisory status record in the lock file is
+            // written best-effort, so a failure there alone lets both succeed.
+            _ = try? Store(path: relPath, options: relOptions(fs)).close()
             fs.crash(policy: .keepAll(directory: .kept))
             do {
                 let store = try Store(path: relPath, options: relOptions(fs))
@@ -531,7 +533,12 @@ func relUnexpectedProblems(_ report: CheckReport) -> [String] {
         try store.write { tx in try tx.tree("t")!.put(key(1), bytes("changed")) }
         final class Images: @unchecked Sendable { var list: [(SimulatedFileSystem.Operation, SimulatedFileSystem)] = [] }
         let images = Images()
-        fs.onMutation { _, kind in images.list.append((kind, fs.clone())) }
+        // The lock file's advisory status record is not part of the store: leave its writes out.
+        let lockWrites = Set([Store.lockPath(for: relPath)])
+        fs.onMutation { _, kind in
+            if let last = fs.lastMutatedPath, lockWrites.contains(last) { return }
+            images.list.append((kind, fs.clone()))
+        }
         try store.checkpoint()
         fs.onMutation(nil)
         try store.close()

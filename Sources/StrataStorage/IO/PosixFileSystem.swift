@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -82,6 +83,9 @@ final class PosixFileLock: FileLock, @unchecked Sendable {
 final class PosixFile: StorageFile, @unchecked Sendable {
     let fd: Int32
     let path: String
+    /// Set by the first `close()`: a second one must not close a descriptor number the
+    /// process has since reused.
+    private let closed = Atomic<Bool>(false)
 
     init(fd: Int32, path: String) {
         self.fd = fd
@@ -128,5 +132,7 @@ final class PosixFile: StorageFile, @unchecked Sendable {
         guard ftruncate(fd, off_t(length)) == 0 else { throw posixError("ftruncate", path) }
     }
 
-    func close() { Glibc.close(fd) }
+    func close() {
+        if !closed.exchange(true, ordering: .acquiringAndReleasing) { Glibc.close(fd) }
+    }
 }

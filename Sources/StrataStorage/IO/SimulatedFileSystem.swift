@@ -201,6 +201,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         var nextLockID = 1
         var capacity: Int?
         var observer: (@Sendable (Int, Operation) -> Void)?
+        var lastMutatedPath: String?
     }
 
     let state: Mutex<State>
@@ -267,6 +268,9 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     public func onMutation(_ body: (@Sendable (Int, Operation) -> Void)?) {
         state.withLock { $0.observer = body }
     }
+
+    /// The path of the most recent successful mutating call (for observers that filter by file).
+    public var lastMutatedPath: String? { state.withLock { $0.lastMutatedPath } }
 
     /// Names of the files that exist now, sorted.
     public var fileNames: [String] { state.withLock { $0.names.keys.sorted() } }
@@ -500,6 +504,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         let (result, observer, count) = try state.withLock { s -> (T, (@Sendable (Int, Operation) -> Void)?, Int) in
             let fault = try begin(&s, kind, path)
             let r = try body(&s, fault)
+            s.lastMutatedPath = path
             return (r, s.observer, s.mutations)
         }
         observer?(count, kind)

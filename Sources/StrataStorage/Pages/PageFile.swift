@@ -69,11 +69,12 @@ struct FrameReader {
     /// Reads and validates the header only; `nil` if the bytes are not a valid frame header
     /// or the frame would run past `limit`.
     func header(at offset: UInt64, limit: UInt64) throws -> FrameHeader? {
-        guard offset + UInt64(Format.frameHeaderLength) <= limit else { return nil }
+        // Offsets come from the file: compare without overflowing.
+        guard offset <= limit, limit - offset >= UInt64(Format.frameHeaderLength) else { return nil }
         return try withUnsafeTemporaryAllocation(byteCount: Format.frameHeaderLength, alignment: 8) { buf in
             let n = try file.read(into: buf, at: offset)
             guard n == Format.frameHeaderLength, let h = FrameHeader.decode(UnsafeRawBufferPointer(buf)) else { return nil }
-            guard offset + h.frameLength <= limit else { return nil }
+            guard h.frameLength <= limit - offset else { return nil }
             return h
         }
     }

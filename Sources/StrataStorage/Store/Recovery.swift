@@ -9,7 +9,11 @@ enum Recovery {
         var headerSlot: Int
         var checkpointFrame: (offset: UInt64, length: UInt64)
         var liveAtCheckpoint: UInt64
+        /// Live-byte change made by the replayed commits (as ``Store/liveDelta``).
+        var replayLiveDelta: Int64
         var replayedBytes: UInt64
+        /// Where the recovered log ends (a read-only handle reads no further).
+        var logEnd: UInt64
     }
 
     /// The owner id of pages built by replay: no transaction ever has it.
@@ -23,24 +27,46 @@ enum Recovery {
             }
             try create(path: path, pageSize: options.pageSize, fs: fs)
         } else if writable {
-            // A compaction that crashed before its rename leaves only this temporary file.
+            // A compaction or creation that crashed before its rename leaves only a temporary file.
             try? fs.remove(path + ".compact")
+            try? fs.remove(path + ".creating")
         }
-        let file = try fs.open(path, mode: writable ? .readWrite : .readOnly)
-        do {
-            return try recover(file: file, path: path, options: options, fs: fs)
-        } catch {
-            file.close()
-            throw error
+        // A read-only open races the writer's appends: a frame half-written when it was read
+        // can be followed by complete ones by the time the tail is examined. Such a false
+        // "corruption" disappears on a second look; real damage stays.
+        var attempt = 0
+        while true {
+            let file = try fs.open(path, mode: writable ? .readWrite : .readOnly)
+            do {
+                return try recover(file: file, path: path, options: options, fs: fs)
+            } catch StrataError.corrupt(let what, let offset) where !writable && attempt < 3 {
+                file.close()
+                attempt += 1
+                _ = (what, offset)
+            } catch {
+                file.close()
+                throw error
+            }
         }
     }
 
-    /// Writes a new, empty store: an empty checkpoint, then header slot 0, each synced.
+    /// Writes a new, empty store (an empty checkpoint, then header slot 0, each synced) under a
+    /// temporary name and renames it into place, so a crash or I/O error during creation never
+    /// leaves a half-made file at `path`.
     static func create(path: String, pageSize: Int, fs: any FileSystem) throws {
-        let file = try fs.open(path, mode: .create)
-        defer { file.close() }
-        try file.truncate(to: 0)
-        try initialize(file: file, path: path, pageSize: pageSize, fileID: randomFileID())
+        let tmp = path + ".creating"
+        try? fs.remove(tmp)
+        let file = try fs.open(tmp, mode: .create)
+        do {
+            try file.truncate(to: 0)
+            try initialize(file: file, path: tmp, pageSize: pageSize, fileID: randomFileID())
+            file.close()
+            try fs.rename(tmp, to: path)
+        } catch {
+            file.close()
+            try? fs.remove(tmp)
+            throw error
+        }
         try fs.syncDirectory(containing: path)
     }
 
@@ -103,6 +129,10 @@ enum Recovery {
         let reader = FrameReader(file: file)
         let (ckptHeader, ckptPayload) = try reader.read(at: header.checkpointOffset, expecting: .checkpoint, maxRawLength: Format.maxRecordLength)
         let record = try ckptPayload.withUnsafeBytes { try CheckpointRecord.decode($0, fileOffset: header.checkpointOffset) }
+        // Transaction ids count up from 0; the largest is reserved so that id + 1 never overflows.
+        guard record.txid < Recovery.replayOwner - 1 else {
+            throw StrataError.corrupt("checkpoint transaction id \(record.txid) out of range", offset: header.checkpointOffset)
+        }
         guard record.txid == header.checkpointTxid else {
             throw StrataError.corrupt("checkpoint txid \(record.txid) disagrees with header \(header.checkpointTxid)", offset: header.checkpointOffset)
         }
@@ -124,6 +154,8 @@ enum Recovery {
         }
         var nextTreeID = record.nextTreeID
         var lastTxid = record.txid
+        var touched: [MutableTree] = Array(trees.values)
+        var overflowBytes: UInt64 = 0
         let ckptEnd = header.checkpointOffset + ckptHeader.frameLength
         var offset = ckptEnd
 
@@ -132,7 +164,7 @@ enum Recovery {
             guard let h = try reader.header(at: offset, limit: size), let payload = try reader.payload(of: h, at: offset) else { break }
             switch h.type {
             case .commit:
-                guard h.txid == lastTxid + 1 else { break scan }
+                guard lastTxid < Recovery.replayOwner - 2, h.txid == lastTxid + 1 else { break scan }
                 // A commit whose overflow frame did not survive is not whole: the log ends here.
                 var whole = true
                 try payload.withUnsafeBytes { bytes in
@@ -144,7 +176,8 @@ enum Recovery {
                 }
                 guard whole else { break scan }
                 try payload.withUnsafeBytes { bytes in
-                    try apply(bytes, at: offset, trees: &trees, byID: &byID, nextTreeID: &nextTreeID, file: pageFile)
+                    try apply(bytes, at: offset, trees: &trees, byID: &byID, nextTreeID: &nextTreeID, file: pageFile,
+                              touched: &touched, overflowBytes: &overflowBytes)
                 }
                 lastTxid = h.txid
             case .checkpoint, .page, .overflow:
@@ -155,6 +188,14 @@ enum Recovery {
             offset += h.frameLength
         }
         let validEnd = offset
+        // Space accounting for the replayed commits, exactly as their original commit did it.
+        var replayLiveDelta = Int64(overflowBytes)
+        for m in touched {
+            replayLiveDelta -= Int64(m.freedFrameBytes)
+            for frame in m.freedOverflow {
+                if let h = try reader.header(at: frame, limit: validEnd) { replayLiveDelta -= Int64(h.frameLength) }
+            }
+        }
         if validEnd < size { try checkTail(reader: reader, header: header, validEnd: validEnd, size: size) }
 
         let sync = SyncCoordinator(durableEnd: validEnd)
@@ -173,7 +214,7 @@ enum Recovery {
                               deadBytesAtCommit: ckptEnd > record.liveBytes ? ckptEnd - record.liveBytes : 0)
         return Opened(version: version, log: log, sync: sync, header: header, headerSlot: slot,
                       checkpointFrame: (header.checkpointOffset, ckptHeader.frameLength),
-                      liveAtCheckpoint: record.liveBytes, replayedBytes: validEnd - ckptEnd)
+                      liveAtCheckpoint: record.liveBytes, replayLiveDelta: replayLiveDelta, replayedBytes: validEnd - ckptEnd, logEnd: validEnd)
     }
 
     /// The valid header slot with the higher sequence; `nil` header for an all-zero (new) file.
@@ -235,7 +276,9 @@ enum Recovery {
 
     /// Applies one commit record to the trees being rebuilt.
     static func apply(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, trees: inout [String: MutableTree],
-                      byID: inout [UInt32: MutableTree], nextTreeID: inout UInt32, file: PageFile) throws {
+                      byID: inout [UInt32: MutableTree], nextTreeID: inout UInt32, file: PageFile,
+                      touched: inout [MutableTree], overflowBytes: inout UInt64) throws {
+        let reader = FrameReader(file: file.file)
         try CommitRecordReader.forEach(bytes, fileOffset: offset) { op in
             func tree(_ id: UInt32) throws -> MutableTree {
                 guard let t = byID[id] else { throw StrataError.corrupt("commit names unknown tree \(id)", offset: offset) }
@@ -247,13 +290,17 @@ enum Recovery {
                 guard Format.leafCellHeader + key.count + value.count <= t.inlineCellLimit else {
                     throw StrataError.corrupt("inline value too large for a leaf", offset: offset)
                 }
-                try t.put(key, value, overflowLength: nil)
+                if let replaced = try t.put(key, value, overflowLength: nil) { t.freedOverflow.append(replaced) }
             case .putOverflow(let id, let key, let length, let frame):
                 var ref = frame.littleEndian
                 let t = try tree(id)
-                try withUnsafeBytes(of: &ref) { _ = try t.put(key, $0, overflowLength: length) }
+                if let replaced = try withUnsafeBytes(of: &ref, { try t.put(key, $0, overflowLength: length) }) {
+                    t.freedOverflow.append(replaced)
+                }
+                if let h = try reader.header(at: frame, limit: offset) { overflowBytes += h.frameLength }
             case .delete(let id, let key):
-                _ = try tree(id).delete(key)
+                let t = try tree(id)
+                if let freed = try t.delete(key).overflow { t.freedOverflow.append(freed) }
             case .createTree(let id, let name):
                 guard byID[id] == nil, trees[name] == nil, id >= nextTreeID else {
                     throw StrataError.corrupt("commit creates tree '\(name)' (\(id)) that exists", offset: offset)
@@ -261,9 +308,11 @@ enum Recovery {
                 let m = MutableTree(id: id, name: name, root: nil, count: 0, txid: replayOwner, file: file)
                 trees[name] = m
                 byID[id] = m
+                touched.append(m)
                 nextTreeID = id + 1
             case .dropTree(let id):
                 let t = try tree(id)
+                try t.dropAll()
                 trees[t.name] = nil
                 byID[id] = nil
             }

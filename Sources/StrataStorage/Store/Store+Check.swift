@@ -19,7 +19,7 @@ extension Store {
     /// Checks the whole store as of the latest commit. Holds the writer gate while it runs, so
     /// the log does not move underneath it.
     public func check() throws -> CheckReport {
-        if isReadOnly { return try checkVersion(currentVersion, logEnd: nil, recordedLive: nil) }
+        if isReadOnly { return try checkVersion(currentVersion, logEnd: logEndAtOpen, recordedLive: nil) }
         gate.lock()
         defer { gate.unlock() }
         return try checkLocked()
@@ -29,18 +29,18 @@ extension Store {
         try checkVersion(currentVersion, logEnd: log.end, recordedLive: liveBytes)
     }
 
-    private func checkVersion(_ version: Version, logEnd: UInt64?, recordedLive: UInt64?) throws -> CheckReport {
+    private func checkVersion(_ version: Version, logEnd: UInt64, recordedLive: UInt64?) throws -> CheckReport {
         var report = CheckReport()
         let file = version.file
-        let end = try logEnd ?? file.file.size()
+        // The log as recovery (or the writer) knows it: a torn tail or another process's
+        // in-flight appends beyond it are not part of the store.
+        let end = logEnd
         report.fileBytes = end
         let reader = FrameReader(file: file.file)
 
         // 1. Every frame from the start of the log: header and payload checksums.
         var offset = Format.logStart
-        var checkpointAt: UInt64 = 0
-        var checkpointLength: UInt64 = 0
-        var framesAfterCheckpoint: UInt64 = 0
+        var sawCheckpoint = false
         while offset < end {
             guard let h = try reader.header(at: offset, limit: end) else {
                 // Zeros after the log (preallocation) are not a problem; anything else is.
@@ -53,13 +53,7 @@ extension Store {
                 report.problems.append("frame at \(offset) (\(h.type)): payload checksum mismatch")
             }
             report.frames += 1
-            if h.type == .checkpoint {
-                checkpointAt = offset
-                checkpointLength = h.frameLength
-                framesAfterCheckpoint = 0
-            } else {
-                framesAfterCheckpoint += h.frameLength
-            }
+            if h.type == .checkpoint && offset == checkpointFrame.offset { sawCheckpoint = true }
             offset += h.frameLength
         }
 
@@ -108,7 +102,7 @@ extension Store {
                             do {
                                 _ = try file.overflowValue(at: at, length: length)
                                 if let h = try reader.header(at: at, limit: end), seenFrames.insert(at).inserted { reachableBytes += h.frameLength }
-                            } catch { report.problems.append("tree '\(name)': overflow value at \(at): \(error)") }
+                            } catch let error as StrataError { guard case .corrupt = error else { throw error }; report.problems.append("tree '\(name)': overflow value at \(at): \(error)") }
                         }
                     }
                 }
@@ -118,7 +112,9 @@ extension Store {
                 }
                 for i in 0..<page.count {
                     let child: Page
-                    do { child = try TreeRead.child(page, i, file) } catch {
+                    do { child = try TreeRead.child(page, i, file) } catch let error as StrataError {
+                        // Damage is a finding; an I/O error is not, and is thrown.
+                        guard case .corrupt = error else { throw error }
                         report.problems.append("tree '\(name)': child \(i) at level \(page.level): \(error)")
                         continue
                     }
@@ -134,10 +130,13 @@ extension Store {
             report.entries += entries
         }
 
-        // 3. Space: header region + reachable frames + the checkpoint frame + the log after it.
-        report.liveBytes = Format.logStart + reachableBytes + checkpointLength + framesAfterCheckpoint
-        if checkpointAt == 0 { report.problems.append("no checkpoint frame in the log") }
-        if let recordedLive, framesAfterCheckpoint == 0, recordedLive != report.liveBytes {
+        // 3. Space: header region + reachable frames + the checkpoint the store started from +
+        // the log after it (commits not yet checkpointed, and frames of an unfinished one).
+        let checkpointEnd = checkpointFrame.offset + checkpointFrame.length
+        let logAfterCheckpoint = end > checkpointEnd ? end - checkpointEnd : 0
+        report.liveBytes = Format.logStart + reachableBytes + checkpointFrame.length + logAfterCheckpoint
+        if !sawCheckpoint { report.problems.append("the checkpoint frame at \(checkpointFrame.offset) is not in the log") }
+        if let recordedLive, logAfterCheckpoint == 0, recordedLive != report.liveBytes {
             report.problems.append("space accounting says \(recordedLive) live bytes, the walk finds \(report.liveBytes)")
         }
         return report

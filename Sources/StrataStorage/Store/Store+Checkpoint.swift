@@ -45,6 +45,10 @@ extension Store {
             written.append(page)
         }
 
+        // If this checkpoint fails, pages written before the failure keep their frames (a retry
+        // skips them): count them into the running delta, or the next total misses them.
+        var finished = false
+        defer { if !finished { liveDelta += Int64(writtenBytes) - Int64(replacedBytes) } }
         var entries: [CheckpointRecord.TreeEntry] = []
         for (name, t) in version.trees.sorted(by: { $0.key < $1.key }) {
             if let root = t.root { try write(root) }
@@ -58,6 +62,7 @@ extension Store {
         let liveBefore = Int64(liveAtCheckpoint) + liveDelta + Int64(writtenBytes) - Int64(replacedBytes) - Int64(checkpointFrame.length)
         let frame = try Recovery.writeCheckpoint(log: log, txid: version.txid, nextTreeID: version.nextTreeID,
                                                  trees: entries, liveBeforeFrame: UInt64(max(liveBefore, 0)))
+        finished = true
         try log.syncAll()
         let next = FileHeader(pageSize: header.pageSize, sequence: header.sequence + 1, checkpointOffset: frame.0,
                               durableEnd: frame.0 + frame.1, checkpointTxid: version.txid, fileID: header.fileID)
@@ -89,6 +94,7 @@ extension Store {
         }
         publish(Version(txid: version.txid, trees: trees, nextTreeID: version.nextTreeID, file: version.file,
                         deadBytesAtCommit: deadBytes))
+        writeStatus()
     }
 }
 

@@ -41,15 +41,9 @@ extension Store {
             try? fs.remove(tmp)
             throw error
         }
-        try fs.syncDirectory(containing: path)
-
-        let pageFile = PageFile(file: file, path: path, pageSize: version.file.pageSize, cacheBudget: options.cacheBytes)
-        var trees: [String: Version.Tree] = [:]
-        for (name, t) in version.trees {
-            let entry = written.trees.first { $0.name == name }!
-            let root = entry.rootOffset == 0 ? nil : try pageFile.page(at: entry.rootOffset, level: Int(entry.height) - 1)
-            trees[name] = Version.Tree(id: t.id, name: name, root: root, count: t.count)
-        }
+        // From the rename on, the new file is the store: switch to it before anything else can
+        // fail, so no later commit goes to the old, unlinked file. A failure after this point
+        // fails the store (it refuses writes until reopened) rather than leaving it split.
         let newSync = SyncCoordinator(durableEnd: written.end)
         log = LogWriter(file: file, path: path, end: written.end, allocatedEnd: written.end, sync: newSync)
         sync = newSync
@@ -62,8 +56,22 @@ extension Store {
         dirtyBytesSinceCheckpoint = 0
         counters.compactions += 1
         counters.headerSyncs += 2
-        publish(Version(txid: version.txid, trees: trees, nextTreeID: version.nextTreeID, file: pageFile, deadBytesAtCommit: 0))
         restartSyncTimer()
+        do {
+            try fs.syncDirectory(containing: path)
+            let pageFile = PageFile(file: file, path: path, pageSize: version.file.pageSize, cacheBudget: options.cacheBytes)
+            var trees: [String: Version.Tree] = [:]
+            for (name, t) in version.trees {
+                guard let entry = written.trees.first(where: { $0.name == name }) else { continue }
+                let root = entry.rootOffset == 0 ? nil : try pageFile.page(at: entry.rootOffset, level: Int(entry.height) - 1)
+                trees[name] = Version.Tree(id: t.id, name: name, root: root, count: t.count)
+            }
+            publish(Version(txid: version.txid, trees: trees, nextTreeID: version.nextTreeID, file: pageFile, deadBytesAtCommit: 0))
+            writeStatus()
+        } catch let error as StrataError {
+            newSync.fail(error)
+            throw error
+        }
         return CopyReport(bytesBefore: before, bytesAfter: written.end, entries: written.entries, transactionID: version.txid)
     }
 

@@ -44,8 +44,12 @@ public final class Store: @unchecked Sendable {
     /// Change in live bytes since: overflow frames written minus frames that became garbage.
     var liveDelta: Int64 = 0
     var commitBytesSinceCheckpoint: UInt64 = 0
+    /// Read-only handles: where the log ended when recovery read it.
+    var logEndAtOpen: UInt64 = 0
     var dirtyBytesSinceCheckpoint: UInt64 = 0
     var counters = Counters()
+    /// When the status record in the lock file was last written (throttled on commits).
+    var lastStatusWrite: ContinuousClock.Instant?
 
     struct SharedState {
         var current: Version
@@ -106,6 +110,8 @@ public final class Store: @unchecked Sendable {
         checkpointFrame = opened.checkpointFrame
         liveAtCheckpoint = opened.liveAtCheckpoint
         commitBytesSinceCheckpoint = opened.replayedBytes
+        logEndAtOpen = opened.logEnd
+        liveDelta = opened.replayLiveDelta
         shared = Mutex(SharedState(current: opened.version))
         log = opened.log
         if !isReadOnly && options.durability == .normal { startSyncTimer() }
@@ -197,8 +203,8 @@ public final class Store: @unchecked Sendable {
     }
 
     private func abandon(_ tx: WriteTransaction) {
-        // Overflow frames of a rolled-back transaction are garbage at once.
-        for f in tx.overflowFramesWritten { liveDelta -= Int64(f.length) }
+        // Overflow frames of a rolled-back transaction are garbage at once: they were never
+        // counted live (only a commit adds its frames), so there is nothing to subtract.
     }
 
     /// Appends the commit frame and publishes the new version. Returns the log offset that must
@@ -241,6 +247,11 @@ public final class Store: @unchecked Sendable {
         let version = Version(txid: tx.transactionID, trees: trees, nextTreeID: tx.nextTreeID,
                               file: tx.base.file, deadBytesAtCommit: deadBytes)
         publish(version)
+        let now = ContinuousClock.now
+        if lastStatusWrite.map({ now - $0 >= .milliseconds(100) }) ?? true {
+            lastStatusWrite = now
+            writeStatus()
+        }
         if commitBytesSinceCheckpoint >= UInt64(options.checkpointLogBytes)
             || dirtyBytesSinceCheckpoint >= UInt64(options.checkpointDirtyBytes) {
             // The commit stands even if the checkpoint fails; a failed sync fails the store and
@@ -304,6 +315,7 @@ public final class Store: @unchecked Sendable {
         timer?.cancel()
         timer = nil
         defer {
+            writeStatus(closing: true)
             shared.withLock { $0.isClosed = true }
             writeLock?.unlock()
             writeLock = nil

@@ -269,7 +269,12 @@ final class MutableTree {
     /// Drops every page (the tree is being deleted) and accounts their frames as garbage.
     func dropAll() throws {
         guard let r = root else { return }
-        try visit(r) { retire($0) }
+        try visit(r) { page in
+            retire(page)
+            if page.isLeaf {
+                for i in 0..<page.count where page.valueInfo(i).isOverflow { freedOverflow.append(page.overflowAddress(i)) }
+            }
+        }
         root = nil
         count = 0
     }
