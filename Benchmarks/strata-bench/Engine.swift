@@ -41,6 +41,21 @@ protocol KVEngine: AnyObject {
 
     /// Closes the store; its files are complete and durable afterwards.
     func close() throws
+
+    /// Verifies the closed store in `directory` with the engine's own consistency check, or
+    /// returns nil if the benchmark has none for this engine (only Strata's is run).
+    static func checkStore(directory: String) -> StoreCheck?
+}
+
+extension KVEngine {
+    static func checkStore(directory: String) -> StoreCheck? { nil }
+}
+
+/// The outcome of an engine's consistency check of a store a workload left behind.
+struct StoreCheck {
+    /// What is wrong, one line each (a check that could not run is one problem); empty when sound.
+    var problems: [String]
+    var isClean: Bool { problems.isEmpty }
 }
 
 /// A failure reported by an engine's C library or by a check in the harness.

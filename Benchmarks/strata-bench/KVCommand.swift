@@ -74,6 +74,12 @@ struct KVCommand: ParsableCommand {
         var runs: [String: [RunResult]] = [:]
         var failures: [String: String] = [:]
         var syncsPerCommit: [EngineName: Double] = [:]
+        var checks: [StoreCheckOutcome] = []
+        func noteCheck(_ rep: Int, _ r: RunResult, prepare: Bool = false) {
+            guard let clean = r.checkClean else { return }
+            checks.append(StoreCheckOutcome(workload: r.workload, repeatIndex: rep, prepare: prepare, clean: clean,
+                                            problems: r.checkProblems ?? 0, messages: r.checkMessages ?? []))
+        }
         func key(_ w: Workload, _ e: EngineName) -> String { "\(w.rawValue)/\(e.rawValue)" }
 
         for rep in 1...repeats {
@@ -87,8 +93,10 @@ struct KVCommand: ParsableCommand {
                     // fill one, untimed, in a run whose result is dropped.
                     for engine in order {
                         log("[\(rep)/\(repeats)] (prepare) fillrandom \(engine.rawValue)")
-                        _ = try? child.run(engine, .fillrandom, dir: "\(repDir)/\(engine.rawValue)/fillrandom",
-                                           filledStore: "")
+                        if let r = try? child.run(engine, .fillrandom, dir: "\(repDir)/\(engine.rawValue)/fillrandom",
+                                                  filledStore: "") {
+                            noteCheck(rep, r, prepare: true)
+                        }
                     }
                     filled = true
                 }
@@ -98,6 +106,7 @@ struct KVCommand: ParsableCommand {
                         let r = try child.run(engine, workload, dir: "\(engineDir)/\(workload.rawValue)",
                                               filledStore: "\(engineDir)/fillrandom")
                         runs[key(workload, engine), default: []].append(r)
+                        noteCheck(rep, r)
                         log(progress(rep, r))
                     } catch {
                         failures[key(workload, engine)] = "\(error)"
@@ -133,10 +142,12 @@ struct KVCommand: ParsableCommand {
                                       failure: failures[key(workload, engine)]))
             }
         }
-        let report = Report(rows: rows, count: count, repeats: repeats, engines: engines, notes: notes)
+        let report = Report(rows: rows, count: count, repeats: repeats, engines: engines, notes: notes,
+                            checks: checks)
         report.printTable()
         if let json { try report.writeJSON(to: json) }
-        if !failures.isEmpty { throw ExitCode(1) }
+        // Everything is printed first; then a failed run or an unclean store fails the command.
+        if !failures.isEmpty || checks.contains(where: { !$0.clean }) { throw ExitCode(1) }
     }
 
     private func makeWorkDirectory() throws -> String {
@@ -154,6 +165,7 @@ struct KVCommand: ParsableCommand {
         s += String(format: " (%.2f s)", r.seconds)
         if let p50 = r.p50Micros, let p99 = r.p99Micros { s += String(format: " p50 %.0f µs p99 %.0f µs", p50, p99) }
         if let bytes = r.bytes { s += String(format: " %.1f MiB", Double(bytes) / 1_048_576) }
+        if let clean = r.checkClean { s += clean ? ", check clean" : ", check: \(r.checkProblems ?? 0) problem(s)" }
         return s
     }
 

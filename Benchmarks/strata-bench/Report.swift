@@ -23,6 +23,17 @@ struct ReportRow: Encodable {
     var bytes: Int? { medianOf { $0.bytes.map(Double.init) }.map { Int($0) } }
     var closeMillis: Double? { medianOf(\.closeMillis) }
     var peakRSSBytes: Int? { runs.compactMap(\.peakRSSBytes).max() }
+    /// Whether every checked run left a sound store (nil: no run was checked — not Strata, or
+    /// a workload that leaves no store).
+    var checkClean: Bool? {
+        let all = runs.compactMap(\.checkClean)
+        return all.isEmpty ? nil : !all.contains(false)
+    }
+    /// Problems found over all checked runs.
+    var checkProblems: Int? {
+        let all = runs.compactMap(\.checkProblems)
+        return all.isEmpty ? nil : all.reduce(0, +)
+    }
 
     private func medianOf(_ field: (RunResult) -> Double?) -> Double? {
         let values = runs.compactMap(field)
@@ -31,7 +42,7 @@ struct ReportRow: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case workload, engine, ops_per_s, p50_us, p99_us, bytes, fsyncs_per_commit, peak_rss_bytes, spread,
-             close_ms, runs_ops_per_s
+             close_ms, runs_ops_per_s, check_clean, check_problems
     }
 
     /// Every field is written, `null` where it does not apply (the synthesised encoder would
@@ -49,7 +60,20 @@ struct ReportRow: Encodable {
         try c.encode(spread, forKey: .spread)
         try c.encode(closeMillis, forKey: .close_ms)
         try c.encode(runs.map(\.opsPerSecond), forKey: .runs_ops_per_s)
+        try c.encode(checkClean, forKey: .check_clean)
+        try c.encode(checkProblems, forKey: .check_problems)
     }
+}
+
+/// One `Store.check()` of a store a Strata run left (including an untimed preparatory fill).
+struct StoreCheckOutcome {
+    var workload: Workload
+    var repeatIndex: Int
+    var prepare: Bool
+    var clean: Bool
+    var problems: Int
+    /// The first problems (at most ``RunResult/maxCheckMessages``).
+    var messages: [String]
 }
 
 /// The report: a configuration header and a table on stdout, and the JSON file.
@@ -59,6 +83,7 @@ struct Report {
     let repeats: Int
     let engines: [EngineName]
     let notes: [String]
+    let checks: [StoreCheckOutcome]
 
     func printTable() {
         print("strata-bench kv: \(count) keys (16 B) / values (100 B, compressible to ~50%), "
@@ -101,10 +126,26 @@ struct Report {
         }
         print("ratios: Strata ÷ baseline (ops/s > 1 = Strata faster; bytes < 1 = Strata smaller). "
               + "spread = (max − min) / median of ops/s.")
+        printChecks()
         let failed = rows.filter { $0.failure != nil }
         if !failed.isEmpty {
             print("\nfailures (the last error of each; a row with results failed only in some repeats):")
             for row in failed { print("  \(row.workload.rawValue) \(row.engine.rawValue): \(row.failure!)") }
+        }
+    }
+
+    /// `strata check: N/N files clean`, or which stores had problems and what they were.
+    private func printChecks() {
+        guard !checks.isEmpty else { return }
+        let clean = checks.filter(\.clean).count
+        var line = "strata check (read-only reopen after close, untimed): \(clean)/\(checks.count) files clean"
+        if clean < checks.count { line += ", \(checks.reduce(0) { $0 + $1.problems }) problem(s):" }
+        print(line)
+        for c in checks where !c.clean {
+            let name = (c.prepare ? "(prepare) " : "") + c.workload.rawValue
+            print("  \(name), repeat \(c.repeatIndex): \(c.problems) problem(s)")
+            for m in c.messages { print("    " + m) }
+            if c.problems > c.messages.count { print("    ... and \(c.problems - c.messages.count) more") }
         }
     }
 

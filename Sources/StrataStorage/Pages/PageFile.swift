@@ -36,16 +36,91 @@ final class PageFile: @unchecked Sendable {
         return try load(offset, level: level)
     }
 
+    /// Like ``page(at:level:)``, for a caller walking leaves in key order (a cursor): on a miss
+    /// it reads `readAheadBytes` at once and caches every page frame in them, because leaves
+    /// written by one checkpoint or compaction lie next to each other in key order.
+    func pageReadingAhead(at offset: UInt64, level: Int) throws -> Page {
+        if let p = cache.get(offset) {
+            guard p.level == level else { throw levelMismatch(p, level, offset) }
+            return p
+        }
+        guard offset >= Format.logStart else { return try load(offset, level: level) }
+        let chunk = PageFile.readAheadBytes
+        var requested: Page?
+        try withUnsafeTemporaryAllocation(byteCount: chunk + pageSize, alignment: 16) { buffer in
+            let data = UnsafeMutableRawBufferPointer(rebasing: buffer[..<chunk])
+            let n = try file.read(into: data, at: offset)
+            let raw = UnsafeMutableRawBufferPointer(rebasing: buffer[chunk...])
+            var at = 0
+            while at + Format.frameHeaderLength <= n {
+                guard let h = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: data[at..<at + Format.frameHeaderLength])),
+                      h.type == .page, Int(h.rawLength) <= pageSize,
+                      Int(h.frameLength) <= n - at else { break }
+                let frameOffset = offset + UInt64(at)
+                let payload = UnsafeRawBufferPointer(rebasing: data[at + Format.frameHeaderLength..<at + Format.frameHeaderLength + Int(h.storedLength)])
+                // Frames after the requested one are a bonus: any doubt, and the loop stops.
+                guard CRC32C.checksum(payload) == h.payloadChecksum else { break }
+                if at == 0 || cache.get(frameOffset) == nil {
+                    var image = payload
+                    if h.isCompressed {
+                        let out = UnsafeMutableRawBufferPointer(rebasing: raw[..<Int(h.rawLength)])
+                        guard LZ4.decompress(payload, into: out) else { break }
+                        image = UnsafeRawBufferPointer(out)
+                    }
+                    guard let page = try? Page.decodeImage(image, pageSize: pageSize, offset: frameOffset) else { break }
+                    page.diskAddress = frameOffset
+                    page.diskLength = h.frameLength
+                    if at == 0 { requested = page }
+                    cache.insert(page, at: frameOffset)
+                }
+                at += Int(h.frameLength)
+            }
+        }
+        // Anything wrong with the requested frame itself is reported by the plain path.
+        guard let page = requested else { return try load(offset, level: level) }
+        guard page.level == level else { throw levelMismatch(page, level, offset) }
+        return page
+    }
+
+    /// How much a sequential leaf read fetches at once.
+    static let readAheadBytes = 256 << 10
+
+    /// A cache miss: one `pread` covers the frame header and the largest payload a page frame
+    /// can have (a page image never compresses to more than its LZ4 bound), so a page costs one
+    /// system call, one decompression and one copy into its page.
     @inline(never)
     private func load(_ offset: UInt64, level: Int) throws -> Page {
         guard offset >= Format.logStart else { throw StrataError.corrupt("child offset \(offset) inside the header", offset: offset) }
-        let (header, image) = try readFrame(at: offset, expecting: .page, maxRawLength: pageSize)
-        let page = try image.withUnsafeBytes { try Page.decodeImage($0, pageSize: pageSize, offset: offset) }
-        guard page.level == level else { throw levelMismatch(page, level, offset) }
-        page.diskAddress = offset
-        page.diskLength = header.frameLength
-        cache.insert(page, at: offset)
-        return page
+        let maxStored = max(pageSize, LZ4.compressBound(pageSize))
+        let readLength = Format.frameHeaderLength + maxStored
+        return try withUnsafeTemporaryAllocation(byteCount: readLength + pageSize, alignment: 16) { buffer in
+            let frame = UnsafeMutableRawBufferPointer(rebasing: buffer[..<readLength])
+            let n = try file.read(into: frame, at: offset)
+            guard let h = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: frame[..<min(n, Format.frameHeaderLength)])) else {
+                throw StrataError.corrupt("invalid frame header", offset: offset)
+            }
+            guard h.type == .page else { throw StrataError.corrupt("frame type \(h.type) where a page was expected", offset: offset) }
+            let stored = Int(h.storedLength)
+            guard stored <= n - Format.frameHeaderLength, Int(h.rawLength) <= pageSize else {
+                throw StrataError.corrupt("page frame of \(stored) bytes (\(h.rawLength) raw) runs past the file or the page size", offset: offset)
+            }
+            let payload = UnsafeRawBufferPointer(rebasing: frame[Format.frameHeaderLength..<Format.frameHeaderLength + stored])
+            guard CRC32C.checksum(payload) == h.payloadChecksum else {
+                throw StrataError.corrupt("frame payload checksum mismatch", offset: offset)
+            }
+            var image = payload
+            if h.isCompressed {
+                let raw = UnsafeMutableRawBufferPointer(rebasing: buffer[readLength..<readLength + Int(h.rawLength)])
+                guard LZ4.decompress(payload, into: raw) else { throw StrataError.corrupt("page frame does not decompress", offset: offset) }
+                image = UnsafeRawBufferPointer(raw)
+            }
+            let page = try Page.decodeImage(image, pageSize: pageSize, offset: offset)
+            guard page.level == level else { throw levelMismatch(page, level, offset) }
+            page.diskAddress = offset
+            page.diskLength = h.frameLength
+            cache.insert(page, at: offset)
+            return page
+        }
     }
 
     private func levelMismatch(_ p: Page, _ level: Int, _ offset: UInt64) -> StrataError {

@@ -27,7 +27,7 @@ public struct StoreOptions: Sendable {
     /// `normal` durability: how often written commits are synced, in milliseconds.
     public var syncIntervalMilliseconds = 20
     /// On close, compact the file when at least this fraction of it is garbage (1 disables).
-    public var compactOnCloseGarbageRatio = 0.5
+    public var compactOnCloseGarbageRatio = 0.4
     /// Run the full structural check after every commit (slow; for tests, like bbolt's StrictMode).
     public var strictChecks = false
     /// Where file I/O goes; tests substitute a simulated file system.

@@ -147,7 +147,7 @@ public final class Cursor {
         while !page.isLeaf {
             let i = toFirst ? 0 : page.count - 1
             path.append((page, i))
-            page = try TreeRead.child(page, i, file)
+            page = try TreeRead.nextChild(page, i, file)
         }
         path.append((page, toFirst ? 0 : max(page.count - 1, 0)))
     }
@@ -165,7 +165,7 @@ public final class Cursor {
         guard depth >= 0 else { isValid = false; return false }
         path.removeSubrange((depth + 1)...)
         path[depth].index += 1
-        let child = try TreeRead.child(path[depth].page, path[depth].index, file)
+        let child = try TreeRead.nextChild(path[depth].page, path[depth].index, file)
         try descend(from: child, toFirst: true)
         return settleForward()
     }

@@ -8,6 +8,14 @@ enum TreeRead {
         return try file.page(at: page.childAddress(i), level: page.level - 1)
     }
 
+    /// `child`, for walks in key order: leaves come with read-ahead.
+    @inline(__always)
+    static func nextChild(_ page: Page, _ i: Int, _ file: PageFile) throws -> Page {
+        if let c = page.children[i] { return c }
+        if page.level == 1 { return try file.pageReadingAhead(at: page.childAddress(i), level: 0) }
+        return try file.page(at: page.childAddress(i), level: page.level - 1)
+    }
+
     /// The leaf that holds (or would hold) `key`, and the key's lower-bound index in it.
     @inline(__always)
     static func find(_ root: Page, _ key: UnsafeRawBufferPointer, _ file: PageFile) throws -> (leaf: Page, index: Int, found: Bool) {
