@@ -27,6 +27,7 @@ public struct StoreOptions: Sendable {
     /// `normal` durability: how often written commits are synced, in milliseconds.
     public var syncIntervalMilliseconds = 20
     /// On close, compact the file when at least this fraction of it is garbage (1 disables).
+    /// Files of 4 MiB or less are never compacted on close: the rewrite would save too little.
     public var compactOnCloseGarbageRatio = 0.4
     /// Run the full structural check after every commit (slow; for tests, like bbolt's StrictMode).
     public var strictChecks = false

@@ -204,13 +204,31 @@ final class MutableTree {
 
     /// Removes `key`. Returns whether it existed and the overflow frame its value used.
     func delete(_ key: UnsafeRawBufferPointer) throws -> (found: Bool, overflow: UInt64?) {
-        guard let current = root else { return (false, nil) }
-        // Look first, so that deleting a missing key copies no pages.
-        let (leaf, i, found) = try TreeRead.find(current, key, file)
+        guard let current = root, let k = key.baseAddress else { return (false, nil) }
+        // Look first, recording the path, so that deleting a missing key copies no pages and
+        // the copy-on-write pass below needs no second search.
+        var indices: [Int] = []
+        indices.reserveCapacity(current.level)
+        var page = current
+        while !page.isLeaf {
+            let ci = page.childIndex(for: k, key.count)
+            indices.append(ci)
+            page = try TreeRead.child(page, ci, file)
+        }
+        let (i, found) = page.lowerBound(k, key.count)
         guard found else { return (false, nil) }
-        let oldOverflow = leaf.valueInfo(i).isOverflow ? leaf.overflowAddress(i) : nil
+        let oldOverflow = page.valueInfo(i).isOverflow ? page.overflowAddress(i) : nil
         let r = own(current)
-        _ = try remove(from: r, key)
+        var owned = [r]
+        owned.reserveCapacity(indices.count + 1)
+        for ci in indices { owned.append(try ownedChild(owned[owned.count - 1], ci)) }
+        owned[owned.count - 1].removeCell(at: i)
+        // Merge upwards while pages fall under a quarter full.
+        var level = indices.count - 1
+        while level >= 0 && owned[level + 1].usedBytes < pageSize / 4 {
+            try merge(owned[level], around: indices[level])
+            level -= 1
+        }
         count -= 1
         var top = r
         while !top.isLeaf && top.count == 1 {
@@ -225,20 +243,6 @@ final class MutableTree {
             root = top
         }
         return (true, oldOverflow)
-    }
-
-    /// Returns whether `page` is now under a quarter full (its parent then tries a merge).
-    private func remove(from page: Page, _ key: UnsafeRawBufferPointer) throws -> Bool {
-        let k = key.baseAddress!
-        if page.isLeaf {
-            let (i, found) = page.lowerBound(k, key.count)
-            if found { page.removeCell(at: i) }
-            return page.usedBytes < pageSize / 4
-        }
-        let ci = page.childIndex(for: k, key.count)
-        let child = try ownedChild(page, ci)
-        if try remove(from: child, key) { try merge(page, around: ci) }
-        return page.usedBytes < pageSize / 4
     }
 
     /// Merges child `ci` of `parent` with a neighbour when both fit in one page.
