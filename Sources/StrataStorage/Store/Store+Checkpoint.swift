@@ -72,7 +72,7 @@ extension Store {
             sync.fail(error)
             throw error
         }
-        counters.headerSyncs += 1
+        counterState.withLock { $0.headerSyncs += 1 }
         header = next
         headerSlot = 1 - headerSlot
         checkpointFrame = (frame.0, frame.1)
@@ -80,7 +80,7 @@ extension Store {
         liveDelta = 0
         commitBytesSinceCheckpoint = 0
         dirtyBytesSinceCheckpoint = 0
-        counters.checkpoints += 1
+        counterState.withLock { $0.checkpoints += 1 }
 
         // From now on clean pages are reached through the cache, which bounds their memory;
         // snapshots taken before keep the in-memory tree they started with.

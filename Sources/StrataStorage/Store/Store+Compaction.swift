@@ -46,6 +46,10 @@ extension Store {
         // fails the store (it refuses writes until reopened) rather than leaving it split.
         let newSync = SyncCoordinator(durableEnd: written.end)
         log = LogWriter(file: file, path: path, end: written.end, allocatedEnd: written.end, sync: newSync)
+        counterState.withLock {
+            $0.retiredSyncs += sync.syncs
+            $0.activeSync = newSync
+        }
         sync = newSync
         header = written.header
         headerSlot = 0
@@ -54,8 +58,8 @@ extension Store {
         liveDelta = 0
         commitBytesSinceCheckpoint = 0
         dirtyBytesSinceCheckpoint = 0
-        counters.compactions += 1
-        counters.headerSyncs += 2
+        counterState.withLock { $0.compactions += 1 }
+        counterState.withLock { $0.headerSyncs += 2 }
         restartSyncTimer()
         do {
             try fs.syncDirectory(containing: path)

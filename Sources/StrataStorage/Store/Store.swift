@@ -47,7 +47,8 @@ public final class Store: @unchecked Sendable {
     /// Read-only handles: where the log ended when recovery read it.
     var logEndAtOpen: UInt64 = 0
     var dirtyBytesSinceCheckpoint: UInt64 = 0
-    var counters = Counters()
+    /// Read by `statistics` from any thread, so kept under its own lock.
+    let counterState: Mutex<Counters>
     /// When the status record in the lock file was last written (throttled on commits).
     var lastStatusWrite: ContinuousClock.Instant?
 
@@ -79,6 +80,9 @@ public final class Store: @unchecked Sendable {
     }
 
     struct Counters {
+        /// The coordinator of the current file, and the syncs of the ones compaction retired.
+        var activeSync: SyncCoordinator
+        var retiredSyncs = 0
         var commits = 0
         var checkpoints = 0
         var compactions = 0
@@ -105,6 +109,7 @@ public final class Store: @unchecked Sendable {
         }
         let opened = try Recovery.open(path: path, options: options, fs: fs)
         sync = opened.sync
+        counterState = Mutex(Counters(activeSync: opened.sync))
         header = opened.header
         headerSlot = opened.headerSlot
         checkpointFrame = opened.checkpointFrame
@@ -242,8 +247,8 @@ public final class Store: @unchecked Sendable {
         liveDelta += Int64(tx.overflowFramesWritten.reduce(0) { $0 + $1.length }) - Int64(freed)
         commitBytesSinceCheckpoint += frame.length
         dirtyBytesSinceCheckpoint += UInt64(touched * currentVersion.file.pageSize)
-        counters.commits += 1
-        counters.pagesTouchedByLastCommit = touched
+        counterState.withLock { $0.commits += 1 }
+        counterState.withLock { $0.pagesTouchedByLastCommit = touched }
         let version = Version(txid: tx.transactionID, trees: trees, nextTreeID: tx.nextTreeID,
                               file: tx.base.file, deadBytesAtCommit: deadBytes)
         publish(version)
@@ -293,8 +298,9 @@ public final class Store: @unchecked Sendable {
 
     public var statistics: Statistics {
         let cache = currentVersion.file.cache.statistics
+        let counters = counterState.withLock { $0 }
         return Statistics(
-            syncCount: sync.syncs + counters.headerSyncs, commits: counters.commits,
+            syncCount: counters.activeSync.syncs + counters.retiredSyncs + counters.headerSyncs, commits: counters.commits,
             checkpoints: counters.checkpoints, compactions: counters.compactions,
             pagesTouchedByLastCommit: counters.pagesTouchedByLastCommit,
             cacheBytes: cache.bytes, cacheHits: cache.hits, cacheMisses: cache.misses)
@@ -303,7 +309,10 @@ public final class Store: @unchecked Sendable {
     // MARK: Closing
 
     /// Checkpoints, compacts if most of the file is garbage, trims the file and releases the
-    /// write lock. Snapshots still open keep working until they end.
+    /// write lock. Like ``checkpoint()`` and ``compact()`` it waits for the writer gate by
+    /// blocking its thread: from `async` code, call it off the cooperative pool (or after your
+    /// own writes have finished), since a suspended `async` writer queued at the gate needs a
+    /// pool thread to run. Snapshots still open keep working until they end.
     public func close() throws {
         if isReadOnly {
             shared.withLock { $0.isClosed = true }
