@@ -8,7 +8,7 @@ import Synchronization
 /// the writer gate. Threads report problems into a `Problems` list (Swift Testing's `#expect`
 /// needs the test's task context); each test checks the list once everything has joined.
 ///
-/// `STRATA_STRESS_SECONDS` sets how long the snapshot stress runs (default 5).
+/// `STRATA_STRESS_SECONDS` sets how long the snapshot stress runs (default 10: the reliability brief asks for a run of at least ten seconds in the suite).
 @Suite(.serialized) struct ConcurrencyTests {
 
     // MARK: 1. Snapshots under a writer, checkpoints and compactions
@@ -773,7 +773,7 @@ private final class Problems: Sendable {
 
 private func stressSeconds() -> Double {
     if let s = ProcessInfo.processInfo.environment["STRATA_STRESS_SECONDS"], let v = Double(s), v > 0 { return v }
-    return 5
+    return 10
 }
 
 /// Starts a thread that runs `body` inside `group`.

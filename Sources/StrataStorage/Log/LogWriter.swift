@@ -75,12 +75,32 @@ final class LogWriter: @unchecked Sendable {
         return (offset, length)
     }
 
+    /// Set for `full` durability: grow the file by writing zeros, not by `ftruncate`. A
+    /// truncate-grown file is sparse, so every commit's `fdatasync` must also journal the block
+    /// allocation of the bytes it wrote; overwriting blocks that already exist is the cheap
+    /// sync (SQLite's WAL gets it by reusing its file). Zeros cost one extra sequential write
+    /// per megabyte of log, which durable commits (a few hundred bytes each) never notice.
+    var preallocateWithZeros = false
+
     private func preallocate(through needed: UInt64) throws {
         guard needed > allocatedEnd else { return }
         let step = min(max(UInt64(1 << 20), allocatedEnd / 8), UInt64(64 << 20))
         let target = (needed + step - 1) / step * step
         do {
-            try file.truncate(to: target)
+            if preallocateWithZeros {
+                let zeros = [UInt8](repeating: 0, count: 1 << 16)
+                // Frames are written right after: zero only the part beyond them.
+                var at = max(allocatedEnd, needed)
+                try zeros.withUnsafeBytes { z in
+                    while at < target {
+                        let n = Int(min(UInt64(z.count), target - at))
+                        try file.write(UnsafeRawBufferPointer(rebasing: z[..<n]), at: at)
+                        at += UInt64(n)
+                    }
+                }
+            } else {
+                try file.truncate(to: target)
+            }
             allocatedEnd = target
         } catch StrataError.diskFull {
             // Growth failing is not fatal by itself: the write will say whether it fits.

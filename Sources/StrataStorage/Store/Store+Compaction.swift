@@ -46,6 +46,7 @@ extension Store {
         // fails the store (it refuses writes until reopened) rather than leaving it split.
         let newSync = SyncCoordinator(durableEnd: written.end)
         log = LogWriter(file: file, path: path, end: written.end, allocatedEnd: written.end, sync: newSync)
+        log.preallocateWithZeros = options.durability == .full
         counterState.withLock {
             $0.retiredSyncs += sync.syncs
             $0.activeSync = newSync

@@ -119,6 +119,7 @@ public final class Store: @unchecked Sendable {
         liveDelta = opened.replayLiveDelta
         shared = Mutex(SharedState(current: opened.version))
         log = opened.log
+        log?.preallocateWithZeros = options.durability == .full
         if !isReadOnly && options.durability == .normal { startSyncTimer() }
     }
 
