@@ -1,19 +1,8 @@
-/// SplitMix64: a tiny, fast, deterministic generator. The benchmark needs the same keys, values
-/// and orders on every run and in every child process, so nothing here may depend on system
-/// randomness.
-struct SplitMix64 {
-    private var state: UInt64
+import StrataStorage
 
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
+/// The benchmark needs the same keys, values and orders on every run and in every child
+/// process, so it draws from the engine's seeded SplitMix64, never from system randomness.
+extension SplitMix64 {
     /// A value in `0..<bound`, by multiply-high (Lemire); the tiny bias is irrelevant here.
     mutating func next(below bound: Int) -> Int {
         Int((UInt64(bound).multipliedFullWidth(by: next())).high)

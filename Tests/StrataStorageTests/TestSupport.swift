@@ -21,18 +21,8 @@ struct TempDir {
     }
 }
 
-/// SplitMix64: a small, fast, seedable generator so every random test can print its seed.
-struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The seeded generator every random test uses (its seed is printed on failure).
+typealias SeededRandom = SplitMix64
 
 func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
 

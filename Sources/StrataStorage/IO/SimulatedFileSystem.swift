@@ -326,7 +326,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     /// Simulates a power failure: see ``CrashPolicy``.
     @discardableResult
     public func crash(policy: CrashPolicy) -> CrashSummary {
-        var rng = SimRandom(seed: policy.seed)
+        var rng = SplitMix64(seed: policy.seed)
         var summary = CrashSummary()
         state.withLock { s in
             // The namespace: durable names, plus whatever unsynced directory operations survive.
@@ -387,7 +387,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         return summary
     }
 
-    private static func tear(_ image: inout [UInt8], _ bytes: [UInt8], at offset: Int, policy: CrashPolicy, rng: inout SimRandom) {
+    private static func tear(_ image: inout [UInt8], _ bytes: [UInt8], at offset: Int, policy: CrashPolicy, rng: inout SplitMix64) {
         guard !bytes.isEmpty else { return }
         let end = offset + bytes.count
         if rng.unit() >= policy.sectorTearFraction {
@@ -760,17 +760,3 @@ private func simDirectoryName(of path: String) -> String {
     return slash == path.startIndex ? "/" : String(path[..<slash])
 }
 
-/// SplitMix64 (the engine module has no test helpers).
-struct SimRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-}

@@ -1,0 +1,21 @@
+/// SplitMix64: a tiny, fast, seedable random number generator.
+///
+/// The simulated file system, the test suites, the `strata` tool's crash and fuzz runs and the
+/// benchmark all need randomness that a printed seed reproduces exactly; this is that one
+/// generator (Steele, Lea & Flood, 2014), not a source of secrets.
+public struct SplitMix64: RandomNumberGenerator, Sendable {
+    public var state: UInt64
+
+    public init(seed: UInt64) { state = seed }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// Uniform in [0, 1).
+    public mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+}
