@@ -1,11 +1,13 @@
 # The two commands of the README. Each installs what is missing first (Debian packages).
 SWIFT ?= swift
 
-.PHONY: deps bench test
+.PHONY: deps bench-deps bench test
+
+PACKAGES = liblz4-dev liblmdb-dev libsqlite3-dev
 
 deps:
 	@missing=""; \
-	for p in liblz4-dev liblmdb-dev libsqlite3-dev; do \
+	for p in $(PACKAGES); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -15,7 +17,11 @@ deps:
 	fi
 
 # Every side-by-side benchmark, release build, fixed seed.
-bench: deps
+# strace counts SQLite's and LMDB's fsyncs in the benchmark.
+bench-deps:
+	@$(MAKE) --no-print-directory deps PACKAGES="liblz4-dev liblmdb-dev libsqlite3-dev strace"
+
+bench: bench-deps
 	$(SWIFT) build -c release --product strata-bench
 	.build/release/strata-bench kv $(BENCH_ARGS)
 
