@@ -26,7 +26,9 @@ bench: bench-deps
 	.build/release/strata-bench kv $(BENCH_ARGS)
 
 # The whole test suite, release build with testable imports (the debug build is too slow for
-# the model-based and crash tests on two cores).
+# the model-based and crash tests on two cores). Suites run one after another: the concurrency
+# stress needs the cooperative pool's two threads for its async writer, and suites running
+# beside it would hold them with blocking file I/O.
 test: deps
 	$(SWIFT) build -c release --build-tests -Xswiftc -enable-testing
-	$(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --disable-xctest
+	$(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --disable-xctest --no-parallel

@@ -36,6 +36,13 @@ final class Page: @unchecked Sendable {
     var replacedFrame: (offset: UInt64, length: UInt64) = (0, 0)
     /// Length of the frame at `diskAddress`, for space accounting.
     var diskLength: UInt64 = 0
+    /// Clean pages only (see ``buildSearchHeads()``): for each cell, 8 bytes of its key after
+    /// the prefix all keys of the page share, big-endian, so a search compares integers in one
+    /// small array instead of chasing a slot and a cell per step. `nil` on pages a writer may
+    /// still change. Set before the page is shared, never changed after.
+    private(set) var heads: UnsafeMutablePointer<UInt64>?
+    /// The length of the key prefix every key of the page shares (`heads` start after it).
+    private(set) var headPrefix = 0
 
     init(pageSize: Int, kind: UInt8, level: Int, owner: UInt64) {
         self.pageSize = pageSize
@@ -59,7 +66,10 @@ final class Page: @unchecked Sendable {
         replacedFrame = other.diskAddress != 0 ? (other.diskAddress, other.diskLength) : other.replacedFrame
     }
 
-    deinit { buffer.deallocate() }
+    deinit {
+        buffer.deallocate()
+        heads?.deallocate()
+    }
 
     // MARK: Header fields
 
@@ -155,6 +165,7 @@ final class Page: @unchecked Sendable {
     /// Leaf: the first index whose key is ≥ `key`, and whether it is equal.
     @inline(__always)
     func lowerBound(_ key: UnsafeRawPointer, _ keyCount: Int) -> (index: Int, found: Bool) {
+        if let heads { return lowerBoundByHeads(heads, key, keyCount) }
         var lo = 0
         var hi = count
         let header = isLeaf ? Format.leafCellHeader : Format.branchCellHeader
@@ -166,6 +177,70 @@ final class Page: @unchecked Sendable {
             if c < 0 { lo = mid &+ 1 } else if c > 0 { hi = mid } else { return (mid, true) }
         }
         return (lo, false)
+    }
+
+    /// Builds ``heads`` for a page no writer will change again (decoded from disk, or a clean
+    /// copy made by a checkpoint), before it is shared with other threads.
+    func buildSearchHeads() {
+        let n = count
+        let first = isLeaf ? 0 : 1
+        guard heads == nil, n > first else { return }
+        let lo = key(first)
+        let hi = key(n - 1)
+        var p = 0
+        let limit = min(lo.count, hi.count)
+        while p < limit && lo[p] == hi[p] { p += 1 }
+        headPrefix = p
+        let h = UnsafeMutablePointer<UInt64>.allocate(capacity: n)
+        for i in first..<n {
+            let k = key(i)
+            h[i] = Page.head(k.baseAddress! + p, k.count - p)
+        }
+        heads = h
+    }
+
+    /// Up to 8 bytes as a big-endian integer, zero-padded: order-preserving (x ≤ y ⇒ head(x) ≤ head(y)).
+    @inline(__always)
+    static func head(_ p: UnsafeRawPointer, _ n: Int) -> UInt64 {
+        if n >= 8 { return UInt64(bigEndian: p.loadUnaligned(as: UInt64.self)) }
+        var v: UInt64 = 0
+        var i = 0
+        while i < 8 {
+            v = v << 8 | (i < n ? UInt64(p.load(fromByteOffset: i, as: UInt8.self)) : 0)
+            i += 1
+        }
+        return v
+    }
+
+    /// ``lowerBound(_:_:)`` over ``heads``: the prefix is compared once, then integers; only
+    /// cells whose heads tie with the key's are compared in full.
+    @inline(__always)
+    private func lowerBoundByHeads(_ heads: UnsafeMutablePointer<UInt64>, _ key: UnsafeRawPointer, _ keyCount: Int) -> (index: Int, found: Bool) {
+        let n = count
+        let first = isLeaf ? 0 : 1
+        let header = isLeaf ? Format.leafCellHeader : Format.branchCellHeader
+        let base = UnsafeRawPointer(buffer)
+        let p = headPrefix
+        if p > 0 {
+            let m = min(p, keyCount)
+            let c = compareKeys(key, m, base + slot(first) + header, m)
+            if c < 0 || (c == 0 && keyCount < p) { return (first, false) }
+            if c > 0 { return (n, false) }
+        }
+        let h = Page.head(key + p, keyCount - p)
+        var lo = first
+        var hi = n
+        while lo < hi {
+            let mid = (lo &+ hi) &>> 1
+            if heads[mid] < h { lo = mid &+ 1 } else { hi = mid }
+        }
+        var i = lo
+        while i < n && heads[i] == h {
+            let off = slot(i)
+            let c = compareKeys(base + off + header, keyLength(at: off), key, keyCount)
+            if c < 0 { i += 1 } else { return (i, c == 0) }
+        }
+        return (i, false)
     }
 
     /// Branch: the index of the child whose range holds `key` (the last cell with key ≤ `key`).
@@ -194,6 +269,7 @@ final class Page: @unchecked Sendable {
     /// Inserts a slot at `index` for a cell whose bytes `write` fills at the returned offset.
     @inline(__always)
     private func insertSlot(at index: Int, cellSize: Int) -> Int {
+        assert(heads == nil, "a page with search heads is shared and must not change")
         let n = count
         let newStart = cellStart - cellSize
         let slots = buffer + Format.pageHeaderLength
@@ -239,6 +315,7 @@ final class Page: @unchecked Sendable {
 
     /// Removes cell `index` (its bytes become fragmented space).
     func removeCell(at index: Int) {
+        assert(heads == nil, "a page with search heads is shared and must not change")
         let n = count
         let off = slot(index)
         let size = cellSize(at: off)

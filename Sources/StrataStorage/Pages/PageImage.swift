@@ -72,6 +72,7 @@ extension Page {
             guard off + page.cellSize(at: off) <= pageSize else { throw bad("slot \(i) cell runs past the page") }
         }
         if !isLeaf { page.children = Array(repeating: nil, count: n) }
+        page.buildSearchHeads()
         return page
     }
 }

@@ -86,11 +86,12 @@ extension Store {
         // snapshots taken before keep the in-memory tree they started with.
         let cache = version.file.cache
         for page in written {
-            cache.insert(page.isLeaf ? page : Page.cleanCopy(of: page), at: page.diskAddress)
+            // A copy, so that the cached page gets search heads and no children.
+            cache.insert(Page.cleanCopy(of: page), at: page.diskAddress)
         }
         var trees: [String: Version.Tree] = [:]
         for (name, t) in version.trees {
-            trees[name] = Version.Tree(id: t.id, name: name, root: t.root.map { $0.isLeaf ? $0 : Page.cleanCopy(of: $0) }, count: t.count)
+            trees[name] = Version.Tree(id: t.id, name: name, root: t.root.map { Page.cleanCopy(of: $0) }, count: t.count)
         }
         publish(Version(txid: version.txid, trees: trees, nextTreeID: version.nextTreeID, file: version.file,
                         deadBytesAtCommit: deadBytes))
@@ -102,9 +103,10 @@ extension Page {
     /// A copy of a written branch page that reaches its children through the cache.
     static func cleanCopy(of page: Page) -> Page {
         let copy = Page(copying: page, owner: 0)
-        copy.children = Array(repeating: nil, count: page.count)
+        copy.children = page.isLeaf ? [] : Array(repeating: nil, count: page.count)
         copy.diskAddress = page.diskAddress
         copy.diskLength = page.diskLength
+        copy.buildSearchHeads()
         return copy
     }
 }
