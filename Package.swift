@@ -31,6 +31,14 @@ let package = Package(
             ],
             path: "Sources/strata"
         ),
+        // The libFuzzer target (README, "Reliability"); without libFuzzer, CFuzzDriver's weak
+        // `main` replays input files through it, so a plain build still links.
+        .target(name: "CFuzzDriver", path: "Sources/CFuzzDriver"),
+        .executableTarget(
+            name: "strata-fuzz",
+            dependencies: ["StrataStorage", "CFuzzDriver"],
+            path: "Sources/strata-fuzz"
+        ),
         // Benchmark baselines: the system's SQLite and LMDB.
         .systemLibrary(name: "CSQLite", path: "Benchmarks/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLMDB", path: "Benchmarks/CLMDB", providers: [.apt(["liblmdb-dev"])]),
@@ -46,6 +54,12 @@ let package = Package(
             name: "StrataStorageTests",
             dependencies: ["StrataStorage"],
             path: "Tests/StrataStorageTests"
+        ),
+        // Runs the built tools (`strata crash-test`, `strata fuzz`, the fuzz target's replay).
+        .testTarget(
+            name: "StrataToolTests",
+            dependencies: ["strata", "strata-fuzz"],
+            path: "Tests/StrataToolTests"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -175,8 +175,16 @@ import Glibc
     }
 
     static func reseal(frameAt offset: Int, _ b: inout [UInt8]) {
-        let crc = b.withUnsafeBytes { CRC32C.checksum($0.baseAddress! + offset, count: 36) }
+        let crc = b.withUnsafeBytes { FrameHeader.headerChecksum($0.baseAddress! + offset, at: UInt64(offset)) }
         b.replaceSubrange((offset + 36)..<(offset + 40), with: le(crc))
+    }
+
+    /// Recomputes a frame's payload checksum (uncompressed payloads), then its header checksum.
+    static func resealPayload(frameAt offset: Int, _ b: inout [UInt8]) {
+        let stored = Int(b.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self).littleEndian })
+        let crc = b.withUnsafeBytes { CRC32C.checksum($0.baseAddress! + offset + 40, count: stored) }
+        b.replaceSubrange((offset + 32)..<(offset + 36), with: le(crc))
+        reseal(frameAt: offset, &b)
     }
 
     static func reseal(slot: Int, _ b: inout [UInt8]) {
@@ -353,6 +361,63 @@ import Glibc
             d[Int(fr.offset) + 40 + Int(fr.length - 48) / 2] ^= 0x01
             let outcome = CorruptionTests.examine(d, readOnly: true, allowed: [], label: "page frame at \(fr.offset)")
             guard case .failed(.corrupt)? = outcome else { Issue.record("page frame at \(fr.offset): \(String(describing: outcome))"); continue }
+        }
+    }
+
+    /// Regression (found by `strata fuzz`, frame splicing): a whole valid page frame copied over
+    /// another page frame read as the page its parent pointed at — keys out of order, wrong
+    /// data, every checksum intact. The header checksum now covers the frame's own offset.
+    @Test func validFrameCopiedElsewhereIsCorrupt() throws {
+        let f = try #require(CorruptionTests.fixtureOrNil)
+        let pages = f.frames.filter { $0.type == .page && $0.offset < f.checkpointOffset }
+        var rng = SeededRandom(seed: 11)
+        var corrupt = 0
+        for _ in 0..<40 {
+            let from = pages[Int.random(in: 0..<pages.count, using: &rng)]
+            let to = pages[Int.random(in: 0..<pages.count, using: &rng)]
+            guard from.offset != to.offset, from.length <= to.length else { continue }
+            var b = f.bytes
+            b.replaceSubrange(Int(to.offset)..<Int(to.offset + from.length), with: f.bytes[Int(from.offset)..<Int(from.offset + from.length)])
+            let label = "seed 11: frame at \(from.offset) copied over \(to.offset)"
+            // Either the page is no longer reachable (its old copy was replaced) or it is corrupt.
+            if case .failed(.corrupt)? = CorruptionTests.examine(b, readOnly: true, allowed: [f.full], label: label) { corrupt += 1 }
+        }
+        #expect(corrupt > 0)
+    }
+
+    /// Regression (found by `strata fuzz`, a checkpoint's entry count forged to 2^63 with its
+    /// checksums recomputed): `Int(count)` trapped. Counts above 2^48 are now corrupt.
+    @Test func forgedEntryCountIsCorruptNotATrap() throws {
+        let f = try #require(CorruptionTests.fixtureOrNil)
+        // Checkpoint payload: txid u64, next tree id u32, live u64, n u32, then the first entry
+        // ("blobs"): id u32, name length u16, name, root u64, count u64.
+        let at = Int(f.checkpointOffset) + 40 + 8 + 4 + 8 + 4 + 4 + 2 + 5 + 8
+        for forged in [UInt64(1) << 63, UInt64.max, (UInt64(1) << 48) + 1] {
+            var b = f.bytes
+            b.replaceSubrange(at..<(at + 8), with: CorruptionTests.le(forged))
+            CorruptionTests.resealPayload(frameAt: Int(f.checkpointOffset), &b)
+            for readOnly in [true, false] {
+                let outcome = CorruptionTests.examine(b, readOnly: readOnly, allowed: [], label: "entry count \(forged)")
+                guard case .failed(.corrupt)? = outcome else { Issue.record("entry count \(forged): \(String(describing: outcome))"); continue }
+            }
+        }
+    }
+
+    /// Regression (found by `strata fuzz`): a synced commit frame whose type was forged to
+    /// "page" (checksums recomputed) was skipped, the next commit broke the txid sequence and
+    /// recovery stopped there as at a torn tail, silently dropping two synced commits. A valid
+    /// transaction out of sequence whose durable end covers its first frame is now corrupt.
+    @Test func syncedCommitMissingFromTheSequenceIsCorrupt() throws {
+        let f = try #require(CorruptionTests.fixtureOrNil)
+        let commits = f.frames.filter { $0.type == .commit && $0.offset > f.checkpointOffset }
+        for fr in commits.dropLast() {
+            var b = f.bytes
+            b[Int(fr.offset) + 4] = FrameType.page.rawValue
+            CorruptionTests.reseal(frameAt: Int(fr.offset), &b)
+            for readOnly in [true, false] {
+                let outcome = CorruptionTests.examine(b, readOnly: readOnly, allowed: [], label: "commit \(fr.txid) retyped")
+                guard case .failed(.corrupt)? = outcome else { Issue.record("commit \(fr.txid) retyped: \(String(describing: outcome))"); continue }
+            }
         }
     }
 

@@ -233,7 +233,9 @@ private struct FormatDecoder {
         guard offset >= 8192, offset % 8 == 0 else { throw FormatViolation("frame offset \(offset) not aligned in the log") }
         guard offset <= file.count - 40 else { throw FormatViolation("frame header at \(offset) past end of file") }
         guard UInt32(try fdLE(file, offset, 4)) == fdMagicFrame else { throw FormatViolation("bad frame magic at \(offset)") }
-        guard fdCRC32C(file, offset..<(offset + 36)) == UInt32(try fdLE(file, offset + 36, 4)) else {
+        // The header checksum runs over bytes 0..<36, then the frame's own offset as u64le.
+        let position = (0..<8).map { UInt8(truncatingIfNeeded: UInt64(offset) >> (8 * UInt64($0))) }
+        guard fdCRC32C(Array(file[offset..<(offset + 36)]) + position, 0..<44) == UInt32(try fdLE(file, offset + 36, 4)) else {
             throw FormatViolation("bad header checksum at \(offset)")
         }
         guard let type = FDFrameType(rawValue: file[offset + 4]) else { throw FormatViolation("bad frame type at \(offset)") }

@@ -169,6 +169,12 @@ import Testing
                 } catch {
                     Issue.record("\(label): a write after the failed sync threw \(error), expected readOnly")
                 }
+                // Regression (found by `strata crash-test`): close() returned normally on a
+                // failed store, so a caller believed commits durable that were not.
+                do {
+                    try store.close()
+                    Issue.record("\(label): close() after the failed sync returned normally")
+                } catch {}
             } else if let memory {
                 do {
                     try store.write(probe)

@@ -57,6 +57,10 @@ struct CheckpointRecord: Equatable {
             guard Int(height) <= Format.maxTreeHeight, (root == 0) == (height == 0), id < next else {
                 throw r.fail("tree '\(name)' has root \(root), height \(height), id \(id)")
             }
+            // A count comes from the file and feeds arithmetic: bound it (an empty tree counts 0).
+            guard count <= Format.maxEntryCount, root != 0 || count == 0 else {
+                throw r.fail("tree '\(name)' claims \(count) entries")
+            }
             guard seen.insert(name).inserted else { throw r.fail("tree '\(name)' listed twice") }
             trees.append(TreeEntry(id: id, name: name, rootOffset: root, count: count, height: height))
         }

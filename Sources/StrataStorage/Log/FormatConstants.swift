@@ -33,6 +33,9 @@ enum Format {
     static let pageHeaderLength = 8
     /// The deepest tree the decoder accepts (a 32 KiB-page tree of 2^64 keys is far shallower).
     static let maxTreeHeight = 32
+    /// The most entries a tree's count may claim (2^48): far above what a file can hold, far
+    /// enough below `Int.max` that counting can never overflow.
+    static let maxEntryCount: UInt64 = 1 << 48
 
     /// Leaf cell: u16 key length, u32 value info (bit 31: overflow; bits 0–30: value length).
     static let leafCellHeader = 6

@@ -25,7 +25,9 @@ struct FrameHeader: Equatable {
         return UInt64((n + Format.frameAlignment - 1) & ~(Format.frameAlignment - 1))
     }
 
-    func encode(into p: UnsafeMutableRawPointer) {
+    /// Writes the header for a frame that will sit at file offset `offset`; the header
+    /// checksum covers that offset, so a valid frame copied or misdirected elsewhere fails it.
+    func encode(into p: UnsafeMutableRawPointer, at offset: UInt64) {
         p.storeBytes(of: Format.frameMagic.littleEndian, toByteOffset: 0, as: UInt32.self)
         p.storeBytes(of: type.rawValue, toByteOffset: 4, as: UInt8.self)
         p.storeBytes(of: flags, toByteOffset: 5, as: UInt8.self)
@@ -35,17 +37,26 @@ struct FrameHeader: Equatable {
         p.storeBytes(of: txid.littleEndian, toByteOffset: 16, as: UInt64.self)
         p.storeBytes(of: durableEnd.littleEndian, toByteOffset: 24, as: UInt64.self)
         p.storeBytes(of: payloadChecksum.littleEndian, toByteOffset: 32, as: UInt32.self)
-        let crc = CRC32C.checksum(UnsafeRawPointer(p), count: 36)
-        p.storeBytes(of: crc.littleEndian, toByteOffset: 36, as: UInt32.self)
+        p.storeBytes(of: FrameHeader.headerChecksum(UnsafeRawPointer(p), at: offset).littleEndian, toByteOffset: 36, as: UInt32.self)
     }
 
-    /// Decodes a header, or returns `nil` when the bytes are not a valid frame header (wrong
-    /// magic, header checksum mismatch, unknown type or flags, impossible lengths).
-    static func decode(_ p: UnsafeRawBufferPointer) -> FrameHeader? {
+    /// `crc32c(header bytes 0..<36 ‖ u64le(offset))`. Mixing in the position makes a frame
+    /// valid only where it was written: a spliced or misdirected copy of a valid frame (each
+    /// of its own checksums intact) would otherwise be read as the page a parent points at.
+    static func headerChecksum(_ p: UnsafeRawPointer, at offset: UInt64) -> UInt32 {
+        var position = offset.littleEndian
+        let head = CRC32C.checksum(p, count: 36)
+        return withUnsafeBytes(of: &position) { CRC32C.checksum($0, extending: head) }
+    }
+
+    /// Decodes the header of the frame at file offset `offset`, or returns `nil` when the bytes
+    /// are not a valid frame header there (wrong magic, header checksum mismatch — which includes
+    /// a frame written at another offset —, unknown type or flags, impossible lengths).
+    static func decode(_ p: UnsafeRawBufferPointer, at offset: UInt64) -> FrameHeader? {
         guard p.count >= Format.frameHeaderLength else { return nil }
         guard p.loadUnaligned(fromByteOffset: 0, as: UInt32.self).littleEndian == Format.frameMagic else { return nil }
         let crc = p.loadUnaligned(fromByteOffset: 36, as: UInt32.self).littleEndian
-        guard CRC32C.checksum(p.baseAddress!, count: 36) == crc else { return nil }
+        guard headerChecksum(p.baseAddress!, at: offset) == crc else { return nil }
         guard let type = FrameType(rawValue: p[4]) else { return nil }
         let flags = p[5]
         guard flags & ~Format.flagCompressed == 0, p[6] == 0, p[7] == 0 else { return nil }

@@ -59,14 +59,14 @@ final class LogWriter: @unchecked Sendable {
         }
         let length = FrameHeader.frameLength(storedLength: stored)
         let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: body[..<stored]))
+        let offset = end
         FrameHeader(type: type, flags: flags, storedLength: UInt32(stored), rawLength: UInt32(payload.count),
-                    txid: txid, durableEnd: sync.durableEnd, payloadChecksum: crc).encode(into: scratch.baseAddress!)
+                    txid: txid, durableEnd: sync.durableEnd, payloadChecksum: crc).encode(into: scratch.baseAddress!, at: offset)
         // Zero the padding so the file's bytes are deterministic.
         let padded = Int(length)
         if padded > header + stored {
             (scratch.baseAddress! + header + stored).initializeMemory(as: UInt8.self, repeating: 0, count: padded - header - stored)
         }
-        let offset = end
         try preallocate(through: offset + length)
         try file.write(UnsafeRawBufferPointer(rebasing: scratch[..<padded]), at: offset)
         end = offset + length

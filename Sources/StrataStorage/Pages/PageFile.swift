@@ -53,7 +53,7 @@ final class PageFile: @unchecked Sendable {
             let raw = UnsafeMutableRawBufferPointer(rebasing: buffer[chunk...])
             var at = 0
             while at + Format.frameHeaderLength <= n {
-                guard let h = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: data[at..<at + Format.frameHeaderLength])),
+                guard let h = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: data[at..<at + Format.frameHeaderLength]), at: offset + UInt64(at)),
                       h.type == .page, Int(h.rawLength) <= pageSize,
                       Int(h.frameLength) <= n - at else { break }
                 let frameOffset = offset + UInt64(at)
@@ -96,7 +96,7 @@ final class PageFile: @unchecked Sendable {
         return try withUnsafeTemporaryAllocation(byteCount: readLength + pageSize, alignment: 16) { buffer in
             let frame = UnsafeMutableRawBufferPointer(rebasing: buffer[..<readLength])
             let n = try file.read(into: frame, at: offset)
-            guard let h = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: frame[..<min(n, Format.frameHeaderLength)])) else {
+            guard let h = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: frame[..<min(n, Format.frameHeaderLength)]), at: offset) else {
                 throw StrataError.corrupt("invalid frame header", offset: offset)
             }
             guard h.type == .page else { throw StrataError.corrupt("frame type \(h.type) where a page was expected", offset: offset) }
@@ -148,7 +148,7 @@ struct FrameReader {
         guard offset <= limit, limit - offset >= UInt64(Format.frameHeaderLength) else { return nil }
         return try withUnsafeTemporaryAllocation(byteCount: Format.frameHeaderLength, alignment: 8) { buf in
             let n = try file.read(into: buf, at: offset)
-            guard n == Format.frameHeaderLength, let h = FrameHeader.decode(UnsafeRawBufferPointer(buf)) else { return nil }
+            guard n == Format.frameHeaderLength, let h = FrameHeader.decode(UnsafeRawBufferPointer(buf), at: offset) else { return nil }
             guard h.frameLength <= limit - offset else { return nil }
             return h
         }

@@ -164,7 +164,22 @@ enum Recovery {
             guard let h = try reader.header(at: offset, limit: size), let payload = try reader.payload(of: h, at: offset) else { break }
             switch h.type {
             case .commit:
-                guard lastTxid < Recovery.replayOwner - 2, h.txid == lastTxid + 1 else { break scan }
+                guard lastTxid < Recovery.replayOwner - 2, h.txid == lastTxid + 1 else {
+                    // Commits are consecutive, so one is missing before this valid transaction.
+                    // If the transaction says every byte before its first frame had been synced
+                    // (its overflow frames precede its commit frame), the missing commit was
+                    // durable: that is damage, not a torn tail.
+                    var first = offset
+                    try? payload.withUnsafeBytes { bytes in
+                        try CommitRecordReader.forEach(bytes, fileOffset: offset) { op in
+                            if case .putOverflow(_, _, _, let frame) = op, frame >= ckptEnd { first = min(first, frame) }
+                        }
+                    }
+                    if h.durableEnd >= first {
+                        throw StrataError.corrupt("commit \(lastTxid + 1) is missing before durable commit \(h.txid)", offset: offset)
+                    }
+                    break scan
+                }
                 // A commit whose overflow frame did not survive is not whole: the log ends here.
                 var whole = true
                 try payload.withUnsafeBytes { bytes in

@@ -314,6 +314,10 @@ public final class Store: @unchecked Sendable {
     /// blocking its thread: from `async` code, call it off the cooperative pool (or after your
     /// own writes have finished), since a suspended `async` writer queued at the gate needs a
     /// pool thread to run. Snapshots still open keep working until they end.
+    ///
+    /// If a write or sync failed earlier, the store still closes (the lock is released) but
+    /// `close()` throws that failure: in `normal` durability the commits since the last
+    /// successful sync may not be on disk, and a silent close would say they are.
     public func close() throws {
         if isReadOnly {
             shared.withLock { $0.isClosed = true }
@@ -330,7 +334,7 @@ public final class Store: @unchecked Sendable {
             writeLock?.unlock()
             writeLock = nil
         }
-        guard sync.failed == nil else { return }
+        if let failure = sync.failed { throw failure }
         if commitBytesSinceCheckpoint > 0 || liveDelta != 0 { try checkpointLocked() }
         let size = log.end
         if options.compactOnCloseGarbageRatio < 1, size > 4 << 20,

@@ -229,6 +229,8 @@ final class MutableTree {
             try merge(owned[level], around: indices[level])
             level -= 1
         }
+        // The count started from the file: one that runs below zero was forged or damaged.
+        guard count > 0 else { throw StrataError.corrupt("tree '\(name)' has more entries than its count", offset: nil) }
         count -= 1
         var top = r
         while !top.isLeaf && top.count == 1 {

@@ -1,0 +1,183 @@
+import StrataStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: Child processes
+
+/// A child process running this binary with other arguments, its stdout on a pipe.
+final class ChildProcess {
+    let pid: pid_t
+    /// The read end of the child's stdout.
+    let output: Int32
+    private var buffer: [UInt8] = []
+    private(set) var atEOF = false
+
+    /// Re-executes `/proc/self/exe` with `arguments` (the subcommand first). The child's stdout
+    /// is a pipe; stdin and stderr are inherited.
+    init(arguments: [String], environment: [String: String] = [:]) throws {
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { throw ToolError("pipe failed: errno \(errno)") }
+        // Neither end leaks into other children; dup2 gives the child's stdout without the flag.
+        _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
+        let argv: [UnsafeMutablePointer<CChar>?] = (["strata"] + arguments).map { strdup($0) } + [nil]
+        defer { for p in argv { free(p) } }
+        var env: [UnsafeMutablePointer<CChar>?] = []
+        var e = environ
+        while let entry = e.pointee {
+            let text = String(cString: entry)
+            if let eq = text.firstIndex(of: "="), environment[String(text[..<eq])] != nil {} else { env.append(strdup(entry)) }
+            e += 1
+        }
+        env += environment.map { strdup("\($0.key)=\($0.value)") }
+        env.append(nil)
+        defer { for p in env { free(p) } }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, "/proc/self/exe", &actions, nil, argv, env)
+        close(fds[1])
+        guard rc == 0 else {
+            close(fds[0])
+            throw ToolError("cannot start a child process: errno \(rc)")
+        }
+        pid = child
+        output = fds[0]
+    }
+
+    /// The next complete line of output, waiting at most `timeoutMilliseconds` (-1: forever).
+    /// `nil` on timeout or at end of output (see ``atEOF``).
+    func readLine(timeoutMilliseconds: Int32) -> String? {
+        while true {
+            if let nl = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<nl], as: UTF8.self)
+                buffer.removeSubrange(...nl)
+                return line
+            }
+            if atEOF { return nil }
+            var p = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            let r = poll(&p, 1, timeoutMilliseconds)
+            if r < 0 && errno == EINTR { continue }
+            if r == 0 { return nil }
+            fill()
+        }
+    }
+
+    /// Reads what is available now (after `poll` said so); sets ``atEOF`` at the end.
+    func fill() {
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        let n = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+        if n > 0 {
+            buffer += chunk[..<n]
+        } else if n == 0 || (errno != EINTR && errno != EAGAIN) {
+            atEOF = true
+        }
+    }
+
+    /// Complete lines already buffered.
+    func bufferedLines() -> [String] {
+        var lines: [String] = []
+        while let nl = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            lines.append(String(decoding: buffer[..<nl], as: UTF8.self))
+            buffer.removeSubrange(...nl)
+        }
+        return lines
+    }
+
+    func kill(_ signal: Int32 = SIGKILL) { _ = Glibc.kill(pid, signal) }
+
+    /// Waits for the child to end; closes the pipe.
+    func wait() -> ExitStatus {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        close(output)
+        return ExitStatus(raw: status)
+    }
+}
+
+/// How a child ended (`waitpid`'s status word).
+struct ExitStatus: CustomStringConvertible {
+    let raw: Int32
+    var signal: Int32? { (raw & 0x7F) != 0 && (raw & 0x7F) != 0x7F ? raw & 0x7F : nil }
+    var exitCode: Int32? { (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : nil }
+    var description: String {
+        if let signal { return "killed by signal \(signal)" + (signal == SIGALRM ? " (SIGALRM: timeout)" : "") }
+        return "exit code \(exitCode ?? -1)"
+    }
+}
+
+/// Writes a line to stdout at once (no buffering: a parent reads it while this process may die).
+func writeLineUnbuffered(_ text: String) {
+    var bytes = Array(text.utf8)
+    bytes.append(UInt8(ascii: "\n"))
+    var done = 0
+    while done < bytes.count {
+        let n = bytes[done...].withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
+        if n <= 0 {
+            if n < 0 && errno == EINTR { continue }
+            break
+        }
+        done += n
+    }
+}
+
+/// Monotonic seconds.
+func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// A fresh private directory under `$TMPDIR` (or /tmp).
+func makeTemporaryDirectory(_ prefix: String) throws -> String {
+    let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
+    var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
+    guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+        throw ToolError("cannot create a temporary directory under \(base): errno \(errno)")
+    }
+    return String(cString: p)
+}
+
+/// Removes the files directly inside `dir`, then `dir`.
+func removeDirectory(_ dir: String) {
+    if let d = opendir(dir) {
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { unlink(dir + "/" + name) }
+        }
+        closedir(d)
+    }
+    rmdir(dir)
+}
+
+
+func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw ToolError("cannot create \(path): errno \(errno)") }
+    defer { close(fd) }
+    var done = 0
+    while done < bytes.count {
+        let n = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard n > 0 else { throw ToolError("cannot write \(path): errno \(errno)") }
+        done += n
+    }
+}
+
+func readFile(_ path: String) throws -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { throw ToolError("cannot open \(path): errno \(errno)") }
+    defer { close(fd) }
+    var out: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n < 0 { throw ToolError("cannot read \(path): errno \(errno)") }
+        if n == 0 { return out }
+        out += chunk[..<n]
+    }
+}

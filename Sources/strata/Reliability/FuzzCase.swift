@@ -1,0 +1,338 @@
+import ArgumentParser
+import StrataStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: - Cases
+
+struct FuzzCase {
+    var bytes: [UInt8]
+    /// States the damaged file may open as (`-1`: a new, empty store).
+    var allowed: Set<Int>
+    var what: String
+
+    /// The mutation of case `i` is kind `i % 9`.
+    static let kindNames = ["bit flips", "byte run", "truncation", "appended bytes", "frame splice", "frame header field",
+                            "header slot field", "lost sector/block", "payload field"]
+
+    static let extremes: [UInt64] = [0, 1, 0xFFFF_FFFF, 0x8000_0000, 1 << 40, UInt64.max, UInt64.max - 7]
+
+    /// Case `index` of `seed`: one seeded mutation of the seed store.
+    static func make(_ f: FuzzFixture, seed: UInt64, index: Int) -> FuzzCase {
+        var rng = SplitMix64(seed: mixSeed(seed, UInt64(index), 0x4655_5A5A))
+        var b = f.bytes
+        var allowed: Set<Int> = [f.full]
+        var what: String
+        /// A damaged offset: mostly in the log, sometimes in the header slots or anywhere.
+        func offset() -> Int {
+            switch rng.below(10) {
+            case 0: return rng.below(64) + 4096 * rng.below(2)
+            case 1: return rng.below(b.count)
+            default: return 8192 + rng.below(f.logEnd - 8192)
+            }
+        }
+        /// Damage to bytes `lo...hi`. Reaching the last commit's frames, it may read as a torn
+        /// tail; reaching the last frame, it leaves no frame after `lo` that says the commits
+        /// there were durable: the file reads as if cut at `lo` (FORMAT.md §8's limit).
+        func damaged(_ lo: Int, _ hi: Int) {
+            if hi >= f.lastCommitRegion { allowed.insert(f.full - 1) }
+            if hi >= f.frames.last!.offset && lo >= f.checkpointEnd { allowed.insert(f.commitsWithin(lo)) }
+        }
+        func pick<T>(_ a: [T]) -> T { a[rng.below(a.count)] }
+        func reseal(frameAt at: Int) { writeLE(&b, at + 36, 4, UInt64(ToolCRC32C.frameHeader(b, at: at))) }
+
+        switch index % 9 {
+        case 0:
+            var at: [Int] = []
+            for _ in 0..<rng.int(1...4) {
+                let x = offset()
+                b[x] ^= 1 << UInt8(rng.below(8))
+                at.append(x)
+            }
+            for x in at { damaged(x, x) }
+            what = "bit flips at \(at)"
+        case 1:
+            let x = offset()
+            let length = min(rng.int(1...600), b.count - x)
+            let fill = rng.below(3)
+            for i in x..<(x + length) { b[i] = fill == 0 ? 0 : fill == 1 ? 0xFF : UInt8(truncatingIfNeeded: rng.next()) }
+            damaged(x, x + length - 1)
+            what = "run of \(length) \(["zeros", "0xFF", "random bytes"][fill]) at \(x)"
+        case 2:
+            let length = rng.below(10) == 0 ? rng.int(0...8192) : rng.int(f.checkpointOffset...b.count)
+            b.removeSubrange(length...)
+            if length >= f.logEnd {
+                allowed = [f.full]
+            } else if length >= f.checkpointEnd {
+                allowed = [f.commitsWithin(length)]
+            } else {
+                allowed = length == 0 ? [-1] : []
+            }
+            what = "truncated to \(length)"
+        case 3:
+            b.removeSubrange(f.logEnd...)
+            if rng.chance(0.5) {
+                b += rng.bytes(rng.int(1...5000))
+                what = "random garbage appended"
+            } else {
+                // A stale copy of an old frame after the log (as a reused block would hold).
+                let fr = pick(f.frames)
+                b += Array(b[fr.offset..<(fr.offset + fr.length)])
+                what = "copy of the type-\(fr.type) frame at \(fr.offset) appended"
+            }
+        case 4:
+            let dst = pick(f.frames)
+            let sameType = f.frames.filter { $0.type == dst.type && $0.offset != dst.offset }
+            let src = rng.chance(0.5) && !sameType.isEmpty ? pick(sameType) : pick(f.frames.filter { $0.offset != dst.offset })
+            let whole = rng.chance(0.5)
+            let n = min(whole ? src.length : min(src.length, dst.length), b.count - dst.offset)
+            let copy = Array(f.bytes[src.offset..<(src.offset + n)])
+            b.replaceSubrange(dst.offset..<(dst.offset + n), with: copy)
+            damaged(dst.offset, dst.offset + n - 1)
+            what = "type-\(src.type) frame at \(src.offset) (\(src.length) bytes) copied over the type-\(dst.type) frame at \(dst.offset) (\(dst.length) bytes)\(whole ? "" : ", cut to its length")"
+        case 5:
+            let fr = pick(f.frames)
+            let at = fr.offset
+            let field = rng.below(6)
+            let v = pick(extremes)
+            switch field {
+            case 0: writeLE(&b, at + 8, 4, v)
+            case 1: writeLE(&b, at + 12, 4, v)
+            case 2: writeLE(&b, at + 16, 8, v)
+            case 3: writeLE(&b, at + 24, 8, v)
+            case 4: b[at + 4] = UInt8(truncatingIfNeeded: v)
+            default: b[at + 5] = UInt8(truncatingIfNeeded: v)
+            }
+            let sealed = rng.below(10) < 7
+            if sealed { reseal(frameAt: at) }
+            damaged(at, at + 39)
+            what = "type-\(fr.type) frame at \(at): \(["stored length", "raw length", "txid", "durable end", "type", "flags"][field]) = \(v)\(sealed ? " (resealed)" : "")"
+        case 6:
+            let slot = rng.below(2)
+            let at = slot * 4096
+            let fields = [(8, 4, "format version"), (12, 4, "page size"), (16, 8, "sequence"), (24, 8, "checkpoint offset"),
+                          (32, 8, "durable end"), (40, 8, "checkpoint txid"), (56, 4, "flags")]
+            let (pos, width, name) = pick(fields)
+            let v = pick(extremes)
+            writeLE(&b, at + pos, width, v)
+            let sealed = rng.below(10) < 7
+            if sealed { writeLE(&b, at + 60, 4, UInt64(ToolCRC32C.checksum(b, at..<at + 60))) }
+            what = "header slot \(slot): \(name) = \(v)\(sealed ? " (resealed)" : "")"
+        case 7:
+            let size = rng.chance(0.5) ? 512 : 4096
+            let x = rng.below(b.count / size) * size
+            let zero = rng.chance(0.5)
+            for i in x..<min(b.count, x + size) { b[i] = zero ? 0 : UInt8(truncatingIfNeeded: rng.next()) }
+            damaged(x, min(b.count, x + size) - 1)
+            what = "\(size)-byte block at \(x) \(zero ? "zeroed" : "scrambled")"
+        default:
+            let (text, at) = forgePayloadField(f, &b, &rng)
+            what = text
+            damaged(at, at)
+        }
+        return FuzzCase(bytes: b, allowed: allowed, what: what)
+    }
+
+    /// Sets one offset or length field inside an uncompressed frame's payload (a checkpoint's
+    /// tree entry, a page's header or cell, a commit's overflow reference) to a value no valid
+    /// store has there, and re-seals both checksums: only the engine's structural checks stand
+    /// between it and the reader. Returns a description and the frame's offset.
+    static func forgePayloadField(_ f: FuzzFixture, _ b: inout [UInt8], _ rng: inout SplitMix64) -> (String, Int) {
+        let candidates = f.frames.filter { $0.flags == 0 && $0.type != 4 && $0.stored > 0 }
+        let fr = candidates[rng.below(candidates.count)]
+        let p = fr.offset + 40
+        let end = p + fr.stored
+        // (position, width, name, values)
+        var fields: [(Int, Int, String, [UInt64])] = []
+        let badOffsets: [UInt64] = [0, 1, 4096, 8191, 0xFFFF_FFFF, 1 << 40, UInt64.max, UInt64.max - 7,
+                                    UInt64(f.bytes.count + 8) & ~7]
+        /// A frame of another type than `type` (a valid frame, but the wrong kind).
+        func wrongFrame(_ type: UInt8) -> [UInt64] {
+            f.frames.filter { $0.type != type }.prefix(200).map { UInt64($0.offset) }.suffix(3)
+        }
+        switch fr.type {
+        case 3:
+            // txid u64, next tree id u32, live bytes u64, tree count u32, then entries.
+            fields.append((p + 12, 4, "tree count", [0xFFFF, 0xFFFF_FFFF, 0x8000_0000]))
+            var q = p + 24
+            while q + 7 <= end {
+                let nameLength = Int(readLE(b, q + 4, 2))
+                let rootAt = q + 6 + nameLength
+                guard rootAt + 17 <= end else { break }
+                fields.append((q + 4, 2, "tree name length", [0xFFFF, 256]))
+                fields.append((rootAt, 8, "tree root offset", badOffsets.filter { $0 != 0 } + wrongFrame(1)))
+                fields.append((rootAt + 8, 8, "tree entry count", [UInt64.max, 1 << 63, 1 << 62]))
+                fields.append((rootAt + 16, 1, "tree height", [33, 0xFF]))
+                q = rootAt + 17
+            }
+        case 1:
+            let count = Int(readLE(b, p + 2, 2))
+            let cellStart = Int(readLE(b, p + 4, 2))
+            let isLeaf = b[p] == 1
+            fields.append((p + 1, 1, "page level", [32, 0xFF]))
+            fields.append((p + 2, 2, "page cell count", [0xFFFF, UInt64(count + 1)]))
+            fields.append((p + 4, 2, "page cell start", [0, 1, 0xFFFF]))
+            for i in 0..<count where p + 8 + 2 * i + 2 <= end {
+                let slot = Int(readLE(b, p + 8 + 2 * i, 2))
+                fields.append((p + 8 + 2 * i, 2, "page slot \(i)", [0, 7, 0xFFFF]))
+                let cell = p + 8 + 2 * count + (slot - cellStart)
+                guard slot >= cellStart, cell + 10 <= end else { continue }
+                fields.append((cell, 2, "cell \(i) key length", [0xFFFF, 1025]))
+                if isLeaf {
+                    let info = readLE(b, cell + 2, 4)
+                    fields.append((cell + 2, 4, "cell \(i) value info", [0x7FFF_FFFF, 0xFFFF_FFFF, 0x8000_0000 | (64 << 20) + 1]))
+                    if info & 0x8000_0000 != 0 {
+                        let keyLength = Int(readLE(b, cell, 2))
+                        if cell + 6 + keyLength + 8 <= end {
+                            fields.append((cell + 6 + keyLength, 8, "cell \(i) overflow offset", badOffsets + wrongFrame(4)))
+                        }
+                    }
+                } else {
+                    fields.append((cell + 2, 8, "cell \(i) child offset", badOffsets + wrongFrame(1)))
+                }
+            }
+        default:
+            // Commit records: the overflow references of put-overflow operations.
+            var q = p
+            func varint() -> UInt64? {
+                var v: UInt64 = 0
+                var shift: UInt64 = 0
+                while q < end, shift < 70 {
+                    let byte = b[q]
+                    q += 1
+                    v |= UInt64(byte & 0x7F) << shift
+                    if byte & 0x80 == 0 { return v }
+                    shift += 7
+                }
+                return nil
+            }
+            scan: while q < end {
+                let opAt = q
+                let op = b[q]
+                q += 1
+                fields.append((opAt, 1, "commit op code", [0, 6, 0xFF]))
+                switch op {
+                case 1, 2, 3:
+                    guard varint() != nil, let kl = varint() else { break scan }
+                    q += Int(kl)
+                    if op == 1 { guard let vl = varint() else { break scan }; q += Int(vl) }
+                    if op == 3 {
+                        guard varint() != nil, q + 8 <= end else { break scan }
+                        fields.append((q, 8, "commit overflow offset", badOffsets + wrongFrame(4)))
+                        q += 8
+                    }
+                case 4:
+                    guard varint() != nil, let nl = varint() else { break scan }
+                    q += Int(nl)
+                case 5:
+                    guard varint() != nil else { break scan }
+                default: break scan
+                }
+            }
+        }
+        fields = fields.filter { $0.0 + $0.1 <= end }
+        guard !fields.isEmpty else { return ("payload of type-\(fr.type) frame at \(fr.offset): no field to forge", fr.offset) }
+        let (pos, width, name, values) = fields[rng.below(fields.count)]
+        let v = values[rng.below(values.count)]
+        writeLE(&b, pos, width, v)
+        writeLE(&b, fr.offset + 32, 4, UInt64(ToolCRC32C.checksum(b, p..<end)))
+        writeLE(&b, fr.offset + 36, 4, UInt64(ToolCRC32C.frameHeader(b, at: fr.offset)))
+        return ("payload of type-\(fr.type) frame at \(fr.offset): \(name) = \(v) (resealed)", fr.offset)
+    }
+
+    enum Outcome: CustomStringConvertible {
+        /// Read fully; the content is state `index` (`nil`: no committed state); `checkProblems`
+        /// from check().
+        case read(index: Int?, checkProblems: [String])
+        case typed(StrataError)
+        /// The harness caught the engine returning inconsistent data.
+        case inconsistent(String)
+        case otherError(String)
+
+        var description: String {
+            switch self {
+            case .read(let i, let problems):
+                return "\(i.map { $0 < 0 ? "empty store" : "state \($0)" } ?? "NO COMMITTED STATE")\(problems.isEmpty ? "" : ", check: \(problems.prefix(3).joined(separator: "; "))")"
+            case .typed(let e): return "StrataError \(e)"
+            case .inconsistent(let s): return "INCONSISTENT \(s)"
+            case .otherError(let s): return "NON-STRATA ERROR \(s)"
+            }
+        }
+    }
+
+    /// Opens `bytes` on a fresh simulated file system and reads everything.
+    static func examine(_ bytes: [UInt8], readOnly: Bool, fixture f: FuzzFixture) -> Outcome {
+        let fs = SimulatedFileSystem()
+        fs.setContents(bytes, of: FuzzFixture.path)
+        var o = FuzzFixture.options(fs)
+        o.readOnly = readOnly
+        // `normal`: the write after recovery does not preallocate (and copy) a MiB of zeros.
+        o.durability = .normal
+        do {
+            let store = try Store(path: FuzzFixture.path, options: o)
+            return try withExtendedLifetime(store) { () throws -> Outcome in
+                // A writable store is dropped without its closing checkpoint: stop its I/O.
+                defer { if !readOnly { fs.crashAfter(operations: 0) } else { try? store.close() } }
+                let content = try store.read { try digestContent($0, thorough: true) }
+                let report = try store.check()
+                let index: Int? = content == ContentDigest() && !f.states.contains(content) ? -1 : f.states.firstIndex(of: content)
+                if !readOnly {
+                    // The recovered store takes a write.
+                    try store.write { tx in try tx.tree("zz-fuzz", createIfMissing: true)!.put(Array("k".utf8), Array("v".utf8)) }
+                    guard try store.read({ try $0.tree("zz-fuzz")?.get(Array("k".utf8)) }) == Array("v".utf8) else {
+                        return .inconsistent("a write after recovery cannot be read back")
+                    }
+                }
+                return .read(index: index, checkProblems: report.problems)
+            }
+        } catch let e as StrataError {
+            return .typed(e)
+        } catch let e as HarnessFailure {
+            return .inconsistent(e.description)
+        } catch {
+            return .otherError(describe(error))
+        }
+    }
+
+    /// The line a worker prints for a case: `I`, `C`, `P`, `E kind: …` or `W …`.
+    static func judge(_ c: FuzzCase, ro: Outcome, rw: Outcome, fixture f: FuzzFixture) -> String {
+        var wrong: [String] = []
+        var typed: StrataError?
+        var prefix = false
+        var flagged = false
+        for (mode, outcome) in [("read-only", ro), ("read-write", rw)] {
+            switch outcome {
+            case .read(let index, let problems):
+                if !problems.isEmpty { flagged = true }
+                guard let index else {
+                    wrong.append("\(mode): content is no committed state\(problems.isEmpty ? "" : " (check: \(problems.prefix(2).joined(separator: "; ")))")")
+                    continue
+                }
+                if !c.allowed.contains(index) {
+                    wrong.append("\(mode): opened as \(index < 0 ? "an empty store" : "state \(index)"), allowed \(c.allowed.sorted())\(problems.isEmpty ? "" : " (check: \(problems.prefix(2).joined(separator: "; ")))")")
+                } else if index != f.full {
+                    prefix = true
+                }
+            case .typed(let e): typed = typed ?? e
+            case .inconsistent(let s): wrong.append("\(mode): \(s)")
+            case .otherError(let s): wrong.append("\(mode): non-Strata error \(s)")
+            }
+        }
+        if !wrong.isEmpty { return "W " + wrong.joined(separator: " | ") }
+        if let typed {
+            let kind: String
+            switch typed {
+            case .corrupt: kind = "corrupt"
+            case .notAStrataFile: kind = "notAStrataFile"
+            case .unsupportedFormatVersion: kind = "unsupportedFormatVersion"
+            case .ioFailure: kind = "ioFailure"
+            case .invalidArgument: kind = "invalidArgument"
+            default: kind = "other"
+            }
+            return "E \(kind): \(typed)"
+        }
+        if prefix { return "P" }
+        return flagged ? "C" : "I"
+    }
+}

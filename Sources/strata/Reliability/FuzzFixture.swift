@@ -1,0 +1,178 @@
+import ArgumentParser
+import StrataStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// MARK: - The seed store
+
+struct FuzzFixture {
+    struct Frame {
+        var offset: Int
+        var length: Int
+        var type: UInt8
+        var flags: UInt8
+        var stored: Int
+    }
+
+    static let path = "/db/store.strata"
+    var bytes: [UInt8] = []
+    var logEnd = 0
+    var checkpointOffset = 0
+    var checkpointEnd = 0
+    var frames: [Frame] = []
+    /// End offsets of the commit frames after the checkpoint.
+    var commitEnds: [Int] = []
+    /// Where the frames of the last commit begin: damage from here on may read as a torn tail.
+    var lastCommitRegion = 0
+    /// `states[k]`: content after the checkpoint plus its first `k` later commits.
+    var states: [ContentDigest] = []
+    var full: Int { states.count - 1 }
+
+    static func options(_ fs: SimulatedFileSystem) -> StoreOptions {
+        var o = StoreOptions(durability: .full)
+        o.fileSystem = fs
+        o.syncIntervalMilliseconds = 3_600_000
+        o.compactOnCloseGarbageRatio = 1
+        o.checkpointLogBytes = 1 << 30
+        o.checkpointDirtyBytes = 1 << 30
+        o.cacheBytes = 1 << 20
+        return o
+    }
+
+    /// Several trees, a few thousand keys, overflow values; a checkpoint; eight commits after
+    /// it (a tree created, an overflow value in the last); the file as a crash leaves it.
+    static func build(seed: UInt64) throws -> FuzzFixture {
+        let fs = SimulatedFileSystem()
+        var rng = SplitMix64(seed: mixSeed(seed, 0x4649_5854))
+        var f = FuzzFixture()
+        do {
+            let store = try Store(path: path, options: options(fs))
+            try store.write { tx in
+                let users = try tx.createTree("users")
+                let orders = try tx.createTree("orders")
+                let blobs = try tx.createTree("blobs")
+                for i in 0..<1500 { try users.put(CrashWorkload.key(i), rng.bytes(rng.int(10...120))) }
+                for i in 0..<1000 { try orders.put(Array("order-\(i * 7)".utf8), Array("amount \(i)".utf8)) }
+                for i in 0..<16 {
+                    let n = rng.int(2_000...8_000)
+                    try blobs.put(CrashWorkload.key(i), i % 2 == 0 ? rng.bytes(n) : [UInt8](repeating: UInt8(i), count: n))
+                }
+            }
+            for round in 0..<4 {
+                try store.write { tx in
+                    let users = try tx.tree("users")!
+                    for _ in 0..<100 { try users.put(CrashWorkload.key(rng.below(1500)), Array("updated \(round)".utf8)) }
+                    for _ in 0..<30 { _ = try users.delete(CrashWorkload.key(rng.below(1500))) }
+                }
+            }
+            try store.checkpoint()
+            f.states.append(try store.read { try digestContent($0, thorough: true) })
+            for c in 0..<8 {
+                try store.write { tx in
+                    if c == 3 { try tx.createTree("late").put(Array("x".utf8), Array("y".utf8)) }
+                    let orders = try tx.tree("orders")!
+                    for _ in 0..<5 { try orders.put(Array("order-\(rng.below(9000))".utf8), Array("c\(c)".utf8)) }
+                    _ = try tx.tree("users")!.delete(CrashWorkload.key(rng.below(1500)))
+                    if c == 7 { try tx.tree("blobs")!.put(Array("last".utf8), rng.bytes(5_000)) }
+                }
+                f.states.append(try store.read { try digestContent($0, thorough: true) })
+            }
+            // The file as it is now, before close: commits after the checkpoint, then
+            // preallocated zeros. The store is dropped without closing (its I/O stops here).
+            f.bytes = fs.contents(of: path) ?? []
+            fs.crashAfter(operations: 0)
+            withExtendedLifetime(store) {}
+        }
+        try f.mapFrames()
+        // Keep the log and 4 KiB of the zeros after it.
+        f.bytes = Array(f.bytes.prefix(f.logEnd)) + [UInt8](repeating: 0, count: 4096)
+        return f
+    }
+
+    /// Finds the current header slot's checkpoint and every frame of the log.
+    mutating func mapFrames() throws {
+        var best: (seq: UInt64, checkpoint: Int)?
+        for slot in 0..<2 {
+            let at = slot * 4096
+            guard bytes.count >= at + 64, Array(bytes[at..<at + 8]) == Array("STRATADB".utf8),
+                  readLE(bytes, at + 60, 4) == UInt64(ToolCRC32C.checksum(bytes, at..<at + 60)) else { continue }
+            let seq = readLE(bytes, at + 16, 8)
+            if best == nil || seq > best!.seq { best = (seq, Int(readLE(bytes, at + 24, 8))) }
+        }
+        guard let best else { throw ToolError("seed store: no valid header slot") }
+        checkpointOffset = best.checkpoint
+        var offset = 8192
+        while let fr = FuzzFixture.frame(in: bytes, at: offset) {
+            frames.append(fr)
+            if fr.offset == checkpointOffset { checkpointEnd = fr.offset + fr.length }
+            if fr.type == 2 && fr.offset > checkpointOffset { commitEnds.append(fr.offset + fr.length) }
+            offset += fr.length
+        }
+        logEnd = offset
+        guard checkpointEnd > 0, commitEnds.count == states.count - 1, commitEnds.count >= 2 else {
+            throw ToolError("seed store: unexpected frame map (\(frames.count) frames, \(commitEnds.count) commits after the checkpoint)")
+        }
+        lastCommitRegion = commitEnds[commitEnds.count - 2]
+    }
+
+    /// The valid frame at `offset` (header and payload checksums; no decompression), or `nil`.
+    static func frame(in b: [UInt8], at offset: Int) -> Frame? {
+        guard offset >= 0, offset + 40 <= b.count, readLE(b, offset, 4) == 0x4D52_4653,
+              readLE(b, offset + 36, 4) == UInt64(ToolCRC32C.frameHeader(b, at: offset)) else { return nil }
+        let type = b[offset + 4], flags = b[offset + 5]
+        guard (1...4).contains(type), flags <= 1, b[offset + 6] == 0, b[offset + 7] == 0 else { return nil }
+        let stored = Int(readLE(b, offset + 8, 4))
+        let length = (40 + stored + 7) & ~7
+        guard offset + length <= b.count,
+              readLE(b, offset + 32, 4) == UInt64(ToolCRC32C.checksum(b, (offset + 40)..<(offset + 40 + stored))) else { return nil }
+        return Frame(offset: offset, length: length, type: type, flags: flags, stored: stored)
+    }
+
+    /// Number of post-checkpoint commits wholly inside the first `length` bytes.
+    func commitsWithin(_ length: Int) -> Int { commitEnds.filter { $0 <= length }.count }
+
+    // MARK: Saving for the workers
+
+    func save(to dir: String) throws {
+        try writeFile(dir + "/fixture.bin", bytes)
+        var text = "logEnd \(logEnd)\ncheckpoint \(checkpointOffset) \(checkpointEnd)\nlastCommitRegion \(lastCommitRegion)\n"
+        text += "commitEnds " + commitEnds.map(String.init).joined(separator: " ") + "\n"
+        for fr in frames { text += "frame \(fr.offset) \(fr.length) \(fr.type) \(fr.flags) \(fr.stored)\n" }
+        for (k, s) in states.enumerated() {
+            text += "state \(k)\n"
+            for (name, t) in s.trees.sorted(by: { $0.key < $1.key }) {
+                text += "tree \(Array(name.utf8).map { String($0, radix: 16) }.joined(separator: ",")) \(t.count) \(t.sum)\n"
+            }
+        }
+        try writeFile(dir + "/fixture.txt", Array(text.utf8))
+    }
+
+    static func load(from dir: String) throws -> FuzzFixture {
+        var f = FuzzFixture()
+        f.bytes = try readFile(dir + "/fixture.bin")
+        let text = String(decoding: try readFile(dir + "/fixture.txt"), as: UTF8.self)
+        for line in text.split(separator: "\n") {
+            let p = line.split(separator: " ").map(String.init)
+            func n(_ i: Int) throws -> Int {
+                guard i < p.count, let v = Int(p[i]) else { throw ToolError("bad fixture line: \(line)") }
+                return v
+            }
+            switch p[0] {
+            case "logEnd": f.logEnd = try n(1)
+            case "checkpoint": f.checkpointOffset = try n(1); f.checkpointEnd = try n(2)
+            case "lastCommitRegion": f.lastCommitRegion = try n(1)
+            case "commitEnds": f.commitEnds = p.dropFirst().compactMap { Int($0) }
+            case "frame":
+                f.frames.append(Frame(offset: try n(1), length: try n(2), type: UInt8(try n(3)), flags: UInt8(try n(4)), stored: try n(5)))
+            case "state": f.states.append(ContentDigest())
+            case "tree":
+                guard p.count == 4, let count = Int(p[2]), let sum = UInt64(p[3]) else { throw ToolError("bad fixture line: \(line)") }
+                let name = String(decoding: p[1].split(separator: ",").compactMap { UInt8($0, radix: 16) }, as: UTF8.self)
+                f.states[f.states.count - 1].trees[name] = ContentDigest.Tree(count: count, sum: sum)
+            default: throw ToolError("bad fixture line: \(line)")
+            }
+        }
+        return f
+    }
+}

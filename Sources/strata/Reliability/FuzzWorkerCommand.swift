@@ -1,0 +1,49 @@
+import ArgumentParser
+import StrataStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `strata fuzz-worker` (hidden): runs cases `from..<from+count` and prints one line per case:
+/// `INDEX CODE DETAIL` with CODE `I` (intact), `C` (intact, check() reported damage), `P`
+/// (an allowed committed prefix), `E` (a `StrataError`), `W` (wrong data).
+struct FuzzWorkerCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fuzz-worker", abstract: "Worker process for fuzz.", shouldDisplay: false)
+
+    @Option(help: "Directory holding the parent's seed store (built afresh when omitted).")
+    var fixture: String?
+    @Option var seed: UInt64
+    @Option var from: Int
+    @Option var count: Int
+    @Option var timeoutMs = 5_000
+    @Option var memoryMb = 1_024
+    @Flag(help: "Describe each case and both opens on stderr.")
+    var verbose = false
+    @Option(help: "Run only the cases of this mutation kind (case index % 9).")
+    var kind: Int?
+
+    func run() throws {
+        let f = try fixture.map { try FuzzFixture.load(from: $0) } ?? FuzzFixture.build(seed: seed)
+        var limit = rlimit(rlim_cur: rlim_t(memoryMb) << 20, rlim_max: rlim_t(memoryMb) << 20)
+        if setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit) != 0 { printError("fuzz-worker: setrlimit failed: errno \(errno)") }
+        for index in from..<(from + count) {
+            if let kind, index % FuzzCase.kindNames.count != kind { continue }
+            setTimer(milliseconds: timeoutMs)
+            let c = FuzzCase.make(f, seed: seed, index: index)
+            let ro = FuzzCase.examine(c.bytes, readOnly: true, fixture: f)
+            let rw = FuzzCase.examine(c.bytes, readOnly: false, fixture: f)
+            setTimer(milliseconds: 0)
+            let line = FuzzCase.judge(c, ro: ro, rw: rw, fixture: f)
+            if verbose { printError("case \(index): \(c.what); allowed \(c.allowed.sorted()); read-only: \(ro); read-write: \(rw) => \(line)") }
+            writeLineUnbuffered("\(index) \(line)")
+        }
+    }
+
+    private func setTimer(milliseconds ms: Int) {
+        var t = itimerval()
+        t.it_value.tv_sec = ms / 1000
+        t.it_value.tv_usec = (ms % 1000) * 1000
+        setitimer(__itimer_which_t(ITIMER_REAL.rawValue), &t, nil)
+    }
+}

@@ -1,0 +1,239 @@
+import StrataStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Shared by `crash-test` and `fuzz`: seeded randomness, content digests of a store, and a
+// CRC-32C of their own for forging frames (the tools check the engine, so they do not borrow
+// its checksum code).
+
+// MARK: Random numbers
+
+extension SplitMix64 {
+    /// Uniform in `0..<n` (`n > 0`).
+    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+
+    /// Uniform in `range`.
+    mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + below(range.count) }
+
+    mutating func chance(_ p: Double) -> Bool { unit() < p }
+
+    /// `n` random bytes, eight at a time.
+    mutating func bytes(_ n: Int) -> [UInt8] {
+        if n == 0 { return [] }
+        return [UInt8](unsafeUninitializedCapacity: n) { buffer, initialized in
+            let base = UnsafeMutableRawPointer(buffer.baseAddress!)
+            var i = 0
+            while i < n {
+                var word = next()
+                let k = min(8, n - i)
+                withUnsafeBytes(of: &word) { (base + i).copyMemory(from: $0.baseAddress!, byteCount: k) }
+                i += k
+            }
+            initialized = n
+        }
+    }
+}
+
+/// Mixes several numbers into one seed (each round's and each case's generator is independent).
+func mixSeed(_ parts: UInt64...) -> UInt64 {
+    var h: UInt64 = 0x243F_6A88_85A3_08D3
+    for p in parts { h = fmix64(h ^ p &+ 0x9E37_79B9_7F4A_7C15) }
+    return h
+}
+
+@inline(__always)
+func fmix64(_ x: UInt64) -> UInt64 {
+    var k = x
+    k ^= k >> 33
+    k = k &* 0xFF51_AFD7_ED55_8CCD
+    k ^= k >> 33
+    k = k &* 0xC4CE_B9FE_1A85_EC53
+    k ^= k >> 33
+    return k
+}
+
+// MARK: Content digests
+
+/// A 64-bit hash of a byte string (not cryptographic: it tells states apart, nothing more).
+func hashBytes(_ p: UnsafeRawBufferPointer) -> UInt64 {
+    var h: UInt64 = 0x5851_F42D_4C95_7F2D ^ (UInt64(p.count) &* 0x9E37_79B9_7F4A_7C15)
+    let n = p.count
+    var i = 0
+    while i + 8 <= n {
+        let w = p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+        h = ((h ^ (w &* 0x87C3_7B91_1142_53D5)) << 27 | (h ^ (w &* 0x87C3_7B91_1142_53D5)) >> 37) &* 0x4CF5_AD43_2745_937F &+ 0x52DC_E729
+        i += 8
+    }
+    if i < n {
+        var w: UInt64 = 0
+        for j in i..<n { w = w << 8 | UInt64(p[j]) }
+        h = (h ^ (w &* 0x87C3_7B91_1142_53D5)) &* 0x4CF5_AD43_2745_937F
+    }
+    return fmix64(h)
+}
+
+func hashBytes(_ a: [UInt8]) -> UInt64 { a.withUnsafeBytes { hashBytes($0) } }
+
+/// The digest of one entry from its key and the hash of its value.
+@inline(__always)
+func entryHash(key: UnsafeRawBufferPointer, valueHash: UInt64) -> UInt64 {
+    fmix64(hashBytes(key) &* 0x9E37_79B9_7F4A_7C15 ^ valueHash)
+}
+
+/// A store's content, digested: per tree, the entry count and the sum of the entries' hashes
+/// (order-independent, so a model can be digested without sorting). Empty trees count too.
+struct ContentDigest: Hashable, Sendable {
+    struct Tree: Hashable, Sendable {
+        var count = 0
+        var sum: UInt64 = 0
+    }
+    var trees: [String: Tree] = [:]
+
+    /// A model: tree → key → hash of the value.
+    init(model: [String: [[UInt8]: UInt64]]) {
+        for (name, entries) in model {
+            var t = Tree()
+            for (k, vh) in entries {
+                t.count += 1
+                t.sum &+= k.withUnsafeBytes { entryHash(key: $0, valueHash: vh) }
+            }
+            trees[name] = t
+        }
+    }
+
+    init() {}
+
+    /// One line per tree, for diagnostics.
+    var summary: String {
+        trees.keys.sorted().map { "\($0):\(trees[$0]!.count)" }.joined(separator: " ")
+    }
+}
+
+/// A failure the harness detected in what the engine returned (not a `StrataError`).
+struct HarnessFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+/// Reads every tree of a snapshot with a full forward cursor scan (checking key order and the
+/// tree's count) and every value, overflow values included. With `thorough`, also a full
+/// backward scan (same entries, reverse order) and point reads of a sample of keys.
+func digestContent(_ tx: ReadTransaction, thorough: Bool = false) throws -> ContentDigest {
+    var out = ContentDigest()
+    for name in tx.treeNames {
+        guard let tree = try tx.tree(name) else { throw HarnessFailure("tree '\(name)' listed but not found") }
+        var t = ContentDigest.Tree()
+        let c = tree.makeCursor()
+        var ok = try c.first()
+        var previous: [UInt8]?
+        var samples: [([UInt8], UInt64)] = []
+        while ok {
+            let key = c.copyKey()
+            if let previous, compareKeyBytes(previous, key) >= 0 {
+                throw HarnessFailure("tree '\(name)': forward scan keys out of order")
+            }
+            let vh: UInt64
+            if c.isOverflow {
+                vh = hashBytes(try c.copyValue())
+            } else {
+                vh = hashBytes(c.value)
+            }
+            if thorough && t.count % 37 == 0 { samples.append((key, vh)) }
+            t.count += 1
+            t.sum &+= key.withUnsafeBytes { entryHash(key: $0, valueHash: vh) }
+            previous = key
+            ok = try c.next()
+        }
+        if t.count != tree.count {
+            throw HarnessFailure("tree '\(name)': forward scan found \(t.count) entries, count says \(tree.count)")
+        }
+        if thorough {
+            var back = ContentDigest.Tree()
+            var next: [UInt8]?
+            ok = try c.last()
+            while ok {
+                let key = c.copyKey()
+                if let next, compareKeyBytes(key, next) >= 0 {
+                    throw HarnessFailure("tree '\(name)': backward scan keys out of order")
+                }
+                let vh = c.isOverflow ? hashBytes(try c.copyValue()) : hashBytes(c.value)
+                back.count += 1
+                back.sum &+= key.withUnsafeBytes { entryHash(key: $0, valueHash: vh) }
+                next = key
+                ok = try c.previous()
+            }
+            if back != t {
+                throw HarnessFailure("tree '\(name)': backward scan (\(back.count) entries) differs from forward scan (\(t.count))")
+            }
+            for (key, vh) in samples {
+                guard let v = try tree.get(key) else { throw HarnessFailure("tree '\(name)': get misses a key the cursor found") }
+                if hashBytes(v) != vh { throw HarnessFailure("tree '\(name)': get disagrees with the cursor") }
+            }
+        }
+        out.trees[name] = t
+    }
+    return out
+}
+
+/// `memcmp` order, shorter first on a tie (the store's key order).
+func compareKeyBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    a.withUnsafeBytes { pa in
+        b.withUnsafeBytes { pb in
+            let n = min(pa.count, pb.count)
+            if n > 0 {
+                let r = memcmp(pa.baseAddress!, pb.baseAddress!, n)
+                if r != 0 { return Int(r) }
+            }
+            return pa.count == pb.count ? 0 : (pa.count < pb.count ? -1 : 1)
+        }
+    }
+}
+
+/// The outcome class of an error: `.corrupt` is reported as corruption; everything else
+/// (I/O, refusals, harness failures) by its description.
+func isCorruptError(_ error: any Error) -> Bool {
+    if case StrataError.corrupt? = error as? StrataError { return true }
+    return false
+}
+
+// MARK: CRC-32C (for re-sealing forged frames and header slots)
+
+enum ToolCRC32C {
+    static let table: [UInt32] = (0..<256).map { i in
+        var c = UInt32(i)
+        for _ in 0..<8 { c = c & 1 != 0 ? (c >> 1) ^ 0x82F6_3B78 : c >> 1 }
+        return c
+    }
+
+    static func checksum(_ p: UnsafeRawBufferPointer) -> UInt32 {
+        table.withUnsafeBufferPointer { t in
+            var c: UInt32 = 0xFFFF_FFFF
+            for b in p { c = t[Int((c ^ UInt32(b)) & 0xFF)] ^ (c >> 8) }
+            return c ^ 0xFFFF_FFFF
+        }
+    }
+
+    static func checksum(_ bytes: [UInt8], _ range: Range<Int>) -> UInt32 {
+        bytes.withUnsafeBytes { checksum(UnsafeRawBufferPointer(rebasing: $0[range])) }
+    }
+
+    /// A frame's header checksum (FORMAT.md §3): its 36 header bytes, then its own offset.
+    static func frameHeader(_ bytes: [UInt8], at offset: Int) -> UInt32 {
+        var sealed = Array(bytes[offset..<offset + 36])
+        for i in 0..<8 { sealed.append(UInt8(truncatingIfNeeded: UInt64(offset) >> (8 * UInt64(i)))) }
+        return checksum(sealed, 0..<44)
+    }
+}
+
+// MARK: Little-endian fields
+
+func readLE(_ b: [UInt8], _ at: Int, _ width: Int) -> UInt64 {
+    var v: UInt64 = 0
+    for i in (0..<width).reversed() { v = v << 8 | UInt64(b[at + i]) }
+    return v
+}
+
+func writeLE(_ b: inout [UInt8], _ at: Int, _ width: Int, _ value: UInt64) {
+    for i in 0..<width { b[at + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
+}
