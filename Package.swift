@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "StrataStorage", targets: ["StrataStorage"]),
+        .library(name: "StrataRecords", targets: ["StrataRecords"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
     ],
@@ -23,10 +24,15 @@ let package = Package(
             path: "Sources/StrataStorage",
             swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
         ),
+        .target(
+            name: "StrataRecords",
+            dependencies: ["StrataStorage"],
+            path: "Sources/StrataRecords"
+        ),
         .executableTarget(
             name: "strata",
             dependencies: [
-                "StrataStorage",
+                "StrataStorage", "StrataRecords",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/strata"
@@ -54,6 +60,11 @@ let package = Package(
             name: "StrataStorageTests",
             dependencies: ["StrataStorage"],
             path: "Tests/StrataStorageTests"
+        ),
+        .testTarget(
+            name: "StrataRecordsTests",
+            dependencies: ["StrataRecords"],
+            path: "Tests/StrataRecordsTests"
         ),
         // Runs the built tools (`strata crash-test`, `strata fuzz`, the fuzz target's replay).
         .testTarget(

@@ -34,6 +34,27 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Thrown when an argument is invalid (a page size that is not a power of two, …).
     case invalidArgument(String)
 
+    // Record layer (StrataRecords) and object layer (Strata).
+
+    /// Thrown when a model is built that cannot work: an unknown key path, a missing inverse, a
+    /// derived type that does not fit its expression, a cycle among derived attributes.
+    /// `property` is `nil` when the problem is the entity itself.
+    case invalidModel(entity: String, property: String?, reason: String)
+    /// Thrown when a store is opened with a model that differs from the one stored in it and no
+    /// migration was asked for. Each difference is one line, naming entity and property.
+    case modelMismatch(differences: [String])
+    /// Thrown when a value breaks a validation rule (min/max, length, pattern, a custom rule, a
+    /// missing required value) or a property cannot be set (a derived attribute).
+    case validation(entity: String, property: String?, reason: String)
+    /// Thrown when a commit would break a uniqueness constraint (`properties` are the
+    /// constrained properties) or a delete rule `deny` (`properties` names the relationship).
+    case conflict(entity: String, properties: [String], reason: String)
+    /// Thrown when an object identifier names no row (deleted, or never committed).
+    case objectNotFound(entity: String, primaryKey: UInt64)
+    /// Thrown when a predicate, a sort descriptor or a fetch cannot be parsed or used
+    /// (an unknown key path, a transient attribute in a stored fetch, a type mismatch).
+    case invalidFetch(String)
+
     public var description: String {
         switch self {
         case .notAStrataFile(let path): return "not a Strata file: \(path)"
@@ -52,6 +73,16 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
         case .readOnly(let reason): return "store is read-only: \(reason)"
         case .closed(let what): return "\(what) is closed"
         case .invalidArgument(let what): return "invalid argument: \(what)"
+        case .invalidModel(let entity, let property, let reason):
+            return "invalid model: \(entity)\(property.map { ".\($0)" } ?? ""): \(reason)"
+        case .modelMismatch(let differences):
+            return "the store's model differs from the given model (\(differences.count) difference\(differences.count == 1 ? "" : "s")): \(differences.joined(separator: "; "))"
+        case .validation(let entity, let property, let reason):
+            return "validation failed for \(entity)\(property.map { ".\($0)" } ?? ""): \(reason)"
+        case .conflict(let entity, let properties, let reason):
+            return "conflict on \(entity) (\(properties.joined(separator: ", "))): \(reason)"
+        case .objectNotFound(let entity, let pk): return "no \(entity) with primary key \(pk)"
+        case .invalidFetch(let what): return "invalid fetch: \(what)"
         }
     }
 }

@@ -1,0 +1,73 @@
+import Foundation
+
+/// One attribute value, as the record layer stores, compares and computes with it.
+///
+/// Integers of every width are `int` (the attribute's type bounds them); dates are seconds
+/// since 2001-01-01 as Foundation counts them. `null` is an absent optional value.
+public enum Value: Hashable, Sendable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case decimal(Decimal)
+    case string(String)
+    case date(Date)
+    case uuid(UUID)
+    case binary([UInt8])
+
+    public var isNull: Bool { if case .null = self { return true } else { return false } }
+
+    public var description: String {
+        switch self {
+        case .null: return "nil"
+        case .bool(let b): return b ? "true" : "false"
+        case .int(let i): return String(i)
+        case .double(let d): return String(d)
+        case .decimal(let d): return d.description
+        case .string(let s): return "\"\(s)\""
+        case .date(let d): return "date(\(d.timeIntervalSinceReferenceDate))"
+        case .uuid(let u): return u.uuidString
+        case .binary(let b): return "<\(b.count) bytes>"
+        }
+    }
+
+    /// The value as a `Double` when it is a number (or a bool), for mixed comparisons.
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let i): return Double(i)
+        case .double(let d): return d
+        case .decimal(let d): return NSDecimalNumber(decimal: d).doubleValue
+        case .bool(let b): return b ? 1 : 0
+        case .date(let d): return d.timeIntervalSinceReferenceDate
+        default: return nil
+        }
+    }
+
+    public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+
+    /// Orders two values the way predicates and sort descriptors do: numbers by value across
+    /// int, double and decimal; strings by Unicode scalar values (byte order of UTF-8); `null`
+    /// before everything. Returns `nil` for values of kinds that do not compare.
+    public static func compare(_ a: Value, _ b: Value) -> Int? {
+        switch (a, b) {
+        case (.null, .null): return 0
+        case (.null, _): return -1
+        case (_, .null): return 1
+        case (.int(let x), .int(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.decimal(let x), .decimal(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.int(let x), .decimal(let y)): return compare(.decimal(Decimal(x)), .decimal(y))
+        case (.decimal(let x), .int(let y)): return compare(.decimal(x), .decimal(Decimal(y)))
+        case (.string(let x), .string(let y)):
+            return x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : (x == y ? 0 : 1)
+        case (.bool(let x), .bool(let y)): return x == y ? 0 : (x ? 1 : -1)
+        case (.date(let x), .date(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.uuid(let x), .uuid(let y)):
+            return withUnsafeBytes(of: x.uuid) { px in withUnsafeBytes(of: y.uuid) { py in
+                px.lexicographicallyPrecedes(py) ? -1 : (px.elementsEqual(py) ? 0 : 1) } }
+        case (.binary(let x), .binary(let y)): return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
+        default:
+            guard let x = a.doubleValue, let y = b.doubleValue else { return nil }
+            return x < y ? -1 : (x == y ? 0 : 1)
+        }
+    }
+}
