@@ -1,0 +1,220 @@
+import Foundation
+import StrataStorage
+
+/// What entered and left one parent's relationship in this transaction.
+struct AggregateDelta {
+    var count: Int64 = 0
+    /// Values that entered (+) and left (−), non-nil ones only.
+    var added: [Value] = []
+    var removed: [Value] = []
+    /// Some child's value entered or left: `@min`/`@max` must look again.
+    var extremesMoved = false
+}
+
+extension DerivationEngine {
+    /// `@count`/`@sum`/`@avg`/`@min`/`@max` over a to-many whose inverse is a to-one: each
+    /// touched child moves its contribution from its old parent and value to its new ones.
+    func aggregateToMany(_ e: EntityDescription, _ d: DerivedDescription, _ f: AggregateFunction,
+                         _ rel: RelationshipDescription, _ source: Int?) throws {
+        let c = model.entities[rel.targetIndex]
+        let fk = rel.inverseField!
+        var deltas: [UInt64: AggregateDelta] = [:]
+        for key in touched(c.index) {
+            let o = tx.originals[key]!
+            let n = try tx.row(key)
+            let po = parent(o?[fk]), pn = parent(n?[fk])
+            let vo = source.map { o?[$0] ?? .null } ?? .null
+            let vn = source.map { n?[$0] ?? .null } ?? .null
+            if po == pn && vo == vn { continue }
+            if let po { deltas[po, default: AggregateDelta()].leave(vo, f) }
+            if let pn { deltas[pn, default: AggregateDelta()].enter(vn, f) }
+            if f == .min || f == .max { try moveExtreme(e, d, child: key.pk, from: (po, vo), to: (pn, vn)) }
+        }
+        try apply(deltas, e, d, f, source, childEntity: c)
+    }
+
+    /// The same over a many-to-many: a touched child (a value changed, or links made or
+    /// broken) leaves the parents it had and enters the parents it has.
+    func aggregateManyToMany(_ e: EntityDescription, _ d: DerivedDescription, _ f: AggregateFunction,
+                             _ rel: RelationshipDescription, _ source: Int?) throws {
+        let c = model.entities[rel.targetIndex]
+        var children = Set(touched(c.index).map(\.pk))
+        var changesOf: [UInt64: [RecordTransaction.LinkChange]] = [:]
+        for change in tx.linkChanges where change.entity == c.index && change.relationship == rel.inverse {
+            children.insert(change.row)
+            changesOf[change.row, default: []].append(change)
+        }
+        var deltas: [UInt64: AggregateDelta] = [:]
+        for child in children.sorted() {
+            let key = RowKey(entity: c.index, pk: child)
+            let o: [Value]?? = tx.originals[key]
+            let n = try tx.row(key)
+            let before = o == nil ? n : o!  // untouched row: same values before and after
+            let vo = source.map { before?[$0] ?? .null } ?? .null
+            let vn = source.map { n?[$0] ?? .null } ?? .null
+            var now = Set(n == nil ? [] : try tx.source.keys(RecordTrees.join(c, rel.inverse), prefix: KeyEncoding.primaryKey(child)))
+            let after = now
+            for change in (changesOf[child] ?? []).reversed() {
+                if change.added { now.remove(change.other) } else { now.insert(change.other) }
+            }
+            let was = before == nil ? [] : now
+            if vo == vn && was == after { continue }
+            for p in was where vo != vn || !after.contains(p) { deltas[p, default: AggregateDelta()].leave(vo, f) }
+            for p in after where vo != vn || !was.contains(p) { deltas[p, default: AggregateDelta()].enter(vn, f) }
+            if f == .min || f == .max {
+                for p in was { try moveExtreme(e, d, child: child, from: (p, vo), to: (nil, .null)) }
+                for p in after { try moveExtreme(e, d, child: child, from: (nil, .null), to: (p, vn)) }
+            }
+        }
+        try apply(deltas, e, d, f, source, childEntity: c)
+    }
+
+    func parent(_ v: Value?) -> UInt64? {
+        if case .int(let p)? = v { return UInt64(bitPattern: p) }
+        return nil
+    }
+
+    /// Keeps the `@min`/`@max` tree (parent, child value, child) in step with one child.
+    func moveExtreme(_ e: EntityDescription, _ d: DerivedDescription, child: UInt64,
+                     from old: (UInt64?, Value), to new: (UInt64?, Value)) throws {
+        let t = try tx.tx.tree(RecordTrees.extremes(e, d.name), createIfMissing: true)!
+        func key(_ p: UInt64, _ v: Value) -> [UInt8] {
+            var k = KeyEncoding.primaryKey(p)
+            KeyEncoding.append(v, to: &k)
+            return k + KeyEncoding.primaryKey(child)
+        }
+        if let p = old.0, !old.1.isNull { _ = try t.delete(key(p, old.1)) }
+        if let p = new.0, !new.1.isNull { try t.put(key(p, new.1), []) }
+    }
+
+    /// Applies each parent's delta to its stored value (and bookkeeping fields).
+    func apply(_ deltas: [UInt64: AggregateDelta], _ e: EntityDescription, _ d: DerivedDescription,
+               _ f: AggregateFunction, _ source: Int?, childEntity c: EntityDescription) throws {
+        for (pk, delta) in deltas.sorted(by: { $0.key < $1.key }) {
+            let key = RowKey(entity: e.index, pk: pk)
+            guard var r = try tx.row(key) else { continue }  // the parent is gone
+            let before = r
+            switch f {
+            case .count:
+                let (v, o) = (intValue(r[d.field])).addingReportingOverflow(delta.count)
+                if o { throw overflow(e, d) }
+                r[d.field] = .int(v)
+            case .sum:
+                if let aux = d.auxiliaryFields.first {
+                    // Double: Neumaier-compensated running sum in [sum, compensation].
+                    var s = doubleValue(r[aux]), comp = doubleValue(r[aux + 1])
+                    for v in delta.added { neumaier(&s, &comp, doubleValue(v)) }
+                    for v in delta.removed { neumaier(&s, &comp, -doubleValue(v)) }
+                    r[aux] = .double(s)
+                    r[aux + 1] = .double(comp)
+                    r[d.field] = .double(s + comp)
+                } else {
+                    r[d.field] = try exactSum(r[d.field], delta, type: d.type, e, d)
+                }
+            case .avg:
+                let sumField = d.auxiliaryFields[0], countField = d.auxiliaryFields[1]
+                let count = intValue(r[countField]) + Int64(delta.added.count) - Int64(delta.removed.count)
+                r[countField] = .int(count)
+                if d.auxiliaryFields.count == 3 {
+                    var s = doubleValue(r[sumField]), comp = doubleValue(r[d.auxiliaryFields[2]])
+                    for v in delta.added { neumaier(&s, &comp, doubleValue(v)) }
+                    for v in delta.removed { neumaier(&s, &comp, -doubleValue(v)) }
+                    r[sumField] = .double(s)
+                    r[d.auxiliaryFields[2]] = .double(comp)
+                    r[d.field] = count == 0 ? .null : .double((s + comp) / Double(count))
+                } else {
+                    let sumType = c.fields[source!].type.isInteger ? AttributeType.int64 : .decimal
+                    let s = try exactSum(r[sumField], delta, type: sumType, e, d)
+                    r[sumField] = s
+                    if count == 0 {
+                        r[d.field] = .null
+                    } else {
+                        let total: Decimal = { if case .int(let i) = s { return Decimal(i) }; if case .decimal(let x) = s { return x }; return 0 }()
+                        let avg = total / Decimal(count)
+                        r[d.field] = d.type == .decimal ? .decimal(avg) : .double(NSDecimalNumber(decimal: avg).doubleValue)
+                    }
+                }
+            case .min, .max:
+                r[d.field] = try extreme(e, d, parent: pk, max: f == .max, source: source!, childEntity: c)
+            }
+            if r != before { try tx.write(key, r) }
+        }
+    }
+
+    /// The smallest or largest child value of `parent`, from the extremes tree.
+    func extreme(_ e: EntityDescription, _ d: DerivedDescription, parent: UInt64, max: Bool, source: Int,
+                 childEntity c: EntityDescription) throws -> Value {
+        guard let cursor = try tx.source.cursor(RecordTrees.extremes(e, d.name)) else { return .null }
+        let prefix = KeyEncoding.primaryKey(parent)
+        let found: Bool
+        if max {
+            found = parent == .max ? try cursor.last() : try cursor.seekBackward(KeyEncoding.primaryKey(parent + 1))
+            // seekBackward lands on the last key ≤ its argument; the next parent's first key
+            // would be > prefix(parent + 1), so anything found here is ≤ our range's end.
+        } else {
+            found = try cursor.seek(prefix)
+        }
+        guard found, cursor.key.count > 16, cursor.key.starts(with: prefix) else { return .null }
+        let k = cursor.key
+        let child = KeyEncoding.decodePrimaryKey(UnsafeRawBufferPointer(rebasing: k[(k.count - 8)...]))
+        guard let row = try tx.row(RowKey(entity: c.index, pk: child)) else { return .null }
+        let v = row[source]
+        return d.type.coerce(v) ?? v
+    }
+
+    func exactSum(_ current: Value, _ delta: AggregateDelta, type: AttributeType, _ e: EntityDescription, _ d: DerivedDescription) throws -> Value {
+        if type.isInteger {
+            var s = intValue(current)
+            for v in delta.added {
+                let (r, o) = s.addingReportingOverflow(intValue(v))
+                if o { throw overflow(e, d) }
+                s = r
+            }
+            for v in delta.removed {
+                let (r, o) = s.subtractingReportingOverflow(intValue(v))
+                if o { throw overflow(e, d) }
+                s = r
+            }
+            return .int(s)
+        }
+        var s: Decimal = { if case .decimal(let x) = current { return x }; return 0 }()
+        for v in delta.added { s += decimalValue(v) }
+        for v in delta.removed { s -= decimalValue(v) }
+        return .decimal(s)
+    }
+
+    func overflow(_ e: EntityDescription, _ d: DerivedDescription) -> StrataError {
+        .validation(entity: e.name, property: d.name, reason: "integer overflow in \(d.expression)")
+    }
+
+    func neumaier(_ s: inout Double, _ c: inout Double, _ x: Double) {
+        let t = s + x
+        if abs(s) >= abs(x) { c += (s - t) + x } else { c += (x - t) + s }
+        s = t
+    }
+
+    func intValue(_ v: Value) -> Int64 { if case .int(let i) = v { return i }; return 0 }
+    func doubleValue(_ v: Value) -> Double { v.doubleValue ?? 0 }
+    func decimalValue(_ v: Value) -> Decimal {
+        switch v {
+        case .decimal(let d): return d
+        case .int(let i): return Decimal(i)
+        case .double(let x): return Decimal(x)
+        default: return 0
+        }
+    }
+}
+
+extension AggregateDelta {
+    mutating func enter(_ v: Value, _ f: AggregateFunction) {
+        count += 1
+        if !v.isNull { added.append(v) }
+        extremesMoved = true
+    }
+
+    mutating func leave(_ v: Value, _ f: AggregateFunction) {
+        count -= 1
+        if !v.isNull { removed.append(v) }
+        extremesMoved = true
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import StrataStorage
+
+/// Computes derived attributes at commit from what the transaction changed, in dependency
+/// order, as deltas: counts and sums adjust by what entered and left a relationship, strings
+/// and arithmetic are recomputed only for rows whose sources changed, and copies through
+/// to-one fan out to the rows that point at a changed object. Nothing here scans a
+/// relationship; the cost follows the change set (plus the fan-out a changed copy source has).
+struct DerivationEngine {
+    let tx: RecordTransaction
+    let timestamp: Date
+    var model: Model { tx.model }
+
+    func run() throws {
+        for ref in model.derivationOrder {
+            let e = model.entities[ref.entity]
+            let d = e.derivedAttributes[ref.derived]
+            if case .aggregate(let f, let relName, let attr) = d.parsed {
+                let rel = e.relationship(relName)!
+                let source = attr.map { model.entities[rel.targetIndex].fieldIndex[$0]! }
+                if rel.isManyToMany {
+                    try aggregateManyToMany(e, d, f, rel, source)
+                } else {
+                    try aggregateToMany(e, d, f, rel, source)
+                }
+            } else {
+                try recompute(e, d)
+            }
+        }
+    }
+
+    // MARK: Change set
+
+    /// Whether field `f` of the touched row `key` differs from its value at the start.
+    func changed(_ key: RowKey, _ f: Int) throws -> Bool {
+        guard let original = tx.originals[key] else { return false }
+        guard let o = original, let c = try tx.row(key) else { return true }
+        return o[f] != c[f]
+    }
+
+    func touched(_ entity: Int) -> [RowKey] {
+        tx.originals.keys.filter { $0.entity == entity }.sorted { $0.pk < $1.pk }
+    }
+
+    // MARK: Row-local derived attributes (copies, string functions, arithmetic, now())
+
+    func recompute(_ e: EntityDescription, _ d: DerivedDescription) throws {
+        var candidates = Set<RowKey>()
+        let isNow = d.parsed == .now
+        for key in touched(e.index) {
+            guard try tx.row(key) != nil else { continue }
+            if tx.originals[key]! == nil { candidates.insert(key); continue }
+            if isNow {
+                if tx.explicitlyChanged.contains(key), try e.fields.indices.contains(where: { i in
+                    switch e.fields[i].kind {
+                    case .attribute, .toOne: return try changed(key, i)
+                    default: return false
+                    }
+                }) { candidates.insert(key) }
+                continue
+            }
+            for path in d.parsed.paths where try changed(key, e.fieldIndex[path[0]]!) {
+                candidates.insert(key)
+                break
+            }
+        }
+        if !isNow {
+            for path in d.parsed.paths where path.count > 1 { try fanOut(e, path, into: &candidates) }
+        }
+        for key in candidates.sorted(by: { $0.pk < $1.pk }) {
+            guard var r = try tx.row(key) else { continue }
+            let v = isNow ? Value.date(timestamp) : try evaluate(d.parsed, key, e, declared: d)
+            if r[d.field] != v {
+                r[d.field] = v
+                try tx.write(key, r)
+            }
+        }
+    }
+
+    /// Adds to `candidates` the rows of `e` whose `path` (to-one hops, then an attribute)
+    /// reaches a row whose watched field changed: the attribute at the end, or a hop on the way.
+    func fanOut(_ e: EntityDescription, _ path: [String], into candidates: inout Set<RowKey>) throws {
+        var entities = [e.index]
+        for hop in path.dropLast() { entities.append(model.entities[entities.last!].relationship(hop)!.targetIndex) }
+        for level in 1..<path.count {
+            let t = model.entities[entities[level]]
+            let watched = t.fieldIndex[path[level]]!
+            for key in touched(t.index) where try tx.row(key) != nil && changed(key, watched) {
+                var frontier = [key.pk]
+                for m in stride(from: level - 1, through: 0, by: -1) {
+                    let owner = model.entities[entities[m]]
+                    let fk = owner.fieldIndex[path[m]]!
+                    var next: [UInt64] = []
+                    for pk in frontier { next += try tx.source.keys(RecordTrees.inverse(owner, fk), prefix: KeyEncoding.primaryKey(pk)) }
+                    frontier = next
+                }
+                for pk in frontier { candidates.insert(RowKey(entity: e.index, pk: pk)) }
+            }
+        }
+    }
+
+    func evaluate(_ x: DerivedExpression, _ key: RowKey, _ e: EntityDescription, declared d: DerivedDescription) throws -> Value {
+        let v = try DerivedEvaluator(tx: tx, entity: e, property: d.name).value(of: x, at: key)
+        if v.isNull { return .null }
+        if d.type.isInteger, case .double(let x) = v {
+            // Integer attributes take integer division (toward zero), like Swift's `/`.
+            let t = x.rounded(.towardZero)
+            guard t.isFinite, let r = d.type.integerRange, t >= Double(r.lowerBound), t <= Double(r.upperBound) else { return .null }
+            return .int(Int64(t))
+        }
+        return d.type.coerce(v) ?? .null
+    }
+}

@@ -1,0 +1,102 @@
+/// One stored slot of a row, in row order.
+struct Field: Sendable {
+    enum Kind: Sendable, Equatable {
+        /// A stored attribute.
+        case attribute
+        /// A derived attribute (computed at commit; callers cannot set it).
+        case derived
+        /// A to-one relationship: the target's primary key; `target` is its entity's index.
+        case toOne(target: Int)
+        /// Bookkeeping a derived attribute needs (an `@avg`'s sum and count, a double sum's
+        /// compensation); never visible to callers.
+        case auxiliary
+    }
+    var name: String
+    var kind: Kind
+    /// The value type (`int64` for to-one keys).
+    var type: AttributeType
+    var isOptional: Bool
+    var defaultValue: Value?
+    var validation: [ValidationRule]
+}
+
+/// A relationship of an entity, resolved against the model.
+public struct RelationshipDescription: Sendable {
+    public let name: String
+    /// The target entity's name.
+    public let target: String
+    public let inverse: String
+    public let isToMany: Bool
+    public let deleteRule: DeleteRule
+    public let isOptional: Bool
+    /// Both sides to-many: stored in a join tree.
+    public let isManyToMany: Bool
+    /// The target entity's index.
+    let targetIndex: Int
+    /// To-one: this row's field holding the target key. Nil for to-many.
+    let field: Int?
+    /// To-many with a to-one inverse: the target's field holding the key of this row.
+    let inverseField: Int?
+}
+
+/// A derived attribute, resolved.
+public struct DerivedDescription: Sendable {
+    public let name: String
+    public let type: AttributeType
+    public let expression: String
+    public let isOptional: Bool
+    let parsed: DerivedExpression
+    let field: Int
+    /// Auxiliary fields: `@avg` keeps [sum, count]; a `double` `@sum` keeps [compensation].
+    let auxiliaryFields: [Int]
+}
+
+/// An entity of a model, resolved: its properties, its row layout, its relationships.
+public final class EntityDescription: Sendable {
+    public let name: String
+    /// Position in the model; also the entity's number in tree names and object identifiers.
+    public let index: Int
+    /// Declared attributes, transient ones included.
+    public let attributes: [Attribute]
+    public let relationships: [RelationshipDescription]
+    public let derivedAttributes: [DerivedDescription]
+    /// Each constraint's property names.
+    public let uniquenessConstraints: [[String]]
+    /// Each index's property names.
+    public let indexes: [[String]]
+    let fields: [Field]
+    let fieldIndex: [String: Int]
+    let relationshipIndex: [String: Int]
+    /// Per uniqueness constraint and per index: the fields, in order.
+    let uniqueFields: [[Int]]
+    let indexFields: [[Int]]
+
+    init(name: String, index: Int, attributes: [Attribute], relationships: [RelationshipDescription],
+         derived: [DerivedDescription], unique: [[String]], indexes: [[String]], fields: [Field]) {
+        self.name = name
+        self.index = index
+        self.attributes = attributes
+        self.relationships = relationships
+        self.derivedAttributes = derived
+        self.uniquenessConstraints = unique
+        self.indexes = indexes
+        self.fields = fields
+        var fi: [String: Int] = [:]
+        for (i, f) in fields.enumerated() { fi[f.name] = i }
+        self.fieldIndex = fi
+        var ri: [String: Int] = [:]
+        for (i, r) in relationships.enumerated() { ri[r.name] = i }
+        self.relationshipIndex = ri
+        self.uniqueFields = unique.map { $0.map { fi[$0]! } }
+        self.indexFields = indexes.map { $0.map { fi[$0]! } }
+    }
+
+    /// The relationship named `name`.
+    public func relationship(_ name: String) -> RelationshipDescription? { relationshipIndex[name].map { relationships[$0] } }
+
+    /// The declared attribute named `name` (stored or transient).
+    public func attribute(_ name: String) -> Attribute? { attributes.first { $0.name == name } }
+
+    /// Whether `name` is a transient attribute (modelled, never stored).
+    public func isTransient(_ name: String) -> Bool { attribute(name)?.isTransient ?? false }
+}

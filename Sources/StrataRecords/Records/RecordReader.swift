@@ -1,0 +1,95 @@
+import StrataStorage
+
+/// Reads objects in one consistent state: a snapshot (``RecordStore/read(_:)``) or a write
+/// transaction's own view (``RecordTransaction`` inherits from it).
+public class RecordReader {
+    public let model: Model
+    let source: TreeSource
+
+    init(model: Model, source: TreeSource) {
+        self.model = model
+        self.source = source
+    }
+
+    func entity(_ name: String) throws -> EntityDescription {
+        guard let e = model.entity(name) else { throw StrataError.invalidArgument("no entity '\(name)' in the model") }
+        return e
+    }
+
+    func rowKey(_ id: ObjectID) throws -> RowKey { RowKey(entity: try entity(id.entity).index, pk: id.primaryKey) }
+
+    func objectID(_ key: RowKey) -> ObjectID { ObjectID(entity: model.entities[key.entity].name, primaryKey: key.pk) }
+
+    /// The row's stored fields, or nil when there is no such row.
+    func row(_ key: RowKey) throws -> [Value]? {
+        let e = model.entities[key.entity]
+        guard let bytes = try source.get(RecordTrees.rows(e), KeyEncoding.primaryKey(key.pk)) else { return nil }
+        return try RowCodec.decode(bytes, fields: e.fields)
+    }
+
+    /// Whether the object exists.
+    public func exists(_ id: ObjectID) throws -> Bool { try row(rowKey(id)) != nil }
+
+    /// Every stored attribute and derived attribute of the object (not relationships), or nil
+    /// when it does not exist.
+    public func values(of id: ObjectID) throws -> [String: Value]? {
+        let key = try rowKey(id)
+        guard let r = try row(key) else { return nil }
+        let e = model.entities[key.entity]
+        var out: [String: Value] = [:]
+        for (i, f) in e.fields.enumerated() where f.kind == .attribute || f.kind == .derived { out[f.name] = r[i] }
+        return out
+    }
+
+    /// One attribute or derived attribute (to-one relationships: the target's primary key).
+    public func value(_ property: String, of id: ObjectID) throws -> Value {
+        let key = try rowKey(id)
+        let e = model.entities[key.entity]
+        guard let f = e.fieldIndex[property], e.fields[f].kind != .auxiliary else {
+            if e.isTransient(property) { throw StrataError.invalidFetch("'\(property)' of \(e.name) is transient: it is never stored") }
+            throw StrataError.invalidArgument("\(e.name) has no stored property '\(property)'")
+        }
+        guard let r = try row(key) else { throw StrataError.objectNotFound(entity: e.name, primaryKey: id.primaryKey) }
+        return r[f]
+    }
+
+    /// The target of a to-one relationship.
+    public func target(of relationship: String, of id: ObjectID) throws -> ObjectID? {
+        let key = try rowKey(id)
+        let e = model.entities[key.entity]
+        guard let rel = e.relationship(relationship), let f = rel.field else {
+            throw StrataError.invalidArgument("'\(relationship)' is not a to-one relationship of \(e.name)")
+        }
+        guard let r = try row(key) else { throw StrataError.objectNotFound(entity: e.name, primaryKey: id.primaryKey) }
+        guard case .int(let pk) = r[f] else { return nil }
+        return ObjectID(entity: rel.target, primaryKey: UInt64(bitPattern: pk))
+    }
+
+    /// The objects of a to-many relationship, in primary-key order.
+    public func members(of relationship: String, of id: ObjectID) throws -> [ObjectID] {
+        let key = try rowKey(id)
+        let e = model.entities[key.entity]
+        guard let rel = e.relationship(relationship), rel.isToMany else {
+            throw StrataError.invalidArgument("'\(relationship)' is not a to-many relationship of \(e.name)")
+        }
+        return try memberKeys(rel, of: key).map { ObjectID(entity: rel.target, primaryKey: $0) }
+    }
+
+    /// Primary keys of the objects a to-many relationship of `key` reaches.
+    func memberKeys(_ rel: RelationshipDescription, of key: RowKey) throws -> [UInt64] {
+        let target = model.entities[rel.targetIndex]
+        if let f = rel.inverseField {
+            return try source.keys(RecordTrees.inverse(target, f), prefix: KeyEncoding.primaryKey(key.pk))
+        }
+        return try source.keys(RecordTrees.join(model.entities[key.entity], rel.name), prefix: KeyEncoding.primaryKey(key.pk))
+    }
+
+    /// How many objects of `entity` exist.
+    public func count(_ entity: String) throws -> Int { try source.count(RecordTrees.rows(self.entity(entity))) }
+
+    /// Every object of `entity`, in primary-key order.
+    public func objects(_ entity: String) throws -> [ObjectID] {
+        let e = try self.entity(entity)
+        return try source.keys(RecordTrees.rows(e), prefix: []).map { ObjectID(entity: e.name, primaryKey: $0) }
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import StrataStorage
+
+/// A store of objects described by a ``Model``, on a Strata page file.
+///
+/// ```swift
+/// let store = try RecordStore(path: "todo.strata", model: model)
+/// let list = try store.write { tx in try tx.insert("TodoList", ["name": "Home"]) }
+/// let count = try store.read { try $0.value("itemCount", of: list) }
+/// ```
+public final class RecordStore: Sendable {
+    public let model: Model
+    /// The page file underneath, for statistics, checkpoints, compaction and backup.
+    public let storage: Store
+    private let statisticsState = Mutex(CommitStatistics())
+
+    /// What the last commit touched: the measure that derived attributes cost in proportion to
+    /// the change, not to the size of a relationship.
+    public struct CommitStatistics: Sendable, Equatable {
+        /// Rows read from storage (not counting rows the transaction had already touched).
+        public var rowsRead = 0
+        /// Row writes, derived-value updates included.
+        public var rowsWritten = 0
+        /// B+tree pages the commit copied or created.
+        public var pagesTouched = 0
+    }
+
+    /// Opens (or creates) the store at `path`. A store that holds another model fails with
+    /// `StrataError.modelMismatch`, listing the differences.
+    public init(path: String, model: Model, options: StoreOptions = StoreOptions()) throws {
+        self.model = model
+        self.storage = try Store(path: path, options: options)
+        do {
+            try checkModel(readOnly: options.readOnly)
+        } catch {
+            try? storage.close()
+            throw error
+        }
+    }
+
+    private func checkModel(readOnly: Bool) throws {
+        let lines = model.schemaLines
+        let stored = try storage.read { tx in try tx.tree(RecordTrees.meta)?.get(RecordTrees.schemaKey) }
+        if let stored {
+            let old = String(decoding: stored, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            if old != lines { throw StrataError.modelMismatch(differences: ModelDifferences.between(stored: old, given: lines)) }
+            return
+        }
+        if readOnly { throw StrataError.readOnly(reason: "the store has no model yet and is opened read-only") }
+        try storage.write { tx in
+            try tx.tree(RecordTrees.meta, createIfMissing: true)!.put(RecordTrees.schemaKey, Array(lines.joined(separator: "\n").utf8))
+        }
+    }
+
+    /// Runs `body` on a snapshot: a consistent view that later commits do not change.
+    public func read<T>(_ body: (RecordReader) throws -> T) throws -> T {
+        try storage.read { tx in try body(RecordReader(model: model, source: .read(tx))) }
+    }
+
+    /// Runs `body` in the write transaction; commits when it returns (derived attributes,
+    /// delete rules, uniqueness and validation settle first), rolls back if it throws.
+    public func write<T>(_ body: (RecordTransaction) throws -> T) throws -> T {
+        var stats = CommitStatistics()
+        let result = try storage.write { tx in
+            let rtx = RecordTransaction(model: model, tx: tx)
+            let r = try body(rtx)
+            try rtx.prepareCommit(timestamp: Date())
+            stats.rowsRead = rtx.rowsRead
+            stats.rowsWritten = rtx.rowsWritten
+            return r
+        }
+        stats.pagesTouched = storage.statistics.pagesTouchedByLastCommit
+        statisticsState.withLock { $0 = stats }
+        return result
+    }
+
+    /// The same, from `async` code: waits for the writer without blocking a thread.
+    public func write<T: Sendable>(_ body: @Sendable (RecordTransaction) throws -> T) async throws -> T {
+        let model = self.model
+        let result = try await storage.write { tx in
+            let rtx = RecordTransaction(model: model, tx: tx)
+            let r = try body(rtx)
+            try rtx.prepareCommit(timestamp: Date())
+            return r
+        }
+        return result
+    }
+
+    /// What the last commit made through ``write(_:)-(RecordTransaction)`` touched.
+    public var lastCommitStatistics: CommitStatistics { statisticsState.withLock { $0 } }
+
+    /// Checkpoints and closes the page file.
+    public func close() throws { try storage.close() }
+}
+
+import Synchronization

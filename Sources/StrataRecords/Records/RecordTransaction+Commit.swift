@@ -1,0 +1,133 @@
+import Foundation
+import StrataStorage
+
+extension RecordTransaction {
+    /// Settles the transaction before the storage commit: delete rules, derived attributes,
+    /// uniqueness constraints, validation, primary-key counters.
+    func prepareCommit(timestamp: Date) throws {
+        try applyDeleteRules()
+        try DerivationEngine(tx: self, timestamp: timestamp).run()
+        try checkUniqueness()
+        try validate()
+        if !nextPrimaryKeys.isEmpty {
+            let meta = try tx.tree(RecordTrees.meta, createIfMissing: true)!
+            for (ei, next) in nextPrimaryKeys { try meta.put(RecordTrees.nextKey(model.entities[ei]), KeyEncoding.primaryKey(next)) }
+        }
+    }
+
+    /// Cascades, nullifies and denies, transitively. `deny` is checked last, so a relationship
+    /// whose objects are all deleted in the same transaction does not block.
+    func applyDeleteRules() throws {
+        var denials: [(RowKey, RelationshipDescription, [RowKey])] = []
+        var i = 0
+        while i < pendingDeletes.count {
+            let key = pendingDeletes[i]
+            i += 1
+            let e = model.entities[key.entity]
+            let original = originals[key] ?? nil
+            for rel in e.relationships {
+                var reached: [RowKey] = []
+                if let f = rel.field {
+                    if case .int(let p)? = original?[f] { reached = [RowKey(entity: rel.targetIndex, pk: UInt64(bitPattern: p))] }
+                } else {
+                    reached = try memberKeys(rel, of: key).map { RowKey(entity: rel.targetIndex, pk: $0) }
+                }
+                reached = try reached.filter { try row($0) != nil }
+                if reached.isEmpty { continue }
+                switch rel.deleteRule {
+                case .cascade:
+                    for r in reached where try row(r) != nil { try delete(objectID(r)) }
+                case .deny:
+                    denials.append((key, rel, reached))
+                case .nullify:
+                    break
+                }
+                // The other side forgets the deleted object (whatever the rule, for objects
+                // that survive): clear their to-one, or unlink the many-to-many.
+                if rel.isManyToMany {
+                    for r in reached { try link(rel, key, r, add: false) }
+                } else if rel.isToMany, let f = rel.inverseField {
+                    for r in reached {
+                        guard var row = try row(r) else { continue }
+                        row[f] = .null
+                        try write(r, row)
+                        explicitlyChanged.insert(r)
+                    }
+                }
+            }
+        }
+        for (key, rel, reached) in denials {
+            let alive = try reached.filter { try row($0) != nil }
+            if !alive.isEmpty {
+                let e = model.entities[key.entity]
+                throw StrataError.conflict(entity: e.name, properties: [rel.name],
+                                           reason: "cannot delete \(objectID(key)): '\(rel.name)' still reaches \(alive.count) \(rel.target) object\(alive.count == 1 ? "" : "s") and its delete rule is deny")
+            }
+        }
+    }
+
+    /// Moves every changed row's uniqueness entries from its old values to its new ones, all
+    /// removals first so that two objects may swap values in one transaction.
+    func checkUniqueness() throws {
+        let changed = originals.keys.filter { !model.entities[$0.entity].uniqueFields.isEmpty }
+        if changed.isEmpty { return }
+        for key in changed {
+            let e = model.entities[key.entity]
+            guard let old = originals[key] ?? nil else { continue }
+            for (i, fields) in e.uniqueFields.enumerated() {
+                let t = try tx.tree(RecordTrees.unique(e, i), createIfMissing: true)!
+                let k = try uniqueKey(fields.map { old[$0] }, e, i)
+                if let k, let owner = try t.get(k), KeyEncoding.decodePrimaryKey(owner) == key.pk { _ = try t.delete(k) }
+            }
+        }
+        for key in changed {
+            let e = model.entities[key.entity]
+            guard let new = current[key] ?? nil else { continue }
+            for (i, fields) in e.uniqueFields.enumerated() {
+                let t = try tx.tree(RecordTrees.unique(e, i), createIfMissing: true)!
+                guard let k = try uniqueKey(fields.map { new[$0] }, e, i) else { continue }
+                if let owner = try t.get(k), KeyEncoding.decodePrimaryKey(owner) != key.pk {
+                    throw StrataError.conflict(entity: e.name, properties: e.uniquenessConstraints[i],
+                                               reason: "\(objectID(key)) has the same values as \(e.name)/\(KeyEncoding.decodePrimaryKey(owner))")
+                }
+                try t.put(k, KeyEncoding.primaryKey(key.pk))
+            }
+        }
+    }
+
+    /// The uniqueness key of some values; nil when one is nil (SQL semantics: nils never clash).
+    func uniqueKey(_ values: [Value], _ e: EntityDescription, _ i: Int) throws -> [UInt8]? {
+        if values.contains(where: \.isNull) { return nil }
+        var out: [UInt8] = []
+        for v in values {
+            guard KeyEncoding.append(v, to: &out) else {
+                throw StrataError.validation(entity: e.name, property: e.uniquenessConstraints[i].joined(separator: ","),
+                                             reason: "a value in a uniqueness constraint is longer than \(KeyEncoding.maxValueBytes) bytes")
+            }
+        }
+        return out
+    }
+
+    /// Required values, integer ranges and validation rules of every inserted or changed row.
+    func validate() throws {
+        for (key, state) in current {
+            guard let r = state else { continue }
+            let e = model.entities[key.entity]
+            for (i, f) in e.fields.enumerated() where f.kind != .auxiliary {
+                let v = r[i]
+                if v.isNull {
+                    if !f.isOptional {
+                        throw StrataError.validation(entity: e.name, property: f.name, reason: "\(objectID(key)) needs a value")
+                    }
+                    continue
+                }
+                if let range = f.type.integerRange, case .int(let x) = v, !range.contains(x) {
+                    throw StrataError.validation(entity: e.name, property: f.name, reason: "\(x) does not fit \(f.type.rawValue)")
+                }
+                for rule in f.validation {
+                    if let why = rule.violation(v) { throw StrataError.validation(entity: e.name, property: f.name, reason: why) }
+                }
+            }
+        }
+    }
+}

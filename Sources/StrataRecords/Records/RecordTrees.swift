@@ -1,0 +1,26 @@
+import StrataStorage
+
+/// The storage trees of the record layer (FORMAT.md, "Records"). Named after the model so
+/// `strata info` and `strata dump` read naturally.
+enum RecordTrees {
+    /// The stored model and the primary-key counters.
+    static let meta = "records:meta"
+    static let schemaKey = Array("schema".utf8)
+
+    static func nextKey(_ e: EntityDescription) -> [UInt8] { Array("next:\(e.name)".utf8) }
+
+    /// Rows: primary key (8 bytes big-endian) → row.
+    static func rows(_ e: EntityDescription) -> String { "rows:\(e.name)" }
+    /// A fetch index: encoded values + primary key → empty.
+    static func index(_ e: EntityDescription, _ i: Int) -> String { "index:\(e.name):\(e.indexes[i].joined(separator: ","))" }
+    /// A uniqueness constraint: encoded values → primary key.
+    static func unique(_ e: EntityDescription, _ i: Int) -> String { "unique:\(e.name):\(e.uniquenessConstraints[i].joined(separator: ","))" }
+    /// The to-many side of a to-one: target key + row key → empty ("which rows point at X").
+    static func inverse(_ e: EntityDescription, _ field: Int) -> String { "inverse:\(e.name):\(e.fields[field].name)" }
+    /// One side of a many-to-many: this row's key + the other row's key → empty.
+    static func join(_ e: EntityDescription, _ relationship: String) -> String { "join:\(e.name):\(relationship)" }
+    /// `@min`/`@max` bookkeeping: parent key + encoded child value + child key → empty.
+    static func extremes(_ e: EntityDescription, _ derived: String) -> String { "extremes:\(e.name):\(derived)" }
+
+    static func pair(_ a: UInt64, _ b: UInt64) -> [UInt8] { KeyEncoding.primaryKey(a) + KeyEncoding.primaryKey(b) }
+}

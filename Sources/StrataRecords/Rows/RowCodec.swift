@@ -1,0 +1,131 @@
+import Foundation
+import StrataStorage
+
+/// The stored form of a row (FORMAT.md, "Records"): a version byte, the field count, a
+/// presence bitmap, then each present field in layout order.
+///
+/// | type | bytes |
+/// |---|---|
+/// | bool | 1 |
+/// | int16/32/64, to-one key | zigzag varint |
+/// | double, date | 8, IEEE 754 little-endian (dates: seconds since 2001-01-01) |
+/// | decimal | varint length + its decimal text (exact) |
+/// | string, binary | varint length + bytes (UTF-8) |
+/// | uuid | 16 |
+///
+/// Rows written by an older layout have fewer fields; missing trailing fields read as absent.
+enum RowCodec {
+    static let version: UInt8 = 1
+
+    static func encode(_ values: [Value], fields: [Field]) -> [UInt8] {
+        var out: [UInt8] = [version]
+        out.reserveCapacity(16 + values.count * 8)
+        appendVarint(&out, UInt64(values.count))
+        let bitmapStart = out.count
+        out.append(contentsOf: repeatElement(0, count: (values.count + 7) / 8))
+        for (i, v) in values.enumerated() {
+            if v.isNull { continue }
+            out[bitmapStart + i / 8] |= 1 << UInt8(i % 8)
+            switch v {
+            case .null: break
+            case .bool(let b): out.append(b ? 1 : 0)
+            case .int(let x): appendVarint(&out, UInt64(bitPattern: (x << 1) ^ (x >> 63)))
+            case .double(let d): appendLE(&out, d.bitPattern)
+            case .date(let d): appendLE(&out, d.timeIntervalSinceReferenceDate.bitPattern)
+            case .decimal(let d):
+                let s = Array(d.description.utf8)
+                appendVarint(&out, UInt64(s.count))
+                out.append(contentsOf: s)
+            case .string(let s):
+                appendVarint(&out, UInt64(s.utf8.count))
+                out.append(contentsOf: s.utf8)
+            case .binary(let b):
+                appendVarint(&out, UInt64(b.count))
+                out.append(contentsOf: b)
+            case .uuid(let u):
+                withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
+            }
+        }
+        return out
+    }
+
+    /// Decodes a row of `fields`. Throws `corrupt` when the bytes do not fit the layout.
+    static func decode(_ bytes: [UInt8], fields: [Field]) throws -> [Value] {
+        var r = Reader(bytes: bytes)
+        guard try r.byte() == version else { throw StrataError.corrupt("row format version", offset: nil) }
+        let n = Int(try r.varint())
+        guard n <= fields.count else { throw StrataError.corrupt("row has \(n) fields, the layout \(fields.count)", offset: nil) }
+        let bitmap = try r.take((n + 7) / 8)
+        var values = [Value](repeating: .null, count: fields.count)
+        for i in 0..<n where bitmap[bitmap.startIndex + i / 8] & (1 << UInt8(i % 8)) != 0 {
+            switch fields[i].type {
+            case .bool: values[i] = .bool(try r.byte() != 0)
+            case .int16, .int32, .int64:
+                let z = try r.varint()
+                values[i] = .int(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
+            case .double: values[i] = .double(Double(bitPattern: try r.u64()))
+            case .date: values[i] = .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try r.u64())))
+            case .decimal:
+                let s = String(decoding: try r.take(Int(try r.varint())), as: UTF8.self)
+                guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else { throw StrataError.corrupt("decimal field '\(s)'", offset: nil) }
+                values[i] = .decimal(d)
+            case .string: values[i] = .string(String(decoding: try r.take(Int(try r.varint())), as: UTF8.self))
+            case .binary: values[i] = .binary(Array(try r.take(Int(try r.varint()))))
+            case .uuid:
+                let b = try r.take(16)
+                values[i] = .uuid(UUID(uuid: (b[b.startIndex], b[b.startIndex + 1], b[b.startIndex + 2], b[b.startIndex + 3], b[b.startIndex + 4], b[b.startIndex + 5], b[b.startIndex + 6], b[b.startIndex + 7],
+                                              b[b.startIndex + 8], b[b.startIndex + 9], b[b.startIndex + 10], b[b.startIndex + 11], b[b.startIndex + 12], b[b.startIndex + 13], b[b.startIndex + 14], b[b.startIndex + 15])))
+            }
+        }
+        return values
+    }
+
+    static func appendVarint(_ out: inout [UInt8], _ v: UInt64) {
+        var v = v
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
+    }
+
+    static func appendLE(_ out: inout [UInt8], _ v: UInt64) {
+        withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
+    }
+
+    struct Reader {
+        let bytes: [UInt8]
+        var at = 0
+
+        mutating func byte() throws -> UInt8 {
+            guard at < bytes.count else { throw StrataError.corrupt("row ends early", offset: nil) }
+            at += 1
+            return bytes[at - 1]
+        }
+
+        mutating func take(_ n: Int) throws -> ArraySlice<UInt8> {
+            guard n >= 0, n <= bytes.count - at else { throw StrataError.corrupt("row field of \(n) bytes runs past the row", offset: nil) }
+            at += n
+            return bytes[(at - n)..<at]
+        }
+
+        mutating func varint() throws -> UInt64 {
+            var v: UInt64 = 0
+            var shift: UInt64 = 0
+            while true {
+                let b = try byte()
+                guard shift < 64 else { throw StrataError.corrupt("row varint too long", offset: nil) }
+                v |= UInt64(b & 0x7F) << shift
+                if b < 0x80 { return v }
+                shift += 7
+            }
+        }
+
+        mutating func u64() throws -> UInt64 {
+            let s = try take(8)
+            var v: UInt64 = 0
+            for (i, b) in s.enumerated() { v |= UInt64(b) << (8 * UInt64(i)) }
+            return v
+        }
+    }
+}
