@@ -27,6 +27,7 @@ import StrataStorage
             #expect(try store.value("lineTotal", of: item) == .decimal(Decimal(string: "7.5")!))
             if case .date = try store.value("modified", of: list) {} else { Issue.record("modified not set") }
         }
+        try expectConsistent(store)
     }
 
     @Test func movingDeletingAndRenamingKeepValuesRight() throws {
@@ -59,6 +60,7 @@ import StrataStorage
             #expect(try store.read { try $0.count("Item") } == 1)
             #expect(try store.read { try $0.exists(items[1]) } == false)
         }
+        try expectConsistent(store)
     }
 
     @Test func manyToManyCountsAndSumsOfDerived() throws {
@@ -87,6 +89,7 @@ import StrataStorage
             #expect(try store.value("listItemTotal", of: t) == .int(4))
             #expect(try store.value("tagCount", of: l2) == .int(0))
         }
+        try expectConsistent(store)
     }
 
     @Test func derivedAttributesCannotBeSetAndUniquenessHolds() throws {

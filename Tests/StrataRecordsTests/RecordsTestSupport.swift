@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import StrataStorage
 @testable import StrataRecords
 
@@ -62,4 +63,10 @@ extension RecordStore {
     func value(_ property: String, of id: ObjectID) throws -> Value {
         try read { try $0.value(property, of: id) }
     }
+}
+
+/// Records an issue for every problem `checkRecords()` finds (indexes, inverses, derived values).
+func expectConsistent(_ store: RecordStore, _ label: String = "", sourceLocation: SourceLocation = #_sourceLocation) throws {
+    let problems = try store.read { try $0.checkRecords() }
+    for p in problems { Issue.record("\(label) \(p)", sourceLocation: sourceLocation) }
 }

@@ -100,7 +100,11 @@ struct DerivationEngine {
     }
 
     func evaluate(_ x: DerivedExpression, _ key: RowKey, _ e: EntityDescription, declared d: DerivedDescription) throws -> Value {
-        let v = try DerivedEvaluator(tx: tx, entity: e, property: d.name).value(of: x, at: key)
+        DerivationEngine.coerce(try DerivedEvaluator(tx: tx, entity: e, property: d.name).value(of: x, at: key), to: d)
+    }
+
+    /// Converts a computed value to the attribute's declared type.
+    static func coerce(_ v: Value, to d: DerivedDescription) -> Value {
         if v.isNull { return .null }
         if d.type.isInteger, case .double(let x) = v {
             // Integer attributes take integer division (toward zero), like Swift's `/`.

@@ -1,9 +1,10 @@
 import Foundation
 import StrataStorage
 
-/// Evaluates a row-local derived expression against the transaction's current rows.
+/// Evaluates a row-local derived expression against a reader's rows (a transaction's current
+/// rows at commit; a snapshot's when `check` recomputes from scratch).
 struct DerivedEvaluator {
-    let tx: RecordTransaction
+    let tx: RecordReader
     let entity: EntityDescription
     let property: String
 
