@@ -69,7 +69,7 @@ let package = Package(
         // Runs the built tools (`strata crash-test`, `strata fuzz`, the fuzz target's replay).
         .testTarget(
             name: "StrataToolTests",
-            dependencies: ["strata", "strata-fuzz"],
+            dependencies: ["strata", "strata-fuzz", "StrataRecords"],
             path: "Tests/StrataToolTests"
         ),
     ],

@@ -60,7 +60,6 @@ func describe(_ error: any Error) -> String {
         }
         return e.description
     }
-    if let e = error as? CustomStringConvertible { return e.description }
     return String(describing: error)
 }
 

@@ -41,19 +41,24 @@ public final class RecordStore: Sendable {
     /// Opens the store at `path` with the model stored in it (no Swift model needed): for
     /// tools that inspect, dump and check any store. Defaults and validation rules are not
     /// part of the rebuilt model, so open read-only unless you know the rules do not matter.
-    public init(path: String, options: StoreOptions = StoreOptions()) throws {
+    public convenience init(path: String, options: StoreOptions = StoreOptions()) throws {
         let storage = try Store(path: path, options: options)
         do {
-            guard let stored = try storage.read({ tx in try tx.tree(RecordTrees.meta)?.get(RecordTrees.schemaKey) }) else {
-                throw StrataError.invalidArgument("\(path) holds no record model (a plain key/value store)")
-            }
-            let lines = String(decoding: stored, as: UTF8.self).split(separator: "\n").map(String.init)
-            self.model = try StoredModel.parse(lines)
-            self.storage = storage
+            try self.init(opening: storage)
         } catch {
             try? storage.close()
             throw error
         }
+    }
+
+    /// The record layer over an open page file, with the model stored in it.
+    public init(opening storage: Store) throws {
+        guard let stored = try storage.read({ tx in try tx.tree(RecordTrees.meta)?.get(RecordTrees.schemaKey) }) else {
+            throw StrataError.invalidArgument("the store holds no record model (a plain key/value store)")
+        }
+        let lines = String(decoding: stored, as: UTF8.self).split(separator: "\n").map(String.init)
+        self.model = try StoredModel.parse(lines)
+        self.storage = storage
     }
 
     /// Whether the store at the other end of `storage` holds a record model.

@@ -41,17 +41,30 @@ struct CheckCommand: ParsableCommand {
             dead += ", of which \(humanBytes(info.fileBytes - info.logBytes)) is preallocated space after the log"
         }
         print("file: \(formatBytes(report.fileBytes)), live: \(formatBytes(report.liveBytes)), dead: \(dead)")
+        var problems = report.problems
         if report.isClean {
+            // The record layer: indexes, inverses, joins, and every derived value recomputed.
+            do {
+                if let records = try RecordsReport.open(store) {
+                    let found = try records.read { try $0.checkRecords() }
+                    print("records: \(records.model.entities.count) entities, \(found.isEmpty ? "indexes and derived values verified" : "\(found.count) problems")")
+                    problems += found
+                }
+            } catch {
+                problems.append("record layer: \(describe(error))")
+            }
+        }
+        if problems.isEmpty {
             print("OK")
             return
         }
-        for problem in report.problems { print("problem: \(problem)") }
+        for problem in problems { print("problem: \(problem)") }
         if let writer = StoreStatus.read(storePath: file), writer.isOpen, processExists(writer.pid) {
             // The check reads to the end of the file while the writer appends to it, so a frame
             // still being written shows up as an invalid frame at the end of the log.
             print("note: pid \(writer.pid) has the store open for writing; a problem near the end of the log may be a frame it is writing: check again, or with the writer stopped")
         }
-        printError("strata: \(file): \(report.problems.count) problem\(report.problems.count == 1 ? "" : "s") found")
+        printError("strata: \(file): \(problems.count) problem\(problems.count == 1 ? "" : "s") found")
         throw ExitCode(1)
     }
 }

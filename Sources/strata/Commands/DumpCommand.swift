@@ -1,7 +1,7 @@
 import ArgumentParser
 import StrataStorage
 
-/// `strata dump FILE [--tree NAME] [--limit N] [--prefix HEX]`: prints a tree's entries as
+/// `strata dump FILE [--tree NAME | --entity NAME] [--limit N] [--prefix HEX]`: prints a tree's entries as
 /// `key<TAB>value` lines (bbolt's `keys`/`get` in one), or lists the trees. Keys and values are
 /// printable ASCII with `\xNN` for every other byte, so binary data cannot break the lines.
 struct DumpCommand: ParsableCommand {
@@ -20,6 +20,9 @@ struct DumpCommand: ParsableCommand {
     @Option(help: "The tree to print.")
     var tree: String?
 
+    @Option(help: "Print the rows of this entity as JSON lines (stores with a record model).")
+    var entity: String?
+
     @Option(help: "Print at most this many entries.")
     var limit: Int?
 
@@ -31,14 +34,22 @@ struct DumpCommand: ParsableCommand {
         if let prefix, parseHex(prefix) == nil {
             throw ValidationError("--prefix must be an even number of hex digits, e.g. 7573")
         }
-        if tree == nil && (limit != nil || prefix != nil) {
+        if tree == nil && entity == nil && (limit != nil || prefix != nil) {
             throw ValidationError("--limit and --prefix need --tree")
+        }
+        if entity != nil && (tree != nil || prefix != nil) {
+            throw ValidationError("--entity cannot be combined with --tree or --prefix")
         }
     }
 
     func run() throws {
         let store = try openStore(file, readOnly: true)
         defer { try? store.close() }
+        if let entity {
+            guard let records = try RecordsReport.open(store) else { throw ToolError("\(file) holds no record model") }
+            try RecordsReport.dumpRows(records, entity: entity, limit: limit)
+            return
+        }
         try store.read { snapshot in
             let out = OutputBuffer()
             defer { out.flush() }

@@ -32,6 +32,9 @@ struct InfoCommand: ParsableCommand {
         let info = try store.info()
         let writer = info.writerStatus.map { WriterView($0, now: wallClockMilliseconds()) }
         print(json ? jsonReport(info, writer).rendered() : textReport(info, writer))
+        if !json, let records = try RecordsReport.open(store) {
+            print(try RecordsReport.modelText(records), terminator: "")
+        }
     }
 
     /// The status record plus what only the reader can judge: whether the writer still runs
