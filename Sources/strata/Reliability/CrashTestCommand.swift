@@ -17,6 +17,9 @@ import Glibc
 /// fork or the stopped file system then crashes with `crash(seed:)` (every unsynced write kept,
 /// dropped or torn) and is reopened and checked.
 ///
+/// One round in five runs record-layer transactions instead (``RecordsCrashTest``): after
+/// recovery every derived value and index must agree with the rows.
+///
 /// `--process` mode: a real writer process (`crash-test-writer`) with `full` durability on a
 /// real file prints each acknowledged commit; it is killed with SIGKILL at a random moment,
 /// the file is reopened and checked, and the next writer continues on the same file.
@@ -57,8 +60,22 @@ struct CrashTestCommand: ParsableCommand {
     }
 
     func run() throws {
-        let counts = process ? try ProcessCrashTest(seed: seed, kills: kills, verbose: verbose).run()
-            : SimulatedCrashTest(seed: seed, rounds: rounds, only: only, verbose: verbose).run()
+        var counts: CrashCounts
+        if process {
+            counts = try ProcessCrashTest(seed: seed, kills: kills, verbose: verbose).run()
+        } else if let only {
+            counts = SimulatedCrashTest(seed: seed, rounds: rounds, only: only, verbose: verbose).run()
+        } else {
+            // One round in five runs record-layer transactions (derived attributes, indexes,
+            // relationships) through the same crash model.
+            let recordRounds = rounds / 5
+            counts = SimulatedCrashTest(seed: seed, rounds: rounds - recordRounds, only: nil, verbose: verbose).run()
+            let start = monotonicSeconds()
+            try RecordsCrashTest(seed: seed, rounds: recordRounds, verbose: verbose).run(into: &counts)
+            if recordRounds > 0 {
+                printError("crash-test: \(recordRounds) record-layer rounds in \(fixed(monotonicSeconds() - start, 1))s")
+            }
+        }
         print("crash-test: \(counts.rounds) rounds, \(counts.lost) lost, \(counts.corrupt) corrupt, \(counts.unrecoverable) unrecoverable")
         if counts.lost + counts.corrupt + counts.unrecoverable > 0 { throw ExitCode(1) }
     }
