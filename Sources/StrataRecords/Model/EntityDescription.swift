@@ -18,6 +18,8 @@ struct Field: Sendable {
     var isOptional: Bool
     var defaultValue: Value?
     var validation: [ValidationRule]
+    /// The field's name in the previous model version (lightweight migration).
+    var renamedFrom: String? = nil
 }
 
 /// A relationship of an entity, resolved against the model.
@@ -37,6 +39,8 @@ public struct RelationshipDescription: Sendable {
     let field: Int?
     /// To-many with a to-one inverse: the target's field holding the key of this row.
     let inverseField: Int?
+    /// The relationship's name in the previous model version.
+    let renamedFrom: String?
 }
 
 /// A derived attribute, resolved.
@@ -56,6 +60,8 @@ public final class EntityDescription: Sendable {
     public let name: String
     /// Position in the model; also the entity's number in tree names and object identifiers.
     public let index: Int
+    /// The entity's name in the previous model version (lightweight migration).
+    public let renamingIdentifier: String?
     /// Declared attributes, transient ones included.
     public let attributes: [Attribute]
     public let relationships: [RelationshipDescription]
@@ -71,9 +77,10 @@ public final class EntityDescription: Sendable {
     let uniqueFields: [[Int]]
     let indexFields: [[Int]]
 
-    init(name: String, index: Int, attributes: [Attribute], relationships: [RelationshipDescription],
+    init(name: String, index: Int, renamingIdentifier: String?, attributes: [Attribute], relationships: [RelationshipDescription],
          derived: [DerivedDescription], unique: [[String]], indexes: [[String]], fields: [Field]) {
         self.name = name
+        self.renamingIdentifier = renamingIdentifier
         self.index = index
         self.attributes = attributes
         self.relationships = relationships

@@ -48,18 +48,18 @@ struct ModelResolver {
                         guard let c = a.type.coerce(v) else { throw fail(e.name, a.name, "default value \(v) is not a \(a.type.rawValue)") }
                         d = c
                     }
-                    fields.append(Field(name: a.name, kind: .attribute, type: a.type, isOptional: a.isOptional, defaultValue: d, validation: a.validation))
+                    fields.append(Field(name: a.name, kind: .attribute, type: a.type, isOptional: a.isOptional, defaultValue: d, validation: a.validation, renamedFrom: a.renamingIdentifier))
                 }
             }
             for m in e.members {
                 if case .relationship(let r) = m.kind, !r.isToMany {
                     guard let t = names[r.target] else { throw fail(e.name, r.name, "target entity '\(r.target)' is not in the model") }
-                    fields.append(Field(name: r.name, kind: .toOne(target: t), type: .int64, isOptional: r.isOptional, defaultValue: nil, validation: []))
+                    fields.append(Field(name: r.name, kind: .toOne(target: t), type: .int64, isOptional: r.isOptional, defaultValue: nil, validation: [], renamedFrom: r.renamingIdentifier))
                 }
             }
             for m in e.members {
                 if case .derived(let d) = m.kind {
-                    fields.append(Field(name: d.name, kind: .derived, type: d.type, isOptional: d.isOptional, defaultValue: nil, validation: []))
+                    fields.append(Field(name: d.name, kind: .derived, type: d.type, isOptional: d.isOptional, defaultValue: nil, validation: [], renamedFrom: d.renamingIdentifier))
                 }
             }
             layouts.append(fields)
@@ -117,7 +117,7 @@ struct ModelResolver {
                 rels.append(RelationshipDescription(
                     name: r.name, target: r.target, inverse: r.inverse, isToMany: r.isToMany, deleteRule: r.deleteRule,
                     isOptional: r.isOptional, isManyToMany: r.isToMany && inverse.isToMany, targetIndex: ti,
-                    field: field, inverseField: inverseField))
+                    field: field, inverseField: inverseField, renamedFrom: r.renamingIdentifier))
             }
             relationships.append(rels)
         }
@@ -163,7 +163,7 @@ struct ModelResolver {
                 if case .unique = m.kind { unique.append(props) } else { indexes.append(props) }
             }
             let attrs = e.members.compactMap { m -> Attribute? in if case .attribute(let a) = m.kind { return a }; return nil }
-            entities.append(EntityDescription(name: e.name, index: ei, attributes: attrs, relationships: relationships[ei],
+            entities.append(EntityDescription(name: e.name, index: ei, renamingIdentifier: e.renamingIdentifier, attributes: attrs, relationships: relationships[ei],
                                               derived: derived[ei], unique: unique, indexes: indexes, fields: layouts[ei]))
         }
         let order = try DerivationOrder(entities: entities).sorted()

@@ -26,12 +26,13 @@ public final class RecordStore: Sendable {
     }
 
     /// Opens (or creates) the store at `path`. A store that holds another model fails with
-    /// `StrataError.modelMismatch`, listing the differences.
-    public init(path: String, model: Model, options: StoreOptions = StoreOptions()) throws {
+    /// `StrataError.modelMismatch`, listing the differences, unless `migration` is
+    /// `.lightweight` (see ``MigrationPolicy``).
+    public init(path: String, model: Model, options: StoreOptions = StoreOptions(), migration: MigrationPolicy = .none) throws {
         self.model = model
         self.storage = try Store(path: path, options: options)
         do {
-            try checkModel(readOnly: options.readOnly)
+            try checkModel(readOnly: options.readOnly, migration: migration)
         } catch {
             try? storage.close()
             throw error
@@ -66,12 +67,16 @@ public final class RecordStore: Sendable {
         try storage.read { tx in try tx.tree(RecordTrees.meta)?.get(RecordTrees.schemaKey) != nil }
     }
 
-    private func checkModel(readOnly: Bool) throws {
+    private func checkModel(readOnly: Bool, migration: MigrationPolicy) throws {
         let lines = model.schemaLines
         let stored = try storage.read { tx in try tx.tree(RecordTrees.meta)?.get(RecordTrees.schemaKey) }
         if let stored {
             let old = String(decoding: stored, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            if old != lines { throw StrataError.modelMismatch(differences: ModelDifferences.between(stored: old, given: lines)) }
+            if old == lines { return }
+            guard migration == .lightweight, !readOnly else {
+                throw StrataError.modelMismatch(differences: ModelDifferences.between(stored: old, given: lines))
+            }
+            try Migration(old: try StoredModel.parse(old), new: model).run(storage)
             return
         }
         if readOnly { throw StrataError.readOnly(reason: "the store has no model yet and is opened read-only") }

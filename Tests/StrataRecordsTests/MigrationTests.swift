@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import StrataStorage
+@testable import StrataRecords
+
+@Suite struct MigrationTests {
+    static func v1() throws -> Model {
+        try Model {
+            Entity("TodoList") {
+                Attribute("name", .string)
+                Attribute("created", .int32, default: 0)
+                Relationship("items", toMany: "Item", inverse: "list", deleteRule: .cascade)
+                Relationship("tags", toMany: "Tag", inverse: "lists")
+            }
+            Entity("Item") {
+                Attribute("title", .string)
+                Attribute("amount", .decimal, default: Decimal(0))
+                Relationship("list", toOne: "TodoList", inverse: "items")
+            }
+            Entity("Tag") {
+                Attribute("label", .string)
+                Relationship("lists", toMany: "TodoList", inverse: "tags")
+            }
+        }
+    }
+
+    static func v2() throws -> Model {
+        try Model {
+            Entity("List", renamedFrom: "TodoList") {
+                Attribute("name", .string)
+                Attribute("created", .int64, default: 0)  // widened
+                Attribute("color", .string, default: "blue")  // added
+                Relationship("entries", toMany: "Item", inverse: "list", deleteRule: .cascade, renamedFrom: "items")
+                Relationship("tags", toMany: "Tag", inverse: "lists")
+                Derived("itemCount", .int64, "entries.@count")  // backfilled
+                Derived("searchName", .string, "canonical:(name)")
+                FetchIndex("searchName")  // backfilled
+            }
+            Entity("Item") {
+                Attribute("label", .string, renamedFrom: "title")  // renamed; amount removed
+                Relationship("list", toOne: "List", inverse: "entries")
+                Derived("listName", .string, "list.name", optional: true)
+            }
+            Entity("Tag") {
+                Attribute("label", .string)
+                Relationship("lists", toMany: "List", inverse: "tags")
+                Derived("listCount", .int64, "lists.@count")
+            }
+        }
+    }
+
+    @Test func lightweightMigrationCarriesRowsOverAndBackfills() throws {
+        let fs = SimulatedFileSystem()
+        let store = try makeStore(try Self.v1(), fs: fs)
+        let (list, item) = try store.write { tx -> (ObjectID, ObjectID) in
+            let l = try tx.insert("TodoList", ["name": "Café", "created": 7])
+            let i = try tx.insert("Item", ["title": "milk", "amount": Decimal(2), "list": l])
+            try tx.insert("Item", ["title": "eggs", "list": l])
+            let t = try tx.insert("Tag", ["label": "home"])
+            try tx.add(l, to: "lists", of: t)
+            return (l, i)
+        }
+        try store.close()
+        // Without asking, a different model is refused.
+        #expect(throws: StrataError.self) { _ = try makeStore(try Self.v2(), fs: fs) }
+        var o = StoreOptions(durability: .normal)
+        o.fileSystem = fs
+        let migrated = try RecordStore(path: "/db/records.strata", model: try Self.v2(), options: o, migration: .lightweight)
+        let newList = ObjectID(entity: "List", primaryKey: list.primaryKey)
+        let newItem = ObjectID(entity: "Item", primaryKey: item.primaryKey)
+        #expect(try migrated.value("name", of: newList) == .string("Café"))
+        #expect(try migrated.value("created", of: newList) == .int(7))
+        #expect(try migrated.value("color", of: newList) == .string("blue"))
+        #expect(try migrated.value("itemCount", of: newList) == .int(2))
+        #expect(try migrated.value("searchName", of: newList) == .string("cafe"))
+        #expect(try migrated.value("label", of: newItem) == .string("milk"))
+        #expect(try migrated.value("listName", of: newItem) == .string("Café"))
+        let tag = try #require(try migrated.read { try $0.objects("Tag").first })
+        #expect(try migrated.value("listCount", of: tag) == .int(1))
+        try expectConsistent(migrated)
+        // Primary keys continue where they were; the store works on.
+        let next = try migrated.write { tx in try tx.insert("Item", ["label": "bread", "list": newList]) }
+        #expect(next.primaryKey == 3)
+        #expect(try migrated.value("itemCount", of: newList) == .int(3))
+        try migrated.close()
+        // Reopening with the new model needs no migration.
+        let again = try RecordStore(path: "/db/records.strata", model: try Self.v2(), options: o)
+        try expectConsistent(again)
+    }
+
+    @Test func aChangedTypeIsRefusedNamingTheProperty() throws {
+        let fs = SimulatedFileSystem()
+        let store = try makeStore(try Model { Entity("A") { Attribute("x", .string) } }, fs: fs)
+        try store.close()
+        var o = StoreOptions(durability: .normal)
+        o.fileSystem = fs
+        do {
+            _ = try RecordStore(path: "/db/records.strata", model: try Model { Entity("A") { Attribute("x", .int64) } }, options: o, migration: .lightweight)
+            Issue.record("a type change was migrated")
+        } catch StrataError.modelMismatch(let differences) {
+            #expect(differences.contains { $0.contains("A.x") && $0.contains("type changed") })
+        }
+    }
+}
