@@ -9,6 +9,7 @@ extension RecordReader {
     public func checkRecords(limit: Int = 100) throws -> [String] {
         var problems: [String] = []
         func report(_ s: String) { if problems.count < limit { problems.append(s) } }
+        try willScanRows()
         var rowsByEntity: [[(UInt64, [Value])]] = []
         for e in model.entities {
             var rows: [(UInt64, [Value])] = []

@@ -20,6 +20,9 @@ public class RecordReader {
 
     func objectID(_ key: RowKey) -> ObjectID { ObjectID(entity: model.entities[key.entity].name, primaryKey: key.pk) }
 
+    /// Called before reading a rows tree as a whole (a transaction first writes its pending rows).
+    func willScanRows() throws {}
+
     /// The row's stored fields, or nil when there is no such row.
     func row(_ key: RowKey) throws -> [Value]? {
         let e = model.entities[key.entity]
@@ -85,11 +88,15 @@ public class RecordReader {
     }
 
     /// How many objects of `entity` exist.
-    public func count(_ entity: String) throws -> Int { try source.count(RecordTrees.rows(self.entity(entity))) }
+    public func count(_ entity: String) throws -> Int {
+        try willScanRows()
+        return try source.count(RecordTrees.rows(self.entity(entity)))
+    }
 
     /// Every object of `entity`, in primary-key order.
     public func objects(_ entity: String) throws -> [ObjectID] {
         let e = try self.entity(entity)
+        try willScanRows()
         return try source.keys(RecordTrees.rows(e), prefix: []).map { ObjectID(entity: e.name, primaryKey: $0) }
     }
 }

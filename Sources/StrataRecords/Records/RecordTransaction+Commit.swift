@@ -9,6 +9,7 @@ extension RecordTransaction {
         try DerivationEngine(tx: self, timestamp: timestamp).run()
         try checkUniqueness()
         try validate()
+        try flushRows()
         if !nextPrimaryKeys.isEmpty {
             let meta = try tx.tree(RecordTrees.meta, createIfMissing: true)!
             for (ei, next) in nextPrimaryKeys { try meta.put(RecordTrees.nextKey(model.entities[ei]), KeyEncoding.primaryKey(next)) }

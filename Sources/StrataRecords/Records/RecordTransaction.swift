@@ -17,6 +17,11 @@ public final class RecordTransaction: RecordReader {
     /// Many-to-many links made or broken: (entity, relationship, row, other row, added).
     var linkChanges: [LinkChange] = []
     var nextPrimaryKeys: [Int: UInt64] = [:]
+    /// Rows read from storage in this transaction, decoded once.
+    var readCache: [RowKey: [Value]?] = [:]
+    /// Rows whose new state is not in the rows tree yet: each is encoded once, at commit (or
+    /// before a scan of the rows tree), however often derivation changes it.
+    var unflushed = Set<RowKey>()
     var rowsRead = 0
     var rowsWritten = 0
 
@@ -35,8 +40,24 @@ public final class RecordTransaction: RecordReader {
 
     override func row(_ key: RowKey) throws -> [Value]? {
         if let r = current[key] { return r }
+        if let r = readCache[key] { return r }
         rowsRead += 1
-        return try super.row(key)
+        let r = try super.row(key)
+        readCache[key] = .some(r)
+        return r
+    }
+
+    override func willScanRows() throws { try flushRows() }
+
+    /// Puts every changed row into its rows tree.
+    func flushRows() throws {
+        for key in unflushed {
+            let e = model.entities[key.entity]
+            let rows = try tx.tree(RecordTrees.rows(e), createIfMissing: true)!
+            let pk = KeyEncoding.primaryKey(key.pk)
+            if let new = current[key] ?? nil { try rows.put(pk, RowCodec.encode(new, fields: e.fields)) } else { _ = try rows.delete(pk) }
+        }
+        unflushed.removeAll(keepingCapacity: true)
     }
 
     // MARK: Public mutations
@@ -200,17 +221,15 @@ public final class RecordTransaction: RecordReader {
         }
     }
 
-    /// Writes a row's new state (or its deletion) to the rows tree, its fetch indexes and the
-    /// inverse indexes of its to-one relationships. Uniqueness is settled at commit.
+    /// Records a row's new state (or its deletion) and updates its fetch indexes and the inverse
+    /// indexes of its to-one relationships; the row itself reaches its tree at commit
+    /// (``flushRows()``). Uniqueness is settled at commit.
     func write(_ key: RowKey, _ new: [Value]?) throws {
         let e = model.entities[key.entity]
         let old = try row(key)
         if originals[key] == nil { originals[key] = .some(old) }
         current[key] = .some(new)
-        rowsWritten += 1
-        let pkBytes = KeyEncoding.primaryKey(key.pk)
-        let rows = try tx.tree(RecordTrees.rows(e), createIfMissing: true)!
-        if let new { try rows.put(pkBytes, RowCodec.encode(new, fields: e.fields)) } else { _ = try rows.delete(pkBytes) }
+        if unflushed.insert(key).inserted { rowsWritten += 1 }
         for (i, fields) in e.indexFields.enumerated() {
             let ok = old.map { o in KeyEncoding.indexKey(fields.map { o[$0] }, pk: key.pk) }
             let nk = new.map { n in KeyEncoding.indexKey(fields.map { n[$0] }, pk: key.pk) }

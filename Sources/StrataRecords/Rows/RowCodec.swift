@@ -9,7 +9,7 @@ import StrataStorage
 /// | bool | 1 |
 /// | int16/32/64, to-one key | zigzag varint |
 /// | double, date | 8, IEEE 754 little-endian (dates: seconds since 2001-01-01) |
-/// | decimal | varint length + its decimal text (exact) |
+/// | decimal | sign byte, exponent byte, mantissa length, mantissa bytes (little-endian) |
 /// | string, binary | varint length + bytes (UTF-8) |
 /// | uuid | 16 |
 ///
@@ -32,10 +32,7 @@ enum RowCodec {
             case .int(let x): appendVarint(&out, UInt64(bitPattern: (x << 1) ^ (x >> 63)))
             case .double(let d): appendLE(&out, d.bitPattern)
             case .date(let d): appendLE(&out, d.timeIntervalSinceReferenceDate.bitPattern)
-            case .decimal(let d):
-                let s = Array(d.description.utf8)
-                appendVarint(&out, UInt64(s.count))
-                out.append(contentsOf: s)
+            case .decimal(let d): DecimalCoding.append(d, to: &out)
             case .string(let s):
                 appendVarint(&out, UInt64(s.utf8.count))
                 out.append(contentsOf: s.utf8)
@@ -53,7 +50,7 @@ enum RowCodec {
     static func decode(_ bytes: [UInt8], fields: [Field]) throws -> [Value] {
         var r = Reader(bytes: bytes)
         guard try r.byte() == version else { throw StrataError.corrupt("row format version", offset: nil) }
-        let n = Int(try r.varint())
+        let n = try r.length()
         guard n <= fields.count else { throw StrataError.corrupt("row has \(n) fields, the layout \(fields.count)", offset: nil) }
         let bitmap = try r.take((n + 7) / 8)
         var values = [Value](repeating: .null, count: fields.count)
@@ -66,11 +63,14 @@ enum RowCodec {
             case .double: values[i] = .double(Double(bitPattern: try r.u64()))
             case .date: values[i] = .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try r.u64())))
             case .decimal:
-                let s = String(decoding: try r.take(Int(try r.varint())), as: UTF8.self)
-                guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else { throw StrataError.corrupt("decimal field '\(s)'", offset: nil) }
+                let sign = try r.byte(), exponent = try r.byte()
+                let n = Int(try r.byte())
+                guard let d = DecimalCoding.decode(sign: sign, exponent: exponent, mantissa: try r.take(n)) else {
+                    throw StrataError.corrupt("decimal field", offset: nil)
+                }
                 values[i] = .decimal(d)
-            case .string: values[i] = .string(String(decoding: try r.take(Int(try r.varint())), as: UTF8.self))
-            case .binary: values[i] = .binary(Array(try r.take(Int(try r.varint()))))
+            case .string: values[i] = .string(String(decoding: try r.take(try r.length()), as: UTF8.self))
+            case .binary: values[i] = .binary(Array(try r.take(try r.length())))
             case .uuid:
                 let b = try r.take(16)
                 values[i] = .uuid(UUID(uuid: (b[b.startIndex], b[b.startIndex + 1], b[b.startIndex + 2], b[b.startIndex + 3], b[b.startIndex + 4], b[b.startIndex + 5], b[b.startIndex + 6], b[b.startIndex + 7],
@@ -119,6 +119,14 @@ enum RowCodec {
                 if b < 0x80 { return v }
                 shift += 7
             }
+        }
+
+        /// A varint that counts bytes or fields: at most what the row holds (a file's varint
+        /// may claim anything up to 2^64, which `Int(_:)` would trap on).
+        mutating func length() throws -> Int {
+            let v = try varint()
+            guard v <= UInt64(bytes.count) else { throw StrataError.corrupt("row length \(v) beyond the row's \(bytes.count) bytes", offset: nil) }
+            return Int(v)
         }
 
         mutating func u64() throws -> UInt64 {
