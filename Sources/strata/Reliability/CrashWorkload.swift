@@ -2,7 +2,6 @@ import StrataStorage
 
 // The crash test's workload: seeded transactions and the state after each.
 
-
 /// A seeded workload of write transactions and the expected content after each commit.
 struct CrashWorkload {
     enum Op {
