@@ -1,0 +1,228 @@
+import Foundation
+import StrataStorage
+
+/// A right-side value with the row-independent work done: its string folded, and for `LIKE`
+/// and `MATCHES` its pattern compiled.
+struct PreparedOperand: Sendable {
+    enum Pattern: Sendable {
+        case like(LikePattern)
+        case regex(NSRegularExpression)
+    }
+
+    let value: PreparedValue
+    let pattern: Pattern?
+}
+
+/// The right side of a comparison, ready to test against.
+enum PreparedRight: Sendable {
+    case one(PreparedOperand)
+    case many([PreparedOperand], MembershipIndex?)
+
+    /// True when `test` holds for the value, or for some value of a list or to-many path.
+    @inline(__always)
+    func contains(where test: (PreparedOperand) throws -> Bool) rethrows -> Bool {
+        switch self {
+        case .one(let x): return try test(x)
+        case .many(let xs, _): return try xs.contains(where: test)
+        }
+    }
+}
+
+/// A set of a long constant `IN` list, when its values are all strings or all integers, so
+/// that membership costs one lookup instead of a scan.
+struct MembershipIndex: Sendable {
+    private let strings: Set<String>?
+    private let integers: Set<Int64>?
+
+    /// Below this a scan is as fast as hashing.
+    private static let minimumCount = 8
+
+    init?(_ elements: [PreparedOperand]) {
+        guard elements.count >= Self.minimumCount else { return nil }
+        var strings: Set<String> = []
+        var integers: Set<Int64> = []
+        for element in elements {
+            if let text = element.value.text {
+                strings.insert(text)
+            } else if case .int(let i) = element.value.value {
+                integers.insert(i)
+            } else {
+                return nil
+            }
+        }
+        if integers.isEmpty { self.strings = strings; self.integers = nil }
+        else if strings.isEmpty { self.strings = nil; self.integers = integers }
+        else { return nil }
+    }
+
+    /// Whether `value` is in the list; nil when only a scan can tell (a double or decimal
+    /// against integers, which compare by numeric value).
+    func contains(_ value: PreparedValue) -> Bool? {
+        if let strings {
+            guard let text = value.text else { return false }
+            return strings.contains(text)
+        }
+        guard let integers else { return nil }
+        switch value.value {
+        case .int(let i): return integers.contains(i)
+        case .double, .decimal: return nil
+        default: return false
+        }
+    }
+}
+
+/// One comparison compiled: operands turned into sources, the constant side prepared once.
+struct CompiledComparison: Sendable {
+    private enum Right: Sendable {
+        case prepared(PreparedRight)
+        case dynamic(OperandSource)
+    }
+
+    private let lhs: OperandSource
+    private let quantifier: Quantifier
+    private let op: ComparisonOperator
+    private let mode: TextMode
+    /// `MATCHES[c]` is ICU's case-insensitive flag: folding the pattern's text would also
+    /// fold escapes such as `\D` into `\d`.
+    private let regexCaseInsensitive: Bool
+    private let rhs: Right
+
+    init(_ comparison: Comparison) throws {
+        lhs = OperandSource(comparison.lhs)
+        quantifier = comparison.quantifier
+        op = comparison.op
+        let options = comparison.options
+        if op == .matches {
+            // Only diacritics are folded on both sides; case is the regex engine's job.
+            var textOptions = options
+            textOptions.remove(.caseInsensitive)
+            mode = TextMode(textOptions)
+            regexCaseInsensitive = options.contains(.caseInsensitive) && !options.contains(.normalized)
+        } else {
+            mode = TextMode(options)
+            regexCaseInsensitive = false
+        }
+        let source = OperandSource(comparison.rhs)
+        if op == .between {
+            guard case .list(let bounds) = source, bounds.count == 2 else {
+                throw StrataError.invalidFetch("BETWEEN needs a list of two bounds: \(comparison)")
+            }
+        }
+        if let values = source.constantValues {
+            let caseInsensitive = regexCaseInsensitive
+            rhs = .prepared(try Self.prepare(values, op: op, mode: mode) {
+                try RegexPattern.compile($0, caseInsensitive: caseInsensitive)
+            })
+        } else {
+            rhs = .dynamic(source)
+        }
+    }
+
+    /// `regex` compiles a `MATCHES` pattern: directly for a constant, through the
+    /// evaluator's cache for a pattern read from the row.
+    private static func prepare(_ values: KeyPathValues, op: ComparisonOperator, mode: TextMode,
+                                regex: (String) throws -> NSRegularExpression) throws -> PreparedRight {
+        func operand(_ v: Value) throws -> PreparedOperand {
+            let prepared = PreparedValue(v, mode: mode)
+            var pattern: PreparedOperand.Pattern?
+            if let text = prepared.text {
+                if op == .like {
+                    pattern = .like(LikePattern(text))
+                } else if op == .matches {
+                    pattern = .regex(try regex(text))
+                }
+            }
+            return PreparedOperand(value: prepared, pattern: pattern)
+        }
+        switch values {
+        case .one(let v):
+            return .one(try operand(v))
+        case .many(let vs):
+            let operands = try vs.map(operand)
+            return .many(operands, op == .in ? MembershipIndex(operands) : nil)
+        }
+    }
+
+    func evaluate<Subject: PredicateSubject>(_ subject: Subject, cache: inout RegexCache) throws -> Bool {
+        let right: PreparedRight
+        switch rhs {
+        case .prepared(let r):
+            right = r
+        case .dynamic(let source):
+            right = try Self.prepare(try source.resolve(subject), op: op, mode: mode) {
+                try cache.regex($0, caseInsensitive: regexCaseInsensitive)
+            }
+        }
+        switch try lhs.resolve(subject) {
+        case .one(let v):
+            // A single value is a collection of one for ALL and NONE.
+            let result = test(v, against: right)
+            return quantifier == .none ? !result : result
+        case .many(let vs):
+            switch quantifier {
+            case .direct, .any: return vs.contains { test($0, against: right) }
+            case .all: return vs.allSatisfy { test($0, against: right) }
+            case .none: return !vs.contains { test($0, against: right) }
+            }
+        }
+    }
+
+    /// One value of the left side against the right side. A right side of many values (a
+    /// list, or a to-many path) matches when one of them does, except for `IN` and
+    /// `BETWEEN`, which take the collection as a whole.
+    private func test(_ v: Value, against right: PreparedRight) -> Bool {
+        let a = PreparedValue(v, mode: mode)
+        switch op {
+        case .equal:
+            return right.contains { ValueSemantics.equal(a, $0.value, mode: mode) }
+        case .notEqual:
+            return right.contains { !ValueSemantics.equal(a, $0.value, mode: mode) }
+        case .less:
+            return right.contains { ValueSemantics.order(a, $0.value) == -1 }
+        case .lessOrEqual:
+            return right.contains { ValueSemantics.order(a, $0.value).map { $0 <= 0 } ?? false }
+        case .greater:
+            return right.contains { ValueSemantics.order(a, $0.value) == 1 }
+        case .greaterOrEqual:
+            return right.contains { ValueSemantics.order(a, $0.value).map { $0 >= 0 } ?? false }
+        case .in:
+            switch right {
+            case .many(let xs, let index):
+                if let answer = index?.contains(a) { return answer }
+                return xs.contains { ValueSemantics.equal(a, $0.value, mode: mode) }
+            case .one(let x):
+                // `"ab" IN name` is substring containment, as in NSPredicate; any other single
+                // value is a collection of one.
+                if let s = a.text, let t = x.value.text { return mode.contains(t, s) }
+                return ValueSemantics.equal(a, x.value, mode: mode)
+            }
+        case .between:
+            guard case .many(let bounds, _) = right, bounds.count == 2,
+                  let low = ValueSemantics.order(a, bounds[0].value), low >= 0,
+                  let high = ValueSemantics.order(a, bounds[1].value), high <= 0
+            else { return false }
+            return true
+        case .beginsWith:
+            guard let s = a.text else { return false }
+            return right.contains { $0.value.text.map { mode.hasPrefix(s, $0) } ?? false }
+        case .endsWith:
+            guard let s = a.text else { return false }
+            return right.contains { $0.value.text.map { mode.hasSuffix(s, $0) } ?? false }
+        case .contains:
+            guard let s = a.text else { return false }
+            return right.contains { $0.value.text.map { mode.contains(s, $0) } ?? false }
+        case .like:
+            guard let s = a.text else { return false }
+            return right.contains {
+                if case .like(let pattern)? = $0.pattern { return pattern.matches(s) }
+                return false
+            }
+        case .matches:
+            guard let s = a.text else { return false }
+            return right.contains {
+                if case .regex(let regex)? = $0.pattern { return RegexPattern.matches(regex, s) }
+                return false
+            }
+        }
+    }
+}

@@ -1,0 +1,100 @@
+/// A key path in the typed predicate builder: the left side of a comparison written in Swift.
+///
+///     Key("itemCount") > 5 && Key("searchName").beginsWith("ab", options: [.caseInsensitive, .diacriticInsensitive])
+///     Key("list.name") == "Home"
+///     Key("items").count > 3
+///     Key.any("items.amount") > 5
+///
+/// A key is also a ``PredicateArgument``, so it can be the right side (`Key("a") == Key("b")`)
+/// or a `%@`/`%K` argument. `Key` is deliberately not `Equatable`: `==` between keys builds a
+/// predicate, and a `Bool`-returning `==` beside it would make every such comparison ambiguous.
+public struct Key: Sendable {
+    /// The key path's components; empty for the object itself (`SELF`).
+    public let path: [String]
+    /// The aggregate taken over the path (`items.@count`), if any.
+    public let aggregate: AggregateFunction?
+    /// How comparisons treat the many values of a path through a to-many relationship.
+    public let quantifier: Quantifier
+
+    /// A key path written with dots, as in a format string: `"list.name"`,
+    /// `"items.amount.@sum"`. The empty string is the object itself.
+    public init(_ keyPath: String) {
+        var components = keyPath.isEmpty
+            ? [] : keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var aggregate: AggregateFunction?
+        if let last = components.last, last.hasPrefix("@"),
+           let function = AggregateFunction(rawValue: String(last.dropFirst()).lowercased()) {
+            aggregate = function
+            components.removeLast()
+        }
+        self.init(path: components, aggregate: aggregate, quantifier: .direct)
+    }
+
+    /// A key path from its components, for names that contain dots.
+    public init(path: [String]) {
+        self.init(path: path, aggregate: nil, quantifier: .direct)
+    }
+
+    private init(path: [String], aggregate: AggregateFunction?, quantifier: Quantifier) {
+        self.path = path
+        self.aggregate = aggregate
+        self.quantifier = quantifier
+    }
+
+    /// The key as a predicate expression (its quantifier belongs to the comparison instead).
+    public var expression: Expression {
+        if let aggregate { return .aggregate(aggregate, path) }
+        return .keyPath(path)
+    }
+
+    private func aggregated(_ function: AggregateFunction) -> Key {
+        Key(path: path, aggregate: function, quantifier: .direct)
+    }
+
+    /// The number of objects (or values) at this to-many key path: `items.@count`.
+    public var count: Key { aggregated(.count) }
+    /// The sum of the numbers at this to-many key path: `items.amount.@sum`.
+    public var sum: Key { aggregated(.sum) }
+    /// The mean of the numbers at this to-many key path (nil when there are none): `@avg`.
+    public var average: Key { aggregated(.avg) }
+    /// The least value at this to-many key path (nil when there are none): `@min`.
+    public var minimum: Key { aggregated(.min) }
+    /// The greatest value at this to-many key path (nil when there are none): `@max`.
+    public var maximum: Key { aggregated(.max) }
+
+    private func quantified(_ quantifier: Quantifier) -> Key {
+        Key(path: path, aggregate: aggregate, quantifier: quantifier)
+    }
+
+    /// True when some value at the to-many key path satisfies the comparison: `ANY`.
+    public static func any(_ key: Key) -> Key { key.quantified(.any) }
+    /// True when every value at the to-many key path satisfies it (also when there are none): `ALL`.
+    public static func all(_ key: Key) -> Key { key.quantified(.all) }
+    /// True when no value at the to-many key path satisfies it: `NONE`.
+    public static func none(_ key: Key) -> Key { key.quantified(.none) }
+
+    /// `ANY keyPath`, with the key path written with dots.
+    public static func any(_ keyPath: String) -> Key { any(Key(keyPath)) }
+    /// `ALL keyPath`, with the key path written with dots.
+    public static func all(_ keyPath: String) -> Key { all(Key(keyPath)) }
+    /// `NONE keyPath`, with the key path written with dots.
+    public static func none(_ keyPath: String) -> Key { none(Key(keyPath)) }
+}
+
+extension Key: PredicateArgument {
+    /// The key path (or aggregate) as the other side of a comparison.
+    public var predicateExpression: Expression { expression }
+}
+
+extension Key: CustomStringConvertible {
+    /// The key as a format string writes it, quantifier included: `ANY items.amount`.
+    public var description: String {
+        let text = expression.description
+        switch quantifier {
+        case .direct: return text
+        case .any: return "ANY " + text
+        case .all: return "ALL " + text
+        case .none: return "NONE " + text
+        }
+    }
+}

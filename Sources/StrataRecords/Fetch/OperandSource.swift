@@ -1,0 +1,55 @@
+/// Where one side of a compiled comparison gets its values for a row.
+indirect enum OperandSource: Sendable {
+    case constant(Value)
+    case keyPath([String])
+    case aggregate(AggregateFunction, [String])
+    case list([OperandSource])
+
+    init(_ expression: Expression) {
+        switch expression {
+        case .constant(let v): self = .constant(v)
+        case .keyPath(let p): self = .keyPath(p)
+        case .aggregate(let f, let p): self = .aggregate(f, p)
+        case .list(let es): self = .list(es.map(OperandSource.init))
+        }
+    }
+
+    /// The values when they do not depend on the row (constants and lists of them), else nil.
+    var constantValues: KeyPathValues? {
+        switch self {
+        case .constant(let v): return .one(v)
+        case .keyPath, .aggregate: return nil
+        case .list(let elements):
+            var values: [Value] = []
+            for element in elements {
+                switch element.constantValues {
+                case .one(let v)?: values.append(v)
+                case .many(let vs)?: values += vs
+                case nil: return nil
+                }
+            }
+            return .many(values)
+        }
+    }
+
+    func resolve<Subject: PredicateSubject>(_ subject: Subject) throws -> KeyPathValues {
+        switch self {
+        case .constant(let v):
+            return .one(v)
+        case .keyPath(let path):
+            return try subject.values(at: path)
+        case .aggregate(let function, let path):
+            return .one(Aggregation.apply(function, to: try subject.values(at: path)))
+        case .list(let elements):
+            // A list holds values, not collections: a to-many element contributes each of its own.
+            var values: [Value] = []
+            for element in elements {
+                switch try element.resolve(subject) {
+                case .one(let v): values.append(v)
+                case .many(let vs): values += vs
+                }
+            }
+            return .many(values)
+        }
+    }
+}

@@ -1,0 +1,53 @@
+/// One token of a predicate format string.
+struct PredicateToken: Equatable {
+    enum Kind: Equatable {
+        /// A name. `escaped` when written with `#` (`#in`), which makes it never a keyword.
+        case identifier(String, escaped: Bool)
+        /// `@count`, `@sum`, …: the name without the `@`.
+        case aggregate(String)
+        /// A number as written (sign included): the parser decides int, double or decimal.
+        case number(String)
+        /// A quoted string, escapes resolved.
+        case string(String)
+        /// `%@`, `%K`, `%d`/`%i` (`"d"`), `%f` (`"f"`).
+        case placeholder(Character)
+        /// Operators and punctuation: `==`, `(`, `{`, `,`, `.`, `&&`, ….
+        case symbol(String)
+        case end
+    }
+
+    var kind: Kind
+    /// Where the token starts, in Unicode scalars of the format (see ``PredicateSource``).
+    var offset: Int
+
+    /// The keyword this token spells (upper-cased), or nil. Escaped names are never keywords.
+    var keyword: String? {
+        guard case .identifier(let name, escaped: false) = kind else { return nil }
+        let upper = name.uppercased()
+        return PredicateSyntax.keywords.contains(upper) ? upper : nil
+    }
+
+    func isSymbol(_ s: String) -> Bool { kind == .symbol(s) }
+}
+
+/// Words with a meaning of their own in a format string; a key named like one of them is
+/// written `#name` (as in `NSPredicate`).
+enum PredicateSyntax {
+    static let keywords: Set<String> = [
+        "AND", "OR", "NOT", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES",
+        "ANY", "SOME", "ALL", "NONE", "TRUE", "FALSE", "YES", "NO", "NIL", "NULL",
+        "TRUEPREDICATE", "FALSEPREDICATE", "SELF", "CAST",
+    ]
+
+    static func isIdentifierStart(_ u: Unicode.Scalar) -> Bool {
+        u == "_" || u.properties.isAlphabetic
+    }
+
+    static func isIdentifierContinuation(_ u: Unicode.Scalar) -> Bool {
+        if u == "_" || u.properties.isAlphabetic { return true }
+        switch u.properties.generalCategory {
+        case .decimalNumber, .nonspacingMark, .spacingMark: return true
+        default: return false
+        }
+    }
+}

@@ -1,0 +1,38 @@
+/// Equality and order as predicates see them, which is stricter than ``Value/compare(_:_:)``:
+/// values of different kinds never compare (a string is not less than a number, a date is
+/// not equal to its seconds), except that int, double and decimal compare by numeric value.
+/// `nil` equals only `nil` and is neither less nor greater than anything.
+enum ValueSemantics {
+    private enum Kind { case null, bool, number, string, date, uuid, binary }
+
+    private static func kind(_ v: Value) -> Kind {
+        switch v {
+        case .null: return .null
+        case .bool: return .bool
+        case .int, .double, .decimal: return .number
+        case .string: return .string
+        case .date: return .date
+        case .uuid: return .uuid
+        case .binary: return .binary
+        }
+    }
+
+    static func equal(_ a: PreparedValue, _ b: PreparedValue, mode: TextMode) -> Bool {
+        if let x = a.text, let y = b.text { return mode.equal(x, y) }
+        guard kind(a.value) == kind(b.value) else { return false }
+        return Value.compare(a.value, b.value) == 0
+    }
+
+    /// -1, 0 or 1; nil when the two do not order (nil, mismatched kinds, NaN).
+    static func order(_ a: PreparedValue, _ b: PreparedValue) -> Int? {
+        if let x = a.text, let y = b.text { return Value.compare(.string(x), .string(y)) }
+        let k = kind(a.value)
+        guard k != .null, k == kind(b.value), !isNaN(a.value), !isNaN(b.value) else { return nil }
+        return Value.compare(a.value, b.value)
+    }
+
+    private static func isNaN(_ v: Value) -> Bool {
+        if case .double(let d) = v { return d.isNaN }
+        return false
+    }
+}
