@@ -20,7 +20,7 @@ extension DerivationEngine {
         let fk = rel.inverseField!
         var deltas: [UInt64: AggregateDelta] = [:]
         for key in touched(c.index) {
-            let o = tx.originals[key]!
+            let o = tx.original(key)!
             let n = try tx.row(key)
             let po = parent(o?[fk]), pn = parent(n?[fk])
             let vo = source.map { o?[$0] ?? .null } ?? .null
@@ -47,7 +47,7 @@ extension DerivationEngine {
         var deltas: [UInt64: AggregateDelta] = [:]
         for child in children.sorted() {
             let key = RowKey(entity: c.index, pk: child)
-            let o: [Value]?? = tx.originals[key]
+            let o: [Value]?? = tx.original(key)
             let n = try tx.row(key)
             let before = o == nil ? n : o!  // untouched row: same values before and after
             let vo = source.map { before?[$0] ?? .null } ?? .null

@@ -33,14 +33,12 @@ struct DerivationEngine {
 
     /// Whether field `f` of the touched row `key` differs from its value at the start.
     func changed(_ key: RowKey, _ f: Int) throws -> Bool {
-        guard let original = tx.originals[key] else { return false }
+        guard let original = tx.original(key) else { return false }
         guard let o = original, let c = try tx.row(key) else { return true }
         return o[f] != c[f]
     }
 
-    func touched(_ entity: Int) -> [RowKey] {
-        tx.originals.keys.filter { $0.entity == entity }.sorted { $0.pk < $1.pk }
-    }
+    func touched(_ entity: Int) -> [RowKey] { tx.touched(entity) }
 
     // MARK: Row-local derived attributes (copies, string functions, arithmetic, now())
 
@@ -49,7 +47,7 @@ struct DerivationEngine {
         let isNow = d.parsed == .now
         for key in touched(e.index) {
             guard try tx.row(key) != nil else { continue }
-            if tx.originals[key]! == nil { candidates.insert(key); continue }
+            if tx.original(key)! == nil { candidates.insert(key); continue }
             if isNow {
                 if tx.explicitlyChanged.contains(key), try e.fields.indices.contains(where: { i in
                     switch e.fields[i].kind {

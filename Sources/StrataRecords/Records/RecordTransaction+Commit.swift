@@ -25,7 +25,7 @@ extension RecordTransaction {
             let key = pendingDeletes[i]
             i += 1
             let e = model.entities[key.entity]
-            let original = originals[key] ?? nil
+            let original = original(key) ?? nil
             for rel in e.relationships {
                 var reached: [RowKey] = []
                 if let f = rel.field {
@@ -70,11 +70,11 @@ extension RecordTransaction {
     /// Moves every changed row's uniqueness entries from its old values to its new ones, all
     /// removals first so that two objects may swap values in one transaction.
     func checkUniqueness() throws {
-        let changed = originals.keys.filter { !model.entities[$0.entity].uniqueFields.isEmpty }
+        let changed = model.entities.filter { !$0.uniqueFields.isEmpty }.flatMap { touched($0.index) }
         if changed.isEmpty { return }
         for key in changed {
             let e = model.entities[key.entity]
-            guard let old = originals[key] ?? nil else { continue }
+            guard let old = rowStates[key]?.original else { continue }
             for (i, fields) in e.uniqueFields.enumerated() {
                 let t = try tx.tree(RecordTrees.unique(e, i), createIfMissing: true)!
                 let k = try uniqueKey(fields.map { old[$0] }, e, i)
@@ -83,7 +83,7 @@ extension RecordTransaction {
         }
         for key in changed {
             let e = model.entities[key.entity]
-            guard let new = current[key] ?? nil else { continue }
+            guard let new = rowStates[key]?.current else { continue }
             for (i, fields) in e.uniqueFields.enumerated() {
                 let t = try tx.tree(RecordTrees.unique(e, i), createIfMissing: true)!
                 guard let k = try uniqueKey(fields.map { new[$0] }, e, i) else { continue }
@@ -111,8 +111,8 @@ extension RecordTransaction {
 
     /// Required values, integer ranges and validation rules of every inserted or changed row.
     func validate() throws {
-        for (key, state) in current {
-            guard let r = state else { continue }
+        for key in writtenKeys.joined() {
+            guard let r = rowStates[key]?.current else { continue }
             let e = model.entities[key.entity]
             for (i, f) in e.fields.enumerated() where f.kind != .auxiliary {
                 let v = r[i]

@@ -6,10 +6,13 @@ import StrataStorage
 /// attributes, uniqueness and validation are settled at commit, in the same transaction.
 public final class RecordTransaction: RecordReader {
     let tx: WriteTransaction
-    /// Each touched row as it was when the transaction began (`nil`: inserted here).
-    var originals: [RowKey: [Value]?] = [:]
-    /// Each touched row as it is now (`nil`: deleted).
-    var current: [RowKey: [Value]?] = [:]
+    /// Every row this transaction read or wrote: one dictionary, so a row costs one lookup.
+    var rowStates: [RowKey: RowState] = [:]
+    /// Rows written, per entity, in the order of their first write (the change set).
+    var writtenKeys: [[RowKey]]
+    /// Rows whose new state is not in the rows tree yet: each is encoded once, at commit (or
+    /// before a scan of the rows tree), however often derivation changes it.
+    var dirtyKeys: [RowKey] = []
     /// Rows whose own stored attributes or to-one relationships a caller changed (`now()`).
     var explicitlyChanged = Set<RowKey>()
     /// Deleted rows whose delete rules have not run yet.
@@ -17,11 +20,6 @@ public final class RecordTransaction: RecordReader {
     /// Many-to-many links made or broken: (entity, relationship, row, other row, added).
     var linkChanges: [LinkChange] = []
     var nextPrimaryKeys: [Int: UInt64] = [:]
-    /// Rows read from storage in this transaction, decoded once.
-    var readCache: [RowKey: [Value]?] = [:]
-    /// Rows whose new state is not in the rows tree yet: each is encoded once, at commit (or
-    /// before a scan of the rows tree), however often derivation changes it.
-    var unflushed = Set<RowKey>()
     var rowsRead = 0
     var rowsWritten = 0
 
@@ -33,17 +31,39 @@ public final class RecordTransaction: RecordReader {
         var added: Bool
     }
 
+    /// A row as the transaction knows it.
+    struct RowState {
+        /// As it was when the transaction began (`nil`: it did not exist).
+        var original: [Value]?
+        /// As it is now (`nil`: deleted, or never existed).
+        var current: [Value]?
+        /// Changed by this transaction (else only read).
+        var written = false
+        /// Changed since it was last put into its rows tree.
+        var dirty = false
+    }
+
     init(model: Model, tx: WriteTransaction) {
         self.tx = tx
+        self.writtenKeys = Array(repeating: [], count: model.entities.count)
         super.init(model: model, source: .write(tx))
     }
 
+    /// The row as it was when the transaction began, or `nil` when this transaction has not
+    /// changed it (`.some(nil)`: inserted here).
+    func original(_ key: RowKey) -> [Value]?? {
+        guard let s = rowStates[key], s.written else { return nil }
+        return .some(s.original)
+    }
+
+    /// The rows of `entity` this transaction changed (inserted, updated or deleted).
+    func touched(_ entity: Int) -> [RowKey] { writtenKeys[entity] }
+
     override func row(_ key: RowKey) throws -> [Value]? {
-        if let r = current[key] { return r }
-        if let r = readCache[key] { return r }
+        if let s = rowStates[key] { return s.current }
         rowsRead += 1
         let r = try super.row(key)
-        readCache[key] = .some(r)
+        rowStates[key] = RowState(original: r, current: r)
         return r
     }
 
@@ -51,13 +71,15 @@ public final class RecordTransaction: RecordReader {
 
     /// Puts every changed row into its rows tree.
     func flushRows() throws {
-        for key in unflushed {
+        for key in dirtyKeys {
+            guard let state = rowStates[key], state.dirty else { continue }
+            rowStates[key]!.dirty = false
             let e = model.entities[key.entity]
             let rows = try tx.tree(RecordTrees.rows(e), createIfMissing: true)!
             let pk = KeyEncoding.primaryKey(key.pk)
-            if let new = current[key] ?? nil { try rows.put(pk, RowCodec.encode(new, fields: e.fields)) } else { _ = try rows.delete(pk) }
+            if let new = state.current { try rows.put(pk, RowCodec.encode(new, fields: e.fields)) } else { _ = try rows.delete(pk) }
         }
-        unflushed.removeAll(keepingCapacity: true)
+        dirtyKeys.removeAll(keepingCapacity: true)
     }
 
     // MARK: Public mutations
@@ -227,9 +249,18 @@ public final class RecordTransaction: RecordReader {
     func write(_ key: RowKey, _ new: [Value]?) throws {
         let e = model.entities[key.entity]
         let old = try row(key)
-        if originals[key] == nil { originals[key] = .some(old) }
-        current[key] = .some(new)
-        if unflushed.insert(key).inserted { rowsWritten += 1 }
+        var state = rowStates[key]!
+        state.current = new
+        if !state.written {
+            state.written = true
+            writtenKeys[key.entity].append(key)
+        }
+        if !state.dirty {
+            state.dirty = true
+            dirtyKeys.append(key)
+            rowsWritten += 1
+        }
+        rowStates[key] = state
         for (i, fields) in e.indexFields.enumerated() {
             let ok = old.map { o in KeyEncoding.indexKey(fields.map { o[$0] }, pk: key.pk) }
             let nk = new.map { n in KeyEncoding.indexKey(fields.map { n[$0] }, pk: key.pk) }
