@@ -76,6 +76,7 @@ public final class EntityDescription: Sendable {
     /// Per uniqueness constraint and per index: the fields, in order.
     let uniqueFields: [[Int]]
     let indexFields: [[Int]]
+    let treeNames: EntityTreeNames
 
     init(name: String, index: Int, renamingIdentifier: String?, attributes: [Attribute], relationships: [RelationshipDescription],
          derived: [DerivedDescription], unique: [[String]], indexes: [[String]], fields: [Field]) {
@@ -96,6 +97,7 @@ public final class EntityDescription: Sendable {
         self.relationshipIndex = ri
         self.uniqueFields = unique.map { $0.map { fi[$0]! } }
         self.indexFields = indexes.map { $0.map { fi[$0]! } }
+        self.treeNames = EntityTreeNames(name: name, indexes: indexes, unique: unique, fields: fields)
     }
 
     /// The relationship named `name`.

@@ -10,17 +10,33 @@ enum RecordTrees {
     static func nextKey(_ e: EntityDescription) -> [UInt8] { Array("next:\(e.name)".utf8) }
 
     /// Rows: primary key (8 bytes big-endian) → row.
-    static func rows(_ e: EntityDescription) -> String { "rows:\(e.name)" }
+    static func rows(_ e: EntityDescription) -> String { e.treeNames.rows }
     /// A fetch index: encoded values + primary key → empty.
-    static func index(_ e: EntityDescription, _ i: Int) -> String { "index:\(e.name):\(e.indexes[i].joined(separator: ","))" }
+    static func index(_ e: EntityDescription, _ i: Int) -> String { e.treeNames.indexes[i] }
     /// A uniqueness constraint: encoded values → primary key.
-    static func unique(_ e: EntityDescription, _ i: Int) -> String { "unique:\(e.name):\(e.uniquenessConstraints[i].joined(separator: ","))" }
+    static func unique(_ e: EntityDescription, _ i: Int) -> String { e.treeNames.unique[i] }
     /// The to-many side of a to-one: target key + row key → empty ("which rows point at X").
-    static func inverse(_ e: EntityDescription, _ field: Int) -> String { "inverse:\(e.name):\(e.fields[field].name)" }
+    static func inverse(_ e: EntityDescription, _ field: Int) -> String { e.treeNames.inverses[field] }
     /// One side of a many-to-many: this row's key + the other row's key → empty.
     static func join(_ e: EntityDescription, _ relationship: String) -> String { "join:\(e.name):\(relationship)" }
     /// `@min`/`@max` bookkeeping: parent key + encoded child value + child key → empty.
     static func extremes(_ e: EntityDescription, _ derived: String) -> String { "extremes:\(e.name):\(derived)" }
 
     static func pair(_ a: UInt64, _ b: UInt64) -> [UInt8] { KeyEncoding.primaryKey(a) + KeyEncoding.primaryKey(b) }
+}
+
+/// An entity's tree names, built once (a record operation names several trees).
+struct EntityTreeNames: Sendable {
+    let rows: String
+    let indexes: [String]
+    let unique: [String]
+    /// By field; empty strings for fields that are not to-one relationships.
+    let inverses: [String]
+
+    init(name: String, indexes: [[String]], unique: [[String]], fields: [Field]) {
+        rows = "rows:\(name)"
+        self.indexes = indexes.map { "index:\(name):\($0.joined(separator: ","))" }
+        self.unique = unique.map { "unique:\(name):\($0.joined(separator: ","))" }
+        inverses = fields.map { f in if case .toOne = f.kind { return "inverse:\(name):\(f.name)" }; return "" }
+    }
 }
