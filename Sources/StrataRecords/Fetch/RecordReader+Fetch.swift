@@ -22,9 +22,8 @@ extension RecordReader {
         try willScanRows()
         let matcher = try request.predicate.map { try CompiledPredicate($0) }
         // Unknown and transient key paths fail before any row is read (an empty store too).
-        let probe = RowSubject(reader: self, key: RowKey(entity: e.index, pk: 0), row: e.fields.map { _ in .null })
-        for s in request.sortDescriptors { try probe.checkKeyPath(s.keyPath.split(separator: ".").map(String.init)) }
-        for path in request.predicate.map(Self.keyPaths) ?? [] { try probe.checkKeyPath(path) }
+        for s in request.sortDescriptors { try checkKeyPath(s.keyPath.split(separator: ".").map(String.init), from: e) }
+        for path in request.predicate.map(Self.keyPaths) ?? [] { try checkKeyPath(path, from: e) }
         let stopAfter = plan.ordered || request.sortDescriptors.isEmpty ? request.limit.map { $0 + request.offset } : nil
         var out: [(key: RowKey, row: [Value])] = []
         var seen = Set<UInt64>()
@@ -99,12 +98,12 @@ extension RecordReader {
     }
 }
 
-extension RowSubject {
+extension RecordReader {
     /// Throws the error a predicate or sort over `keyPath` would (a transient or unknown name).
-    func checkKeyPath(_ keyPath: [String]) throws {
-        var ei = key.entity
+    func checkKeyPath(_ keyPath: [String], from start: EntityDescription) throws {
+        var ei = start.index
         for name in keyPath {
-            let e = reader.model.entities[ei]
+            let e = model.entities[ei]
             if e.isTransient(name) {
                 throw StrataError.invalidFetch("'\(name)' of \(e.name) is transient: it is never stored, so a stored fetch cannot sort by it")
             }

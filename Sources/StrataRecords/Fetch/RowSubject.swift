@@ -9,6 +9,11 @@ struct RowSubject: PredicateSubject {
 
     func values(at keyPath: [String]) throws -> KeyPathValues {
         if keyPath.isEmpty { return .one(.int(Int64(bitPattern: key.pk))) }  // SELF
+        if keyPath.count == 1 {
+            // The common case, an attribute of the row itself: no frontier to build.
+            let e = reader.model.entities[key.entity]
+            if let f = e.fieldIndex[keyPath[0]], e.fields[f].kind != .auxiliary { return .one(row[f]) }
+        }
         var frontier: [(RowKey, [Value])] = [(key, row)]
         var many = false
         for (depth, name) in keyPath.enumerated() {
