@@ -55,6 +55,7 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
     /// (an unknown key path, a transient attribute in a stored fetch, a type mismatch).
     case invalidFetch(String)
 
+    /// A one-line, human-readable explanation; never includes user keys or values.
     public var description: String {
         switch self {
         case .notAStrataFile(let path): return "not a Strata file: \(path)"

@@ -1,11 +1,18 @@
 /// What to fetch: objects of one entity that match a predicate, in an order, a page of them.
 public struct FetchRequest: Sendable {
+    /// The name of the entity whose objects are fetched.
     public var entity: String
+    /// The condition an object must meet; `nil` fetches every object of the entity.
     public var predicate: Predicate?
+    /// The order of the results, first key first; empty leaves the order unspecified.
     public var sortDescriptors: [SortDescriptor]
+    /// The most objects returned (after `offset` are skipped); `nil` for no limit.
     public var limit: Int?
+    /// How many matching objects, in order, to skip before the first one returned.
     public var offset: Int
 
+    /// A request for the objects of `entity` that match `predicate`, in `sortDescriptors` order,
+    /// skipping `offset` and returning at most `limit`.
     public init(_ entity: String, predicate: Predicate? = nil, sortedBy sortDescriptors: [SortDescriptor] = [],
                 limit: Int? = nil, offset: Int = 0) {
         self.entity = entity
@@ -19,9 +26,12 @@ public struct FetchRequest: Sendable {
 /// One sort key: a key path (an attribute, a derived attribute, or through to-one relationships)
 /// and a direction. Values sort as ``Value/compare(_:_:)`` orders them, `nil` first.
 public struct SortDescriptor: Hashable, Sendable {
+    /// The dotted key path to sort by, such as `name` or `list.name`.
     public var keyPath: String
+    /// Whether smaller values come first.
     public var ascending: Bool
 
+    /// Sorts by `keyPath`, smallest value first unless `ascending` is `false`.
     public init(_ keyPath: String, ascending: Bool = true) {
         self.keyPath = keyPath
         self.ascending = ascending

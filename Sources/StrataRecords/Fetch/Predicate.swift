@@ -2,22 +2,32 @@
 /// `"itemCount > %@ AND searchName BEGINSWITH[cd] %@"` parses into, or what the typed
 /// builder makes. Evaluated against rows (``PredicateEvaluator``) and planned onto indexes.
 public indirect enum Predicate: Hashable, Sendable {
+    /// Always true or always false (`TRUEPREDICATE`, `FALSEPREDICATE`).
     case constant(Bool)
     /// `lhs op rhs`, with a quantifier when `lhs` runs through a to-many relationship.
     case comparison(Comparison)
+    /// True when every subpredicate is (an empty list is true).
     case and([Predicate])
+    /// True when any subpredicate is (an empty list is false).
     case or([Predicate])
+    /// True when the subpredicate is false.
     case not(Predicate)
 }
 
 /// One comparison, like `NSComparisonPredicate`.
 public struct Comparison: Hashable, Sendable {
+    /// The left side: usually a key path or an aggregate.
     public var lhs: Expression
+    /// How the two sides are compared.
     public var op: ComparisonOperator
+    /// The right side: usually a constant, or a list for `IN` and `BETWEEN`.
     public var rhs: Expression
+    /// How the many values of a `lhs` through a to-many relationship combine (`.direct` acts as `.any`).
     public var quantifier: Quantifier
+    /// How strings are compared: `[c]`, `[d]`, `[n]`.
     public var options: StringOptions
 
+    /// Compares `lhs` with `rhs` by `op`; `quantifier` and `options` default to none.
     public init(_ lhs: Expression, _ op: ComparisonOperator, _ rhs: Expression,
                 quantifier: Quantifier = .direct, options: StringOptions = []) {
         self.lhs = lhs
@@ -41,37 +51,60 @@ public indirect enum Expression: Hashable, Sendable {
     case list([Expression])
 }
 
+/// A function over the values a to-many key path reaches (`@count`, `@sum`, …).
 public enum AggregateFunction: String, Hashable, Sendable {
+    /// Number of objects, sum, average, minimum, maximum.
     case count, sum, avg, min, max
 }
 
+/// A comparison operator; the raw value is its format-string spelling.
 public enum ComparisonOperator: String, Hashable, Sendable {
+    /// `==`: equal values (numbers compare by value across int, double and decimal).
     case equal = "=="
+    /// `!=`: unequal values.
     case notEqual = "!="
+    /// `<`: less than. Values of different kinds (other than numbers) and `nil` never order.
     case less = "<"
+    /// `<=`: less than or equal.
     case lessOrEqual = "<="
+    /// `>`: greater than.
     case greater = ">"
+    /// `>=`: greater than or equal.
     case greaterOrEqual = ">="
+    /// `IN`: equal to an element of the right side (a list, or a to-many key path).
     case `in` = "IN"
+    /// `BETWEEN`: within the right side's two bounds, both included.
     case between = "BETWEEN"
+    /// `BEGINSWITH`: a string that starts with the right side.
     case beginsWith = "BEGINSWITH"
+    /// `ENDSWITH`: a string that ends with the right side.
     case endsWith = "ENDSWITH"
+    /// `CONTAINS`: a string that contains the right side.
     case contains = "CONTAINS"
+    /// `LIKE`: a string that matches a wildcard pattern (`*` any run, `?` one character, `\` escapes).
     case like = "LIKE"
+    /// `MATCHES`: a string that an ICU regular expression matches whole.
     case matches = "MATCHES"
 }
 
 /// `ANY`/`SOME`, `ALL`, `NONE` before a key path through a to-many relationship.
 public enum Quantifier: String, Hashable, Sendable {
+    /// `direct`: no quantifier; `any`: some value passes; `all`: every value passes; `none`: no value
+    /// passes.
     case direct, any, all, none
 }
 
 /// String comparison options: `[c]` case-insensitive, `[d]` diacritic-insensitive,
 /// `[n]` normalized (the values are already canonical: compare bytes, the fast path).
 public struct StringOptions: OptionSet, Hashable, Sendable {
+    /// The option bits.
     public let rawValue: UInt8
+    /// Options from their bits.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// `[c]`: ignore case (full case folding).
     public static let caseInsensitive = StringOptions(rawValue: 1)
+    /// `[d]`: ignore diacritics.
     public static let diacriticInsensitive = StringOptions(rawValue: 2)
+    /// `[n]`: both sides are already canonical text, so compare bytes.
     public static let normalized = StringOptions(rawValue: 4)
 }

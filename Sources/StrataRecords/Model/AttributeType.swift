@@ -1,5 +1,7 @@
 /// The type of a stored attribute.
 public enum AttributeType: String, Hashable, Sendable, CaseIterable {
+    /// The stored types. `int16`, `int32` and `int64` all hold a ``Value/int(_:)`` bounded by their
+    /// width; `date` is a point in time; `binary` is raw bytes.
     case bool, int16, int32, int64, double, decimal, string, date, uuid, binary
 
     /// Integer types: sums of them are exact, and overflow is an error at commit.

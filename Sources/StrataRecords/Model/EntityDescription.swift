@@ -24,12 +24,17 @@ struct Field: Sendable {
 
 /// A relationship of an entity, resolved against the model.
 public struct RelationshipDescription: Sendable {
+    /// The relationship's name, unique among its entity's properties.
     public let name: String
     /// The target entity's name.
     public let target: String
+    /// The name of the inverse relationship on the target entity.
     public let inverse: String
+    /// Whether the relationship reaches many objects (`false`: at most one).
     public let isToMany: Bool
+    /// What deleting an object of this entity does to the objects the relationship reaches.
     public let deleteRule: DeleteRule
+    /// Whether a to-one relationship may be empty at commit; always `true` for a to-many one.
     public let isOptional: Bool
     /// Both sides to-many: stored in a join tree.
     public let isManyToMany: Bool
@@ -45,9 +50,14 @@ public struct RelationshipDescription: Sendable {
 
 /// A derived attribute, resolved.
 public struct DerivedDescription: Sendable {
+    /// The derived attribute's name.
     public let name: String
+    /// The type of the computed value.
     public let type: AttributeType
+    /// The expression the value is computed from, as declared (see ``Derived``).
     public let expression: String
+    /// Whether the computed value may be `null` (an optional to-one on its path, an empty `@avg`,
+    /// a division by zero).
     public let isOptional: Bool
     let parsed: DerivedExpression
     let field: Int
@@ -57,6 +67,7 @@ public struct DerivedDescription: Sendable {
 
 /// An entity of a model, resolved: its properties, its row layout, its relationships.
 public final class EntityDescription: Sendable {
+    /// The entity's name, unique in the model.
     public let name: String
     /// Position in the model; also the entity's number in tree names and object identifiers.
     public let index: Int
@@ -64,7 +75,9 @@ public final class EntityDescription: Sendable {
     public let renamingIdentifier: String?
     /// Declared attributes, transient ones included.
     public let attributes: [Attribute]
+    /// The entity's relationships, in declaration order.
     public let relationships: [RelationshipDescription]
+    /// The entity's derived attributes, in declaration order.
     public let derivedAttributes: [DerivedDescription]
     /// Each constraint's property names.
     public let uniquenessConstraints: [[String]]

@@ -4,6 +4,7 @@ import StrataStorage
 /// and indexes. Built once, checked completely: a model that cannot work is rejected here
 /// with `StrataError.invalidModel` naming the entity, the property and the reason.
 public final class Model: Sendable {
+    /// The entities, in declaration order; an entity's position is its ``EntityDescription/index``.
     public let entities: [EntityDescription]
     let entityIndex: [String: Int]
     /// Every derived attribute as (entity, index into its `derivedAttributes`), sources first.
@@ -14,10 +15,14 @@ public final class Model: Sendable {
         var derived: Int
     }
 
+    /// Builds and checks the model declared in `entities`.
+    /// Throws `StrataError.invalidModel`, naming the entity, property and reason, if it cannot work.
     public convenience init(@ModelBuilder _ entities: () -> [Entity]) throws {
         try self.init(entities: entities())
     }
 
+    /// Builds and checks a model of the `declared` entities.
+    /// Throws `StrataError.invalidModel`, naming the entity, property and reason, if it cannot work.
     public init(entities declared: [Entity]) throws {
         var resolver = ModelResolver(declared)
         let resolved = try resolver.resolve()

@@ -5,18 +5,30 @@ import Foundation
 /// Integers of every width are `int` (the attribute's type bounds them); dates are seconds
 /// since 2001-01-01 as Foundation counts them. `null` is an absent optional value.
 public enum Value: Hashable, Sendable, CustomStringConvertible {
+    /// No value: an absent optional value.
     case null
+    /// A Boolean.
     case bool(Bool)
+    /// An integer, whatever the attribute's width.
     case int(Int64)
+    /// A double-precision floating-point number.
     case double(Double)
+    /// A decimal number, with exact base-10 arithmetic.
     case decimal(Decimal)
+    /// A string.
     case string(String)
+    /// A point in time.
     case date(Date)
+    /// A UUID.
     case uuid(UUID)
+    /// Raw bytes.
     case binary([UInt8])
 
+    /// Whether this is ``null``.
     public var isNull: Bool { if case .null = self { return true } else { return false } }
 
+    /// A short text for messages and debugging: strings quoted, dates as seconds since 2001-01-01,
+    /// binaries as their length.
     public var description: String {
         switch self {
         case .null: return "nil"
@@ -43,6 +55,7 @@ public enum Value: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The string, when this is a ``string(_:)``; otherwise `nil`.
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
 
     /// Orders two values the way predicates and sort descriptors do: numbers by value across

@@ -2,6 +2,7 @@ import Foundation
 
 /// Swift values that convert to a ``Value``: literals in models, arguments in inserts.
 public protocol ValueConvertible: Sendable {
+    /// The value as the record layer stores and compares it.
     var strataValue: Value { get }
 }
 
@@ -18,5 +19,6 @@ extension Date: ValueConvertible { public var strataValue: Value { .date(self) }
 extension UUID: ValueConvertible { public var strataValue: Value { .uuid(self) } }
 extension Array: ValueConvertible where Element == UInt8 { public var strataValue: Value { .binary(self) } }
 extension Optional: ValueConvertible where Wrapped: ValueConvertible {
+    /// The wrapped value's ``Value``, or ``Value/null`` when `nil`.
     public var strataValue: Value { self?.strataValue ?? .null }
 }

@@ -3,6 +3,7 @@ import StrataStorage
 /// Reads objects in one consistent state: a snapshot (``RecordStore/read(_:)``) or a write
 /// transaction's own view (``RecordTransaction`` inherits from it).
 public class RecordReader {
+    /// The model the objects are read with.
     public let model: Model
     let source: TreeSource
 

@@ -9,6 +9,7 @@ import StrataStorage
 /// let count = try store.read { try $0.value("itemCount", of: list) }
 /// ```
 public final class RecordStore: Sendable {
+    /// The model the store was opened with.
     public let model: Model
     /// The page file underneath, for statistics, checkpoints, compaction and backup.
     public let storage: Store

@@ -6,10 +6,14 @@ import Foundation
 /// "Straße" and "STRASSE" agree), combining marks dropped, then NFC. A `canonical:` index
 /// answers `BEGINSWITH[cd]` by comparing bytes.
 public enum TextFolding {
+    /// Lowercases `s`: the `lowercase:` transform of derived attributes.
     public static func lowercase(_ s: String) -> String { s.lowercased() }
 
+    /// Uppercases `s`: the `uppercase:` transform of derived attributes.
     public static func uppercase(_ s: String) -> String { s.uppercased() }
 
+    /// Folds `s` to canonical text (case- and diacritic-insensitive, NFC): the `canonical:` transform,
+    /// and what a `canonical:` index stores.
     public static func canonical(_ s: String) -> String {
         if s.utf8.allSatisfy({ $0 < 0x80 }) {
             // ASCII: folding is lowercasing and there are no marks (the common case, no copies).

@@ -32,15 +32,20 @@ public protocol StorageFile: AnyObject, Sendable {
 
 /// A held advisory lock; released by `unlock()` or when the object is deallocated.
 public protocol FileLock: AnyObject, Sendable {
+    /// Releases the lock; calling it again does nothing.
     func unlock()
 }
 
 /// The directory operations Strata needs, behind one protocol (see ``StorageFile``).
 public protocol FileSystem: Sendable {
+    /// Opens the file at `path` in `mode`; throws ``StrataError/ioFailure(operation:path:errno:)``
+    /// when it is missing (unless `mode` is `.create`) or cannot be opened.
     func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile
+    /// Whether a file exists at `path`.
     func fileExists(_ path: String) -> Bool
     /// Atomically replaces `destination` with `source`.
     func rename(_ source: String, to destination: String) throws
+    /// Removes the file at `path`; removing a missing file is not an error.
     func remove(_ path: String) throws
     /// Makes creations, renames and removals in the directory holding `path` durable.
     func syncDirectory(containing path: String) throws

@@ -7,8 +7,10 @@ import Darwin
 
 /// The real file system: `pread`/`pwrite`/`fdatasync`/`flock`.
 public struct PosixFileSystem: FileSystem {
+    /// The real file system of this process.
     public init() {}
 
+    /// Opens `path` with `open(2)` in `mode`; a created file gets permissions 0644.
     public func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
         let flags: Int32
         switch mode {
@@ -21,16 +23,20 @@ public struct PosixFileSystem: FileSystem {
         return PosixFile(fd: fd, path: path)
     }
 
+    /// Whether `path` exists (`access(2)` with `F_OK`).
     public func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// Atomically replaces `destination` with `source` (`rename(2)`).
     public func rename(_ source: String, to destination: String) throws {
         guard Glibc.rename(source, destination) == 0 else { throw posixError("rename", source) }
     }
 
+    /// Unlinks `path`; a missing file is not an error.
     public func remove(_ path: String) throws {
         guard unlink(path) == 0 || errno == ENOENT else { throw posixError("unlink", path) }
     }
 
+    /// `fsync`s the directory holding `path`, making creations, renames and removals in it durable.
     public func syncDirectory(containing path: String) throws {
         let dir = directoryName(of: path)
         let fd = Glibc.open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -39,7 +45,11 @@ public struct PosixFileSystem: FileSystem {
         guard fsync(fd) == 0 else { throw posixError("fsync directory", dir) }
     }
 
+    /// Takes an exclusive, non-blocking `flock` on `path` (created if missing); throws
+    /// ``StrataError/locked(path:)`` when another holder has a lock on it.
     public func lockExclusive(_ path: String) throws -> any FileLock { try lock(path, LOCK_EX) }
+    /// Takes a shared, non-blocking `flock` on `path` (created if missing); throws
+    /// ``StrataError/locked(path:)`` when an exclusive lock is held on it.
     public func lockShared(_ path: String) throws -> any FileLock { try lock(path, LOCK_SH) }
 
     private func lock(_ path: String, _ kind: Int32) throws -> any FileLock {

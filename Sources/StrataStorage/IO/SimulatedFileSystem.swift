@@ -26,6 +26,7 @@ import Synchronization
 public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     /// The kinds of call that are counted (and can be made to fail).
     public enum Operation: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// One case per ``FileSystem`` and ``StorageFile`` call; `lock` counts exclusive and shared locks.
         case open, read, write, sync, size, truncate, rename, remove, syncDirectory, lock
 
         /// Calls that change files or the namespace: the crash points.
@@ -36,6 +37,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
             }
         }
 
+        /// The case's name.
         public var description: String { rawValue }
 
         var index: Int {
@@ -64,6 +66,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         /// throws ``StrataError/diskFull(path:)``. On other calls it acts as `diskFull`.
         case shortWrite(bytes: Int?)
 
+        /// `EIO`, `ENOSPC` or `short write(n)`, for test logs.
         public var description: String {
             switch self {
             case .ioError: return "EIO"
@@ -85,6 +88,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// How a crash treats unsynced data.
     public struct CrashPolicy: Sendable {
+        /// Seeds the random choices, so that the same policy and seed give the same crash.
         public var seed: UInt64
         /// Probability that an unsynced write (or truncation) survives whole.
         public var keepProbability: Double
@@ -94,8 +98,10 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         /// Of the torn writes, the fraction torn sector by sector (each 512-byte sector new, old
         /// or garbage) rather than cut to a prefix.
         public var sectorTearFraction: Double
+        /// What happens to unsynced directory operations.
         public var directory: DirectoryFate
 
+        /// A policy with these probabilities; by default unsynced directory operations are lost.
         public init(seed: UInt64, keepProbability: Double = 0.4, dropProbability: Double = 0.3,
                     sectorTearFraction: Double = 0.5, directory: DirectoryFate = .lost) {
             self.seed = seed
@@ -116,12 +122,17 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// What a crash did, for test diagnostics.
     public struct CrashSummary: Sendable, CustomStringConvertible {
+        /// Unsynced writes and truncations that survived whole.
         public var kept = 0
+        /// Unsynced writes and truncations that were lost.
         public var dropped = 0
+        /// Unsynced writes that were torn.
         public var torn = 0
+        /// `kept K, dropped D, torn T`.
         public var description: String { "kept \(kept), dropped \(dropped), torn \(torn)" }
     }
 
+    /// The size in bytes of the sectors a write is torn by.
     public static let sectorSize = 512
     /// Files may not grow beyond this (a corrupt length must fail, not allocate terabytes).
     public static let maxFileSize = 1 << 34
@@ -206,6 +217,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     let state: Mutex<State>
 
+    /// An empty file system, with no faults set and no crash point armed.
     public init() {
         state = Mutex(State())
     }
@@ -242,6 +254,8 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         state.withLock { $0.failpoints.append(Failpoint(kind: kind, callIndex: nil, fault: fault, pathSuffix: pathSuffix)) }
     }
 
+    /// Removes every fault ``failAt(_:callIndex:fault:pathSuffix:)`` and
+    /// ``failAlways(_:fault:pathSuffix:)`` set.
     public func clearFaults() { state.withLock { $0.failpoints = [] } }
 
     /// Total bytes all files may hold; growing past it fails with `ENOSPC` (a write writes what
@@ -520,6 +534,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     // MARK: FileSystem
 
+    /// Opens `path`; a file `.create` makes is visible at once, durable after ``syncDirectory(containing:)``.
     public func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
         try state.withLock { s in
             if let fault = try begin(&s, .open, path) { throw fail(fault, .open, path) }
@@ -534,8 +549,10 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// Whether `path` is in the visible namespace, durable or not.
     public func fileExists(_ path: String) -> Bool { state.withLock { $0.names[path] != nil } }
 
+    /// Moves `source` to `destination` in the visible namespace; durable after ``syncDirectory(containing:)``.
     public func rename(_ source: String, to destination: String) throws {
         try mutate(.rename, source) { s, fault in
             if let fault { throw fail(fault, .rename, source) }
@@ -546,6 +563,8 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// Removes `path` from the visible namespace (a missing path is not an error); durable after
+    /// ``syncDirectory(containing:)``.
     public func remove(_ path: String) throws {
         try mutate(.remove, path) { s, fault in
             if let fault { throw fail(fault, .remove, path) }
@@ -555,6 +574,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// Makes the pending creations, renames and removals that touch the directory of `path` durable.
     public func syncDirectory(containing path: String) throws {
         let dir = simDirectoryName(of: path)
         try mutate(.syncDirectory, path) { s, fault in
@@ -571,7 +591,9 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
+    /// Takes an exclusive lock on `path`; throws ``StrataError/locked(path:)`` when anyone holds one.
     public func lockExclusive(_ path: String) throws -> any FileLock { try lock(path, exclusive: true) }
+    /// Takes a shared lock on `path`; throws ``StrataError/locked(path:)`` when an exclusive one is held.
     public func lockShared(_ path: String) throws -> any FileLock { try lock(path, exclusive: false) }
 
     private func lock(_ path: String, exclusive: Bool) throws -> any FileLock {

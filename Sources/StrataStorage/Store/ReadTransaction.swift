@@ -35,6 +35,7 @@ public final class ReadTransaction: @unchecked Sendable {
 
 /// One tree as a snapshot sees it. Valid while its ``ReadTransaction`` is.
 public struct ReadTree: @unchecked Sendable {
+    /// The tree's name.
     public let name: String
     let root: Page?
     /// Number of entries.
@@ -64,6 +65,8 @@ public struct ReadTree: @unchecked Sendable {
         try key.withUnsafeBytes { try withValue(forKey: $0, body) }
     }
 
+    /// Calls `body` with the value stored under `key`, borrowed without copying (valid only inside
+    /// `body`), and returns its result; `nil` if the key is absent.
     public func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         guard let root, !key.isEmpty else { return nil }
         let (leaf, i, found) = try TreeRead.find(root, key, file)

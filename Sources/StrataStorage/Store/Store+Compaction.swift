@@ -3,9 +3,13 @@
 extension Store {
     /// What a compaction or backup did.
     public struct CopyReport: Sendable {
+        /// The length of the store's log before the copy, in bytes; 0 for a backup.
         public var bytesBefore: UInt64
+        /// The length of the new file, in bytes.
         public var bytesAfter: UInt64
+        /// Entries copied, across all trees.
         public var entries: UInt64
+        /// The last transaction the copy includes.
         public var transactionID: UInt64
     }
 

@@ -10,7 +10,9 @@ import Darwin
 public struct StoreInfo: Sendable {
     /// One tree of the latest commit.
     public struct Tree: Sendable {
+        /// The tree's name.
         public var name: String
+        /// Number of entries.
         public var entries: UInt64
         /// Levels from root to leaf; 0 for an empty tree.
         public var height: Int
@@ -27,9 +29,13 @@ public struct StoreInfo: Sendable {
         public var heldBackBytes: UInt64
     }
 
+    /// The store file's path.
     public var path: String
+    /// Whether this handle was opened read-only.
     public var isReadOnly: Bool
+    /// The file format version recorded in the header.
     public var formatVersion: UInt32
+    /// The file's page size in bytes.
     public var pageSize: Int
     /// A random id chosen when the file was created (kept by compaction).
     public var fileID: UInt64
@@ -48,6 +54,7 @@ public struct StoreInfo: Sendable {
     public var transactionID: UInt64
     /// The last transaction the newest checkpoint includes (recovery replays the rest).
     public var checkpointTransactionID: UInt64
+    /// File offset of the newest checkpoint frame.
     public var checkpointOffset: UInt64
     /// The trees, sorted by name.
     public var trees: [Tree]
@@ -76,20 +83,28 @@ public struct StoreInfo: Sendable {
 /// Absent values are `-`. `crc` is the CRC32C (hex) of everything before ` crc=`: the record is
 /// rewritten in place without a lock, so a reader can catch it half-written and must retry.
 public struct StoreStatus: Sendable, Equatable {
+    /// The writing process's id; a record whose process no longer runs is stale.
     public var pid: Int32
     /// `false` once the writer closed the store (the process may live on).
     public var isOpen: Bool
+    /// The last transaction the writer had committed.
     public var transactionID: UInt64
+    /// Snapshots open in the writing process (0 once it closed the store).
     public var readers: Int
+    /// The last transaction the oldest open snapshot includes; `nil` when none is open.
     public var oldestSnapshotTransactionID: UInt64?
     /// The oldest snapshot's age when the record was written.
     public var oldestSnapshotAgeMilliseconds: UInt64?
+    /// Bytes the oldest snapshot pins that a newer one would not; 0 when none is open.
     public var heldBackBytes: UInt64
+    /// Bytes of the log no commit needs any more.
     public var deadBytes: UInt64
+    /// Bytes of the log: the file's length without preallocation.
     public var logBytes: UInt64
     /// Wall-clock time of the write, milliseconds since the Unix epoch (records age).
     public var updatedMilliseconds: UInt64
 
+    /// A record with every field given.
     public init(pid: Int32, isOpen: Bool, transactionID: UInt64, readers: Int, oldestSnapshotTransactionID: UInt64?,
                 oldestSnapshotAgeMilliseconds: UInt64?, heldBackBytes: UInt64, deadBytes: UInt64, logBytes: UInt64,
                 updatedMilliseconds: UInt64) {
@@ -141,6 +156,7 @@ public struct StoreStatus: Sendable, Equatable {
                   deadBytes: dead, logBytes: log, updatedMilliseconds: updated)
     }
 
+    /// Parses a record written by ``line``; `nil` if it is incomplete, torn or foreign.
     public init?(line text: String) { self.init(line: text[...]) }
 
     /// Reads the record from the lock file of the store at `storePath`; `nil` when there is no

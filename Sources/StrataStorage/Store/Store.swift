@@ -24,6 +24,7 @@ import Dispatch
 public final class Store: @unchecked Sendable {
     /// The store file's path.
     public let path: String
+    /// The options the store was opened with.
     public let options: StoreOptions
     /// Whether this handle was opened read-only.
     public let isReadOnly: Bool
@@ -69,13 +70,19 @@ public final class Store: @unchecked Sendable {
     public struct Statistics: Sendable {
         /// `fdatasync` calls on the store file so far (commits, checkpoints, header writes).
         public var syncCount: Int
+        /// Transactions committed since this handle opened.
         public var commits: Int
+        /// Checkpoints written since this handle opened.
         public var checkpoints: Int
+        /// Compactions since this handle opened (backups not included).
         public var compactions: Int
         /// Pages copied or created by the last committed transaction.
         public var pagesTouchedByLastCommit: Int
+        /// Bytes of decompressed pages the cache holds now.
         public var cacheBytes: Int
+        /// Page reads the cache answered.
         public var cacheHits: Int
+        /// Page reads that went to the file.
         public var cacheMisses: Int
     }
 
@@ -297,6 +304,8 @@ public final class Store: @unchecked Sendable {
 
     // MARK: Statistics
 
+    /// The running totals now. The cache figures restart with each compaction (a new file, a new
+    /// cache).
     public var statistics: Statistics {
         let cache = currentVersion.file.cache.statistics
         let counters = counterState.withLock { $0 }

@@ -10,6 +10,7 @@ public enum Durability: Sendable, Equatable {
 
 /// How a store is opened. The defaults suit an application database.
 public struct StoreOptions: Sendable {
+    /// When commits return relative to `fdatasync`; `.full` by default.
     public var durability: Durability = .full
     /// Open for reading only: nothing is written, not even the recovery of a torn tail, and no
     /// write lock is taken, so a live store can be inspected.
@@ -34,7 +35,9 @@ public struct StoreOptions: Sendable {
     /// Where file I/O goes; tests substitute a simulated file system.
     public var fileSystem: any FileSystem = PosixFileSystem()
 
+    /// The default options.
     public init() {}
 
+    /// The default options, with `durability`.
     public init(durability: Durability) { self.durability = durability }
 }

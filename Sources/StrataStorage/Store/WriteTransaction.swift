@@ -90,6 +90,7 @@ public struct WriteTree {
     let transaction: WriteTransaction
     let tree: MutableTree
 
+    /// The tree's name.
     public var name: String { tree.name }
     /// Number of entries, including this transaction's changes.
     public var count: Int { Int(tree.count) }
@@ -100,6 +101,8 @@ public struct WriteTree {
         try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(k, v) } }
     }
 
+    /// Stores `value` under `key`, replacing any value there; both are copied.
+    /// Throws `keyTooLarge` or `valueTooLarge` outside 1...1024-byte keys and 64 MiB values.
     public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws {
         let tx = transaction
         try tx.checkActive()
@@ -129,6 +132,7 @@ public struct WriteTree {
         try key.withUnsafeBytes { try delete($0) }
     }
 
+    /// Removes `key`; returns whether it was there. An empty or over-long key is simply absent.
     @discardableResult
     public func delete(_ key: UnsafeRawBufferPointer) throws -> Bool {
         try transaction.checkActive()
@@ -149,6 +153,7 @@ public struct WriteTree {
         }
     }
 
+    /// Whether `key` has a value, as this transaction sees it.
     public func contains(_ key: [UInt8]) throws -> Bool { try get(key) != nil }
 
     /// A cursor over the tree as it is now; any later write to this tree invalidates it.

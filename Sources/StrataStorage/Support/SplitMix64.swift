@@ -4,10 +4,13 @@
 /// benchmark all need randomness that a printed seed reproduces exactly; this is that one
 /// generator (Steele, Lea & Flood, 2014), not a source of secrets.
 public struct SplitMix64: RandomNumberGenerator, Sendable {
+    /// The generator's whole state: a copy continues the same sequence.
     public var state: UInt64
 
+    /// A generator whose sequence `seed` determines entirely.
     public init(seed: UInt64) { state = seed }
 
+    /// The next 64 random bits; advances the state.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state

@@ -10,6 +10,7 @@ public final class Cursor {
     private let file: PageFile
     /// The descent from the root: a page and the index chosen in it, leaf last.
     private var path: [(page: Page, index: Int)] = []
+    /// Whether the cursor rests on an entry, so that ``key`` and ``value`` may be read.
     public private(set) var isValid = false
 
     init(root: Page?, file: PageFile) {
@@ -91,6 +92,8 @@ public final class Cursor {
         try key.withUnsafeBytes { try seek($0) }
     }
 
+    /// Moves to the first key ≥ `key` (or past the end if there is none); returns whether the cursor
+    /// rests on an entry. `key` is read only during the call.
     @discardableResult
     public func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
         path.removeAll(keepingCapacity: true)
