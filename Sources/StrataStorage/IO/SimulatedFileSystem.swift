@@ -19,7 +19,7 @@ import Synchronization
 /// ``crashAfter(operations:)`` arms a crash point: the next `N` mutating calls succeed, then
 /// every call throws until ``crash(seed:)`` is called.
 ///
-/// **Faults.** ``failAt(_:callIndex:fault:)`` makes one call (counted per kind, from 1) fail
+/// **Faults.** ``failAt(_:callIndex:fault:pathSuffix:)`` makes one call (counted per kind, from 1) fail
 /// with `EIO`, `ENOSPC` or as a short write; ``capacity`` simulates a full disk.
 ///
 /// Thread-safe: one mutex guards all state.
