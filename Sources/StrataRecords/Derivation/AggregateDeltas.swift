@@ -7,8 +7,6 @@ struct AggregateDelta {
     /// Values that entered (+) and left (−), non-nil ones only.
     var added: [Value] = []
     var removed: [Value] = []
-    /// Some child's value entered or left: `@min`/`@max` must look again.
-    var extremesMoved = false
 }
 
 extension DerivationEngine {
@@ -135,10 +133,26 @@ extension DerivationEngine {
                     }
                 }
             case .min, .max:
-                r[d.field] = try extreme(e, d, parent: pk, max: f == .max, source: source!, childEntity: c)
+                r[d.field] = try movedExtreme(r[d.field], delta, e, d, parent: pk, max: f == .max, source: source!, childEntity: c)
             }
             if r != before { try tx.write(key, r) }
         }
+    }
+
+    /// A parent's `@min`/`@max` after `delta`: values that entered can only improve on the
+    /// current extreme, so the extremes tree is consulted only when a value equal to the
+    /// current extreme left (the one seek that replaces a rescan).
+    func movedExtreme(_ current: Value, _ delta: AggregateDelta, _ e: EntityDescription, _ d: DerivedDescription,
+                      parent: UInt64, max: Bool, source: Int, childEntity c: EntityDescription) throws -> Value {
+        let extremeLeft = delta.removed.contains { v in current.isNull || Value.compare(d.type.coerce(v) ?? v, current) == 0 }
+        if extremeLeft { return try extreme(e, d, parent: parent, max: max, source: source, childEntity: c) }
+        var best = current
+        for v in delta.added {
+            let x = d.type.coerce(v) ?? v
+            let order = Value.compare(x, best) ?? 0
+            if best.isNull || (max ? order > 0 : order < 0) { best = x }
+        }
+        return best
     }
 
     /// The smallest or largest child value of `parent`, from the extremes tree.
@@ -209,12 +223,10 @@ extension AggregateDelta {
     mutating func enter(_ v: Value, _ f: AggregateFunction) {
         count += 1
         if !v.isNull { added.append(v) }
-        extremesMoved = true
     }
 
     mutating func leave(_ v: Value, _ f: AggregateFunction) {
         count -= 1
         if !v.isNull { removed.append(v) }
-        extremesMoved = true
     }
 }
