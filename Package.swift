@@ -63,7 +63,8 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataRecordsTests",
-            dependencies: ["StrataRecords"],
+            // SQLite: the differential tests run the same operations on it, with triggers.
+            dependencies: ["StrataRecords", "CSQLite"],
             path: "Tests/StrataRecordsTests"
         ),
         // Runs the built tools (`strata crash-test`, `strata fuzz`, the fuzz target's replay).

@@ -54,6 +54,37 @@ import StrataStorage
         try expectConsistent(store)
     }
 
+    /// Found by the SQLite differential test: deleting both ends of a many-to-many link in one
+    /// transaction left the link in the join trees (each side skipped the other as gone).
+    @Test func deletingBothEndsOfALinkRemovesTheLink() throws {
+        let store = try makeStore(try Self.model())
+        let (folder, note, label) = try store.write { tx -> (ObjectID, ObjectID, ObjectID) in
+            let folder = try tx.insert("Folder", ["name": "f"])
+            let note = try tx.insert("Note", ["text": "n", "folder": folder])
+            let label = try tx.insert("Label", ["name": "l"])
+            try tx.add(label, to: "labels", of: note)
+            return (folder, note, label)
+        }
+        // The note goes by cascade from its folder, the label directly, in either order.
+        try store.write { tx in
+            try tx.delete(label)
+            try tx.delete(folder)
+        }
+        #expect(try store.read { try $0.exists(note) } == false)
+        try expectConsistent(store)
+        let (n2, l2) = try store.write { tx -> (ObjectID, ObjectID) in
+            let n = try tx.insert("Note", ["text": "m"])
+            let l = try tx.insert("Label", ["name": "k"])
+            try tx.add(n, to: "notes", of: l)
+            return (n, l)
+        }
+        try store.write { tx in
+            try tx.delete(n2)
+            try tx.delete(l2)
+        }
+        try expectConsistent(store)
+    }
+
     @Test func denyNamesWhatBlocksUnlessItGoesToo() throws {
         let store = try makeStore(try Self.model())
         let (user, folder) = try store.write { tx -> (ObjectID, ObjectID) in

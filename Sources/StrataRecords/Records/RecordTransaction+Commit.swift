@@ -33,22 +33,24 @@ extension RecordTransaction {
                 } else {
                     reached = try memberKeys(rel, of: key).map { RowKey(entity: rel.targetIndex, pk: $0) }
                 }
-                reached = try reached.filter { try row($0) != nil }
                 if reached.isEmpty { continue }
+                // Objects deleted in this transaction too are neither cascaded to nor denied,
+                // but their links to the deleted object must still go.
+                let alive = try reached.filter { try row($0) != nil }
                 switch rel.deleteRule {
                 case .cascade:
-                    for r in reached where try row(r) != nil { try delete(objectID(r)) }
+                    for r in alive where try row(r) != nil { try delete(objectID(r)) }
                 case .deny:
-                    denials.append((key, rel, reached))
+                    if !alive.isEmpty { denials.append((key, rel, alive)) }
                 case .nullify:
                     break
                 }
-                // The other side forgets the deleted object (whatever the rule, for objects
-                // that survive): clear their to-one, or unlink the many-to-many.
+                // The other side forgets the deleted object (whatever the rule): unlink the
+                // many-to-many, or clear the to-one of the objects that survive.
                 if rel.isManyToMany {
                     for r in reached { try link(rel, key, r, add: false) }
                 } else if rel.isToMany, let f = rel.inverseField {
-                    for r in reached {
+                    for r in alive {
                         guard var row = try row(r) else { continue }
                         row[f] = .null
                         try write(r, row)
