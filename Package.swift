@@ -51,7 +51,7 @@ let package = Package(
         .executableTarget(
             name: "strata-bench",
             dependencies: [
-                "StrataStorage", "CSQLite", "CLMDB",
+                "StrataStorage", "StrataRecords", "CSQLite", "CLMDB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/strata-bench"

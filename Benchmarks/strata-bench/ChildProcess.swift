@@ -51,6 +51,12 @@ struct ChildProcess {
     }
 
     private func launch(_ path: String, _ args: [String]) throws -> RunResult {
+        try Self.launch(path, args, as: RunResult.self)
+    }
+
+    /// Runs `path args`, and decodes the last line of its stdout that parses as `R`; a child
+    /// that fails prints a ``ChildFailure`` line instead, which becomes the error.
+    static func launch<R: Decodable>(_ path: String, _ args: [String], as: R.Type) throws -> R {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = args
@@ -68,7 +74,7 @@ struct ChildProcess {
         }
         // The result is the last line that parses; anything an engine prints before it is ignored.
         for line in lines {
-            if let result = try? JSONDecoder().decode(RunResult.self, from: Data(line)) { return result }
+            if let result = try? JSONDecoder().decode(R.self, from: Data(line)) { return result }
         }
         throw BenchError("child `\(args.joined(separator: " "))` printed no result")
     }

@@ -52,7 +52,7 @@ struct KVCommand: ParsableCommand {
     func run() throws {
         let engines = try parsedEngines()
         let workloads = try parsedWorkloads()
-        let root = try makeWorkDirectory()
+        let root = try Measure.makeWorkDirectory(under: dir)
         defer {
             if keep { log("work files kept in \(root)") } else { try? FileManager.default.removeItem(atPath: root) }
         }
@@ -76,9 +76,8 @@ struct KVCommand: ParsableCommand {
         var syncsPerCommit: [EngineName: Double] = [:]
         var checks: [StoreCheckOutcome] = []
         func noteCheck(_ rep: Int, _ r: RunResult, prepare: Bool = false) {
-            guard let clean = r.checkClean else { return }
-            checks.append(StoreCheckOutcome(workload: r.workload, repeatIndex: rep, prepare: prepare, clean: clean,
-                                            problems: r.checkProblems ?? 0, messages: r.checkMessages ?? []))
+            guard r.checkClean != nil else { return }
+            checks.append(StoreCheckOutcome(r, workload: r.workload.rawValue, repeatIndex: rep, prepare: prepare))
         }
         func key(_ w: Workload, _ e: EngineName) -> String { "\(w.rawValue)/\(e.rawValue)" }
 
@@ -131,31 +130,28 @@ struct KVCommand: ParsableCommand {
                     }
                 }
             }
-            try? FileManager.default.removeItem(atPath: repDir)
+            if !keep { try? FileManager.default.removeItem(atPath: repDir) }
         }
 
-        var rows: [ReportRow] = []
+        var rows: [ReportRow<RunResult>] = []
         for workload in workloads {
             for engine in engines {
-                rows.append(ReportRow(workload: workload, engine: engine, runs: runs[key(workload, engine)] ?? [],
+                rows.append(ReportRow(workload: workload.rawValue, engine: engine.rawValue,
+                                      runs: runs[key(workload, engine)] ?? [],
                                       fsyncsPerCommit: workload == .fillsync ? syncsPerCommit[engine] : nil,
                                       failure: failures[key(workload, engine)]))
             }
         }
-        let report = Report(rows: rows, count: count, repeats: repeats, engines: engines, notes: notes,
-                            checks: checks)
+        let report = Report(
+            title: "strata-bench kv: \(count) keys (16 B) / values (100 B, compressible to ~50%), "
+                + "median of \(repeats) run(s), 1,000 ops per transaction, fillsync = single-put commits",
+            configurations: engines.map(\.configuration), notes: notes, rows: rows,
+            subject: EngineName.strata.rawValue, baselines: engines.filter { $0 != .strata }.map(\.rawValue),
+            checks: checks, parameters: ["count": count, "repeats": repeats])
         report.printTable()
         if let json { try report.writeJSON(to: json) }
         // Everything is printed first; then a failed run or an unclean store fails the command.
         if !failures.isEmpty || checks.contains(where: { !$0.clean }) { throw ExitCode(1) }
-    }
-
-    private func makeWorkDirectory() throws -> String {
-        let parent = dir ?? "/tmp"
-        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
-        var template = Array((parent + "/strata-bench.XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw BenchError("cannot create a work directory in \(parent)") }
-        return String(cString: made)
     }
 
     private func progress(_ rep: Int, _ r: RunResult) -> String {

@@ -56,6 +56,15 @@ enum Measure {
         }
     }
 
+    /// A fresh directory `strata-bench.XXXXXX` under `parent` (default `/tmp`), created with it.
+    static func makeWorkDirectory(under parent: String?) throws -> String {
+        let parent = parent ?? "/tmp"
+        try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
+        var template = Array((parent + "/strata-bench.XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw BenchError("cannot create a work directory in \(parent)") }
+        return String(cString: made)
+    }
+
     /// The nearest-rank percentile `p` (0...1) of sorted samples.
     static func percentile(_ sorted: [UInt64], _ p: Double) -> UInt64 {
         guard !sorted.isEmpty else { return 0 }

@@ -1,13 +1,36 @@
 import Foundation
 
+/// What a report needs of one run of one workload on one engine, whichever benchmark ran it.
+protocol BenchRun: Codable, Sendable {
+    var engine: String { get }
+    var ops: Int { get }
+    var seconds: Double { get }
+    var p50Micros: Double? { get }
+    var p99Micros: Double? { get }
+    var bytes: Int? { get }
+    var closeMillis: Double? { get }
+    var peakRSSBytes: Int? { get }
+    /// Strata only: whether the store the run left passed its checks, and what they found.
+    var checkClean: Bool? { get }
+    var checkProblems: Int? { get }
+    var checkMessages: [String]? { get }
+}
+
+extension BenchRun {
+    var opsPerSecond: Double { Double(ops) / seconds }
+}
+
+/// At most this many problem lines travel from a child to the report.
+let maxCheckMessages = 20
+
 /// One workload on one engine, summarised over its repeats: the median of each measurement
 /// (peak RSS: the maximum), and how far the runs spread.
-struct ReportRow: Encodable {
-    var workload: Workload
-    var engine: EngineName
-    var runs: [RunResult]
+struct ReportRow<Run: BenchRun>: Encodable {
+    var workload: String
+    var engine: String
+    var runs: [Run]
     /// Sync syscalls per commit: Strata's own counter, or strace's count for the baselines.
-    var fsyncsPerCommit: Double?
+    var fsyncsPerCommit: Double? = nil
     /// Why no run finished, if none did.
     var failure: String?
 
@@ -23,8 +46,7 @@ struct ReportRow: Encodable {
     var bytes: Int? { medianOf { $0.bytes.map(Double.init) }.map { Int($0) } }
     var closeMillis: Double? { medianOf(\.closeMillis) }
     var peakRSSBytes: Int? { runs.compactMap(\.peakRSSBytes).max() }
-    /// Whether every checked run left a sound store (nil: no run was checked — not Strata, or
-    /// a workload that leaves no store).
+    /// Whether every checked run left a sound store (nil: no run was checked).
     var checkClean: Bool? {
         let all = runs.compactMap(\.checkClean)
         return all.isEmpty ? nil : !all.contains(false)
@@ -35,7 +57,7 @@ struct ReportRow: Encodable {
         return all.isEmpty ? nil : all.reduce(0, +)
     }
 
-    private func medianOf(_ field: (RunResult) -> Double?) -> Double? {
+    private func medianOf(_ field: (Run) -> Double?) -> Double? {
         let values = runs.compactMap(field)
         return values.isEmpty ? nil : Measure.median(values)
     }
@@ -65,39 +87,60 @@ struct ReportRow: Encodable {
     }
 }
 
-/// One `Store.check()` of a store a Strata run left (including an untimed preparatory fill).
+/// One check of a store a Strata run left (including an untimed preparatory run's).
 struct StoreCheckOutcome {
-    var workload: Workload
+    var workload: String
     var repeatIndex: Int
     var prepare: Bool
     var clean: Bool
     var problems: Int
-    /// The first problems (at most ``RunResult/maxCheckMessages``).
+    /// The first problems (at most ``maxCheckMessages``).
     var messages: [String]
+
+    init(_ run: some BenchRun, workload: String, repeatIndex: Int, prepare: Bool) {
+        self.workload = workload
+        self.repeatIndex = repeatIndex
+        self.prepare = prepare
+        clean = run.checkClean ?? true
+        problems = run.checkProblems ?? 0
+        messages = run.checkMessages ?? []
+    }
 }
 
-/// The report: a configuration header and a table on stdout, and the JSON file.
-struct Report {
-    let rows: [ReportRow]
-    let count: Int
-    let repeats: Int
-    let engines: [EngineName]
+/// The report: a configuration header and a table on stdout, and the JSON file. Strata's rows
+/// get a ratio column per baseline engine.
+struct Report<Run: BenchRun> {
+    /// The first line: what ran, on what data.
+    let title: String
+    /// One line per engine: how it is configured.
+    let configurations: [String]
     let notes: [String]
+    let rows: [ReportRow<Run>]
+    /// The engine whose rows get ratio columns, and the engines it is compared with.
+    let subject: String
+    let baselines: [String]
     let checks: [StoreCheckOutcome]
+    /// Top-level numbers for the JSON file (the data's size, repeats).
+    let parameters: [String: Int]
+    /// Lines printed after the table (derived figures such as cost growth).
+    var summary: [String] = []
+    /// Extra top-level JSON objects: name → (engine → figure).
+    var summaryFigures: [String: [String: Double?]] = [:]
 
     func printTable() {
-        print("strata-bench kv: \(count) keys (16 B) / values (100 B, compressible to ~50%), "
-              + "median of \(repeats) run(s), 1,000 ops per transaction, fillsync = single-put commits")
-        for engine in engines { print("  " + engine.configuration) }
+        print(title)
+        for line in configurations { print("  " + line) }
         for note in notes { print("  note: " + note) }
         print("")
-        let header = ["workload", "engine", "ops/s", "spread", "p50 µs", "p99 µs", "bytes", "close ms",
-                      "peak RSS", "fsync/commit", "vs sqlite", "vs lmdb", "bytes/sqlite"]
+        let withSyncs = rows.contains { $0.fsyncsPerCommit != nil }
+        var header = ["workload", "engine", "ops/s", "spread", "p50 µs", "p99 µs", "bytes", "close ms", "peak RSS"]
+        if withSyncs { header.append("fsync/commit") }
+        header += baselines.map { "vs \($0)" }
+        if let first = baselines.first { header.append("bytes/\(first)") }
         var table = [header]
         for row in rows {
-            let peers = rows.filter { $0.workload == row.workload }
-            func peer(_ e: EngineName) -> ReportRow? { peers.first { $0.engine == e } }
-            var line = [row.workload.rawValue, row.engine.rawValue]
+            func peer(_ e: String) -> ReportRow<Run>? { rows.first { $0.workload == row.workload && $0.engine == e } }
+            var line = [row.workload, row.engine]
             if row.failure != nil, row.runs.isEmpty {
                 line.append("FAILED")
                 table.append(line + Array(repeating: "", count: header.count - line.count))
@@ -105,13 +148,15 @@ struct Report {
             }
             line += [rate(row.opsPerSecond), row.spread.map { String(format: "%.1f%%", $0 * 100) } ?? "-",
                      num(row.p50Micros, "%.1f"), num(row.p99Micros, "%.1f"), mib(row.bytes),
-                     num(row.closeMillis, "%.1f"), mib(row.peakRSSBytes), num(row.fsyncsPerCommit, "%.2f")]
-            if row.engine == .strata {
-                line.append(ratio(row.opsPerSecond, peer(.sqlite)?.opsPerSecond))
-                line.append(ratio(row.opsPerSecond, peer(.lmdb)?.opsPerSecond))
-                line.append(ratio(row.bytes.map(Double.init), peer(.sqlite)?.bytes.map(Double.init)))
+                     num(row.closeMillis, "%.1f"), mib(row.peakRSSBytes)]
+            if withSyncs { line.append(num(row.fsyncsPerCommit, "%.2f")) }
+            if row.engine == subject {
+                line += baselines.map { ratio(row.opsPerSecond, peer($0)?.opsPerSecond) }
+                if let first = baselines.first {
+                    line.append(ratio(row.bytes.map(Double.init), peer(first)?.bytes.map(Double.init)))
+                }
             } else {
-                line += ["", "", ""]
+                line += Array(repeating: "", count: header.count - line.count)
             }
             table.append(line)
         }
@@ -124,13 +169,14 @@ struct Report {
             print(cells.joined(separator: "  "))
             if i == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
         }
-        print("ratios: Strata ÷ baseline (ops/s > 1 = Strata faster; bytes < 1 = Strata smaller). "
+        print("ratios: \(subject) ÷ baseline (ops/s > 1 = \(subject) faster; bytes < 1 = \(subject) smaller). "
               + "spread = (max − min) / median of ops/s.")
+        for line in summary { print(line) }
         printChecks()
         let failed = rows.filter { $0.failure != nil }
         if !failed.isEmpty {
             print("\nfailures (the last error of each; a row with results failed only in some repeats):")
-            for row in failed { print("  \(row.workload.rawValue) \(row.engine.rawValue): \(row.failure!)") }
+            for row in failed { print("  \(row.workload) \(row.engine): \(row.failure!)") }
         }
     }
 
@@ -138,27 +184,22 @@ struct Report {
     private func printChecks() {
         guard !checks.isEmpty else { return }
         let clean = checks.filter(\.clean).count
-        var line = "strata check (read-only reopen after close, untimed): \(clean)/\(checks.count) files clean"
+        var line = "\(subject) check (read-only reopen after close, untimed): \(clean)/\(checks.count) files clean"
         if clean < checks.count { line += ", \(checks.reduce(0) { $0 + $1.problems }) problem(s):" }
         print(line)
         for c in checks where !c.clean {
-            let name = (c.prepare ? "(prepare) " : "") + c.workload.rawValue
+            let name = (c.prepare ? "(prepare) " : "") + c.workload
             print("  \(name), repeat \(c.repeatIndex): \(c.problems) problem(s)")
             for m in c.messages { print("    " + m) }
             if c.problems > c.messages.count { print("    ... and \(c.problems - c.messages.count) more") }
         }
     }
 
+    /// `{"count": …, "repeats": …, <summary figures>, "results": [row, …]}`.
     func writeJSON(to path: String) throws {
-        struct File: Encodable {
-            let count: Int
-            let repeats: Int
-            let results: [ReportRow]
-        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try encoder.encode(File(count: count, repeats: repeats, results: rows))
-            .write(to: URL(fileURLWithPath: path))
+        try encoder.encode(self).write(to: URL(fileURLWithPath: path))
     }
 
     private func rate(_ v: Double?) -> String {
@@ -175,5 +216,21 @@ struct Report {
     private func ratio(_ a: Double?, _ b: Double?) -> String {
         guard let a, let b, b > 0 else { return "-" }
         return String(format: "%.2f×", a / b)
+    }
+}
+
+extension Report: Encodable {
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        for (name, value) in parameters { try c.encode(value, forKey: Key(stringValue: name)) }
+        for (name, figures) in summaryFigures { try c.encode(figures, forKey: Key(stringValue: name)) }
+        try c.encode(rows, forKey: Key(stringValue: "results"))
     }
 }

@@ -6,7 +6,7 @@ import ArgumentParser
 struct StrataBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-bench",
-        abstract: "Benchmarks for the Strata storage engine.",
-        subcommands: [KVCommand.self, KVRunCommand.self],
+        abstract: "Side-by-side benchmarks of Strata: kv (vs SQLite and LMDB), records (vs SQLite with triggers).",
+        subcommands: [KVCommand.self, KVRunCommand.self, RecordsCommand.self, RecordsRunCommand.self],
         defaultSubcommand: KVCommand.self)
 }

@@ -7,7 +7,7 @@ enum Workload: String, CaseIterable, Codable, Sendable {
 }
 
 /// What one run of one workload on one engine measured; the child prints it as one JSON line.
-struct RunResult: Codable, Sendable {
+struct RunResult: BenchRun {
     var workload: Workload
     var engine: String
     /// Operations timed (puts, gets, deletes, scanned entries, or commits for fillsync).
@@ -29,11 +29,6 @@ struct RunResult: Codable, Sendable {
     var checkProblems: Int?
     /// The first problems reported, for the report to list.
     var checkMessages: [String]?
-
-    var opsPerSecond: Double { Double(ops) / seconds }
-
-    /// At most this many problem lines travel from the child to the report.
-    static let maxCheckMessages = 20
 
     enum CodingKeys: String, CodingKey {
         case workload, engine, ops, seconds, p50Micros, p99Micros, bytes, closeMillis, peakRSSBytes, ownSyncs,
@@ -95,7 +90,7 @@ struct WorkloadRunner<Engine: KVEngine> {
         if let check = Engine.checkStore(directory: directory) {
             r.checkClean = check.isClean
             r.checkProblems = check.problems.count
-            r.checkMessages = Array(check.problems.prefix(RunResult.maxCheckMessages))
+            r.checkMessages = Array(check.problems.prefix(maxCheckMessages))
         }
     }
 

@@ -1,0 +1,146 @@
+import Foundation
+import StrataRecords
+import StrataStorage
+
+/// The record layer under test: the model, default options but `normal` durability.
+final class StrataRecordsEngine: RecordsEngine {
+    static let fileName = "records.strata"
+    static var configuration: String {
+        "strata: RecordStore, durability .normal, defaults otherwise; TodoList.itemCount = items.@count, "
+            + "total = items.amount.@sum (decimal), searchName = canonical:(name) (indexed); Item.listName = list.name, "
+            + "sku indexed"
+    }
+
+    static func model() throws -> Model {
+        try Model {
+            Entity("TodoList") {
+                Attribute("name", .string)
+                Relationship("items", toMany: "Item", inverse: "list", deleteRule: .cascade)
+                Derived("itemCount", .int64, "items.@count")
+                Derived("total", .decimal, "items.amount.@sum")
+                Derived("searchName", .string, "canonical:(name)")
+                FetchIndex("searchName")
+            }
+            Entity("Item") {
+                Attribute("title", .string)
+                Attribute("sku", .string)
+                Attribute("amount", .decimal, default: Decimal(0))
+                Relationship("list", toOne: "TodoList", inverse: "items")
+                Derived("listName", .string, "list.name", optional: true)
+                FetchIndex("sku")
+            }
+        }
+    }
+
+    private let store: RecordStore
+
+    private init(store: RecordStore) { self.store = store }
+
+    static func open(directory: String, name: RecordsEngineName) throws -> StrataRecordsEngine {
+        StrataRecordsEngine(store: try RecordStore(path: directory + "/" + fileName, model: try model(),
+                                                   options: StoreOptions(durability: .normal)))
+    }
+
+    private static func list(_ i: Int) -> ObjectID { ObjectID(entity: "TodoList", primaryKey: UInt64(i + 1)) }
+    private static func item(_ j: Int) -> ObjectID { ObjectID(entity: "Item", primaryKey: UInt64(j + 1)) }
+
+    func load(lists: Int, placements: [Placement]) throws {
+        // Strata has one way in: the same inserts as the timed workloads, in larger transactions.
+        for start in stride(from: 0, to: lists, by: 1_000) { try insertLists(start..<min(lists, start + 1_000)) }
+        for start in stride(from: 0, to: placements.count, by: 1_000) {
+            try insertItems(placements[start..<min(placements.count, start + 1_000)])
+        }
+    }
+
+    func insertLists(_ lists: Range<Int>) throws {
+        try store.write { tx in
+            for i in lists {
+                let id = try tx.insert("TodoList", ["name": RecordsData.listName(i)])
+                guard id == Self.list(i) else { throw BenchError("strata: list \(i) got \(id)") }
+            }
+        }
+    }
+
+    func insertItems(_ items: ArraySlice<Placement>) throws {
+        try store.write { tx in
+            for p in items {
+                let j = Int(p.item)
+                let amount = Decimal(sign: .plus, exponent: -2, significand: Decimal(RecordsData.amountCents(j)))
+                let id = try tx.insert("Item", ["title": RecordsData.title(j), "sku": RecordsData.sku(j), "amount": amount,
+                                                "list": Self.list(Int(p.list))])
+                guard id == Self.item(j) else { throw BenchError("strata: item \(j) got \(id)") }
+            }
+        }
+    }
+
+    func moveItems(_ moves: ArraySlice<Placement>) throws {
+        try store.write { tx in
+            for m in moves { try tx.set("list", of: Self.item(Int(m.item)), to: Self.list(Int(m.list))) }
+        }
+    }
+
+    func renameList(_ list: Int, to name: String) throws {
+        try store.write { tx in try tx.update(Self.list(list), ["name": name]) }
+    }
+
+    func prefixSearch(_ prefixes: ArraySlice<String>) throws -> Int {
+        try store.read { r in
+            var found = 0
+            for p in prefixes {
+                let request = FetchRequest("TodoList", predicate: Key("searchName").beginsWith(p, options: [.caseInsensitive, .diacriticInsensitive]))
+                found += try r.fetch(request).count
+            }
+            return found
+        }
+    }
+
+    func fetchBySKU(_ skus: ArraySlice<String>) throws -> Int {
+        try store.read { r in
+            var found = 0
+            for s in skus { found += try r.fetch(FetchRequest("Item", predicate: Key("sku") == s)).count }
+            return found
+        }
+    }
+
+    func digest() throws -> RecordsDigest {
+        try store.read { r in
+            var d = RecordsDigest()
+            var names: [UInt64: Value] = [:]
+            for id in try r.objects("TodoList") {
+                guard let v = try r.values(of: id) else { continue }
+                d.lists += 1
+                names[id.primaryKey] = v["name"]
+                if case .int(let n)? = v["itemCount"] { d.itemCountSum += Int(n) }
+                if case .decimal(let t)? = v["total"] { d.totalCents += NSDecimalNumber(decimal: t * 100).int64Value }
+                if case .string(let name)? = v["name"], v["searchName"] == .string(TextFolding.canonical(name)) {
+                    d.searchNamesRight += 1
+                }
+            }
+            for id in try r.objects("Item") {
+                d.items += 1
+                guard let list = try r.target(of: "list", of: id) else { continue }
+                if let name = names[list.primaryKey], try r.value("listName", of: id) == name { d.copiesRight += 1 }
+            }
+            return d
+        }
+    }
+
+    func close() throws { try store.close() }
+
+    /// Reopens the closed store read-only with its stored model: `Store.check()` (pages,
+    /// checksums, order) and `checkRecords()` (indexes, inverses, every derived value
+    /// recomputed from scratch).
+    static func checkStore(directory: String) -> StoreCheck? {
+        do {
+            var options = StoreOptions()
+            options.readOnly = true
+            let store = try RecordStore(path: directory + "/" + fileName, options: options)
+            defer { try? store.close() }
+            let pages = try store.storage.check().problems
+            let records = try store.read { try $0.checkRecords(limit: maxCheckMessages) }
+            return StoreCheck(problems: pages + records)
+        } catch {
+            return StoreCheck(problems: ["check could not run: \(error)"])
+        }
+    }
+}
