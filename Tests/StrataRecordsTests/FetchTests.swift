@@ -35,6 +35,40 @@ import StrataStorage
         }
     }
 
+    /// An index holds values in the attribute's own type: a constant of another numeric type
+    /// must be converted before it becomes a key, or the index misses equal values (and a
+    /// constant no value can equal must find nothing).
+    @Test func indexedEqualityConvertsTheConstantToTheAttributesType() throws {
+        let model = try Model {
+            Entity("Reading") {
+                Attribute("celsius", .double)
+                Attribute("price", .decimal)
+                Attribute("count", .int32)
+                FetchIndex("celsius")
+                FetchIndex("price")
+                FetchIndex("count")
+            }
+        }
+        let store = try makeStore(model)
+        try store.write { tx in
+            for i in 0..<6 {
+                try tx.insert("Reading", ["celsius": Double(i), "price": Decimal(i), "count": i])
+            }
+        }
+        // Constants with an exact conversion use the index; the others (2.5 for an integer, a
+        // double for a decimal) are left to a scan rather than risk a key of the wrong type.
+        let indexed = ["celsius == 3", "price == 3", "count == 3.0", "price IN {2, 3}", "celsius BETWEEN {2, 3}", "price > 4"]
+        let scanned = ["price IN {2, 3.0}", "count == 2.5", "count < 1.5"]
+        for format in indexed + scanned {
+            let request = FetchRequest("Reading", predicate: try Predicate(format: format))
+            let plan = try store.read { try $0.fetchPlanDescription(request) }
+            #expect(plan.contains("index:") == indexed.contains(format), "\(format): \(plan)")
+            let found = Set(try store.read { try $0.fetch(request) })
+            #expect(found == (try Self.bruteForce(store, request)), "\(format)")
+            #expect(!found.isEmpty || format == "count == 2.5", "\(format)")
+        }
+    }
+
     @Test func indexedPrefixSearchIsCaseAndDiacriticInsensitive() throws {
         let (store, lists) = try Self.populated()
         let request = FetchRequest("TodoList", predicate: try Predicate(format: "searchName BEGINSWITH[cd] %@", "CAFE"))
@@ -69,6 +103,51 @@ import StrataStorage
         for (format, args) in [("itemCount > %@", [3] as [(any PredicateArgument)?]), ("ANY items.amount >= %@", [7]), ("items.@count == 0", []), ("items.amount.@sum > 20", [])] {
             let request = FetchRequest("TodoList", predicate: try Predicate(format: format, argumentArray: args))
             #expect(Set(try store.read { try $0.fetch(request) }) == (try Self.bruteForce(store, request)), "\(format)")
+        }
+    }
+
+    /// Terms an index decides are not checked again on rows, and fetches whose predicate the
+    /// index decides read no rows: the answers must still be the brute-force ones, with limits,
+    /// offsets, sorts and the rest of the predicate applied.
+    @Test func decidedTermsAgreeWithBruteForce() throws {
+        let (store, _) = try Self.populated()
+        let cases: [(String, String, [(any PredicateArgument)?], Bool)] = [
+            ("Item", "title == %@", ["t1"], true),
+            ("Item", "title IN %@", [["t0", "t3", "t0"]], true),
+            ("Item", "title BEGINSWITH[n] %@", ["t"], true),
+            ("Item", "title BEGINSWITH %@", ["t"], false),          // grapheme-aware: narrowed only
+            ("Item", "title == %@ AND amount > %@", ["t2", 3], true),
+            ("Item", "(title == %@ AND quantity == 2) AND amount < %@", ["t0", 7], true),
+            ("Item", "title >= %@", ["t2"], false),
+            ("TodoList", "searchName BEGINSWITH[cd] %@", ["STRA"], true),
+            ("TodoList", "name BEGINSWITH[cd] %@", ["Ca"], true),
+            ("TodoList", "name ==[cd] %@", ["cafe"], true),
+            ("TodoList", "searchName BEGINSWITH[cdn] %@", ["STRA"], false),  // [n] supersedes: bytes as given
+            ("TodoList", "searchName ==[c] %@", ["CAFE"], false),
+        ]
+        let orders: [([StrataRecords.SortDescriptor], Int?, Int)] = [([], nil, 0), ([], 2, 1), ([SortDescriptor("amount", ascending: false)], 3, 1),
+                                                       ([SortDescriptor("name")], 2, 0)]
+        for (entity, format, args, decides) in cases {
+            let predicate = try Predicate(format: format, argumentArray: args)
+            let plan = try store.read { try $0.fetchPlanDescription(FetchRequest(entity, predicate: predicate)) }
+            #expect(plan.contains("decides a term") == decides, "\(format): \(plan)")
+            let expected = try Self.bruteForce(store, FetchRequest(entity, predicate: predicate))
+            for (sort, limit, offset) in orders {
+                let sort = sort.filter { entity == "Item" ? $0.keyPath == "amount" : $0.keyPath == "name" }
+                let request = FetchRequest(entity, predicate: predicate, sortedBy: sort, limit: limit, offset: offset)
+                let fetched = try store.read { try $0.fetch(request) }
+                #expect(fetched.count == Set(fetched).count, "\(format): duplicates")
+                #expect(Set(fetched).isSubset(of: expected), "\(format) \(sort) \(String(describing: limit)) \(offset)")
+                #expect(fetched.count == min(limit ?? .max, max(0, expected.count - offset)), "\(format) \(sort) \(String(describing: limit)) \(offset)")
+                #expect(try store.read { try $0.fetchCount(request) } == fetched.count, "\(format)")
+                if !sort.isEmpty {
+                    let values = try store.read { r in try fetched.map { try r.value(sort[0].keyPath, of: $0) } }
+                    #expect(zip(values, values.dropFirst()).allSatisfy { (Value.compare($0, $1) ?? 0) * (sort[0].ascending ? 1 : -1) <= 0 }, "\(format): order")
+                }
+            }
+            // The same inside a write transaction, which answers from its own changes.
+            let inWrite = try store.write { tx in Set(try tx.fetch(FetchRequest(entity, predicate: predicate))) }
+            #expect(inWrite == expected, "\(format) in a write transaction")
         }
     }
 

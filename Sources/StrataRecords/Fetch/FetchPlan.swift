@@ -1,7 +1,9 @@
 import StrataStorage
 
-/// How a fetch finds its candidates: a scan of every row, or ranges of one index. The whole
-/// predicate is checked on every candidate row either way, so an index only has to narrow.
+/// How a fetch finds its candidates: a scan of every row, or ranges of one index. The
+/// predicate is checked on every candidate row, except the one term (if any) whose index
+/// ranges hold exactly the rows it accepts: that term is ``decided`` and not checked again, and
+/// when nothing else needs the row the fetch reads only the index.
 struct FetchPlan: CustomStringConvertible {
     enum Access {
         case allRows
@@ -13,12 +15,36 @@ struct FetchPlan: CustomStringConvertible {
     var access: Access
     /// The index already yields the first sort key's order (ascending): no sort needed.
     var ordered: Bool
+    /// The top-level `AND` term that the index ranges answer exactly.
+    var decided: Comparison? = nil
 
     var description: String {
         switch access {
         case .allRows: return "scan all rows"
-        case .index(let tree, let ranges, _): return "\(tree): \(ranges.count) range\(ranges.count == 1 ? "" : "s")\(ordered ? ", in order" : "")"
+        case .index(let tree, let ranges, _):
+            return "\(tree): \(ranges.count) range\(ranges.count == 1 ? "" : "s")\(ordered ? ", in order" : "")"
+                + (decided == nil ? "" : ", decides a term")
         }
+    }
+
+    /// What is left to check on each candidate: the predicate without the decided term
+    /// (`nil`: nothing).
+    func residual(_ predicate: Predicate?) -> Predicate? {
+        guard let predicate, let decided else { return predicate }
+        var removed = false
+        func strip(_ p: Predicate) -> Predicate? {
+            switch p {
+            case .comparison(let c) where !removed && c == decided:
+                removed = true
+                return nil
+            case .and(let terms):
+                let kept = terms.compactMap(strip)
+                return kept.isEmpty ? nil : (kept.count == 1 ? kept[0] : .and(kept))
+            default:
+                return p
+            }
+        }
+        return strip(predicate)
     }
 
     /// Picks an index for an equality, `IN`, range or prefix condition on its first attribute
@@ -27,16 +53,19 @@ struct FetchPlan: CustomStringConvertible {
     static func make(_ request: FetchRequest, entity e: EntityDescription) -> FetchPlan {
         let terms = conjuncts(request.predicate)
         var best: (score: Int, plan: FetchPlan)?
-        for (i, fields) in e.indexFields.enumerated() {
-            let field = fields[0]
-            let name = e.fields[field].name
+        for (i, lead) in e.indexLeads.enumerated() {
+            let field = lead.field
             let tree = RecordTrees.index(e, i)
-            let sortsHere = request.sortDescriptors.first.map { $0.keyPath == name && $0.ascending } ?? false
+            let sortsHere = request.sortDescriptors.first.map { $0.keyPath == lead.name && $0.ascending } ?? false
             for term in terms {
-                guard let (score, ranges) = ranges(for: term, field: name, entity: e, fieldIndex: field) else { continue }
-                let s = score * 2 + (sortsHere ? 1 : 0)
+                guard let (score, ranges, exact) = ranges(for: term, lead) else { continue }
+                // An index whose other columns come after the first only narrows: it decides
+                // nothing unless it is a single-attribute index.
+                let decides = exact && lead.isSingleAttribute
+                let s = score * 4 + (decides ? 2 : 0) + (sortsHere ? 1 : 0)
                 if best == nil || s > best!.score {
-                    best = (s, FetchPlan(access: .index(tree: tree, ranges: ranges, field: field), ordered: sortsHere && ranges.count == 1))
+                    best = (s, FetchPlan(access: .index(tree: tree, ranges: ranges, field: field), ordered: sortsHere && ranges.count == 1,
+                                         decided: decides ? term : nil))
                 }
             }
             if sortsHere && best == nil {
@@ -55,48 +84,81 @@ struct FetchPlan: CustomStringConvertible {
     }
 
     /// The index ranges that hold every row `term` can accept, with a score (3: equality,
-    /// 2: IN, 1: range or prefix), or nil when the term cannot use an index on `field`.
-    static func ranges(for term: Comparison, field: String, entity e: EntityDescription, fieldIndex: Int) -> (Int, [(lower: [UInt8], upper: [UInt8]?)])? {
-        guard term.quantifier == .direct, case .keyPath(let path) = term.lhs else { return nil }
+    /// 2: IN, 1: range or prefix) and whether they hold exactly those rows; nil when the term
+    /// cannot use an index on `field`.
+    ///
+    /// Constants become keys in the attribute's own type (an index of doubles holds `3.0`, not
+    /// `3`); a constant with no exact conversion (`2.5` for an integer, a double for a decimal)
+    /// leaves the term to a scan. A term is exact when the comparison's own semantics agree
+    /// with key bytes: equality of uncut keys, and prefixes compared as bytes (`[cd]` on a
+    /// `canonical:` index, whose folding is the comparison's, or `[n]`). Swift's grapheme-aware
+    /// `hasPrefix` and mixed-type ranges are only narrowed, then checked on each row.
+    static func ranges(for term: Comparison, _ lead: IndexLead)
+        -> (score: Int, ranges: [(lower: [UInt8], upper: [UInt8]?)], exact: Bool)? {
+        guard term.quantifier == .direct, case .keyPath(let path) = term.lhs, path.count == 1 else { return nil }
         // `name BEGINSWITH[cd] x` may use an index on `canonical:(name)`.
-        let derived = e.derivedAttributes.first { $0.field == fieldIndex }
-        var canonicalOf: String?
-        if let derived, case .canonical(.path(let p)) = derived.parsed, p.count == 1 { canonicalOf = p[0] }
-        let viaCanonical = path == [canonicalOf ?? "\u{0}"]
-        guard path == [field] || viaCanonical else { return nil }
+        let canonicalOf = lead.canonicalOf
+        let viaCanonical = canonicalOf != nil && path[0] == canonicalOf!
+        guard path[0] == lead.name || viaCanonical else { return nil }
         let folded = term.options.contains(.caseInsensitive) || term.options.contains(.diacriticInsensitive)
         if viaCanonical && !(term.op == .beginsWith || term.op == .equal) { return nil }
         if folded && !(canonicalOf != nil && term.options.isSuperset(of: [.caseInsensitive, .diacriticInsensitive])) { return nil }
-        func key(_ v: Value) -> [UInt8] {
-            var out: [UInt8] = []
+        let foldsKeys = canonicalOf != nil && (folded || viaCanonical)
+        let mode = TextMode(term.options)
+        // Byte comparison is the term's own: both sides folded alike, or `[n]` with no folding.
+        let bytewise: Bool
+        switch mode {
+        case .folded: bytewise = foldsKeys
+        case .exact: bytewise = !foldsKeys
+        case .standard: bytewise = false
+        }
+        let type = lead.type
+        var whole = true
+        func key(_ v: Value) -> [UInt8]? {
             var v = v
-            if canonicalOf != nil && (folded || viaCanonical), case .string(let s) = v { v = .string(TextFolding.canonical(s)) }
-            KeyEncoding.append(v, to: &out)
+            if case .double(let d) = v, d.isNaN { whole = false }  // NaN equals nothing, not even its own key
+            if !v.isNull {
+                if type == .decimal, case .double = v { return nil }
+                guard let converted = type.coerce(v) else { return nil }
+                v = converted
+            }
+            if foldsKeys, case .string(let s) = v { v = .string(TextFolding.canonical(s)) }
+            var out: [UInt8] = []
+            if !KeyEncoding.append(v, to: &out) { whole = false }
             return out
         }
+        // Equal keys are equal values (strings too: equal bytes are equal strings); folded
+        // sides are equal when their bytes are.
+        let equalKeysAreEqualValues = mode == .standard && !foldsKeys || bytewise
         let valueStart: [UInt8] = [KeyEncoding.tagValue]
         switch (term.op, term.rhs) {
         case (.equal, .constant(let v)):
             if viaCanonical && !folded { return nil }
-            let k = key(v)
-            return (3, [(k, k)])
+            guard let k = key(v) else { return nil }
+            return (3, [(k, k)], whole && (equalKeysAreEqualValues))
         case (.in, .list(let items)):
             var rs: [(lower: [UInt8], upper: [UInt8]?)] = []
-            for case .constant(let v) in items { let k = key(v); rs.append((k, k)) }
+            for case .constant(let v) in items {
+                guard let k = key(v) else { return nil }
+                rs.append((k, k))
+            }
             guard rs.count == items.count else { return nil }
             rs.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
-            return (2, rs)
+            return (2, rs, whole && equalKeysAreEqualValues)
         case (.less, .constant(let v)), (.lessOrEqual, .constant(let v)):
-            return (1, [(valueStart, key(v))])
+            guard let k = key(v) else { return nil }
+            return (1, [(valueStart, k)], false)
         case (.greater, .constant(let v)), (.greaterOrEqual, .constant(let v)):
-            return (1, [(key(v), nil)])
+            guard let k = key(v) else { return nil }
+            return (1, [(k, nil)], false)
         case (.between, .list(let b)):
-            guard b.count == 2, case .constant(let lo) = b[0], case .constant(let hi) = b[1] else { return nil }
-            return (1, [(key(lo), key(hi))])
+            guard b.count == 2, case .constant(let lo) = b[0], case .constant(let hi) = b[1],
+                  let l = key(lo), let h = key(hi) else { return nil }
+            return (1, [(l, h)], false)
         case (.beginsWith, .constant(.string(let s))):
-            var k = key(.string(s))
+            guard var k = key(.string(s)) else { return nil }
             k.removeLast(2)  // drop the string terminator: every longer string follows
-            return (1, [(k, k)])
+            return (1, [(k, k)], whole && bytewise)
         default:
             return nil
         }

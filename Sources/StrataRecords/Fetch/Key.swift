@@ -19,6 +19,11 @@ public struct Key: Sendable {
     /// A key path written with dots, as in a format string: `"list.name"`,
     /// `"items.amount.@sum"`. The empty string is the object itself.
     public init(_ keyPath: String) {
+        // A plain attribute name (the usual key) needs no splitting.
+        if !keyPath.isEmpty, !keyPath.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "@") }) {
+            self.init(path: [keyPath], aggregate: nil, quantifier: .direct)
+            return
+        }
         var components = keyPath.isEmpty
             ? [] : keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var aggregate: AggregateFunction?

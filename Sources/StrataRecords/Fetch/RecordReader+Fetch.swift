@@ -4,7 +4,7 @@ extension RecordReader {
     /// The identifiers of the objects that match `request`, in its order, one page of them.
     public func fetch(_ request: FetchRequest) throws -> [ObjectID] {
         let e = try entity(request.entity)
-        return try fetchKeys(request, e).map { ObjectID(entity: e.name, primaryKey: $0.key.pk) }
+        return try fetchKeys(request, e).map { ObjectID(entity: e.name, primaryKey: $0.pk) }
     }
 
     /// How many objects match `request`'s predicate (its limit and offset apply).
@@ -17,33 +17,37 @@ extension RecordReader {
         FetchPlan.make(request, entity: try entity(request.entity)).description
     }
 
-    func fetchKeys(_ request: FetchRequest, _ e: EntityDescription) throws -> [(key: RowKey, row: [Value])] {
-        let plan = FetchPlan.make(request, entity: e)
-        try willScanRows()
-        let matcher = try request.predicate.map { try CompiledPredicate($0) }
+    func fetchKeys(_ request: FetchRequest, _ e: EntityDescription) throws -> [RowKey] {
         // Unknown and transient key paths fail before any row is read (an empty store too).
         for s in request.sortDescriptors { try checkKeyPath(s.keyPath.split(separator: ".").map(String.init), from: e) }
-        for path in request.predicate.map(Self.keyPaths) ?? [] { try checkKeyPath(path, from: e) }
-        let stopAfter = plan.ordered || request.sortDescriptors.isEmpty ? request.limit.map { $0 + request.offset } : nil
-        var out: [(key: RowKey, row: [Value])] = []
-        var seen = Set<UInt64>()
-        func consider(_ pk: UInt64) throws -> Bool {
-            guard seen.insert(pk).inserted else { return true }
-            let key = RowKey(entity: e.index, pk: pk)
-            guard let row = try row(key) else { return true }
-            if let matcher, !(try matcher.evaluate(RowSubject(reader: self, key: key, row: row))) { return true }
-            out.append((key, row))
-            return stopAfter.map { out.count < $0 } ?? true
+        if let p = request.predicate { try Self.forEachKeyPath(p) { try checkKeyPath($0, from: e) } }
+        let plan = FetchPlan.make(request, entity: e)
+        try willScanRows()
+        let matcher = try plan.residual(request.predicate).map { try CompiledPredicate($0) }
+        let sorts = !request.sortDescriptors.isEmpty && !plan.ordered
+        // The index alone answers when it decides the predicate and fixes the order.
+        let needsRows = matcher != nil || sorts
+        let stopAfter = sorts ? nil : request.limit.map { $0 + request.offset }
+        var keys: [RowKey] = []
+        var rows: [[Value]] = []
+        /// Takes one candidate; false when enough are found.
+        func consider(_ key: RowKey, _ stored: UnsafeRawBufferPointer?) throws -> Bool {
+            if needsRows {
+                guard let row = try stored.map({ try row(key, stored: $0) }) ?? row(key) else { return true }
+                if let matcher, !(try matcher.evaluate(RowSubject(reader: self, key: key, row: row))) { return true }
+                if sorts { rows.append(row) }
+            }
+            keys.append(key)
+            return stopAfter.map { keys.count < $0 } ?? true
         }
         switch plan.access {
         case .allRows:
-            var keys: [UInt64] = []
-            try source.scan(RecordTrees.rows(e), prefix: []) { key, _ in
-                keys.append(KeyEncoding.decodePrimaryKey(key))
-                return true
+            try source.scan(RecordTrees.rows(e), prefix: []) { key, cursor in
+                try consider(RowKey(entity: e.index, pk: KeyEncoding.decodePrimaryKey(key)), cursor.value)
             }
-            for pk in keys where !(try consider(pk)) { break }
         case .index(let tree, let ranges, _):
+            // Distinct ranges of one index never share an entry, but an IN list may repeat a value.
+            var seen = Set<UInt64>()
             scan: for r in ranges {
                 guard let c = try source.cursor(tree) else { break }
                 var ok = try c.seek(r.lower)
@@ -51,49 +55,52 @@ extension RecordReader {
                     let k = c.key
                     if let upper = r.upper, !k.starts(with: upper), !k.lexicographicallyPrecedes(upper) { break }
                     let pk = KeyEncoding.decodePrimaryKey(UnsafeRawBufferPointer(rebasing: k[(k.count - 8)...]))
-                    if !(try consider(pk)) { break scan }
+                    if ranges.count == 1 || seen.insert(pk).inserted {
+                        if !(try consider(RowKey(entity: e.index, pk: pk), nil)) { break scan }
+                    }
                     ok = try c.next()
                 }
             }
         }
-        if !request.sortDescriptors.isEmpty && !plan.ordered {
+        if sorts {
             let paths = request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
-            var keyed: [([Value], (key: RowKey, row: [Value]))] = []
-            for item in out {
-                let subject = RowSubject(reader: self, key: item.key, row: item.row)
-                keyed.append((try paths.map { p in if case .one(let v) = try subject.values(at: p) { return v }; return .null }, item))
+            var keyed: [(sortKey: [Value], key: RowKey)] = []
+            keyed.reserveCapacity(keys.count)
+            for (key, row) in zip(keys, rows) {
+                let subject = RowSubject(reader: self, key: key, row: row)
+                keyed.append((try paths.map { p in if case .one(let v) = try subject.values(at: p) { return v }; return .null }, key))
             }
             keyed.sort { a, b in
                 for (i, d) in request.sortDescriptors.enumerated() {
-                    let c = Value.compare(a.0[i], b.0[i]) ?? 0
+                    let c = Value.compare(a.sortKey[i], b.sortKey[i]) ?? 0
                     if c != 0 { return d.ascending ? c < 0 : c > 0 }
                 }
-                return a.1.key.pk < b.1.key.pk
+                return a.key.pk < b.key.pk
             }
-            out = keyed.map(\.1)
+            keys = keyed.map(\.key)
         }
-        let start = min(request.offset, out.count)
-        let end = request.limit.map { min(out.count, start + $0) } ?? out.count
-        return Array(out[start..<end])
+        let start = min(request.offset, keys.count)
+        let end = request.limit.map { min(keys.count, start + $0) } ?? keys.count
+        return Array(keys[start..<end])
     }
 }
 
 extension RecordReader {
-    /// Every key path a predicate reads.
-    static func keyPaths(_ p: Predicate) -> [[String]] {
-        func paths(_ x: Expression) -> [[String]] {
+    /// Calls `body` with every key path a predicate reads.
+    static func forEachKeyPath(_ p: Predicate, _ body: ([String]) throws -> Void) rethrows {
+        func visit(_ x: Expression) throws {
             switch x {
-            case .keyPath(let k): return [k]
-            case .aggregate(_, let k): return [k]
-            case .list(let items): return items.flatMap(paths)
-            case .constant: return []
+            case .keyPath(let k): try body(k)
+            case .aggregate(_, let k): try body(k)
+            case .list(let items): for item in items { try visit(item) }
+            case .constant: break
             }
         }
         switch p {
-        case .constant: return []
-        case .comparison(let c): return paths(c.lhs) + paths(c.rhs)
-        case .and(let ps), .or(let ps): return ps.flatMap(keyPaths)
-        case .not(let q): return keyPaths(q)
+        case .constant: break
+        case .comparison(let c): try visit(c.lhs); try visit(c.rhs)
+        case .and(let ps), .or(let ps): for q in ps { try forEachKeyPath(q, body) }
+        case .not(let q): try forEachKeyPath(q, body)
         }
     }
 }
@@ -104,11 +111,16 @@ extension RecordReader {
         var ei = start.index
         for name in keyPath {
             let e = model.entities[ei]
+            // Stored fields first: one lookup for the usual key path.
+            if let f = e.fieldIndex[name], e.fields[f].kind != .auxiliary {
+                if case .toOne(let target) = e.fields[f].kind { ei = target }
+                continue
+            }
             if e.isTransient(name) {
                 throw StrataError.invalidFetch("'\(name)' of \(e.name) is transient: it is never stored, so a stored fetch cannot sort by it")
             }
-            if let rel = e.relationship(name) { ei = rel.targetIndex; continue }
-            guard e.fieldIndex[name] != nil else { throw StrataError.invalidFetch("\(e.name) has no property '\(name)'") }
+            guard let rel = e.relationship(name) else { throw StrataError.invalidFetch("\(e.name) has no property '\(name)'") }
+            ei = rel.targetIndex
         }
     }
 }

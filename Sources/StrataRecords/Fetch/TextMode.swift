@@ -6,7 +6,7 @@ import Foundation
 /// equal). `[c]`/`[d]` fold both sides with ``TextFolding/fold(_:caseInsensitive:diacriticInsensitive:)``,
 /// whose result is NFC, so the folded sides compare as bytes. `[n]` says the values are
 /// already canonical: bytes as given, and it supersedes `[c]` and `[d]` as in Core Data.
-enum TextMode: Sendable {
+enum TextMode: Sendable, Equatable {
     case standard
     case exact
     case folded(caseInsensitive: Bool, diacriticInsensitive: Bool)

@@ -90,6 +90,8 @@ public final class EntityDescription: Sendable {
     let uniqueFields: [[Int]]
     let indexFields: [[Int]]
     let treeNames: EntityTreeNames
+    /// Per index, what the fetch planner needs to know of its first attribute.
+    let indexLeads: [IndexLead]
 
     init(name: String, index: Int, renamingIdentifier: String?, attributes: [Attribute], relationships: [RelationshipDescription],
          derived: [DerivedDescription], unique: [[String]], indexes: [[String]], fields: [Field]) {
@@ -111,6 +113,15 @@ public final class EntityDescription: Sendable {
         self.uniqueFields = unique.map { $0.map { fi[$0]! } }
         self.indexFields = indexes.map { $0.map { fi[$0]! } }
         self.treeNames = EntityTreeNames(name: name, indexes: indexes, unique: unique, fields: fields)
+        self.indexLeads = indexFields.map { columns in
+            let lead = columns[0]
+            var canonicalOf: String?
+            if let d = derived.first(where: { $0.field == lead }), case .canonical(.path(let p)) = d.parsed, p.count == 1 {
+                canonicalOf = p[0]
+            }
+            return IndexLead(field: lead, name: fields[lead].name, type: fields[lead].type, canonicalOf: canonicalOf,
+                             isSingleAttribute: columns.count == 1)
+        }
     }
 
     /// The relationship named `name`.
@@ -121,4 +132,15 @@ public final class EntityDescription: Sendable {
 
     /// Whether `name` is a transient attribute (modelled, never stored).
     public func isTransient(_ name: String) -> Bool { attribute(name)?.isTransient ?? false }
+}
+
+/// The first attribute of an index, as the fetch planner sees it.
+struct IndexLead: Sendable {
+    let field: Int
+    let name: String
+    let type: AttributeType
+    /// For an index on `canonical:(x)`: `x`, whose `[cd]` comparisons the index answers too.
+    let canonicalOf: String?
+    /// The index has no further columns, so its ranges can decide a term on their own.
+    let isSingleAttribute: Bool
 }

@@ -27,8 +27,13 @@ public class RecordReader {
     /// The row's stored fields, or nil when there is no such row.
     func row(_ key: RowKey) throws -> [Value]? {
         let e = model.entities[key.entity]
-        guard let bytes = try source.get(RecordTrees.rows(e), KeyEncoding.primaryKey(key.pk)) else { return nil }
-        return try RowCodec.decode(bytes, fields: e.fields)
+        return try source.withValue(RecordTrees.rows(e), KeyEncoding.primaryKey(key.pk)) { try RowCodec.decode($0, fields: e.fields) }
+    }
+
+    /// The row whose stored bytes a scan of its rows tree is positioned on: decoded from them
+    /// (a transaction answers from its own changes first).
+    func row(_ key: RowKey, stored: UnsafeRawBufferPointer) throws -> [Value]? {
+        try RowCodec.decode(stored, fields: model.entities[key.entity].fields)
     }
 
     /// Whether the object exists.

@@ -67,6 +67,11 @@ public final class RecordTransaction: RecordReader {
         return r
     }
 
+    override func row(_ key: RowKey, stored: UnsafeRawBufferPointer) throws -> [Value]? {
+        if let s = rowStates[key] { return s.current }
+        return try super.row(key, stored: stored)
+    }
+
     override func willScanRows() throws { try flushRows() }
 
     /// Puts every changed row into its rows tree.

@@ -13,6 +13,15 @@ enum TreeSource {
         }
     }
 
+    /// Calls `body` with the value of `key`, borrowed where the transaction allows (a snapshot's
+    /// pages are immutable), or returns nil when there is none.
+    func withValue<R>(_ tree: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        switch self {
+        case .read(let tx): return try tx.tree(tree)?.withValue(forKey: key, body)
+        case .write(let tx): return try tx.tree(tree)?.get(key).map { v in try v.withUnsafeBytes(body) }
+        }
+    }
+
     func cursor(_ tree: String) throws -> Cursor? {
         switch self {
         case .read(let tx): return try tx.tree(tree)?.makeCursor()

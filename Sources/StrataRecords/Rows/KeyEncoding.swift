@@ -54,6 +54,16 @@ enum KeyEncoding {
     }
 
     static func appendBytes<S: Sequence>(_ bytes: S, _ out: inout [UInt8]) -> Bool where S.Element == UInt8 {
+        // Contiguous bytes with no 00 to escape (nearly every string) go in one copy.
+        let copied: Bool? = bytes.withContiguousStorageIfAvailable { b in
+            guard b.count <= maxValueBytes, !b.contains(0) else { return false }
+            out.reserveCapacity(out.count + b.count + 2)
+            out.append(contentsOf: b)
+            out.append(0)
+            out.append(1)
+            return true
+        }
+        if copied == true { return true }
         var n = 0
         var whole = true
         for b in bytes {

@@ -48,6 +48,11 @@ enum RowCodec {
 
     /// Decodes a row of `fields`. Throws `corrupt` when the bytes do not fit the layout.
     static func decode(_ bytes: [UInt8], fields: [Field]) throws -> [Value] {
+        try bytes.withUnsafeBytes { try decode($0, fields: fields) }
+    }
+
+    /// Decodes a row from borrowed bytes (a tree's value, read in place).
+    static func decode(_ bytes: UnsafeRawBufferPointer, fields: [Field]) throws -> [Value] {
         var r = Reader(bytes: bytes)
         guard try r.byte() == version else { throw StrataError.corrupt("row format version", offset: nil) }
         let n = try r.length()
@@ -65,7 +70,7 @@ enum RowCodec {
             case .decimal:
                 let sign = try r.byte(), exponent = try r.byte()
                 let n = Int(try r.byte())
-                guard let d = DecimalCoding.decode(sign: sign, exponent: exponent, mantissa: try r.take(n)) else {
+                guard let d = DecimalCoding.decode(sign: sign, exponent: exponent, mantissa: ArraySlice(try r.take(n))) else {
                     throw StrataError.corrupt("decimal field", offset: nil)
                 }
                 values[i] = .decimal(d)
@@ -93,8 +98,9 @@ enum RowCodec {
         withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
     }
 
+    /// Reads a row's bytes, bounds-checked: nothing a file holds can read past the row.
     struct Reader {
-        let bytes: [UInt8]
+        let bytes: UnsafeRawBufferPointer
         var at = 0
 
         mutating func byte() throws -> UInt8 {
@@ -103,10 +109,10 @@ enum RowCodec {
             return bytes[at - 1]
         }
 
-        mutating func take(_ n: Int) throws -> ArraySlice<UInt8> {
+        mutating func take(_ n: Int) throws -> UnsafeRawBufferPointer {
             guard n >= 0, n <= bytes.count - at else { throw StrataError.corrupt("row field of \(n) bytes runs past the row", offset: nil) }
             at += n
-            return bytes[(at - n)..<at]
+            return UnsafeRawBufferPointer(rebasing: bytes[(at - n)..<at])
         }
 
         mutating func varint() throws -> UInt64 {

@@ -16,6 +16,8 @@ public final class Cursor {
     init(root: Page?, file: PageFile) {
         self.root = root
         self.file = file
+        // Room for any real tree's height, so a descent never grows the array.
+        path.reserveCapacity(8)
     }
 
     /// The current key. Requires `isValid`.
@@ -46,7 +48,8 @@ public final class Cursor {
 
     /// The last overflow value read through `value` (empty if reading it failed: use
     /// ``copyValue()`` to see the error).
-    private var overflowBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 0, alignment: 8)
+    /// Allocated on the first overflow value read, so that a cursor costs no buffer otherwise.
+    private var overflowBuffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
     private var overflowAddress: UInt64 = 0
 
     deinit { overflowBuffer.deallocate() }
