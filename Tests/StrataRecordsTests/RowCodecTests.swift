@@ -19,6 +19,33 @@ import StrataStorage
         #expect(DecimalCoding.layoutIsKnown)
     }
 
+    /// The integer fast path of running decimal sums must give Foundation's exact answers,
+    /// and step aside (nil) rather than overflow.
+    @Test func fastDecimalSumsAgreeWithFoundation() throws {
+        let seed: UInt64 = 0xDEC0_5E7D
+        var rng = SplitMix64(seed: seed)
+        func random() -> Decimal {
+            let mantissa: UInt64 = switch rng.next() % 4 {
+            case 0: rng.next() % 100
+            case 1: rng.next() % 1_000_000_000
+            case 2: rng.next()                      // near UInt64's limit: overflow must be caught
+            default: UInt64(rng.next() % 10) * 1_000_000_000_000_000_000
+            }
+            let exponent = Int(rng.next() % 25) - 12
+            return Decimal(sign: rng.next() % 2 == 0 ? .plus : .minus, exponent: exponent, significand: Decimal(mantissa))
+        }
+        var fast = 0
+        for i in 0..<20_000 {
+            let a = random(), b = random(), subtracting = rng.next() % 2 == 0
+            let expected = subtracting ? a - b : a + b
+            if let got = DecimalCoding.fastSum(a, b, subtracting: subtracting) {
+                fast += 1
+                #expect(got == expected, "seed \(seed), case \(i): \(a) \(subtracting ? "-" : "+") \(b) = \(expected), fast path \(got)")
+            }
+        }
+        #expect(fast > 5_000, "seed \(seed): the fast path ran only \(fast) times")
+    }
+
     @Test func everyTypeRoundTripsAndDamageNeverTraps() throws {
         let fields = Self.fields
         let values: [Value] = [.bool(true), .int(-7), .int(123_456), .int(Int64.min), .double(-0.5), .decimal(Decimal(string: "-12.345")!),

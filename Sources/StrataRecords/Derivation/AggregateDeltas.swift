@@ -85,57 +85,60 @@ extension DerivationEngine {
         if let p = new.0, !new.1.isNull { try t.put(key(p, new.1), []) }
     }
 
-    /// Applies each parent's delta to its stored value (and bookkeeping fields).
+    /// Applies each parent's delta to its stored value (and bookkeeping fields). The row is
+    /// only read here; the fields that change are set in place.
     func apply(_ deltas: [UInt64: AggregateDelta], _ e: EntityDescription, _ d: DerivedDescription,
                _ f: AggregateFunction, _ source: Int?, childEntity c: EntityDescription) throws {
+        var changes: [(field: Int, value: Value)] = []
         for (pk, delta) in deltas.sorted(by: { $0.key < $1.key }) {
             let key = RowKey(entity: e.index, pk: pk)
-            guard var r = try tx.row(key) else { continue }  // the parent is gone
-            let before = r
+            guard let r = try tx.row(key) else { continue }  // the parent is gone
+            changes.removeAll(keepingCapacity: true)
+            func set(_ field: Int, _ v: Value) { if r[field] != v { changes.append((field, v)) } }
             switch f {
             case .count:
                 let (v, o) = (intValue(r[d.field])).addingReportingOverflow(delta.count)
                 if o { throw overflow(e, d) }
-                r[d.field] = .int(v)
+                set(d.field, .int(v))
             case .sum:
                 if let aux = d.auxiliaryFields.first {
                     // Double: Neumaier-compensated running sum in [sum, compensation].
                     var s = doubleValue(r[aux]), comp = doubleValue(r[aux + 1])
                     for v in delta.added { neumaier(&s, &comp, doubleValue(v)) }
                     for v in delta.removed { neumaier(&s, &comp, -doubleValue(v)) }
-                    r[aux] = .double(s)
-                    r[aux + 1] = .double(comp)
-                    r[d.field] = .double(s + comp)
+                    set(aux, .double(s))
+                    set(aux + 1, .double(comp))
+                    set(d.field, .double(s + comp))
                 } else {
-                    r[d.field] = try exactSum(r[d.field], delta, type: d.type, e, d)
+                    set(d.field, try exactSum(r[d.field], delta, type: d.type, e, d))
                 }
             case .avg:
                 let sumField = d.auxiliaryFields[0], countField = d.auxiliaryFields[1]
                 let count = intValue(r[countField]) + Int64(delta.added.count) - Int64(delta.removed.count)
-                r[countField] = .int(count)
+                set(countField, .int(count))
                 if d.auxiliaryFields.count == 3 {
                     var s = doubleValue(r[sumField]), comp = doubleValue(r[d.auxiliaryFields[2]])
                     for v in delta.added { neumaier(&s, &comp, doubleValue(v)) }
                     for v in delta.removed { neumaier(&s, &comp, -doubleValue(v)) }
-                    r[sumField] = .double(s)
-                    r[d.auxiliaryFields[2]] = .double(comp)
-                    r[d.field] = count == 0 ? .null : .double((s + comp) / Double(count))
+                    set(sumField, .double(s))
+                    set(d.auxiliaryFields[2], .double(comp))
+                    set(d.field, count == 0 ? .null : .double((s + comp) / Double(count)))
                 } else {
                     let sumType = c.fields[source!].type.isInteger ? AttributeType.int64 : .decimal
                     let s = try exactSum(r[sumField], delta, type: sumType, e, d)
-                    r[sumField] = s
+                    set(sumField, s)
                     if count == 0 {
-                        r[d.field] = .null
+                        set(d.field, .null)
                     } else {
                         let total: Decimal = { if case .int(let i) = s { return Decimal(i) }; if case .decimal(let x) = s { return x }; return 0 }()
                         let avg = total / Decimal(count)
-                        r[d.field] = d.type == .decimal ? .decimal(avg) : .double(NSDecimalNumber(decimal: avg).doubleValue)
+                        set(d.field, d.type == .decimal ? .decimal(avg) : .double(NSDecimalNumber(decimal: avg).doubleValue))
                     }
                 }
             case .min, .max:
-                r[d.field] = try movedExtreme(r[d.field], delta, e, d, parent: pk, max: f == .max, source: source!, childEntity: c)
+                set(d.field, try movedExtreme(r[d.field], delta, e, d, parent: pk, max: f == .max, source: source!, childEntity: c))
             }
-            if r != before { try tx.write(key, r) }
+            if !changes.isEmpty { try tx.setFields(key, changes) }
         }
     }
 
@@ -192,8 +195,8 @@ extension DerivationEngine {
             return .int(s)
         }
         var s: Decimal = { if case .decimal(let x) = current { return x }; return 0 }()
-        for v in delta.added { s += decimalValue(v) }
-        for v in delta.removed { s -= decimalValue(v) }
+        for v in delta.added { s = DecimalCoding.fastSum(s, decimalValue(v), subtracting: false) ?? s + decimalValue(v) }
+        for v in delta.removed { s = DecimalCoding.fastSum(s, decimalValue(v), subtracting: true) ?? s - decimalValue(v) }
         return .decimal(s)
     }
 

@@ -45,9 +45,11 @@ struct DerivationEngine {
     func recompute(_ e: EntityDescription, _ d: DerivedDescription) throws {
         var candidates = Set<RowKey>()
         let isNow = d.parsed == .now
+        let paths = d.parsed.paths
         for key in touched(e.index) {
-            guard try tx.row(key) != nil else { continue }
-            if tx.original(key)! == nil { candidates.insert(key); continue }
+            // Touched rows are all in the transaction's states: one lookup each.
+            guard let state = tx.rowStates[key], state.current != nil else { continue }
+            if state.original == nil { candidates.insert(key); continue }
             if isNow {
                 if tx.explicitlyChanged.contains(key), try e.fields.indices.contains(where: { i in
                     switch e.fields[i].kind {
@@ -57,21 +59,18 @@ struct DerivationEngine {
                 }) { candidates.insert(key) }
                 continue
             }
-            for path in d.parsed.paths where try changed(key, e.fieldIndex[path[0]]!) {
+            for path in paths where state.original![e.fieldIndex[path[0]]!] != state.current![e.fieldIndex[path[0]]!] {
                 candidates.insert(key)
                 break
             }
         }
         if !isNow {
-            for path in d.parsed.paths where path.count > 1 { try fanOut(e, path, into: &candidates) }
+            for path in paths where path.count > 1 { try fanOut(e, path, into: &candidates) }
         }
         for key in candidates.sorted(by: { $0.pk < $1.pk }) {
-            guard var r = try tx.row(key) else { continue }
+            guard let r = try tx.row(key) else { continue }
             let v = isNow ? Value.date(timestamp) : try evaluate(d.parsed, key, e, declared: d)
-            if r[d.field] != v {
-                r[d.field] = v
-                try tx.write(key, r)
-            }
+            if r[d.field] != v { try tx.setFields(key, [(d.field, v)]) }
         }
     }
 

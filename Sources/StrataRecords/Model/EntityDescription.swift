@@ -92,6 +92,10 @@ public final class EntityDescription: Sendable {
     let treeNames: EntityTreeNames
     /// Per index, what the fetch planner needs to know of its first attribute.
     let indexLeads: [IndexLead]
+    /// The to-one relationships' fields, and the entities they reach.
+    let toOneFields: [(field: Int, target: Int)]
+    /// By field: whether a change to it moves a fetch-index or inverse entry.
+    let fieldHasEntries: [Bool]
 
     init(name: String, index: Int, renamingIdentifier: String?, attributes: [Attribute], relationships: [RelationshipDescription],
          derived: [DerivedDescription], unique: [[String]], indexes: [[String]], fields: [Field]) {
@@ -113,6 +117,13 @@ public final class EntityDescription: Sendable {
         self.uniqueFields = unique.map { $0.map { fi[$0]! } }
         self.indexFields = indexes.map { $0.map { fi[$0]! } }
         self.treeNames = EntityTreeNames(name: name, indexes: indexes, unique: unique, fields: fields)
+        self.toOneFields = fields.indices.compactMap { i in
+            if case .toOne(let t) = fields[i].kind { return (i, t) }
+            return nil
+        }
+        var hasEntries = fields.map { f -> Bool in if case .toOne = f.kind { return true }; return false }
+        for columns in indexFields { for f in columns { hasEntries[f] = true } }
+        self.fieldHasEntries = hasEntries
         self.indexLeads = indexFields.map { columns in
             let lead = columns[0]
             var canonicalOf: String?

@@ -24,4 +24,11 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible, ValueConver
 struct RowKey: Hashable, Sendable {
     var entity: Int
     var pk: UInt64
+
+    /// One word to hash: the entity index in the top 16 bits (models have far fewer
+    /// entities), the primary key's low 48 bits below. Equal keys hash equally; the few
+    /// keys that collide are still told apart by `==`.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(UInt64(truncatingIfNeeded: entity) << 48 ^ pk)
+    }
 }

@@ -111,24 +111,29 @@ extension RecordTransaction {
         return out
     }
 
-    /// Required values, integer ranges and validation rules of every inserted or changed row.
+    /// Required values, integer ranges and validation rules: every field of the rows a caller
+    /// inserted or changed, and the changed fields of rows only derivation changed (their
+    /// other fields are as the last commit validated them).
     func validate() throws {
         for key in writtenKeys.joined() {
-            guard let r = rowStates[key]?.current else { continue }
+            guard let state = rowStates[key], let r = state.current else { continue }
             let e = model.entities[key.entity]
-            for (i, f) in e.fields.enumerated() where f.kind != .auxiliary {
+            let unchanged = explicitlyChanged.contains(key) ? nil : state.original
+            for i in e.fields.indices {
+                if let unchanged, unchanged[i] == r[i] { continue }
+                if e.fields[i].kind == .auxiliary { continue }
                 let v = r[i]
                 if v.isNull {
-                    if !f.isOptional {
-                        throw StrataError.validation(entity: e.name, property: f.name, reason: "\(objectID(key)) needs a value")
+                    if !e.fields[i].isOptional {
+                        throw StrataError.validation(entity: e.name, property: e.fields[i].name, reason: "\(objectID(key)) needs a value")
                     }
                     continue
                 }
-                if let range = f.type.integerRange, case .int(let x) = v, !range.contains(x) {
-                    throw StrataError.validation(entity: e.name, property: f.name, reason: "\(x) does not fit \(f.type.rawValue)")
+                if let range = e.fields[i].type.integerRange, case .int(let x) = v, !range.contains(x) {
+                    throw StrataError.validation(entity: e.name, property: e.fields[i].name, reason: "\(x) does not fit \(e.fields[i].type.rawValue)")
                 }
-                for rule in f.validation {
-                    if let why = rule.violation(v) { throw StrataError.validation(entity: e.name, property: f.name, reason: why) }
+                for rule in e.fields[i].validation {
+                    if let why = rule.violation(v) { throw StrataError.validation(entity: e.name, property: e.fields[i].name, reason: why) }
                 }
             }
         }

@@ -105,6 +105,8 @@ public final class RecordTransaction: RecordReader {
         }
         try assign(values, to: &r, entity: e)
         let key = RowKey(entity: e.index, pk: pk)
+        // A fresh primary key names no stored row (keys are never reused): nothing to read.
+        rowStates[key] = RowState(original: nil, current: nil)
         try write(key, r)
         explicitlyChanged.insert(key)
         return ObjectID(entity: e.name, primaryKey: pk)
@@ -214,8 +216,7 @@ public final class RecordTransaction: RecordReader {
                 }
                 throw StrataError.validation(entity: e.name, property: name, reason: "no such property")
             }
-            let f = e.fields[i]
-            switch f.kind {
+            switch e.fields[i].kind {
             case .derived:
                 throw StrataError.validation(entity: e.name, property: name, reason: "a derived attribute is computed by the store and cannot be set")
             case .toOne(let t):
@@ -237,8 +238,9 @@ public final class RecordTransaction: RecordReader {
                 if v.isNull {
                     r[i] = .null
                 } else {
-                    guard let c = f.type.coerce(v) else {
-                        throw StrataError.validation(entity: e.name, property: name, reason: "\(v) is not a \(f.type.rawValue)")
+                    let type = e.fields[i].type
+                    guard let c = type.coerce(v) else {
+                        throw StrataError.validation(entity: e.name, property: name, reason: "\(v) is not a \(type.rawValue)")
                     }
                     r[i] = c
                 }
@@ -252,9 +254,15 @@ public final class RecordTransaction: RecordReader {
     /// indexes of its to-one relationships; the row itself reaches its tree at commit
     /// (``flushRows()``). Uniqueness is settled at commit.
     func write(_ key: RowKey, _ new: [Value]?) throws {
-        let e = model.entities[key.entity]
-        let old = try row(key)
-        var state = rowStates[key]!
+        var state: RowState
+        if let known = rowStates[key] {
+            state = known
+        } else {
+            rowsRead += 1
+            let stored = try super.row(key)
+            state = RowState(original: stored, current: stored)
+        }
+        let old = state.current
         state.current = new
         if !state.written {
             state.written = true
@@ -266,21 +274,55 @@ public final class RecordTransaction: RecordReader {
             rowsWritten += 1
         }
         rowStates[key] = state
+        try updateIndexes(model.entities[key.entity], key.pk, old, new)
+    }
+
+    /// Sets fields of an existing row, as derivation does: in place when none of them has
+    /// index or inverse entries to move (no copy of the row, no key encoded), else through
+    /// ``write(_:_:)``. A row that does not exist is left alone.
+    func setFields(_ key: RowKey, _ changes: [(field: Int, value: Value)]) throws {
+        let e = model.entities[key.entity]
+        guard !changes.contains(where: { e.fieldHasEntries[$0.field] }), rowStates[key]?.current != nil else {
+            guard var r = try row(key) else { return }
+            for c in changes { r[c.field] = c.value }
+            try write(key, r)
+            return
+        }
+        // One in-place access to the state: the row's array is copied at most once per
+        // transaction (when it still shares storage with the row's original).
+        func change(_ s: inout RowState) -> (newlyWritten: Bool, newlyDirty: Bool) {
+            s.current!.withUnsafeMutableBufferPointer { r in
+                for c in changes { r[c.field] = c.value }
+            }
+            defer { s.written = true; s.dirty = true }
+            return (!s.written, !s.dirty)
+        }
+        let (newlyWritten, newlyDirty) = change(&rowStates[key]!)
+        if newlyWritten { writtenKeys[key.entity].append(key) }
+        if newlyDirty {
+            dirtyKeys.append(key)
+            rowsWritten += 1
+        }
+    }
+
+    /// Moves the row's fetch-index and inverse entries from its old values to its new ones;
+    /// an index whose values did not change is not touched (nor its keys encoded).
+    private func updateIndexes(_ e: EntityDescription, _ pk: UInt64, _ old: [Value]?, _ new: [Value]?) throws {
         for (i, fields) in e.indexFields.enumerated() {
-            let ok = old.map { o in KeyEncoding.indexKey(fields.map { o[$0] }, pk: key.pk) }
-            let nk = new.map { n in KeyEncoding.indexKey(fields.map { n[$0] }, pk: key.pk) }
+            if let old, let new, fields.allSatisfy({ old[$0] == new[$0] }) { continue }
+            let ok = old.map { o in KeyEncoding.indexKey(fields.map { o[$0] }, pk: pk) }
+            let nk = new.map { n in KeyEncoding.indexKey(fields.map { n[$0] }, pk: pk) }
             if ok == nk { continue }
             let t = try tx.tree(RecordTrees.index(e, i), createIfMissing: true)!
             if let ok { _ = try t.delete(ok) }
             if let nk { try t.put(nk, []) }
         }
-        for (i, f) in e.fields.enumerated() {
-            guard case .toOne = f.kind else { continue }
-            let ot = old?[i], nt = new?[i]
+        for (f, _) in e.toOneFields {
+            let ot = old?[f], nt = new?[f]
             if ot == nt { continue }
-            let t = try tx.tree(RecordTrees.inverse(e, i), createIfMissing: true)!
-            if case .int(let p)? = ot { _ = try t.delete(RecordTrees.pair(UInt64(bitPattern: p), key.pk)) }
-            if case .int(let p)? = nt { try t.put(RecordTrees.pair(UInt64(bitPattern: p), key.pk), []) }
+            let t = try tx.tree(RecordTrees.inverse(e, f), createIfMissing: true)!
+            if case .int(let p)? = ot { _ = try t.delete(RecordTrees.pair(UInt64(bitPattern: p), pk)) }
+            if case .int(let p)? = nt { try t.put(RecordTrees.pair(UInt64(bitPattern: p), pk), []) }
         }
     }
 }
