@@ -67,10 +67,11 @@ let package = Package(
             dependencies: ["StrataRecords", "CSQLite"],
             path: "Tests/StrataRecordsTests"
         ),
-        // Runs the built tools (`strata crash-test`, `strata fuzz`, the fuzz target's replay).
+        // Runs the built tools (`strata crash-test`, `strata fuzz`, the fuzz target's replay,
+        // `strata-bench` at a tiny scale).
         .testTarget(
             name: "StrataToolTests",
-            dependencies: ["strata", "strata-fuzz", "StrataRecords"],
+            dependencies: ["strata", "strata-fuzz", "strata-bench", "StrataRecords"],
             path: "Tests/StrataToolTests"
         ),
     ],

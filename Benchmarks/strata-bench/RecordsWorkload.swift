@@ -4,7 +4,8 @@ import Foundation
 enum RecordsWorkload: Hashable, Sendable {
     /// `lists × itemsPerList` items (and their lists) inserted, items in shuffled list order.
     case bulkInsert
-    /// Items inserted into lists that already hold `size` items (cost per insert at that size).
+    /// Items inserted into lists that already hold `size` items (cost per insert at that size),
+    /// each transaction's items into one list.
     case insertIntoList(size: Int)
     /// Items moved between random lists of the bulk store.
     case moveItems
@@ -153,7 +154,10 @@ struct RecordsRunner<Engine: RecordsEngine> {
         let lists = max(1, scale.setupItems / size)
         let setup = RecordsData.shuffledPlacements(lists: lists, perList: size, seed: RecordsSeeds.sizedOrder)
         try engine.load(lists: lists, placements: setup)
-        let inserts = (0..<scale.inserts).map { Placement(item: Int32(setup.count + $0), list: Int32($0 % lists)) }
+        // Each transaction adds its items to one list, the next transaction to the next list:
+        // every size pays for one parent per transaction, so only the list's size differs.
+        // (Lists of N hold up to N + batch items meanwhile, which flatters recounting at small N.)
+        let inserts = (0..<scale.inserts).map { Placement(item: Int32(setup.count + $0), list: Int32(($0 / scale.batch) % lists)) }
         let t = try timed(transactions(inserts.count)) { i in try engine.insertItems(slices(inserts, i)) }
         var r = result(.insertIntoList(size: size), ops: inserts.count, t)
         try finish(engine, &r)
