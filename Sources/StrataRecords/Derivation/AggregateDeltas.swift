@@ -9,26 +9,40 @@ struct AggregateDelta {
     var removed: [Value] = []
 }
 
+/// One aggregate derived attribute: what it computes, and over which child field.
+struct AggregateMember {
+    let derived: DerivedDescription
+    let function: AggregateFunction
+    /// The child's field (nil for `@count`).
+    let source: Int?
+}
+
 extension DerivationEngine {
-    /// `@count`/`@sum`/`@avg`/`@min`/`@max` over a to-many whose inverse is a to-one: each
-    /// touched child moves its contribution from its old parent and value to its new ones.
-    func aggregateToMany(_ e: EntityDescription, _ d: DerivedDescription, _ f: AggregateFunction,
-                         _ rel: RelationshipDescription, _ source: Int?) throws {
+    /// `@count`/`@sum`/`@avg`/`@min`/`@max` over a to-many whose inverse is a to-one, for
+    /// every member at once (the aggregates of one relationship that follow each other in
+    /// dependency order): each touched child moves its contribution from its old parent and
+    /// value to its new ones, and each parent is written once.
+    func aggregateToMany(_ e: EntityDescription, _ members: [AggregateMember], _ rel: RelationshipDescription) throws {
         let c = model.entities[rel.targetIndex]
         let fk = rel.inverseField!
-        var deltas: [UInt64: AggregateDelta] = [:]
+        let empty = [AggregateDelta](repeating: AggregateDelta(), count: members.count)
+        var deltas: [UInt64: [AggregateDelta]] = [:]
         for key in touched(c.index) {
-            let o = tx.original(key)!
-            let n = try tx.row(key)
+            guard let state = tx.rowStates[key] else { continue }
+            let o = state.original, n = state.current
             let po = parent(o?[fk]), pn = parent(n?[fk])
-            let vo = source.map { o?[$0] ?? .null } ?? .null
-            let vn = source.map { n?[$0] ?? .null } ?? .null
-            if po == pn && vo == vn { continue }
-            if let po { deltas[po, default: AggregateDelta()].leave(vo, f) }
-            if let pn { deltas[pn, default: AggregateDelta()].enter(vn, f) }
-            if f == .min || f == .max { try moveExtreme(e, d, child: key.pk, from: (po, vo), to: (pn, vn)) }
+            for (m, member) in members.enumerated() {
+                let vo = member.source.map { o?[$0] ?? .null } ?? .null
+                let vn = member.source.map { n?[$0] ?? .null } ?? .null
+                if po == pn && vo == vn { continue }
+                if let po { deltas[po, default: empty][m].leave(vo) }
+                if let pn { deltas[pn, default: empty][m].enter(vn) }
+                if member.function == .min || member.function == .max {
+                    try moveExtreme(e, member.derived, child: key.pk, from: (po, vo), to: (pn, vn))
+                }
+            }
         }
-        try apply(deltas, e, d, f, source, childEntity: c)
+        try apply(deltas, e, members, childEntity: c)
     }
 
     /// The same over a many-to-many: a touched child (a value changed, or links made or
@@ -42,7 +56,7 @@ extension DerivationEngine {
             children.insert(change.row)
             changesOf[change.row, default: []].append(change)
         }
-        var deltas: [UInt64: AggregateDelta] = [:]
+        var deltas: [UInt64: [AggregateDelta]] = [:]
         for child in children.sorted() {
             let key = RowKey(entity: c.index, pk: child)
             let o: [Value]?? = tx.original(key)
@@ -57,14 +71,14 @@ extension DerivationEngine {
             }
             let was = before == nil ? [] : now
             if vo == vn && was == after { continue }
-            for p in was where vo != vn || !after.contains(p) { deltas[p, default: AggregateDelta()].leave(vo, f) }
-            for p in after where vo != vn || !was.contains(p) { deltas[p, default: AggregateDelta()].enter(vn, f) }
+            for p in was where vo != vn || !after.contains(p) { deltas[p, default: [AggregateDelta()]][0].leave(vo) }
+            for p in after where vo != vn || !was.contains(p) { deltas[p, default: [AggregateDelta()]][0].enter(vn) }
             if f == .min || f == .max {
                 for p in was { try moveExtreme(e, d, child: child, from: (p, vo), to: (nil, .null)) }
                 for p in after { try moveExtreme(e, d, child: child, from: (nil, .null), to: (p, vn)) }
             }
         }
-        try apply(deltas, e, d, f, source, childEntity: c)
+        try apply(deltas, e, [AggregateMember(derived: d, function: f, source: source)], childEntity: c)
     }
 
     func parent(_ v: Value?) -> UInt64? {
@@ -85,60 +99,73 @@ extension DerivationEngine {
         if let p = new.0, !new.1.isNull { try t.put(key(p, new.1), []) }
     }
 
-    /// Applies each parent's delta to its stored value (and bookkeeping fields). The row is
-    /// only read here; the fields that change are set in place.
-    func apply(_ deltas: [UInt64: AggregateDelta], _ e: EntityDescription, _ d: DerivedDescription,
-               _ f: AggregateFunction, _ source: Int?, childEntity c: EntityDescription) throws {
+    /// Applies each parent's deltas (one per member) to its stored values and bookkeeping
+    /// fields. The row is only read here; the fields that change are set in place, once.
+    func apply(_ deltas: [UInt64: [AggregateDelta]], _ e: EntityDescription, _ members: [AggregateMember],
+               childEntity c: EntityDescription) throws {
         var changes: [(field: Int, value: Value)] = []
-        for (pk, delta) in deltas.sorted(by: { $0.key < $1.key }) {
+        for (pk, memberDeltas) in deltas.sorted(by: { $0.key < $1.key }) {
             let key = RowKey(entity: e.index, pk: pk)
             guard let r = try tx.row(key) else { continue }  // the parent is gone
             changes.removeAll(keepingCapacity: true)
-            func set(_ field: Int, _ v: Value) { if r[field] != v { changes.append((field, v)) } }
-            switch f {
-            case .count:
-                let (v, o) = (intValue(r[d.field])).addingReportingOverflow(delta.count)
-                if o { throw overflow(e, d) }
-                set(d.field, .int(v))
-            case .sum:
-                if let aux = d.auxiliaryFields.first {
-                    // Double: Neumaier-compensated running sum in [sum, compensation].
-                    var s = doubleValue(r[aux]), comp = doubleValue(r[aux + 1])
-                    for v in delta.added { neumaier(&s, &comp, doubleValue(v)) }
-                    for v in delta.removed { neumaier(&s, &comp, -doubleValue(v)) }
-                    set(aux, .double(s))
-                    set(aux + 1, .double(comp))
-                    set(d.field, .double(s + comp))
-                } else {
-                    set(d.field, try exactSum(r[d.field], delta, type: d.type, e, d))
-                }
-            case .avg:
-                let sumField = d.auxiliaryFields[0], countField = d.auxiliaryFields[1]
-                let count = intValue(r[countField]) + Int64(delta.added.count) - Int64(delta.removed.count)
-                set(countField, .int(count))
-                if d.auxiliaryFields.count == 3 {
-                    var s = doubleValue(r[sumField]), comp = doubleValue(r[d.auxiliaryFields[2]])
-                    for v in delta.added { neumaier(&s, &comp, doubleValue(v)) }
-                    for v in delta.removed { neumaier(&s, &comp, -doubleValue(v)) }
-                    set(sumField, .double(s))
-                    set(d.auxiliaryFields[2], .double(comp))
-                    set(d.field, count == 0 ? .null : .double((s + comp) / Double(count)))
-                } else {
-                    let sumType = c.fields[source!].type.isInteger ? AttributeType.int64 : .decimal
-                    let s = try exactSum(r[sumField], delta, type: sumType, e, d)
-                    set(sumField, s)
-                    if count == 0 {
-                        set(d.field, .null)
-                    } else {
-                        let total: Decimal = { if case .int(let i) = s { return Decimal(i) }; if case .decimal(let x) = s { return x }; return 0 }()
-                        let avg = total / Decimal(count)
-                        set(d.field, d.type == .decimal ? .decimal(avg) : .double(NSDecimalNumber(decimal: avg).doubleValue))
-                    }
-                }
-            case .min, .max:
-                set(d.field, try movedExtreme(r[d.field], delta, e, d, parent: pk, max: f == .max, source: source!, childEntity: c))
+            for (m, member) in members.enumerated() {
+                try applyDelta(memberDeltas[m], member, e, parent: pk, row: r, childEntity: c, into: &changes)
             }
             if !changes.isEmpty { try tx.setFields(key, changes) }
+        }
+    }
+
+    /// The fields one member's delta changes in a parent row `r`.
+    private func applyDelta(_ delta: AggregateDelta, _ member: AggregateMember, _ e: EntityDescription, parent pk: UInt64,
+                            row r: [Value], childEntity c: EntityDescription, into changes: inout [(field: Int, value: Value)]) throws {
+        let d = member.derived, source = member.source
+        func set(_ field: Int, _ v: Value) { if r[field] != v { changes.append((field, v)) } }
+        switch member.function {
+        case .count:
+            if delta.count == 0 { return }
+            let (v, o) = (intValue(r[d.field])).addingReportingOverflow(delta.count)
+            if o { throw overflow(e, d) }
+            set(d.field, .int(v))
+        case .sum:
+            if delta.added.isEmpty && delta.removed.isEmpty { return }
+            if let aux = d.auxiliaryFields.first {
+                // Double: Neumaier-compensated running sum in [sum, compensation].
+                var s = doubleValue(r[aux]), comp = doubleValue(r[aux + 1])
+                for v in delta.added { neumaier(&s, &comp, doubleValue(v)) }
+                for v in delta.removed { neumaier(&s, &comp, -doubleValue(v)) }
+                set(aux, .double(s))
+                set(aux + 1, .double(comp))
+                set(d.field, .double(s + comp))
+            } else {
+                set(d.field, try exactSum(r[d.field], delta, type: d.type, e, d))
+            }
+        case .avg:
+            if delta.added.isEmpty && delta.removed.isEmpty { return }
+            let sumField = d.auxiliaryFields[0], countField = d.auxiliaryFields[1]
+            let count = intValue(r[countField]) + Int64(delta.added.count) - Int64(delta.removed.count)
+            set(countField, .int(count))
+            if d.auxiliaryFields.count == 3 {
+                var s = doubleValue(r[sumField]), comp = doubleValue(r[d.auxiliaryFields[2]])
+                for v in delta.added { neumaier(&s, &comp, doubleValue(v)) }
+                for v in delta.removed { neumaier(&s, &comp, -doubleValue(v)) }
+                set(sumField, .double(s))
+                set(d.auxiliaryFields[2], .double(comp))
+                set(d.field, count == 0 ? .null : .double((s + comp) / Double(count)))
+            } else {
+                let sumType = c.fields[source!].type.isInteger ? AttributeType.int64 : .decimal
+                let s = try exactSum(r[sumField], delta, type: sumType, e, d)
+                set(sumField, s)
+                if count == 0 {
+                    set(d.field, .null)
+                } else {
+                    let total: Decimal = { if case .int(let i) = s { return Decimal(i) }; if case .decimal(let x) = s { return x }; return 0 }()
+                    let avg = total / Decimal(count)
+                    set(d.field, d.type == .decimal ? .decimal(avg) : .double(NSDecimalNumber(decimal: avg).doubleValue))
+                }
+            }
+        case .min, .max:
+            if delta.added.isEmpty && delta.removed.isEmpty { return }
+            set(d.field, try movedExtreme(r[d.field], delta, e, d, parent: pk, max: member.function == .max, source: source!, childEntity: c))
         }
     }
 
@@ -223,12 +250,12 @@ extension DerivationEngine {
 }
 
 extension AggregateDelta {
-    mutating func enter(_ v: Value, _ f: AggregateFunction) {
+    mutating func enter(_ v: Value) {
         count += 1
         if !v.isNull { added.append(v) }
     }
 
-    mutating func leave(_ v: Value, _ f: AggregateFunction) {
+    mutating func leave(_ v: Value) {
         count -= 1
         if !v.isNull { removed.append(v) }
     }

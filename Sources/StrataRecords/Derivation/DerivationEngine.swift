@@ -12,20 +12,32 @@ struct DerivationEngine {
     var model: Model { tx.model }
 
     func run() throws {
-        for ref in model.derivationOrder {
-            let e = model.entities[ref.entity]
-            let d = e.derivedAttributes[ref.derived]
-            if case .aggregate(let f, let relName, let attr) = d.parsed {
-                let rel = e.relationship(relName)!
-                let source = attr.map { model.entities[rel.targetIndex].fieldIndex[$0]! }
-                if rel.isManyToMany {
-                    try aggregateManyToMany(e, d, f, rel, source)
-                } else {
-                    try aggregateToMany(e, d, f, rel, source)
-                }
-            } else {
+        let order = model.derivationOrder
+        var i = 0
+        while i < order.count {
+            let e = model.entities[order[i].entity]
+            let d = e.derivedAttributes[order[i].derived]
+            i += 1
+            guard case .aggregate(let f, let relName, let attr) = d.parsed else {
                 try recompute(e, d)
+                continue
             }
+            let rel = e.relationship(relName)!
+            let source = attr.map { model.entities[rel.targetIndex].fieldIndex[$0]! }
+            if rel.isManyToMany {
+                try aggregateManyToMany(e, d, f, rel, source)
+                continue
+            }
+            // The aggregates over the same to-many that come next in dependency order depend
+            // on nothing computed in between: one pass over the children serves them all.
+            var members = [AggregateMember(derived: d, function: f, source: source)]
+            while i < order.count, order[i].entity == e.index {
+                let next = e.derivedAttributes[order[i].derived]
+                guard case .aggregate(let g, let name, let a) = next.parsed, name == relName else { break }
+                members.append(AggregateMember(derived: next, function: g, source: a.map { model.entities[rel.targetIndex].fieldIndex[$0]! }))
+                i += 1
+            }
+            try aggregateToMany(e, members, rel)
         }
     }
 

@@ -20,6 +20,8 @@ public final class RecordTransaction: RecordReader {
     /// Many-to-many links made or broken: (entity, relationship, row, other row, added).
     var linkChanges: [LinkChange] = []
     var nextPrimaryKeys: [Int: UInt64] = [:]
+    /// The storage trees rows and their entries are written to, looked up once each.
+    lazy var trees = WriteTrees(tx: tx, model: model)
     var rowsRead = 0
     var rowsWritten = 0
 
@@ -80,7 +82,7 @@ public final class RecordTransaction: RecordReader {
             guard let state = rowStates[key], state.dirty else { continue }
             rowStates[key]!.dirty = false
             let e = model.entities[key.entity]
-            let rows = try tx.tree(RecordTrees.rows(e), createIfMissing: true)!
+            let rows = try trees.rows(e)
             let pk = KeyEncoding.primaryKey(key.pk)
             if let new = state.current { try rows.put(pk, RowCodec.encode(new, fields: e.fields)) } else { _ = try rows.delete(pk) }
         }
@@ -313,14 +315,14 @@ public final class RecordTransaction: RecordReader {
             let ok = old.map { o in KeyEncoding.indexKey(fields.map { o[$0] }, pk: pk) }
             let nk = new.map { n in KeyEncoding.indexKey(fields.map { n[$0] }, pk: pk) }
             if ok == nk { continue }
-            let t = try tx.tree(RecordTrees.index(e, i), createIfMissing: true)!
+            let t = try trees.index(e, i)
             if let ok { _ = try t.delete(ok) }
             if let nk { try t.put(nk, []) }
         }
         for (f, _) in e.toOneFields {
             let ot = old?[f], nt = new?[f]
             if ot == nt { continue }
-            let t = try tx.tree(RecordTrees.inverse(e, f), createIfMissing: true)!
+            let t = try trees.inverse(e, f)
             if case .int(let p)? = ot { _ = try t.delete(RecordTrees.pair(UInt64(bitPattern: p), pk)) }
             if case .int(let p)? = nt { try t.put(RecordTrees.pair(UInt64(bitPattern: p), pk), []) }
         }
