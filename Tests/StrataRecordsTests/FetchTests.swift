@@ -69,6 +69,17 @@ import StrataStorage
         }
     }
 
+    /// Index entries hold a value's bytes: rewriting a string into a canonically equivalent
+    /// spelling (NFC "é" to NFD "e" + U+0301, equal by Swift's `==`) must move its entry.
+    @Test func equivalentSpellingsMoveTheirIndexEntries() throws {
+        let (store, _) = try Self.populated()
+        let item = try store.write { tx in try tx.insert("Item", ["title": "caf\u{E9}"]) }
+        try store.write { tx in try tx.update(item, ["title": "cafe\u{301}"]) }
+        try expectConsistent(store)
+        let request = FetchRequest("Item", predicate: try Predicate(format: "title == %@", "cafe\u{301}"))
+        #expect(try store.read { try $0.fetch(request) } == [item])
+    }
+
     @Test func indexedPrefixSearchIsCaseAndDiacriticInsensitive() throws {
         let (store, lists) = try Self.populated()
         let request = FetchRequest("TodoList", predicate: try Predicate(format: "searchName BEGINSWITH[cd] %@", "CAFE"))
@@ -163,6 +174,23 @@ import StrataStorage
             .sorted { Value.compare($0, $1)! < 0 }
         #expect(names == Array(sorted[2..<5]))
         #expect(try store.read { try $0.fetchCount(FetchRequest("Item", predicate: try Predicate(format: "title == 't0'"))) } == 15)
+    }
+
+    /// An index on the first sort key orders only by that key: ties must still be ordered by
+    /// the next descriptors.
+    @Test func secondarySortKeysOrderTiesOfAnIndexedFirstKey() throws {
+        let (store, _) = try Self.populated()
+        let request = FetchRequest("Item", sortedBy: [SortDescriptor("title"), SortDescriptor("amount", ascending: false)])
+        let rows = try store.read { r in
+            try r.fetch(request).map { (try r.value("title", of: $0), try r.value("amount", of: $0)) }
+        }
+        #expect(rows.count == 45)
+        let expected = rows.sorted { a, b in
+            let t = Value.compare(a.0, b.0)!
+            return t != 0 ? t < 0 : Value.compare(a.1, b.1)! > 0
+        }
+        #expect(rows.map(\.0) == expected.map(\.0))
+        #expect(rows.map(\.1) == expected.map(\.1))
     }
 
     @Test func transientAttributesAreAClearErrorInStoredFetches() throws {

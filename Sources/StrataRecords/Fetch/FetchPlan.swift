@@ -13,7 +13,7 @@ struct FetchPlan: CustomStringConvertible {
     }
 
     var access: Access
-    /// The index already yields the first sort key's order (ascending): no sort needed.
+    /// The index already yields the requested order (one ascending sort key): no sort needed.
     var ordered: Bool
     /// The top-level `AND` term that the index ranges answer exactly.
     var decided: Comparison? = nil
@@ -56,7 +56,10 @@ struct FetchPlan: CustomStringConvertible {
         for (i, lead) in e.indexLeads.enumerated() {
             let field = lead.field
             let tree = RecordTrees.index(e, i)
-            let sortsHere = request.sortDescriptors.first.map { $0.keyPath == lead.name && $0.ascending } ?? false
+            // The index orders by its attribute, ties by primary key: the whole order only when
+            // that attribute is the one sort key (ties then go by primary key either way).
+            let sortsHere = request.sortDescriptors.count == 1
+                && request.sortDescriptors[0].keyPath == lead.name && request.sortDescriptors[0].ascending
             for term in terms {
                 guard let (score, ranges, exact) = ranges(for: term, lead) else { continue }
                 // An index whose other columns come after the first only narrows: it decides

@@ -55,6 +55,13 @@ public enum Value: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether the two are stored alike: `==`, except that strings must match byte for byte
+    /// (`==` calls canonically equivalent spellings equal, but keys hold the bytes).
+    func isIdentical(to other: Value) -> Bool {
+        if case .string(let a) = self, case .string(let b) = other { return a.utf8.elementsEqual(b.utf8) }
+        return self == other
+    }
+
     /// The string, when this is a ``string(_:)``; otherwise `nil`.
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
 

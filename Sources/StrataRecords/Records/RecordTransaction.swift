@@ -311,7 +311,7 @@ public final class RecordTransaction: RecordReader {
     /// an index whose values did not change is not touched (nor its keys encoded).
     private func updateIndexes(_ e: EntityDescription, _ pk: UInt64, _ old: [Value]?, _ new: [Value]?) throws {
         for (i, fields) in e.indexFields.enumerated() {
-            if let old, let new, fields.allSatisfy({ old[$0] == new[$0] }) { continue }
+            if let old, let new, fields.allSatisfy({ old[$0].isIdentical(to: new[$0]) }) { continue }
             let ok = old.map { o in KeyEncoding.indexKey(fields.map { o[$0] }, pk: pk) }
             let nk = new.map { n in KeyEncoding.indexKey(fields.map { n[$0] }, pk: pk) }
             if ok == nk { continue }
