@@ -106,7 +106,7 @@ struct KVCommand: ParsableCommand {
                                               filledStore: "\(engineDir)/fillrandom")
                         runs[key(workload, engine), default: []].append(r)
                         noteCheck(rep, r)
-                        log(progress(rep, r))
+                        log(r.progressLine(workload: r.workload.rawValue, repeatIndex: rep, repeats: repeats))
                     } catch {
                         failures[key(workload, engine)] = "\(error)"
                         log("[\(rep)/\(repeats)] \(workload.rawValue) \(engine.rawValue) FAILED: \(error)")
@@ -152,17 +152,6 @@ struct KVCommand: ParsableCommand {
         if let json { try report.writeJSON(to: json) }
         // Everything is printed first; then a failed run or an unclean store fails the command.
         if !failures.isEmpty || checks.contains(where: { !$0.clean }) { throw ExitCode(1) }
-    }
-
-    private func progress(_ rep: Int, _ r: RunResult) -> String {
-        var s = "[\(rep)/\(repeats)] \(r.workload.rawValue) \(r.engine) ... "
-        let rate = r.opsPerSecond
-        s += rate >= 1e6 ? String(format: "%.2f M ops/s", rate / 1e6) : String(format: "%.1f K ops/s", rate / 1e3)
-        s += String(format: " (%.2f s)", r.seconds)
-        if let p50 = r.p50Micros, let p99 = r.p99Micros { s += String(format: " p50 %.0f µs p99 %.0f µs", p50, p99) }
-        if let bytes = r.bytes { s += String(format: " %.1f MiB", Double(bytes) / 1_048_576) }
-        if let clean = r.checkClean { s += clean ? ", check clean" : ", check: \(r.checkProblems ?? 0) problem(s)" }
-        return s
     }
 
     private func log(_ line: String) {

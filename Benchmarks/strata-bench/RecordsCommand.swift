@@ -122,7 +122,7 @@ struct RecordsCommand: ParsableCommand {
                         runs[key(workload, engine), default: []].append(r)
                         noteCheck(rep, r)
                         digests.append((engine, r.digest))
-                        log(progress(rep, r))
+                        log(r.progressLine(workload: r.workload, repeatIndex: rep, repeats: repeats))
                     } catch {
                         failures[key(workload, engine)] = "\(error)"
                         log("[\(rep)/\(repeats)] \(workload.name) \(engine.rawValue) FAILED: \(error)")
@@ -205,17 +205,6 @@ struct RecordsCommand: ParsableCommand {
         report.summary.append("bulkinsert, strata ÷ sqlite-incremental: \(text(bulk)) (target ≥ 3×)")
         let fetch = [RecordsEngineName.sqliteIncremental, .sqliteRecount].compactMap { ratio(ops(.fetchIndexed, .strata), ops(.fetchIndexed, $0)) }.min()
         report.summary.append("fetchindexed, strata ÷ sqlite (the slower ratio of the two): \(text(fetch)) (target ≥ 2×)")
-    }
-
-    private func progress(_ rep: Int, _ r: RecordsRunResult) -> String {
-        var s = "[\(rep)/\(repeats)] \(r.workload) \(r.engine) ... "
-        let rate = r.opsPerSecond
-        s += rate >= 1e6 ? String(format: "%.2f M ops/s", rate / 1e6) : String(format: "%.1f K ops/s", rate / 1e3)
-        s += String(format: " (%.2f s)", r.seconds)
-        if let p50 = r.p50Micros, let p99 = r.p99Micros { s += String(format: " p50 %.0f µs p99 %.0f µs", p50, p99) }
-        if let bytes = r.bytes { s += String(format: " %.1f MiB", Double(bytes) / 1_048_576) }
-        if let clean = r.checkClean { s += clean ? ", check clean" : ", check: \(r.checkProblems ?? 0) problem(s)" }
-        return s
     }
 
     private func log(_ line: String) {

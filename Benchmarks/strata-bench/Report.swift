@@ -18,6 +18,19 @@ protocol BenchRun: Codable, Sendable {
 
 extension BenchRun {
     var opsPerSecond: Double { Double(ops) / seconds }
+
+    /// `[2/3] fillrandom strata ... 105.0 K ops/s (9.52 s) …`: what a run measured, as the
+    /// benchmark logs it while it goes.
+    func progressLine(workload: String, repeatIndex: Int, repeats: Int) -> String {
+        var s = "[\(repeatIndex)/\(repeats)] \(workload) \(engine) ... "
+        let rate = opsPerSecond
+        s += rate >= 1e6 ? String(format: "%.2f M ops/s", rate / 1e6) : String(format: "%.1f K ops/s", rate / 1e3)
+        s += String(format: " (%.2f s)", seconds)
+        if let p50 = p50Micros, let p99 = p99Micros { s += String(format: " p50 %.0f µs p99 %.0f µs", p50, p99) }
+        if let bytes { s += String(format: " %.1f MiB", Double(bytes) / 1_048_576) }
+        if let clean = checkClean { s += clean ? ", check clean" : ", check: \(checkProblems ?? 0) problem(s)" }
+        return s
+    }
 }
 
 /// At most this many problem lines travel from a child to the report.
