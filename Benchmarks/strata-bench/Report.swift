@@ -233,7 +233,7 @@ struct Report<Run: BenchRun> {
 }
 
 extension Report: Encodable {
-    private struct Key: CodingKey {
+    private struct PropertyPath: CodingKey {
         var stringValue: String
         var intValue: Int? { nil }
         init(stringValue: String) { self.stringValue = stringValue }
@@ -241,9 +241,9 @@ extension Report: Encodable {
     }
 
     func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: Key.self)
-        for (name, value) in parameters { try c.encode(value, forKey: Key(stringValue: name)) }
-        for (name, figures) in summaryFigures { try c.encode(figures, forKey: Key(stringValue: name)) }
-        try c.encode(rows, forKey: Key(stringValue: "results"))
+        var c = encoder.container(keyedBy: PropertyPath.self)
+        for (name, value) in parameters { try c.encode(value, forKey: PropertyPath(stringValue: name)) }
+        for (name, figures) in summaryFigures { try c.encode(figures, forKey: PropertyPath(stringValue: name)) }
+        try c.encode(rows, forKey: PropertyPath(stringValue: "results"))
     }
 }

@@ -87,7 +87,7 @@ final class StrataRecordsEngine: RecordsEngine {
         try store.read { r in
             var found = 0
             for p in prefixes {
-                let request = FetchRequest("TodoList", predicate: Key("searchName").beginsWith(p, options: [.caseInsensitive, .diacriticInsensitive]))
+                let request = FetchRequest("TodoList", predicate: PropertyPath("searchName").beginsWith(p, options: [.caseInsensitive, .diacriticInsensitive]))
                 found += try r.fetch(request).count
             }
             return found
@@ -97,7 +97,7 @@ final class StrataRecordsEngine: RecordsEngine {
     func fetchBySKU(_ skus: ArraySlice<String>) throws -> Int {
         try store.read { r in
             var found = 0
-            for s in skus { found += try r.fetch(FetchRequest("Item", predicate: Key("sku") == s)).count }
+            for s in skus { found += try r.fetch(FetchRequest("Item", predicate: PropertyPath("sku") == s)).count }
             return found
         }
     }

@@ -60,7 +60,7 @@ import StrataStorage
         let indexed = ["celsius == 3", "price == 3", "count == 3.0", "price IN {2, 3}", "celsius BETWEEN {2, 3}", "price > 4"]
         let scanned = ["price IN {2, 3.0}", "count == 2.5", "count < 1.5"]
         for format in indexed + scanned {
-            let request = FetchRequest("Reading", predicate: try Predicate(format: format))
+            let request = FetchRequest("Reading", predicate: try FetchPredicate(format: format))
             let plan = try store.read { try $0.fetchPlanDescription(request) }
             #expect(plan.contains("index:") == indexed.contains(format), "\(format): \(plan)")
             let found = Set(try store.read { try $0.fetch(request) })
@@ -76,20 +76,20 @@ import StrataStorage
         let item = try store.write { tx in try tx.insert("Item", ["title": "caf\u{E9}"]) }
         try store.write { tx in try tx.update(item, ["title": "cafe\u{301}"]) }
         try expectConsistent(store)
-        let request = FetchRequest("Item", predicate: try Predicate(format: "title == %@", "cafe\u{301}"))
+        let request = FetchRequest("Item", predicate: try FetchPredicate(format: "title == %@", "cafe\u{301}"))
         #expect(try store.read { try $0.fetch(request) } == [item])
     }
 
     @Test func indexedPrefixSearchIsCaseAndDiacriticInsensitive() throws {
         let (store, lists) = try Self.populated()
-        let request = FetchRequest("TodoList", predicate: try Predicate(format: "searchName BEGINSWITH[cd] %@", "CAFE"))
+        let request = FetchRequest("TodoList", predicate: try FetchPredicate(format: "searchName BEGINSWITH[cd] %@", "CAFE"))
         let plan = try store.read { try $0.fetchPlanDescription(request) }
         #expect(plan.contains("index:TodoList:searchName"), "\(plan)")
         let found = Set(try store.read { try $0.fetch(request) })
         #expect(found == [lists[0], lists[1], lists[2]])
         #expect(found == (try Self.bruteForce(store, request)))
         // The attribute itself, through its canonical index.
-        let byName = FetchRequest("TodoList", predicate: try Predicate(format: "name BEGINSWITH[cd] %@", "strasse"))
+        let byName = FetchRequest("TodoList", predicate: try FetchPredicate(format: "name BEGINSWITH[cd] %@", "strasse"))
         #expect(try store.read { try $0.fetchPlanDescription(byName) }.contains("searchName"))
         #expect(Set(try store.read { try $0.fetch(byName) }) == [lists[4], lists[5]])
     }
@@ -106,13 +106,13 @@ import StrataStorage
             ("NOT (amount BETWEEN {2, 4})", []),
         ]
         for (format, args) in formats {
-            let request = FetchRequest("Item", predicate: try Predicate(format: format, argumentArray: args))
+            let request = FetchRequest("Item", predicate: try FetchPredicate(format: format, argumentArray: args))
             let fetched = try store.read { try $0.fetch(request) }
             #expect(Set(fetched) == (try Self.bruteForce(store, request)), "\(format)")
             #expect(fetched.count == Set(fetched).count, "\(format): duplicates")
         }
         for (format, args) in [("itemCount > %@", [3] as [(any PredicateArgument)?]), ("ANY items.amount >= %@", [7]), ("items.@count == 0", []), ("items.amount.@sum > 20", [])] {
-            let request = FetchRequest("TodoList", predicate: try Predicate(format: format, argumentArray: args))
+            let request = FetchRequest("TodoList", predicate: try FetchPredicate(format: format, argumentArray: args))
             #expect(Set(try store.read { try $0.fetch(request) }) == (try Self.bruteForce(store, request)), "\(format)")
         }
     }
@@ -136,10 +136,10 @@ import StrataStorage
             ("TodoList", "searchName BEGINSWITH[cdn] %@", ["STRA"], false),  // [n] supersedes: bytes as given
             ("TodoList", "searchName ==[c] %@", ["CAFE"], false),
         ]
-        let orders: [([StrataRecords.SortDescriptor], Int?, Int)] = [([], nil, 0), ([], 2, 1), ([SortDescriptor("amount", ascending: false)], 3, 1),
-                                                       ([SortDescriptor("name")], 2, 0)]
+        let orders: [([FetchSortDescriptor], Int?, Int)] = [([], nil, 0), ([], 2, 1), ([FetchSortDescriptor("amount", ascending: false)], 3, 1),
+                                                       ([FetchSortDescriptor("name")], 2, 0)]
         for (entity, format, args, decides) in cases {
-            let predicate = try Predicate(format: format, argumentArray: args)
+            let predicate = try FetchPredicate(format: format, argumentArray: args)
             let plan = try store.read { try $0.fetchPlanDescription(FetchRequest(entity, predicate: predicate)) }
             #expect(plan.contains("decides a term") == decides, "\(format): \(plan)")
             let expected = try Self.bruteForce(store, FetchRequest(entity, predicate: predicate))
@@ -164,23 +164,23 @@ import StrataStorage
 
     @Test func sortLimitOffsetAndCount() throws {
         let (store, _) = try Self.populated()
-        let all = FetchRequest("TodoList", sortedBy: [SortDescriptor("itemCount", ascending: false)])
+        let all = FetchRequest("TodoList", sortedBy: [FetchSortDescriptor("itemCount", ascending: false)])
         let counts = try store.read { r in try r.fetch(all).map { try r.value("itemCount", of: $0) } }
         #expect(counts == (0..<10).reversed().map { .int(Int64($0)) })
-        let page = FetchRequest("TodoList", sortedBy: [SortDescriptor("searchName")], limit: 3, offset: 2)
+        let page = FetchRequest("TodoList", sortedBy: [FetchSortDescriptor("searchName")], limit: 3, offset: 2)
         #expect(try store.read { try $0.fetchPlanDescription(page) }.contains("in order"))
         let names = try store.read { r in try r.fetch(page).map { try r.value("searchName", of: $0) } }
         let sorted = try store.read { r in try r.objects("TodoList").map { try r.value("searchName", of: $0) } }
             .sorted { Value.compare($0, $1)! < 0 }
         #expect(names == Array(sorted[2..<5]))
-        #expect(try store.read { try $0.fetchCount(FetchRequest("Item", predicate: try Predicate(format: "title == 't0'"))) } == 15)
+        #expect(try store.read { try $0.fetchCount(FetchRequest("Item", predicate: try FetchPredicate(format: "title == 't0'"))) } == 15)
     }
 
     /// An index on the first sort key orders only by that key: ties must still be ordered by
     /// the next descriptors.
     @Test func secondarySortKeysOrderTiesOfAnIndexedFirstKey() throws {
         let (store, _) = try Self.populated()
-        let request = FetchRequest("Item", sortedBy: [SortDescriptor("title"), SortDescriptor("amount", ascending: false)])
+        let request = FetchRequest("Item", sortedBy: [FetchSortDescriptor("title"), FetchSortDescriptor("amount", ascending: false)])
         let rows = try store.read { r in
             try r.fetch(request).map { (try r.value("title", of: $0), try r.value("amount", of: $0)) }
         }
@@ -203,10 +203,10 @@ import StrataStorage
         let store = try makeStore(model)
         _ = try store.write { tx in try tx.insert("Person", ["first": "Ada"]) }
         #expect(throws: StrataError.self) {
-            _ = try store.read { try $0.fetch(FetchRequest("Person", predicate: try Predicate(format: "fullName == 'x'"))) }
+            _ = try store.read { try $0.fetch(FetchRequest("Person", predicate: try FetchPredicate(format: "fullName == 'x'"))) }
         }
         #expect(throws: StrataError.self) {
-            _ = try store.read { try $0.fetch(FetchRequest("Person", sortedBy: [SortDescriptor("fullName")])) }
+            _ = try store.read { try $0.fetch(FetchRequest("Person", sortedBy: [FetchSortDescriptor("fullName")])) }
         }
     }
 
@@ -214,7 +214,7 @@ import StrataStorage
         let (store, lists) = try Self.populated()
         let n = try store.write { tx -> Int in
             try tx.insert("Item", ["title": "fresh", "list": lists[0]])
-            return try tx.fetchCount(FetchRequest("Item", predicate: try Predicate(format: "title == 'fresh'")))
+            return try tx.fetchCount(FetchRequest("Item", predicate: try FetchPredicate(format: "title == 'fresh'")))
         }
         #expect(n == 1)
     }

@@ -20,21 +20,21 @@ import Testing
             ("TRUEPREDICATE OR FALSEPREDICATE", "TRUEPREDICATE OR FALSEPREDICATE"),
         ]
         for (format, expected) in cases {
-            #expect(try Predicate(format: format).description == expected)
+            #expect(try FetchPredicate(format: format).description == expected)
         }
         let date = Date(timeIntervalSinceReferenceDate: 86400.5)
-        #expect(try Predicate(format: "d == %@", date).description == #"d == CAST(86400.5, "NSDate")"#)
-        #expect(try Predicate(format: "d == %@", Decimal(string: "1.10")!).description == #"d == CAST("1.1", "NSDecimalNumber")"#)
-        #expect(try Predicate(format: "d == %@", [UInt8]([0, 171])).description == #"d == CAST("00ab", "NSData")"#)
+        #expect(try FetchPredicate(format: "d == %@", date).description == #"d == CAST(86400.5, "NSDate")"#)
+        #expect(try FetchPredicate(format: "d == %@", Decimal(string: "1.10")!).description == #"d == CAST("1.1", "NSDecimalNumber")"#)
+        #expect(try FetchPredicate(format: "d == %@", [UInt8]([0, 171])).description == #"d == CAST("00ab", "NSData")"#)
     }
 
     @Test func degenerateTreesPrintAsTheirEquivalents() {
         let a = cmp(kp("a"), .equal, c(.int(1)))
-        #expect(Predicate.and([]).description == "TRUEPREDICATE")
-        #expect(Predicate.or([]).description == "FALSEPREDICATE")
-        #expect(Predicate.and([a]).description == "a == 1")
-        #expect(Predicate.and([.or([a])]).description == "a == 1")
-        #expect(Predicate.not(.and([a, .or([a, a])])).description == "NOT (a == 1 AND (a == 1 OR a == 1))")
+        #expect(FetchPredicate.and([]).description == "TRUEPREDICATE")
+        #expect(FetchPredicate.or([]).description == "FALSEPREDICATE")
+        #expect(FetchPredicate.and([a]).description == "a == 1")
+        #expect(FetchPredicate.and([.or([a])]).description == "a == 1")
+        #expect(FetchPredicate.not(.and([a, .or([a, a])])).description == "NOT (a == 1 AND (a == 1 OR a == 1))")
     }
 
     @Test func formatsRoundTrip() throws {
@@ -54,8 +54,8 @@ import Testing
             "x\u{301} == '\u{301}\u{0}\u{7f}\r'",
         ]
         for format in formats {
-            let parsed = try Predicate(format: format)
-            #expect(try Predicate(format: parsed.description) == parsed, "\(format) → \(parsed.description)")
+            let parsed = try FetchPredicate(format: format)
+            #expect(try FetchPredicate(format: parsed.description) == parsed, "\(format) → \(parsed.description)")
         }
     }
 
@@ -70,7 +70,7 @@ import Testing
             let predicate = generator.predicate(depth: 4)
             let text = predicate.description
             do {
-                let parsed = try Predicate(format: text)
+                let parsed = try FetchPredicate(format: text)
                 if parsed != predicate {
                     failures += 1
                     Issue.record("seed \(seed), tree \(n): \(text) parsed back as \(parsed.description)\n\(predicate)\n\(parsed)")
@@ -104,7 +104,7 @@ struct RandomPredicates {
     private mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
     private mutating func pick<T>(_ xs: [T]) -> T { xs[below(xs.count)] }
 
-    mutating func predicate(depth: Int) -> Predicate {
+    mutating func predicate(depth: Int) -> FetchPredicate {
         if depth == 0 || chance(35) {
             return chance(92) ? .comparison(comparison()) : .constant(chance(50))
         }
@@ -123,7 +123,7 @@ struct RandomPredicates {
     private mutating func comparison() -> Comparison {
         let op = pick(Self.operators)
         let quantifier: Quantifier = chance(25) ? pick([.any, .all, .none]) : .direct
-        var lhs: Expression
+        var lhs: FetchExpression
         if quantifier != .direct {
             lhs = .keyPath(path())
         } else {
@@ -134,7 +134,7 @@ struct RandomPredicates {
             default: lhs = list(depth: 1)
             }
         }
-        let rhs: Expression
+        let rhs: FetchExpression
         if op == .between {
             rhs = .list([expression(depth: 1), expression(depth: 1)])
         } else {
@@ -151,7 +151,7 @@ struct RandomPredicates {
         return result
     }
 
-    private mutating func expression(depth: Int) -> Expression {
+    private mutating func expression(depth: Int) -> FetchExpression {
         switch below(10) {
         case 0..<6: return .constant(value())
         case 6..<8: return .keyPath(path())
@@ -160,7 +160,7 @@ struct RandomPredicates {
         }
     }
 
-    private mutating func list(depth: Int) -> Expression {
+    private mutating func list(depth: Int) -> FetchExpression {
         .list((0..<below(4)).map { _ in expression(depth: depth) })
     }
 

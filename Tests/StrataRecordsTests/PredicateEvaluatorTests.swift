@@ -31,7 +31,7 @@ import Testing
     }
 
     private func holds(_ format: String, _ arguments: (any PredicateArgument)?...) throws -> Bool {
-        try Predicate(format: format, argumentArray: arguments).evaluate(object)
+        try FetchPredicate(format: format, argumentArray: arguments).evaluate(object)
     }
 
     /// Each format with the answer it must give on `object`.
@@ -211,7 +211,7 @@ import Testing
             ("code MATCHES '\\\\d{3}'", true), ("name MATCHES pattern", true), ("code MATCHES pattern", false),
             ("code MATCHES {'x', '1.*'}", true),
         ])
-        let message = invalidFetchMessage { _ = try CompiledPredicate(try Predicate(format: "name MATCHES '('")) }
+        let message = invalidFetchMessage { _ = try CompiledPredicate(try FetchPredicate(format: "name MATCHES '('")) }
         #expect(message?.contains("not a valid regular expression") == true)
         let dynamic = invalidFetchMessage { _ = try self.holds("name MATCHES badPattern") }
         #expect(dynamic?.contains("not a valid regular expression") == true)
@@ -223,7 +223,7 @@ import Testing
             let p = i % 3 == 0 ? "E.*" : "o.*"
             return TestObject(id: Int64(i), ["n": .value(.int(Int64(i))), "s": .value(.string(s)), "p": .value(.string(p))])
         }
-        let compiled = try CompiledPredicate(Predicate(format: "n BETWEEN {10, 99} AND s MATCHES p AND s LIKE[c] 'even*'"))
+        let compiled = try CompiledPredicate(FetchPredicate(format: "n BETWEEN {10, 99} AND s MATCHES p AND s LIKE[c] 'even*'"))
         let evaluator = PredicateEvaluator(compiled)
         let count = try objects.filter { try evaluator.evaluate($0) }.count
         // Even, divisible by 3, 10...99: multiples of 6 from 12 to 96.
@@ -242,11 +242,11 @@ import Testing
     }
 
     @Test func builderPredicatesEvaluate() throws {
-        #expect(try (Key("count") > 4 && Key("name").beginsWith("ca", options: [.caseInsensitive])).evaluate(object))
-        #expect(try (Key.all("items.price") > 0.25).evaluate(object))
-        #expect(try (Key("items").count == 3).evaluate(object))
-        #expect(try (Key("items.amount").sum >= 10).evaluate(object))
-        #expect(try (Key("nothing") == nil).evaluate(object))
-        #expect(try !(Key("count").in([1, 2]) || Key("ratio").between(3, 4)).evaluate(object))
+        #expect(try (PropertyPath("count") > 4 && PropertyPath("name").beginsWith("ca", options: [.caseInsensitive])).evaluate(object))
+        #expect(try (PropertyPath.all("items.price") > 0.25).evaluate(object))
+        #expect(try (PropertyPath("items").count == 3).evaluate(object))
+        #expect(try (PropertyPath("items.amount").sum >= 10).evaluate(object))
+        #expect(try (PropertyPath("nothing") == nil).evaluate(object))
+        #expect(try !(PropertyPath("count").in([1, 2]) || PropertyPath("ratio").between(3, 4)).evaluate(object))
     }
 }

@@ -4,8 +4,8 @@ import Testing
 @testable import StrataRecords
 
 @Suite struct PredicateParserTests {
-    private func parse(_ format: String, _ arguments: (any PredicateArgument)?...) throws -> Predicate {
-        try Predicate(format: format, argumentArray: arguments)
+    private func parse(_ format: String, _ arguments: (any PredicateArgument)?...) throws -> FetchPredicate {
+        try FetchPredicate(format: format, argumentArray: arguments)
     }
 
     @Test func comparisonOperators() throws {
@@ -100,7 +100,7 @@ import Testing
     }
 
     @Test func literals() throws {
-        func rhs(_ literal: String) throws -> Expression {
+        func rhs(_ literal: String) throws -> FetchExpression {
             guard case .comparison(let comparison) = try parse("a == \(literal)") else { return .list([]) }
             return comparison.rhs
         }
@@ -156,7 +156,7 @@ import Testing
     @Test func placeholders() throws {
         let date = Date(timeIntervalSinceReferenceDate: 1000)
         let uuid = UUID()
-        #expect(try Predicate(format: "itemCount > %@ AND searchName BEGINSWITH[cd] %@", 5, "ab")
+        #expect(try FetchPredicate(format: "itemCount > %@ AND searchName BEGINSWITH[cd] %@", 5, "ab")
                 == .and([cmp(kp("itemCount"), .greater, c(.int(5))),
                          cmp(kp("searchName"), .beginsWith, c(.string("ab")), .direct,
                              [.caseInsensitive, .diacriticInsensitive])]))
@@ -188,8 +188,8 @@ import Testing
                 == .and([cmp(kp("a"), .equal, c(.int(3))), cmp(kp("b"), .equal, c(.int(4))),
                          cmp(kp("d"), .equal, c(.double(0.5))), cmp(kp("e"), .equal, c(.int(6)))]))
         #expect(try parse("a == %f", 2) == cmp(kp("a"), .equal, c(.double(2))))
-        #expect(try parse("a == %@", Key("b.c")) == cmp(kp("a"), .equal, kp("b.c")))
-        #expect(try Predicate(format: "a == %@ OR b == %@", argumentArray: [1, "x"])
+        #expect(try parse("a == %@", PropertyPath("b.c")) == cmp(kp("a"), .equal, kp("b.c")))
+        #expect(try FetchPredicate(format: "a == %@ OR b == %@", argumentArray: [1, "x"])
                 == .or([cmp(kp("a"), .equal, c(.int(1))), cmp(kp("b"), .equal, c(.string("x")))]))
         // A placeholder constant on the left is normalized like a literal.
         #expect(try parse("%@ < n", 5) == cmp(kp("n"), .greater, c(.int(5))))
@@ -239,14 +239,14 @@ import Testing
             ("e\u{301} == 'x", [], 5, "unterminated string"),
         ]
         for (format, arguments, offset, fragment) in cases {
-            let message = invalidFetchMessage { _ = try Predicate(format: format, argumentArray: arguments) }
+            let message = invalidFetchMessage { _ = try FetchPredicate(format: format, argumentArray: arguments) }
             #expect(message?.contains("at offset \(offset)") == true, "\(format): \(message ?? "no error")")
             #expect(message?.contains(fragment) == true, "\(format): \(message ?? "no error")")
         }
     }
 
     @Test func errorsQuoteTheFormat() {
-        let message = invalidFetchMessage { _ = try Predicate(format: "a === 1") }
+        let message = invalidFetchMessage { _ = try FetchPredicate(format: "a === 1") }
         #expect(message == "predicate format \"a === 1\": expected a value or key path, found '=' at offset 4")
     }
 }

@@ -3,9 +3,6 @@ import StrataStorage
 import Testing
 @testable import StrataRecords
 
-// Foundation has its own `Predicate` and `Expression`; these tests mean the record layer's.
-typealias Predicate = StrataRecords.Predicate
-typealias Expression = StrataRecords.Expression
 
 /// An object for evaluation tests: attributes, to-one and to-many relationships by name.
 /// A class, because relationships form a graph.
@@ -74,9 +71,9 @@ func invalidFetchMessage(_ body: () throws -> Void) -> String? {
 }
 
 /// Shorthands for expected trees.
-func kp(_ path: String) -> Expression { .keyPath(path.split(separator: ".").map(String.init)) }
-func c(_ v: Value) -> Expression { .constant(v) }
-func cmp(_ lhs: Expression, _ op: ComparisonOperator, _ rhs: Expression,
-         _ quantifier: Quantifier = .direct, _ options: StringOptions = []) -> Predicate {
+func kp(_ path: String) -> FetchExpression { .keyPath(path.split(separator: ".").map(String.init)) }
+func c(_ v: Value) -> FetchExpression { .constant(v) }
+func cmp(_ lhs: FetchExpression, _ op: ComparisonOperator, _ rhs: FetchExpression,
+         _ quantifier: Quantifier = .direct, _ options: StringOptions = []) -> FetchPredicate {
     .comparison(Comparison(lhs, op, rhs, quantifier: quantifier, options: options))
 }

@@ -5,7 +5,7 @@
 /// evaluating through its own ``PredicateEvaluator``.
 public struct CompiledPredicate: Sendable {
     /// The predicate this was compiled from.
-    public let predicate: Predicate
+    public let predicate: FetchPredicate
     private let root: Node
 
     private indirect enum Node: Sendable {
@@ -15,7 +15,7 @@ public struct CompiledPredicate: Sendable {
         case or([Node])
         case not(Node)
 
-        init(_ predicate: Predicate) throws {
+        init(_ predicate: FetchPredicate) throws {
             switch predicate {
             case .constant(let b): self = .constant(b)
             case .comparison(let c): self = .comparison(try CompiledComparison(c))
@@ -47,7 +47,7 @@ public struct CompiledPredicate: Sendable {
     ///
     /// - Throws: `StrataError.invalidFetch` for a `MATCHES` constant that is not a valid
     ///   regular expression, or a `BETWEEN` whose right side is not a list of two bounds.
-    public init(_ predicate: Predicate) throws {
+    public init(_ predicate: FetchPredicate) throws {
         self.predicate = predicate
         root = try Node(predicate)
     }

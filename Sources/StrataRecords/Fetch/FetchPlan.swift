@@ -29,10 +29,10 @@ struct FetchPlan: CustomStringConvertible {
 
     /// What is left to check on each candidate: the predicate without the decided term
     /// (`nil`: nothing).
-    func residual(_ predicate: Predicate?) -> Predicate? {
+    func residual(_ predicate: FetchPredicate?) -> FetchPredicate? {
         guard let predicate, let decided else { return predicate }
         var removed = false
-        func strip(_ p: Predicate) -> Predicate? {
+        func strip(_ p: FetchPredicate) -> FetchPredicate? {
             switch p {
             case .comparison(let c) where !removed && c == decided:
                 removed = true
@@ -78,7 +78,7 @@ struct FetchPlan: CustomStringConvertible {
         return best?.plan ?? FetchPlan(access: .allRows, ordered: false)
     }
 
-    static func conjuncts(_ p: Predicate?) -> [Comparison] {
+    static func conjuncts(_ p: FetchPredicate?) -> [Comparison] {
         switch p {
         case .comparison(let c)?: return [c]
         case .and(let ps)?: return ps.flatMap { conjuncts($0) }

@@ -3,9 +3,9 @@ public struct FetchRequest: Sendable {
     /// The name of the entity whose objects are fetched.
     public var entity: String
     /// The condition an object must meet; `nil` fetches every object of the entity.
-    public var predicate: Predicate?
+    public var predicate: FetchPredicate?
     /// The order of the results, first key first; empty leaves the order unspecified.
-    public var sortDescriptors: [SortDescriptor]
+    public var sortDescriptors: [FetchSortDescriptor]
     /// The most objects returned (after `offset` are skipped); `nil` for no limit.
     public var limit: Int?
     /// How many matching objects, in order, to skip before the first one returned.
@@ -13,7 +13,7 @@ public struct FetchRequest: Sendable {
 
     /// A request for the objects of `entity` that match `predicate`, in `sortDescriptors` order,
     /// skipping `offset` and returning at most `limit`.
-    public init(_ entity: String, predicate: Predicate? = nil, sortedBy sortDescriptors: [SortDescriptor] = [],
+    public init(_ entity: String, predicate: FetchPredicate? = nil, sortedBy sortDescriptors: [FetchSortDescriptor] = [],
                 limit: Int? = nil, offset: Int = 0) {
         self.entity = entity
         self.predicate = predicate
@@ -25,7 +25,7 @@ public struct FetchRequest: Sendable {
 
 /// One sort key: a key path (an attribute, a derived attribute, or through to-one relationships)
 /// and a direction. Values sort as ``Value/compare(_:_:)`` orders them, `nil` first.
-public struct SortDescriptor: Hashable, Sendable {
+public struct FetchSortDescriptor: Hashable, Sendable {
     /// The dotted key path to sort by, such as `name` or `list.name`.
     public var keyPath: String
     /// Whether smaller values come first.

@@ -5,7 +5,7 @@ indirect enum OperandSource: Sendable {
     case aggregate(AggregateFunction, [String])
     case list([OperandSource])
 
-    init(_ expression: Expression) {
+    init(_ expression: FetchExpression) {
         switch expression {
         case .constant(let v): self = .constant(v)
         case .keyPath(let p): self = .keyPath(p)

@@ -1,12 +1,12 @@
 import Foundation
 
 // Format strings for predicates: what error messages show, and text that parses back
-// (`Predicate(format: p.description) == p`) for every predicate the parser can produce.
+// (`FetchPredicate(format: p.description) == p`) for every predicate the parser can produce.
 // Nested compounds are parenthesised because the parser turns a chain into one n-ary
 // compound; kinds without a literal (dates, decimals, UUIDs, bytes) are written as
 // `CAST(…, "NSDate")` and friends, the way Core Data prints them.
 
-extension Predicate: CustomStringConvertible {
+extension FetchPredicate: CustomStringConvertible {
     /// The predicate as a format string that parses back to an equal predicate.
     ///
     /// Trees the parser never makes are written as an equivalent it does make: an empty
@@ -31,7 +31,7 @@ extension Predicate: CustomStringConvertible {
         }
     }
 
-    private static func join(_ terms: [Predicate], with separator: String, binding: Int,
+    private static func join(_ terms: [FetchPredicate], with separator: String, binding: Int,
                              empty: String) -> (text: String, binding: Int) {
         if terms.isEmpty { return (empty, 2) }
         if terms.count == 1 { return terms[0].formatted }
@@ -68,7 +68,7 @@ extension Comparison: CustomStringConvertible {
     }
 }
 
-extension Expression: CustomStringConvertible {
+extension FetchExpression: CustomStringConvertible {
     /// The expression as a format string writes it: a literal, `list.name`, `items.@count`,
     /// `{1, 2}`.
     public var description: String {

@@ -27,7 +27,7 @@ public final class PredicateEvaluator {
     /// Compiles `predicate` and makes an evaluator of it.
     ///
     /// - Throws: `StrataError.invalidFetch` as ``CompiledPredicate/init(_:)`` does.
-    public convenience init(_ predicate: Predicate) throws {
+    public convenience init(_ predicate: FetchPredicate) throws {
         self.init(try CompiledPredicate(predicate))
     }
 
@@ -43,7 +43,7 @@ public final class PredicateEvaluator {
 @available(*, unavailable, message: "an evaluator caches per use; share a CompiledPredicate instead")
 extension PredicateEvaluator: Sendable {}
 
-extension Predicate {
+extension FetchPredicate {
     /// Whether `subject` satisfies this predicate, compiling it for this one call; to test
     /// many objects, compile once with ``PredicateEvaluator``.
     ///

@@ -1,98 +1,98 @@
 // The typed builder's operators and methods: each makes one `Comparison` with the key on the
 // left, so a built predicate equals the one its format string parses to.
 
-extension Key {
+extension PropertyPath {
     /// The general form behind the operators: `self op rhs`, with string options.
     public func compared(_ op: ComparisonOperator, to rhs: some PredicateArgument,
-                         options: StringOptions = []) -> Predicate {
+                         options: StringOptions = []) -> FetchPredicate {
         .comparison(Comparison(expression, op, rhs.predicateExpression, quantifier: quantifier, options: options))
     }
 
     /// `key == value`.
-    public static func == (lhs: Key, rhs: some PredicateArgument) -> Predicate { lhs.compared(.equal, to: rhs) }
+    public static func == (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.equal, to: rhs) }
     /// `key != value`.
-    public static func != (lhs: Key, rhs: some PredicateArgument) -> Predicate { lhs.compared(.notEqual, to: rhs) }
+    public static func != (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.notEqual, to: rhs) }
     /// `key < value`.
-    public static func < (lhs: Key, rhs: some PredicateArgument) -> Predicate { lhs.compared(.less, to: rhs) }
+    public static func < (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.less, to: rhs) }
     /// `key <= value`.
-    public static func <= (lhs: Key, rhs: some PredicateArgument) -> Predicate { lhs.compared(.lessOrEqual, to: rhs) }
+    public static func <= (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.lessOrEqual, to: rhs) }
     /// `key > value`.
-    public static func > (lhs: Key, rhs: some PredicateArgument) -> Predicate { lhs.compared(.greater, to: rhs) }
+    public static func > (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.greater, to: rhs) }
     /// `key >= value`.
-    public static func >= (lhs: Key, rhs: some PredicateArgument) -> Predicate { lhs.compared(.greaterOrEqual, to: rhs) }
+    public static func >= (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.greaterOrEqual, to: rhs) }
 
     /// `key == nil`: the value is absent (or a to-one on the way is nil).
-    public static func == (lhs: Key, rhs: _OptionalNilComparisonType) -> Predicate {
+    public static func == (lhs: PropertyPath, rhs: _OptionalNilComparisonType) -> FetchPredicate {
         lhs.compared(.equal, to: Value.null)
     }
 
     /// `key != nil`: the value is present.
-    public static func != (lhs: Key, rhs: _OptionalNilComparisonType) -> Predicate {
+    public static func != (lhs: PropertyPath, rhs: _OptionalNilComparisonType) -> FetchPredicate {
         lhs.compared(.notEqual, to: Value.null)
     }
 
     /// `key ==[options] value`, for case- or diacritic-insensitive equality.
-    public func equals(_ value: some PredicateArgument, options: StringOptions) -> Predicate {
+    public func equals(_ value: some PredicateArgument, options: StringOptions) -> FetchPredicate {
         compared(.equal, to: value, options: options)
     }
 
     /// `key BEGINSWITH[options] prefix`.
-    public func beginsWith(_ prefix: some PredicateArgument, options: StringOptions = []) -> Predicate {
+    public func beginsWith(_ prefix: some PredicateArgument, options: StringOptions = []) -> FetchPredicate {
         compared(.beginsWith, to: prefix, options: options)
     }
 
     /// `key ENDSWITH[options] suffix`.
-    public func endsWith(_ suffix: some PredicateArgument, options: StringOptions = []) -> Predicate {
+    public func endsWith(_ suffix: some PredicateArgument, options: StringOptions = []) -> FetchPredicate {
         compared(.endsWith, to: suffix, options: options)
     }
 
     /// `key CONTAINS[options] substring` (string containment, not collection membership).
-    public func contains(_ substring: some PredicateArgument, options: StringOptions = []) -> Predicate {
+    public func contains(_ substring: some PredicateArgument, options: StringOptions = []) -> FetchPredicate {
         compared(.contains, to: substring, options: options)
     }
 
     /// `key LIKE[options] pattern`, where `*` matches any run of characters, `?` one
     /// character, and `\` makes the next character literal.
-    public func like(_ pattern: some PredicateArgument, options: StringOptions = []) -> Predicate {
+    public func like(_ pattern: some PredicateArgument, options: StringOptions = []) -> FetchPredicate {
         compared(.like, to: pattern, options: options)
     }
 
     /// `key MATCHES[options] regex`: the whole value matches the ICU regular expression.
-    public func matches(_ regex: some PredicateArgument, options: StringOptions = []) -> Predicate {
+    public func matches(_ regex: some PredicateArgument, options: StringOptions = []) -> FetchPredicate {
         compared(.matches, to: regex, options: options)
     }
 
     /// `key IN {values}`: the value equals one of `values`.
-    public func `in`(_ values: [any PredicateArgument], options: StringOptions = []) -> Predicate {
+    public func `in`(_ values: [any PredicateArgument], options: StringOptions = []) -> FetchPredicate {
         .comparison(Comparison(expression, .in, .list(values.map(\.predicateExpression)),
                                quantifier: quantifier, options: options))
     }
 
     /// `key IN other`: the value is among the values at another (to-many) key path.
-    public func `in`(_ other: Key, options: StringOptions = []) -> Predicate {
+    public func `in`(_ other: PropertyPath, options: StringOptions = []) -> FetchPredicate {
         compared(.in, to: other, options: options)
     }
 
     /// `key BETWEEN {lower, upper}`, both bounds included.
-    public func between(_ lower: some PredicateArgument, _ upper: some PredicateArgument) -> Predicate {
+    public func between(_ lower: some PredicateArgument, _ upper: some PredicateArgument) -> FetchPredicate {
         .comparison(Comparison(expression, .between, .list([lower.predicateExpression, upper.predicateExpression]),
                                quantifier: quantifier))
     }
 }
 
-extension Predicate {
+extension FetchPredicate {
     /// Both hold. `a && b && c` makes one `AND` of three, as the format string `a AND b AND c` does.
-    public static func && (lhs: Predicate, rhs: Predicate) -> Predicate {
+    public static func && (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate {
         if case .and(let terms) = lhs, terms.count >= 2 { return .and(terms + [rhs]) }
         return .and([lhs, rhs])
     }
 
     /// Either holds. `a || b || c` makes one `OR` of three.
-    public static func || (lhs: Predicate, rhs: Predicate) -> Predicate {
+    public static func || (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate {
         if case .or(let terms) = lhs, terms.count >= 2 { return .or(terms + [rhs]) }
         return .or([lhs, rhs])
     }
 
     /// The predicate does not hold.
-    public static prefix func ! (operand: Predicate) -> Predicate { .not(operand) }
+    public static prefix func ! (operand: FetchPredicate) -> FetchPredicate { .not(operand) }
 }

@@ -11,7 +11,7 @@ extension PredicateParser {
         return arguments[argumentsUsed]
     }
 
-    mutating func substitute(_ kind: Character, at token: PredicateToken) throws -> Expression {
+    mutating func substitute(_ kind: Character, at token: PredicateToken) throws -> FetchExpression {
         switch kind {
         case "K":
             let inserted = try keyPathArgument(at: token)
@@ -32,22 +32,22 @@ extension PredicateParser {
             default: throw error("argument \(argumentsUsed) for %f is not a number", at: token)
             }
         default:
-            // `%@`: a value, a list for an array, a key path for a `Key`.
+            // `%@`: a value, a list for an array, a key path for a `PropertyPath`.
             return try nextArgument(for: token)?.predicateExpression ?? .constant(.null)
         }
     }
 
     /// A `%K` argument: a `String` key path such as `"list.name"` or `"items.@count"`.
-    mutating func keyPathArgument(at token: PredicateToken) throws -> Expression {
+    mutating func keyPathArgument(at token: PredicateToken) throws -> FetchExpression {
         let argument = try nextArgument(for: token)
         let path: String
         switch argument {
         case let s as String: path = s
         case let s as Substring: path = String(s)
-        case let key as Key: return key.expression
+        case let key as PropertyPath: return key.expression
         default: throw error("argument \(argumentsUsed) for %K is not a key path string", at: token)
         }
-        let key = Key(path)
+        let key = PropertyPath(path)
         guard !key.path.contains(where: \.isEmpty) else {
             throw error("argument \(argumentsUsed) for %K is not a key path: \"\(path)\"", at: token)
         }

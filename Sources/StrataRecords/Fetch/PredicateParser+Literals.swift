@@ -1,7 +1,7 @@
 import Foundation
 
 // Literal values in a format string: numbers, and `CAST(value, "Type")`, which is how
-// `Predicate.description` writes the kinds that have no literal of their own.
+// `FetchPredicate.description` writes the kinds that have no literal of their own.
 
 extension PredicateParser {
     /// Integers are `int` (a `decimal` when too large, so they stay exact); a fraction or
@@ -30,7 +30,7 @@ extension PredicateParser {
         return .decimal(d)
     }
 
-    /// `CAST(value, "Type")`: how ``Predicate/description`` writes the kinds that have no
+    /// `CAST(value, "Type")`: how ``FetchPredicate/description`` writes the kinds that have no
     /// literal (dates, decimals, UUIDs, bytes), with Core Data's type names.
     mutating func parseCast(at castToken: PredicateToken) throws -> Value {
         try expect(symbol: "(", "'(' after CAST")

@@ -1,10 +1,10 @@
 import StrataStorage
 
-extension Predicate {
+extension FetchPredicate {
     /// Parses a Core Data style format string, substituting `arguments` for its placeholders
     /// in order.
     ///
-    ///     try Predicate(format: "itemCount > %@ AND searchName BEGINSWITH[cd] %@", 5, "ab")
+    ///     try FetchPredicate(format: "itemCount > %@ AND searchName BEGINSWITH[cd] %@", 5, "ab")
     ///
     /// `%@` takes a value (an array becomes a list, for `IN`), `%K` a key path held in a
     /// `String`, `%d`/`%i` an integer and `%f` a number. A `nil` argument is `NIL`.
@@ -28,7 +28,7 @@ extension Predicate {
 /// `NOT` binds tighter than `AND`, which binds tighter than `OR`.
 ///
 /// A chain `a AND b AND c` becomes one `.and` of three; parentheses make nesting, so that
-/// ``Predicate/description`` (which parenthesises nested compounds) parses back to an equal tree.
+/// ``FetchPredicate/description`` (which parenthesises nested compounds) parses back to an equal tree.
 struct PredicateParser {
     let source: PredicateSource
     let tokens: [PredicateToken]
@@ -43,7 +43,7 @@ struct PredicateParser {
         self.arguments = arguments
     }
 
-    mutating func parse() throws -> Predicate {
+    mutating func parse() throws -> FetchPredicate {
         let result = try parseOr()
         guard current.kind == .end else { throw error("unexpected \(describe(current))", at: current) }
         if argumentsUsed < arguments.count {
@@ -94,24 +94,24 @@ struct PredicateParser {
 
     // MARK: Predicates
 
-    private mutating func parseOr() throws -> Predicate {
+    private mutating func parseOr() throws -> FetchPredicate {
         var terms = [try parseAnd()]
         while take(keyword: "OR") || take(symbol: "||") { terms.append(try parseAnd()) }
         return terms.count == 1 ? terms[0] : .or(terms)
     }
 
-    private mutating func parseAnd() throws -> Predicate {
+    private mutating func parseAnd() throws -> FetchPredicate {
         var terms = [try parseNot()]
         while take(keyword: "AND") || take(symbol: "&&") { terms.append(try parseNot()) }
         return terms.count == 1 ? terms[0] : .and(terms)
     }
 
-    private mutating func parseNot() throws -> Predicate {
+    private mutating func parseNot() throws -> FetchPredicate {
         if take(keyword: "NOT") || take(symbol: "!") { return .not(try parseNot()) }
         return try parsePrimary()
     }
 
-    private mutating func parsePrimary() throws -> Predicate {
+    private mutating func parsePrimary() throws -> FetchPredicate {
         if take(symbol: "(") {
             let inner = try parseOr()
             try expect(symbol: ")", "')'")
@@ -143,7 +143,7 @@ struct PredicateParser {
         return try parseRest(lhs: try parseExpression(), quantifier: .direct)
     }
 
-    private mutating func parseRest(lhs: Expression, quantifier: Quantifier) throws -> Comparison {
+    private mutating func parseRest(lhs: FetchExpression, quantifier: Quantifier) throws -> Comparison {
         guard let op = comparisonOperator() else {
             throw error("expected a comparison operator, found \(describe(current))", at: current)
         }
@@ -227,7 +227,7 @@ struct PredicateParser {
 
     // MARK: Expressions
 
-    mutating func parseExpression() throws -> Expression {
+    mutating func parseExpression() throws -> FetchExpression {
         let token = current
         switch token.kind {
         case .number(let text):
@@ -238,7 +238,7 @@ struct PredicateParser {
             return .constant(.string(text))
         case .symbol("{"):
             advance()
-            var elements: [Expression] = []
+            var elements: [FetchExpression] = []
             if take(symbol: "}") { return .list(elements) }
             repeat { elements.append(try parseExpression()) } while take(symbol: ",")
             try expect(symbol: "}", "',' or '}' in the list")
@@ -268,7 +268,7 @@ struct PredicateParser {
 
     /// The rest of a key path after its first part: `.name` components, then optionally one
     /// `.@count`-style aggregate, which must end it.
-    mutating func parseKeyPath(from head: [String]) throws -> Expression {
+    mutating func parseKeyPath(from head: [String]) throws -> FetchExpression {
         var path = head
         while take(symbol: ".") {
             switch current.kind {
@@ -293,7 +293,7 @@ struct PredicateParser {
     }
 
     /// The aggregate token at `current`, applied to `path`.
-    private mutating func aggregate(over path: [String]) throws -> Expression {
+    private mutating func aggregate(over path: [String]) throws -> FetchExpression {
         guard case .aggregate(let name) = current.kind else { return .keyPath(path) }
         guard let function = AggregateFunction(rawValue: name.lowercased()) else {
             throw error("unknown aggregate '@\(name)' (use @count, @sum, @avg, @min or @max)", at: current)

@@ -87,8 +87,8 @@ extension RecordReader {
 
 extension RecordReader {
     /// Calls `body` with every key path a predicate reads.
-    static func forEachKeyPath(_ p: Predicate, _ body: ([String]) throws -> Void) rethrows {
-        func visit(_ x: Expression) throws {
+    static func forEachKeyPath(_ p: FetchPredicate, _ body: ([String]) throws -> Void) rethrows {
+        func visit(_ x: FetchExpression) throws {
             switch x {
             case .keyPath(let k): try body(k)
             case .aggregate(_, let k): try body(k)

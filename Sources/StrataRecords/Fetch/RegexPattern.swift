@@ -14,7 +14,7 @@ enum RegexPattern {
             // keeps an alternation (`a|ab`) from trying only its first branch at the end.
             return try NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z", options: options)
         } catch {
-            throw StrataError.invalidFetch("MATCHES pattern \(Expression.quoted(pattern)) is not a valid regular expression")
+            throw StrataError.invalidFetch("MATCHES pattern \(FetchExpression.quoted(pattern)) is not a valid regular expression")
         }
     }
 

@@ -1,14 +1,14 @@
 /// A key path in the typed predicate builder: the left side of a comparison written in Swift.
 ///
-///     Key("itemCount") > 5 && Key("searchName").beginsWith("ab", options: [.caseInsensitive, .diacriticInsensitive])
-///     Key("list.name") == "Home"
-///     Key("items").count > 3
-///     Key.any("items.amount") > 5
+///     PropertyPath("itemCount") > 5 && PropertyPath("searchName").beginsWith("ab", options: [.caseInsensitive, .diacriticInsensitive])
+///     PropertyPath("list.name") == "Home"
+///     PropertyPath("items").count > 3
+///     PropertyPath.any("items.amount") > 5
 ///
-/// A key is also a ``PredicateArgument``, so it can be the right side (`Key("a") == Key("b")`)
-/// or a `%@`/`%K` argument. `Key` is deliberately not `Equatable`: `==` between keys builds a
+/// A key is also a ``PredicateArgument``, so it can be the right side (`PropertyPath("a") == PropertyPath("b")`)
+/// or a `%@`/`%K` argument. `PropertyPath` is deliberately not `Equatable`: `==` between keys builds a
 /// predicate, and a `Bool`-returning `==` beside it would make every such comparison ambiguous.
-public struct Key: Sendable {
+public struct PropertyPath: Sendable {
     /// The key path's components; empty for the object itself (`SELF`).
     public let path: [String]
     /// The aggregate taken over the path (`items.@count`), if any.
@@ -47,51 +47,51 @@ public struct Key: Sendable {
     }
 
     /// The key as a predicate expression (its quantifier belongs to the comparison instead).
-    public var expression: Expression {
+    public var expression: FetchExpression {
         if let aggregate { return .aggregate(aggregate, path) }
         return .keyPath(path)
     }
 
-    private func aggregated(_ function: AggregateFunction) -> Key {
-        Key(path: path, aggregate: function, quantifier: .direct)
+    private func aggregated(_ function: AggregateFunction) -> PropertyPath {
+        PropertyPath(path: path, aggregate: function, quantifier: .direct)
     }
 
     /// The number of objects (or values) at this to-many key path: `items.@count`.
-    public var count: Key { aggregated(.count) }
+    public var count: PropertyPath { aggregated(.count) }
     /// The sum of the numbers at this to-many key path: `items.amount.@sum`.
-    public var sum: Key { aggregated(.sum) }
+    public var sum: PropertyPath { aggregated(.sum) }
     /// The mean of the numbers at this to-many key path (nil when there are none): `@avg`.
-    public var average: Key { aggregated(.avg) }
+    public var average: PropertyPath { aggregated(.avg) }
     /// The least value at this to-many key path (nil when there are none): `@min`.
-    public var minimum: Key { aggregated(.min) }
+    public var minimum: PropertyPath { aggregated(.min) }
     /// The greatest value at this to-many key path (nil when there are none): `@max`.
-    public var maximum: Key { aggregated(.max) }
+    public var maximum: PropertyPath { aggregated(.max) }
 
-    private func quantified(_ quantifier: Quantifier) -> Key {
-        Key(path: path, aggregate: aggregate, quantifier: quantifier)
+    private func quantified(_ quantifier: Quantifier) -> PropertyPath {
+        PropertyPath(path: path, aggregate: aggregate, quantifier: quantifier)
     }
 
     /// True when some value at the to-many key path satisfies the comparison: `ANY`.
-    public static func any(_ key: Key) -> Key { key.quantified(.any) }
+    public static func any(_ key: PropertyPath) -> PropertyPath { key.quantified(.any) }
     /// True when every value at the to-many key path satisfies it (also when there are none): `ALL`.
-    public static func all(_ key: Key) -> Key { key.quantified(.all) }
+    public static func all(_ key: PropertyPath) -> PropertyPath { key.quantified(.all) }
     /// True when no value at the to-many key path satisfies it: `NONE`.
-    public static func none(_ key: Key) -> Key { key.quantified(.none) }
+    public static func none(_ key: PropertyPath) -> PropertyPath { key.quantified(.none) }
 
     /// `ANY keyPath`, with the key path written with dots.
-    public static func any(_ keyPath: String) -> Key { any(Key(keyPath)) }
+    public static func any(_ keyPath: String) -> PropertyPath { any(PropertyPath(keyPath)) }
     /// `ALL keyPath`, with the key path written with dots.
-    public static func all(_ keyPath: String) -> Key { all(Key(keyPath)) }
+    public static func all(_ keyPath: String) -> PropertyPath { all(PropertyPath(keyPath)) }
     /// `NONE keyPath`, with the key path written with dots.
-    public static func none(_ keyPath: String) -> Key { none(Key(keyPath)) }
+    public static func none(_ keyPath: String) -> PropertyPath { none(PropertyPath(keyPath)) }
 }
 
-extension Key: PredicateArgument {
+extension PropertyPath: PredicateArgument {
     /// The key path (or aggregate) as the other side of a comparison.
-    public var predicateExpression: Expression { expression }
+    public var predicateExpression: FetchExpression { expression }
 }
 
-extension Key: CustomStringConvertible {
+extension PropertyPath: CustomStringConvertible {
     /// The key as a format string writes it, quantifier included: `ANY items.amount`.
     public var description: String {
         let text = expression.description

@@ -1,34 +1,34 @@
 /// A condition on the objects of one entity, as a tree: what a format string such as
 /// `"itemCount > %@ AND searchName BEGINSWITH[cd] %@"` parses into, or what the typed
 /// builder makes. Evaluated against rows (``PredicateEvaluator``) and planned onto indexes.
-public indirect enum Predicate: Hashable, Sendable {
+public indirect enum FetchPredicate: Hashable, Sendable {
     /// Always true or always false (`TRUEPREDICATE`, `FALSEPREDICATE`).
     case constant(Bool)
     /// `lhs op rhs`, with a quantifier when `lhs` runs through a to-many relationship.
     case comparison(Comparison)
     /// True when every subpredicate is (an empty list is true).
-    case and([Predicate])
+    case and([FetchPredicate])
     /// True when any subpredicate is (an empty list is false).
-    case or([Predicate])
+    case or([FetchPredicate])
     /// True when the subpredicate is false.
-    case not(Predicate)
+    case not(FetchPredicate)
 }
 
 /// One comparison, like `NSComparisonPredicate`.
 public struct Comparison: Hashable, Sendable {
     /// The left side: usually a key path or an aggregate.
-    public var lhs: Expression
+    public var lhs: FetchExpression
     /// How the two sides are compared.
     public var op: ComparisonOperator
     /// The right side: usually a constant, or a list for `IN` and `BETWEEN`.
-    public var rhs: Expression
+    public var rhs: FetchExpression
     /// How the many values of a `lhs` through a to-many relationship combine (`.direct` acts as `.any`).
     public var quantifier: Quantifier
     /// How strings are compared: `[c]`, `[d]`, `[n]`.
     public var options: StringOptions
 
     /// Compares `lhs` with `rhs` by `op`; `quantifier` and `options` default to none.
-    public init(_ lhs: Expression, _ op: ComparisonOperator, _ rhs: Expression,
+    public init(_ lhs: FetchExpression, _ op: ComparisonOperator, _ rhs: FetchExpression,
                 quantifier: Quantifier = .direct, options: StringOptions = []) {
         self.lhs = lhs
         self.op = op
@@ -39,7 +39,7 @@ public struct Comparison: Hashable, Sendable {
 }
 
 /// What a comparison compares.
-public indirect enum Expression: Hashable, Sendable {
+public indirect enum FetchExpression: Hashable, Sendable {
     /// A constant (after `%@` substitution).
     case constant(Value)
     /// A key path from the evaluated object: `name`, `list.name` (through to-one), or
@@ -48,7 +48,7 @@ public indirect enum Expression: Hashable, Sendable {
     /// `items.@count`, `items.amount.@sum`, `@avg`, `@min`, `@max` over a to-many key path.
     case aggregate(AggregateFunction, [String])
     /// A list of expressions: the right side of `IN` and of `BETWEEN` (two elements).
-    case list([Expression])
+    case list([FetchExpression])
 }
 
 /// A function over the values a to-many key path reaches (`@count`, `@sum`, …).
