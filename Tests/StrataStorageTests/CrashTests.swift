@@ -1,7 +1,7 @@
 import Testing
 @testable import StrataStorage
 
-// MARK: - Shared helpers of the reliability suites (CrashTests, CorruptionTests, ModelTests, IOFaultTests)
+// MARK: - Shared helpers of the reliability suites (CrashTests, CorruptionTests, RandomOperationsTests, IOFaultTests)
 
 /// The whole content of a store: tree name → key → value.
 typealias RelTrees = [String: [[UInt8]: [UInt8]]]

@@ -3,7 +3,7 @@ import Testing
 
 /// Model-based testing: random operations on a store and on an in-memory sorted map, compared
 /// at every read; snapshots pinned along the way are compared with the model as of their commit.
-@Suite struct ModelTests {
+@Suite struct RandomOperationsTests {
     /// One tree of the model: keys sorted in memcmp order, values parallel (no hashing: fast
     /// in debug builds).
     struct ModelTree {
@@ -362,12 +362,12 @@ import Testing
 
     @Test(arguments: 0..<4)
     func randomOperations(_ index: Int) throws {
-        let (seed, durability) = ModelTests.seeds[index]
+        let (seed, durability) = RandomOperationsTests.seeds[index]
         let clock = ContinuousClock()
         let start = clock.now
         do {
-            let t = try ModelTests.run(seed: seed, operations: ModelTests.operationsPerSeed, durability: durability)
-            print("ModelTests seed \(seed) \(durability): \(t.operations) operations, \(t.commits) commits, \(t.rollbacks) rollbacks, \(t.snapshotChecks) snapshot checks, \(t.checkpoints) checkpoints, \(t.compactions) compactions, \(t.reopens) reopens; largest tree \(t.largestTree) entries, \(t.deepestTree) levels, file \(t.fileBytes) bytes; in \(clock.now - start)")
+            let t = try RandomOperationsTests.run(seed: seed, operations: RandomOperationsTests.operationsPerSeed, durability: durability)
+            print("RandomOperationsTests seed \(seed) \(durability): \(t.operations) operations, \(t.commits) commits, \(t.rollbacks) rollbacks, \(t.snapshotChecks) snapshot checks, \(t.checkpoints) checkpoints, \(t.compactions) compactions, \(t.reopens) reopens; largest tree \(t.largestTree) entries, \(t.deepestTree) levels, file \(t.fileBytes) bytes; in \(clock.now - start)")
         } catch {
             Issue.record("seed \(seed) (\(durability)): \(error)")
         }
