@@ -34,15 +34,19 @@ public struct Attribute: Sendable {
     public var validation: [ValidationRule]
     /// The attribute's name in the previous model version, for a lightweight migration.
     public var renamingIdentifier: String?
+    /// The default was given as an ``ObjectID``, which is no attribute value (the model refuses it).
+    var defaultIsObjectID = false
 
-    /// An attribute named `name` of `type`. `defaultValue` must convert to `type` without loss
-    /// (checked when the model is built); `renamedFrom` is its name in the previous model version.
+    /// An attribute named `name` of `type`. `defaultValue` must convert to `type` exactly, as
+    /// inserted values must (checked when the model is built: `StrataError.invalidModel`);
+    /// `renamedFrom` is its name in the previous model version.
     public init(_ name: String, _ type: AttributeType, optional: Bool = false, default defaultValue: ValueConvertible? = nil,
                 transient: Bool = false, validation: [ValidationRule] = [], renamedFrom: String? = nil) {
         self.name = name
         self.type = type
         self.isOptional = optional
         self.defaultValue = defaultValue?.strataValue
+        self.defaultIsObjectID = defaultValue is ObjectID
         self.isTransient = transient
         self.validation = validation
         self.renamingIdentifier = renamedFrom
