@@ -43,7 +43,7 @@ struct ModelResolver {
             }
             for m in e.members {
                 if case .attribute(let a) = m.kind, !a.isTransient {
-                    var d = a.defaultValue
+                    var d = a.defaultValue?.isNull == true ? nil : a.defaultValue  // a nil default is no default
                     if a.defaultIsObjectID { throw fail(e.name, a.name, "the default value is an ObjectID, which no attribute holds") }
                     if let v = d, !v.isNull {
                         guard let c = a.type.coerce(v) else { throw fail(e.name, a.name, "the default value: \(ValueDescription.whyNot(v, a.type))") }

@@ -41,7 +41,7 @@ public final class RecordStore: Sendable {
     }
 
     /// Opens the store at `path` with the model stored in it (no Swift model needed): for
-    /// tools that inspect, dump and check any store. Defaults and validation rules are not
+    /// tools that inspect, dump and check any store. Validation rules are not
     /// part of the rebuilt model, so open read-only unless you know the rules do not matter.
     public convenience init(path: String, options: StoreOptions = StoreOptions()) throws {
         let storage = try Store(path: path, options: options)
