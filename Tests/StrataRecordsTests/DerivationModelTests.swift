@@ -171,7 +171,12 @@ struct DerivationModelRun {
         let store = self.store
         do {
             try store.write { tx in
-                for _ in 0..<ops { try self.randomOperation(tx, &next, &change) }
+                for _ in 0..<ops {
+                    try self.randomOperation(tx, &next, &change)
+                    // Reads inside the transaction see derived values settled (sometimes after
+                    // each operation, so one transaction settles several times).
+                    if self.chance(0.3) { try self.compareInside(tx, next, "inside transaction \(t)") }
+                }
                 if rollBack { throw DeliberateRollback() }
             }
         } catch is DeliberateRollback {
@@ -344,6 +349,34 @@ struct DerivationModelRun {
         for id in deleted.suffix(5) {
             #expect(try store.read { try $0.exists(id) } == false, "seed \(seed), \(label): deleted \(id) exists")
         }
+    }
+
+    /// The derived values a transaction reads of its own changes, against the reference as the
+    /// transaction has changed it so far: every tag, a sample of lists and items.
+    mutating func compareInside(_ tx: RecordTransaction, _ w: ReferenceWorld, _ label: String) throws {
+        let members = w.membersByList()
+        var mismatches = 0
+        func expect(_ id: ObjectID, _ want: [String: Value]) throws {
+            guard let got = try tx.values(of: id) else {
+                Issue.record("seed \(seed), \(label): \(id) is missing")
+                return
+            }
+            for (name, v) in want where !DerivedComparison.agree(got[name] ?? .null, v) {
+                mismatches += 1
+                if mismatches <= 10 { Issue.record("seed \(seed), \(label): \(id).\(name) = \(got[name] ?? .null), reference says \(v)") }
+            }
+        }
+        for _ in 0..<min(25, w.lists.count) {
+            guard let pk = randomKey(w.lists) else { break }
+            try expect(ObjectID(entity: "TodoList", primaryKey: pk), w.derived(list: pk, members: members[pk] ?? []))
+        }
+        for pk in w.tags.keys { try expect(ObjectID(entity: "Tag", primaryKey: pk), w.derived(tag: pk, members: members)) }
+        for _ in 0..<min(20, w.items.count) {
+            guard let pk = randomKey(w.items) else { break }
+            try expect(ObjectID(entity: "Item", primaryKey: pk), w.derived(item: pk))
+        }
+        #expect(try tx.count("Item") == w.items.count, "seed \(seed), \(label): Item count")
+        if mismatches > 0 { throw RunStopped(seed: seed, label: label, mismatches: mismatches) }
     }
 
     func checkFromScratch(_ label: String) throws {

@@ -28,8 +28,9 @@ extension DerivationEngine {
         let empty = [AggregateDelta](repeating: AggregateDelta(), count: members.count)
         var deltas: [UInt64: [AggregateDelta]] = [:]
         for key in touched(c.index) {
+            tx.rowsExamined += 1
             guard let state = tx.rowStates[key] else { continue }
-            let o = state.original, n = state.current
+            let o = state.settled, n = state.current
             let po = parent(o?[fk]), pn = parent(n?[fk])
             for (m, member) in members.enumerated() {
                 let vo = member.source.map { o?[$0] ?? .null } ?? .null
@@ -52,14 +53,15 @@ extension DerivationEngine {
         let c = model.entities[rel.targetIndex]
         var children = Set(touched(c.index).map(\.pk))
         var changesOf: [UInt64: [RecordTransaction.LinkChange]] = [:]
-        for change in tx.linkChanges where change.entity == c.index && change.relationship == rel.inverse {
+        for change in tx.pendingLinkChanges where change.entity == c.index && change.relationship == rel.inverse {
             children.insert(change.row)
             changesOf[change.row, default: []].append(change)
         }
         var deltas: [UInt64: [AggregateDelta]] = [:]
         for child in children.sorted() {
+            tx.rowsExamined += 1
             let key = RowKey(entity: c.index, pk: child)
-            let o: [Value]?? = tx.original(key)
+            let o: [Value]?? = tx.settled(key)
             let n = try tx.row(key)
             let before = o == nil ? n : o!  // untouched row: same values before and after
             let vo = source.map { before?[$0] ?? .null } ?? .null
@@ -115,58 +117,74 @@ extension DerivationEngine {
         }
     }
 
-    /// The fields one member's delta changes in a parent row `r`.
+    /// The fields one member's delta changes in a parent row `r`, by ``AggregateArithmetic``.
     private func applyDelta(_ delta: AggregateDelta, _ member: AggregateMember, _ e: EntityDescription, parent pk: UInt64,
                             row r: [Value], childEntity c: EntityDescription, into changes: inout [(field: Int, value: Value)]) throws {
         let d = member.derived, source = member.source
         func set(_ field: Int, _ v: Value) { if r[field] != v { changes.append((field, v)) } }
-        switch member.function {
-        case .count:
-            if delta.count == 0 { return }
-            let (v, o) = (intValue(r[d.field])).addingReportingOverflow(delta.count)
-            if o { throw overflow(e, d) }
-            set(d.field, .int(v))
-        case .sum:
-            if delta.added.isEmpty && delta.removed.isEmpty { return }
-            if let aux = d.auxiliaryFields.first {
-                // Double: Neumaier-compensated running sum in [sum, compensation].
-                var s = doubleValue(r[aux]), comp = doubleValue(r[aux + 1])
-                for v in delta.added { neumaier(&s, &comp, doubleValue(v)) }
-                for v in delta.removed { neumaier(&s, &comp, -doubleValue(v)) }
-                set(aux, .double(s))
-                set(aux + 1, .double(comp))
-                set(d.field, .double(s + comp))
-            } else {
-                set(d.field, try exactSum(r[d.field], delta, type: d.type, e, d))
+        do {
+            switch member.function {
+            case .count:
+                if delta.count == 0 { return }
+                let current = try AggregateArithmetic.countValue(r[d.field])
+                set(d.field, try DerivedValues.convert(.int(try AggregateArithmetic.add(current, delta.count)), to: d.type))
+            case .sum:
+                if delta.added.isEmpty && delta.removed.isEmpty { return }
+                let kind = AggregateArithmetic.SumKind(c.fields[source!].type)
+                let aux = d.auxiliaryFields
+                // The running sum lives in the attribute itself, or in its first auxiliary
+                // field when the attribute's kind differs from the values' (FORMAT.md §12).
+                let running = aux.first ?? d.field
+                let total = try movedSum(kind, r, running, compensation: kind == .double ? aux[1] : nil, delta, set)
+                if running != d.field { set(d.field, try DerivedValues.convert(total, to: d.type)) }
+            case .avg:
+                if delta.added.isEmpty && delta.removed.isEmpty { return }
+                let kind = AggregateArithmetic.SumKind(c.fields[source!].type)
+                let aux = d.auxiliaryFields
+                let sumField = aux[0], countField = aux[1]
+                let count = try AggregateArithmetic.add(try AggregateArithmetic.integer(r[countField]),
+                                                        Int64(delta.added.count) - Int64(delta.removed.count))
+                set(countField, .int(count))
+                let total = try movedSum(kind, r, sumField, compensation: kind == .double ? aux[2] : nil, delta, set)
+                set(d.field, try AggregateArithmetic.mean(sum: total, count: count, as: d.type))
+            case .min, .max:
+                if delta.added.isEmpty && delta.removed.isEmpty { return }
+                set(d.field, try movedExtreme(r[d.field], delta, e, d, parent: pk, max: member.function == .max, source: source!, childEntity: c))
             }
-        case .avg:
-            if delta.added.isEmpty && delta.removed.isEmpty { return }
-            let sumField = d.auxiliaryFields[0], countField = d.auxiliaryFields[1]
-            let count = intValue(r[countField]) + Int64(delta.added.count) - Int64(delta.removed.count)
-            set(countField, .int(count))
-            if d.auxiliaryFields.count == 3 {
-                var s = doubleValue(r[sumField]), comp = doubleValue(r[d.auxiliaryFields[2]])
-                for v in delta.added { neumaier(&s, &comp, doubleValue(v)) }
-                for v in delta.removed { neumaier(&s, &comp, -doubleValue(v)) }
-                set(sumField, .double(s))
-                set(d.auxiliaryFields[2], .double(comp))
-                set(d.field, count == 0 ? .null : .double((s + comp) / Double(count)))
-            } else {
-                let sumType = c.fields[source!].type.isInteger ? AttributeType.int64 : .decimal
-                let s = try exactSum(r[sumField], delta, type: sumType, e, d)
-                set(sumField, s)
-                if count == 0 {
-                    set(d.field, .null)
-                } else {
-                    let total: Decimal = { if case .int(let i) = s { return Decimal(i) }; if case .decimal(let x) = s { return x }; return 0 }()
-                    let avg = total / Decimal(count)
-                    set(d.field, d.type == .decimal ? .decimal(avg) : .double(NSDecimalNumber(decimal: avg).doubleValue))
-                }
-            }
-        case .min, .max:
-            if delta.added.isEmpty && delta.removed.isEmpty { return }
-            set(d.field, try movedExtreme(r[d.field], delta, e, d, parent: pk, max: member.function == .max, source: source!, childEntity: c))
+        } catch let overflow as AggregateArithmetic.Overflow {
+            throw StrataError.validation(entity: e.name, property: d.name, reason: "\(overflow.reason) in \(d.expression)")
         }
+    }
+
+    /// A running sum moved by a delta: kept in `field` (in the values' kind), with a double
+    /// sum's compensation in `compensation`. Returns the total in the values' kind; sets the
+    /// fields it changed through `set`.
+    private func movedSum(_ kind: AggregateArithmetic.SumKind, _ r: [Value], _ field: Int, compensation: Int?, _ delta: AggregateDelta,
+                          _ set: (Int, Value) -> Void) throws -> Value {
+        let total: Value
+        switch kind {
+        case .integer:
+            var s = try AggregateArithmetic.integer(r[field])
+            for v in delta.added { s = try AggregateArithmetic.add(s, try AggregateArithmetic.integer(v)) }
+            for v in delta.removed { s = try AggregateArithmetic.subtract(s, try AggregateArithmetic.integer(v)) }
+            total = .int(s)
+        case .decimal:
+            guard case .decimal(let start) = r[field] else { throw StrataError.corrupt("a running decimal sum is not a decimal", offset: nil) }
+            var s = AggregateArithmetic.DecimalSum(start)
+            for v in delta.added { s.add(try AggregateArithmetic.decimal(v)) }
+            for v in delta.removed { s.add(try AggregateArithmetic.decimal(v), subtracting: true) }
+            total = .decimal(try s.total())
+        case .double:
+            var s = AggregateArithmetic.CompensatedSum(sum: try AggregateArithmetic.double(r[field]),
+                                                       compensation: try AggregateArithmetic.double(r[compensation!]))
+            for v in delta.added { s.add(try AggregateArithmetic.double(v)) }
+            for v in delta.removed { s.add(-(try AggregateArithmetic.double(v))) }
+            set(compensation!, .double(s.compensation))
+            set(field, .double(s.sum))
+            return .double(try s.total())
+        }
+        set(field, total)
+        return total
     }
 
     /// A parent's `@min`/`@max` after `delta`: values that entered can only improve on the
@@ -174,11 +192,14 @@ extension DerivationEngine {
     /// current extreme left (the one seek that replaces a rescan).
     func movedExtreme(_ current: Value, _ delta: AggregateDelta, _ e: EntityDescription, _ d: DerivedDescription,
                       parent: UInt64, max: Bool, source: Int, childEntity c: EntityDescription) throws -> Value {
-        let extremeLeft = delta.removed.contains { v in current.isNull || Value.compare(d.type.coerce(v) ?? v, current) == 0 }
+        var extremeLeft = current.isNull && !delta.removed.isEmpty
+        for v in delta.removed where !extremeLeft {
+            extremeLeft = Value.compare(try DerivedValues.convert(v, to: d.type), current) == 0
+        }
         if extremeLeft { return try extreme(e, d, parent: parent, max: max, source: source, childEntity: c) }
         var best = current
         for v in delta.added {
-            let x = d.type.coerce(v) ?? v
+            let x = try DerivedValues.convert(v, to: d.type)
             let order = Value.compare(x, best) ?? 0
             if best.isNull || (max ? order > 0 : order < 0) { best = x }
         }
@@ -198,54 +219,11 @@ extension DerivationEngine {
         } else {
             found = try cursor.seek(prefix)
         }
-        guard found, cursor.key.count > 16, cursor.key.starts(with: prefix) else { return .null }
-        let k = cursor.key
-        let child = KeyEncoding.decodePrimaryKey(UnsafeRawBufferPointer(rebasing: k[(k.count - 8)...]))
+        guard found, cursor.key.starts(with: prefix) else { return .null }
+        // (parent, value key of at least one byte, child): anything shorter is damage.
+        let child = try RecordTrees.trailingPrimaryKey(cursor.key, minimumLength: 17, tree: RecordTrees.extremes(e, d.name))
         guard let row = try tx.row(RowKey(entity: c.index, pk: child)) else { return .null }
-        let v = row[source]
-        return d.type.coerce(v) ?? v
-    }
-
-    func exactSum(_ current: Value, _ delta: AggregateDelta, type: AttributeType, _ e: EntityDescription, _ d: DerivedDescription) throws -> Value {
-        if type.isInteger {
-            var s = intValue(current)
-            for v in delta.added {
-                let (r, o) = s.addingReportingOverflow(intValue(v))
-                if o { throw overflow(e, d) }
-                s = r
-            }
-            for v in delta.removed {
-                let (r, o) = s.subtractingReportingOverflow(intValue(v))
-                if o { throw overflow(e, d) }
-                s = r
-            }
-            return .int(s)
-        }
-        var s: Decimal = { if case .decimal(let x) = current { return x }; return 0 }()
-        for v in delta.added { s = DecimalCoding.fastSum(s, decimalValue(v), subtracting: false) ?? s + decimalValue(v) }
-        for v in delta.removed { s = DecimalCoding.fastSum(s, decimalValue(v), subtracting: true) ?? s - decimalValue(v) }
-        return .decimal(s)
-    }
-
-    func overflow(_ e: EntityDescription, _ d: DerivedDescription) -> StrataError {
-        .validation(entity: e.name, property: d.name, reason: "integer overflow in \(d.expression)")
-    }
-
-    func neumaier(_ s: inout Double, _ c: inout Double, _ x: Double) {
-        let t = s + x
-        if abs(s) >= abs(x) { c += (s - t) + x } else { c += (x - t) + s }
-        s = t
-    }
-
-    func intValue(_ v: Value) -> Int64 { if case .int(let i) = v { return i }; return 0 }
-    func doubleValue(_ v: Value) -> Double { v.doubleValue ?? 0 }
-    func decimalValue(_ v: Value) -> Decimal {
-        switch v {
-        case .decimal(let d): return d
-        case .int(let i): return Decimal(i)
-        case .double(let x): return Decimal(x)
-        default: return 0
-        }
+        return try DerivedValues.convert(row[source], to: d.type)
     }
 }
 

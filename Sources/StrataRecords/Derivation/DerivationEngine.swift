@@ -1,11 +1,12 @@
 import Foundation
 import StrataStorage
 
-/// Computes derived attributes at commit from what the transaction changed, in dependency
-/// order, as deltas: counts and sums adjust by what entered and left a relationship, strings
-/// and arithmetic are recomputed only for rows whose sources changed, and copies through
-/// to-one fan out to the rows that point at a changed object. Nothing here scans a
-/// relationship; the cost follows the change set (plus the fan-out a changed copy source has).
+/// Computes derived attributes from what the transaction changed since it last settled (a read
+/// through it, or the commit), in dependency order, as deltas: counts and sums adjust by what
+/// entered and left a relationship, strings and arithmetic are recomputed only for rows whose
+/// sources changed, and copies through to-one fan out to the rows that point at a changed
+/// object. Nothing here scans a relationship; the cost follows the change set (plus the
+/// fan-out a changed copy source has). "Before" is each row as of the last settle.
 struct DerivationEngine {
     let tx: RecordTransaction
     let timestamp: Date
@@ -43,10 +44,10 @@ struct DerivationEngine {
 
     // MARK: Change set
 
-    /// Whether field `f` of the touched row `key` differs from its value at the start.
+    /// Whether field `f` of the touched row `key` differs from its value at the last settle.
     func changed(_ key: RowKey, _ f: Int) throws -> Bool {
-        guard let original = tx.original(key) else { return false }
-        guard let o = original, let c = try tx.row(key) else { return true }
+        guard let settled = tx.settled(key) else { return false }
+        guard let o = settled, let c = try tx.row(key) else { return true }
         return o[f] != c[f]
     }
 
@@ -55,34 +56,49 @@ struct DerivationEngine {
     // MARK: Row-local derived attributes (copies, string functions, arithmetic, now())
 
     func recompute(_ e: EntityDescription, _ d: DerivedDescription) throws {
+        if d.parsed == .now { return try stamp(e, d) }
         var candidates = Set<RowKey>()
-        let isNow = d.parsed == .now
         let paths = d.parsed.paths
         for key in touched(e.index) {
+            tx.rowsExamined += 1
             // Touched rows are all in the transaction's states: one lookup each.
-            guard let state = tx.rowStates[key], state.current != nil else { continue }
-            if state.original == nil { candidates.insert(key); continue }
-            if isNow {
-                if tx.explicitlyChanged.contains(key), try e.fields.indices.contains(where: { i in
-                    switch e.fields[i].kind {
-                    case .attribute, .toOne: return try changed(key, i)
-                    default: return false
-                    }
-                }) { candidates.insert(key) }
-                continue
-            }
-            for path in paths where state.original![e.fieldIndex[path[0]]!] != state.current![e.fieldIndex[path[0]]!] {
+            guard let state = tx.rowStates[key], let current = state.current else { continue }
+            guard let settled = state.settled else { candidates.insert(key); continue }
+            for path in paths where settled[e.fieldIndex[path[0]]!] != current[e.fieldIndex[path[0]]!] {
                 candidates.insert(key)
                 break
             }
         }
-        if !isNow {
-            for path in paths where path.count > 1 { try fanOut(e, path, into: &candidates) }
-        }
+        for path in paths where path.count > 1 { try fanOut(e, path, into: &candidates) }
         for key in candidates.sorted(by: { $0.pk < $1.pk }) {
             guard let r = try tx.row(key) else { continue }
-            let v = isNow ? Value.date(timestamp) : try evaluate(d.parsed, key, e, declared: d)
+            let v = try DerivedEvaluator(tx: tx, entity: e, property: d.name).value(of: d.parsed, at: key, as: d.type)
             if r[d.field] != v { try tx.setFields(key, [(d.field, v)]) }
+        }
+    }
+
+    /// `now()`: the transaction's timestamp on rows inserted, or whose own stored attributes
+    /// or to-one relationships a caller changed, compared with the start of the transaction
+    /// (so settling several times gives what one settle at commit gives: a row changed and
+    /// changed back keeps its stamp).
+    func stamp(_ e: EntityDescription, _ d: DerivedDescription) throws {
+        for key in touched(e.index) {
+            tx.rowsExamined += 1
+            guard let state = tx.rowStates[key], let current = state.current else { continue }
+            let v: Value
+            if let original = state.original {
+                guard tx.explicitlyChanged.contains(key) else { continue }
+                let changed = e.fields.indices.contains { i in
+                    switch e.fields[i].kind {
+                    case .attribute, .toOne: return original[i] != current[i]
+                    default: return false
+                    }
+                }
+                v = changed ? .date(timestamp) : original[d.field]
+            } else {
+                v = .date(timestamp)
+            }
+            if current[d.field] != v { try tx.setFields(key, [(d.field, v)]) }
         }
     }
 
@@ -95,6 +111,7 @@ struct DerivationEngine {
             let t = model.entities[entities[level]]
             let watched = t.fieldIndex[path[level]]!
             for key in touched(t.index) where try tx.row(key) != nil && changed(key, watched) {
+                tx.rowsExamined += 1
                 var frontier = [key.pk]
                 for m in stride(from: level - 1, through: 0, by: -1) {
                     let owner = model.entities[entities[m]]
@@ -108,19 +125,4 @@ struct DerivationEngine {
         }
     }
 
-    func evaluate(_ x: DerivedExpression, _ key: RowKey, _ e: EntityDescription, declared d: DerivedDescription) throws -> Value {
-        DerivationEngine.coerce(try DerivedEvaluator(tx: tx, entity: e, property: d.name).value(of: x, at: key), to: d)
-    }
-
-    /// Converts a computed value to the attribute's declared type.
-    static func coerce(_ v: Value, to d: DerivedDescription) -> Value {
-        if v.isNull { return .null }
-        if d.type.isInteger, case .double(let x) = v {
-            // Integer attributes take integer division (toward zero), like Swift's `/`.
-            let t = x.rounded(.towardZero)
-            guard t.isFinite, let r = d.type.integerRange, t >= Double(r.lowerBound), t <= Double(r.upperBound) else { return .null }
-            return .int(Int64(t))
-        }
-        return d.type.coerce(v) ?? .null
-    }
 }

@@ -1,7 +1,8 @@
 import StrataStorage
 
-/// One row as predicates see it: key paths through to-one relationships give one value,
-/// through a to-many relationship many (a to-many itself gives its members' primary keys).
+/// One row as predicates and derived expressions see it: the one place key paths are walked.
+/// Through to-one relationships a path gives one value; through a to-many relationship many
+/// (a to-many itself gives its members' primary keys).
 struct RowSubject: PredicateSubject {
     let reader: RecordReader
     let key: RowKey
@@ -9,14 +10,33 @@ struct RowSubject: PredicateSubject {
 
     func values(at keyPath: [String]) throws -> KeyPathValues {
         if keyPath.isEmpty { return .one(.int(Int64(bitPattern: key.pk))) }  // SELF
-        if keyPath.count == 1 {
-            // The common case, an attribute of the row itself: no frontier to build.
-            let e = reader.model.entities[key.entity]
-            if let f = e.fieldIndex[keyPath[0]], e.fields[f].kind != .auxiliary { return .one(row[f]) }
+        // Attributes and to-one hops (the usual key path, and every derived copy): one row at
+        // a time, no frontier built.
+        var k = key, r = row
+        for (depth, name) in keyPath.enumerated() {
+            let e = reader.model.entities[k.entity]
+            guard let f = e.fieldIndex[name], e.fields[f].kind != .auxiliary else {
+                return try frontierValues(keyPath, from: depth, key: k, row: r)
+            }
+            if depth == keyPath.count - 1 { return .one(r[f]) }
+            guard case .toOne(let t) = e.fields[f].kind else {
+                throw StrataError.invalidFetch("'\(name)' in '\(keyPath.joined(separator: "."))' is an attribute of \(e.name), not a relationship")
+            }
+            guard case .int(let p) = r[f] else { return .one(.null) }
+            let next = RowKey(entity: t, pk: UInt64(bitPattern: p))
+            guard let nextRow = try reader.row(next) else { return .one(.null) }
+            (k, r) = (next, nextRow)
         }
+        return .one(.null)
+    }
+
+    /// The rest of `keyPath` from component `start`, where it leaves attributes and to-one
+    /// hops (a to-many relationship, or a name that is no stored field), for the row `key`.
+    private func frontierValues(_ keyPath: [String], from start: Int, key: RowKey, row: [Value]) throws -> KeyPathValues {
         var frontier: [(RowKey, [Value])] = [(key, row)]
         var many = false
-        for (depth, name) in keyPath.enumerated() {
+        for depth in start..<keyPath.count {
+            let name = keyPath[depth]
             let last = depth == keyPath.count - 1
             var next: [(RowKey, [Value])] = []
             var out: [Value] = []

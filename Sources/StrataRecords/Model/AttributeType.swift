@@ -1,3 +1,5 @@
+import Foundation
+
 /// The type of a stored attribute.
 public enum AttributeType: String, Hashable, Sendable, CaseIterable {
     /// The stored types. `int16`, `int32` and `int64` all hold a ``Value/int(_:)`` bounded by their
@@ -20,31 +22,118 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable {
         }
     }
 
-    /// Whether `value` is a value of this type (`null` is checked separately, by optionality).
+    /// Whether `value` is a value of this type that the store keeps: integers within the
+    /// type's width, finite doubles and dates, decimals that are numbers (`null` is checked
+    /// separately, by optionality). NaN and the infinities are refused, because sums, averages,
+    /// indexes and comparisons have no exact answer for them.
     func accepts(_ value: Value) -> Bool {
         switch (self, value) {
-        case (.bool, .bool), (.double, .double), (.decimal, .decimal), (.string, .string),
-             (.date, .date), (.uuid, .uuid), (.binary, .binary): return true
+        case (.bool, .bool), (.string, .string), (.uuid, .uuid), (.binary, .binary): return true
+        case (.double, .double(let d)): return d.isFinite
+        case (.date, .date(let d)): return d.timeIntervalSinceReferenceDate.isFinite
+        case (.decimal, .decimal(let d)): return !d.isNaN
         case (.int16, .int(let i)), (.int32, .int(let i)), (.int64, .int(let i)): return integerRange!.contains(i)
         default: return false
         }
     }
 
-    /// Converts a value a caller gave into this type where no precision is lost (an `Int` into
-    /// a `double` attribute, a whole `double` into an integer), or returns `nil`.
+    /// Converts a value a caller gave into this type when the conversion is exact (converting
+    /// back gives the value given): an `Int` into a `double` attribute up to 2^53, a whole
+    /// `double` or `decimal` into an integer within its width, a `double` into a `decimal` as
+    /// its shortest round-trip digits (`0.1` is 0.1), a decimal into a `double` when the double
+    /// holds it exactly. Returns `nil` for anything else, and for values ``accepts(_:)`` refuses.
     func coerce(_ value: Value) -> Value? {
         if accepts(value) { return value }
+        let converted: Value?
         switch (self, value) {
-        case (.double, .int(let i)): return .double(Double(i))
-        case (.decimal, .int(let i)): return .decimal(Decimal(i))
-        case (.decimal, .double(let d)): return .decimal(Decimal(d))
-        case (_, .int), (_, .double), (_, .decimal):
-            guard isInteger, let d = value.doubleValue, d.rounded() == d, let r = integerRange,
-                  d >= Double(r.lowerBound), d <= Double(r.upperBound) else { return nil }
-            return .int(Int64(d))
-        default: return nil
+        case (.double, .int(let i)):
+            let d = Double(i)
+            converted = Int64(exactly: d) == i ? .double(d) : nil
+        case (.double, .decimal(let x)):
+            converted = ExactConversion.double(x).map(Value.double)
+        case (.decimal, .int(let i)):
+            converted = .decimal(Decimal(i))
+        case (.decimal, .double(let d)):
+            converted = ExactConversion.decimal(d).map(Value.decimal)
+        case (.int16, .double(let d)), (.int32, .double(let d)), (.int64, .double(let d)):
+            converted = Int64(exactly: d).map(Value.int)
+        case (.int16, .decimal(let x)), (.int32, .decimal(let x)), (.int64, .decimal(let x)):
+            converted = ExactConversion.integer(x).map(Value.int)
+        default:
+            converted = nil
         }
+        guard let converted, accepts(converted) else { return nil }
+        return converted
     }
 }
 
-import Foundation
+/// Conversions between the numeric kinds that either are exact or do not happen.
+enum ExactConversion {
+    /// The decimal a finite double means: its shortest round-trip digits (Swift's
+    /// `description`), when a decimal holds them and converts back to the same double.
+    static func decimal(_ d: Double) -> Decimal? {
+        guard d.isFinite else { return nil }
+        if d == 0 { return 0 }
+        guard let x = Decimal(string: d.description, locale: posix), !x.isNaN, double(x) == d else { return nil }
+        return x
+    }
+
+    /// The double a decimal equals, when one does (its digits read as a double and back give
+    /// the same decimal). Swift's `Double(String)` rounds correctly, unlike
+    /// `NSDecimalNumber.doubleValue`.
+    static func double(_ x: Decimal) -> Double? {
+        guard !x.isNaN, let d = Double(x.description), d.isFinite else { return nil }
+        if d == 0 { return x.isZero ? 0 : nil }
+        guard let back = Decimal(string: d.description, locale: posix), back == x else { return nil }
+        return d
+    }
+
+    /// The nearest double to a decimal, rounded once (for averages declared `double`), or `nil`
+    /// beyond the double range.
+    static func nearestDouble(_ x: Decimal) -> Double? {
+        guard !x.isNaN, let d = Double(x.description), d.isFinite else { return nil }
+        return d
+    }
+
+    /// The integer a whole decimal equals, when it fits 64 bits.
+    static func integer(_ x: Decimal) -> Int64? {
+        guard !x.isNaN else { return nil }
+        var value = x, rounded = Decimal()
+        NSDecimalRound(&rounded, &value, 0, .plain)
+        guard rounded == x else { return nil }
+        return Int64(rounded.description)
+    }
+
+    static let posix = Locale(identifier: "en_US_POSIX")
+}
+
+/// Texts for errors about values; they name the kind of value, never the value itself
+/// (``StrataError`` descriptions hold no user data).
+enum ValueDescription {
+    static func kind(_ v: Value) -> String {
+        switch v {
+        case .null: return "nil"
+        case .bool: return "a bool"
+        case .int: return "an integer"
+        case .double(let d): return d.isNaN ? "NaN" : (d.isInfinite ? "an infinite double" : "a double")
+        case .decimal(let d): return d.isNaN ? "a NaN decimal" : "a decimal"
+        case .string: return "a string"
+        case .date(let d): return d.timeIntervalSinceReferenceDate.isFinite ? "a date" : "a date at infinity or NaN"
+        case .uuid: return "a UUID"
+        case .binary: return "binary data"
+        }
+    }
+
+    /// Why `v` cannot be stored in an attribute of `type`.
+    static func whyNot(_ v: Value, _ type: AttributeType) -> String {
+        switch (v, type) {
+        case (.int, _) where type.isInteger,
+             (.double, _) where type.isInteger || type == .decimal,
+             (.decimal, _) where type.isInteger || type == .double,
+             (.int, .double):
+            return "\(kind(v)) that \(type.rawValue) cannot hold exactly (out of range, fractional or too precise)"
+        default:
+            return "\(kind(v)) is not a \(type.rawValue)"
+        }
+    }
+}

@@ -124,14 +124,14 @@ struct DerivedExpressionParser {
             try expect(")")
             return .now
         }
-        let parts = word.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        guard !parts.contains(where: \.isEmpty) else { throw fail("empty key path component in '\(word)'") }
-        if let last = parts.last, last.hasPrefix("@") {
-            guard let f = AggregateFunction(rawValue: String(last.dropFirst())) else { throw fail("unknown aggregate '\(last)'") }
+        let (parts, aggregate) = KeyPathText.parse(word)
+        guard !parts.contains(where: \.isEmpty), aggregate?.isEmpty != true else { throw fail("empty key path component in '\(word)'") }
+        if let aggregate {
+            guard let f = AggregateFunction(rawValue: aggregate) else { throw fail("unknown aggregate '@\(aggregate)'") }
             switch (f, parts.count) {
-            case (.count, 2): return .aggregate(.count, relationship: parts[0], attribute: nil)
+            case (.count, 1): return .aggregate(.count, relationship: parts[0], attribute: nil)
             case (.count, _): throw fail("@count takes one to-many relationship: 'items.@count'")
-            case (_, 3): return .aggregate(f, relationship: parts[0], attribute: parts[1])
+            case (_, 2): return .aggregate(f, relationship: parts[0], attribute: parts[1])
             default: throw fail("@\(f.rawValue) takes a to-many relationship and an attribute: 'items.amount.@\(f.rawValue)'")
             }
         }

@@ -61,8 +61,12 @@ public struct DerivedDescription: Sendable {
     public let isOptional: Bool
     let parsed: DerivedExpression
     let field: Int
-    /// Auxiliary fields: `@avg` keeps [sum, count]; a `double` `@sum` keeps [compensation].
+    /// Auxiliary fields (FORMAT.md §12, "Row layout"): `@avg` keeps [sum, count] and, over
+    /// doubles, [sum, count, compensation]; a `@sum` over doubles keeps [sum, compensation];
+    /// a `@sum` declared in another kind than its values keeps [sum].
     let auxiliaryFields: [Int]
+    /// For an aggregate over an attribute: that attribute's type.
+    let aggregateSourceType: AttributeType?
 }
 
 /// An entity of a model, resolved: its properties, its row layout, its relationships.

@@ -43,7 +43,7 @@ public final class Model: Sendable {
         for e in entities {
             lines.append("entity \(e.name)")
             for f in e.fields where f.kind != .auxiliary {
-                let d = f.defaultValue.map { " default \($0)" } ?? ""
+                let d = f.defaultValue.map { " default \(SchemaLiteral.text($0))" } ?? ""
                 let v = f.validation.isEmpty ? "" : " validate \(f.validation.map(\.signature).joined(separator: ", "))"
                 switch f.kind {
                 case .attribute: lines.append("  \(e.name).\(f.name): attribute \(f.type.rawValue)\(f.isOptional ? " optional" : "")\(d)\(v)")

@@ -34,15 +34,19 @@ public struct Attribute: Sendable {
     public var validation: [ValidationRule]
     /// The attribute's name in the previous model version, for a lightweight migration.
     public var renamingIdentifier: String?
+    /// The default was given as an ``ObjectID``, which is no attribute value (the model refuses it).
+    var defaultIsObjectID = false
 
-    /// An attribute named `name` of `type`. `defaultValue` must convert to `type` without loss
-    /// (checked when the model is built); `renamedFrom` is its name in the previous model version.
+    /// An attribute named `name` of `type`. `defaultValue` must convert to `type` exactly, as
+    /// inserted values must (checked when the model is built: `StrataError.invalidModel`);
+    /// `renamedFrom` is its name in the previous model version.
     public init(_ name: String, _ type: AttributeType, optional: Bool = false, default defaultValue: ValueConvertible? = nil,
                 transient: Bool = false, validation: [ValidationRule] = [], renamedFrom: String? = nil) {
         self.name = name
         self.type = type
         self.isOptional = optional
         self.defaultValue = defaultValue?.strataValue
+        self.defaultIsObjectID = defaultValue is ObjectID
         self.isTransient = transient
         self.validation = validation
         self.renamingIdentifier = renamedFrom
@@ -93,12 +97,20 @@ public struct Relationship: Sendable {
     }
 }
 
-/// An attribute the store computes at commit from `expression`; callers cannot set it.
+/// An attribute the store computes from `expression` when a transaction settles (before a
+/// read through it, and at commit); callers cannot set it.
 ///
 /// Expressions: `list.name` (copy through to-one hops), `lowercase:(name)`,
 /// `uppercase:(name)`, `canonical:(name)`, `items.@count`, `items.amount.@sum` (also `@avg`,
 /// `@min`, `@max`), `now()`, and arithmetic `+ - * /` over numbers of the row and its to-one
 /// targets (`price * quantity`).
+///
+/// `now()` is the time the write transaction began (one value for all its rows); it moves when
+/// the row is inserted or a caller changes one of its stored attributes or to-one relationships
+/// to a different value, never for changes of derived values or of to-many relationships.
+/// Sums and averages follow one arithmetic (docs/decisions.md): exact for integers and
+/// decimals, rounded once; a result the attribute cannot hold fails with
+/// `StrataError.validation` naming entity and attribute.
 public struct Derived: Sendable {
     /// The derived attribute's name.
     public var name: String

@@ -43,9 +43,10 @@ struct ModelResolver {
             }
             for m in e.members {
                 if case .attribute(let a) = m.kind, !a.isTransient {
-                    var d = a.defaultValue
+                    var d = a.defaultValue?.isNull == true ? nil : a.defaultValue  // a nil default is no default
+                    if a.defaultIsObjectID { throw fail(e.name, a.name, "the default value is an ObjectID, which no attribute holds") }
                     if let v = d, !v.isNull {
-                        guard let c = a.type.coerce(v) else { throw fail(e.name, a.name, "default value \(v) is not a \(a.type.rawValue)") }
+                        guard let c = a.type.coerce(v) else { throw fail(e.name, a.name, "the default value: \(ValueDescription.whyNot(v, a.type))") }
                         d = c
                     }
                     fields.append(Field(name: a.name, kind: .attribute, type: a.type, isOptional: a.isOptional, defaultValue: d, validation: a.validation, renamedFrom: a.renamingIdentifier))
@@ -66,15 +67,19 @@ struct ModelResolver {
             auxiliaries.append(aux)
         }
         // Pass 1b: auxiliary fields after every declared one (their names cannot clash: a
-        // declared name cannot start with '_'). An @avg keeps its sum and count, a double
-        // sum its Neumaier compensation, so each commit adjusts them instead of rescanning.
+        // declared name cannot start with '_'), per derived attribute in declaration order
+        // (FORMAT.md §12, "Row layout"). An @avg keeps its running sum and count, a double sum
+        // its Neumaier compensation, a sum declared in another kind than its values (integers
+        // into a double) its running sum in their kind, so each commit adjusts them exactly
+        // instead of rescanning.
         for (ei, e) in declared.enumerated() {
             for m in e.members {
                 guard case .derived(let d) = m.kind, let parsed = try? DerivedExpressionParser.parse(d.expression),
                       case .aggregate(let f, let relName, let attr?) = parsed, f == .sum || f == .avg else { continue }
                 guard let rel = e.members.compactMap({ m -> Relationship? in if case .relationship(let r) = m.kind, r.name == relName { return r }; return nil }).first,
                       let ti = names[rel.target], let source = layouts[ti].first(where: { $0.name == attr }) else { continue }
-                let sumType: AttributeType = source.type.isInteger ? .int64 : source.type
+                let kind = AggregateArithmetic.SumKind(source.type)
+                let sumType = kind.type
                 var aux: [Int] = []
                 func add(_ suffix: String, _ type: AttributeType, _ initial: Value) {
                     aux.append(layouts[ei].count)
@@ -87,6 +92,8 @@ struct ModelResolver {
                 if sumType == .double {
                     if f == .sum { add("sum", .double, .double(0)) }
                     add("compensation", .double, .double(0))
+                } else if f == .sum && !kind.sameKind(as: d.type) {
+                    add("sum", sumType, sumType == .decimal ? .decimal(0) : .int(0))
                 }
                 auxiliaries[ei][d.name] = aux
             }
@@ -133,8 +140,13 @@ struct ModelResolver {
                 }
                 let checker = DerivedTypeChecker(entities: declared, names: names, layouts: layouts, relationships: relationships)
                 try checker.check(parsed, declared: d, entity: ei)
+                var sourceType: AttributeType?
+                if case .aggregate(_, let relName, let attr?) = parsed, let rel = relationships[ei].first(where: { $0.name == relName }) {
+                    sourceType = layouts[rel.targetIndex].first { $0.name == attr }?.type
+                }
                 ds.append(DerivedDescription(name: d.name, type: d.type, expression: d.expression, isOptional: d.isOptional, parsed: parsed,
-                                             field: layouts[ei].firstIndex { $0.name == d.name }!, auxiliaryFields: auxiliaries[ei][d.name] ?? []))
+                                             field: layouts[ei].firstIndex { $0.name == d.name }!, auxiliaryFields: auxiliaries[ei][d.name] ?? [],
+                                             aggregateSourceType: sourceType))
             }
             derived.append(ds)
         }

@@ -1,8 +1,8 @@
 import StrataStorage
 
 /// Rebuilds a model from the schema text stored in a file (``Model/schemaLines``), so tools
-/// can read a store without the program's Swift model. Defaults and validation rules are not
-/// rebuilt (custom rules are code): a store opened this way is for reading and checking.
+/// can read a store without the program's Swift model. Defaults are rebuilt; validation rules
+/// are not (custom rules are code): a store opened this way is for reading and checking.
 enum StoredModel {
     static func parse(_ lines: [String]) throws -> Model {
         var entities: [Entity] = []
@@ -35,7 +35,18 @@ enum StoredModel {
             switch kind {
             case "attribute", "transient":
                 guard words.count >= 2, let type = AttributeType(rawValue: words[1]) else { throw bad(line) }
-                members.append(EntityMember(kind: .attribute(Attribute(property, type, optional: words.contains("optional"), transient: kind == "transient"))))
+                // `attribute TYPE [optional] [default V] [validate …]`: V is one literal
+                // (SchemaLiteral), which may hold spaces, so it is read, not split.
+                var defaultValue: Value?
+                let afterKind = body.drop { $0 != " " }.drop { $0 == " " }
+                let afterType = afterKind.drop { $0 != " " }.drop { $0 == " " }
+                let options = afterType.hasPrefix("optional") ? afterType.dropFirst("optional".count).drop { $0 == " " } : afterType
+                if options.hasPrefix("default ") {
+                    guard let (v, _) = SchemaLiteral.parse(options.dropFirst("default ".count), as: type) else { throw bad(line) }
+                    defaultValue = v
+                }
+                members.append(EntityMember(kind: .attribute(Attribute(property, type, optional: afterType.hasPrefix("optional"),
+                                                                       default: defaultValue, transient: kind == "transient"))))
             case "to-one":
                 if words.contains("optional") { optionalToOne.insert("\(entity).\(property)") }
             case "derived":

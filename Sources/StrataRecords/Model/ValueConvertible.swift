@@ -18,6 +18,7 @@ extension String: ValueConvertible { public var strataValue: Value { .string(sel
 extension Date: ValueConvertible { public var strataValue: Value { .date(self) } }
 extension UUID: ValueConvertible { public var strataValue: Value { .uuid(self) } }
 extension Array: ValueConvertible where Element == UInt8 { public var strataValue: Value { .binary(self) } }
+extension Data: ValueConvertible { public var strataValue: Value { .binary([UInt8](self)) } }
 extension Optional: ValueConvertible where Wrapped: ValueConvertible {
     /// The wrapped value's ``Value``, or ``Value/null`` when `nil`.
     public var strataValue: Value { self?.strataValue ?? .null }

@@ -39,7 +39,7 @@ indirect enum OperandSource: Sendable {
         case .keyPath(let path):
             return try subject.values(at: path)
         case .aggregate(let function, let path):
-            return .one(Aggregation.apply(function, to: try subject.values(at: path)))
+            return .one(try Aggregation.apply(function, to: try subject.values(at: path)))
         case .list(let elements):
             // A list holds values, not collections: a to-many element contributes each of its own.
             var values: [Value] = []

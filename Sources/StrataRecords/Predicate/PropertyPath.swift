@@ -24,15 +24,14 @@ public struct PropertyPath: Sendable {
             self.init(path: [keyPath], aggregate: nil, quantifier: .direct)
             return
         }
-        var components = keyPath.isEmpty
-            ? [] : keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
-        var aggregate: AggregateFunction?
-        if let last = components.last, last.hasPrefix("@"),
-           let function = AggregateFunction(rawValue: String(last.dropFirst()).lowercased()) {
-            aggregate = function
-            components.removeLast()
+        let (components, name) = KeyPathText.parse(keyPath)
+        // An unknown `@name` stays a key (the fetch then reports it as no such property).
+        guard let name else { self.init(path: components, aggregate: nil, quantifier: .direct); return }
+        guard let function = AggregateFunction(rawValue: name.lowercased()) else {
+            self.init(path: components + ["@" + name], aggregate: nil, quantifier: .direct)
+            return
         }
-        self.init(path: components, aggregate: aggregate, quantifier: .direct)
+        self.init(path: components, aggregate: function, quantifier: .direct)
     }
 
     /// A key path from its components, for names that contain dots.

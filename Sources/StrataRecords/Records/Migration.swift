@@ -74,7 +74,7 @@ struct Migration {
                     if let r = try reader.row(RowKey(entity: o.index, pk: id.primaryKey)) { list.append((id.primaryKey, r)) }
                 }
                 rows[e.index] = list
-                if let next = try meta.get(RecordTrees.nextKey(o)) { counters[e.index] = KeyEncoding.decodePrimaryKey(next) }
+                if let next = try meta.get(RecordTrees.nextKey(o)) { counters[e.index] = try RecordTrees.storedPrimaryKey(next, tree: RecordTrees.meta) }
                 for rel in e.relationships where rel.isManyToMany {
                     guard let orel = o.relationship(rel.renamedFrom ?? rel.name) ?? o.relationship(rel.name), orel.isManyToMany else { continue }
                     // One side is enough: linking writes both join trees.
@@ -120,13 +120,14 @@ struct Migration {
             for (rel, e, a, b) in links {
                 try rtx.link(rel, RowKey(entity: e.index, pk: a), RowKey(entity: rel.targetIndex, pk: b), add: true)
             }
-            try rtx.prepareCommit(timestamp: Date())
+            try rtx.prepareCommit()
             // A migration is not an edit: `now()` keeps the time of the last real change.
             for (key, field, value) in keptNow {
                 guard var r = try rtx.row(key) else { continue }
                 r[field] = value
                 try rtx.write(key, r)
             }
+            try rtx.flushRows()
             try meta.put(RecordTrees.schemaKey, Array(new.schemaLines.joined(separator: "\n").utf8))
         }
     }

@@ -15,7 +15,7 @@ extension RecordReader {
             var rows: [(UInt64, [Value])] = []
             var keys: [UInt64] = []
             try source.scan(RecordTrees.rows(e), prefix: []) { key, _ in
-                keys.append(KeyEncoding.decodePrimaryKey(key))
+                keys.append(try RecordTrees.primaryKey(key, at: 0, exactLength: 8, tree: RecordTrees.rows(e)))
                 return true
             }
             for pk in keys {
@@ -67,30 +67,37 @@ extension RecordReader {
             for rel in e.relationships where rel.isManyToMany {
                 let here = Set(rows.map(\.0)), there = Set(rowsByEntity[rel.targetIndex].map(\.0))
                 let t = model.entities[rel.targetIndex]
-                try source.scan(RecordTrees.join(e, rel.name), prefix: []) { key, _ in
-                    let a = KeyEncoding.decodePrimaryKey(UnsafeRawBufferPointer(rebasing: key[0..<8]))
-                    let b = KeyEncoding.decodePrimaryKey(UnsafeRawBufferPointer(rebasing: key[8..<16]))
+                let tree = RecordTrees.join(e, rel.name)
+                try source.scan(tree, prefix: []) { key, _ in
+                    let a = try RecordTrees.primaryKey(key, at: 0, exactLength: 16, tree: tree)
+                    let b = try RecordTrees.primaryKey(key, at: 8, exactLength: 16, tree: tree)
                     if !here.contains(a) || !there.contains(b) { report("join \(e.name).\(rel.name) links \(a) and \(b), one of which does not exist") }
                     if (try? source.get(RecordTrees.join(t, rel.inverse), RecordTrees.pair(b, a))) == nil { report("join \(e.name).\(rel.name) (\(a), \(b)) has no inverse entry") }
                     return true
                 }
             }
-            // Derived values against a recomputation from scratch.
+            // Derived values against a recomputation from scratch, by the same arithmetic.
             for d in e.derivedAttributes {
+                let tolerant = DerivedComparison.isInexact(d)
                 for (pk, r) in rows {
                     let key = RowKey(entity: e.index, pk: pk)
                     let stored = r[d.field]
                     let expected: Value
-                    switch d.parsed {
-                    case .now:
-                        if stored.isNull && !d.isOptional { report("\(e.name)/\(pk).\(d.name) (now()) is not set") }
+                    do {
+                        switch d.parsed {
+                        case .now:
+                            if stored.isNull && !d.isOptional { report("\(e.name)/\(pk).\(d.name) (now()) is not set") }
+                            continue
+                        case .aggregate(let f, let relName, let attr):
+                            expected = try recomputeAggregate(f, e.relationship(relName)!, attr, of: key, in: e, declared: d)
+                        default:
+                            expected = try DerivedEvaluator(tx: self, entity: e, property: d.name).value(of: d.parsed, at: key, as: d.type)
+                        }
+                    } catch StrataError.validation(_, _, let reason) {
+                        report("\(e.name)/\(pk).\(d.name) = \(stored), but recomputing it from scratch fails: \(reason)")
                         continue
-                    case .aggregate(let f, let relName, let attr):
-                        expected = try recomputeAggregate(f, e.relationship(relName)!, attr, of: key, declared: d)
-                    default:
-                        expected = try DerivationEngine.coerce(DerivedEvaluator(tx: self, entity: e, property: d.name).value(of: d.parsed, at: key), to: d)
                     }
-                    if !DerivedComparison.agree(stored, expected) {
+                    if !DerivedComparison.agree(stored, expected, tolerant: tolerant) {
                         report("\(e.name)/\(pk).\(d.name) = \(stored), recomputed from scratch: \(expected)")
                     }
                 }
@@ -110,64 +117,53 @@ extension RecordReader {
         if extra > 0 { report("\(tree): \(extra) entr\(extra == 1 ? "y" : "ies") that no row accounts for (\(what))") }
     }
 
-    /// An aggregate computed by reading every member.
+    /// An aggregate computed by reading every member, by ``AggregateArithmetic``, converted to
+    /// the declared type as the engine converts it.
     func recomputeAggregate(_ f: AggregateFunction, _ rel: RelationshipDescription, _ attr: String?, of key: RowKey,
-                            declared d: DerivedDescription) throws -> Value {
+                            in e: EntityDescription, declared d: DerivedDescription) throws -> Value {
         let members = try memberKeys(rel, of: key)
-        if f == .count { return .int(Int64(members.count)) }
-        let t = model.entities[rel.targetIndex]
-        let field = t.fieldIndex[attr!]!
-        var values: [Value] = []
-        for pk in members {
-            if let r = try row(RowKey(entity: t.index, pk: pk)), !r[field].isNull { values.append(r[field]) }
-        }
-        switch f {
-        case .count: return .int(Int64(members.count))
-        case .sum, .avg:
-            if f == .avg && values.isEmpty { return .null }
-            let total: Value
-            if t.fields[field].type.isInteger {
-                var s: Int64 = 0
-                for v in values { if case .int(let i) = v { s = s &+ i } }
-                total = .int(s)
-            } else if t.fields[field].type == .decimal {
-                var s: Decimal = 0
-                for v in values { if case .decimal(let x) = v { s += x } }
-                total = .decimal(s)
-            } else {
-                // Exact enough as a reference: sum the doubles in decimal.
-                var s: Decimal = 0
-                for v in values { if case .double(let x) = v { s += Decimal(x) } }
-                total = .double(NSDecimalNumber(decimal: s).doubleValue)
+        do {
+            if f == .count { return try DerivedValues.convert(.int(Int64(members.count)), to: d.type) }
+            let t = model.entities[rel.targetIndex]
+            let field = t.fieldIndex[attr!]!
+            var values: [Value] = []
+            for pk in members {
+                if let r = try row(RowKey(entity: t.index, pk: pk)), !r[field].isNull { values.append(r[field]) }
             }
-            if f == .sum { return d.type.coerce(total) ?? total }
-            let n = Decimal(values.count)
-            let exact: Decimal = { switch total { case .int(let i): return Decimal(i); case .decimal(let x): return x; case .double(let x): return Decimal(x); default: return 0 } }()
-            return d.type == .decimal ? .decimal(exact / n) : .double(NSDecimalNumber(decimal: exact / n).doubleValue)
-        case .min, .max:
-            guard var best = values.first else { return .null }
-            for v in values.dropFirst() {
-                let c = Value.compare(v, best) ?? 0
-                if f == .min ? c < 0 : c > 0 { best = v }
+            switch f {
+            case .count, .sum:
+                return try DerivedValues.convert(try AggregateArithmetic.sum(values)?.total ?? .int(0), to: d.type)
+            case .avg:
+                guard let (total, count) = try AggregateArithmetic.sum(values) else { return .null }
+                return try AggregateArithmetic.mean(sum: total, count: count, as: d.type)
+            case .min, .max:
+                return try DerivedValues.convert(AggregateArithmetic.extreme(values, max: f == .max), to: d.type)
             }
-            return d.type.coerce(best) ?? best
+        } catch let overflow as AggregateArithmetic.Overflow {
+            throw StrataError.validation(entity: e.name, property: d.name, reason: "\(overflow.reason) in \(d.expression)")
         }
     }
 }
 
-/// Whether a stored derived value agrees with its recomputation: exactly, except doubles,
-/// which may differ by 1e-9 of their magnitude (compensated running sums).
+/// Whether a stored derived value agrees with its recomputation: exactly, except the sums and
+/// averages of doubles, whose compensated running sums may differ from a sum from scratch in
+/// the last bits (by at most 1e-9 of the magnitude).
 enum DerivedComparison {
-    static func agree(_ a: Value, _ b: Value) -> Bool {
+    static func agree(_ a: Value, _ b: Value, tolerant: Bool = true) -> Bool {
         if a == b { return true }
-        if case .double(let x) = a, case .double(let y) = b {
+        if tolerant, case .double(let x) = a, case .double(let y) = b {
             return abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1e-300) || abs(x - y) < 1e-12
         }
-        if case .decimal(let x) = a, case .decimal(let y) = b {
-            // Decimal division keeps 38 digits; two routes to an average may differ in the last.
-            let diff = abs(NSDecimalNumber(decimal: x - y).doubleValue)
-            return diff <= 1e-30 * max(abs(NSDecimalNumber(decimal: x).doubleValue), 1)
+        if tolerant, case .decimal(let x) = a, case .decimal(let y) = b,
+           let dx = ExactConversion.nearestDouble(x), let dy = ExactConversion.nearestDouble(y) {
+            return abs(dx - dy) <= 1e-9 * max(abs(dx), abs(dy), 1e-300) || abs(dx - dy) < 1e-12
         }
         return false
+    }
+
+    /// Whether `d` is a sum or average over doubles: the one inexact aggregate.
+    static func isInexact(_ d: DerivedDescription) -> Bool {
+        guard case .aggregate(let f, _, _) = d.parsed, f == .sum || f == .avg else { return false }
+        return d.aggregateSourceType == .double
     }
 }

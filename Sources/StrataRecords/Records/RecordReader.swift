@@ -2,17 +2,36 @@ import StrataStorage
 
 /// Reads objects in one consistent state: a snapshot (``RecordStore/read(_:)``) or a write
 /// transaction's own view (``RecordTransaction`` inherits from it).
+///
+/// A reader lives for the closure it was given to: kept and used after that closure returned
+/// or threw, every method throws `StrataError.closed`.
 public class RecordReader {
     /// The model the objects are read with.
     public let model: Model
     let source: TreeSource
+    /// False once the closure that received this reader has ended.
+    var isOpen = true
 
     init(model: Model, source: TreeSource) {
         self.model = model
         self.source = source
     }
 
+    /// Throws `closed` once the reader's closure has ended: its storage transaction is gone.
+    func checkOpen() throws {
+        guard isOpen else {
+            throw StrataError.closed(self is RecordTransaction ? "record transaction (used after its write closure ended)"
+                                                                : "record reader (used after its read closure ended)")
+        }
+    }
+
+    /// Called at the start of every public read (a transaction settles here).
+    func willRead() throws { try checkOpen() }
+
+    /// Every entry point resolves an entity name or an object identifier through here, so
+    /// none works on a reader whose closure ended.
     func entity(_ name: String) throws -> EntityDescription {
+        try checkOpen()
         guard let e = model.entity(name) else { throw StrataError.invalidArgument("no entity '\(name)' in the model") }
         return e
     }
@@ -21,8 +40,9 @@ public class RecordReader {
 
     func objectID(_ key: RowKey) -> ObjectID { ObjectID(entity: model.entities[key.entity].name, primaryKey: key.pk) }
 
-    /// Called before reading a rows tree as a whole (a transaction first writes its pending rows).
-    func willScanRows() throws {}
+    /// Called before reading a rows tree as a whole (a transaction first settles and writes its
+    /// pending rows).
+    func willScanRows() throws { try willRead() }
 
     /// The row's stored fields, or nil when there is no such row.
     func row(_ key: RowKey) throws -> [Value]? {
@@ -37,11 +57,15 @@ public class RecordReader {
     }
 
     /// Whether the object exists.
-    public func exists(_ id: ObjectID) throws -> Bool { try row(rowKey(id)) != nil }
+    public func exists(_ id: ObjectID) throws -> Bool {
+        try willRead()
+        return try row(rowKey(id)) != nil
+    }
 
     /// Every stored attribute and derived attribute of the object (not relationships), or nil
     /// when it does not exist.
     public func values(of id: ObjectID) throws -> [String: Value]? {
+        try willRead()
         let key = try rowKey(id)
         guard let r = try row(key) else { return nil }
         let e = model.entities[key.entity]
@@ -52,6 +76,7 @@ public class RecordReader {
 
     /// One attribute or derived attribute (to-one relationships: the target's primary key).
     public func value(_ property: String, of id: ObjectID) throws -> Value {
+        try willRead()
         let key = try rowKey(id)
         let e = model.entities[key.entity]
         guard let f = e.fieldIndex[property], e.fields[f].kind != .auxiliary else {
@@ -64,6 +89,7 @@ public class RecordReader {
 
     /// The target of a to-one relationship.
     public func target(of relationship: String, of id: ObjectID) throws -> ObjectID? {
+        try willRead()
         let key = try rowKey(id)
         let e = model.entities[key.entity]
         guard let rel = e.relationship(relationship), let f = rel.field else {
@@ -76,6 +102,7 @@ public class RecordReader {
 
     /// The objects of a to-many relationship, in primary-key order.
     public func members(of relationship: String, of id: ObjectID) throws -> [ObjectID] {
+        try willRead()
         let key = try rowKey(id)
         let e = model.entities[key.entity]
         guard let rel = e.relationship(relationship), rel.isToMany else {

@@ -41,7 +41,7 @@ public final class RecordStore: Sendable {
     }
 
     /// Opens the store at `path` with the model stored in it (no Swift model needed): for
-    /// tools that inspect, dump and check any store. Defaults and validation rules are not
+    /// tools that inspect, dump and check any store. Validation rules are not
     /// part of the rebuilt model, so open read-only unless you know the rules do not matter.
     public convenience init(path: String, options: StoreOptions = StoreOptions()) throws {
         let storage = try Store(path: path, options: options)
@@ -86,19 +86,28 @@ public final class RecordStore: Sendable {
         }
     }
 
-    /// Runs `body` on a snapshot: a consistent view that later commits do not change.
+    /// Runs `body` on a snapshot: a consistent view that later commits do not change. The
+    /// reader is valid inside `body` only: kept and used later, it throws `StrataError.closed`.
     public func read<T>(_ body: (RecordReader) throws -> T) throws -> T {
-        try storage.read { tx in try body(RecordReader(model: model, source: .read(tx))) }
+        try storage.read { tx in
+            let reader = RecordReader(model: model, source: .read(tx))
+            defer { reader.isOpen = false }
+            return try body(reader)
+        }
     }
 
-    /// Runs `body` in the write transaction; commits when it returns (derived attributes,
-    /// delete rules, uniqueness and validation settle first), rolls back if it throws.
+    /// Runs `body` in the write transaction; commits when it returns (delete rules and derived
+    /// attributes settle, then `deny`, uniqueness and validation are judged), rolls back if it
+    /// throws. Reads through the transaction see derived values settled (see
+    /// ``RecordTransaction``). The transaction is valid inside `body` only: kept and used
+    /// later, it throws `StrataError.closed`.
     public func write<T>(_ body: (RecordTransaction) throws -> T) throws -> T {
         var stats = CommitStatistics()
         let result = try storage.write { tx in
             let rtx = RecordTransaction(model: model, tx: tx)
+            defer { rtx.isOpen = false }
             let r = try body(rtx)
-            try rtx.prepareCommit(timestamp: Date())
+            try rtx.prepareCommit()
             stats.rowsRead = rtx.rowsRead
             stats.rowsWritten = rtx.rowsWritten
             return r
@@ -113,8 +122,9 @@ public final class RecordStore: Sendable {
         let model = self.model
         let result = try await storage.write { tx in
             let rtx = RecordTransaction(model: model, tx: tx)
+            defer { rtx.isOpen = false }
             let r = try body(rtx)
-            try rtx.prepareCommit(timestamp: Date())
+            try rtx.prepareCommit()
             return r
         }
         return result

@@ -2,11 +2,13 @@ import Foundation
 import StrataStorage
 
 extension RecordTransaction {
-    /// Settles the transaction before the storage commit: delete rules, derived attributes,
-    /// uniqueness constraints, validation, primary-key counters.
-    func prepareCommit(timestamp: Date) throws {
-        try applyDeleteRules()
-        try DerivationEngine(tx: self, timestamp: timestamp).run()
+    /// Settles the transaction before the storage commit: delete rules and derived attributes
+    /// (what changed since the last settle), then `deny` rules, uniqueness constraints,
+    /// validation, primary-key counters.
+    func prepareCommit() throws {
+        try checkOpen()
+        try settle()
+        try checkDenials()
         try checkUniqueness()
         try validate()
         try flushRows()
@@ -16,14 +18,13 @@ extension RecordTransaction {
         }
     }
 
-    /// Cascades, nullifies and denies, transitively. `deny` is checked last, so a relationship
+    /// Cascades and nullifies, transitively, for the deletes since the last settle; records
+    /// what a `deny` rule would block, for ``checkDenials()`` at commit, so a relationship
     /// whose objects are all deleted in the same transaction does not block.
     func applyDeleteRules() throws {
-        var denials: [(RowKey, RelationshipDescription, [RowKey])] = []
-        var i = 0
-        while i < pendingDeletes.count {
-            let key = pendingDeletes[i]
-            i += 1
+        while settledDeletes < pendingDeletes.count {
+            let key = pendingDeletes[settledDeletes]
+            settledDeletes += 1
             let e = model.entities[key.entity]
             let original = original(key) ?? nil
             for rel in e.relationships {
@@ -59,6 +60,11 @@ extension RecordTransaction {
                 }
             }
         }
+    }
+
+    /// The `deny` rules met while settling: a relationship that still reaches live objects
+    /// blocks the commit.
+    func checkDenials() throws {
         for (key, rel, reached) in denials {
             let alive = try reached.filter { try row($0) != nil }
             if !alive.isEmpty {
@@ -72,7 +78,7 @@ extension RecordTransaction {
     /// Moves every changed row's uniqueness entries from its old values to its new ones, all
     /// removals first so that two objects may swap values in one transaction.
     func checkUniqueness() throws {
-        let changed = model.entities.filter { !$0.uniqueFields.isEmpty }.flatMap { touched($0.index) }
+        let changed = model.entities.filter { !$0.uniqueFields.isEmpty }.flatMap { writtenKeys[$0.index] }
         if changed.isEmpty { return }
         for key in changed {
             let e = model.entities[key.entity]
@@ -80,7 +86,7 @@ extension RecordTransaction {
             for (i, fields) in e.uniqueFields.enumerated() {
                 let t = try tx.tree(RecordTrees.unique(e, i), createIfMissing: true)!
                 let k = try uniqueKey(fields.map { old[$0] }, e, i)
-                if let k, let owner = try t.get(k), KeyEncoding.decodePrimaryKey(owner) == key.pk { _ = try t.delete(k) }
+                if let k, let owner = try t.get(k), try RecordTrees.storedPrimaryKey(owner, tree: RecordTrees.unique(e, i)) == key.pk { _ = try t.delete(k) }
             }
         }
         for key in changed {
@@ -89,9 +95,9 @@ extension RecordTransaction {
             for (i, fields) in e.uniqueFields.enumerated() {
                 let t = try tx.tree(RecordTrees.unique(e, i), createIfMissing: true)!
                 guard let k = try uniqueKey(fields.map { new[$0] }, e, i) else { continue }
-                if let owner = try t.get(k), KeyEncoding.decodePrimaryKey(owner) != key.pk {
+                if let owner = try t.get(k).map({ try RecordTrees.storedPrimaryKey($0, tree: RecordTrees.unique(e, i)) }), owner != key.pk {
                     throw StrataError.conflict(entity: e.name, properties: e.uniquenessConstraints[i],
-                                               reason: "\(objectID(key)) has the same values as \(e.name)/\(KeyEncoding.decodePrimaryKey(owner))")
+                                               reason: "\(objectID(key)) has the same values as \(e.name)/\(owner)")
                 }
                 try t.put(k, KeyEncoding.primaryKey(key.pk))
             }

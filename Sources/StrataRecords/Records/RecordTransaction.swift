@@ -2,28 +2,55 @@ import Foundation
 import StrataStorage
 
 /// One write transaction of the record layer: inserts, updates, relationship changes and
-/// deletes, applied to the storage transaction as they are made; delete rules, derived
-/// attributes, uniqueness and validation are settled at commit, in the same transaction.
+/// deletes, applied to the storage transaction as they are made.
+///
+/// Delete rules (cascade and nullify) and derived attributes *settle* before any read through
+/// this transaction and at commit: a read sees every derived value as the commit would store
+/// it (insert an item, then read its list's `itemCount`: the new count). Settling costs what
+/// changed since the last settle, as the commit's derivation does; a read after no change
+/// costs nothing extra. `deny` rules, uniqueness and validation are judged at commit.
+///
+/// A transaction lives for the closure of ``RecordStore/write(_:)-(RecordTransaction)``: used
+/// after it returned or threw, every method throws `StrataError.closed`.
 public final class RecordTransaction: RecordReader {
     let tx: WriteTransaction
+    /// The time `now()` stamps on the rows this transaction changes: when it began (as
+    /// PostgreSQL's `now()`), one value for the whole commit.
+    let timestamp: Date
     /// Every row this transaction read or wrote: one dictionary, so a row costs one lookup.
     var rowStates: [RowKey: RowState] = [:]
     /// Rows written, per entity, in the order of their first write (the change set).
     var writtenKeys: [[RowKey]]
+    /// Rows written since the last settle, per entity, in write order: the change set the
+    /// next settle derives from.
+    var pendingKeys: [[RowKey]]
     /// Rows whose new state is not in the rows tree yet: each is encoded once, at commit (or
     /// before a scan of the rows tree), however often derivation changes it.
     var dirtyKeys: [RowKey] = []
     /// Rows whose own stored attributes or to-one relationships a caller changed (`now()`).
     var explicitlyChanged = Set<RowKey>()
-    /// Deleted rows whose delete rules have not run yet.
+    /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
     var pendingDeletes: [RowKey] = []
-    /// Many-to-many links made or broken: (entity, relationship, row, other row, added).
+    var settledDeletes = 0
+    /// `deny` rules met while settling: judged at commit, when every delete is known.
+    var denials: [(RowKey, RelationshipDescription, [RowKey])] = []
+    /// Many-to-many links made or broken: (entity, relationship, row, other row, added);
+    /// those from `settledLinks` on are not settled yet.
     var linkChanges: [LinkChange] = []
+    var settledLinks = 0
+    /// Whether anything changed since the last settle.
+    var needsSettle = false
+    /// The error a settle failed with: the transaction cannot go on (its derived values are
+    /// half moved), so every later call, and the commit, throws it again.
+    var settleFailure: (any Error)?
     var nextPrimaryKeys: [Int: UInt64] = [:]
     /// The storage trees rows and their entries are written to, looked up once each.
     lazy var trees = WriteTrees(tx: tx, model: model)
     var rowsRead = 0
     var rowsWritten = 0
+    /// Engine counters: settles that had something to do, and changed rows they examined.
+    var settles = 0
+    var rowsExamined = 0
 
     struct LinkChange {
         var entity: Int
@@ -39,15 +66,28 @@ public final class RecordTransaction: RecordReader {
         var original: [Value]?
         /// As it is now (`nil`: deleted, or never existed).
         var current: [Value]?
+        /// As it was at the last settle: the state its derived values and its contributions
+        /// to other rows' derived values reflect.
+        var settled: [Value]?
         /// Changed by this transaction (else only read).
         var written = false
+        /// Changed since the last settle.
+        var pending = false
         /// Changed since it was last put into its rows tree.
         var dirty = false
+
+        init(original: [Value]?) {
+            self.original = original
+            self.current = original
+            self.settled = original
+        }
     }
 
-    init(model: Model, tx: WriteTransaction) {
+    init(model: Model, tx: WriteTransaction, timestamp: Date = Date()) {
         self.tx = tx
+        self.timestamp = timestamp
         self.writtenKeys = Array(repeating: [], count: model.entities.count)
+        self.pendingKeys = Array(repeating: [], count: model.entities.count)
         super.init(model: model, source: .write(tx))
     }
 
@@ -58,14 +98,24 @@ public final class RecordTransaction: RecordReader {
         return .some(s.original)
     }
 
-    /// The rows of `entity` this transaction changed (inserted, updated or deleted).
-    func touched(_ entity: Int) -> [RowKey] { writtenKeys[entity] }
+    /// The row as of the last settle, or `nil` when it has not changed since
+    /// (`.some(nil)`: it did not exist then).
+    func settled(_ key: RowKey) -> [Value]?? {
+        guard let s = rowStates[key], s.pending else { return nil }
+        return .some(s.settled)
+    }
+
+    /// The rows of `entity` changed since the last settle (inserted, updated or deleted).
+    func touched(_ entity: Int) -> [RowKey] { pendingKeys[entity] }
+
+    /// The many-to-many link changes since the last settle.
+    var pendingLinkChanges: ArraySlice<LinkChange> { linkChanges[settledLinks...] }
 
     override func row(_ key: RowKey) throws -> [Value]? {
         if let s = rowStates[key] { return s.current }
         rowsRead += 1
         let r = try super.row(key)
-        rowStates[key] = RowState(original: r, current: r)
+        rowStates[key] = RowState(original: r)
         return r
     }
 
@@ -74,7 +124,53 @@ public final class RecordTransaction: RecordReader {
         return try super.row(key, stored: stored)
     }
 
-    override func willScanRows() throws { try flushRows() }
+    /// Before a public read: settled derived values and delete rules.
+    override func willRead() throws {
+        try super.willRead()
+        try settle()
+    }
+
+    override func willScanRows() throws {
+        try willRead()
+        try flushRows()
+    }
+
+    /// Runs the delete rules (cascade, nullify) of the deletes since the last settle and
+    /// derives what changed since then, so reads see what the commit would store. Nothing
+    /// changed: returns at once. A failure (an overflow) ends the transaction's usefulness:
+    /// it is thrown again by every later call and by the commit.
+    func settle() throws {
+        if let settleFailure { throw settleFailure }
+        guard needsSettle else { return }
+        settles += 1
+        do {
+            try applyDeleteRules()
+            try DerivationEngine(tx: self, timestamp: timestamp).run()
+        } catch {
+            settleFailure = error
+            throw error
+        }
+        for keys in pendingKeys {
+            for key in keys {
+                // One in-place access: `settled` shares the row's storage until it changes again.
+                func mark(_ s: inout RowState) {
+                    s.settled = s.current
+                    s.pending = false
+                }
+                mark(&rowStates[key]!)
+            }
+        }
+        for i in pendingKeys.indices { pendingKeys[i].removeAll(keepingCapacity: true) }
+        settledLinks = linkChanges.count
+        needsSettle = false
+    }
+
+    /// Throws `closed` once the transaction's closure has ended, and the settle failure if one
+    /// ended its usefulness.
+    override func checkOpen() throws {
+        try super.checkOpen()
+        if let settleFailure { throw settleFailure }
+    }
 
     /// Puts every changed row into its rows tree.
     func flushRows() throws {
@@ -93,7 +189,12 @@ public final class RecordTransaction: RecordReader {
 
     /// Inserts an object. `values` holds attributes (any ``ValueConvertible``) and to-one
     /// relationships (an ``ObjectID``); unnamed attributes take their defaults. Derived
-    /// attributes get their values at commit.
+    /// attributes get their values when the transaction next settles (a read, or the commit).
+    ///
+    /// Throws `StrataError.validation` naming entity and attribute for a value its attribute
+    /// cannot hold exactly (NaN, an infinity, a number out of range or too precise, another
+    /// kind of value, an ``ObjectID`` for an attribute), `objectNotFound` for a to-one target
+    /// that does not exist.
     @discardableResult
     public func insert(_ entity: String, _ values: [String: any ValueConvertible] = [:]) throws -> ObjectID {
         let e = try self.entity(entity)
@@ -108,7 +209,7 @@ public final class RecordTransaction: RecordReader {
         try assign(values, to: &r, entity: e)
         let key = RowKey(entity: e.index, pk: pk)
         // A fresh primary key names no stored row (keys are never reused): nothing to read.
-        rowStates[key] = RowState(original: nil, current: nil)
+        rowStates[key] = RowState(original: nil)
         try write(key, r)
         explicitlyChanged.insert(key)
         return ObjectID(entity: e.name, primaryKey: pk)
@@ -144,14 +245,18 @@ public final class RecordTransaction: RecordReader {
     public func remove(_ member: ObjectID, from relationship: String, of id: ObjectID) throws {
         let (rel, key, other) = try toMany(relationship, id, member)
         if rel.inverseField != nil {
-            if try target(of: rel.inverse, of: member) == id { try set(rel.inverse, of: member, to: nil) }
+            if case .int(let p)? = try row(RowKey(entity: rel.targetIndex, pk: member.primaryKey))?[rel.inverseField!],
+               UInt64(bitPattern: p) == id.primaryKey {
+                try set(rel.inverse, of: member, to: nil)
+            }
             return
         }
         try link(rel, key, other, add: false)
     }
 
-    /// Deletes an object. Its delete rules (cascade, nullify, deny) run at commit, so objects
-    /// deleted later in the same transaction do not count against a `deny`.
+    /// Deletes an object. Its delete rules cascade and nullify when the transaction next
+    /// settles (before a read through it, or at commit); `deny` is judged at commit, so
+    /// objects deleted later in the same transaction do not count against it.
     public func delete(_ id: ObjectID) throws {
         let key = try rowKey(id)
         guard try row(key) != nil else { throw StrataError.objectNotFound(entity: id.entity, primaryKey: id.primaryKey) }
@@ -192,18 +297,19 @@ public final class RecordTransaction: RecordReader {
             guard try here.delete(k1) else { return }
             _ = try there.delete(k2)
         }
+        needsSettle = true
         linkChanges.append(LinkChange(entity: key.entity, relationship: rel.name, row: key.pk, other: other.pk, added: add))
         linkChanges.append(LinkChange(entity: other.entity, relationship: rel.inverse, row: other.pk, other: key.pk, added: add))
     }
 
     func allocatePrimaryKey(_ e: EntityDescription) throws -> UInt64 {
-        if let next = nextPrimaryKeys[e.index] {
-            nextPrimaryKeys[e.index] = next + 1
-            return next
-        }
-        let stored = try tx.tree(RecordTrees.meta)?.get(RecordTrees.nextKey(e)).map { KeyEncoding.decodePrimaryKey($0) } ?? 1
-        nextPrimaryKeys[e.index] = stored + 1
-        return stored
+        let next = try nextPrimaryKeys[e.index]
+            ?? tx.tree(RecordTrees.meta)?.get(RecordTrees.nextKey(e)).map { try RecordTrees.storedPrimaryKey($0, tree: RecordTrees.meta) } ?? 1
+        // Keys are never reused, so the last one can never be handed out (a forged counter
+        // would otherwise trap here).
+        guard next < .max else { throw StrataError.corrupt("the primary-key counter of \(e.name) is exhausted", offset: nil) }
+        nextPrimaryKeys[e.index] = next + 1
+        return next
     }
 
     /// Applies caller-supplied values to a row, converting and checking each.
@@ -236,20 +342,25 @@ public final class RecordTransaction: RecordReader {
                     throw StrataError.validation(entity: e.name, property: name, reason: "a to-one relationship takes an ObjectID or nil")
                 }
             case .attribute:
-                let v = given.strataValue
-                if v.isNull {
-                    r[i] = .null
-                } else {
-                    let type = e.fields[i].type
-                    guard let c = type.coerce(v) else {
-                        throw StrataError.validation(entity: e.name, property: name, reason: "\(v) is not a \(type.rawValue)")
-                    }
-                    r[i] = c
-                }
+                r[i] = try Self.convert(given, to: e.fields[i], entity: e)
             case .auxiliary:
                 break
             }
         }
+    }
+
+    /// A caller's value for an attribute, converted exactly to its type, or a validation error
+    /// naming entity and attribute. An ``ObjectID`` is a relationship's value, never a number.
+    static func convert(_ given: any ValueConvertible, to field: Field, entity e: EntityDescription) throws -> Value {
+        if given is ObjectID {
+            throw StrataError.validation(entity: e.name, property: field.name, reason: "an ObjectID is not a \(field.type.rawValue); only a to-one relationship takes one")
+        }
+        let v = given.strataValue
+        if v.isNull { return .null }
+        guard let c = field.type.coerce(v) else {
+            throw StrataError.validation(entity: e.name, property: field.name, reason: ValueDescription.whyNot(v, field.type))
+        }
+        return c
     }
 
     /// Records a row's new state (or its deletion) and updates its fetch indexes and the inverse
@@ -261,8 +372,7 @@ public final class RecordTransaction: RecordReader {
             state = known
         } else {
             rowsRead += 1
-            let stored = try super.row(key)
-            state = RowState(original: stored, current: stored)
+            state = RowState(original: try super.row(key))
         }
         let old = state.current
         state.current = new
@@ -270,6 +380,11 @@ public final class RecordTransaction: RecordReader {
             state.written = true
             writtenKeys[key.entity].append(key)
         }
+        if !state.pending {
+            state.pending = true
+            pendingKeys[key.entity].append(key)
+        }
+        needsSettle = true
         if !state.dirty {
             state.dirty = true
             dirtyKeys.append(key)
@@ -292,15 +407,17 @@ public final class RecordTransaction: RecordReader {
         }
         // One in-place access to the state: the row's array is copied at most once per
         // transaction (when it still shares storage with the row's original).
-        func change(_ s: inout RowState) -> (newlyWritten: Bool, newlyDirty: Bool) {
+        func change(_ s: inout RowState) -> (newlyWritten: Bool, newlyPending: Bool, newlyDirty: Bool) {
             s.current!.withUnsafeMutableBufferPointer { r in
                 for c in changes { r[c.field] = c.value }
             }
-            defer { s.written = true; s.dirty = true }
-            return (!s.written, !s.dirty)
+            defer { s.written = true; s.pending = true; s.dirty = true }
+            return (!s.written, !s.pending, !s.dirty)
         }
-        let (newlyWritten, newlyDirty) = change(&rowStates[key]!)
+        let (newlyWritten, newlyPending, newlyDirty) = change(&rowStates[key]!)
+        needsSettle = true
         if newlyWritten { writtenKeys[key.entity].append(key) }
+        if newlyPending { pendingKeys[key.entity].append(key) }
         if newlyDirty {
             dirtyKeys.append(key)
             rowsWritten += 1

@@ -23,6 +23,31 @@ enum RecordTrees {
     static func extremes(_ e: EntityDescription, _ derived: String) -> String { "extremes:\(e.name):\(derived)" }
 
     static func pair(_ a: UInt64, _ b: UInt64) -> [UInt8] { KeyEncoding.primaryKey(a) + KeyEncoding.primaryKey(b) }
+
+    /// The primary key in the last 8 bytes of a key read from `tree`, which must be at least
+    /// `minimumLength` bytes long: a shorter key (a damaged or forged file) throws `corrupt`
+    /// instead of reading outside the key.
+    static func trailingPrimaryKey(_ key: UnsafeRawBufferPointer, minimumLength: Int, tree: String) throws -> UInt64 {
+        guard key.count >= max(minimumLength, 8) else {
+            throw StrataError.corrupt("a key of \(tree) is \(key.count) bytes, shorter than the \(max(minimumLength, 8)) it must hold", offset: nil)
+        }
+        return KeyEncoding.decodePrimaryKey(UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]))
+    }
+
+    /// The primary key at bytes `offset..<offset + 8` of a key read from `tree` (`exactLength`:
+    /// the key must be exactly that long), or `corrupt`.
+    static func primaryKey(_ key: UnsafeRawBufferPointer, at offset: Int, exactLength: Int? = nil, tree: String) throws -> UInt64 {
+        guard offset >= 0, key.count >= offset + 8, exactLength.map({ key.count == $0 }) ?? true else {
+            throw StrataError.corrupt("a key of \(tree) is \(key.count) bytes, not the \(exactLength ?? offset + 8) it must hold", offset: nil)
+        }
+        return KeyEncoding.decodePrimaryKey(UnsafeRawBufferPointer(rebasing: key[offset..<(offset + 8)]))
+    }
+
+    /// A stored primary key (a unique tree's value, a `next:` counter): exactly 8 bytes, or `corrupt`.
+    static func storedPrimaryKey(_ value: [UInt8], tree: String) throws -> UInt64 {
+        guard value.count == 8 else { throw StrataError.corrupt("a primary key in \(tree) is \(value.count) bytes, not 8", offset: nil) }
+        return KeyEncoding.decodePrimaryKey(value)
+    }
 }
 
 /// An entity's tree names, built once (a record operation names several trees).

@@ -49,11 +49,12 @@ enum TreeSource {
         }
     }
 
-    /// The primary keys stored as the 8 bytes after `prefix` in each matching key.
+    /// The primary keys stored as the 8 bytes after `prefix` in each matching key (which ends
+    /// there: rows, inverse and join keys); a key of another length throws `corrupt`.
     func keys(_ tree: String, prefix: [UInt8]) throws -> [UInt64] {
         var out: [UInt64] = []
         try scan(tree, prefix: prefix) { key, _ in
-            out.append(KeyEncoding.decodePrimaryKey(UnsafeRawBufferPointer(rebasing: key[prefix.count..<min(key.count, prefix.count + 8)])))
+            out.append(try RecordTrees.primaryKey(key, at: prefix.count, exactLength: prefix.count + 8, tree: tree))
             return true
         }
         return out
