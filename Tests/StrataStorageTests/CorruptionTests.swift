@@ -515,11 +515,11 @@ import Glibc
     }
 
     static func forgeCheckpoint(_ store: Store, txid: UInt64, trees: [CheckpointRecord.TreeEntry]) throws {
-        let (offset, length) = try Recovery.writeCheckpoint(log: store.log, txid: txid, nextTreeID: 2, trees: trees, liveBeforeFrame: 0)
+        let (offset, length) = try StoreFileWriter.writeCheckpoint(log: store.log, txid: txid, nextTreeID: 2, trees: trees, liveBeforeFrame: 0)
         try store.log.syncAll()
         let header = FileHeader(pageSize: 4096, sequence: store.header.sequence + 1, checkpointOffset: offset,
                                 durableEnd: offset + length, checkpointTxid: txid, fileID: store.header.fileID)
-        try Recovery.writeHeader(header, slot: 1 - store.headerSlot, file: store.log.file)
+        try StoreFileWriter.writeHeader(header, slot: 1 - store.headerSlot, file: store.log.file)
     }
 
     /// Regression, fixed (was an engine bug in PageFile.swift, `FrameReader.header(at:limit:)`: `offset + UInt64(Format.frameHeaderLength) <= limit`):
