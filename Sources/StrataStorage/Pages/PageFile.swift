@@ -52,21 +52,14 @@ final class PageFile: @unchecked Sendable {
             let n = try file.read(into: data, at: offset)
             let raw = UnsafeMutableRawBufferPointer(rebasing: buffer[chunk...])
             var at = 0
-            while at + Format.frameHeaderLength <= n {
-                guard let h = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: data[at..<at + Format.frameHeaderLength]), at: offset + UInt64(at)),
-                      h.type == .page, Int(h.rawLength) <= pageSize,
-                      Int(h.frameLength) <= n - at else { break }
+            while at < n {
                 let frameOffset = offset + UInt64(at)
-                let payload = UnsafeRawBufferPointer(rebasing: data[at + Format.frameHeaderLength..<at + Format.frameHeaderLength + Int(h.storedLength)])
                 // Frames after the requested one are a bonus: any doubt, and the loop stops.
-                guard CRC32C.checksum(payload) == h.payloadChecksum else { break }
+                guard let found = try? FrameValidator.validate(
+                    UnsafeRawBufferPointer(rebasing: data[at..<n]), at: frameOffset, expecting: .page,
+                    maxRawLength: pageSize, decompressingInto: raw) else { break }
+                let (h, image) = found
                 if at == 0 || cache.get(frameOffset) == nil {
-                    var image = payload
-                    if h.isCompressed {
-                        let out = UnsafeMutableRawBufferPointer(rebasing: raw[..<Int(h.rawLength)])
-                        guard LZ4.decompress(payload, into: out) else { break }
-                        image = UnsafeRawBufferPointer(out)
-                    }
                     guard let page = try? Page.decodeImage(image, pageSize: pageSize, offset: frameOffset) else { break }
                     page.diskAddress = frameOffset
                     page.diskLength = h.frameLength
@@ -91,28 +84,18 @@ final class PageFile: @unchecked Sendable {
     @inline(never)
     private func load(_ offset: UInt64, level: Int) throws -> Page {
         guard offset >= Format.logStart else { throw StrataError.corrupt("child offset \(offset) inside the header", offset: offset) }
-        let maxStored = max(pageSize, LZ4.compressBound(pageSize))
-        let readLength = Format.frameHeaderLength + maxStored
+        let readLength = Int(FrameHeader.frameLength(storedLength: max(pageSize, LZ4.compressBound(pageSize))))
         return try withUnsafeTemporaryAllocation(byteCount: readLength + pageSize, alignment: 16) { buffer in
             let frame = UnsafeMutableRawBufferPointer(rebasing: buffer[..<readLength])
             let n = try file.read(into: frame, at: offset)
-            guard let h = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: frame[..<min(n, Format.frameHeaderLength)]), at: offset) else {
-                throw StrataError.corrupt("invalid frame header", offset: offset)
-            }
-            guard h.type == .page else { throw StrataError.corrupt("frame type \(h.type) where a page was expected", offset: offset) }
-            let stored = Int(h.storedLength)
-            guard stored <= n - Format.frameHeaderLength, Int(h.rawLength) <= pageSize else {
-                throw StrataError.corrupt("page frame of \(stored) bytes (\(h.rawLength) raw) runs past the file or the page size", offset: offset)
-            }
-            let payload = UnsafeRawBufferPointer(rebasing: frame[Format.frameHeaderLength..<Format.frameHeaderLength + stored])
-            guard CRC32C.checksum(payload) == h.payloadChecksum else {
-                throw StrataError.corrupt("frame payload checksum mismatch", offset: offset)
-            }
-            var image = payload
-            if h.isCompressed {
-                let raw = UnsafeMutableRawBufferPointer(rebasing: buffer[readLength..<readLength + Int(h.rawLength)])
-                guard LZ4.decompress(payload, into: raw) else { throw StrataError.corrupt("page frame does not decompress", offset: offset) }
-                image = UnsafeRawBufferPointer(raw)
+            let raw = UnsafeMutableRawBufferPointer(rebasing: buffer[readLength...])
+            let h: FrameHeader
+            let image: UnsafeRawBufferPointer
+            do throws(FrameDefect) {
+                (h, image) = try FrameValidator.validate(UnsafeRawBufferPointer(rebasing: frame[..<n]), at: offset, expecting: .page,
+                                                         maxRawLength: pageSize, decompressingInto: raw)
+            } catch {
+                throw StrataError.corrupt("page frame: \(error)", offset: offset)
             }
             let page = try Page.decodeImage(image, pageSize: pageSize, offset: offset)
             guard page.level == level else { throw levelMismatch(page, level, offset) }
@@ -134,52 +117,5 @@ final class PageFile: @unchecked Sendable {
             throw StrataError.corrupt("overflow value is \(value.count) bytes, its leaf says \(length)", offset: offset)
         }
         return value
-    }
-}
-
-/// Reads single frames with full validation. Shared by page loads, recovery and `check`.
-struct FrameReader {
-    let file: any StorageFile
-
-    /// Reads and validates the header only; `nil` if the bytes are not a valid frame header
-    /// or the frame would run past `limit`.
-    func header(at offset: UInt64, limit: UInt64) throws -> FrameHeader? {
-        // Offsets come from the file: compare without overflowing.
-        guard offset <= limit, limit - offset >= UInt64(Format.frameHeaderLength) else { return nil }
-        return try withUnsafeTemporaryAllocation(byteCount: Format.frameHeaderLength, alignment: 8) { buf in
-            let n = try file.read(into: buf, at: offset)
-            guard n == Format.frameHeaderLength, let h = FrameHeader.decode(UnsafeRawBufferPointer(buf), at: offset) else { return nil }
-            guard h.frameLength <= limit - offset else { return nil }
-            return h
-        }
-    }
-
-    /// Reads the payload of a frame whose header is valid; `nil` if its checksum fails or it
-    /// does not decompress to its raw length.
-    func payload(of h: FrameHeader, at offset: UInt64) throws -> [UInt8]? {
-        let stored = Int(h.storedLength)
-        var storedBytes = [UInt8](repeating: 0, count: stored)
-        let n = try storedBytes.withUnsafeMutableBytes { try file.read(into: $0, at: offset + UInt64(Format.frameHeaderLength)) }
-        guard n == stored else { return nil }
-        guard CRC32C.checksum(storedBytes) == h.payloadChecksum else { return nil }
-        guard h.isCompressed else { return storedBytes }
-        var raw = [UInt8](repeating: 0, count: Int(h.rawLength))
-        let ok = storedBytes.withUnsafeBytes { src in raw.withUnsafeMutableBytes { LZ4.decompress(src, into: $0) } }
-        return ok ? raw : nil
-    }
-
-    func read(at offset: UInt64, expecting type: FrameType, maxRawLength: Int) throws -> (FrameHeader, [UInt8]) {
-        let size = try file.size()
-        guard let h = try header(at: offset, limit: size) else {
-            throw StrataError.corrupt("invalid frame header", offset: offset)
-        }
-        guard h.type == type else { throw StrataError.corrupt("frame type \(h.type) where \(type) was expected", offset: offset) }
-        guard Int(h.rawLength) <= maxRawLength else {
-            throw StrataError.corrupt("frame payload \(h.rawLength) bytes, limit \(maxRawLength)", offset: offset)
-        }
-        guard let payload = try payload(of: h, at: offset) else {
-            throw StrataError.corrupt("frame payload checksum mismatch", offset: offset)
-        }
-        return (h, payload)
     }
 }
