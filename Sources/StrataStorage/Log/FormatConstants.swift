@@ -23,7 +23,8 @@ enum Format {
     /// Bit 0 of a frame's flags: the payload is one LZ4 block.
     static let flagCompressed: UInt8 = 1
 
-    static let minPageSize = 1024
+    /// Page sizes are powers of two in `minPageSize...maxPageSize` (FORMAT.md §2).
+    static let minPageSize = 4096
     static let maxPageSize = 32768
     static let defaultPageSize = 4096
 

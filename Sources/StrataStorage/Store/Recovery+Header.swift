@@ -14,18 +14,15 @@ extension Recovery {
             (header, slot) = try chooseHeader(file: file, path: path, size: size)
         }
         guard let header else { throw StrataError.notAStrataFile(path: path) }
-        let pageSize = Int(header.pageSize)
-        guard pageSize >= 4096, pageSize <= Format.maxPageSize, pageSize & (pageSize - 1) == 0 else {
-            throw StrataError.corrupt("header page size \(pageSize)", offset: 0)
-        }
         guard header.checkpointOffset >= Format.logStart, header.checkpointOffset < size,
               header.durableEnd <= size, header.durableEnd > header.checkpointOffset else {
-            throw StrataError.corrupt("header points outside the file (checkpoint \(header.checkpointOffset), durable end \(header.durableEnd), size \(size))", offset: 0)
+            throw StrataError.corrupt("header points outside the file (checkpoint \(header.checkpointOffset), durable end \(header.durableEnd), size \(size))", offset: FileHeader.slotOffset(slot))
         }
         return (header, slot, size)
     }
 
     /// The valid header slot with the higher sequence; `nil` header for an all-zero (new) file.
+    /// Validates in the order of FORMAT.md §2: magic, checksum, version, fields.
     private static func chooseHeader(file: any StorageFile, path: String, size: UInt64) throws -> (FileHeader?, Int) {
         var states: [FileHeader.SlotState] = []
         var allZero = true
@@ -35,15 +32,30 @@ extension Recovery {
             if bytes[..<n].contains(where: { $0 != 0 }) { allZero = false }
             states.append(bytes.withUnsafeBytes { FileHeader.decode($0) })
         }
-        var best: (FileHeader, Int)?
-        for (i, s) in states.enumerated() {
-            if case .valid(let h) = s, best == nil || h.sequence > best!.0.sequence { best = (h, i) }
-        }
-        if let best { return (best.0, best.1) }
+        // A checksum-valid slot of a newer version means a newer writer has had the file, whichever
+        // slot it is: what it changed cannot be read by this version.
         for s in states {
             if case .newerVersion(let v) = s { throw StrataError.unsupportedFormatVersion(found: v, supported: Format.version) }
         }
-        if states.contains(.damaged) { throw StrataError.corrupt("both header slots are damaged", offset: 0) }
+        // A checksum-valid slot with impossible fields was not torn: it was written so.
+        for (i, s) in states.enumerated() {
+            if case .invalid(let what) = s { throw StrataError.corrupt("header slot \(i): \(what)", offset: FileHeader.slotOffset(i)) }
+        }
+        var valid: [(header: FileHeader, slot: Int)] = []
+        for (i, s) in states.enumerated() {
+            if case .valid(let h) = s { valid.append((h, i)) }
+        }
+        if valid.count == 2 {
+            // Slots are only ever written for the same file: they agree on what never changes.
+            guard valid[0].header.pageSize == valid[1].header.pageSize, valid[0].header.fileID == valid[1].header.fileID else {
+                throw StrataError.corrupt("the header slots disagree on page size or file id", offset: 0)
+            }
+            guard valid[0].header.sequence != valid[1].header.sequence else {
+                throw StrataError.corrupt("both header slots have sequence \(valid[0].header.sequence)", offset: 0)
+            }
+        }
+        if let best = valid.max(by: { $0.header.sequence < $1.header.sequence }) { return (best.header, best.slot) }
+        if states.contains(.damaged) { throw StrataError.corrupt("no header slot has a valid checksum", offset: 0) }
         if allZero && size <= Format.logStart { return (nil, 0) }
         throw StrataError.notAStrataFile(path: path)
     }
