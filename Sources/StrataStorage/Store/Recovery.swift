@@ -26,9 +26,7 @@ enum Recovery {
     static func open(path: String, options: StoreOptions, fs: any FileSystem) throws -> Opened {
         let writable = !options.readOnly
         if !fs.fileExists(path) {
-            guard writable, options.createIfMissing else {
-                throw StrataError.ioFailure(operation: "open", path: path, errno: 2)
-            }
+            guard writable, options.createIfMissing else { throw StrataError.fileNotFound(path: path) }
             try StoreFileWriter.create(path: path, pageSize: options.pageSize, fs: fs)
         } else if writable {
             // A compaction or creation that crashed before its rename leaves only a temporary file.
@@ -40,7 +38,13 @@ enum Recovery {
         // "corruption" disappears on a second look; real damage stays.
         var attempt = 0
         while true {
-            let file = try fs.open(path, mode: writable ? .readWrite : .readOnly)
+            let file: any StorageFile
+            do {
+                file = try fs.open(path, mode: writable ? .readWrite : .readOnly)
+            } catch StrataError.ioFailure(_, _, let code) where code == 2 {
+                // Removed since `fileExists` looked (ENOENT).
+                throw StrataError.fileNotFound(path: path)
+            }
             do {
                 return try recover(file: file, path: path, options: options, fs: fs)
             } catch StrataError.corrupt(let what, let offset) where !writable && attempt < 3 {
