@@ -67,4 +67,14 @@ enum FrameType: UInt8, Sendable {
     case checkpoint = 3
     /// A value too large to live in a leaf.
     case overflow = 4
+
+    /// The longest raw payload a frame of this type can have (FORMAT.md §3): a longer one is not
+    /// a valid frame, so no reader allocates more for it.
+    var maxRawLength: Int {
+        switch self {
+        case .page: return Format.maxPageSize
+        case .commit, .checkpoint: return Format.maxRecordLength
+        case .overflow: return StoreLimits.maxValueLength
+        }
+    }
 }

@@ -29,8 +29,14 @@ extension Recovery {
         guard record.txid < Recovery.replayOwner - 1 else {
             throw StrataError.corrupt("checkpoint transaction id \(record.txid) out of range", offset: header.checkpointOffset)
         }
-        guard record.txid == header.checkpointTxid else {
-            throw StrataError.corrupt("checkpoint txid \(record.txid) disagrees with header \(header.checkpointTxid)", offset: header.checkpointOffset)
+        guard record.txid == header.checkpointTxid, ckptHeader.txid == record.txid else {
+            throw StrataError.corrupt("checkpoint txid \(record.txid) disagrees with header \(header.checkpointTxid) or frame \(ckptHeader.txid)", offset: header.checkpointOffset)
+        }
+        // Live bytes count the header region, frames before the checkpoint and the checkpoint
+        // frame itself: nothing outside the file up to its end, and at least the two fixed parts.
+        let end = header.checkpointOffset + ckptHeader.frameLength
+        guard record.liveBytes >= Format.logStart + ckptHeader.frameLength, record.liveBytes <= end else {
+            throw StrataError.corrupt("checkpoint claims \(record.liveBytes) live bytes, its frame ends at \(end)", offset: header.checkpointOffset)
         }
         var trees: [MutableTree] = []
         var ids = Set<UInt32>()
@@ -46,7 +52,6 @@ extension Recovery {
             guard ids.insert(t.id).inserted else { throw StrataError.corrupt("tree id \(t.id) used twice", offset: header.checkpointOffset) }
             trees.append(m)
         }
-        return LoadedCheckpoint(record: record, frameLength: ckptHeader.frameLength,
-                                end: header.checkpointOffset + ckptHeader.frameLength, trees: trees)
+        return LoadedCheckpoint(record: record, frameLength: ckptHeader.frameLength, end: end, trees: trees)
     }
 }

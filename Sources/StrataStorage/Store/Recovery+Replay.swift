@@ -29,12 +29,27 @@ extension Recovery {
         }
     }
 
-    /// Applies every whole, checksum-valid commit frame from `start` on, in txid order, until the
-    /// log ends; returns where it ends (the first offset that is not part of the log).
-    static func replay(_ state: inout ReplayState, from start: UInt64, size: UInt64, reader: FrameReader, file: PageFile) throws -> UInt64 {
+    /// Where and why replay stopped.
+    struct LogEnd {
+        enum Reason {
+            /// The bytes at `offset` are not a valid frame (or the file ends there).
+            case invalidFrame
+            /// A valid commit frame whose txid is not the next one, and nothing says the missing
+            /// commit had been synced (FORMAT.md §8 step 4).
+            case outOfSequence
+        }
+        var offset: UInt64
+        var reason: Reason
+    }
+
+    /// Applies every valid commit frame from `start` on, in txid order, until the log ends;
+    /// returns where it ends (the first offset that is not part of the log) and why.
+    static func replay(_ state: inout ReplayState, from start: UInt64, size: UInt64, reader: FrameReader, file: PageFile) throws -> LogEnd {
         var offset = start
-        scan: while true {
-            guard let h = try reader.header(at: offset, limit: size), let payload = try reader.payload(of: h, at: offset) else { break }
+        while true {
+            guard let h = try reader.header(at: offset, limit: size), let payload = try reader.payload(of: h, at: offset) else {
+                return LogEnd(offset: offset, reason: .invalidFrame)
+            }
             switch h.type {
             case .commit:
                 guard state.lastTxid < Recovery.replayOwner - 2, h.txid == state.lastTxid + 1 else {
@@ -51,18 +66,8 @@ extension Recovery {
                     if h.durableEnd >= first {
                         throw StrataError.corrupt("commit \(state.lastTxid + 1) is missing before durable commit \(h.txid)", offset: offset)
                     }
-                    break scan
+                    return LogEnd(offset: offset, reason: .outOfSequence)
                 }
-                // A commit whose overflow frame did not survive is not whole: the log ends here.
-                var whole = true
-                try payload.withUnsafeBytes { bytes in
-                    try CommitRecordReader.forEach(bytes, fileOffset: offset) { op in
-                        if case .putOverflow(_, _, let length, let frame) = op {
-                            if !(try overflowIsValid(reader, frame, length: length, before: offset)) { whole = false }
-                        }
-                    }
-                }
-                guard whole else { break scan }
                 try payload.withUnsafeBytes { bytes in
                     try apply(bytes, at: offset, to: &state, file: file)
                 }
@@ -74,13 +79,20 @@ extension Recovery {
             }
             offset += h.frameLength
         }
-        return offset
     }
 
-    private static func overflowIsValid(_ reader: FrameReader, _ frame: UInt64, length: Int, before limit: UInt64) throws -> Bool {
-        guard frame >= Format.logStart, let h = try reader.header(at: frame, limit: limit), h.type == .overflow,
-              Int(h.rawLength) == length else { return false }
-        return try reader.payload(of: h, at: frame) != nil
+    /// The overflow frame a commit at `commit` refers to must be a valid overflow frame of
+    /// exactly `length` raw bytes lying wholly before the commit frame. Replay has found every
+    /// frame before the commit valid and a writer writes a transaction's overflow frames before
+    /// its commit frame, so a reference that does not resolve was written wrong: corrupt
+    /// (FORMAT.md §8 step 3).
+    private static func checkOverflow(_ reader: FrameReader, _ frame: UInt64, length: Int, commit: UInt64) throws -> UInt64 {
+        guard frame >= Format.logStart, frame % UInt64(Format.frameAlignment) == 0,
+              let h = try reader.header(at: frame, limit: commit), h.type == .overflow, UInt64(h.rawLength) == UInt64(length),
+              try reader.payload(of: h, at: frame) != nil else {
+            throw StrataError.corrupt("commit refers to an overflow value of \(length) bytes at \(frame), and there is none", offset: commit)
+        }
+        return h.frameLength
     }
 
     /// Applies one commit record to the trees being rebuilt.
@@ -99,18 +111,23 @@ extension Recovery {
                 }
                 if let replaced = try t.put(key, value, overflowLength: nil) { t.freedOverflow.append(replaced) }
             case .putOverflow(let id, let key, let length, let frame):
-                var ref = frame.littleEndian
                 let t = try tree(id)
+                guard Format.leafCellHeader + key.count + length > t.inlineCellLimit else {
+                    throw StrataError.corrupt("overflow value of \(length) bytes small enough to be inline", offset: offset)
+                }
+                let frameLength = try checkOverflow(reader, frame, length: length, commit: offset)
+                var ref = frame.littleEndian
                 if let replaced = try withUnsafeBytes(of: &ref, { try t.put(key, $0, overflowLength: length) }) {
                     t.freedOverflow.append(replaced)
                 }
-                if let h = try reader.header(at: frame, limit: offset) { state.overflowBytes += h.frameLength }
+                state.overflowBytes += frameLength
             case .delete(let id, let key):
                 let t = try tree(id)
                 if let freed = try t.delete(key).overflow { t.freedOverflow.append(freed) }
             case .createTree(let id, let name):
-                guard state.byID[id] == nil, state.trees[name] == nil, id >= state.nextTreeID else {
-                    throw StrataError.corrupt("commit creates tree '\(name)' (\(id)) that exists", offset: offset)
+                // Ids count up from the next tree id, which stays below 2^32 − 1 (FORMAT.md §6).
+                guard state.byID[id] == nil, state.trees[name] == nil, id >= state.nextTreeID, id < UInt32.max - 1 else {
+                    throw StrataError.corrupt("commit creates tree '\(name)' (id \(id), next tree id \(state.nextTreeID)) that exists or cannot", offset: offset)
                 }
                 let m = MutableTree(id: id, name: name, root: nil, count: 0, txid: replayOwner, file: file)
                 state.trees[name] = m

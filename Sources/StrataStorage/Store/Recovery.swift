@@ -66,7 +66,8 @@ enum Recovery {
         let checkpoint = try loadCheckpoint(header: header, pageFile: pageFile)
         var state = checkpoint.replayState(file: pageFile)
         let reader = FrameReader(file: file)
-        let validEnd = try replay(&state, from: checkpoint.end, size: size, reader: reader, file: pageFile)
+        let end = try replay(&state, from: checkpoint.end, size: size, reader: reader, file: pageFile)
+        let validEnd = end.offset
         let replayLiveDelta = try state.liveDelta(reader: reader, validEnd: validEnd)
         if validEnd < size { try checkTail(reader: reader, header: header, validEnd: validEnd, size: size) }
 
