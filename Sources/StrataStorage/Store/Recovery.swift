@@ -33,28 +33,18 @@ enum Recovery {
             try? fs.remove(path + ".compact")
             try? fs.remove(path + ".creating")
         }
-        // A read-only open races the writer's appends: a frame half-written when it was read
-        // can be followed by complete ones by the time the tail is examined. Such a false
-        // "corruption" disappears on a second look; real damage stays.
-        var attempt = 0
-        while true {
-            let file: any StorageFile
-            do {
-                file = try fs.open(path, mode: writable ? .readWrite : .readOnly)
-            } catch StrataError.ioFailure(_, _, let code) where code == 2 {
-                // Removed since `fileExists` looked (ENOENT).
-                throw StrataError.fileNotFound(path: path)
-            }
-            do {
-                return try recover(file: file, path: path, options: options, fs: fs)
-            } catch StrataError.corrupt(let what, let offset) where !writable && attempt < 3 {
-                file.close()
-                attempt += 1
-                _ = (what, offset)
-            } catch {
-                file.close()
-                throw error
-            }
+        let file: any StorageFile
+        do {
+            file = try fs.open(path, mode: writable ? .readWrite : .readOnly)
+        } catch StrataError.ioFailure(_, _, let code) where code == 2 {
+            // Removed since `fileExists` looked (ENOENT).
+            throw StrataError.fileNotFound(path: path)
+        }
+        do {
+            return try recover(file: file, path: path, options: options, fs: fs)
+        } catch {
+            file.close()
+            throw error
         }
     }
 
@@ -69,7 +59,9 @@ enum Recovery {
         let end = try replay(&state, from: checkpoint.end, size: size, reader: reader, file: pageFile)
         let validEnd = end.offset
         let replayLiveDelta = try state.liveDelta(reader: reader, validEnd: validEnd)
-        if validEnd < size { try checkTail(reader: reader, header: header, validEnd: validEnd, size: size) }
+        if validEnd < size {
+            try checkTail(reader: reader, header: header, end: end, size: size, readOnly: !writable)
+        }
 
         let sync = SyncCoordinator(durableEnd: validEnd)
         var log: LogWriter?
