@@ -12,33 +12,70 @@ import Synchronization
 @Suite(.serialized) struct LiveReaderTests {
     static let opens = 1000
     static let readers = 4
+    /// The readers go on past `opens` until the writer has committed this many times under them.
+    static let commitsDuringOpens: UInt64 = 100
 
-    /// Opens the store read-only `count` times, reading tree "load" each time; returns what went
-    /// wrong and the commits seen. Each open must show the state after one commit, never older
-    /// than the one before it.
-    static func openRepeatedly(_ path: String, count: Int, reader: Int) -> ([String], Set<UInt64>) {
+    /// What the reader threads share: opens so far, the newest commit any of them saw.
+    final class Progress: Sendable {
+        let state = Mutex<(opens: Int, newest: UInt64)>((0, 0))
+        let firstSeen: UInt64
+        let deadline: ContinuousClock.Instant
+
+        init(firstSeen: UInt64, deadline: ContinuousClock.Instant) {
+            self.firstSeen = firstSeen
+            self.deadline = deadline
+        }
+
+        /// Counts one open that saw commit `n`; whether the readers should go on: until there
+        /// were `opens` opens and the writer committed `commitsDuringOpens` times meanwhile (or
+        /// the deadline passed).
+        func record(_ n: UInt64) -> Bool {
+            let (opens, newest) = state.withLock { s in
+                s.opens += 1
+                s.newest = max(s.newest, n)
+                return (s.opens, s.newest)
+            }
+            let enough = opens >= LiveReaderTests.opens && newest >= firstSeen + LiveReaderTests.commitsDuringOpens
+            return !enough && ContinuousClock.now < deadline
+        }
+    }
+
+    /// The commit the store holds now (its `seq`), read through one read-only open.
+    static func readState(_ path: String) throws -> (commit: UInt64, content: [[UInt8]: [UInt8]]) {
         var options = StoreOptions()
         options.readOnly = true
         options.cacheBytes = 1 << 20
+        let store = try Store(path: path, options: options)
+        defer { try? store.close() }
+        let content: [[UInt8]: [UInt8]] = try store.read { tx in
+            var out: [[UInt8]: [UInt8]] = [:]
+            guard let t = try tx.tree("load") else { return out }
+            let c = t.makeCursor()
+            var ok = try c.first()
+            while ok {
+                out[c.copyKey()] = try c.copyValue()
+                ok = try c.next()
+            }
+            return out
+        }
+        let n = content[Array("seq".utf8)].map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 0
+        return (n, content)
+    }
+
+    /// Opens the store read-only again and again, reading tree "load" each time, while
+    /// `progress` says so; returns what went wrong and the commits seen. Each open must show
+    /// the state after one commit, never older than the one before it.
+    static func openRepeatedly(_ path: String, progress: Progress, reader: Int) -> ([String], Set<UInt64>) {
         var model = LoadModel()
         var failures: [String] = []
         var seen = Set<UInt64>()
-        for i in 0..<count {
+        var i = 0
+        var goOn = true
+        while goOn && failures.count < 5 {
+            i += 1
             do {
-                let store = try Store(path: path, options: options)
-                defer { try? store.close() }
-                let content: [[UInt8]: [UInt8]] = try store.read { tx in
-                    var out: [[UInt8]: [UInt8]] = [:]
-                    guard let t = try tx.tree("load") else { return out }
-                    let c = t.makeCursor()
-                    var ok = try c.first()
-                    while ok {
-                        out[c.copyKey()] = try c.copyValue()
-                        ok = try c.next()
-                    }
-                    return out
-                }
-                let n = content[Array("seq".utf8)].map { $0.reduce(UInt64(0)) { $0 << 8 | UInt64($1) } } ?? 0
+                let (n, content) = try readState(path)
+                goOn = progress.record(n)
                 if n < model.commits {
                     failures.append("reader \(reader) open \(i): state of commit \(n) after an open that saw commit \(model.commits)")
                     continue
@@ -49,9 +86,9 @@ import Synchronization
                     failures.append("reader \(reader) open \(i): content is not the state after commit \(n)")
                 }
             } catch {
+                goOn = progress.record(0)
                 failures.append("reader \(reader) open \(i): \(error)")
             }
-            if failures.count >= 5 { break }
         }
         return (failures, seen)
     }
@@ -112,12 +149,20 @@ import Synchronization
         }
         defer { if !writerStopped { _ = stopWriter() } }
 
-        // The writer creates the file by a rename: once it exists, it is a whole store.
+        // The writer creates the file by a rename: once it exists, it is a whole store. Wait
+        // for its first commits, so the opens below race a writer in full swing.
         let started = ContinuousClock.now
         while !FileManager.default.fileExists(atPath: path) {
             try #require(ContinuousClock.now - started < .seconds(30), "the writer did not create \(path)")
             usleep(1_000)
         }
+        var first = try LiveReaderTests.readState(path).commit
+        while first < 10 {
+            try #require(ContinuousClock.now - started < .seconds(30), "the writer does not commit")
+            usleep(2_000)
+            first = try LiveReaderTests.readState(path).commit
+        }
+        let progress = Progress(firstSeen: first, deadline: .now + .seconds(20))
 
         // Reader threads, more of them than cores: a reader descheduled between reading the end
         // of the log and looking past it is what lets the writer append under it. Beside them, the
@@ -128,7 +173,7 @@ import Synchronization
         for r in 0..<LiveReaderTests.readers {
             group.enter()
             Thread {
-                let (failures, seen) = LiveReaderTests.openRepeatedly(path, count: LiveReaderTests.opens / LiveReaderTests.readers, reader: r)
+                let (failures, seen) = LiveReaderTests.openRepeatedly(path, progress: progress, reader: r)
                 results.withLock { $0.failures += failures; $0.seen.formUnion(seen) }
                 group.leave()
             }.start()
@@ -138,7 +183,8 @@ import Synchronization
         Thread {
             let commands = [["check", path], ["info", path], ["dump", path, "--tree", "load", "--limit", "3"]]
             var i = 0
-            while !readersDone.load(ordering: .acquiring) && i < 60 {
+            // Each command at least twice, more while the readers run.
+            while (i < 6 || !readersDone.load(ordering: .acquiring)) && i < 60 {
                 let command = commands[i % commands.count]
                 i += 1
                 do {
@@ -163,9 +209,10 @@ import Synchronization
             .flatMap { UInt64($0.dropFirst("write-load: ".count).prefix { $0.isNumber }) } ?? 0
         #expect(failures.isEmpty, "\(durability): \(failures.count) failed opens: \(failures)")
         // The opens raced a writer that made progress under them, or the test proves nothing.
-        #expect(commits >= 50, "\(durability): the writer committed only \(commits) times")
-        #expect(seen.count >= 5, "\(durability): \(LiveReaderTests.opens) opens saw only \(seen.count) distinct commits")
-        #expect(toolRuns >= 3, "\(durability): only \(toolRuns) tool runs")
-        print("LiveReaderTests (\(durability)): \(LiveReaderTests.opens) opens, \(seen.count) distinct states, \(toolRuns) tool runs, writer \(commits) commits")
+        let (opens, newest) = progress.state.withLock { ($0.opens, $0.newest) }
+        #expect(opens >= LiveReaderTests.opens, "\(durability): \(opens) opens")
+        #expect(newest >= first + LiveReaderTests.commitsDuringOpens, "\(durability): the writer committed only \(newest - first) times under the opens")
+        #expect(seen.count >= 20, "\(durability): \(opens) opens saw only \(seen.count) distinct commits")
+        print("LiveReaderTests (\(durability)): \(opens) opens, \(seen.count) distinct states, commits \(first)...\(newest) under them, \(toolRuns) tool runs, writer \(commits) commits")
     }
 }
