@@ -29,10 +29,17 @@ let package = Package(
             dependencies: ["StrataStorage"],
             path: "Sources/StrataRecords"
         ),
+        // Test support shared by the tools, the benchmark and the test suites (the simulated file
+        // system, seeded randomness): a target, not a product, so it stays out of what users link.
+        .target(
+            name: "StrataTesting",
+            dependencies: ["StrataStorage"],
+            path: "Sources/StrataTesting"
+        ),
         .executableTarget(
             name: "strata",
             dependencies: [
-                "StrataStorage", "StrataRecords",
+                "StrataStorage", "StrataRecords", "StrataTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/strata"
@@ -42,7 +49,7 @@ let package = Package(
         .target(name: "CFuzzDriver", path: "Sources/CFuzzDriver"),
         .executableTarget(
             name: "strata-fuzz",
-            dependencies: ["StrataStorage", "CFuzzDriver"],
+            dependencies: ["StrataStorage", "StrataTesting", "CFuzzDriver"],
             path: "Sources/strata-fuzz"
         ),
         // Benchmark baselines: the system's SQLite and LMDB.
@@ -51,20 +58,20 @@ let package = Package(
         .executableTarget(
             name: "strata-bench",
             dependencies: [
-                "StrataStorage", "StrataRecords", "CSQLite", "CLMDB",
+                "StrataStorage", "StrataRecords", "StrataTesting", "CSQLite", "CLMDB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/strata-bench"
         ),
         .testTarget(
             name: "StrataStorageTests",
-            dependencies: ["StrataStorage"],
+            dependencies: ["StrataStorage", "StrataTesting"],
             path: "Tests/StrataStorageTests"
         ),
         .testTarget(
             name: "StrataRecordsTests",
             // SQLite: the differential tests run the same operations on it, with triggers.
-            dependencies: ["StrataRecords", "CSQLite"],
+            dependencies: ["StrataRecords", "StrataTesting", "CSQLite"],
             path: "Tests/StrataRecordsTests"
         ),
         // Runs the built tools (`strata crash-test`, `strata fuzz`, the fuzz target's replay,

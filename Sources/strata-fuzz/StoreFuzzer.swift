@@ -1,4 +1,5 @@
 import StrataStorage
+import StrataTesting
 
 // The libFuzzer target: an arbitrary byte string is opened as a store file (read-only, then
 // read-write) and read in full. A finding is a trap, a sanitizer report, a hang, a runaway

@@ -2,6 +2,9 @@ import Foundation
 import Testing
 import StrataStorage
 @testable import StrataRecords
+// Re-exported to every file of this test target: the simulated file system and the seeded
+// generator moved to the StrataTesting target, and the suites keep using them by name.
+@_exported import StrataTesting
 
 /// A fresh in-memory store (simulated file system) for one test.
 func makeStore(_ model: Model, fs: SimulatedFileSystem = SimulatedFileSystem(), path: String = "/db/records.strata") throws -> RecordStore {

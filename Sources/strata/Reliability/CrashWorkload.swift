@@ -1,4 +1,5 @@
 import StrataStorage
+import StrataTesting
 
 // The crash test's workload: seeded transactions and the state after each.
 

@@ -1,6 +1,7 @@
 import Foundation
 import StrataRecords
 import StrataStorage
+import StrataTesting
 
 /// Crash rounds for the record layer: a seeded workload of record transactions (inserts,
 /// moves between lists, deletes that cascade, many-to-many links, changes that fan out to

@@ -1,4 +1,5 @@
 import StrataStorage
+import StrataTesting
 #if canImport(Glibc)
 import Glibc
 #endif
