@@ -30,10 +30,11 @@ let package = Package(
             path: "Sources/StrataRecords"
         ),
         // Test support shared by the tools, the benchmark and the test suites (the simulated file
-        // system, seeded randomness): a target, not a product, so it stays out of what users link.
+        // system, seeded randomness, the crash workloads, the TodoList model): a target, not a
+        // product, so it stays out of what users link.
         .target(
             name: "StrataTesting",
-            dependencies: ["StrataStorage"],
+            dependencies: ["StrataStorage", "StrataRecords"],
             path: "Sources/StrataTesting"
         ),
         .executableTarget(
@@ -78,7 +79,7 @@ let package = Package(
         // `strata-bench` at a tiny scale).
         .testTarget(
             name: "StrataToolTests",
-            dependencies: ["strata", "strata-fuzz", "strata-bench", "StrataRecords"],
+            dependencies: ["strata", "strata-fuzz", "strata-bench", "StrataRecords", "StrataTesting"],
             path: "Tests/StrataToolTests"
         ),
     ],
