@@ -40,7 +40,8 @@ let package = Package(
         .executableTarget(
             name: "strata",
             dependencies: [
-                "StrataStorage", "StrataRecords", "StrataTesting",
+                // CLZ4: the fuzzer decompresses pages itself to forge fields inside them.
+                "StrataStorage", "StrataRecords", "StrataTesting", "CLZ4",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/strata"

@@ -141,14 +141,15 @@ func makeTemporaryDirectory(_ prefix: String) throws -> String {
     return String(cString: p)
 }
 
-/// Removes the files directly inside `dir`, then `dir`.
+/// Removes `dir` and everything inside it.
 func removeDirectory(_ dir: String) {
     if let d = opendir(dir) {
         while let e = readdir(d) {
             let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if name != "." && name != ".." { unlink(dir + "/" + name) }
+            guard name != "." && name != ".." else { continue }
+            if e.pointee.d_type == UInt8(DT_DIR) { removeDirectory(dir + "/" + name) } else { unlink(dir + "/" + name) }
         }
         closedir(d)
     }

@@ -22,9 +22,9 @@ struct FuzzCommand: ParsableCommand {
             Mutations: bit flips, byte runs, truncations, appended garbage or stale frames, \
             frames copied over other frames, frame header and header slot fields set to \
             extremes (re-sealed or not), lost sectors/blocks, and offset fields inside frame \
-            payloads set to extremes (re-sealed). Each case is opened read-only and read-write \
-            on a simulated file system and read fully (every tree, cursor scans both ways, \
-            every value, point reads, check()). Ends with `fuzz: N cases, X crashes, H hangs, K \
+            payloads set to extremes (re-sealed). Each case is opened read-only and read-write, \
+            on a simulated file system and as a real file through the POSIX layer, and read \
+            fully (every tree, cursor scans both ways, every value, point reads, check()). Ends with `fuzz: N cases, X crashes, H hangs, K \
             typed errors` (wrong data is counted on the line before) and exits 1 if there were \
             crashes, hangs or wrong data.
             """)
@@ -74,11 +74,13 @@ struct FuzzCommand: ParsableCommand {
         let fixture = try FuzzFixture.build(seed: seed)
         let dir = try makeTemporaryDirectory("strata-fuzz")
         try fixture.save(to: dir)
+        let caseDirectory = try FuzzLayer.makeCaseDirectory("strata-fuzz-cases")
+        defer { removeDirectory(caseDirectory) }
         let built = monotonicSeconds() - start
         printError("fuzz: seed store \(fixture.bytes.count) bytes, \(fixture.frames.count) frames, \(fixture.full) commits after its checkpoint (built in \(fixed(built, 2))s)")
         let workers = jobs ?? max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         var tally = FuzzTally()
-        try runWorkers(fixture: fixture, dir: dir, workers: workers, tally: &tally, start: start)
+        try runWorkers(fixture: fixture, dir: dir, caseDirectory: caseDirectory, workers: workers, tally: &tally, start: start)
         let t = monotonicSeconds() - start
         let typed = tally.errorKinds.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         print("fuzz: \(tally.cases) cases in \(fixed(t, 1))s (\(fixed(Double(tally.cases) / max(t, 1e-9), 0)) cases/s, \(workers) workers): \(tally.intact) intact, \(tally.prefix) committed prefix, \(tally.typed) typed errors (\(typed.isEmpty ? "none" : typed)), \(tally.checkFlagged) with check() problems")
@@ -117,7 +119,7 @@ struct FuzzCommand: ParsableCommand {
 
     /// Hands out batches to `workers` children at a time; a batch cut short by a dead child
     /// goes back to the queue from the case after the one it died on.
-    func runWorkers(fixture: FuzzFixture, dir: String, workers: Int, tally: inout FuzzTally, start: Double) throws {
+    func runWorkers(fixture: FuzzFixture, dir: String, caseDirectory: String, workers: Int, tally: inout FuzzTally, start: Double) throws {
         struct Running {
             var child: ChildProcess
             var next: Int
@@ -153,7 +155,7 @@ struct FuzzCommand: ParsableCommand {
                 let (a, b) = queue.removeFirst()
                 let child = try ChildProcess(arguments: [
                     "fuzz-worker", "--fixture", dir, "--seed", String(seed), "--from", String(a), "--count", String(b - a),
-                    "--timeout-ms", String(timeoutMs), "--memory-mb", String(memoryMb),
+                    "--timeout-ms", String(timeoutMs), "--memory-mb", String(memoryMb), "--case-directory", caseDirectory,
                 ] + (kind.map { ["--kind", String($0)] } ?? []), environment: FuzzCommand.workerEnvironment)
                 running.append(Running(child: child, next: a, end: b, lastHeard: monotonicSeconds()))
             }

@@ -22,20 +22,32 @@ struct FuzzWorkerCommand: ParsableCommand {
     var verbose = false
     @Option(help: "Run only the cases of this mutation kind (case index % 9).")
     var kind: Int?
+    @Option(help: "Directory for the case files the POSIX layer opens (a fresh one when omitted).")
+    var caseDirectory: String?
 
     func run() throws {
         let f = try fixture.map { try FuzzFixture.load(from: $0) } ?? FuzzFixture.build(seed: seed)
+        let ownDirectory = caseDirectory == nil
+        let cases = try caseDirectory ?? FuzzLayer.makeCaseDirectory("strata-fuzz-worker")
+        // One case file per worker: workers may share the directory.
+        let posixDirectory = cases + "/worker-\(getpid())"
+        if mkdir(posixDirectory, 0o700) != 0 && errno != EEXIST { throw ToolError("cannot create \(posixDirectory): errno \(errno)") }
+        defer {
+            removeDirectory(posixDirectory)
+            if ownDirectory { removeDirectory(cases) }
+        }
         var limit = rlimit(rlim_cur: rlim_t(memoryMb) << 20, rlim_max: rlim_t(memoryMb) << 20)
         if setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit) != 0 { printError("fuzz-worker: setrlimit failed: errno \(errno)") }
         for index in from..<(from + count) {
             if let kind, index % FuzzCase.kindNames.count != kind { continue }
             setTimer(milliseconds: timeoutMs)
             let c = FuzzCase.make(f, seed: seed, index: index)
-            let ro = FuzzCase.examine(c.bytes, readOnly: true, fixture: f)
-            let rw = FuzzCase.examine(c.bytes, readOnly: false, fixture: f)
+            let outcomes = FuzzCase.examineAll(c.bytes, posixDirectory: posixDirectory, fixture: f)
             setTimer(milliseconds: 0)
-            let line = FuzzCase.judge(c, ro: ro, rw: rw, fixture: f)
-            if verbose { printError("case \(index): \(c.what); allowed \(c.allowed.sorted()); read-only: \(ro); read-write: \(rw) => \(line)") }
+            let line = FuzzCase.judge(c, outcomes: outcomes, fixture: f)
+            if verbose {
+                printError("case \(index): \(c.what); allowed \(c.allowed.sorted()); " + outcomes.map { "\($0.0): \($0.1)" }.joined(separator: "; ") + " => \(line)")
+            }
             writeLineUnbuffered("\(index) \(line)")
         }
     }
