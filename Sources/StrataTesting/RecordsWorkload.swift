@@ -65,3 +65,16 @@ public enum RecordsWorkload {
         return out
     }
 }
+
+extension RecordsWorkload {
+    /// The record fuzzers' seed store: `transactions` steps of the workload on ``todoModel()``
+    /// (lists, items, tags, many-to-many links, every derived form, the indexes and the unique
+    /// constraint all populated), as an image.
+    public static func seedImage(seed: UInt64, transactions: Int = 150) throws -> RecordsImage {
+        let store = try makeStore(try todoModel())
+        for t in 0..<transactions { try store.write { try step($0, seed: seed, t: t) } }
+        let image = try RecordsImage.read(from: store.storage)
+        try store.close()
+        return image
+    }
+}

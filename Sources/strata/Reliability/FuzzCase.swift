@@ -13,9 +13,30 @@ struct FuzzCase {
     var allowed: Set<Int>
     var what: String
 
-    /// The mutation of case `i` is kind `i % 9`.
+    /// The mutation of storage case `i` is kind `i % 12` (kinds 0–8); cases whose `i % 12` is
+    /// 9, 10 or 11 are record cases (``RecordsFuzzCase``), their kinds taken in turn.
     static let kindNames = ["bit flips", "byte run", "truncation", "appended bytes", "frame splice", "frame header field",
                             "header slot field", "lost sector/block", "payload field"]
+    static let cycle = 12
+
+    static func isRecordCase(_ index: Int) -> Bool { index % cycle >= kindNames.count }
+
+    /// The record kind of record case `index`.
+    static func recordKind(_ index: Int) -> Int {
+        let perCycle = cycle - kindNames.count
+        return (index / cycle * perCycle + index % cycle - kindNames.count) % RecordsFuzzCase.kindNames.count
+    }
+
+    /// What case `index` damages (storage or record case).
+    static func caseDescription(_ f: FuzzFixture, seed: UInt64, index: Int) -> String {
+        isRecordCase(index) ? "records: " + RecordsFuzzCase.make(f.records, seed: seed, index: index, kind: recordKind(index)).what
+                            : make(f, seed: seed, index: index).what
+    }
+
+    /// The name of case `index`'s mutation kind, for tallies.
+    static func kindName(_ index: Int) -> String {
+        isRecordCase(index) ? "records: " + RecordsFuzzCase.kindNames[recordKind(index)] : kindNames[index % cycle]
+    }
 
     /// Values no valid field holds, around each width's and each signed conversion's limits.
     static let extremes: [UInt64] = [0, 1, 0xFFFF_FFFF, 0x8000_0000, 1 << 40, 1 << 63, (1 << 63) - 1, (1 << 63) - 8,
@@ -45,7 +66,7 @@ struct FuzzCase {
         func pick<T>(_ a: [T]) -> T { a[rng.below(a.count)] }
         func reseal(frameAt at: Int) { writeLE(&b, at + 36, 4, UInt64(ToolCRC32C.frameHeader(b, at: at))) }
 
-        switch index % 9 {
+        switch index % cycle {
         case 0:
             var at: [Int] = []
             for _ in 0..<rng.int(1...4) {

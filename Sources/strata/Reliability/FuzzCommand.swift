@@ -50,7 +50,7 @@ struct FuzzCommand: ParsableCommand {
     @Option(help: "Failures to describe on stderr.")
     var showFailures = 30
 
-    @Option(help: .hidden)
+    @Option(help: ArgumentHelp("Run only the cases of one kind: case index % 12 (9–11: record cases).", visibility: .hidden))
     var kind: Int?
 
     @Option(help: ArgumentHelp("Write seed stores for the libFuzzer target into this directory and exit.", valueName: "dir"))
@@ -77,7 +77,7 @@ struct FuzzCommand: ParsableCommand {
         let caseDirectory = try FuzzLayer.makeCaseDirectory("strata-fuzz-cases")
         defer { removeDirectory(caseDirectory) }
         let built = monotonicSeconds() - start
-        printError("fuzz: seed store \(fixture.bytes.count) bytes, \(fixture.frames.count) frames, \(fixture.full) commits after its checkpoint (built in \(fixed(built, 2))s)")
+        printError("fuzz: seed store \(fixture.bytes.count) bytes, \(fixture.frames.count) frames, \(fixture.full) commits after its checkpoint; record seed store \(fixture.records.trees.count) trees, \(fixture.records.trees.reduce(0) { $0 + $1.entries.count }) entries (built in \(fixed(built, 2))s)")
         let workers = jobs ?? max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         var tally = FuzzTally()
         try runWorkers(fixture: fixture, dir: dir, caseDirectory: caseDirectory, workers: workers, tally: &tally, start: start)
@@ -85,6 +85,11 @@ struct FuzzCommand: ParsableCommand {
         let typed = tally.errorKinds.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         print("fuzz: \(tally.cases) cases in \(fixed(t, 1))s (\(fixed(Double(tally.cases) / max(t, 1e-9), 0)) cases/s, \(workers) workers): \(tally.intact) intact, \(tally.prefix) committed prefix, \(tally.typed) typed errors (\(typed.isEmpty ? "none" : typed)), \(tally.checkFlagged) with check() problems")
         let byKind = tally.failuresByKind.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        for (domain, name) in ["storage", "records"].enumerated() {
+            let d = tally.byDomain[domain]
+            let n = d.values.reduce(0, +)
+            print("fuzz: \(name): \(n) cases, \(d["I", default: 0]) intact, \(d["P", default: 0]) committed prefix, \(d["C", default: 0]) flagged by their check, \(d["E", default: 0]) typed errors, \(d["W", default: 0]) wrong data, \(d["crash", default: 0]) crashes, \(d["hang", default: 0]) hangs")
+        }
         print("fuzz: \(tally.wrong) wrong data\(byKind.isEmpty ? "" : " (failures by mutation: \(byKind))")")
         print("fuzz: \(tally.cases) cases, \(tally.crashes) crashes, \(tally.hangs) hangs, \(tally.typed) typed errors")
         if tally.crashes + tally.hangs + tally.wrong > 0 {
@@ -112,6 +117,8 @@ struct FuzzCommand: ParsableCommand {
         var hangs = 0
         var checkFlagged = 0
         var errorKinds: [String: Int] = [:]
+        /// Per domain (storage, records): cases per result code (I, C, P, E, W, crash, hang).
+        var byDomain: [[String: Int]] = [[:], [:]]
         /// Failures (wrong data, crashes, hangs) per mutation kind.
         var failuresByKind: [String: Int] = [:]
         var reported = 0
@@ -141,10 +148,10 @@ struct FuzzCommand: ParsableCommand {
         let backstop = Double(timeoutMs) / 1000 * 2 + 10
 
         func report(_ index: Int, _ text: String) {
-            tally.failuresByKind[FuzzCase.kindNames[index % FuzzCase.kindNames.count], default: 0] += 1
+            tally.failuresByKind[FuzzCase.kindName(index), default: 0] += 1
             tally.reported += 1
             if tally.reported <= showFailures {
-                let what = FuzzCase.make(fixture, seed: seed, index: index).what
+                let what = FuzzCase.caseDescription(fixture, seed: seed, index: index)
                 printError("fuzz: case \(index) (\(what)): \(text)")
             }
             if tally.reported == showFailures { printError("fuzz: (further failures not shown)") }
@@ -176,6 +183,7 @@ struct FuzzCommand: ParsableCommand {
                         }
                         running[i].next = index + 1
                         tally.cases += 1
+                        tally.byDomain[FuzzCase.isRecordCase(index) ? 1 : 0][parts[1], default: 0] += 1
                         let detail = parts.count > 2 ? parts[2] : ""
                         switch parts[1] {
                         case "I": tally.intact += 1
@@ -202,13 +210,16 @@ struct FuzzCommand: ParsableCommand {
                 var run = running.remove(at: i)
                 let status = run.child.wait()
                 // The case it was running when it died (or that it never answered).
-                if let kind { while run.next % FuzzCase.kindNames.count != kind { run.next += 1 } }
+                if let kind { while run.next % FuzzCase.cycle != kind { run.next += 1 } }
                 guard run.next < run.end else { continue }
                 tally.cases += 1
+                let domain = FuzzCase.isRecordCase(run.next) ? 1 : 0
                 if run.killedForTime || status.signal == SIGALRM {
+                    tally.byDomain[domain]["hang", default: 0] += 1
                     tally.hangs += 1
                     report(run.next, "HANG (\(run.killedForTime ? "no answer for \(fixed(backstop, 0))s" : "over \(timeoutMs)ms"))")
                 } else {
+                    tally.byDomain[domain]["crash", default: 0] += 1
                     tally.crashes += 1
                     report(run.next, "CRASH (worker \(status))")
                 }

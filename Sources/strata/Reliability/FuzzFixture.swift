@@ -25,6 +25,8 @@ struct FuzzFixture {
     var full: Int { states.count - 1 }
     /// The frame map, with every reachable page decompressed (for forging inside pages).
     var surgery: StoreSurgery?
+    /// The record cases' seed store (``RecordsFuzzCase``).
+    var records = RecordsImage(trees: [])
 
     static func options(_ fs: any FileSystem) -> StoreOptions {
         var o = StoreOptions(durability: .full)
@@ -86,6 +88,8 @@ struct FuzzFixture {
         f.bytes = Array(f.bytes.prefix(f.logEnd)) + [UInt8](repeating: 0, count: 4096)
         try f.mapFrames()
         try f.checkSurgery()
+        f.records = try RecordsWorkload.seedImage(seed: mixSeed(seed, 0x5245_4353))
+        try f.checkRecordsSeed()
         return f
     }
 
@@ -118,6 +122,27 @@ struct FuzzFixture {
         }
     }
 
+    /// The record oracle must pass the undamaged record seed store, however it is placed,
+    /// read-only and read-write: anything it reported there would be a false alarm.
+    func checkRecordsSeed() throws {
+        let model = try todoModel()
+        for placement in RecordsImage.Placement.allCases {
+            var image = records
+            image.placement = placement
+            let bytes = try image.storeBytes()
+            for readOnly in [true, false] {
+                let fs = SimulatedFileSystem()
+                fs.setContents(bytes, of: RecordsImage.path)
+                var o = RecordsImage.options(fs)
+                o.readOnly = readOnly
+                let outcome = RecordsFuzzCheck.examine(path: RecordsImage.path, options: o, model: readOnly ? nil : model)
+                guard case .read(let n, let problems) = outcome, problems.isEmpty, n >= 60 else {
+                    throw ToolError("record seed store (\(placement), \(readOnly ? "read-only" : "read-write")): \(outcome)")
+                }
+            }
+        }
+    }
+
     /// Number of post-checkpoint commits wholly inside the first `length` bytes.
     func commitsWithin(_ length: Int) -> Int { commitEnds.filter { $0 <= length }.count }
 
@@ -134,6 +159,7 @@ struct FuzzFixture {
             }
         }
         try writeFile(dir + "/fixture.txt", Array(text.utf8))
+        try writeFile(dir + "/records.bin", records.bytes)
     }
 
     static func load(from dir: String) throws -> FuzzFixture {
@@ -152,6 +178,7 @@ struct FuzzFixture {
             }
         }
         try f.mapFrames()
+        f.records = RecordsImage(bytes: try readFile(dir + "/records.bin"))
         return f
     }
 }

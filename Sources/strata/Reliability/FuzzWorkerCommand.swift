@@ -1,5 +1,6 @@
 import ArgumentParser
 import StrataStorage
+import StrataTesting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,7 +21,7 @@ struct FuzzWorkerCommand: ParsableCommand {
     @Option var memoryMb = 1_024
     @Flag(help: "Describe each case and both opens on stderr.")
     var verbose = false
-    @Option(help: "Run only the cases of this mutation kind (case index % 9).")
+    @Option(help: "Run only the cases of this mutation kind (case index % 12; 9–11 are record cases).")
     var kind: Int?
     @Option(help: "Directory for the case files the POSIX layer opens (a fresh one when omitted).")
     var caseDirectory: String?
@@ -39,8 +40,14 @@ struct FuzzWorkerCommand: ParsableCommand {
         var limit = rlimit(rlim_cur: rlim_t(memoryMb) << 20, rlim_max: rlim_t(memoryMb) << 20)
         if setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit) != 0 { printError("fuzz-worker: setrlimit failed: errno \(errno)") }
         for index in from..<(from + count) {
-            if let kind, index % FuzzCase.kindNames.count != kind { continue }
+            if let kind, index % FuzzCase.cycle != kind { continue }
             setTimer(milliseconds: timeoutMs)
+            if FuzzCase.isRecordCase(index) {
+                let line = recordCase(f, index: index, posixDirectory: posixDirectory)
+                setTimer(milliseconds: 0)
+                writeLineUnbuffered("\(index) \(line)")
+                continue
+            }
             let c = FuzzCase.make(f, seed: seed, index: index)
             let outcomes = FuzzCase.examineAll(c.bytes, posixDirectory: posixDirectory, fixture: f)
             setTimer(milliseconds: 0)
@@ -50,6 +57,22 @@ struct FuzzWorkerCommand: ParsableCommand {
             }
             writeLineUnbuffered("\(index) \(line)")
         }
+    }
+
+    /// Runs record case `index` and returns its line.
+    private func recordCase(_ f: FuzzFixture, index: Int, posixDirectory: String) -> String {
+        let (image, what) = RecordsFuzzCase.make(f.records, seed: seed, index: index, kind: FuzzCase.recordKind(index))
+        let bytes: [UInt8]
+        do {
+            bytes = try image.storeBytes()
+        } catch {
+            return "W the storage engine failed to write the damaged record store: \(describe(error))"
+        }
+        guard let model = try? todoModel() else { return "W the TodoList model does not build" }
+        let outcomes = RecordsFuzzCase.examineAll(bytes, posixDirectory: posixDirectory, model: model)
+        let line = RecordsFuzzCase.judge(outcomes)
+        if verbose { printError("case \(index): records: \(what); " + outcomes.map { "\($0.0): \($0.1)" }.joined(separator: "; ") + " => \(line)") }
+        return line
     }
 
     private func setTimer(milliseconds ms: Int) {
