@@ -54,6 +54,13 @@ let package = Package(
             dependencies: ["StrataStorage", "StrataTesting", "CFuzzDriver"],
             path: "Sources/strata-fuzz"
         ),
+        // The record layer's libFuzzer target: inputs are record stores' trees, written by the
+        // engine (valid checksums) and opened as record stores.
+        .executableTarget(
+            name: "strata-fuzz-records",
+            dependencies: ["StrataStorage", "StrataRecords", "StrataTesting", "CFuzzDriver"],
+            path: "Sources/strata-fuzz-records"
+        ),
         // Benchmark baselines: the system's SQLite and LMDB.
         .systemLibrary(name: "CSQLite", path: "Benchmarks/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLMDB", path: "Benchmarks/CLMDB", providers: [.apt(["liblmdb-dev"])]),
@@ -76,11 +83,13 @@ let package = Package(
             dependencies: ["StrataRecords", "StrataTesting", "CSQLite"],
             path: "Tests/StrataRecordsTests"
         ),
-        // Runs the built tools (`strata crash-test`, `strata fuzz`, the fuzz target's replay,
-        // `strata-bench` at a tiny scale).
+        // Runs the built tools (`strata crash-test`, `strata fuzz`, the fuzz targets' replay,
+        // `strata-bench` at a tiny scale). The fuzz targets are not dependencies: SwiftPM links
+        // an executable dependency's code into the test bundle, and both define
+        // `LLVMFuzzerTestOneInput`; `swift build` builds them anyway.
         .testTarget(
             name: "StrataToolTests",
-            dependencies: ["strata", "strata-fuzz", "strata-bench", "StrataRecords", "StrataTesting"],
+            dependencies: ["strata", "strata-bench", "StrataRecords", "StrataTesting"],
             path: "Tests/StrataToolTests"
         ),
     ],

@@ -1,4 +1,5 @@
 import StrataStorage
+import StrataTesting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -142,19 +143,7 @@ func makeTemporaryDirectory(_ prefix: String) throws -> String {
 }
 
 /// Removes `dir` and everything inside it.
-func removeDirectory(_ dir: String) {
-    if let d = opendir(dir) {
-        while let e = readdir(d) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard name != "." && name != ".." else { continue }
-            if e.pointee.d_type == UInt8(DT_DIR) { removeDirectory(dir + "/" + name) } else { unlink(dir + "/" + name) }
-        }
-        closedir(d)
-    }
-    rmdir(dir)
-}
+func removeDirectory(_ dir: String) { removeFuzzCaseDirectory(dir) }
 
 
 func writeFile(_ path: String, _ bytes: [UInt8]) throws {

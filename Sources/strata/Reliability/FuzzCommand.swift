@@ -56,6 +56,14 @@ struct FuzzCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write seed stores for the libFuzzer target into this directory and exit.", valueName: "dir"))
     var writeCorpus: String?
 
+    @Option(help: ArgumentHelp("Write seed inputs for the record libFuzzer target (strata-fuzz-records) into this directory and exit.",
+                               valueName: "dir"))
+    var writeRecordsCorpus: String?
+
+    @Option(help: ArgumentHelp("Write the hostile regression inputs (Tests/FuzzRegressions) into this directory and exit.",
+                               valueName: "dir", visibility: .hidden))
+    var writeRegressions: String?
+
     func validate() throws {
         if iterations < 1 { throw ValidationError("--iterations must be at least 1") }
         if timeoutMs < 1 { throw ValidationError("--timeout-ms must be at least 1") }
@@ -65,9 +73,20 @@ struct FuzzCommand: ParsableCommand {
     }
 
     func run() throws {
-        if let writeCorpus {
-            let written = try FuzzCorpus.write(to: writeCorpus, seed: seed)
-            print("fuzz: wrote \(written) seed stores to \(writeCorpus)")
+        if let writeRegressions {
+            let written = try HostileFiles.write(to: writeRegressions, seed: seed)
+            print("fuzz: wrote \(written) hostile inputs and their MANIFEST to \(writeRegressions)")
+            return
+        }
+        if writeCorpus != nil || writeRecordsCorpus != nil {
+            if let writeCorpus {
+                let written = try FuzzCorpus.write(to: writeCorpus, seed: seed)
+                print("fuzz: wrote \(written) seed stores to \(writeCorpus)")
+            }
+            if let writeRecordsCorpus {
+                let written = try FuzzCorpus.writeRecords(to: writeRecordsCorpus, seed: seed)
+                print("fuzz: wrote \(written) record seed inputs to \(writeRecordsCorpus)")
+            }
             return
         }
         let start = monotonicSeconds()

@@ -45,6 +45,22 @@ enum FuzzCorpus {
         return count
     }
 
+    /// Seed inputs for the record target (`strata-fuzz-records`): the record seed store's trees
+    /// (``RecordsImage``) after 20 and after 150 workload transactions, in each placement.
+    static func writeRecords(to dir: String, seed: UInt64) throws -> Int {
+        if mkdir(dir, 0o755) != 0 && errno != EEXIST { throw ToolError("cannot create \(dir): errno \(errno)") }
+        var count = 0
+        for transactions in [20, 150] {
+            var image = try RecordsWorkload.seedImage(seed: mixSeed(seed, 0x5245_4353), transactions: transactions)
+            for placement in RecordsImage.Placement.allCases {
+                image.placement = placement
+                try writeFile("\(dir)/todo-\(transactions)-\(placement).records", image.bytes)
+                count += 1
+            }
+        }
+        return count
+    }
+
     /// Runs `body` on a new store in a simulated file system and returns the file's bytes,
     /// with the store closed or dropped as a crash leaves it (no closing checkpoint).
     private static func store(close: Bool = false, _ body: (Store) throws -> Void) throws -> [UInt8] {

@@ -44,11 +44,7 @@ enum FuzzLayer: CustomStringConvertible {
     /// A fresh directory for the POSIX layer's case files: under /dev/shm (tmpfs) when it
     /// exists, else under `$TMPDIR`.
     static func makeCaseDirectory(_ prefix: String) throws -> String {
-        var st = stat()
-        if stat("/dev/shm", &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, access("/dev/shm", W_OK) == 0 {
-            var template = Array("/dev/shm/\(prefix).XXXXXX".utf8CString)
-            if let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) { return String(cString: p) }
-        }
-        return try makeTemporaryDirectory(prefix)
+        guard let dir = makeFuzzCaseDirectory(prefix) else { throw ToolError("cannot create a directory for fuzz cases") }
+        return dir
     }
 }
