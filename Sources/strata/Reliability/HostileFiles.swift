@@ -171,8 +171,10 @@ enum HostileFiles {
         files.append(File(name: "records-next-key-reused.records", bytes: try edited { image in
             let t = try tree(image, "records:meta")
             let e = try entry(image, t, key: "next:Item")
-            image.trees[t].entries[e].value = [0, 0, 0, 0, 0, 0, 0, 1]
-        }, expectation: "-", what: "next:Item is 1, below keys in use (an insert overwrote an existing row)"))
+            // The smallest primary key in use (row keys are 8-byte big-endian primary keys).
+            let rows = try tree(image, "rows:Item")
+            image.trees[t].entries[e].value = image.trees[rows].entries.map(\.key).min { compareKeyBytes($0, $1) < 0 } ?? []
+        }, expectation: "-", what: "next:Item is a primary key in use (an insert overwrote an existing row)"))
         files.append(File(name: "records-meta-missing.records", bytes: try edited { image in
             image.trees.removeAll { $0.name == "records:meta" }
         }, expectation: "-", what: "rows without the records:meta tree (opening with the model started a new store over them)"))
