@@ -8,8 +8,8 @@ import Testing
 /// example that does not compile is a broken promise: this test catches both.
 ///
 /// Each block becomes a function of its own file (its `import` lines hoisted to the file's
-/// top), so examples with top-level code coexist; `main.swift` calls them in README order, in a
-/// fresh directory. A block whose fence reads ```` ```swift no-compile ```` is left out (keep
+/// top; `async` when the block awaits, as its top-level code would be), so examples with
+/// top-level code coexist; `main.swift` calls them in README order, in a fresh directory. A block whose fence reads ```` ```swift no-compile ```` is left out (keep
 /// that rare). Uncommitted changes are not in the clone; `STRATA_CONSUMER_SOURCE=PATH` clones
 /// another repository instead (to try a change before committing it).
 ///
@@ -44,13 +44,26 @@ import Testing
         return blocks
     }
 
+    /// Whether a block's top-level code is async: an `await` outside the functions it declares
+    /// (then Swift picks the `async` overloads of all its calls, as in a `main.swift`).
+    static func isAsync(_ block: String) -> Bool {
+        var depth = 0
+        for line in block.split(separator: "\n") {
+            if depth == 0 && !line.hasPrefix("func ") && line.contains("await ") { return true }
+            if depth > 0 || line.hasPrefix("func ") {
+                depth += line.filter { $0 == "{" }.count - line.filter { $0 == "}" }.count
+            }
+        }
+        return false
+    }
+
     /// A source file for README block `n`: its imports, then its code as `readmeExample<n>()`.
     static func sourceFile(_ block: String, _ n: Int) -> String {
         let lines = block.split(separator: "\n", omittingEmptySubsequences: false)
         let imports = lines.filter { $0.hasPrefix("import ") }
         let body = lines.filter { !$0.hasPrefix("import ") }.map { "    " + $0 }
         return "// README.md, swift block \(n + 1).\n" + imports.joined(separator: "\n")
-            + "\n\nfunc readmeExample\(n + 1)() async throws {\n" + body.joined(separator: "\n") + "\n}\n"
+            + "\n\nfunc readmeExample\(n + 1)() \(isAsync(block) ? "async " : "")throws {\n" + body.joined(separator: "\n") + "\n}\n"
     }
 
     /// Runs `command` in `directory` through the shell; returns its status and merged output.
@@ -83,7 +96,8 @@ import Testing
         for (n, block) in blocks.enumerated() {
             try Self.sourceFile(block, n).write(toFile: "\(root)/consumer/Sources/Consumer/ReadmeExample\(n + 1).swift", atomically: true, encoding: .utf8)
         }
-        let main = "// Runs the README's examples in order.\n" + blocks.indices.map { "try await readmeExample\($0 + 1)()" }.joined(separator: "\n") + "\n"
+        let main = "// Runs the README's examples in order.\n"
+            + blocks.indices.map { "try \(Self.isAsync(blocks[$0]) ? "await " : "")readmeExample\($0 + 1)()" }.joined(separator: "\n") + "\n"
         try main.write(toFile: root + "/consumer/Sources/Consumer/main.swift", atomically: true, encoding: .utf8)
         let manifest = """
             // swift-tools-version:6.0
@@ -113,7 +127,6 @@ import Testing
         let start = Date()
         let build = try Self.shell("swift build", in: root + "/consumer")
         let seconds = Date().timeIntervalSince(start)
-        print("ConsumerPackageTests: resolved and built the consumer (debug, StrataStorage + StrataRecords) in \(Int(seconds)) s")
         if build.output.contains("unsafe build flags") || build.output.contains("unsafeFlags") {
             Issue.record("""
                 SwiftPM refuses Strata as a versioned dependency: a target of the package uses \
@@ -127,6 +140,7 @@ import Testing
         let warnings = build.output.split(separator: "\n").filter { $0.contains("warning:") && !$0.contains("/.build/checkouts/") }
         #expect(warnings.isEmpty, "warnings building the README's examples:\n\(warnings.joined(separator: "\n"))")
         guard build.status == 0 else { return }
+        print("ConsumerPackageTests: resolved and built the consumer (debug, StrataStorage + StrataRecords) in \(Int(seconds)) s")
         let run = try Self.shell("'\(root)/consumer/.build/debug/Consumer'", in: root + "/run")
         #expect(run.status == 0, "the README's examples fail when run:\n\(run.output)")
         #expect(run.output.contains("Ada Lovelace"), "\(run.output)")
