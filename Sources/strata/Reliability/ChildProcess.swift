@@ -145,6 +145,15 @@ func makeTemporaryDirectory(_ prefix: String) throws -> String {
 /// Removes `dir` and everything inside it.
 func removeDirectory(_ dir: String) { removeFuzzCaseDirectory(dir) }
 
+/// Creates `dir` and any missing parents (`mkdir -p`).
+func makeDirectories(_ dir: String) throws {
+    var path = dir.hasPrefix("/") ? "" : "."
+    for part in dir.split(separator: "/") {
+        path += "/" + part
+        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw ToolError("cannot create \(path): errno \(errno)") }
+    }
+}
+
 
 func writeFile(_ path: String, _ bytes: [UInt8]) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)

@@ -9,7 +9,7 @@ import Glibc
 /// Small ones matter most: libFuzzer mutates a 9 KB file far more often per second.
 enum FuzzCorpus {
     static func write(to dir: String, seed: UInt64) throws -> Int {
-        if mkdir(dir, 0o755) != 0 && errno != EEXIST { throw ToolError("cannot create \(dir): errno \(errno)") }
+        try makeDirectories(dir)
         var rng = SplitMix64(seed: mixSeed(seed, 0x434F_5250))
         var count = 0
         func save(_ name: String, _ bytes: [UInt8]) throws {
@@ -48,7 +48,7 @@ enum FuzzCorpus {
     /// Seed inputs for the record target (`strata-fuzz-records`): the record seed store's trees
     /// (``RecordsImage``) after 20 and after 150 workload transactions, in each placement.
     static func writeRecords(to dir: String, seed: UInt64) throws -> Int {
-        if mkdir(dir, 0o755) != 0 && errno != EEXIST { throw ToolError("cannot create \(dir): errno \(errno)") }
+        try makeDirectories(dir)
         var count = 0
         for transactions in [20, 150] {
             var image = try RecordsWorkload.seedImage(seed: mixSeed(seed, 0x5245_4353), transactions: transactions)
