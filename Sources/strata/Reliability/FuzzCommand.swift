@@ -166,14 +166,19 @@ struct FuzzCommand: ParsableCommand {
         // A child stuck where SIGALRM cannot end it is killed from here.
         let backstop = Double(timeoutMs) / 1000 * 2 + 10
 
+        // Every failure, also those not shown, goes to failures.txt beside the kept fixture.
+        let failureLog = open(dir + "/failures.txt", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        defer { if failureLog >= 0 { close(failureLog) } }
         func report(_ index: Int, _ text: String) {
             tally.failuresByKind[FuzzCase.kindName(index), default: 0] += 1
             tally.reported += 1
-            if tally.reported <= showFailures {
-                let what = FuzzCase.caseDescription(fixture, seed: seed, index: index)
-                printError("fuzz: case \(index) (\(what)): \(text)")
+            let what = FuzzCase.caseDescription(fixture, seed: seed, index: index)
+            if tally.reported <= showFailures { printError("fuzz: case \(index) (\(what)): \(text)") }
+            if tally.reported == showFailures { printError("fuzz: (further failures not shown; all are in \(dir)/failures.txt)") }
+            if failureLog >= 0 {
+                let line = Array("case \(index) (\(what)): \(text)\n".utf8)
+                _ = line.withUnsafeBytes { write(failureLog, $0.baseAddress, $0.count) }
             }
-            if tally.reported == showFailures { printError("fuzz: (further failures not shown)") }
         }
 
         while !queue.isEmpty || !running.isEmpty {
