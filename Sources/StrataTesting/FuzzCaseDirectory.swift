@@ -13,10 +13,13 @@ public func withFuzzCaseDirectory<T>(_ prefix: String, _ body: (String) throws -
     return try body(dir)
 }
 
-/// A fresh private directory under `/dev/shm` when it is usable, else under `$TMPDIR` or
-/// `/tmp`; `nil` when none can be made.
+/// A fresh private directory under `$STRATA_FUZZ_CASE_DIR` when that is set (a test that
+/// replays inputs which may trap puts the directories a trap leaves behind where it cleans up),
+/// else under `/dev/shm` when it is usable, else under `$TMPDIR` or `/tmp`; `nil` when none can
+/// be made.
 public func makeFuzzCaseDirectory(_ prefix: String) -> String? {
     var bases: [String] = []
+    if let base = getenv("STRATA_FUZZ_CASE_DIR") { bases.append(String(cString: base)) }
     if access("/dev/shm", W_OK) == 0 { bases.append("/dev/shm") }
     bases.append(getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp")
     for base in bases {

@@ -34,10 +34,11 @@ import Testing
             .map { Input(path: dir + "/" + $0, expectation: manifest[$0]?.0, what: manifest[$0]?.1) }
     }
 
-    /// How `input` fails, or `nil` when it passes.
-    static func failure(of input: Input) throws -> String? {
+    /// How `input` fails, or `nil` when it passes. The replay's case files go under `scratch`
+    /// (a trap leaves them behind).
+    static func failure(of input: Input, scratch: String) throws -> String? {
         let target = input.path.hasSuffix(".records") ? "strata-fuzz-records" : "strata-fuzz"
-        let replay = try Tool.run(target, [input.path], backtrace: true)
+        let replay = try Tool.run(target, [input.path], backtrace: true, environment: ["STRATA_FUZZ_CASE_DIR": scratch])
         var problems: [String] = []
         if replay.signaled || replay.status != 0 || !replay.stdout.contains(": ok (") {
             problems.append("\(target) \(replay.ending): \(replay.crashSummary)")
@@ -54,9 +55,12 @@ import Testing
     }
 
     static func replay(_ inputs: [Input], label: String) throws {
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("strata-replay-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
         var failures: [String] = []
         for input in inputs {
-            if let f = try failure(of: input) {
+            if let f = try failure(of: input, scratch: scratch) {
                 failures.append(input.name)
                 Issue.record("\(label) \(input.name)\(input.what.map { " (\($0))" } ?? ""): \(f)")
             }

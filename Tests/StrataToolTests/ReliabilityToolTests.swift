@@ -51,7 +51,7 @@ import Testing
         for (target, sub, minimum) in [("strata-fuzz", "storage", 5), ("strata-fuzz-records", "records", 6)] {
             let inputs = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/\(sub)").map { "\(dir)/\(sub)/\($0)" }.sorted()
             #expect(inputs.count >= minimum, "\(target): \(inputs.count) seed inputs")
-            let run = try Tool.run(target, inputs)
+            let run = try Tool.run(target, inputs, environment: ["STRATA_FUZZ_CASE_DIR": dir])
             #expect(run.status == 0, "\(target): \(run.stdout)\n\(run.stderr)")
             #expect(run.stdout.split(separator: "\n").filter { $0.hasSuffix(" bytes)") }.count == inputs.count, "\(target): \(run.stdout)")
         }
@@ -111,11 +111,12 @@ enum Tool {
 
     /// Runs `product` with `arguments`. With `backtrace`, a trap prints the crashed thread's
     /// first frames (about 0.3 s), for reports that say where it trapped.
-    static func run(_ product: String, _ arguments: [String], backtrace: Bool = false) throws -> Run {
+    /// `environment` adds to (or replaces in) this process's environment.
+    static func run(_ product: String, _ arguments: [String], backtrace: Bool = false, environment extra: [String: String] = [:]) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: productsDirectory + "/" + product)
         process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
+        var environment = ProcessInfo.processInfo.environment.merging(extra) { $1 }
         environment["SWIFT_BACKTRACE"] = backtrace
             ? "enable=yes,interactive=no,color=no,threads=crashed,registers=none,images=none,limit=64,top=16" : "enable=no"
         process.environment = environment
