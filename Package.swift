@@ -29,10 +29,19 @@ let package = Package(
             dependencies: ["StrataStorage"],
             path: "Sources/StrataRecords"
         ),
+        // Test support shared by the tools, the benchmark and the test suites (the simulated file
+        // system, seeded randomness, the crash workloads, the TodoList model): a target, not a
+        // product, so it stays out of what users link.
+        .target(
+            name: "StrataTesting",
+            dependencies: ["StrataStorage", "StrataRecords"],
+            path: "Sources/StrataTesting"
+        ),
         .executableTarget(
             name: "strata",
             dependencies: [
-                "StrataStorage", "StrataRecords",
+                // CLZ4: the fuzzer decompresses pages itself to forge fields inside them.
+                "StrataStorage", "StrataRecords", "StrataTesting", "CLZ4",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/strata"
@@ -42,8 +51,15 @@ let package = Package(
         .target(name: "CFuzzDriver", path: "Sources/CFuzzDriver"),
         .executableTarget(
             name: "strata-fuzz",
-            dependencies: ["StrataStorage", "CFuzzDriver"],
+            dependencies: ["StrataStorage", "StrataTesting", "CFuzzDriver"],
             path: "Sources/strata-fuzz"
+        ),
+        // The record layer's libFuzzer target: inputs are record stores' trees, written by the
+        // engine (valid checksums) and opened as record stores.
+        .executableTarget(
+            name: "strata-fuzz-records",
+            dependencies: ["StrataStorage", "StrataRecords", "StrataTesting", "CFuzzDriver"],
+            path: "Sources/strata-fuzz-records"
         ),
         // Benchmark baselines: the system's SQLite and LMDB.
         .systemLibrary(name: "CSQLite", path: "Benchmarks/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
@@ -51,27 +67,29 @@ let package = Package(
         .executableTarget(
             name: "strata-bench",
             dependencies: [
-                "StrataStorage", "StrataRecords", "CSQLite", "CLMDB",
+                "StrataStorage", "StrataRecords", "StrataTesting", "CSQLite", "CLMDB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Benchmarks/strata-bench"
         ),
         .testTarget(
             name: "StrataStorageTests",
-            dependencies: ["StrataStorage"],
+            dependencies: ["StrataStorage", "StrataTesting"],
             path: "Tests/StrataStorageTests"
         ),
         .testTarget(
             name: "StrataRecordsTests",
             // SQLite: the differential tests run the same operations on it, with triggers.
-            dependencies: ["StrataRecords", "CSQLite"],
+            dependencies: ["StrataRecords", "StrataTesting", "CSQLite"],
             path: "Tests/StrataRecordsTests"
         ),
-        // Runs the built tools (`strata crash-test`, `strata fuzz`, the fuzz target's replay,
-        // `strata-bench` at a tiny scale).
+        // Runs the built tools (`strata crash-test`, `strata fuzz`, the fuzz targets' replay,
+        // `strata-bench` at a tiny scale). The fuzz targets are not dependencies: SwiftPM links
+        // an executable dependency's code into the test bundle, and both define
+        // `LLVMFuzzerTestOneInput`; `swift build` builds them anyway.
         .testTarget(
             name: "StrataToolTests",
-            dependencies: ["strata", "strata-fuzz", "strata-bench", "StrataRecords"],
+            dependencies: ["strata", "strata-bench", "StrataRecords", "StrataTesting"],
             path: "Tests/StrataToolTests"
         ),
     ],

@@ -1,4 +1,5 @@
 import StrataStorage
+import StrataTesting
 
 /// The benchmark needs the same keys, values and orders on every run and in every child
 /// process, so it draws from the engine's seeded SplitMix64, never from system randomness.

@@ -1,5 +1,6 @@
 import StrataRecords
 import StrataStorage
+import StrataTesting
 
 /// How big the records benchmark is. The defaults are the issue's: 1,000 lists × 1,000 items,
 /// 10,000 inserts into lists of 10, 1,000 and 100,000 items, 10,000 moves, 100 renames of

@@ -33,5 +33,7 @@ static int replay(int argc, char **argv) {
     return 0;
 }
 
-// SwiftPM links an executable target's entry point as `<target>_main`, aliased to `main`.
+// SwiftPM links an executable target's entry point as `<target>_main`, aliased to `main`: one
+// for each fuzz target (each links only its own).
 __attribute__((weak)) int strata_fuzz_main(int argc, char **argv) { return replay(argc, argv); }
+__attribute__((weak)) int strata_fuzz_records_main(int argc, char **argv) { return replay(argc, argv); }

@@ -1,27 +1,51 @@
 import StrataStorage
+import StrataTesting
 
-// The libFuzzer target: an arbitrary byte string is opened as a store file (read-only, then
-// read-write) and read in full. A finding is a trap, a sanitizer report, a hang, a runaway
-// allocation, an error that is not a `StrataError`, or data that breaks the store's own
-// invariants (key order, forward = backward, `get` agrees with the scan, `count` agrees with
-// the scan) while `check()` calls the file clean.
+// The storage libFuzzer target: an arbitrary byte string is opened as a store file (read-only,
+// then read-write; on the simulated file system, then as a real file through the POSIX layer,
+// whose `pread` takes the file's own offsets) and read in full. A finding is a trap, a
+// sanitizer report, a hang, a runaway allocation, an error that is not a `StrataError`, or data
+// that breaks the store's own invariants (key order, forward = backward, `get` agrees with the
+// scan, `count` agrees with the scan) while `check()` calls the file clean.
 //
 // Build and run (README, "Reliability"):
 //   swift build -c release --sanitize=fuzzer --sanitize=address --product strata-fuzz
 //   SWIFT_BACKTRACE=enable=no .build/release/strata-fuzz -max_total_time=3600 CORPUS/
 // Without `--sanitize=fuzzer` the weak `main` in CFuzzDriver links instead and replays files.
 
-private let path = "/fuzz/store.strata"
-
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = [UInt8](UnsafeBufferPointer(start: data, count: size))
-    examine(bytes, readOnly: true)
-    examine(bytes, readOnly: false)
+    for readOnly in [true, false] {
+        let fs = SimulatedFileSystem()
+        fs.setContents(bytes, of: "/fuzz/store.strata")
+        examine(fs, "/fuzz/store.strata", readOnly: readOnly)
+    }
+    withFuzzCaseDirectory("strata-fuzz") { dir in
+        for readOnly in [true, false] {
+            let path = dir + "/store.strata"
+            guard place(bytes, at: path) else { return }
+            examine(PosixFileSystem(), path, readOnly: readOnly)
+        }
+    }
     return 0
 }
 
-private func options(_ fs: SimulatedFileSystem, readOnly: Bool) -> StoreOptions {
+/// Writes `bytes` as the whole file at `path` (through the engine's POSIX layer).
+private func place(_ bytes: [UInt8], at path: String) -> Bool {
+    let fs = PosixFileSystem()
+    do {
+        try fs.remove(path)
+        let file = try fs.open(path, mode: .create)
+        defer { file.close() }
+        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+        return true
+    } catch {
+        return false
+    }
+}
+
+private func options(_ fs: any FileSystem, readOnly: Bool) -> StoreOptions {
     var o = StoreOptions(durability: .normal)
     o.fileSystem = fs
     o.readOnly = readOnly
@@ -31,9 +55,7 @@ private func options(_ fs: SimulatedFileSystem, readOnly: Bool) -> StoreOptions 
     return o
 }
 
-private func examine(_ bytes: [UInt8], readOnly: Bool) {
-    let fs = SimulatedFileSystem()
-    fs.setContents(bytes, of: path)
+private func examine(_ fs: any FileSystem, _ path: String, readOnly: Bool) {
     do {
         let store = try Store(path: path, options: options(fs, readOnly: readOnly))
         let violation = try store.read { try readEverything($0) }

@@ -4,7 +4,7 @@ import Testing
 // MARK: - Shared helpers of the reliability suites (CrashTests, CorruptionTests, RandomOperationsTests, IOFaultTests)
 
 /// The whole content of a store: tree name → key → value.
-typealias RelTrees = [String: [[UInt8]: [UInt8]]]
+typealias RelTrees = StoreContent
 
 /// Reads every tree of `tx` with a full forward cursor scan (checking order and counts) and
 /// every value (overflow values included).
@@ -137,93 +137,9 @@ func relOptions(_ fs: SimulatedFileSystem, _ durability: Durability = .full) -> 
 
 let relPath = "/db/store.strata"
 
-/// A seeded workload of write transactions with the expected state after each commit.
-struct RelWorkload {
-    enum Op {
-        case put(tree: String, key: [UInt8], value: [UInt8])
-        case delete(tree: String, key: [UInt8])
-        case createTree(String)
-        case dropTree(String)
-    }
-
-    struct Step {
-        var ops: [Op] = []
-        /// The transaction throws at the end (its changes, overflow frames included, are discarded).
-        var rollback = false
-        /// `store.compact()` runs after this step.
-        var compactAfter = false
-    }
-
-    var steps: [Step] = []
-    /// `states[i]`: the content after the first `i` committed (not rolled back) steps.
-    var states: [RelTrees] = [[:]]
-
-    static func make(seed: UInt64, transactions: Int = 50) -> RelWorkload {
-        var rng = SeededRandom(seed: seed)
-        var w = RelWorkload()
-        var model: RelTrees = [:]
-        var committed = 0
-        func value(_ rng: inout SeededRandom) -> [UInt8] {
-            if Int.random(in: 0..<10, using: &rng) == 0 {
-                // ~10 KB: an overflow frame. Half of them compress.
-                let n = Int.random(in: 9_000...11_000, using: &rng)
-                if Bool.random(using: &rng) { return randomBytes(n, &rng) }
-                let b = UInt8.random(in: 0...255, using: &rng)
-                return (0..<n).map { UInt8(truncatingIfNeeded: $0 / 64) &+ b }
-            }
-            return randomBytes(Int.random(in: 0...200, using: &rng), &rng)
-        }
-        while committed < transactions {
-            var step = Step()
-            var m = model
-            if committed == 0 {
-                step.ops += [.createTree("alpha"), .createTree("beta")]
-                m["alpha"] = [:]
-                m["beta"] = [:]
-            }
-            if committed == 12 { step.ops.append(.createTree("gamma")); m["gamma"] = [:] }
-            if committed == 30 { step.ops.append(.dropTree("beta")); m["beta"] = nil }
-            if committed == 38 { step.ops.append(.createTree("beta")); m["beta"] = [:] }
-            let names = m.keys.sorted()
-            for _ in 0..<Int.random(in: 1...8, using: &rng) {
-                let tree = names.randomElement(using: &rng)!
-                if Int.random(in: 0..<4, using: &rng) == 0, let k = m[tree]!.keys.sorted(by: { compareBytes($0, $1) < 0 }).randomElement(using: &rng) {
-                    step.ops.append(.delete(tree: tree, key: k))
-                    m[tree]![k] = nil
-                } else {
-                    let k = key(Int.random(in: 0..<150, using: &rng))
-                    let v = value(&rng)
-                    step.ops.append(.put(tree: tree, key: k, value: v))
-                    m[tree]![k] = v
-                }
-            }
-            if committed == 20 && !w.steps.contains(where: \.rollback) {
-                // A rolled-back transaction with a large value: garbage frames in the log.
-                var r = Step()
-                r.rollback = true
-                r.ops = [.put(tree: "alpha", key: key(7), value: randomBytes(12_000, &rng)), .delete(tree: "alpha", key: key(1))]
-                w.steps.append(r)
-            }
-            model = m
-            committed += 1
-            step.compactAfter = committed == transactions / 2
-            w.steps.append(step)
-            w.states.append(model)
-        }
-        return w
-    }
-
-    static func apply(_ step: Step, _ tx: WriteTransaction) throws {
-        for op in step.ops {
-            switch op {
-            case .put(let t, let k, let v): try tx.tree(t)!.put(k, v)
-            case .delete(let t, let k): _ = try tx.tree(t)!.delete(k)
-            case .createTree(let t): try tx.createTree(t)
-            case .dropTree(let t): try tx.dropTree(t)
-            }
-        }
-    }
-}
+/// The crash workload, shared with `strata crash-test` (StrataTesting's ``CrashWorkload``):
+/// seeded transactions and the content after each commit (`states` are ``RelTrees``).
+typealias RelWorkload = CrashWorkload
 
 struct RelRollback: Error {}
 

@@ -1,5 +1,8 @@
 import Testing
 @testable import StrataStorage
+// Re-exported to every file of this test target: the simulated file system and the seeded
+// generator moved to the StrataTesting target, and the suites keep using them by name.
+@_exported import StrataTesting
 #if canImport(Glibc)
 import Glibc
 #endif

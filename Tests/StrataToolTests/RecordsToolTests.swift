@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import StrataRecords
 import StrataStorage
+import StrataTesting
 
 /// `strata info`, `check` and `dump --entity` on a store with a record model.
 @Suite struct RecordsToolTests {
@@ -9,21 +10,7 @@ import StrataStorage
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-records-\(getpid())-\(UInt32.random(in: 0...UInt32.max))").path
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let path = dir + "/todo.strata"
-        let model = try Model {
-            Entity("TodoList") {
-                Attribute("name", .string)
-                Relationship("items", toMany: "Item", inverse: "list", deleteRule: .cascade)
-                Derived("itemCount", .int64, "items.@count")
-                Derived("searchName", .string, "canonical:(name)")
-                FetchIndex("searchName")
-            }
-            Entity("Item") {
-                Attribute("title", .string)
-                Attribute("amount", .decimal, default: Decimal(0))
-                Relationship("list", toOne: "TodoList", inverse: "items")
-                Derived("listName", .string, "list.name", optional: true)
-            }
-        }
+        let model = try todoModel()
         let store = try RecordStore(path: path, model: model)
         try store.write { tx in
             let list = try tx.insert("TodoList", ["name": "Café \"Crème\""])
@@ -65,17 +52,16 @@ import StrataStorage
             let rows = try #require(try tx.tree("rows:TodoList"))
             let key = withUnsafeBytes(of: list.primaryKey.bigEndian) { Array($0) }
             var row = try #require(try rows.get(key))
-            // The row ends with itemCount (zigzag varint 6 = 3) then searchName: find the 06
-            // before the last string and make it 5 (a count of -3... any wrong value will do).
-            let name = Array("cafe \"creme\"".utf8)
-            let at = row.count - name.count - 2
-            #expect(row[at] == 6)
-            row[at] = 8
+            // loudName = uppercase:(name) is stored in the row as its UTF-8 bytes: change one letter
+            // (same length, so the row's lengths stay valid).
+            let loud = Array("CAFÉ \"CRÈME\"".utf8)
+            let at = try #require(row.indices.first { row[$0...].starts(with: loud) }, "loudName not found in the row")
+            row[at] = UInt8(ascii: "K")
             try rows.put(key, row)
         }
         try store.close()
         let check = try Tool.run("strata", ["check", path])
         #expect(check.status == 1)
-        #expect(check.stdout.contains("itemCount"), "\(check.stdout)")
+        #expect(check.stdout.contains("loudName"), "\(check.stdout)")
     }
 }

@@ -1,4 +1,5 @@
 import StrataStorage
+import StrataTesting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -141,18 +142,16 @@ func makeTemporaryDirectory(_ prefix: String) throws -> String {
     return String(cString: p)
 }
 
-/// Removes the files directly inside `dir`, then `dir`.
-func removeDirectory(_ dir: String) {
-    if let d = opendir(dir) {
-        while let e = readdir(d) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
-                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name != "." && name != ".." { unlink(dir + "/" + name) }
-        }
-        closedir(d)
+/// Removes `dir` and everything inside it.
+func removeDirectory(_ dir: String) { removeFuzzCaseDirectory(dir) }
+
+/// Creates `dir` and any missing parents (`mkdir -p`).
+func makeDirectories(_ dir: String) throws {
+    var path = dir.hasPrefix("/") ? "" : "."
+    for part in dir.split(separator: "/") {
+        path += "/" + part
+        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw ToolError("cannot create \(path): errno \(errno)") }
     }
-    rmdir(dir)
 }
 
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import StrataStorage
+import StrataTesting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -113,7 +114,7 @@ enum CrashVerdict {
 
     /// An error met while recovering, reading or writing the recovered store.
     static func from(_ error: any Error, _ during: String) -> CrashVerdict {
-        if isCorruptError(error) || error is HarnessFailure { return .corrupt("\(during): \(describe(error))") }
+        if isCorruptError(error) || error is HarnessFailure || error is CrashWorkloadFailure { return .corrupt("\(during): \(describe(error))") }
         return .unrecoverable("\(during): \(describe(error))")
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import StrataStorage
+import StrataTesting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,11 +13,34 @@ struct FuzzCase {
     var allowed: Set<Int>
     var what: String
 
-    /// The mutation of case `i` is kind `i % 9`.
+    /// The mutation of storage case `i` is kind `i % 12` (kinds 0–8); cases whose `i % 12` is
+    /// 9, 10 or 11 are record cases (``RecordsFuzzCase``), their kinds taken in turn.
     static let kindNames = ["bit flips", "byte run", "truncation", "appended bytes", "frame splice", "frame header field",
                             "header slot field", "lost sector/block", "payload field"]
+    static let cycle = 12
 
-    static let extremes: [UInt64] = [0, 1, 0xFFFF_FFFF, 0x8000_0000, 1 << 40, UInt64.max, UInt64.max - 7]
+    static func isRecordCase(_ index: Int) -> Bool { index % cycle >= kindNames.count }
+
+    /// The record kind of record case `index`.
+    static func recordKind(_ index: Int) -> Int {
+        let perCycle = cycle - kindNames.count
+        return (index / cycle * perCycle + index % cycle - kindNames.count) % RecordsFuzzCase.kindNames.count
+    }
+
+    /// What case `index` damages (storage or record case).
+    static func caseDescription(_ f: FuzzFixture, seed: UInt64, index: Int) -> String {
+        isRecordCase(index) ? "records: " + RecordsFuzzCase.make(f.records, seed: seed, index: index, kind: recordKind(index)).what
+                            : make(f, seed: seed, index: index).what
+    }
+
+    /// The name of case `index`'s mutation kind, for tallies.
+    static func kindName(_ index: Int) -> String {
+        isRecordCase(index) ? "records: " + RecordsFuzzCase.kindNames[recordKind(index)] : kindNames[index % cycle]
+    }
+
+    /// Values no valid field holds, around each width's and each signed conversion's limits.
+    static let extremes: [UInt64] = [0, 1, 0xFFFF_FFFF, 0x8000_0000, 1 << 40, 1 << 63, (1 << 63) - 1, (1 << 63) - 8,
+                                     UInt64.max, UInt64.max - 7]
 
     /// Case `index` of `seed`: one seeded mutation of the seed store.
     static func make(_ f: FuzzFixture, seed: UInt64, index: Int) -> FuzzCase {
@@ -42,7 +66,7 @@ struct FuzzCase {
         func pick<T>(_ a: [T]) -> T { a[rng.below(a.count)] }
         func reseal(frameAt at: Int) { writeLE(&b, at + 36, 4, UInt64(ToolCRC32C.frameHeader(b, at: at))) }
 
-        switch index % 9 {
+        switch index % cycle {
         case 0:
             var at: [Int] = []
             for _ in 0..<rng.int(1...4) {
@@ -134,72 +158,101 @@ struct FuzzCase {
         return FuzzCase(bytes: b, allowed: allowed, what: what)
     }
 
-    /// Sets one offset or length field inside an uncompressed frame's payload (a checkpoint's
-    /// tree entry, a page's header or cell, a commit's overflow reference) to a value no valid
-    /// store has there, and re-seals both checksums: only the engine's structural checks stand
-    /// between it and the reader. Returns a description and the frame's offset.
+    /// Sets one offset, length or order field inside a frame's payload (a checkpoint's tree
+    /// entry, a page's header, slot or cell, a commit's operation or overflow reference) to a
+    /// value no valid store has there — or points two branch cells at one child, swaps two
+    /// children or two slots, reverses a leaf's slots — and re-seals both checksums: only the
+    /// engine's structural checks stand between it and the reader. A page forged inside a
+    /// compressed frame is appended uncompressed with its ancestors (``StoreSurgery``).
+    /// Returns a description and the damaged frame's offset.
     static func forgePayloadField(_ f: FuzzFixture, _ b: inout [UInt8], _ rng: inout SplitMix64) -> (String, Int) {
-        let candidates = f.frames.filter { $0.flags == 0 && $0.type != 4 && $0.stored > 0 }
+        guard let surgery = f.surgery else { return ("no frame map", 0) }
+        let candidates = f.frames.filter {
+            $0.type != 4 && $0.stored > 0 && ($0.flags == 0 || ($0.type == 1 && surgery.pageImages[$0.offset] != nil))
+        }
         let fr = candidates[rng.below(candidates.count)]
-        let p = fr.offset + 40
-        let end = p + fr.stored
-        // (position, width, name, values)
-        var fields: [(Int, Int, String, [UInt64])] = []
-        let badOffsets: [UInt64] = [0, 1, 4096, 8191, 0xFFFF_FFFF, 1 << 40, UInt64.max, UInt64.max - 7,
-                                    UInt64(f.bytes.count + 8) & ~7]
+        let badOffsets: [UInt64] = [0, 1, 4096, 8191, 0xFFFF_FFFF, 1 << 40, 1 << 63, (1 << 63) - 1, (1 << 63) - 8,
+                                    UInt64.max, UInt64.max - 7, UInt64(f.bytes.count + 8) & ~7]
         /// A frame of another type than `type` (a valid frame, but the wrong kind).
         func wrongFrame(_ type: UInt8) -> [UInt64] {
             f.frames.filter { $0.type != type }.prefix(200).map { UInt64($0.offset) }.suffix(3)
         }
+        /// One way to forge the payload: a description and the change, on the raw payload.
+        typealias Edit = (name: String, apply: (inout [UInt8]) -> Void)
+        var edits: [Edit] = []
+        func field(_ pos: Int, _ width: Int, _ name: String, _ values: [UInt64]) {
+            let v = values[rng.below(values.count)]
+            edits.append(("\(name) = \(v)", { writeLE(&$0, pos, width, v) }))
+        }
+        var payload = fr.type == 1 ? surgery.pageImages[fr.offset] ?? Array(b[(fr.offset + 40)..<(fr.offset + 40 + fr.stored)])
+                                   : Array(b[(fr.offset + 40)..<(fr.offset + 40 + fr.stored)])
+        let end = payload.count
         switch fr.type {
         case 3:
             // txid u64, next tree id u32, live bytes u64, tree count u32, then entries.
-            fields.append((p + 12, 4, "tree count", [0xFFFF, 0xFFFF_FFFF, 0x8000_0000]))
-            var q = p + 24
+            field(12, 8, "live bytes", [0, 1 << 63, UInt64.max])
+            field(20, 4, "tree count", [0xFFFF, 0xFFFF_FFFF, 0x8000_0000])
+            var q = 24
             while q + 7 <= end {
-                let nameLength = Int(readLE(b, q + 4, 2))
+                let nameLength = Int(readLE(payload, q + 4, 2))
                 let rootAt = q + 6 + nameLength
                 guard rootAt + 17 <= end else { break }
-                fields.append((q + 4, 2, "tree name length", [0xFFFF, 256]))
-                fields.append((rootAt, 8, "tree root offset", badOffsets.filter { $0 != 0 } + wrongFrame(1)))
-                fields.append((rootAt + 8, 8, "tree entry count", [UInt64.max, 1 << 63, 1 << 62]))
-                fields.append((rootAt + 16, 1, "tree height", [33, 0xFF]))
+                field(q + 4, 2, "tree name length", [0xFFFF, 256])
+                field(rootAt, 8, "tree root offset", badOffsets.filter { $0 != 0 } + wrongFrame(1))
+                field(rootAt + 8, 8, "tree entry count", [UInt64.max, 1 << 63, 1 << 62])
+                field(rootAt + 16, 1, "tree height", [33, 0xFF])
                 q = rootAt + 17
             }
         case 1:
-            let count = Int(readLE(b, p + 2, 2))
-            let cellStart = Int(readLE(b, p + 4, 2))
-            let isLeaf = b[p] == 1
-            fields.append((p + 1, 1, "page level", [32, 0xFF]))
-            fields.append((p + 2, 2, "page cell count", [0xFFFF, UInt64(count + 1)]))
-            fields.append((p + 4, 2, "page cell start", [0, 1, 0xFFFF]))
-            for i in 0..<count where p + 8 + 2 * i + 2 <= end {
-                let slot = Int(readLE(b, p + 8 + 2 * i, 2))
-                fields.append((p + 8 + 2 * i, 2, "page slot \(i)", [0, 7, 0xFFFF]))
-                let cell = p + 8 + 2 * count + (slot - cellStart)
-                guard slot >= cellStart, cell + 10 <= end else { continue }
-                fields.append((cell, 2, "cell \(i) key length", [0xFFFF, 1025]))
+            let cells = StoreSurgery.cells(of: payload, pageSize: surgery.pageSize)
+            let isLeaf = payload[0] == 1
+            field(1, 1, "page level", [32, 0xFF])
+            field(2, 2, "page cell count", [0xFFFF, UInt64(cells.count + 1)])
+            field(4, 2, "page cell start", [0, 1, 0xFFFF])
+            let slots = cells.map { readLE(payload, $0.slotAt, 2) }
+            for (i, cell) in cells.enumerated() {
+                // Another cell's slot: a duplicated key, and keys out of order.
+                field(cell.slotAt, 2, "page slot \(i)", [0, 7, 0xFFFF] + slots.filter { $0 != slots[i] }.prefix(2))
+                field(cell.at, 2, "cell \(i) key length", [0xFFFF, 1025, 0])
                 if isLeaf {
-                    let info = readLE(b, cell + 2, 4)
-                    fields.append((cell + 2, 4, "cell \(i) value info", [0x7FFF_FFFF, 0xFFFF_FFFF, 0x8000_0000 | (64 << 20) + 1]))
-                    if info & 0x8000_0000 != 0 {
-                        let keyLength = Int(readLE(b, cell, 2))
-                        if cell + 6 + keyLength + 8 <= end {
-                            fields.append((cell + 6 + keyLength, 8, "cell \(i) overflow offset", badOffsets + wrongFrame(4)))
-                        }
+                    let info = readLE(payload, cell.at + 2, 4)
+                    field(cell.at + 2, 4, "cell \(i) value info", [0x7FFF_FFFF, 0xFFFF_FFFF, 0x8000_0000 | (64 << 20) + 1])
+                    if info & 0x8000_0000 != 0, cell.at + 6 + cell.keyLength + 8 <= end {
+                        field(cell.at + 6 + cell.keyLength, 8, "cell \(i) overflow offset", badOffsets + wrongFrame(4))
                     }
                 } else {
-                    fields.append((cell + 2, 8, "cell \(i) child offset", badOffsets + wrongFrame(1)))
+                    let children = cells.map { readLE(payload, $0.at + 2, 8) }
+                    // A sibling's child: two cells share one child.
+                    field(cell.at + 2, 8, "cell \(i) child offset", badOffsets + wrongFrame(1) + children.filter { $0 != children[i] }.prefix(2))
+                }
+            }
+            if cells.count >= 2 {
+                let i = rng.below(cells.count), j = (i + 1 + rng.below(cells.count - 1)) % cells.count
+                if isLeaf {
+                    edits.append(("slots \(i) and \(j) swapped", { p in
+                        let a = readLE(p, cells[i].slotAt, 2), c = readLE(p, cells[j].slotAt, 2)
+                        writeLE(&p, cells[i].slotAt, 2, c)
+                        writeLE(&p, cells[j].slotAt, 2, a)
+                    }))
+                    edits.append(("slots reversed (keys descending)", { p in
+                        for (k, v) in slots.reversed().enumerated() { writeLE(&p, cells[k].slotAt, 2, v) }
+                    }))
+                } else {
+                    edits.append(("children of cells \(i) and \(j) swapped", { p in
+                        let a = readLE(p, cells[i].at + 2, 8), c = readLE(p, cells[j].at + 2, 8)
+                        writeLE(&p, cells[i].at + 2, 8, c)
+                        writeLE(&p, cells[j].at + 2, 8, a)
+                    }))
                 }
             }
         default:
-            // Commit records: the overflow references of put-overflow operations.
-            var q = p
+            // Commit records: the op codes and the overflow references of put-overflow operations.
+            var q = 0
             func varint() -> UInt64? {
                 var v: UInt64 = 0
                 var shift: UInt64 = 0
                 while q < end, shift < 70 {
-                    let byte = b[q]
+                    let byte = payload[q]
                     q += 1
                     v |= UInt64(byte & 0x7F) << shift
                     if byte & 0x80 == 0 { return v }
@@ -209,21 +262,21 @@ struct FuzzCase {
             }
             scan: while q < end {
                 let opAt = q
-                let op = b[q]
+                let op = payload[q]
                 q += 1
-                fields.append((opAt, 1, "commit op code", [0, 6, 0xFF]))
+                field(opAt, 1, "commit op code", [0, 6, 0xFF])
                 switch op {
                 case 1, 2, 3:
-                    guard varint() != nil, let kl = varint() else { break scan }
+                    guard varint() != nil, let kl = varint(), kl <= UInt64(end) else { break scan }
                     q += Int(kl)
-                    if op == 1 { guard let vl = varint() else { break scan }; q += Int(vl) }
+                    if op == 1 { guard let vl = varint(), vl <= UInt64(end) else { break scan }; q += Int(vl) }
                     if op == 3 {
                         guard varint() != nil, q + 8 <= end else { break scan }
-                        fields.append((q, 8, "commit overflow offset", badOffsets + wrongFrame(4)))
+                        field(q, 8, "commit overflow offset", badOffsets + wrongFrame(4))
                         q += 8
                     }
                 case 4:
-                    guard varint() != nil, let nl = varint() else { break scan }
+                    guard varint() != nil, let nl = varint(), nl <= UInt64(end) else { break scan }
                     q += Int(nl)
                 case 5:
                     guard varint() != nil else { break scan }
@@ -231,14 +284,22 @@ struct FuzzCase {
                 }
             }
         }
-        fields = fields.filter { $0.0 + $0.1 <= end }
-        guard !fields.isEmpty else { return ("payload of type-\(fr.type) frame at \(fr.offset): no field to forge", fr.offset) }
-        let (pos, width, name, values) = fields[rng.below(fields.count)]
-        let v = values[rng.below(values.count)]
-        writeLE(&b, pos, width, v)
-        writeLE(&b, fr.offset + 32, 4, UInt64(ToolCRC32C.checksum(b, p..<end)))
-        writeLE(&b, fr.offset + 36, 4, UInt64(ToolCRC32C.frameHeader(b, at: fr.offset)))
-        return ("payload of type-\(fr.type) frame at \(fr.offset): \(name) = \(v) (resealed)", fr.offset)
+        guard !edits.isEmpty else { return ("payload of type-\(fr.type) frame at \(fr.offset): no field to forge", fr.offset) }
+        let edit = edits[rng.below(edits.count)]
+        edit.apply(&payload)
+        let compressed = fr.flags & 1 != 0
+        if !compressed {
+            b.replaceSubrange((fr.offset + 40)..<(fr.offset + 40 + fr.stored), with: payload)
+            writeLE(&b, fr.offset + 32, 4, UInt64(ToolCRC32C.checksum(b, (fr.offset + 40)..<(fr.offset + 40 + fr.stored))))
+            writeLE(&b, fr.offset + 36, 4, UInt64(ToolCRC32C.frameHeader(b, at: fr.offset)))
+            return ("payload of type-\(fr.type) frame at \(fr.offset): \(edit.name) (resealed)", fr.offset)
+        }
+        var s = surgery
+        guard let inserted = try? s.replacePage(at: fr.offset, with: payload) else {
+            return ("page in the compressed frame at \(fr.offset): not reachable, left as it was", fr.offset)
+        }
+        b = s.bytes
+        return ("page in the compressed frame at \(fr.offset): \(edit.name) (rewritten uncompressed at \(inserted[0]) with \(inserted.count - 1) ancestor\(inserted.count == 2 ? "" : "s"), resealed)", fr.offset)
     }
 
     enum Outcome: CustomStringConvertible {
@@ -261,22 +322,27 @@ struct FuzzCase {
         }
     }
 
-    /// Opens `bytes` on a fresh simulated file system and reads everything.
-    static func examine(_ bytes: [UInt8], readOnly: Bool, fixture f: FuzzFixture) -> Outcome {
-        let fs = SimulatedFileSystem()
-        fs.setContents(bytes, of: FuzzFixture.path)
-        var o = FuzzFixture.options(fs)
-        o.readOnly = readOnly
-        // `normal`: the write after recovery does not preallocate (and copy) a MiB of zeros.
-        o.durability = .normal
+    /// Opens `bytes` through `layer` (read-only or read-write) and reads everything; a
+    /// writable open then takes a write and reads it back.
+    static func examine(_ bytes: [UInt8], readOnly: Bool, layer: FuzzLayer, fixture f: FuzzFixture) -> Outcome {
         do {
-            let store = try Store(path: FuzzFixture.path, options: o)
+            let (fs, path, simulated) = try layer.place(bytes, name: "store.strata")
+            var o = FuzzFixture.options(fs)
+            o.readOnly = readOnly
+            // `normal`: the write after recovery does not preallocate (and copy) a MiB of zeros.
+            o.durability = .normal
+            let mutationsBefore = simulated?.mutationCount ?? 0
+            let store = try Store(path: path, options: o)
             return try withExtendedLifetime(store) { () throws -> Outcome in
-                // A writable store is dropped without its closing checkpoint: stop its I/O.
-                defer { if !readOnly { fs.crashAfter(operations: 0) } else { try? store.close() } }
+                // A writable simulated store is dropped without its closing checkpoint (its I/O
+                // stops here); a real file is closed.
+                defer { if !readOnly, let simulated { simulated.crashAfter(operations: 0) } else { try? store.close() } }
                 let content = try store.read { try digestContent($0, thorough: true) }
                 let report = try store.check()
                 let index: Int? = content == ContentDigest() && !f.states.contains(content) ? -1 : f.states.firstIndex(of: content)
+                if readOnly, let simulated, simulated.mutationCount != mutationsBefore {
+                    return .inconsistent("the read-only open wrote to the file system")
+                }
                 if !readOnly {
                     // The recovered store takes a write.
                     try store.write { tx in try tx.tree("zz-fuzz", createIfMissing: true)!.put(Array("k".utf8), Array("v".utf8)) }
@@ -295,13 +361,22 @@ struct FuzzCase {
         }
     }
 
+    /// The four opens of a case: read-only and read-write, simulated and through POSIX.
+    static func examineAll(_ bytes: [UInt8], posixDirectory: String, fixture f: FuzzFixture) -> [(String, Outcome)] {
+        let posix = FuzzLayer.posix(directory: posixDirectory)
+        return [("read-only", examine(bytes, readOnly: true, layer: .simulated, fixture: f)),
+                ("read-write", examine(bytes, readOnly: false, layer: .simulated, fixture: f)),
+                ("read-only POSIX", examine(bytes, readOnly: true, layer: posix, fixture: f)),
+                ("read-write POSIX", examine(bytes, readOnly: false, layer: posix, fixture: f))]
+    }
+
     /// The line a worker prints for a case: `I`, `C`, `P`, `E kind: …` or `W …`.
-    static func judge(_ c: FuzzCase, ro: Outcome, rw: Outcome, fixture f: FuzzFixture) -> String {
+    static func judge(_ c: FuzzCase, outcomes: [(String, Outcome)], fixture f: FuzzFixture) -> String {
         var wrong: [String] = []
         var typed: StrataError?
         var prefix = false
         var flagged = false
-        for (mode, outcome) in [("read-only", ro), ("read-write", rw)] {
+        for (mode, outcome) in outcomes {
             switch outcome {
             case .read(let index, let problems):
                 if !problems.isEmpty { flagged = true }

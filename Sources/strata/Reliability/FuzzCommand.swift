@@ -22,9 +22,9 @@ struct FuzzCommand: ParsableCommand {
             Mutations: bit flips, byte runs, truncations, appended garbage or stale frames, \
             frames copied over other frames, frame header and header slot fields set to \
             extremes (re-sealed or not), lost sectors/blocks, and offset fields inside frame \
-            payloads set to extremes (re-sealed). Each case is opened read-only and read-write \
-            on a simulated file system and read fully (every tree, cursor scans both ways, \
-            every value, point reads, check()). Ends with `fuzz: N cases, X crashes, H hangs, K \
+            payloads set to extremes (re-sealed). Each case is opened read-only and read-write, \
+            on a simulated file system and as a real file through the POSIX layer, and read \
+            fully (every tree, cursor scans both ways, every value, point reads, check()). Ends with `fuzz: N cases, X crashes, H hangs, K \
             typed errors` (wrong data is counted on the line before) and exits 1 if there were \
             crashes, hangs or wrong data.
             """)
@@ -50,11 +50,19 @@ struct FuzzCommand: ParsableCommand {
     @Option(help: "Failures to describe on stderr.")
     var showFailures = 30
 
-    @Option(help: .hidden)
+    @Option(help: ArgumentHelp("Run only the cases of one kind: case index % 12 (9–11: record cases).", visibility: .hidden))
     var kind: Int?
 
     @Option(help: ArgumentHelp("Write seed stores for the libFuzzer target into this directory and exit.", valueName: "dir"))
     var writeCorpus: String?
+
+    @Option(help: ArgumentHelp("Write seed inputs for the record libFuzzer target (strata-fuzz-records) into this directory and exit.",
+                               valueName: "dir"))
+    var writeRecordsCorpus: String?
+
+    @Option(help: ArgumentHelp("Write the hostile regression inputs (Tests/FuzzRegressions) into this directory and exit.",
+                               valueName: "dir", visibility: .hidden))
+    var writeRegressions: String?
 
     func validate() throws {
         if iterations < 1 { throw ValidationError("--iterations must be at least 1") }
@@ -65,24 +73,42 @@ struct FuzzCommand: ParsableCommand {
     }
 
     func run() throws {
-        if let writeCorpus {
-            let written = try FuzzCorpus.write(to: writeCorpus, seed: seed)
-            print("fuzz: wrote \(written) seed stores to \(writeCorpus)")
+        if let writeRegressions {
+            let written = try HostileFiles.write(to: writeRegressions, seed: seed)
+            print("fuzz: wrote \(written) hostile inputs and their MANIFEST to \(writeRegressions)")
+            return
+        }
+        if writeCorpus != nil || writeRecordsCorpus != nil {
+            if let writeCorpus {
+                let written = try FuzzCorpus.write(to: writeCorpus, seed: seed)
+                print("fuzz: wrote \(written) seed stores to \(writeCorpus)")
+            }
+            if let writeRecordsCorpus {
+                let written = try FuzzCorpus.writeRecords(to: writeRecordsCorpus, seed: seed)
+                print("fuzz: wrote \(written) record seed inputs to \(writeRecordsCorpus)")
+            }
             return
         }
         let start = monotonicSeconds()
         let fixture = try FuzzFixture.build(seed: seed)
         let dir = try makeTemporaryDirectory("strata-fuzz")
         try fixture.save(to: dir)
+        let caseDirectory = try FuzzLayer.makeCaseDirectory("strata-fuzz-cases")
+        defer { removeDirectory(caseDirectory) }
         let built = monotonicSeconds() - start
-        printError("fuzz: seed store \(fixture.bytes.count) bytes, \(fixture.frames.count) frames, \(fixture.full) commits after its checkpoint (built in \(fixed(built, 2))s)")
+        printError("fuzz: seed store \(fixture.bytes.count) bytes, \(fixture.frames.count) frames, \(fixture.full) commits after its checkpoint; record seed store \(fixture.records.trees.count) trees, \(fixture.records.trees.reduce(0) { $0 + $1.entries.count }) entries (built in \(fixed(built, 2))s)")
         let workers = jobs ?? max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         var tally = FuzzTally()
-        try runWorkers(fixture: fixture, dir: dir, workers: workers, tally: &tally, start: start)
+        try runWorkers(fixture: fixture, dir: dir, caseDirectory: caseDirectory, workers: workers, tally: &tally, start: start)
         let t = monotonicSeconds() - start
         let typed = tally.errorKinds.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         print("fuzz: \(tally.cases) cases in \(fixed(t, 1))s (\(fixed(Double(tally.cases) / max(t, 1e-9), 0)) cases/s, \(workers) workers): \(tally.intact) intact, \(tally.prefix) committed prefix, \(tally.typed) typed errors (\(typed.isEmpty ? "none" : typed)), \(tally.checkFlagged) with check() problems")
         let byKind = tally.failuresByKind.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        for (domain, name) in ["storage", "records"].enumerated() {
+            let d = tally.byDomain[domain]
+            let n = d.values.reduce(0, +)
+            print("fuzz: \(name): \(n) cases, \(d["I", default: 0]) intact, \(d["P", default: 0]) committed prefix, \(d["C", default: 0]) flagged by their check, \(d["E", default: 0]) typed errors, \(d["W", default: 0]) wrong data, \(d["crash", default: 0]) crashes, \(d["hang", default: 0]) hangs")
+        }
         print("fuzz: \(tally.wrong) wrong data\(byKind.isEmpty ? "" : " (failures by mutation: \(byKind))")")
         print("fuzz: \(tally.cases) cases, \(tally.crashes) crashes, \(tally.hangs) hangs, \(tally.typed) typed errors")
         if tally.crashes + tally.hangs + tally.wrong > 0 {
@@ -110,6 +136,8 @@ struct FuzzCommand: ParsableCommand {
         var hangs = 0
         var checkFlagged = 0
         var errorKinds: [String: Int] = [:]
+        /// Per domain (storage, records): cases per result code (I, C, P, E, W, crash, hang).
+        var byDomain: [[String: Int]] = [[:], [:]]
         /// Failures (wrong data, crashes, hangs) per mutation kind.
         var failuresByKind: [String: Int] = [:]
         var reported = 0
@@ -117,7 +145,7 @@ struct FuzzCommand: ParsableCommand {
 
     /// Hands out batches to `workers` children at a time; a batch cut short by a dead child
     /// goes back to the queue from the case after the one it died on.
-    func runWorkers(fixture: FuzzFixture, dir: String, workers: Int, tally: inout FuzzTally, start: Double) throws {
+    func runWorkers(fixture: FuzzFixture, dir: String, caseDirectory: String, workers: Int, tally: inout FuzzTally, start: Double) throws {
         struct Running {
             var child: ChildProcess
             var next: Int
@@ -138,14 +166,19 @@ struct FuzzCommand: ParsableCommand {
         // A child stuck where SIGALRM cannot end it is killed from here.
         let backstop = Double(timeoutMs) / 1000 * 2 + 10
 
+        // Every failure, also those not shown, goes to failures.txt beside the kept fixture.
+        let failureLog = open(dir + "/failures.txt", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        defer { if failureLog >= 0 { close(failureLog) } }
         func report(_ index: Int, _ text: String) {
-            tally.failuresByKind[FuzzCase.kindNames[index % FuzzCase.kindNames.count], default: 0] += 1
+            tally.failuresByKind[FuzzCase.kindName(index), default: 0] += 1
             tally.reported += 1
-            if tally.reported <= showFailures {
-                let what = FuzzCase.make(fixture, seed: seed, index: index).what
-                printError("fuzz: case \(index) (\(what)): \(text)")
+            let what = FuzzCase.caseDescription(fixture, seed: seed, index: index)
+            if tally.reported <= showFailures { printError("fuzz: case \(index) (\(what)): \(text)") }
+            if tally.reported == showFailures { printError("fuzz: (further failures not shown; all are in \(dir)/failures.txt)") }
+            if failureLog >= 0 {
+                let line = Array("case \(index) (\(what)): \(text)\n".utf8)
+                _ = line.withUnsafeBytes { write(failureLog, $0.baseAddress, $0.count) }
             }
-            if tally.reported == showFailures { printError("fuzz: (further failures not shown)") }
         }
 
         while !queue.isEmpty || !running.isEmpty {
@@ -153,7 +186,7 @@ struct FuzzCommand: ParsableCommand {
                 let (a, b) = queue.removeFirst()
                 let child = try ChildProcess(arguments: [
                     "fuzz-worker", "--fixture", dir, "--seed", String(seed), "--from", String(a), "--count", String(b - a),
-                    "--timeout-ms", String(timeoutMs), "--memory-mb", String(memoryMb),
+                    "--timeout-ms", String(timeoutMs), "--memory-mb", String(memoryMb), "--case-directory", caseDirectory,
                 ] + (kind.map { ["--kind", String($0)] } ?? []), environment: FuzzCommand.workerEnvironment)
                 running.append(Running(child: child, next: a, end: b, lastHeard: monotonicSeconds()))
             }
@@ -174,6 +207,7 @@ struct FuzzCommand: ParsableCommand {
                         }
                         running[i].next = index + 1
                         tally.cases += 1
+                        tally.byDomain[FuzzCase.isRecordCase(index) ? 1 : 0][parts[1], default: 0] += 1
                         let detail = parts.count > 2 ? parts[2] : ""
                         switch parts[1] {
                         case "I": tally.intact += 1
@@ -200,13 +234,16 @@ struct FuzzCommand: ParsableCommand {
                 var run = running.remove(at: i)
                 let status = run.child.wait()
                 // The case it was running when it died (or that it never answered).
-                if let kind { while run.next % FuzzCase.kindNames.count != kind { run.next += 1 } }
+                if let kind { while run.next % FuzzCase.cycle != kind { run.next += 1 } }
                 guard run.next < run.end else { continue }
                 tally.cases += 1
+                let domain = FuzzCase.isRecordCase(run.next) ? 1 : 0
                 if run.killedForTime || status.signal == SIGALRM {
+                    tally.byDomain[domain]["hang", default: 0] += 1
                     tally.hangs += 1
                     report(run.next, "HANG (\(run.killedForTime ? "no answer for \(fixed(backstop, 0))s" : "over \(timeoutMs)ms"))")
                 } else {
+                    tally.byDomain[domain]["crash", default: 0] += 1
                     tally.crashes += 1
                     report(run.next, "CRASH (worker \(status))")
                 }

@@ -1,4 +1,5 @@
 import StrataStorage
+import StrataTesting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,7 +9,7 @@ import Glibc
 /// Small ones matter most: libFuzzer mutates a 9 KB file far more often per second.
 enum FuzzCorpus {
     static func write(to dir: String, seed: UInt64) throws -> Int {
-        if mkdir(dir, 0o755) != 0 && errno != EEXIST { throw ToolError("cannot create \(dir): errno \(errno)") }
+        try makeDirectories(dir)
         var rng = SplitMix64(seed: mixSeed(seed, 0x434F_5250))
         var count = 0
         func save(_ name: String, _ bytes: [UInt8]) throws {
@@ -41,6 +42,22 @@ enum FuzzCorpus {
             }
             try s.write { tx in try tx.dropTree("gone") }
         })
+        return count
+    }
+
+    /// Seed inputs for the record target (`strata-fuzz-records`): the record seed store's trees
+    /// (``RecordsImage``) after 20 and after 150 workload transactions, in each placement.
+    static func writeRecords(to dir: String, seed: UInt64) throws -> Int {
+        try makeDirectories(dir)
+        var count = 0
+        for transactions in [20, 150] {
+            var image = try RecordsWorkload.seedImage(seed: mixSeed(seed, 0x5245_4353), transactions: transactions)
+            for placement in RecordsImage.Placement.allCases {
+                image.placement = placement
+                try writeFile("\(dir)/todo-\(transactions)-\(placement).records", image.bytes)
+                count += 1
+            }
+        }
         return count
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import StrataStorage
+import StrataTesting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,13 +8,7 @@ import Glibc
 // MARK: - The seed store
 
 struct FuzzFixture {
-    struct Frame {
-        var offset: Int
-        var length: Int
-        var type: UInt8
-        var flags: UInt8
-        var stored: Int
-    }
+    typealias Frame = StoreSurgery.Frame
 
     static let path = "/db/store.strata"
     var bytes: [UInt8] = []
@@ -28,8 +23,12 @@ struct FuzzFixture {
     /// `states[k]`: content after the checkpoint plus its first `k` later commits.
     var states: [ContentDigest] = []
     var full: Int { states.count - 1 }
+    /// The frame map, with every reachable page decompressed (for forging inside pages).
+    var surgery: StoreSurgery?
+    /// The record cases' seed store (``RecordsFuzzCase``).
+    var records = RecordsImage(trees: [])
 
-    static func options(_ fs: SimulatedFileSystem) -> StoreOptions {
+    static func options(_ fs: any FileSystem) -> StoreOptions {
         var o = StoreOptions(durability: .full)
         o.fileSystem = fs
         o.syncIntervalMilliseconds = 3_600_000
@@ -87,46 +86,61 @@ struct FuzzFixture {
         try f.mapFrames()
         // Keep the log and 4 KiB of the zeros after it.
         f.bytes = Array(f.bytes.prefix(f.logEnd)) + [UInt8](repeating: 0, count: 4096)
+        try f.mapFrames()
+        try f.checkSurgery()
+        f.records = try RecordsWorkload.seedImage(seed: mixSeed(seed, 0x5245_4353))
+        try f.checkRecordsSeed()
         return f
     }
 
-    /// Finds the current header slot's checkpoint and every frame of the log.
+    /// Finds the current header slot's checkpoint, every frame of the log and every page.
     mutating func mapFrames() throws {
-        var best: (seq: UInt64, checkpoint: Int)?
-        for slot in 0..<2 {
-            let at = slot * 4096
-            guard bytes.count >= at + 64, Array(bytes[at..<at + 8]) == Array("STRATADB".utf8),
-                  readLE(bytes, at + 60, 4) == UInt64(ToolCRC32C.checksum(bytes, at..<at + 60)) else { continue }
-            let seq = readLE(bytes, at + 16, 8)
-            if best == nil || seq > best!.seq { best = (seq, Int(readLE(bytes, at + 24, 8))) }
-        }
-        guard let best else { throw ToolError("seed store: no valid header slot") }
-        checkpointOffset = best.checkpoint
-        var offset = 8192
-        while let fr = FuzzFixture.frame(in: bytes, at: offset) {
-            frames.append(fr)
-            if fr.offset == checkpointOffset { checkpointEnd = fr.offset + fr.length }
-            if fr.type == 2 && fr.offset > checkpointOffset { commitEnds.append(fr.offset + fr.length) }
-            offset += fr.length
-        }
-        logEnd = offset
-        guard checkpointEnd > 0, commitEnds.count == states.count - 1, commitEnds.count >= 2 else {
+        let map = try StoreSurgery(bytes)
+        surgery = map
+        frames = map.frames
+        checkpointOffset = map.checkpointOffset
+        checkpointEnd = map.checkpointEnd
+        logEnd = map.logEnd
+        commitEnds = frames.filter { $0.type == 2 && $0.offset > checkpointOffset }.map { $0.offset + $0.length }
+        guard commitEnds.count == states.count - 1, commitEnds.count >= 2 else {
             throw ToolError("seed store: unexpected frame map (\(frames.count) frames, \(commitEnds.count) commits after the checkpoint)")
         }
         lastCommitRegion = commitEnds[commitEnds.count - 2]
     }
 
-    /// The valid frame at `offset` (header and payload checksums; no decompression), or `nil`.
-    static func frame(in b: [UInt8], at offset: Int) -> Frame? {
-        guard offset >= 0, offset + 40 <= b.count, readLE(b, offset, 4) == 0x4D52_4653,
-              readLE(b, offset + 36, 4) == UInt64(ToolCRC32C.frameHeader(b, at: offset)) else { return nil }
-        let type = b[offset + 4], flags = b[offset + 5]
-        guard (1...4).contains(type), flags <= 1, b[offset + 6] == 0, b[offset + 7] == 0 else { return nil }
-        let stored = Int(readLE(b, offset + 8, 4))
-        let length = (40 + stored + 7) & ~7
-        guard offset + length <= b.count,
-              readLE(b, offset + 32, 4) == UInt64(ToolCRC32C.checksum(b, (offset + 40)..<(offset + 40 + stored))) else { return nil }
-        return Frame(offset: offset, length: length, type: type, flags: flags, stored: stored)
+    /// The page surgery must be invisible when it forges nothing: every reachable page
+    /// rewritten as itself reads back as the same store, and `check()` finds nothing.
+    func checkSurgery() throws {
+        guard let surgery else { throw ToolError("seed store: no frame map") }
+        for offset in surgery.pageImages.keys.sorted() {
+            var s = surgery
+            try s.replacePage(at: offset, with: surgery.pageImages[offset]!)
+            let outcome = FuzzCase.examine(s.bytes, readOnly: true, layer: .simulated, fixture: self)
+            guard case .read(let index, let problems) = outcome, index == full, problems.isEmpty else {
+                throw ToolError("seed store: the page at \(offset) rewritten as itself reads as \(outcome)")
+            }
+        }
+    }
+
+    /// The record oracle must pass the undamaged record seed store, however it is placed,
+    /// read-only and read-write: anything it reported there would be a false alarm.
+    func checkRecordsSeed() throws {
+        let model = try todoModel()
+        for placement in RecordsImage.Placement.allCases {
+            var image = records
+            image.placement = placement
+            let bytes = try image.storeBytes()
+            for readOnly in [true, false] {
+                let fs = SimulatedFileSystem()
+                fs.setContents(bytes, of: RecordsImage.path)
+                var o = RecordsImage.options(fs)
+                o.readOnly = readOnly
+                let outcome = RecordsFuzzCheck.examine(path: RecordsImage.path, options: o, model: readOnly ? nil : model)
+                guard case .read(let n, let problems) = outcome, problems.isEmpty, n >= 60 else {
+                    throw ToolError("record seed store (\(placement), \(readOnly ? "read-only" : "read-write")): \(outcome)")
+                }
+            }
+        }
     }
 
     /// Number of post-checkpoint commits wholly inside the first `length` bytes.
@@ -136,9 +150,8 @@ struct FuzzFixture {
 
     func save(to dir: String) throws {
         try writeFile(dir + "/fixture.bin", bytes)
-        var text = "logEnd \(logEnd)\ncheckpoint \(checkpointOffset) \(checkpointEnd)\nlastCommitRegion \(lastCommitRegion)\n"
-        text += "commitEnds " + commitEnds.map(String.init).joined(separator: " ") + "\n"
-        for fr in frames { text += "frame \(fr.offset) \(fr.length) \(fr.type) \(fr.flags) \(fr.stored)\n" }
+        // The frame map is derived from the bytes again on load.
+        var text = ""
         for (k, s) in states.enumerated() {
             text += "state \(k)\n"
             for (name, t) in s.trees.sorted(by: { $0.key < $1.key }) {
@@ -146,6 +159,7 @@ struct FuzzFixture {
             }
         }
         try writeFile(dir + "/fixture.txt", Array(text.utf8))
+        try writeFile(dir + "/records.bin", records.bytes)
     }
 
     static func load(from dir: String) throws -> FuzzFixture {
@@ -154,17 +168,7 @@ struct FuzzFixture {
         let text = String(decoding: try readFile(dir + "/fixture.txt"), as: UTF8.self)
         for line in text.split(separator: "\n") {
             let p = line.split(separator: " ").map(String.init)
-            func n(_ i: Int) throws -> Int {
-                guard i < p.count, let v = Int(p[i]) else { throw ToolError("bad fixture line: \(line)") }
-                return v
-            }
             switch p[0] {
-            case "logEnd": f.logEnd = try n(1)
-            case "checkpoint": f.checkpointOffset = try n(1); f.checkpointEnd = try n(2)
-            case "lastCommitRegion": f.lastCommitRegion = try n(1)
-            case "commitEnds": f.commitEnds = p.dropFirst().compactMap { Int($0) }
-            case "frame":
-                f.frames.append(Frame(offset: try n(1), length: try n(2), type: UInt8(try n(3)), flags: UInt8(try n(4)), stored: try n(5)))
             case "state": f.states.append(ContentDigest())
             case "tree":
                 guard p.count == 4, let count = Int(p[2]), let sum = UInt64(p[3]) else { throw ToolError("bad fixture line: \(line)") }
@@ -173,6 +177,8 @@ struct FuzzFixture {
             default: throw ToolError("bad fixture line: \(line)")
             }
         }
+        try f.mapFrames()
+        f.records = RecordsImage(bytes: try readFile(dir + "/records.bin"))
         return f
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import StrataStorage
+import StrataTesting
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,24 +21,58 @@ struct FuzzWorkerCommand: ParsableCommand {
     @Option var memoryMb = 1_024
     @Flag(help: "Describe each case and both opens on stderr.")
     var verbose = false
-    @Option(help: "Run only the cases of this mutation kind (case index % 9).")
+    @Option(help: "Run only the cases of this mutation kind (case index % 12; 9–11 are record cases).")
     var kind: Int?
+    @Option(help: "Directory for the case files the POSIX layer opens (a fresh one when omitted).")
+    var caseDirectory: String?
 
     func run() throws {
         let f = try fixture.map { try FuzzFixture.load(from: $0) } ?? FuzzFixture.build(seed: seed)
+        let ownDirectory = caseDirectory == nil
+        let cases = try caseDirectory ?? FuzzLayer.makeCaseDirectory("strata-fuzz-worker")
+        // One case file per worker: workers may share the directory.
+        let posixDirectory = cases + "/worker-\(getpid())"
+        if mkdir(posixDirectory, 0o700) != 0 && errno != EEXIST { throw ToolError("cannot create \(posixDirectory): errno \(errno)") }
+        defer {
+            removeDirectory(posixDirectory)
+            if ownDirectory { removeDirectory(cases) }
+        }
         var limit = rlimit(rlim_cur: rlim_t(memoryMb) << 20, rlim_max: rlim_t(memoryMb) << 20)
         if setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit) != 0 { printError("fuzz-worker: setrlimit failed: errno \(errno)") }
         for index in from..<(from + count) {
-            if let kind, index % FuzzCase.kindNames.count != kind { continue }
+            if let kind, index % FuzzCase.cycle != kind { continue }
             setTimer(milliseconds: timeoutMs)
+            if FuzzCase.isRecordCase(index) {
+                let line = recordCase(f, index: index, posixDirectory: posixDirectory)
+                setTimer(milliseconds: 0)
+                writeLineUnbuffered("\(index) \(line)")
+                continue
+            }
             let c = FuzzCase.make(f, seed: seed, index: index)
-            let ro = FuzzCase.examine(c.bytes, readOnly: true, fixture: f)
-            let rw = FuzzCase.examine(c.bytes, readOnly: false, fixture: f)
+            let outcomes = FuzzCase.examineAll(c.bytes, posixDirectory: posixDirectory, fixture: f)
             setTimer(milliseconds: 0)
-            let line = FuzzCase.judge(c, ro: ro, rw: rw, fixture: f)
-            if verbose { printError("case \(index): \(c.what); allowed \(c.allowed.sorted()); read-only: \(ro); read-write: \(rw) => \(line)") }
+            let line = FuzzCase.judge(c, outcomes: outcomes, fixture: f)
+            if verbose {
+                printError("case \(index): \(c.what); allowed \(c.allowed.sorted()); " + outcomes.map { "\($0.0): \($0.1)" }.joined(separator: "; ") + " => \(line)")
+            }
             writeLineUnbuffered("\(index) \(line)")
         }
+    }
+
+    /// Runs record case `index` and returns its line.
+    private func recordCase(_ f: FuzzFixture, index: Int, posixDirectory: String) -> String {
+        let (image, what) = RecordsFuzzCase.make(f.records, seed: seed, index: index, kind: FuzzCase.recordKind(index))
+        let bytes: [UInt8]
+        do {
+            bytes = try image.storeBytes()
+        } catch {
+            return "W the storage engine failed to write the damaged record store: \(describe(error))"
+        }
+        guard let model = try? todoModel() else { return "W the TodoList model does not build" }
+        let outcomes = RecordsFuzzCase.examineAll(bytes, posixDirectory: posixDirectory, model: model)
+        let line = RecordsFuzzCase.judge(outcomes)
+        if verbose { printError("case \(index): records: \(what); " + outcomes.map { "\($0.0): \($0.1)" }.joined(separator: "; ") + " => \(line)") }
+        return line
     }
 
     private func setTimer(milliseconds ms: Int) {

@@ -1,10 +1,12 @@
 import Foundation
 import StrataRecords
 import StrataStorage
+import StrataTesting
 
-/// Crash rounds for the record layer: a seeded workload of record transactions (inserts,
-/// moves between lists, deletes that cascade, many-to-many links, changes that fan out to
-/// derived copies) on a simulated file system, stopped at a random write or sync and crashed.
+/// Crash rounds for the record layer: a seeded workload of record transactions
+/// (``RecordsWorkload`` over ``todoModel()``: inserts, moves between lists, deletes that
+/// cascade, many-to-many links, changes that fan out to derived copies) on a simulated file
+/// system, stopped at a random write or sync and crashed.
 /// After recovery: the rows are exactly the state after some committed transaction, every
 /// acknowledged one included; every derived value and index agrees with the rows
 /// (`checkRecords()`); the page file checks clean; and a new transaction commits.
@@ -14,38 +16,6 @@ struct RecordsCrashTest {
     let verbose: Bool
     static let path = "/db/records.strata"
     static let transactions = 40
-
-    static func model() throws -> Model {
-        try Model {
-            Entity("TodoList") {
-                Attribute("name", .string)
-                Relationship("items", toMany: "Item", inverse: "list", deleteRule: .cascade)
-                Relationship("tags", toMany: "Tag", inverse: "lists")
-                Derived("itemCount", .int64, "items.@count")
-                Derived("total", .decimal, "items.amount.@sum")
-                Derived("weight", .double, "items.weight.@sum")
-                Derived("dearest", .decimal, "items.amount.@max", optional: true)
-                Derived("searchName", .string, "canonical:(name)")
-                FetchIndex("searchName")
-            }
-            Entity("Item") {
-                Attribute("title", .string)
-                Attribute("amount", .decimal, default: Decimal(0))
-                Attribute("weight", .double, default: 0.0)
-                Relationship("list", toOne: "TodoList", inverse: "items")
-                Derived("listName", .string, "list.name", optional: true)
-                Derived("lowerTitle", .string, "lowercase:(title)")
-                FetchIndex("title")
-            }
-            Entity("Tag") {
-                Attribute("label", .string)
-                Relationship("lists", toMany: "TodoList", inverse: "tags")
-                Derived("listCount", .int64, "lists.@count")
-                Derived("itemTotal", .int64, "lists.itemCount.@sum")
-                Unique("label")
-            }
-        }
-    }
 
     static func options(_ fs: SimulatedFileSystem) -> StoreOptions {
         var o = StoreOptions(durability: .full)
@@ -58,65 +28,8 @@ struct RecordsCrashTest {
         return o
     }
 
-    /// Transaction `t` of the workload for `seed`: a pure function of both, so a rerun makes
-    /// the same primary keys and the same states.
-    static func step(_ tx: RecordTransaction, seed: UInt64, t: Int) throws {
-        var rng = SplitMix64(seed: mixSeed(seed, UInt64(t), 0x5245_4353))
-        let names = ["Home", "Café", "STRASSE", "Ørsted", "work", "Groceries"]
-        let lists = try tx.objects("TodoList"), items = try tx.objects("Item"), tags = try tx.objects("Tag")
-        for op in 0..<rng.int(1...6) {
-            switch rng.below(10) {
-            case 0 where lists.count < 8, 1 where lists.isEmpty:
-                try tx.insert("TodoList", ["name": names[rng.below(names.count)] + " \(t)"])
-            case 2 where !lists.isEmpty:
-                let l = lists[rng.below(lists.count)]
-                if try tx.exists(l) { try tx.update(l, ["name": names[rng.below(names.count)]]) }
-            case 3 where lists.count > 2 && rng.below(3) == 0:
-                let l = lists[rng.below(lists.count)]
-                if try tx.exists(l) { try tx.delete(l) }
-            case 4 where !tags.isEmpty && !lists.isEmpty:
-                let tag = tags[rng.below(tags.count)], l = lists[rng.below(lists.count)]
-                if try tx.exists(tag), try tx.exists(l) {
-                    if rng.below(3) == 0 { try tx.remove(l, from: "lists", of: tag) } else { try tx.add(l, to: "lists", of: tag) }
-                }
-            case 5 where tags.count < 4:
-                try tx.insert("Tag", ["label": "tag \(t).\(op)"])
-            case 6 where !items.isEmpty:
-                let i = items[rng.below(items.count)]
-                if try tx.exists(i) { try tx.update(i, ["amount": Decimal(rng.below(10_000)) / 100, "weight": rng.unit() * 10]) }
-            case 7 where !items.isEmpty && !lists.isEmpty:
-                let i = items[rng.below(items.count)], l = lists[rng.below(lists.count)]
-                if try tx.exists(i), try tx.exists(l) { try tx.set("list", of: i, to: rng.below(5) == 0 ? nil : l) }
-            case 8 where !items.isEmpty:
-                let i = items[rng.below(items.count)]
-                if try tx.exists(i) { try tx.delete(i) }
-            default:
-                guard !lists.isEmpty else { continue }
-                let l = lists[rng.below(lists.count)]
-                if try tx.exists(l) {
-                    try tx.insert("Item", ["title": "Item \(rng.below(100))", "amount": Decimal(rng.below(10_000)) / 100,
-                                           "weight": rng.unit() * 10, "list": l])
-                }
-            }
-        }
-    }
-
-    /// Every object's stored values (derived ones included), in a comparable form.
-    static func digest(_ r: RecordReader) throws -> [String] {
-        var out: [String] = []
-        for e in r.model.entities {
-            for id in try r.objects(e.name) {
-                let values = try r.values(of: id) ?? [:]
-                var parts = values.sorted { $0.key < $1.key }.filter { $0.key != "modified" }.map { "\($0.key)=\($0.value)" }
-                for rel in e.relationships where !rel.isToMany { parts.append("\(rel.name)->\(try r.target(of: rel.name, of: id)?.primaryKey ?? 0)") }
-                out.append("\(id) " + parts.joined(separator: " "))
-            }
-        }
-        return out
-    }
-
     func run(into counts: inout CrashCounts) throws {
-        let model = try RecordsCrashTest.model()
+        let model = try todoModel()
         var reached: [Int: Int] = [:]
         defer {
             if rounds > 0 {
@@ -141,10 +54,10 @@ struct RecordsCrashTest {
         var states: [[String]] = []
         do {
             let store = try RecordStore(path: RecordsCrashTest.path, model: model, options: RecordsCrashTest.options(reference))
-            states.append(try store.read { try RecordsCrashTest.digest($0) })
+            states.append(try store.read { try RecordsWorkload.digest($0) })
             for t in 0..<RecordsCrashTest.transactions {
-                try store.write { try RecordsCrashTest.step($0, seed: workloadSeed, t: t) }
-                states.append(try store.read { try RecordsCrashTest.digest($0) })
+                try store.write { try RecordsWorkload.step($0, seed: workloadSeed, t: t) }
+                states.append(try store.read { try RecordsWorkload.digest($0) })
             }
             try store.close()
         } catch {
@@ -159,7 +72,7 @@ struct RecordsCrashTest {
             let store = try RecordStore(path: RecordsCrashTest.path, model: model, options: RecordsCrashTest.options(fs))
             for t in 0..<RecordsCrashTest.transactions {
                 high = t + 1
-                try store.write { try RecordsCrashTest.step($0, seed: workloadSeed, t: t) }
+                try store.write { try RecordsWorkload.step($0, seed: workloadSeed, t: t) }
                 low = t + 1  // full durability: acknowledged means durable
             }
             try store.close()
@@ -178,7 +91,7 @@ struct RecordsCrashTest {
                 if low == 0, case .notAStrataFile = e { return (.ok(state: 0), label) }
                 throw e
             }
-            let content = try store.read { try RecordsCrashTest.digest($0) }
+            let content = try store.read { try RecordsWorkload.digest($0) }
             guard let i = (low...high).first(where: { states[$0] == content }) else {
                 try? store.close()
                 if let j = states.firstIndex(of: content), j < low { return (.lost("recovered state \(j), but \(low) commits were acknowledged"), label) }
@@ -191,7 +104,7 @@ struct RecordsCrashTest {
             }
             let report = try store.storage.check()
             if !report.isClean { return (.corrupt("check after recovery: \(report.problems.prefix(3).joined(separator: "; "))"), label) }
-            try store.write { try RecordsCrashTest.step($0, seed: workloadSeed, t: 1000) }
+            try store.write { try RecordsWorkload.step($0, seed: workloadSeed, t: 1000) }
             let after = try store.read { try $0.checkRecords() }
             try store.close()
             if !after.isEmpty { return (.corrupt("a commit after recovery left: \(after.prefix(3).joined(separator: "; "))"), label) }

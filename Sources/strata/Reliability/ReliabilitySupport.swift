@@ -1,57 +1,11 @@
 import StrataStorage
+import StrataTesting
 #if canImport(Glibc)
 import Glibc
 #endif
 
-// Shared by `crash-test` and `fuzz`: seeded randomness, content digests of a store, and a
-// CRC-32C of their own for forging frames (the tools check the engine, so they do not borrow
-// its checksum code).
-
-// MARK: Random numbers
-
-extension SplitMix64 {
-    /// Uniform in `0..<n` (`n > 0`).
-    mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-
-    /// Uniform in `range`.
-    mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + below(range.count) }
-
-    mutating func chance(_ p: Double) -> Bool { unit() < p }
-
-    /// `n` random bytes, eight at a time.
-    mutating func bytes(_ n: Int) -> [UInt8] {
-        if n == 0 { return [] }
-        return [UInt8](unsafeUninitializedCapacity: n) { buffer, initialized in
-            let base = UnsafeMutableRawPointer(buffer.baseAddress!)
-            var i = 0
-            while i < n {
-                var word = next()
-                let k = min(8, n - i)
-                withUnsafeBytes(of: &word) { (base + i).copyMemory(from: $0.baseAddress!, byteCount: k) }
-                i += k
-            }
-            initialized = n
-        }
-    }
-}
-
-/// Mixes several numbers into one seed (each round's and each case's generator is independent).
-func mixSeed(_ parts: UInt64...) -> UInt64 {
-    var h: UInt64 = 0x243F_6A88_85A3_08D3
-    for p in parts { h = fmix64(h ^ p &+ 0x9E37_79B9_7F4A_7C15) }
-    return h
-}
-
-@inline(__always)
-func fmix64(_ x: UInt64) -> UInt64 {
-    var k = x
-    k ^= k >> 33
-    k = k &* 0xFF51_AFD7_ED55_8CCD
-    k ^= k >> 33
-    k = k &* 0xC4CE_B9FE_1A85_EC53
-    k ^= k >> 33
-    return k
-}
+// Shared by `crash-test` and `fuzz`: content digests of a store, and a CRC-32C of their own
+// for forging frames (the tools check the engine, so they do not borrow its checksum code).
 
 // MARK: Content digests
 
@@ -100,6 +54,11 @@ struct ContentDigest: Hashable, Sendable {
             }
             trees[name] = t
         }
+    }
+
+    /// A whole content (a workload's expected state).
+    init(content: StoreContent) {
+        self.init(model: content.mapValues { $0.mapValues { hashBytes($0) } })
     }
 
     init() {}
@@ -174,20 +133,6 @@ func digestContent(_ tx: ReadTransaction, thorough: Bool = false) throws -> Cont
         out.trees[name] = t
     }
     return out
-}
-
-/// `memcmp` order, shorter first on a tie (the store's key order).
-func compareKeyBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
-    a.withUnsafeBytes { pa in
-        b.withUnsafeBytes { pb in
-            let n = min(pa.count, pb.count)
-            if n > 0 {
-                let r = memcmp(pa.baseAddress!, pb.baseAddress!, n)
-                if r != 0 { return Int(r) }
-            }
-            return pa.count == pb.count ? 0 : (pa.count < pb.count ? -1 : 1)
-        }
-    }
 }
 
 /// The outcome class of an error: `.corrupt` is reported as corruption; everything else

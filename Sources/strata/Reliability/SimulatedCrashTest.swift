@@ -1,8 +1,20 @@
 import ArgumentParser
 import StrataStorage
+import StrataTesting
 #if canImport(Glibc)
 import Glibc
 #endif
+
+/// A crash workload with its states digested once (rounds compare digests, not whole contents).
+struct DigestedWorkload {
+    let steps: [CrashWorkload.Step]
+    let states: [ContentDigest]
+
+    init(_ w: CrashWorkload) {
+        steps = w.steps
+        states = w.states.map { ContentDigest(content: $0) }
+    }
+}
 
 struct SimulatedCrashTest {
     let seed: UInt64
@@ -37,7 +49,7 @@ struct SimulatedCrashTest {
 
     func run() -> CrashCounts {
         var counts = CrashCounts()
-        var workloads: [Int: CrashWorkload] = [:]
+        var workloads: [Int: DigestedWorkload] = [:]
         var callCounts: [Int: Int] = [:]
         var recovered: [Int: Int] = [:]
         let start = monotonicSeconds()
@@ -46,7 +58,7 @@ struct SimulatedCrashTest {
             let p = plan(r)
             if workloads[p.pairKey] == nil {
                 workloads = workloads.filter { $0.key >= p.pairKey - 2 }
-                workloads[p.pairKey] = CrashWorkload.make(seed: p.workloadSeed)
+                workloads[p.pairKey] = DigestedWorkload(CrashWorkload.make(seed: p.workloadSeed))
             }
             let w = workloads[p.pairKey]!
             let crashSeed = mixSeed(seed, UInt64(r), 0xC4A5)
@@ -83,7 +95,7 @@ struct SimulatedCrashTest {
 
     /// Runs the workload on `fs` until it ends or the file system's armed crash point trips.
     /// The store is released before returning (its handles die with the crash that follows).
-    static func runWorkload(_ w: CrashWorkload, fs: SimulatedFileSystem, durability: Durability,
+    static func runWorkload(_ w: DigestedWorkload, fs: SimulatedFileSystem, durability: Durability,
                             progress: CrashProgress) -> (any Error)? {
         do {
             let store = try Store(path: path, options: options(fs, durability))
@@ -117,7 +129,7 @@ struct SimulatedCrashTest {
     }
 
     /// Mutating calls of a whole run (for a `crashAfter` round whose pair did not measure it).
-    func measureCalls(_ w: CrashWorkload, durability: Durability) -> Int {
+    func measureCalls(_ w: DigestedWorkload, durability: Durability) -> Int {
         let fs = SimulatedFileSystem()
         _ = SimulatedCrashTest.runWorkload(w, fs: fs, durability: durability, progress: CrashProgress())
         return max(1, fs.mutationCount)
@@ -125,7 +137,7 @@ struct SimulatedCrashTest {
 
     /// Runs the whole workload, keeping a fork of the file system at one uniformly chosen
     /// mutating call; crashes the fork and verifies it. Returns the run's call count.
-    func forkRound(_ w: CrashWorkload, durability: Durability, crashSeed: UInt64) -> (CrashVerdict, Int, String) {
+    func forkRound(_ w: DigestedWorkload, durability: Durability, crashSeed: UInt64) -> (CrashVerdict, Int, String) {
         let fs = SimulatedFileSystem()
         let progress = CrashProgress()
         let reservoir = CrashReservoir(seed: mixSeed(crashSeed, 2))
@@ -162,7 +174,7 @@ struct SimulatedCrashTest {
 
     /// Runs the workload with the I/O stopped after `n` mutating calls (every later call
     /// fails), crashes the file system and verifies it.
-    func stopRound(_ w: CrashWorkload, durability: Durability, after n: Int, of calls: Int, crashSeed: UInt64) -> (CrashVerdict, String) {
+    func stopRound(_ w: DigestedWorkload, durability: Durability, after n: Int, of calls: Int, crashSeed: UInt64) -> (CrashVerdict, String) {
         let fs = SimulatedFileSystem()
         let progress = CrashProgress()
         fs.crashAfter(operations: n)
@@ -175,7 +187,7 @@ struct SimulatedCrashTest {
     }
 
     /// Opens a post-crash file system and checks everything the crash model promises.
-    static func verify(_ fs: SimulatedFileSystem, _ w: CrashWorkload, low: Int, high: Int, durability: Durability) -> CrashVerdict {
+    static func verify(_ fs: SimulatedFileSystem, _ w: DigestedWorkload, low: Int, high: Int, durability: Durability) -> CrashVerdict {
         // A read-only open first: it must write nothing and see what the writer recovers.
         var readOnlyContent: ContentDigest?
         let mutationsBefore = fs.mutationCount
@@ -227,4 +239,29 @@ struct SimulatedCrashTest {
             return CrashVerdict.from(error, "recovery")
         }
     }
+}
+
+/// Thrown inside a workload step that rolls back.
+struct CrashRollback: Error {}
+
+/// The bounds a post-crash state must fall in, as of the moment of the crash.
+final class CrashProgress: @unchecked Sendable {
+    /// Every state up to this index must survive (acknowledged `full` commits; `normal`
+    /// commits once a checkpoint, compaction or close synced them).
+    var low = 0
+    /// No state beyond this one can exist (the commit in flight, if any).
+    var high = 0
+}
+
+/// Reservoir sampling of one crash point over a run's mutating calls: call `n` replaces the
+/// kept fork with probability 1/n, so each call is chosen with probability 1/(calls).
+final class CrashReservoir: @unchecked Sendable {
+    var rng: SplitMix64
+    var image: SimulatedFileSystem?
+    var point = 0
+    var kind = SimulatedFileSystem.Operation.write
+    var low = 0
+    var high = 0
+    var calls = 0
+    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
 }

@@ -1,3 +1,4 @@
+import StrataStorage
 import Synchronization
 
 /// An in-memory ``FileSystem`` for crash, I/O-fault and corruption tests (LevelDB's fault
@@ -40,7 +41,8 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         /// The case's name.
         public var description: String { rawValue }
 
-        var index: Int {
+        /// The case's position in `allCases` (counters are stored in that order).
+        public var index: Int {
             switch self {
             case .open: return 0
             case .read: return 1

@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs `body` with a fresh private directory for the files a fuzz case opens through the
+/// POSIX layer, then removes the directory and everything in it (a store and its lock file).
+/// The directory is on tmpfs (`/dev/shm`) when there is one, so `fsync` costs nothing;
+/// otherwise under `$TMPDIR` or `/tmp`. Returns `nil` without calling `body` when no
+/// directory can be made.
+public func withFuzzCaseDirectory<T>(_ prefix: String, _ body: (String) throws -> T) rethrows -> T? {
+    guard let dir = makeFuzzCaseDirectory(prefix) else { return nil }
+    defer { removeFuzzCaseDirectory(dir) }
+    return try body(dir)
+}
+
+/// A fresh private directory under `$STRATA_FUZZ_CASE_DIR` when that is set (a test that
+/// replays inputs which may trap puts the directories a trap leaves behind where it cleans up),
+/// else under `/dev/shm` when it is usable, else under `$TMPDIR` or `/tmp`; `nil` when none can
+/// be made.
+public func makeFuzzCaseDirectory(_ prefix: String) -> String? {
+    var bases: [String] = []
+    if let base = getenv("STRATA_FUZZ_CASE_DIR") { bases.append(String(cString: base)) }
+    if access("/dev/shm", W_OK) == 0 { bases.append("/dev/shm") }
+    bases.append(getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp")
+    for base in bases {
+        var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
+        if let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) { return String(cString: p) }
+    }
+    return nil
+}
+
+/// Removes `dir` and everything inside it.
+public func removeFuzzCaseDirectory(_ dir: String) {
+    if let d = opendir(dir) {
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard name != "." && name != ".." else { continue }
+            if e.pointee.d_type == UInt8(DT_DIR) { removeFuzzCaseDirectory(dir + "/" + name) } else { unlink(dir + "/" + name) }
+        }
+        closedir(d)
+    }
+    rmdir(dir)
+}

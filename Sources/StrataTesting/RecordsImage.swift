@@ -1,0 +1,177 @@
+import StrataStorage
+
+/// A record store's content as plain trees — `records:meta`, `rows:…`, `index:…`, `unique:…`,
+/// `inverse:…`, `join:…`, `extremes:…` (FORMAT.md §12) — and a byte format for it, the input
+/// of the record fuzzers.
+///
+/// The fuzzers damage this content (rows, index keys, inverse and join keys, the stored model
+/// text) and let the storage engine write the result ( ``storeBytes()`` ): every frame and
+/// header checksum is then valid, so the damage reaches the record layer's decoders instead of
+/// stopping at a checksum, and it lies in page images (checkpointed) or in commit records
+/// (replayed at open) as ``placement`` says. Storage-level damage is the other fuzzers' part.
+///
+/// **Byte format** (lenient: whatever does not parse ends the image, so every byte string is an
+/// image): `u8 placement` (modulo 3), then trees until the end: `u8 name length`, the name
+/// (UTF-8), `u16le entry count`, and per entry `u16le key length`, the key, `u16le value length`,
+/// the value.
+public struct RecordsImage: Sendable, Equatable {
+    /// One key and its value.
+    public struct Entry: Sendable, Equatable {
+        public var key: [UInt8]
+        public var value: [UInt8]
+
+        /// An entry of `key` and `value`.
+        public init(key: [UInt8], value: [UInt8]) {
+            self.key = key
+            self.value = value
+        }
+    }
+
+    /// One tree: its name and entries (in any order; the store sorts them).
+    public struct Tree: Sendable, Equatable {
+        public var name: String
+        public var entries: [Entry]
+
+        /// A tree named `name` holding `entries`.
+        public init(name: String, entries: [Entry]) {
+            self.name = name
+            self.entries = entries
+        }
+    }
+
+    /// Where the entries are when the store is opened.
+    public enum Placement: UInt8, Sendable, CaseIterable {
+        /// In page images: written, then checkpointed.
+        case pages = 0
+        /// In commit records after the checkpoint, replayed at open (the store was not closed).
+        case log = 1
+        /// Every other entry of each tree in pages, the rest in commit records after them.
+        case split = 2
+    }
+
+    /// The trees, in the order they are created.
+    public var trees: [Tree]
+    /// Where the entries are when the store is opened.
+    public var placement: Placement
+
+    /// An image of `trees` placed as `placement` says.
+    public init(trees: [Tree], placement: Placement = .pages) {
+        self.trees = trees
+        self.placement = placement
+    }
+
+    /// Parses the byte format; never fails (a cut or overlong field ends the image there).
+    public init(bytes: [UInt8]) {
+        placement = Placement(rawValue: (bytes.first ?? 0) % 3) ?? .pages
+        trees = []
+        var at = 1
+        func u16() -> Int? {
+            guard at + 2 <= bytes.count else { return nil }
+            defer { at += 2 }
+            return Int(bytes[at]) | Int(bytes[at + 1]) << 8
+        }
+        func take(_ n: Int) -> [UInt8]? {
+            guard n <= bytes.count - at else { return nil }
+            defer { at += n }
+            return Array(bytes[at..<(at + n)])
+        }
+        while at < bytes.count {
+            let nameLength = Int(bytes[at])
+            at += 1
+            guard let name = take(nameLength), let count = u16() else { return }
+            var tree = Tree(name: String(decoding: name, as: UTF8.self), entries: [])
+            for _ in 0..<count {
+                guard let kl = u16(), let key = take(kl), let vl = u16(), let value = take(vl) else {
+                    trees.append(tree)
+                    return
+                }
+                tree.entries.append(Entry(key: key, value: value))
+            }
+            trees.append(tree)
+        }
+    }
+
+    /// The byte format of this image. Names longer than 255 bytes, keys or values longer than
+    /// 65,535 bytes and trees of more than 65,535 entries are cut to fit.
+    public var bytes: [UInt8] {
+        var out: [UInt8] = [placement.rawValue]
+        func u16(_ v: Int) { out += [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8)] }
+        for tree in trees {
+            let name = Array(tree.name.utf8.prefix(255))
+            out.append(UInt8(name.count))
+            out += name
+            let entries = tree.entries.prefix(0xFFFF)
+            u16(entries.count)
+            for e in entries {
+                u16(min(e.key.count, 0xFFFF))
+                out += e.key.prefix(0xFFFF)
+                u16(min(e.value.count, 0xFFFF))
+                out += e.value.prefix(0xFFFF)
+            }
+        }
+        return out
+    }
+
+    /// Every tree of `store`'s last commit (placement `.pages`).
+    public static func read(from store: Store) throws -> RecordsImage {
+        try store.read { tx in
+            var trees: [Tree] = []
+            for name in tx.treeNames {
+                guard let tree = try tx.tree(name) else { continue }
+                trees.append(Tree(name: name, entries: try tree.entries().map { Entry(key: $0.key, value: $0.value) }))
+            }
+            return RecordsImage(trees: trees)
+        }
+    }
+
+    /// The path the image's store has in ``storeBytes()``'s simulated file system.
+    public static let path = "/records/image.strata"
+
+    /// The options ``storeBytes()`` writes with: no timer syncs, no compaction, a checkpoint
+    /// only when asked.
+    public static func options(_ fs: any FileSystem) -> StoreOptions {
+        var o = StoreOptions(durability: .normal)
+        o.fileSystem = fs
+        o.syncIntervalMilliseconds = 3_600_000
+        o.compactOnCloseGarbageRatio = 1
+        o.checkpointLogBytes = 1 << 30
+        o.checkpointDirtyBytes = 1 << 30
+        o.cacheBytes = 4 << 20
+        return o
+    }
+
+    /// Writes the image with the storage engine into a new store file and returns its bytes.
+    /// Entries the engine refuses (an empty key or one over 1,024 bytes; a tree name it
+    /// rejects) are left out. `.pages`: one transaction, then closed (a checkpoint). `.log`:
+    /// one transaction after the creation's checkpoint, the file left as a crash leaves it.
+    /// `.split`: the even entries of each tree, a checkpoint, then the odd ones, left so.
+    public func storeBytes() throws -> [UInt8] {
+        let fs = SimulatedFileSystem()
+        let store = try Store(path: RecordsImage.path, options: RecordsImage.options(fs))
+        func put(_ select: (Int) -> Bool) throws {
+            try store.write { tx in
+                for t in trees {
+                    guard let tree = try? tx.tree(t.name, createIfMissing: true) else { continue }
+                    for (i, e) in t.entries.enumerated() where select(i) {
+                        do { try tree.put(e.key, e.value) } catch StrataError.keyTooLarge, StrataError.valueTooLarge { continue }
+                    }
+                }
+            }
+        }
+        switch placement {
+        case .pages:
+            try put { _ in true }
+            try store.close()
+        case .log:
+            try put { _ in true }
+            fs.crashAfter(operations: 0)
+        case .split:
+            try put { $0 % 2 == 0 }
+            try store.checkpoint()
+            try put { $0 % 2 == 1 }
+            fs.crashAfter(operations: 0)
+        }
+        withExtendedLifetime(store) {}
+        return fs.contents(of: RecordsImage.path) ?? []
+    }
+}

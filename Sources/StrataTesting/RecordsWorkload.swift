@@ -1,0 +1,80 @@
+import Foundation
+import StrataRecords
+import StrataStorage
+
+/// Seeded record-layer transactions over ``todoModel()``: inserts, renames (which fan out to
+/// derived copies), moves between lists, deletes that cascade, many-to-many links made and
+/// broken, amounts and weights changed. `strata crash-test` crashes them; `strata fuzz` builds
+/// its record seed store from them.
+public enum RecordsWorkload {
+    /// Transaction `t` of the workload for `seed`: a pure function of both and of the store's
+    /// content, so a rerun on the same content makes the same primary keys and the same states.
+    public static func step(_ tx: RecordTransaction, seed: UInt64, t: Int) throws {
+        var rng = SplitMix64(seed: mixSeed(seed, UInt64(t), 0x5245_4353))
+        let names = ["Home", "Café", "STRASSE", "Ørsted", "work", "Groceries"]
+        let lists = try tx.objects("TodoList"), items = try tx.objects("Item"), tags = try tx.objects("Tag")
+        for op in 0..<rng.int(1...6) {
+            switch rng.below(10) {
+            case 0 where lists.count < 8, 1 where lists.isEmpty:
+                try tx.insert("TodoList", ["name": names[rng.below(names.count)] + " \(t)"])
+            case 2 where !lists.isEmpty:
+                let l = lists[rng.below(lists.count)]
+                if try tx.exists(l) { try tx.update(l, ["name": names[rng.below(names.count)]]) }
+            case 3 where lists.count > 2 && rng.below(3) == 0:
+                let l = lists[rng.below(lists.count)]
+                if try tx.exists(l) { try tx.delete(l) }
+            case 4 where !tags.isEmpty && !lists.isEmpty:
+                let tag = tags[rng.below(tags.count)], l = lists[rng.below(lists.count)]
+                if try tx.exists(tag), try tx.exists(l) {
+                    if rng.below(3) == 0 { try tx.remove(l, from: "lists", of: tag) } else { try tx.add(l, to: "lists", of: tag) }
+                }
+            case 5 where tags.count < 4:
+                try tx.insert("Tag", ["label": "tag \(t).\(op)"])
+            case 6 where !items.isEmpty:
+                let i = items[rng.below(items.count)]
+                if try tx.exists(i) { try tx.update(i, ["amount": Decimal(rng.below(10_000)) / 100, "weight": rng.unit() * 10]) }
+            case 7 where !items.isEmpty && !lists.isEmpty:
+                let i = items[rng.below(items.count)], l = lists[rng.below(lists.count)]
+                if try tx.exists(i), try tx.exists(l) { try tx.set("list", of: i, to: rng.below(5) == 0 ? nil : l) }
+            case 8 where !items.isEmpty:
+                let i = items[rng.below(items.count)]
+                if try tx.exists(i) { try tx.delete(i) }
+            default:
+                guard !lists.isEmpty else { continue }
+                let l = lists[rng.below(lists.count)]
+                if try tx.exists(l) {
+                    try tx.insert("Item", ["title": "Item \(rng.below(100))", "amount": Decimal(rng.below(10_000)) / 100,
+                                           "quantity": rng.int(1...5), "weight": rng.unit() * 10, "list": l])
+                }
+            }
+        }
+    }
+
+    /// Every object's stored values (derived ones included, `now()`'s `modified` left out: it
+    /// differs between two runs of the same transactions) and to-one targets, one line each.
+    public static func digest(_ r: RecordReader) throws -> [String] {
+        var out: [String] = []
+        for e in r.model.entities {
+            for id in try r.objects(e.name) {
+                let values = try r.values(of: id) ?? [:]
+                var parts = values.sorted { $0.key < $1.key }.filter { $0.key != "modified" }.map { "\($0.key)=\($0.value)" }
+                for rel in e.relationships where !rel.isToMany { parts.append("\(rel.name)->\(try r.target(of: rel.name, of: id)?.primaryKey ?? 0)") }
+                out.append("\(id) " + parts.joined(separator: " "))
+            }
+        }
+        return out
+    }
+}
+
+extension RecordsWorkload {
+    /// The record fuzzers' seed store: `transactions` steps of the workload on ``todoModel()``
+    /// (lists, items, tags, many-to-many links, every derived form, the indexes and the unique
+    /// constraint all populated), as an image.
+    public static func seedImage(seed: UInt64, transactions: Int = 150) throws -> RecordsImage {
+        let store = try makeStore(try todoModel())
+        for t in 0..<transactions { try store.write { try step($0, seed: seed, t: t) } }
+        let image = try RecordsImage.read(from: store.storage)
+        try store.close()
+        return image
+    }
+}

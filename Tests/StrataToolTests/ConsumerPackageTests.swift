@@ -1,0 +1,148 @@
+import Foundation
+import Testing
+
+/// Strata as a user gets it: a clone of the committed `HEAD`, tagged `0.0.1`, is a versioned
+/// dependency (`.package(url: "file://…", from: "0.0.1")`) of a new package whose sources are
+/// the README's ```swift blocks; the package must resolve, build without a warning or an error
+/// and run. SwiftPM refuses a versioned dependency whose targets use `unsafeFlags`, and a README
+/// example that does not compile is a broken promise: this test catches both.
+///
+/// Each block becomes a function of its own file (its `import` lines hoisted to the file's
+/// top; `async` when the block awaits, as its top-level code would be), so examples with
+/// top-level code coexist; `main.swift` calls them in README order, in a fresh directory. A block whose fence reads ```` ```swift no-compile ```` is left out (keep
+/// that rare). Uncommitted changes are not in the clone; `STRATA_CONSUMER_SOURCE=PATH` clones
+/// another repository instead (to try a change before committing it).
+///
+/// Budget: one debug build of StrataStorage and StrataRecords (and resolving the package graph
+/// from the local mirror).
+@Suite(.serialized) struct ConsumerPackageTests {
+    /// The README's compilable ```swift blocks, in order.
+    static func swiftBlocks(of readme: String) -> [String] {
+        enum State { case prose, compiled([Substring]), skipped }
+        var state = State.prose
+        var blocks: [String] = []
+        for line in readme.split(separator: "\n", omittingEmptySubsequences: false) {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            switch state {
+            case .prose:
+                // A fence's info string: its first word is the language.
+                let info = trimmed.hasPrefix("```") ? trimmed.dropFirst(3).split(separator: " ") : []
+                if info.first == "swift" { state = info.contains("no-compile") ? .skipped : .compiled([]) }
+                else if trimmed.hasPrefix("```") { state = .skipped }
+            case .compiled(var lines):
+                if trimmed == "```" {
+                    blocks.append(lines.joined(separator: "\n"))
+                    state = .prose
+                } else {
+                    lines.append(line)
+                    state = .compiled(lines)
+                }
+            case .skipped:
+                if trimmed == "```" { state = .prose }
+            }
+        }
+        return blocks
+    }
+
+    /// Whether a block's top-level code is async: an `await` outside the functions it declares
+    /// (then Swift picks the `async` overloads of all its calls, as in a `main.swift`).
+    static func isAsync(_ block: String) -> Bool {
+        var depth = 0
+        for line in block.split(separator: "\n") {
+            if depth == 0 && !line.hasPrefix("func ") && line.contains("await ") { return true }
+            if depth > 0 || line.hasPrefix("func ") {
+                depth += line.filter { $0 == "{" }.count - line.filter { $0 == "}" }.count
+            }
+        }
+        return false
+    }
+
+    /// A source file for README block `n`: its imports, then its code as `readmeExample<n>()`.
+    static func sourceFile(_ block: String, _ n: Int) -> String {
+        let lines = block.split(separator: "\n", omittingEmptySubsequences: false)
+        let imports = lines.filter { $0.hasPrefix("import ") }
+        let body = lines.filter { !$0.hasPrefix("import ") }.map { "    " + $0 }
+        return "// README.md, swift block \(n + 1).\n" + imports.joined(separator: "\n")
+            + "\n\nfunc readmeExample\(n + 1)() \(isAsync(block) ? "async " : "")throws {\n" + body.joined(separator: "\n") + "\n}\n"
+    }
+
+    /// Runs `command` in `directory` through the shell; returns its status and merged output.
+    static func shell(_ command: String, in directory: String) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = ["-c", command + " 2>&1"]
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func readmeExamplesBuildAndRunInAConsumerOfATaggedClone() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("strata-consumer-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: root)
+        try FileManager.default.createDirectory(atPath: root + "/consumer/Sources/Consumer", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/run", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let source = ProcessInfo.processInfo.environment["STRATA_CONSUMER_SOURCE"] ?? Tool.packageRoot
+        let clone = try Self.shell("git clone -q '\(source)' strata && git -C strata tag 0.0.1", in: root)
+        try #require(clone.status == 0, "cloning \(source): \(clone.output)")
+
+        let readme = try String(contentsOfFile: root + "/strata/README.md", encoding: .utf8)
+        let blocks = Self.swiftBlocks(of: readme)
+        #expect(blocks.count >= 2, "README has \(blocks.count) compilable swift blocks")
+        for (n, block) in blocks.enumerated() {
+            try Self.sourceFile(block, n).write(toFile: "\(root)/consumer/Sources/Consumer/ReadmeExample\(n + 1).swift", atomically: true, encoding: .utf8)
+        }
+        let main = "// Runs the README's examples in order.\n"
+            + blocks.indices.map { "try \(Self.isAsync(blocks[$0]) ? "await " : "")readmeExample\($0 + 1)()" }.joined(separator: "\n") + "\n"
+        try main.write(toFile: root + "/consumer/Sources/Consumer/main.swift", atomically: true, encoding: .utf8)
+        let manifest = """
+            // swift-tools-version:6.0
+            import PackageDescription
+
+            let package = Package(
+                name: "Consumer",
+                platforms: [.macOS(.v15)],
+                dependencies: [.package(url: "file://\(root)/strata", from: "0.0.1")],
+                targets: [
+                    .executableTarget(
+                        name: "Consumer",
+                        dependencies: [
+                            .product(name: "StrataStorage", package: "strata"),
+                            .product(name: "StrataRecords", package: "strata"),
+                        ],
+                        path: "Sources/Consumer",
+                        swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]
+                    ),
+                ],
+                swiftLanguageModes: [.v6]
+            )
+
+            """
+        try manifest.write(toFile: root + "/consumer/Package.swift", atomically: true, encoding: .utf8)
+
+        let start = Date()
+        let build = try Self.shell("swift build", in: root + "/consumer")
+        let seconds = Date().timeIntervalSince(start)
+        if build.output.contains("unsafe build flags") || build.output.contains("unsafeFlags") {
+            Issue.record("""
+                SwiftPM refuses Strata as a versioned dependency: a target of the package uses \
+                unsafeFlags (StrataStorage's -enforce-exclusivity=unchecked; the storage-write \
+                branch removes it). SwiftPM said:
+                \(build.output.split(separator: "\n").filter { $0.contains("error") }.prefix(5).joined(separator: "\n"))
+                """)
+            return
+        }
+        #expect(build.status == 0, "the README's examples do not build in a consumer package:\n\(build.output)")
+        let warnings = build.output.split(separator: "\n").filter { $0.contains("warning:") && !$0.contains("/.build/checkouts/") }
+        #expect(warnings.isEmpty, "warnings building the README's examples:\n\(warnings.joined(separator: "\n"))")
+        guard build.status == 0 else { return }
+        print("ConsumerPackageTests: resolved and built the consumer (debug, StrataStorage + StrataRecords) in \(Int(seconds)) s")
+        let run = try Self.shell("'\(root)/consumer/.build/debug/Consumer'", in: root + "/run")
+        #expect(run.status == 0, "the README's examples fail when run:\n\(run.output)")
+        #expect(run.output.contains("Ada Lovelace"), "\(run.output)")
+    }
+}
