@@ -52,4 +52,30 @@ import StrataStorage
         try forge("rows:Tag", [7])
         expectCorrupt("a rows key of 1 byte") { _ = try store.read { try $0.objects("Tag") } }
     }
+
+    /// A key counter at or below a key in use, or record trees whose meta tree is gone, would
+    /// make the next insert overwrite a row: both are corruption (found by `strata fuzz`).
+    @Test func countersThatWouldReuseAKeyAreCorruption() throws {
+        let fs = SimulatedFileSystem()
+        let store = try makeStore(try todoModel(), fs: fs)
+        let first = try store.write { tx -> ObjectID in
+            let list = try tx.insert("TodoList", ["name": "A"])
+            try tx.insert("TodoList", ["name": "B"])
+            return list
+        }
+        for counter: UInt64 in [1, 2] {
+            try store.storage.write { tx in try tx.tree("records:meta")!.put(Array("next:TodoList".utf8), KeyEncoding.primaryKey(counter)) }
+            expectCorrupt("next:TodoList = \(counter)") { _ = try store.write { tx in try tx.insert("TodoList", ["name": "C"]) } }
+        }
+        // A missing counter with rows present is the same damage.
+        try store.storage.write { tx in _ = try tx.tree("records:meta")!.delete(Array("next:TodoList".utf8)) }
+        expectCorrupt("no next:TodoList") { _ = try store.write { tx in try tx.insert("TodoList", ["name": "C"]) } }
+        try store.storage.write { tx in try tx.tree("records:meta")!.put(Array("next:TodoList".utf8), KeyEncoding.primaryKey(3)) }
+        #expect(try store.value("name", of: first) == .string("A"))
+        let third = try store.write { tx in try tx.insert("TodoList", ["name": "C"]) }
+        #expect(third.primaryKey == 3)
+        try store.storage.write { tx in try tx.dropTree("records:meta") }
+        try store.close()
+        expectCorrupt("record trees without records:meta") { _ = try makeStore(try todoModel(), fs: fs) }
+    }
 }

@@ -56,8 +56,6 @@ struct Migration {
         if !problems.isEmpty { throw StrataError.modelMismatch(differences: problems) }
     }
 
-    static let recordTreePrefixes = ["rows:", "index:", "unique:", "inverse:", "join:", "extremes:"]
-
     func run(_ storage: Store) throws {
         try checkCompatible()
         try storage.write { tx in
@@ -87,7 +85,7 @@ struct Migration {
                 }
             }
             for o in old.entities { _ = try meta.delete(RecordTrees.nextKey(o)) }
-            for name in tx.treeNames where Migration.recordTreePrefixes.contains(where: { name.hasPrefix($0) }) {
+            for name in tx.treeNames where RecordTrees.dataTreePrefixes.contains(where: { name.hasPrefix($0) }) {
                 try tx.dropTree(name)
             }
             // The rows again, in the new layout, as inserts: the commit derives everything.

@@ -82,6 +82,11 @@ public final class RecordStore: Sendable {
         }
         if readOnly { throw StrataError.readOnly(reason: "the store has no model yet and is opened read-only") }
         try storage.write { tx in
+            // Record trees without a stored model are damage (the meta tree was lost): writing a
+            // fresh model over them would restart the key counters and overwrite rows.
+            if let orphan = tx.treeNames.first(where: RecordTrees.isRecordTreeName) {
+                throw StrataError.corrupt("the store holds record tree '\(orphan)' but no stored model", offset: nil)
+            }
             try tx.tree(RecordTrees.meta, createIfMissing: true)!.put(RecordTrees.schemaKey, Array(lines.joined(separator: "\n").utf8))
         }
     }

@@ -303,12 +303,31 @@ public final class RecordTransaction: RecordReader {
     }
 
     func allocatePrimaryKey(_ e: EntityDescription) throws -> UInt64 {
-        let next = try nextPrimaryKeys[e.index]
-            ?? tx.tree(RecordTrees.meta)?.get(RecordTrees.nextKey(e)).map { try RecordTrees.storedPrimaryKey($0, tree: RecordTrees.meta) } ?? 1
+        let next = try nextPrimaryKeys[e.index] ?? storedPrimaryKeyCounter(e)
         // Keys are never reused, so the last one can never be handed out (a forged counter
         // would otherwise trap here).
         guard next < .max else { throw StrataError.corrupt("the primary-key counter of \(e.name) is exhausted", offset: nil) }
         nextPrimaryKeys[e.index] = next + 1
+        return next
+    }
+
+    /// The entity's stored key counter, checked once per transaction against the largest key
+    /// in its rows tree (one seek): a counter at or below a key in use — damaged, forged, or
+    /// lost with the meta tree — would make the next insert overwrite a row silently.
+    private func storedPrimaryKeyCounter(_ e: EntityDescription) throws -> UInt64 {
+        let stored = try tx.tree(RecordTrees.meta)?.get(RecordTrees.nextKey(e))
+            .map { try RecordTrees.storedPrimaryKey($0, tree: RecordTrees.meta) }
+        var largest: UInt64 = 0
+        if let rows = try tx.tree(RecordTrees.rows(e)) {
+            let cursor = rows.makeCursor()
+            if try cursor.last() {
+                largest = try RecordTrees.primaryKey(cursor.key, at: 0, exactLength: 8, tree: RecordTrees.rows(e))
+            }
+        }
+        let next = stored ?? 1
+        guard next > largest else {
+            throw StrataError.corrupt("the primary-key counter of \(e.name) (\(next)) is not above its largest key in use (\(largest))", offset: nil)
+        }
         return next
     }
 

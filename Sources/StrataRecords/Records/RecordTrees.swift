@@ -22,6 +22,14 @@ enum RecordTrees {
     /// `@min`/`@max` bookkeeping: parent key + encoded child value + child key → empty.
     static func extremes(_ e: EntityDescription, _ derived: String) -> String { "extremes:\(e.name):\(derived)" }
 
+    /// The prefixes of the trees that hold an entity's data (every record tree but `meta`).
+    static let dataTreePrefixes = ["rows:", "index:", "unique:", "inverse:", "join:", "extremes:"]
+
+    /// Whether `name` is one of the record layer's trees (by its prefix).
+    static func isRecordTreeName(_ name: String) -> Bool {
+        name == meta || dataTreePrefixes.contains { name.hasPrefix($0) }
+    }
+
     static func pair(_ a: UInt64, _ b: UInt64) -> [UInt8] { KeyEncoding.primaryKey(a) + KeyEncoding.primaryKey(b) }
 
     /// The primary key in the last 8 bytes of a key read from `tree`, which must be at least
