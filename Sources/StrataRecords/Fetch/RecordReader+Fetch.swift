@@ -2,12 +2,19 @@ import StrataStorage
 
 extension RecordReader {
     /// The identifiers of the objects that match `request`, in its order, one page of them.
+    ///
+    /// - Throws: `StrataError.invalidFetch` before any row is read when the request does not
+    ///   fit the model (an unknown or transient key path, a comparison of values that cannot
+    ///   compare, a sort through a to-many relationship: see the type checker's rules in
+    ///   `FetchTypeChecker`).
     public func fetch(_ request: FetchRequest) throws -> [ObjectID] {
         let e = try entity(request.entity)
         return try fetchKeys(request, e).map { ObjectID(entity: e.name, primaryKey: $0.pk) }
     }
 
     /// How many objects match `request`'s predicate (its limit and offset apply).
+    ///
+    /// - Throws: what ``fetch(_:)`` throws.
     public func fetchCount(_ request: FetchRequest) throws -> Int {
         try fetchKeys(request, try entity(request.entity)).count
     }
@@ -18,9 +25,8 @@ extension RecordReader {
     }
 
     func fetchKeys(_ request: FetchRequest, _ e: EntityDescription) throws -> [RowKey] {
-        // Unknown and transient key paths fail before any row is read (an empty store too).
-        for s in request.sortDescriptors { try checkKeyPath(s.keyPath.split(separator: ".").map(String.init), from: e) }
-        if let p = request.predicate { try Self.forEachKeyPath(p) { try checkKeyPath($0, from: e) } }
+        // Mistakes fail before any row is read (an empty store too).
+        try FetchTypeChecker(model: model, entity: e).check(request)
         let plan = FetchPlan.make(request, entity: e)
         try willScanRows()
         let matcher = try plan.residual(request.predicate).map { try CompiledPredicate($0) }
@@ -82,45 +88,5 @@ extension RecordReader {
         let start = min(request.offset, keys.count)
         let end = request.limit.map { min(keys.count, start + $0) } ?? keys.count
         return Array(keys[start..<end])
-    }
-}
-
-extension RecordReader {
-    /// Calls `body` with every key path a predicate reads.
-    static func forEachKeyPath(_ p: FetchPredicate, _ body: ([String]) throws -> Void) rethrows {
-        func visit(_ x: FetchExpression) throws {
-            switch x {
-            case .keyPath(let k): try body(k)
-            case .aggregate(_, let k): try body(k)
-            case .list(let items): for item in items { try visit(item) }
-            case .constant: break
-            }
-        }
-        switch p {
-        case .constant: break
-        case .comparison(let c): try visit(c.lhs); try visit(c.rhs)
-        case .and(let ps), .or(let ps): for q in ps { try forEachKeyPath(q, body) }
-        case .not(let q): try forEachKeyPath(q, body)
-        }
-    }
-}
-
-extension RecordReader {
-    /// Throws the error a predicate or sort over `keyPath` would (a transient or unknown name).
-    func checkKeyPath(_ keyPath: [String], from start: EntityDescription) throws {
-        var ei = start.index
-        for name in keyPath {
-            let e = model.entities[ei]
-            // Stored fields first: one lookup for the usual key path.
-            if let f = e.fieldIndex[name], e.fields[f].kind != .auxiliary {
-                if case .toOne(let target) = e.fields[f].kind { ei = target }
-                continue
-            }
-            if e.isTransient(name) {
-                throw StrataError.invalidFetch("'\(name)' of \(e.name) is transient: it is never stored, so a stored fetch cannot sort by it")
-            }
-            guard let rel = e.relationship(name) else { throw StrataError.invalidFetch("\(e.name) has no property '\(name)'") }
-            ei = rel.targetIndex
-        }
     }
 }
