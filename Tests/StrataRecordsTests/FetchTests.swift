@@ -133,7 +133,8 @@ import StrataStorage
             ("TodoList", "searchName BEGINSWITH[cd] %@", ["STRA"], true),
             ("TodoList", "name BEGINSWITH[cd] %@", ["Ca"], true),
             ("TodoList", "name ==[cd] %@", ["cafe"], true),
-            ("TodoList", "searchName BEGINSWITH[cdn] %@", ["STRA"], false),  // [n] supersedes: bytes as given
+            ("TodoList", "searchName BEGINSWITH[cdn] %@", ["STRA"], true),   // [n] supersedes: NFC bytes, no folding
+            ("TodoList", "searchName BEGINSWITH[cdn] %@", ["stra"], true),
             ("TodoList", "searchName ==[c] %@", ["CAFE"], false),
         ]
         let orders: [([FetchSortDescriptor], Int?, Int)] = [([], nil, 0), ([], 2, 1), ([FetchSortDescriptor("amount", ascending: false)], 3, 1),

@@ -157,7 +157,9 @@ struct DifferentialRun {
     ]
 
     static let names = ["Café", "café", "CAFÉ CRÈME", "Straße", "STRASSE", "naïve", "Ærø", "İstanbul", "ǅemal",
-                        "Ωmega", "ﬁsh", "Zoë", "ß", "Ünïcödé", "日本語", "x", ""]
+                        "Ωmega", "ﬁsh", "Zoë", "ß", "Ünïcödé", "日本語", "x", "",
+                        // Final sigma, Hangul that NFC joins, an NFD spelling of one above.
+                        "ΟΔΟΣ", "ΣΑΣ ΣΑΣ.", "\u{AC00}\u{11A8}", "Cafe\u{301}"]
 
     let seed: UInt64
     var rng: SplitMix64

@@ -1,3 +1,4 @@
+import Foundation
 import StrataStorage
 
 /// How a fetch finds its candidates: a scan of every row, or ranges of one index. The
@@ -49,19 +50,26 @@ struct FetchPlan: CustomStringConvertible {
 
     /// Picks an index for an equality, `IN`, range or prefix condition on its first attribute
     /// among the predicate's top-level `AND` terms (equality and `IN` first); else an index on
-    /// the first sort key, for order; else every row.
-    static func make(_ request: FetchRequest, entity e: EntityDescription) -> FetchPlan {
+    /// the one sort key, for order; else every row.
+    ///
+    /// `derivedAreCurrent` is false inside a write transaction, where derived values of the
+    /// rows it changed are computed only at commit: an index on `canonical:(x)` then stands in
+    /// for comparisons on `x` itself no longer (it still answers for the derived attribute,
+    /// whose stale value a scan sees too).
+    static func make(_ request: FetchRequest, entity e: EntityDescription, derivedAreCurrent: Bool = true) -> FetchPlan {
+        guard request.usesIndexes else { return FetchPlan(access: .allRows, ordered: false) }
         let terms = conjuncts(request.predicate)
         var best: (score: Int, plan: FetchPlan)?
         for (i, lead) in e.indexLeads.enumerated() {
             let field = lead.field
             let tree = RecordTrees.index(e, i)
-            // The index orders by its attribute, ties by primary key: the whole order only when
-            // that attribute is the one sort key (ties then go by primary key either way).
-            let sortsHere = request.sortDescriptors.count == 1
+            // A single-attribute index orders by its attribute, ties by primary key: the whole
+            // order when that attribute is the one sort key. An index with more columns orders
+            // ties by them instead, which is not the fetch's order.
+            let sortsHere = lead.isSingleAttribute && request.sortDescriptors.count == 1
                 && request.sortDescriptors[0].keyPath == lead.name && request.sortDescriptors[0].ascending
             for term in terms {
-                guard let (score, ranges, exact) = ranges(for: term, lead) else { continue }
+                guard let (score, ranges, exact) = ranges(for: term, lead, derivedAreCurrent: derivedAreCurrent) else { continue }
                 // An index whose other columns come after the first only narrows: it decides
                 // nothing unless it is a single-attribute index.
                 let decides = exact && lead.isSingleAttribute
@@ -90,39 +98,53 @@ struct FetchPlan: CustomStringConvertible {
     /// 2: IN, 1: range or prefix) and whether they hold exactly those rows; nil when the term
     /// cannot use an index on `field`.
     ///
+    /// Keys hold strings in NFC (FORMAT.md §12), and the comparisons agree with them:
+    /// - without options, equal keys are canonically equivalent strings, which is Swift's
+    ///   `==`; key order is the order of NFC forms, which is the predicates' `<`. Swift's
+    ///   grapheme-aware `hasPrefix` only narrows (a string that starts with the prefix's
+    ///   characters starts with its NFC bytes, not always the other way round);
+    /// - `[n]` compares NFC bytes, exactly what the keys hold;
+    /// - `[cd]` on a `canonical:` index, or on the attribute a `canonical:` index folds, compares
+    ///   folded text, exactly what that index holds. Other folded comparisons use no index.
+    ///
     /// Constants become keys in the attribute's own type (an index of doubles holds `3.0`, not
-    /// `3`); a constant with no exact conversion (`2.5` for an integer, a double for a decimal)
-    /// leaves the term to a scan. A term is exact when the comparison's own semantics agree
-    /// with key bytes: equality of uncut keys, and prefixes compared as bytes (`[cd]` on a
-    /// `canonical:` index, whose folding is the comparison's, or `[n]`). Swift's grapheme-aware
-    /// `hasPrefix` and mixed-type ranges are only narrowed, then checked on each row.
-    static func ranges(for term: Comparison, _ lead: IndexLead)
+    /// `3`) only where that conversion keeps the comparison's meaning (see ``indexConstant``);
+    /// otherwise the term is left to a scan. A term is exact when equal keys are equal values
+    /// for it (keys that were not cut, no NaN) or, for prefixes, when it compares bytes.
+    static func ranges(for term: Comparison, _ lead: IndexLead, derivedAreCurrent: Bool = true)
         -> (score: Int, ranges: [(lower: [UInt8], upper: [UInt8]?)], exact: Bool)? {
         guard term.quantifier == .direct, case .keyPath(let path) = term.lhs, path.count == 1 else { return nil }
         // `name BEGINSWITH[cd] x` may use an index on `canonical:(name)`.
-        let canonicalOf = lead.canonicalOf
+        let canonicalOf = derivedAreCurrent ? lead.canonicalOf : nil
         let viaCanonical = canonicalOf != nil && path[0] == canonicalOf!
         guard path[0] == lead.name || viaCanonical else { return nil }
-        let folded = term.options.contains(.caseInsensitive) || term.options.contains(.diacriticInsensitive)
-        if viaCanonical && !(term.op == .beginsWith || term.op == .equal) { return nil }
-        if folded && !(canonicalOf != nil && term.options.isSuperset(of: [.caseInsensitive, .diacriticInsensitive])) { return nil }
-        let foldsKeys = canonicalOf != nil && (folded || viaCanonical)
-        let mode = TextMode(term.options)
-        // Byte comparison is the term's own: both sides folded alike, or `[n]` with no folding.
+        let foldsKeys: Bool
+        // Whether the comparison's own semantics are byte semantics over what the keys hold.
         let bytewise: Bool
-        switch mode {
-        case .folded: bytewise = foldsKeys
-        case .exact: bytewise = !foldsKeys
-        case .standard: bytewise = false
+        switch TextMode(term.options) {
+        case .standard:
+            if viaCanonical { return nil }
+            foldsKeys = false
+            bytewise = false
+        case .exact:
+            if viaCanonical { return nil }
+            foldsKeys = false
+            bytewise = true
+        case .folded(let c, let d):
+            guard canonicalOf != nil, c && d else { return nil }
+            if viaCanonical && !(term.op == .beginsWith || term.op == .equal || term.op == .in) { return nil }
+            foldsKeys = true
+            bytewise = true
         }
         let type = lead.type
         var whole = true
         func key(_ v: Value) -> [UInt8]? {
             var v = v
-            if case .double(let d) = v, d.isNaN { whole = false }  // NaN equals nothing, not even its own key
+            // NaN equals nothing, not even its own key.
+            if case .double(let d) = v, d.isNaN { whole = false }
+            if case .date(let d) = v, d.timeIntervalSinceReferenceDate.isNaN { whole = false }
             if !v.isNull {
-                if type == .decimal, case .double = v { return nil }
-                guard let converted = type.coerce(v) else { return nil }
+                guard let converted = indexConstant(v, for: type) else { return nil }
                 v = converted
             }
             if foldsKeys, case .string(let s) = v { v = .string(TextFolding.canonical(s)) }
@@ -130,15 +152,13 @@ struct FetchPlan: CustomStringConvertible {
             if !KeyEncoding.append(v, to: &out) { whole = false }
             return out
         }
-        // Equal keys are equal values (strings too: equal bytes are equal strings); folded
-        // sides are equal when their bytes are.
-        let equalKeysAreEqualValues = mode == .standard && !foldsKeys || bytewise
         let valueStart: [UInt8] = [KeyEncoding.tagValue]
         switch (term.op, term.rhs) {
         case (.equal, .constant(let v)):
-            if viaCanonical && !folded { return nil }
             guard let k = key(v) else { return nil }
-            return (3, [(k, k)], whole && (equalKeysAreEqualValues))
+            // Equal keys are equal values in every mode: canonically equivalent strings without
+            // options (Swift's `==`), equal folded or NFC bytes with them.
+            return (3, [(k, k)], whole)
         case (.in, .list(let items)):
             var rs: [(lower: [UInt8], upper: [UInt8]?)] = []
             for case .constant(let v) in items {
@@ -147,7 +167,7 @@ struct FetchPlan: CustomStringConvertible {
             }
             guard rs.count == items.count else { return nil }
             rs.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
-            return (2, rs, whole && equalKeysAreEqualValues)
+            return (2, rs, whole)
         case (.less, .constant(let v)), (.lessOrEqual, .constant(let v)):
             guard let k = key(v) else { return nil }
             return (1, [(valueStart, k)], false)
@@ -159,9 +179,47 @@ struct FetchPlan: CustomStringConvertible {
                   let l = key(lo), let h = key(hi) else { return nil }
             return (1, [(l, h)], false)
         case (.beginsWith, .constant(.string(let s))):
-            guard var k = key(.string(s)) else { return nil }
+            guard type == .string, var k = key(.string(s)) else { return nil }
             k.removeLast(2)  // drop the string terminator: every longer string follows
             return (1, [(k, k)], whole && bytewise)
+        default:
+            return nil
+        }
+    }
+
+    /// `v` as a key of an attribute of `type`, when rows of that type compare with `v` exactly
+    /// as their keys compare with the converted key; nil otherwise (the term is then scanned).
+    ///
+    /// Predicates compare an integer with a double as doubles, so a double constant stands for
+    /// an integer key only below 2⁵³ in magnitude, where every integer is a distinct double; a
+    /// decimal constant becomes an integer key only when it is a whole number in range, and an
+    /// integer a double or decimal key always. Doubles never become decimal keys, nor decimals
+    /// double keys. Other kinds must match the attribute's.
+    static func indexConstant(_ v: Value, for type: AttributeType) -> Value? {
+        switch (type, v) {
+        case (.bool, .bool), (.string, .string), (.date, .date), (.uuid, .uuid), (.binary, .binary),
+             (.double, .double), (.decimal, .decimal):
+            return v
+        case (.double, .int(let i)):
+            return .double(Double(i))
+        case (.decimal, .int(let i)):
+            return .decimal(Decimal(i))
+        case (.int16, _), (.int32, _), (.int64, _):
+            guard let range = type.integerRange else { return nil }
+            let integer: Int64?
+            switch v {
+            case .int(let i):
+                integer = i
+            case .double(let d):
+                integer = d.rounded() == d && abs(d) < 9_007_199_254_740_992 ? Int64(d) : nil
+            case .decimal(let d):
+                let i = NSDecimalNumber(decimal: d).int64Value
+                integer = Decimal(i) == d ? i : nil
+            default:
+                integer = nil
+            }
+            guard let integer, range.contains(integer) else { return nil }
+            return .int(integer)
         default:
             return nil
         }

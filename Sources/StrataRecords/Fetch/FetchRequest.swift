@@ -10,6 +10,9 @@ public struct FetchRequest: Sendable {
     public var limit: Int?
     /// How many matching objects, in order, to skip before the first one returned.
     public var offset: Int
+    /// Whether the planner may use indexes; tests turn it off to run the same request as a
+    /// scan, whose answer every index plan must equal.
+    var usesIndexes = true
 
     /// A request for the objects of `entity` that match `predicate`, in `sortDescriptors` order,
     /// skipping `offset` and returning at most `limit`.
@@ -24,7 +27,9 @@ public struct FetchRequest: Sendable {
 }
 
 /// One sort key: a key path (an attribute, a derived attribute, or through to-one relationships)
-/// and a direction. Values sort as ``Value/compare(_:_:)`` orders them, `nil` first.
+/// and a direction. Values sort as ``Value/compare(_:_:)`` orders them, which is the order of
+/// their index keys: `nil` first, NaN after every number, strings by the Unicode scalars of
+/// their NFC forms. Objects that tie on every sort key come in primary-key order.
 public struct FetchSortDescriptor: Hashable, Sendable {
     /// The dotted key path to sort by, such as `name` or `list.name`.
     public var keyPath: String

@@ -2,26 +2,38 @@ import StrataStorage
 
 extension RecordReader {
     /// The identifiers of the objects that match `request`, in its order, one page of them.
+    ///
+    /// - Throws: `StrataError.invalidFetch` before any row is read when the request does not
+    ///   fit the model (an unknown or transient key path, a comparison of values that cannot
+    ///   compare, a sort through a to-many relationship: see the type checker's rules in
+    ///   `FetchTypeChecker`); `StrataError.corrupt` when a tree holds a malformed key.
     public func fetch(_ request: FetchRequest) throws -> [ObjectID] {
         let e = try entity(request.entity)
         return try fetchKeys(request, e).map { ObjectID(entity: e.name, primaryKey: $0.pk) }
     }
 
     /// How many objects match `request`'s predicate (its limit and offset apply).
+    ///
+    /// - Throws: what ``fetch(_:)`` throws.
     public func fetchCount(_ request: FetchRequest) throws -> Int {
         try fetchKeys(request, try entity(request.entity)).count
     }
 
     /// The plan the fetch uses, for tests and `EXPLAIN`-style diagnostics.
     public func fetchPlanDescription(_ request: FetchRequest) throws -> String {
-        FetchPlan.make(request, entity: try entity(request.entity)).description
+        FetchPlan.make(request, entity: try entity(request.entity), derivedAreCurrent: derivedAreCurrent).description
+    }
+
+    /// False in a write transaction: the derived values of rows it changed are computed at commit.
+    private var derivedAreCurrent: Bool {
+        if case .write = source { return false }
+        return true
     }
 
     func fetchKeys(_ request: FetchRequest, _ e: EntityDescription) throws -> [RowKey] {
-        // Unknown and transient key paths fail before any row is read (an empty store too).
-        for s in request.sortDescriptors { try checkKeyPath(s.keyPath.split(separator: ".").map(String.init), from: e) }
-        if let p = request.predicate { try Self.forEachKeyPath(p) { try checkKeyPath($0, from: e) } }
-        let plan = FetchPlan.make(request, entity: e)
+        // Mistakes fail before any row is read (an empty store too).
+        try FetchTypeChecker(model: model, entity: e).check(request)
+        let plan = FetchPlan.make(request, entity: e, derivedAreCurrent: derivedAreCurrent)
         try willScanRows()
         let matcher = try plan.residual(request.predicate).map { try CompiledPredicate($0) }
         let sorts = !request.sortDescriptors.isEmpty && !plan.ordered
@@ -42,10 +54,29 @@ extension RecordReader {
         }
         switch plan.access {
         case .allRows:
-            try source.scan(RecordTrees.rows(e), prefix: []) { key, cursor in
-                try consider(RowKey(entity: e.index, pk: KeyEncoding.decodePrimaryKey(key)), cursor.value)
+            let tree = RecordTrees.rows(e)
+            try source.scan(tree, prefix: []) { key, cursor in
+                try consider(RowKey(entity: e.index, pk: KeyReader.rowKey(key, tree: tree)), cursor.value)
             }
-        case .index(let tree, let ranges, _):
+        case .index(let tree, let ranges, let field):
+            // Entries whose value was cut share a key prefix but not an order: when the index
+            // gives the order, such a run is sorted by the rows' values before it is taken.
+            let leadType = e.fields[field].type
+            var cutRun = CutRun()
+            if plan.ordered && (leadType == .string || leadType == .binary) { cutRun.enabled = true }
+            func takeCutRun() throws -> Bool {
+                var members: [(value: Value, pk: UInt64)] = []
+                for pk in cutRun.take() {
+                    guard let row = try row(RowKey(entity: e.index, pk: pk)) else { continue }
+                    members.append((row[field], pk))
+                }
+                members.sort { a, b in
+                    let c = Value.compare(a.value, b.value) ?? 0
+                    return c != 0 ? c < 0 : a.pk < b.pk
+                }
+                for m in members where !(try consider(RowKey(entity: e.index, pk: m.pk), nil)) { return false }
+                return true
+            }
             // Distinct ranges of one index never share an entry, but an IN list may repeat a value.
             var seen = Set<UInt64>()
             scan: for r in ranges {
@@ -54,25 +85,46 @@ extension RecordReader {
                 while ok {
                     let k = c.key
                     if let upper = r.upper, !k.starts(with: upper), !k.lexicographicallyPrecedes(upper) { break }
-                    let pk = KeyEncoding.decodePrimaryKey(UnsafeRawBufferPointer(rebasing: k[(k.count - 8)...]))
+                    let pk = try KeyReader.trailingPrimaryKey(k, tree: tree)
+                    if cutRun.enabled {
+                        var reader = KeyReader(k, tree: tree)
+                        let cut = try reader.skipValue(leadType)
+                        guard reader.remaining >= 8 else { throw reader.corrupt("has no primary key after its value") }
+                        if cut {
+                            let lead = UnsafeRawBufferPointer(rebasing: k[..<reader.position])
+                            if !cutRun.continues(with: lead) {
+                                guard try takeCutRun() else { break scan }
+                            }
+                            cutRun.add(pk, lead: lead)
+                            ok = try c.next()
+                            continue
+                        }
+                        if !cutRun.isEmpty {
+                            guard try takeCutRun() else { break scan }
+                        }
+                    }
                     if ranges.count == 1 || seen.insert(pk).inserted {
                         if !(try consider(RowKey(entity: e.index, pk: pk), nil)) { break scan }
                     }
                     ok = try c.next()
                 }
             }
+            if !cutRun.isEmpty { _ = try takeCutRun() }
         }
         if sorts {
             let paths = request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
-            var keyed: [(sortKey: [Value], key: RowKey)] = []
+            var keyed: [(sortKey: [SortValue], key: RowKey)] = []
             keyed.reserveCapacity(keys.count)
             for (key, row) in zip(keys, rows) {
                 let subject = RowSubject(reader: self, key: key, row: row)
-                keyed.append((try paths.map { p in if case .one(let v) = try subject.values(at: p) { return v }; return .null }, key))
+                keyed.append((try paths.map { p in
+                    if case .one(let v) = try subject.values(at: p) { return SortValue(v) }
+                    return SortValue(.null)
+                }, key))
             }
             keyed.sort { a, b in
                 for (i, d) in request.sortDescriptors.enumerated() {
-                    let c = Value.compare(a.sortKey[i], b.sortKey[i]) ?? 0
+                    let c = a.sortKey[i].compare(b.sortKey[i])
                     if c != 0 { return d.ascending ? c < 0 : c > 0 }
                 }
                 return a.key.pk < b.key.pk
@@ -85,42 +137,50 @@ extension RecordReader {
     }
 }
 
-extension RecordReader {
-    /// Calls `body` with every key path a predicate reads.
-    static func forEachKeyPath(_ p: FetchPredicate, _ body: ([String]) throws -> Void) rethrows {
-        func visit(_ x: FetchExpression) throws {
-            switch x {
-            case .keyPath(let k): try body(k)
-            case .aggregate(_, let k): try body(k)
-            case .list(let items): for item in items { try visit(item) }
-            case .constant: break
-            }
-        }
-        switch p {
-        case .constant: break
-        case .comparison(let c): try visit(c.lhs); try visit(c.rhs)
-        case .and(let ps), .or(let ps): for q in ps { try forEachKeyPath(q, body) }
-        case .not(let q): try forEachKeyPath(q, body)
-        }
+/// Consecutive index entries whose leading value was cut to the same bytes, collected so that
+/// an ordered fetch can sort them by their full values.
+private struct CutRun {
+    var enabled = false
+    private var lead: [UInt8] = []
+    private var pks: [UInt64] = []
+
+    var isEmpty: Bool { pks.isEmpty }
+
+    func continues(with lead: UnsafeRawBufferPointer) -> Bool {
+        !pks.isEmpty && self.lead.elementsEqual(lead)
+    }
+
+    mutating func add(_ pk: UInt64, lead: UnsafeRawBufferPointer) {
+        if pks.isEmpty { self.lead = Array(lead) }
+        pks.append(pk)
+    }
+
+    mutating func take() -> [UInt64] {
+        defer { pks.removeAll(keepingCapacity: true) }
+        return pks
     }
 }
 
-extension RecordReader {
-    /// Throws the error a predicate or sort over `keyPath` would (a transient or unknown name).
-    func checkKeyPath(_ keyPath: [String], from start: EntityDescription) throws {
-        var ei = start.index
-        for name in keyPath {
-            let e = model.entities[ei]
-            // Stored fields first: one lookup for the usual key path.
-            if let f = e.fieldIndex[name], e.fields[f].kind != .auxiliary {
-                if case .toOne(let target) = e.fields[f].kind { ei = target }
-                continue
+/// A sort key's value with a string's NFC bytes computed once per row rather than once per
+/// comparison; it orders as ``Value/compare(_:_:)`` does.
+private struct SortValue {
+    let value: Value
+    let nfc: [UInt8]?
+
+    init(_ value: Value) {
+        self.value = value
+        if case .string(let s) = value, !TextOrder.isASCII(s) { nfc = s._nfcCodeUnits } else { nfc = nil }
+    }
+
+    func compare(_ other: SortValue) -> Int {
+        if case .string(let a) = value, case .string(let b) = other.value {
+            switch (nfc, other.nfc) {
+            case (nil, nil): return TextOrder.compareBytes(a, b)
+            case (let x?, let y?): return TextOrder.compareBytes(x, y)
+            case (let x?, nil): return TextOrder.compareBytes(x, Array(b.utf8))
+            case (nil, let y?): return TextOrder.compareBytes(Array(a.utf8), y)
             }
-            if e.isTransient(name) {
-                throw StrataError.invalidFetch("'\(name)' of \(e.name) is transient: it is never stored, so a stored fetch cannot sort by it")
-            }
-            guard let rel = e.relationship(name) else { throw StrataError.invalidFetch("\(e.name) has no property '\(name)'") }
-            ei = rel.targetIndex
         }
+        return Value.compare(value, other.value) ?? 0
     }
 }

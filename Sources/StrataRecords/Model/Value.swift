@@ -65,9 +65,11 @@ public enum Value: Hashable, Sendable, CustomStringConvertible {
     /// The string, when this is a ``string(_:)``; otherwise `nil`.
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
 
-    /// Orders two values the way predicates and sort descriptors do: numbers by value across
-    /// int, double and decimal; strings by Unicode scalar values (byte order of UTF-8); `null`
-    /// before everything. Returns `nil` for values of kinds that do not compare.
+    /// Orders two values the way predicates and sort descriptors do, which is the order of their
+    /// index keys: numbers by value across int, double and decimal (NaN after every number);
+    /// strings by the Unicode scalars of their NFC forms, so canonically equivalent spellings are
+    /// equal (``TextOrder``); `null` before everything. Returns `nil` for values of kinds that
+    /// do not compare.
     public static func compare(_ a: Value, _ b: Value) -> Int? {
         switch (a, b) {
         case (.null, .null): return 0
@@ -77,16 +79,17 @@ public enum Value: Hashable, Sendable, CustomStringConvertible {
         case (.decimal(let x), .decimal(let y)): return x < y ? -1 : (x == y ? 0 : 1)
         case (.int(let x), .decimal(let y)): return compare(.decimal(Decimal(x)), .decimal(y))
         case (.decimal(let x), .int(let y)): return compare(.decimal(x), .decimal(Decimal(y)))
-        case (.string(let x), .string(let y)):
-            return x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : (x == y ? 0 : 1)
+        case (.string(let x), .string(let y)): return TextOrder.compare(x, y)
         case (.bool(let x), .bool(let y)): return x == y ? 0 : (x ? 1 : -1)
-        case (.date(let x), .date(let y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case (.date(let x), .date(let y)):
+            return compare(.double(x.timeIntervalSinceReferenceDate), .double(y.timeIntervalSinceReferenceDate))
         case (.uuid(let x), .uuid(let y)):
             return withUnsafeBytes(of: x.uuid) { px in withUnsafeBytes(of: y.uuid) { py in
                 px.lexicographicallyPrecedes(py) ? -1 : (px.elementsEqual(py) ? 0 : 1) } }
         case (.binary(let x), .binary(let y)): return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
         default:
             guard let x = a.doubleValue, let y = b.doubleValue else { return nil }
+            if x.isNaN || y.isNaN { return x.isNaN ? (y.isNaN ? 0 : 1) : -1 }
             return x < y ? -1 : (x == y ? 0 : 1)
         }
     }

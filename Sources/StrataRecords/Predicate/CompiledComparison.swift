@@ -178,13 +178,13 @@ struct CompiledComparison: Sendable {
         case .notEqual:
             return right.contains { !ValueSemantics.equal(a, $0.value, mode: mode) }
         case .less:
-            return right.contains { ValueSemantics.order(a, $0.value) == -1 }
+            return right.contains { ValueSemantics.order(a, $0.value, mode: mode) == -1 }
         case .lessOrEqual:
-            return right.contains { ValueSemantics.order(a, $0.value).map { $0 <= 0 } ?? false }
+            return right.contains { ValueSemantics.order(a, $0.value, mode: mode).map { $0 <= 0 } ?? false }
         case .greater:
-            return right.contains { ValueSemantics.order(a, $0.value) == 1 }
+            return right.contains { ValueSemantics.order(a, $0.value, mode: mode) == 1 }
         case .greaterOrEqual:
-            return right.contains { ValueSemantics.order(a, $0.value).map { $0 >= 0 } ?? false }
+            return right.contains { ValueSemantics.order(a, $0.value, mode: mode).map { $0 >= 0 } ?? false }
         case .in:
             switch right {
             case .many(let xs, let index):
@@ -198,8 +198,8 @@ struct CompiledComparison: Sendable {
             }
         case .between:
             guard case .many(let bounds, _) = right, bounds.count == 2,
-                  let low = ValueSemantics.order(a, bounds[0].value), low >= 0,
-                  let high = ValueSemantics.order(a, bounds[1].value), high <= 0
+                  let low = ValueSemantics.order(a, bounds[0].value, mode: mode), low >= 0,
+                  let high = ValueSemantics.order(a, bounds[1].value, mode: mode), high <= 0
             else { return false }
             return true
         case .beginsWith:

@@ -59,11 +59,14 @@ public enum AggregateFunction: String, Hashable, Sendable {
 
 /// A comparison operator; the raw value is its format-string spelling.
 public enum ComparisonOperator: String, Hashable, Sendable {
-    /// `==`: equal values (numbers compare by value across int, double and decimal).
+    /// `==`: equal values (numbers compare by value across int, double and decimal; strings
+    /// are equal when canonically equivalent, as Swift's `==` says).
     case equal = "=="
     /// `!=`: unequal values.
     case notEqual = "!="
-    /// `<`: less than. Values of different kinds (other than numbers) and `nil` never order.
+    /// `<`: less than; strings order by the Unicode scalars of their NFC forms. Values of
+    /// different kinds (other than numbers), `nil` and NaN never order (a fetch rejects a
+    /// comparison of kinds that cannot compare before it runs).
     case less = "<"
     /// `<=`: less than or equal.
     case lessOrEqual = "<="
@@ -75,11 +78,11 @@ public enum ComparisonOperator: String, Hashable, Sendable {
     case `in` = "IN"
     /// `BETWEEN`: within the right side's two bounds, both included.
     case between = "BETWEEN"
-    /// `BEGINSWITH`: a string that starts with the right side.
+    /// `BEGINSWITH`: a string that starts with the right side (whole characters, without options).
     case beginsWith = "BEGINSWITH"
-    /// `ENDSWITH`: a string that ends with the right side.
+    /// `ENDSWITH`: a string that ends with the right side (whole characters, without options).
     case endsWith = "ENDSWITH"
-    /// `CONTAINS`: a string that contains the right side.
+    /// `CONTAINS`: a string that contains the right side (whole characters, without options).
     case contains = "CONTAINS"
     /// `LIKE`: a string that matches a wildcard pattern (`*` any run, `?` one character, `\` escapes).
     case like = "LIKE"
@@ -95,7 +98,11 @@ public enum Quantifier: String, Hashable, Sendable {
 }
 
 /// String comparison options: `[c]` case-insensitive, `[d]` diacritic-insensitive,
-/// `[n]` normalized (the values are already canonical: compare bytes, the fast path).
+/// `[n]` normalized (compare the NFC forms' bytes, the fast path).
+///
+/// `[c]` and `[d]` fold both sides as ``TextFolding/fold(_:caseInsensitive:diacriticInsensitive:)``
+/// does, locale-independently (`canonical:` is the `[cd]` folding). `[n]` supersedes both, as in
+/// Core Data.
 public struct StringOptions: OptionSet, Hashable, Sendable {
     /// The option bits.
     public let rawValue: UInt8
@@ -105,6 +112,8 @@ public struct StringOptions: OptionSet, Hashable, Sendable {
     public static let caseInsensitive = StringOptions(rawValue: 1)
     /// `[d]`: ignore diacritics.
     public static let diacriticInsensitive = StringOptions(rawValue: 2)
-    /// `[n]`: both sides are already canonical text, so compare bytes.
+    /// `[n]`: compare the bytes of both sides' NFC forms, without folding and without
+    /// grapheme awareness: for text already in NFC that is its bytes as given (Core Data's
+    /// meaning, for text it calls normalized), and for other text still what an index gives.
     public static let normalized = StringOptions(rawValue: 4)
 }

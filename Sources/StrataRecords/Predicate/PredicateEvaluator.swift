@@ -2,14 +2,18 @@
 /// `NSPredicate` over Core Data objects:
 ///
 /// - `key == nil` holds when the value is absent or a to-one on the way is nil.
-/// - Values of different kinds are unequal and unordered (false, not an error), except that
-///   int, double and decimal compare by numeric value; `!=` is the negation of `==`.
+/// - Values of different kinds are unequal and unordered (false, not an error: a subject
+///   has no model; a fetch type-checks first and throws instead), except that int, double and
+///   decimal compare by numeric value; `!=` is the negation of `==`; NaN equals nothing.
+/// - Strings are equal when canonically equivalent (Swift's `==`) and order by the Unicode
+///   scalars of their NFC forms, the order of index keys.
 /// - A comparison without a quantifier on a path through a to-many relationship holds when
 ///   it holds for ANY of the values; `ALL` of no values holds; `NONE` is NOT ANY.
 /// - `IN` tests membership in a list or to-many path (containment when the right side is a
 ///   string); `BETWEEN` includes both bounds.
-/// - String operators on non-strings are false. `[c]` and `[d]` fold both sides; `[n]`
-///   compares as given and supersedes them. An empty string begins, ends and is contained in
+/// - String operators on non-strings are false. Without options `BEGINSWITH`, `ENDSWITH` and
+///   `CONTAINS` match whole characters; `[c]` and `[d]` fold both sides; `[n]` compares the
+///   NFC forms' bytes and supersedes them. An empty string begins, ends and is contained in
 ///   every string.
 ///
 /// An evaluator keeps a cache of regular expressions for `MATCHES` patterns read from the

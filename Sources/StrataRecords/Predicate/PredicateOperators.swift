@@ -1,5 +1,5 @@
-// The typed builder's operators and methods: each makes one `Comparison` with the key on the
-// left, so a built predicate equals the one its format string parses to.
+// The typed builder's operators and methods: each makes one `Comparison` with the property
+// path on the left, so a built predicate equals the one its format string parses to.
 
 extension PropertyPath {
     /// The general form behind the operators: `self op rhs`, with string options.

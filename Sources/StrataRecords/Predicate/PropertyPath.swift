@@ -5,9 +5,10 @@
 ///     PropertyPath("items").count > 3
 ///     PropertyPath.any("items.amount") > 5
 ///
-/// A key is also a ``PredicateArgument``, so it can be the right side (`PropertyPath("a") == PropertyPath("b")`)
-/// or a `%@`/`%K` argument. `PropertyPath` is deliberately not `Equatable`: `==` between keys builds a
-/// predicate, and a `Bool`-returning `==` beside it would make every such comparison ambiguous.
+/// A property path is also a ``PredicateArgument``, so it can be the right side
+/// (`PropertyPath("a") == PropertyPath("b")`) or a `%@`/`%K` argument. `PropertyPath` is
+/// deliberately not `Equatable`: `==` between property paths builds a predicate, and a
+/// `Bool`-returning `==` beside it would make every such comparison ambiguous.
 public struct PropertyPath: Sendable {
     /// The key path's components; empty for the object itself (`SELF`).
     public let path: [String]
@@ -45,7 +46,7 @@ public struct PropertyPath: Sendable {
         self.quantifier = quantifier
     }
 
-    /// The key as a predicate expression (its quantifier belongs to the comparison instead).
+    /// The path as a predicate expression (its quantifier belongs to the comparison instead).
     public var expression: FetchExpression {
         if let aggregate { return .aggregate(aggregate, path) }
         return .keyPath(path)
@@ -91,7 +92,7 @@ extension PropertyPath: PredicateArgument {
 }
 
 extension PropertyPath: CustomStringConvertible {
-    /// The key as a format string writes it, quantifier included: `ANY items.amount`.
+    /// The path as a format string writes it, quantifier included: `ANY items.amount`.
     public var description: String {
         let text = expression.description
         switch quantifier {

@@ -2,10 +2,14 @@ import Foundation
 
 /// How one comparison treats strings, decided once from its options.
 ///
-/// Without options strings compare as Swift strings do (canonically equivalent spellings are
-/// equal). `[c]`/`[d]` fold both sides with ``TextFolding/fold(_:caseInsensitive:diacriticInsensitive:)``,
-/// whose result is NFC, so the folded sides compare as bytes. `[n]` says the values are
-/// already canonical: bytes as given, and it supersedes `[c]` and `[d]` as in Core Data.
+/// Without options strings compare as Swift strings do: canonically equivalent spellings are
+/// equal, `BEGINSWITH`, `ENDSWITH` and `CONTAINS` work on whole characters (grapheme clusters),
+/// and order is the order of the NFC forms (``TextOrder``). `[c]`/`[d]` fold both sides with
+/// ``TextFolding/fold(_:caseInsensitive:diacriticInsensitive:)``, whose result is NFC, so the
+/// folded sides compare as bytes. `[n]` compares the NFC forms as bytes without folding (it
+/// supersedes `[c]` and `[d]`, as in Core Data): for text already in NFC that is its bytes as
+/// given, the cheap path Core Data's "normalized" names, and for any other text it is still
+/// the answer an index of NFC keys gives.
 enum TextMode: Sendable, Equatable {
     case standard
     case exact
@@ -24,13 +28,19 @@ enum TextMode: Sendable, Equatable {
 
     /// One side as the comparison sees it.
     func prepare(_ s: String) -> String {
-        guard case .folded(let c, let d) = self else { return s }
-        if s.utf8.allSatisfy({ $0 < 0x80 }) {
-            // ASCII has no marks and folds by lowercasing: skip the Unicode normalisations,
-            // which dominate per-row cost otherwise.
-            return c ? s.lowercased() : s
+        switch self {
+        case .standard:
+            return s
+        case .exact:
+            return TextOrder.nfc(s)
+        case .folded(let c, let d):
+            if TextOrder.isASCII(s) {
+                // ASCII has no marks and folds by lowercasing: skip the Unicode normalisations,
+                // which dominate per-row cost otherwise.
+                return c ? s.lowercased() : s
+            }
+            return TextFolding.fold(s, caseInsensitive: c, diacriticInsensitive: d)
         }
-        return TextFolding.fold(s, caseInsensitive: c, diacriticInsensitive: d)
     }
 
     // The operations below take both sides already prepared.
@@ -38,6 +48,12 @@ enum TextMode: Sendable, Equatable {
     func equal(_ a: String, _ b: String) -> Bool {
         if case .standard = self { return a == b }
         return a.utf8.elementsEqual(b.utf8)
+    }
+
+    /// -1, 0 or 1: the order of the NFC forms.
+    func order(_ a: String, _ b: String) -> Int {
+        if case .standard = self { return TextOrder.compare(a, b) }
+        return TextOrder.compareBytes(a, b)
     }
 
     func hasPrefix(_ s: String, _ prefix: String) -> Bool {
@@ -52,17 +68,43 @@ enum TextMode: Sendable, Equatable {
 
     /// An empty substring is contained in everything (Swift's answer, and what a prefix scan
     /// of an index gives for `BEGINSWITH ""`).
+    ///
+    /// Without options the substring must start on a character boundary and match whole
+    /// characters, like `BEGINSWITH` and `ENDSWITH` (a lone U+0301 is not in "e" + U+0301).
+    /// Foundation's `String.contains` is not used: on Linux it matches inside characters, and
+    /// traps on some strings with NULs ("café\0" containing "\0\0").
     func contains(_ s: String, _ substring: String) -> Bool {
         if substring.isEmpty { return true }
-        if case .standard = self { return s.contains(substring) }
-        var haystack = s
-        var needle = substring
+        if case .standard = self {
+            if TextOrder.isASCII(s) && TextOrder.isASCII(substring) {
+                // ASCII characters are bytes, except that CR LF is one character.
+                return Self.find(substring, in: s) { h, start, n in
+                    !(h[start] == 0x0A && start > 0 && h[start - 1] == 0x0D)
+                        && !(h[start + n - 1] == 0x0D && start + n < h.count && h[start + n] == 0x0A)
+                }
+            }
+            var i = s.startIndex
+            while i < s.endIndex {
+                if s[i...].starts(with: substring) { return true }
+                s.formIndex(after: &i)
+            }
+            return false
+        }
+        return Self.find(substring, in: s) { _, _, _ in true }
+    }
+
+    /// Whether the bytes of `needle` occur in those of `haystack` at a position `accept`
+    /// takes (it gets the haystack's bytes, the position and the needle's length).
+    private static func find(_ needle: String, in haystack: String,
+                             accept: (UnsafeBufferPointer<UInt8>, Int, Int) -> Bool) -> Bool {
+        var haystack = haystack
+        var needle = needle
         return haystack.withUTF8 { h in
             needle.withUTF8 { n in
                 guard n.count <= h.count, let hb = h.baseAddress, let nb = n.baseAddress else { return false }
                 let first = n[0]
                 for start in 0...(h.count - n.count) where h[start] == first {
-                    if memcmp(hb + start, nb, n.count) == 0 { return true }
+                    if memcmp(hb + start, nb, n.count) == 0 && accept(h, start, n.count) { return true }
                 }
                 return false
             }

@@ -28,7 +28,9 @@ public final class RecordStore: Sendable {
 
     /// Opens (or creates) the store at `path`. A store that holds another model fails with
     /// `StrataError.modelMismatch`, listing the differences, unless `migration` is
-    /// `.lightweight` (see ``MigrationPolicy``).
+    /// `.lightweight` (see ``MigrationPolicy``). A store whose index keys were written before
+    /// record format 2 (FORMAT.md §12) is rebuilt from its rows when opened read-write, and
+    /// refused with `StrataError.readOnly` when opened read-only.
     public init(path: String, model: Model, options: StoreOptions = StoreOptions(), migration: MigrationPolicy = .none) throws {
         self.model = model
         self.storage = try Store(path: path, options: options)
@@ -59,6 +61,7 @@ public final class RecordStore: Sendable {
             throw StrataError.invalidArgument("the store holds no record model (a plain key/value store)")
         }
         let lines = String(decoding: stored, as: UTF8.self).split(separator: "\n").map(String.init)
+        try KeyFormat.refuseNewer(storage)
         self.model = try StoredModel.parse(lines)
         self.storage = storage
     }
@@ -73,11 +76,16 @@ public final class RecordStore: Sendable {
         let stored = try storage.read { tx in try tx.tree(RecordTrees.meta)?.get(RecordTrees.schemaKey) }
         if let stored {
             let old = String(decoding: stored, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            if old == lines { return }
+            if old == lines {
+                try KeyFormat.upgrade(storage, model: model, readOnly: readOnly)
+                return
+            }
             guard migration == .lightweight, !readOnly else {
                 throw StrataError.modelMismatch(differences: ModelDifferences.between(stored: old, given: lines))
             }
+            try KeyFormat.refuseNewer(storage)
             try Migration(old: try StoredModel.parse(old), new: model).run(storage)
+            try storage.write { tx in try KeyFormat.mark(tx) }  // the migration rebuilt every key
             return
         }
         if readOnly { throw StrataError.readOnly(reason: "the store has no model yet and is opened read-only") }
@@ -88,6 +96,7 @@ public final class RecordStore: Sendable {
                 throw StrataError.corrupt("the store holds record tree '\(orphan)' but no stored model", offset: nil)
             }
             try tx.tree(RecordTrees.meta, createIfMissing: true)!.put(RecordTrees.schemaKey, Array(lines.joined(separator: "\n").utf8))
+            try KeyFormat.mark(tx)
         }
     }
 

@@ -1,79 +1,128 @@
 import Foundation
 
 /// Order-preserving encodings: byte strings whose memcmp order is the values' order, for
-/// primary keys and index keys (FORMAT.md, "Records").
+/// primary keys and index keys (FORMAT.md §12, "Key values").
 ///
 /// Each value starts with a tag (`null` sorts first); integers are big-endian with the sign bit
-/// flipped; doubles and dates flip the sign bit (all bits when negative); strings and binaries
-/// escape `00` as `00 FF` and end with `00 01`; decimals are sign, adjusted exponent, digits.
+/// flipped; doubles and dates flip the sign bit (all bits when negative; -0 is +0 and every NaN
+/// is one NaN, after +∞); strings are their NFC bytes (``TextOrder``) and binaries their bytes,
+/// with `00` escaped as `00 FF` and ended by `00 01`, or by `00 02` when cut to fit the key;
+/// decimals are sign, adjusted exponent, digits. Equal keys are equal values (for values that
+/// were not cut), and key order is the order ``Value/compare(_:_:)`` gives.
 enum KeyEncoding {
     static let tagNull: UInt8 = 0x01
     static let tagValue: UInt8 = 0x02
+    /// The byte after `00` that ends a whole string or binary.
+    static let endWhole: UInt8 = 0x01
+    /// The byte after `00` that ends a cut one: it sorts after the whole value with the same
+    /// leading bytes (which is shorter), and never equals a whole value's key.
+    static let endCut: UInt8 = 0x02
 
-    /// Index keys longer than this are cut (the fetch re-checks rows, so a cut key only costs
-    /// a few extra reads); unique constraints refuse such values instead.
+    /// The most escaped bytes a string or binary keeps in a key; a longer one is cut (the fetch
+    /// re-checks rows, so a cut key only costs a few extra reads); unique constraints refuse
+    /// such values instead.
     static let maxValueBytes = 900
+
+    /// The most bytes the encoded values of one key take together, tags and terminators
+    /// included: one string of ``maxValueBytes`` fits whole. With the 8-byte primary key (and
+    /// the 8-byte parent of an extremes key) every key stays well under the store's 1,024.
+    static let maxEncodedValuesBytes = maxValueBytes + 3
 
     static func primaryKey(_ pk: UInt64) -> [UInt8] {
         withUnsafeBytes(of: pk.bigEndian) { Array($0) }
     }
 
+    /// The big-endian integer in the first 8 bytes of `bytes`, for bytes whose length the
+    /// caller knows (its own keys, values it checked); keys read from a tree go through
+    /// ``KeyReader``, which checks.
     static func decodePrimaryKey<C: Collection>(_ bytes: C) -> UInt64 where C.Element == UInt8 {
         var v: UInt64 = 0
         for b in bytes.prefix(8) { v = v << 8 | UInt64(b) }
         return v
     }
 
-    /// Appends `value`; returns false when the value had to be cut at ``maxValueBytes``.
+    /// Appends `value` with a budget of its own (``maxEncodedValuesBytes``); returns false when
+    /// it had to be cut.
     @discardableResult
     static func append(_ value: Value, to out: inout [UInt8]) -> Bool {
+        var budget = maxEncodedValuesBytes
+        return append(value, to: &out, budget: &budget)
+    }
+
+    /// Appends `value` within `budget` bytes and takes what it used from the budget. Returns
+    /// false when the value did not fit whole: a string or binary is then cut (it ends with
+    /// ``endCut``); any other value is left out. Either way the key is full.
+    static func append(_ value: Value, to out: inout [UInt8], budget: inout Int) -> Bool {
+        let start = out.count
+        defer { budget -= out.count - start }
         if value.isNull {
+            guard budget >= 1 else { budget = 0; return false }
             out.append(tagNull)
             return true
         }
-        out.append(tagValue)
         switch value {
-        case .null: return true
-        case .bool(let b): out.append(b ? 1 : 0)
-        case .int(let i): withUnsafeBytes(of: (UInt64(bitPattern: i) ^ (1 << 63)).bigEndian) { out.append(contentsOf: $0) }
-        case .double(let d): appendDouble(d, &out)
-        case .date(let d): appendDouble(d.timeIntervalSinceReferenceDate, &out)
-        case .uuid(let u): withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
-        case .string(let s): return appendBytes(s.utf8, &out)
-        case .binary(let b): return appendBytes(b, &out)
-        case .decimal(let d): appendDecimal(d, &out)
+        case .null:
+            return true
+        case .string(let s):
+            guard budget >= 3 else { budget = 0; return false }
+            out.append(tagValue)
+            if TextOrder.isASCII(s) { return appendBytes(s.utf8, &out, limit: budget - 3) }
+            return appendBytes(s._nfcCodeUnits, &out, limit: budget - 3)
+        case .binary(let b):
+            guard budget >= 3 else { budget = 0; return false }
+            out.append(tagValue)
+            return appendBytes(b, &out, limit: budget - 3)
+        default:
+            break
         }
+        var encoded: [UInt8] = [tagValue]
+        switch value {
+        case .null, .string, .binary: break
+        case .bool(let b): encoded.append(b ? 1 : 0)
+        case .int(let i): withUnsafeBytes(of: (UInt64(bitPattern: i) ^ (1 << 63)).bigEndian) { encoded.append(contentsOf: $0) }
+        case .double(let d): appendDouble(d, &encoded)
+        case .date(let d): appendDouble(d.timeIntervalSinceReferenceDate, &encoded)
+        case .uuid(let u): withUnsafeBytes(of: u.uuid) { encoded.append(contentsOf: $0) }
+        case .decimal(let d): appendDecimal(d, &encoded)
+        }
+        guard encoded.count <= budget else { budget = 0; return false }
+        out += encoded
         return true
     }
 
     static func appendDouble(_ d: Double, _ out: inout [UInt8]) {
-        let d = d == 0 ? 0 : d  // -0 and +0 are one key
+        // -0 and +0 are one key; every NaN is one key, after +∞ (the order sorts give NaN).
+        let d = d.isNaN ? Double.nan : (d == 0 ? 0 : d)
         var bits = d.bitPattern
         bits = bits & (1 << 63) != 0 ? ~bits : bits ^ (1 << 63)
         withUnsafeBytes(of: bits.bigEndian) { out.append(contentsOf: $0) }
     }
 
-    static func appendBytes<S: Sequence>(_ bytes: S, _ out: inout [UInt8]) -> Bool where S.Element == UInt8 {
+    /// Escapes `bytes` (`00` → `00 FF`), keeping at most `limit` escaped bytes (an escape
+    /// pair is never split), then the terminator: ``endWhole``, or ``endCut`` when bytes were
+    /// left out. Returns whether all were kept.
+    static func appendBytes<S: Sequence>(_ bytes: S, _ out: inout [UInt8], limit: Int) -> Bool where S.Element == UInt8 {
         // Contiguous bytes with no 00 to escape (nearly every string) go in one copy.
         let copied: Bool? = bytes.withContiguousStorageIfAvailable { b in
-            guard b.count <= maxValueBytes, !b.contains(0) else { return false }
+            guard b.count <= limit, !b.contains(0) else { return false }
             out.reserveCapacity(out.count + b.count + 2)
             out.append(contentsOf: b)
             out.append(0)
-            out.append(1)
+            out.append(endWhole)
             return true
         }
         if copied == true { return true }
         var n = 0
         var whole = true
         for b in bytes {
-            if n >= maxValueBytes { whole = false; break }
+            let size = b == 0 ? 2 : 1
+            if n + size > limit { whole = false; break }
             out.append(b)
             if b == 0 { out.append(0xFF) }
-            n += 1
+            n += size
         }
         out.append(0)
-        out.append(1)
+        out.append(whole ? endWhole : endCut)
         return whole
     }
 
@@ -102,10 +151,15 @@ enum KeyEncoding {
         out.append(negative ? 0xFF : 0)
     }
 
-    /// The key of an index entry: each value, then the primary key (entries stay unique).
+    /// The key of an index entry: the values within one budget of
+    /// ``maxEncodedValuesBytes`` (those after a cut value are left out), then the primary key,
+    /// which keeps entries unique.
     static func indexKey(_ values: [Value], pk: UInt64) -> [UInt8] {
         var out: [UInt8] = []
-        for v in values { append(v, to: &out) }
+        var budget = maxEncodedValuesBytes
+        for v in values {
+            guard append(v, to: &out, budget: &budget) else { break }
+        }
         out += primaryKey(pk)
         return out
     }

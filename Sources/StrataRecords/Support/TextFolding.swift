@@ -1,28 +1,65 @@
 import Foundation
 
-/// The string transforms of derived attributes and of `[c]`/`[d]` comparisons.
+/// The string transforms of derived attributes (`lowercase:`, `uppercase:`, `canonical:`) and of
+/// `[c]`/`[d]` comparisons, the same on every platform.
 ///
-/// `canonical` is case- and diacritic-insensitive text: Unicode NFD, full case folding (so
-/// "Straße" and "STRASSE" agree), combining marks dropped, then NFC. A `canonical:` index
-/// answers `BEGINSWITH[cd]` by comparing bytes.
+/// They follow Unicode's default, locale-independent case operations, which is what Foundation
+/// does on Apple platforms (ICU's root locale) and so what Core Data's `lowercase:` and
+/// `uppercase:` give:
+///
+/// - `lowercase:` is the full lowercase mapping with the one context rule of the root locale,
+///   Final_Sigma: a capital sigma that ends a word becomes "ς" ("ΟΔΟΣ" → "οδος", "ΣΑΣ" → "σας";
+///   alone or inside a word it is "σ"). "İ" (U+0130) becomes "i" + U+0307 (two scalars).
+/// - `uppercase:` is the full uppercase mapping: "ß" → "SS", "ﬁ" → "FI", "ŉ" → "ʼN",
+///   "ΐ" → "Ϊ́" (three scalars).
+/// - Locale tailorings are never applied: no Turkish or Azeri dotless and dotted i ("I" → "i",
+///   "i" → "I"), no Lithuanian dot retention ("Ì" → "ì"), no Greek accent removal in
+///   uppercase. A store's derived values do not depend on the process's locale.
+/// - `canonical:` is case- and diacritic-insensitive text: canonical decomposition (NFD), full
+///   default case folding (so "Straße" and "STRASSE" agree; "Σ", "σ" and "ς" all fold to "σ";
+///   "İ" folds to "i" + U+0307, which loses its dot with the other marks, so it meets "i"; the
+///   Turkish "ı" has no folding and stays "ı"), nonspacing marks (category Mn) dropped, then the
+///   standard library's NFC. A `canonical:` index answers `BEGINSWITH[cd]` by comparing bytes.
+///
+/// The letters follow the standard library's Unicode tables (Unicode 17 in Swift 6.3); where a
+/// platform's ICU is older, Foundation leaves the letters it does not know unchanged (on this
+/// project's Linux machine, the 56 cased letters Unicode 17 added). See docs/decisions.md, "`lowercase:`, `uppercase:` and `canonical:`".
 public enum TextFolding {
-    /// Lowercases `s`: the `lowercase:` transform of derived attributes.
-    public static func lowercase(_ s: String) -> String { s.lowercased() }
+    /// Lowercases `s`: the `lowercase:` transform of derived attributes (see the type's notes).
+    public static func lowercase(_ s: String) -> String {
+        guard containsCapitalSigma(s) else { return s.lowercased() }
+        // Lowercasing has no other context, so the stretches between sigmas lowercase alone.
+        let scalars = Array(s.unicodeScalars)
+        var out = String.UnicodeScalarView()
+        var run = String.UnicodeScalarView()
+        for (i, u) in scalars.enumerated() {
+            if u == capitalSigma {
+                out.append(contentsOf: String(run).lowercased().unicodeScalars)
+                run.removeAll(keepingCapacity: true)
+                out.append(isFinalSigma(scalars, at: i) ? finalSigma : smallSigma)
+            } else {
+                run.append(u)
+            }
+        }
+        out.append(contentsOf: String(run).lowercased().unicodeScalars)
+        return String(out)
+    }
 
-    /// Uppercases `s`: the `uppercase:` transform of derived attributes.
+    /// Uppercases `s`: the `uppercase:` transform of derived attributes (see the type's notes).
     public static func uppercase(_ s: String) -> String { s.uppercased() }
 
     /// Folds `s` to canonical text (case- and diacritic-insensitive, NFC): the `canonical:` transform,
     /// and what a `canonical:` index stores.
     public static func canonical(_ s: String) -> String {
-        if s.utf8.allSatisfy({ $0 < 0x80 }) {
+        if TextOrder.isASCII(s) {
             // ASCII: folding is lowercasing and there are no marks (the common case, no copies).
             return s.lowercased()
         }
         return fold(s, caseInsensitive: true, diacriticInsensitive: true)
     }
 
-    /// Applies the `[c]` and `[d]` options of a string comparison to one side.
+    /// Applies the `[c]` and `[d]` options of a string comparison to one side. The result is
+    /// in NFC (the standard library's) whenever an option is set.
     public static func fold(_ s: String, caseInsensitive: Bool, diacriticInsensitive: Bool) -> String {
         if !caseInsensitive && !diacriticInsensitive { return s }
         var t = s.decomposedStringWithCanonicalMapping
@@ -32,6 +69,32 @@ public enum TextFolding {
             for u in t.unicodeScalars where u.properties.generalCategory != .nonspacingMark { scalars.append(u) }
             t = String(scalars)
         }
-        return t.precomposedStringWithCanonicalMapping
+        return TextOrder.nfc(t)
+    }
+
+    private static let capitalSigma: Unicode.Scalar = "\u{03A3}"
+    private static let smallSigma: Unicode.Scalar = "\u{03C3}"
+    private static let finalSigma: Unicode.Scalar = "\u{03C2}"
+
+    /// Whether `s` holds U+03A3 (UTF-8 `CE A3`).
+    private static func containsCapitalSigma(_ s: String) -> Bool {
+        var previous: UInt8 = 0
+        for b in s.utf8 {
+            if b == 0xA3 && previous == 0xCE { return true }
+            previous = b
+        }
+        return false
+    }
+
+    /// Unicode's Final_Sigma condition (Unicode 3.13, table 3-17), as ICU tests it: a cased
+    /// letter before the sigma and none after it, skipping case-ignorable characters (a
+    /// character that is both is skipped) on both sides.
+    private static func isFinalSigma(_ scalars: [Unicode.Scalar], at i: Int) -> Bool {
+        var j = i - 1
+        while j >= 0 && scalars[j].properties.isCaseIgnorable { j -= 1 }
+        guard j >= 0, scalars[j].properties.isCased else { return false }
+        var k = i + 1
+        while k < scalars.count && scalars[k].properties.isCaseIgnorable { k += 1 }
+        return !(k < scalars.count && scalars[k].properties.isCased)
     }
 }
