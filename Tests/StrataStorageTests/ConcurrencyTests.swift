@@ -78,7 +78,7 @@ import Synchronization
                                     try a.put(k, enc(try Ledger.balance(a, k) + 12_345))
                                 }
                                 try a.put(key(9_999_999), enc(1))
-                                tx.rollback()
+                                try tx.rollback()
                             }
                         }
                         s.rollbacks.add(1, ordering: .relaxed)
@@ -322,7 +322,7 @@ import Synchronization
         let reopened = try Store(path: path, options: testOptions(.full))
         try reopened.read { snap in
             let g = try #require(try snap.tree("g"))
-            #expect(g.count == threads * perThread)
+            #expect(try g.count == threads * perThread)
             var missing = 0
             for t in 0..<threads {
                 for i in 0..<perThread {
@@ -625,7 +625,7 @@ private enum Ledger {
         let txid = snap.transactionID
         func fail(_ what: String) -> StressFailure { StressFailure("txid \(txid) seq \(seq): \(what)") }
         guard txid == t0 + UInt64(seq) else { throw fail("transactionID - seq = \(Int64(txid) - seq), expected \(t0)") }
-        guard accounts.count == Int(count) else { throw fail("accounts.count \(accounts.count), meta.count \(count)") }
+        guard try accounts.count == Int(count) else { throw fail("accounts.count \(try accounts.count), meta.count \(count)") }
         guard count % 2 == 0 else { throw fail("odd number of accounts \(count)") }
 
         // Cursor scan.
@@ -690,7 +690,7 @@ private enum Ledger {
             blobCount += 1
             ok = try bc.next()
         }
-        guard blobCount == blobs.count else { throw fail("blob scan \(blobCount), count \(blobs.count)") }
+        guard try blobCount == blobs.count else { throw fail("blob scan \(blobCount), count \(try blobs.count)") }
         return Digest(txid: txid, seq: seq, count: Int(count), hash: hash)
     }
 }

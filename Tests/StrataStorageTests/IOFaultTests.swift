@@ -116,8 +116,11 @@ import Testing
         return (out, store)
     }
 
+    /// A failed sync of the store file poisons the store: the step throws `poisoned`, whose
+    /// cause is the sync's own error.
     static func isSyncFailure(_ e: StrataError, of path: String) -> Bool {
-        switch e {
+        guard case .poisoned(let cause) = e else { return false }
+        switch cause {
         case .ioFailure(let op, let p, _): return op == "sync" && p == path
         case .diskFull(let p): return p == path
         default: return false
@@ -165,9 +168,9 @@ import Testing
                 do {
                     try store.write(probe)
                     Issue.record("\(label): a write after the failed sync succeeded")
-                } catch StrataError.readOnly {
+                } catch StrataError.poisoned {
                 } catch {
-                    Issue.record("\(label): a write after the failed sync threw \(error), expected readOnly")
+                    Issue.record("\(label): a write after the failed sync threw \(error), expected poisoned")
                 }
                 // Regression (found by `strata crash-test`): close() returned normally on a
                 // failed store, so a caller believed commits durable that were not.
@@ -184,7 +187,7 @@ import Testing
                         expected = memory
                         expected!["probe"] = [bytes("p"): bytes("after \(step)")]
                     }
-                } catch StrataError.readOnly {
+                } catch StrataError.poisoned {
                 } catch {
                     Issue.record("\(label): a write after the failure threw \(error)")
                 }
@@ -299,8 +302,10 @@ import Testing
             do {
                 try store.write { try IOFaultTests.body(2, $0) }
                 acknowledged = true
-            } catch StrataError.readOnly {
-                // Also a correct answer: the store refuses writes until reopened.
+            } catch StrataError.poisoned {
+                // Also a correct answer after a failed directory sync: the store refuses writes
+                // until reopened.
+                #expect(kind == .syncDirectory, "\(kind) failing after compaction's rename poisoned the store")
             }
             try? store.close()
             let reopened = try Store(path: relPath, options: relOptions(fs))
@@ -406,9 +411,9 @@ import Testing
                     full += 1
                     // Not applied in memory either.
                     #expect((try relReadAll(store))["t"]! == model, "\(durability) round \(round): failed commit visible")
-                } catch StrataError.readOnly {
+                } catch StrataError.poisoned {
                     // Acceptable only after a failed sync; the injected capacity never fails a sync.
-                    Issue.record("\(durability) round \(round): store went read-only on a full disk")
+                    Issue.record("\(durability) round \(round): a full disk poisoned the store")
                     break
                 }
             }

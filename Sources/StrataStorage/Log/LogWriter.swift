@@ -35,10 +35,9 @@ final class LogWriter: @unchecked Sendable {
         }
     }
 
+    /// Throws ``StrataError/poisoned(cause:)`` once a sync of this file failed.
     func checkUsable() throws {
-        if let failure = sync.failed {
-            throw StrataError.readOnly(reason: "a sync failed (\(failure)); reopen the store")
-        }
+        if let failure = sync.failed { throw StrataError.poisoned(cause: failure) }
     }
 
     /// Appends one frame and returns its offset and total length. The payload is LZ4-compressed

@@ -25,6 +25,7 @@ extension Store {
     /// Checks the whole store as of the latest commit. Holds the writer gate while it runs, so
     /// the log does not move underneath it.
     public func check() throws -> CheckReport {
+        if shared.withLock({ $0.isClosed }) { throw StrataError.closed("store") }
         if isReadOnly { return try checkVersion(currentVersion, logEnd: logEndAtOpen, recordedLive: nil) }
         gate.lock()
         defer { gate.unlock() }

@@ -80,7 +80,10 @@ extension Store {
         liveDelta = 0
         commitBytesSinceCheckpoint = 0
         dirtyBytesSinceCheckpoint = 0
-        counterState.withLock { $0.checkpoints += 1 }
+        counterState.withLock {
+            $0.checkpoints += 1
+            $0.lastCheckpointError = nil
+        }
 
         // From now on clean pages are reached through the cache, which bounds their memory;
         // snapshots taken before keep the in-memory tree they started with.

@@ -16,6 +16,11 @@ final class MutableTree {
     var freedFrameBytes: UInt64 = 0
     /// Overflow frames no longer referenced (offsets), for space accounting.
     var freedOverflow: [UInt64] = []
+    /// Counts the operations that began to change the tree's content. An operation that throws
+    /// with this unchanged changed nothing; cursors compare it with the value they were
+    /// positioned at. (Copying a page into its owned parent on the way down is not a change:
+    /// the copy holds the same entries.)
+    private(set) var modifications: UInt64 = 0
 
     init(id: UInt32, name: String, root: Page?, count: UInt64, txid: UInt64, file: PageFile) {
         self.id = id
@@ -70,6 +75,7 @@ final class MutableTree {
     @discardableResult
     func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, overflowLength: Int?) throws -> UInt64? {
         guard let current = root else {
+            modifications &+= 1
             let leaf = newPage(leaf: true, level: 0)
             _ = leaf.insertLeafCell(at: 0, key: key, value: value, overflowLength: overflowLength)
             root = leaf
@@ -93,6 +99,8 @@ final class MutableTree {
                         _ overflowLength: Int?, rightmost: Bool, replaced: inout UInt64?) throws -> Split? {
         let k = key.baseAddress!
         if page.isLeaf {
+            // Below here nothing reads a page, so nothing can fail part way.
+            modifications &+= 1
             let (i, found) = page.lowerBound(k, key.count)
             if found {
                 if page.valueInfo(i).isOverflow { replaced = page.overflowAddress(i) }
@@ -222,6 +230,9 @@ final class MutableTree {
         var owned = [r]
         owned.reserveCapacity(indices.count + 1)
         for ci in indices { owned.append(try ownedChild(owned[owned.count - 1], ci)) }
+        // From here a failed page read (a merge, the root collapse) leaves the tree changed:
+        // the caller fails the transaction.
+        modifications &+= 1
         owned[owned.count - 1].removeCell(at: i)
         // Merge upwards while pages fall under a quarter full.
         var level = indices.count - 1
@@ -273,14 +284,21 @@ final class MutableTree {
     // MARK: Replay helpers
 
     /// Drops every page (the tree is being deleted) and accounts their frames as garbage.
+    /// Reads every page first and changes nothing until all were read, so a failed read leaves
+    /// the tree and its accounting as they were.
     func dropAll() throws {
         guard let r = root else { return }
+        var freedBytes: UInt64 = 0
+        var overflow: [UInt64] = []
         try visit(r) { page in
-            retire(page)
+            freedBytes += page.diskAddress != 0 ? page.diskLength : page.replacedFrame.length
             if page.isLeaf {
-                for i in 0..<page.count where page.valueInfo(i).isOverflow { freedOverflow.append(page.overflowAddress(i)) }
+                for i in 0..<page.count where page.valueInfo(i).isOverflow { overflow.append(page.overflowAddress(i)) }
             }
         }
+        modifications &+= 1
+        freedFrameBytes += freedBytes
+        freedOverflow += overflow
         root = nil
         count = 0
     }
