@@ -14,6 +14,9 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
     case corrupt(String, offset: UInt64?)
     /// Thrown when another process (or another `Store` in this process) holds the write lock.
     case locked(path: String)
+    /// Thrown when the store file does not exist and the open may not create it (a read-only
+    /// open, or ``StoreOptions/createIfMissing`` off). `path` is the path that was opened.
+    case fileNotFound(path: String)
     /// Thrown when the operating system reports an I/O error. `errno` is the raw code.
     case ioFailure(operation: String, path: String, errno: Int32)
     /// Thrown when a write fails because the disk is full (`ENOSPC`). Nothing committed is lost.
@@ -100,6 +103,7 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
             if let offset { return "corrupt store at offset \(offset): \(what)" }
             return "corrupt store: \(what)"
         case .locked(let path): return "store is locked for writing by another process: \(path)"
+        case .fileNotFound(let path): return "no such store file: \(path)"
         case .ioFailure(let op, let path, let code): return "I/O error during \(op) on \(path): errno \(code)"
         case .diskFull(let path): return "disk full while writing \(path)"
         case .keyTooLarge(let length, let limit): return "key length \(length) is outside 1...\(limit)"

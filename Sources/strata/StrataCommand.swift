@@ -13,7 +13,8 @@ struct StrataCommand: ParsableCommand {
         commandName: "strata",
         abstract: "Inspect, check and maintain Strata store files.",
         subcommands: [InfoCommand.self, CheckCommand.self, CompactCommand.self, DumpCommand.self, BackupCommand.self,
-                      CrashTestCommand.self, FuzzCommand.self, CrashTestWriterCommand.self, FuzzWorkerCommand.self])
+                      CrashTestCommand.self, FuzzCommand.self, CrashTestWriterCommand.self, FuzzWorkerCommand.self,
+                      WriteLoadCommand.self])
 
     /// Replaces ArgumentParser's entry point so that every failure, a usage error included,
     /// reads `strata: <description>` on stderr and exits 1, as operators' scripts expect.
@@ -95,20 +96,7 @@ func openStore(_ path: String, readOnly: Bool) throws -> Store {
     options.cacheBytes = 16 << 20
     // An operator's compact must not be followed by a surprise second compaction on close.
     options.compactOnCloseGarbageRatio = 1
-    guard readOnly else { return try Store(path: path, options: options) }
-    // A read-only open can catch a live writer's frame half-written and, scanning on, a whole
-    // frame after it; recovery then reports corruption that is not there. Such a race does not
-    // repeat at the same spot; real damage fails every attempt.
-    var attempt = 1
-    while true {
-        do {
-            return try Store(path: path, options: options)
-        } catch StrataError.corrupt(let what, let offset) where attempt < 4 {
-            _ = (what, offset)
-            attempt += 1
-            usleep(50_000)
-        }
-    }
+    return try Store(path: path, options: options)
 }
 
 /// `1234567` → `1.2 MiB (1234567 bytes)`; small values are shown plainly.

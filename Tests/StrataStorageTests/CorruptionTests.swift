@@ -449,6 +449,58 @@ import Glibc
         }
     }
 
+    /// Header-slot forgeries: field (offset, width), forged value, the error expected.
+    static let slotForgeries: [(field: Int, width: Int, value: UInt64, expected: StrataError, name: String)] = [
+        (8, 4, 2, .unsupportedFormatVersion(found: 2, supported: Format.version), "format version 2"),
+        (8, 4, 0xFFFF_FFFF, .unsupportedFormatVersion(found: 0xFFFF_FFFF, supported: Format.version), "format version 2^32-1"),
+        (8, 4, 0, .corrupt("", offset: 0), "format version 0"),
+        (12, 4, 1024, .corrupt("", offset: 0), "page size 1024"),
+        (12, 4, 6000, .corrupt("", offset: 0), "page size 6000"),
+        (12, 4, 65536, .corrupt("", offset: 0), "page size 65536"),
+        (12, 4, 0, .corrupt("", offset: 0), "page size 0"),
+        (12, 4, 8192, .corrupt("", offset: 0), "page size 8192 (the other slot says 4096)"),
+        (48, 8, 12345, .corrupt("", offset: 0), "another file id"),
+        (56, 4, 1, .corrupt("", offset: 0), "flags 1"),
+        (56, 4, 0x8000_0000, .corrupt("", offset: 0), "flags 2^31"),
+    ]
+
+    /// `bytes` with `forgery` written into header slot `slot`, its checksum recomputed.
+    static func forge(_ bytes: [UInt8], slot: Int, _ forgery: (field: Int, width: Int, value: UInt64, expected: StrataError, name: String)) -> [UInt8] {
+        var b = bytes
+        let at = slot * Format.slotSize + forgery.field
+        let raw = forgery.width == 4 ? le(UInt32(truncatingIfNeeded: forgery.value)) : le(forgery.value)
+        b.replaceSubrange(at..<(at + forgery.width), with: raw)
+        reseal(slot: slot, &b)
+        return b
+    }
+
+    /// Regression (issue item 6): a header slot with a valid checksum and a future format
+    /// version was skipped and the other slot opened; FORMAT.md §2 refuses such a file. And the
+    /// rest of §2: a slot whose checksum is valid but whose version is 0, whose page size is no
+    /// power of two in 4096...32768, or whose flags are not 0 was written wrong (it is not torn):
+    /// the file is corrupt, whichever slot it is.
+    @Test func checksumValidSlotsWithImpossibleFieldsAreRefused() throws {
+        let f = try #require(CorruptionTests.fixtureOrNil)
+        let sequences = (0...1).map { s in
+            f.bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: s * Format.slotSize + 16, as: UInt64.self).littleEndian }
+        }
+        let newest = sequences[0] > sequences[1] ? 0 : 1
+        for forgery in CorruptionTests.slotForgeries {
+            for slot in [newest, 1 - newest] {
+                let b = CorruptionTests.forge(f.bytes, slot: slot, forgery)
+                for readOnly in [true, false] {
+                    let label = "\(forgery.name) in the \(slot == newest ? "newest" : "older") slot (\(readOnly ? "read-only" : "read-write"))"
+                    let outcome = CorruptionTests.examine(b, readOnly: readOnly, allowed: [], label: label)
+                    switch (outcome, forgery.expected) {
+                    case (.failed(.corrupt)?, .corrupt): break
+                    case (.failed(let e)?, _) where e == forgery.expected: break
+                    default: Issue.record("\(label): expected \(forgery.expected), got \(outcome.map { "\($0)" } ?? "an issue")")
+                    }
+                }
+            }
+        }
+    }
+
     // MARK: Forged frames: every checksum valid, one offset or id absurd
 
     /// Opens the store on `fs` and reads everything; a `StrataError` anywhere is a fine answer.
@@ -515,11 +567,11 @@ import Glibc
     }
 
     static func forgeCheckpoint(_ store: Store, txid: UInt64, trees: [CheckpointRecord.TreeEntry]) throws {
-        let (offset, length) = try Recovery.writeCheckpoint(log: store.log, txid: txid, nextTreeID: 2, trees: trees, liveBeforeFrame: 0)
+        let (offset, length) = try StoreFileWriter.writeCheckpoint(log: store.log, txid: txid, nextTreeID: 2, trees: trees, liveBeforeFrame: 0)
         try store.log.syncAll()
         let header = FileHeader(pageSize: 4096, sequence: store.header.sequence + 1, checkpointOffset: offset,
                                 durableEnd: offset + length, checkpointTxid: txid, fileID: store.header.fileID)
-        try Recovery.writeHeader(header, slot: 1 - store.headerSlot, file: store.log.file)
+        try StoreFileWriter.writeHeader(header, slot: 1 - store.headerSlot, file: store.log.file)
     }
 
     /// Regression, fixed (was an engine bug in PageFile.swift, `FrameReader.header(at:limit:)`: `offset + UInt64(Format.frameHeaderLength) <= limit`):

@@ -182,8 +182,6 @@ private struct FDResult {
     var maxHeight: Int
     /// Leaves whose frame offset is lower than that of the previous leaf in key order (same tree).
     var leafOrderInversions: Int
-    /// Overflow frames that lie after the leaf page frame referring to them.
-    var overflowAfterLeaf: Int
 }
 
 private let fdMagicSlot: [UInt8] = Array("STRATADB".utf8)
@@ -195,11 +193,17 @@ private func fdLess(_ a: [UInt8], _ b: [UInt8]) -> Bool { a.lexicographicallyPre
 private struct FormatDecoder {
     let file: [UInt8]
 
-    // §2
+    // §2: nil for a slot without the magic or with a checksum mismatch; a violation for a
+    // checksum-valid slot of a newer version or with impossible fields.
     func slot(_ index: Int) throws -> FDHeader? {
         let base = index * 4096
         guard Array(file[base..<(base + 8)]) == fdMagicSlot else { return nil }
         guard fdCRC32C(file, base..<(base + 60)) == UInt32(try fdLE(file, base + 60, 4)) else { return nil }
+        let version = try fdLE(file, base + 8, 4)
+        guard version <= 1 else { throw FormatViolation("slot \(index): format version \(version) is newer") }
+        guard version == 1 else { throw FormatViolation("slot \(index): format version 0") }
+        let p = try fdLE(file, base + 12, 4)
+        guard p >= 4096, p <= 32768, p & (p - 1) == 0 else { throw FormatViolation("slot \(index): page size \(p)") }
         let h = FDHeader(
             slot: index,
             version: UInt32(try fdLE(file, base + 8, 4)),
@@ -219,12 +223,18 @@ private struct FormatDecoder {
             throw FormatViolation("slot \(s): bytes 64..<4096 are not zero")
         }
         let valid = try [slot(0), slot(1)].compactMap { $0 }
+        if valid.count == 2 {
+            guard valid[0].pageSize == valid[1].pageSize, valid[0].fileID == valid[1].fileID, valid[0].sequence != valid[1].sequence else {
+                throw FormatViolation("the two valid slots disagree on page size or file id, or share a sequence")
+            }
+        }
         guard let current = valid.max(by: { $0.sequence < $1.sequence }) else {
             throw FormatViolation("no valid header slot")
         }
-        guard current.version == 1 else { throw FormatViolation("format version \(current.version)") }
-        let p = current.pageSize
-        guard p >= 4096, p <= 32768, p & (p - 1) == 0 else { throw FormatViolation("page size \(p)") }
+        guard current.checkpointOffset >= 8192, current.checkpointOffset < UInt64(file.count),
+              current.durableEnd > current.checkpointOffset, current.durableEnd <= UInt64(file.count) else {
+            throw FormatViolation("current slot's checkpoint offset \(current.checkpointOffset) or durable end \(current.durableEnd) outside the file")
+        }
         return (current, valid.count)
     }
 
@@ -241,6 +251,7 @@ private struct FormatDecoder {
         guard let type = FDFrameType(rawValue: file[offset + 4]) else { throw FormatViolation("bad frame type at \(offset)") }
         let flags = file[offset + 5]
         guard flags & ~1 == 0 else { throw FormatViolation("unknown frame flags \(flags) at \(offset)") }
+        guard !(type == .checkpoint && flags & 1 != 0) else { throw FormatViolation("compressed checkpoint frame at \(offset)") }
         guard try fdLE(file, offset + 6, 2) == 0 else { throw FormatViolation("reserved bytes not zero at \(offset)") }
         let stored = Int(try fdLE(file, offset + 8, 4))
         let raw = Int(try fdLE(file, offset + 12, 4))
@@ -249,6 +260,8 @@ private struct FormatDecoder {
         } else {
             guard stored >= 1, raw <= 255 * stored else { throw FormatViolation("compressed lengths stored \(stored) raw \(raw) at \(offset)") }
         }
+        let maxRaw = [FDFrameType.page: 32768, .commit: 1 << 30, .checkpoint: 1 << 30, .overflow: 64 << 20][type]!
+        guard raw <= maxRaw else { throw FormatViolation("raw length \(raw) above \(maxRaw) for a \(type) frame at \(offset)") }
         let length = (40 + stored + 7) & ~7
         guard length <= file.count - offset else { throw FormatViolation("frame at \(offset) runs past end of file") }
         guard fdCRC32C(file, (offset + 40)..<(offset + 40 + stored)) == UInt32(try fdLE(file, offset + 32, 4)) else {
@@ -276,8 +289,13 @@ private struct FormatDecoder {
         var r = FDReader(cp.payload)
         let catalogTxid = try r.u64()
         guard catalogTxid == cp.txid else { throw FormatViolation("catalog txid \(catalogTxid) != frame txid \(cp.txid)") }
+        guard catalogTxid < UInt64.max - 1 else { throw FormatViolation("checkpoint txid \(catalogTxid)") }
         let nextTreeID = try r.u32()
+        guard nextTreeID < UInt32.max else { throw FormatViolation("next tree id \(nextTreeID)") }
         let liveRecorded = try r.u64()
+        guard liveRecorded >= UInt64(8192 + cp.length), liveRecorded <= UInt64(cp.end) else {
+            throw FormatViolation("checkpoint live bytes \(liveRecorded) outside \(8192 + cp.length)...\(cp.end)")
+        }
         let treeCount = try r.u32()
 
         var state = TreeWalkState(decoder: self, pageSize: pageSize, checkpointTxid: cp.txid)
@@ -285,7 +303,7 @@ private struct FormatDecoder {
         for _ in 0..<treeCount {
             let id = try r.u32()
             let nameLength = try r.u16()
-            guard nameLength <= 255 else { throw FormatViolation("tree name length \(nameLength)") }
+            guard (1...255).contains(nameLength) else { throw FormatViolation("tree name length \(nameLength)") }
             guard let name = String(validating: try r.bytes(nameLength), as: UTF8.self) else {
                 throw FormatViolation("tree name is not UTF-8")
             }
@@ -300,6 +318,9 @@ private struct FormatDecoder {
             if root == 0 {
                 guard height == 0, entryCount == 0 else { throw FormatViolation("empty tree \(name) with height \(height), \(entryCount) entries") }
             } else {
+                guard root < UInt64(cp.offset), height <= 32, entryCount <= 1 << 48 else {
+                    throw FormatViolation("tree \(name): root \(root), height \(height), \(entryCount) entries")
+                }
                 var previous: [UInt8]? = nil
                 state.lastLeafOffset = 0
                 let rootLevel = try state.walk(offset: root, expectedLevel: nil, lower: nil, upper: nil,
@@ -321,6 +342,7 @@ private struct FormatDecoder {
         // §8.3: replay.
         var position = cp.end
         var lastTxid = cp.txid
+        var nextID = UInt64(nextTreeID)
         var replayed = 0
         var skipped = 0
         var overflowFromCommits = 0
@@ -333,7 +355,7 @@ private struct FormatDecoder {
                 skipped += 1
             case .commit:
                 guard f.txid == lastTxid + 1 else { break replay }
-                guard let ops = try parseCommit(f, pageSize: pageSize) else { break replay }
+                let ops = try parseCommit(f, pageSize: pageSize)
                 if f.isCompressed { compressedCommits += 1 }
                 for op in ops {
                     switch op {
@@ -344,10 +366,11 @@ private struct FormatDecoder {
                         guard trees[id] != nil else { throw FormatViolation("txid \(f.txid): delete in unknown tree \(id)") }
                         trees[id]!.entries[key] = nil
                     case .create(let id, let name):
-                        guard trees[id] == nil, !trees.values.contains(where: { $0.name == name }) else {
-                            throw FormatViolation("txid \(f.txid): create tree \(id) \(name) collides")
+                        guard trees[id] == nil, !trees.values.contains(where: { $0.name == name }), id >= nextID, id < UInt64(UInt32.max) - 1 else {
+                            throw FormatViolation("txid \(f.txid): create tree \(id) \(name) collides or is out of range (next tree id \(nextID))")
                         }
                         trees[id] = (name, [:])
+                        nextID = id + 1
                     case .drop(let id):
                         guard trees.removeValue(forKey: id) != nil else { throw FormatViolation("txid \(f.txid): drop of unknown tree \(id)") }
                     case .overflowRead(let compressed):
@@ -383,7 +406,7 @@ private struct FormatDecoder {
             pagesVisited: state.pagesVisited, compressedPages: state.compressedPages,
             overflowFromPages: state.overflowValues, overflowFromCommits: overflowFromCommits,
             compressedOverflow: compressedOverflow, compressedCommits: compressedCommits, maxHeight: state.maxLevel + 1,
-            leafOrderInversions: state.leafOrderInversions, overflowAfterLeaf: state.overflowAfterLeaf)
+            leafOrderInversions: state.leafOrderInversions)
     }
 
     enum Op {
@@ -394,9 +417,9 @@ private struct FormatDecoder {
         case overflowRead(compressed: Bool)
     }
 
-    /// §5. Returns nil when a referenced overflow frame is missing/invalid or not before the
-    /// commit (that commit is then the end of the log, §8.3); throws on a malformed payload.
-    func parseCommit(_ f: FDFrame, pageSize: Int) throws -> [Op]? {
+    /// §5. Throws on a malformed payload, a broken limit, and (§8 step 3) an overflow reference
+    /// that does not resolve.
+    func parseCommit(_ f: FDFrame, pageSize: Int) throws -> [Op] {
         var r = FDReader(f.payload)
         var ops: [Op] = []
         while !r.atEnd {
@@ -404,16 +427,21 @@ private struct FormatDecoder {
             switch code {
             case 1, 3:
                 let id = try r.varint()
+                guard id <= UInt64(UInt32.max) else { throw FormatViolation("txid \(f.txid): tree id \(id)") }
                 let key = try r.bytes(try r.varintInt(max: 1024))
                 guard !key.isEmpty else { throw FormatViolation("txid \(f.txid): empty key") }
                 let valueLength = try r.varintInt(max: 64 << 20)
+                // §4's inline rule, on both sides.
+                guard (6 + key.count + valueLength <= pageSize / 4) == (code == 1) else {
+                    throw FormatViolation("txid \(f.txid): a \(valueLength)-byte value \(code == 1 ? "inline" : "in an overflow frame")")
+                }
                 if code == 1 {
                     ops.append(.put(id, key, try r.bytes(valueLength)))
                 } else {
                     let at = try r.u64()
-                    guard at < UInt64(f.offset), let o = try? frame(at: Int(at)), o.type == .overflow,
+                    guard at >= 8192, at < UInt64(f.offset), let o = try? frame(at: Int(at)), o.type == .overflow,
                           o.end <= f.offset, o.rawLength == valueLength
-                    else { return nil }
+                    else { throw FormatViolation("txid \(f.txid): overflow reference \(at) does not resolve") }
                     guard o.txid == f.txid else {
                         throw FormatViolation("overflow frame \(at) has txid \(o.txid), commit \(f.txid) refers to it")
                     }
@@ -422,15 +450,21 @@ private struct FormatDecoder {
                 }
             case 2:
                 let id = try r.varint()
+                guard id <= UInt64(UInt32.max) else { throw FormatViolation("txid \(f.txid): tree id \(id)") }
                 let key = try r.bytes(try r.varintInt(max: 1024))
+                guard !key.isEmpty else { throw FormatViolation("txid \(f.txid): empty key") }
                 ops.append(.delete(id, key))
             case 4:
                 let id = try r.varint()
+                guard id <= UInt64(UInt32.max) else { throw FormatViolation("txid \(f.txid): tree id \(id)") }
                 let nameBytes = try r.bytes(try r.varintInt(max: 255))
+                guard !nameBytes.isEmpty else { throw FormatViolation("txid \(f.txid): empty tree name") }
                 guard let name = String(validating: nameBytes, as: UTF8.self) else { throw FormatViolation("tree name not UTF-8") }
                 ops.append(.create(id, name))
             case 5:
-                ops.append(.drop(try r.varint()))
+                let id = try r.varint()
+                guard id <= UInt64(UInt32.max) else { throw FormatViolation("txid \(f.txid): tree id \(id)") }
+                ops.append(.drop(id))
             default:
                 throw FormatViolation("txid \(f.txid): unknown op byte \(code) at payload offset \(r.pos - 1)")
             }
@@ -452,7 +486,6 @@ private struct TreeWalkState {
     var maxLevel = 0
     var lastLeafOffset = 0
     var leafOrderInversions = 0
-    var overflowAfterLeaf = 0
 
     func expand(_ image: [UInt8], at offset: Int) throws -> (page: [UInt8], count: Int, cellStart: Int) {
         let length = image.count
@@ -517,13 +550,15 @@ private struct TreeWalkState {
                 }
                 if isOverflow {
                     let at = try r.u64()
+                    guard at >= 8192, at < UInt64(f.offset) else { throw FormatViolation("leaf \(offset) cell \(i): overflow offset \(at)") }
                     let o = try decoder.frame(at: Int(at))
                     guard o.type == .overflow else { throw FormatViolation("leaf \(offset) cell \(i): overflow offset \(at) is a \(o.type) frame") }
                     guard o.rawLength == v else { throw FormatViolation("overflow \(at): raw length \(o.rawLength) != value length \(v)") }
                     guard o.txid <= checkpointTxid else { throw FormatViolation("overflow \(at) txid \(o.txid) > checkpoint") }
                     guard liveFrames.updateValue(o.length, forKey: o.offset) == nil else { throw FormatViolation("overflow \(at) referenced twice") }
                     overflowValues += 1
-                    if o.offset > f.offset { overflowAfterLeaf += 1 }
+                    // §4: values are written before the pages that refer to them.
+                    guard o.offset < f.offset else { throw FormatViolation("leaf \(offset) cell \(i): overflow \(at) lies after the leaf") }
                     if o.isCompressed { compressedOverflow += 1 }
                     entries[key] = o.payload
                 } else {
@@ -790,7 +825,7 @@ private func options(pageSize: Int = 4096) -> StoreOptions {
         #expect(decoded.header.fileID == headerBefore.fileID, "compaction keeps the file id")
         #expect(decoded.header.sequence == headerBefore.sequence + 1, "slot 0 gets the next sequence")
         #expect(decoded.leafOrderInversions == 0, "§10: leaves are written in key order")
-        #expect(decoded.overflowAfterLeaf == 0, "§10: overflow values as they are met (before their leaf)")
+        // §10 and §4: overflow values come before their leaf (the decoder refuses anything else).
         // §10: header, then pages and overflow values, then one checkpoint frame, nothing else.
         let decoder = FormatDecoder(file: file)
         var position = 8192
@@ -825,6 +860,63 @@ private func options(pageSize: Int = 4096) -> StoreOptions {
         #expect(difference(after.trees, model) == nil)
         #expect(difference(after.trees, try readBack(store)) == nil)
         try store.close()
+    }
+
+    /// The engine and this decoder agree on every forgery the generators make (header slots,
+    /// pages, commit records, checkpoint records): the engine refuses each, and so does the
+    /// decoder, from FORMAT.md alone; the unforged controls decode in both.
+    @Test func engineAndDecoderRefuseTheSameForgeries() throws {
+        var refused = 0
+        func decoderRefuses(_ bytes: [UInt8], _ label: String) {
+            do {
+                _ = try FormatDecoder(file: bytes).decode()
+                Issue.record("\(label): the engine refuses it, the decoder reads it")
+            } catch is FormatViolation {
+                refused += 1
+            } catch {
+                Issue.record("\(label): \(error)")
+            }
+        }
+        // Header slots (the engine's verdicts: CorruptionTests.checksumValidSlotsWithImpossibleFieldsAreRefused).
+        let fixture = try #require(CorruptionTests.fixtureOrNil)
+        _ = try FormatDecoder(file: fixture.bytes).decode()
+        for forgery in CorruptionTests.slotForgeries {
+            for slot in 0...1 { decoderRefuses(CorruptionTests.forge(fixture.bytes, slot: slot, forgery), "slot \(slot): \(forgery.name)") }
+        }
+        // Pages: the engine must find each corrupt, the decoder must refuse it.
+        for forgery in ForgedPageTests.forgeries {
+            let fs = SimulatedFileSystem()
+            try ForgedPageTests.build(forgery, path: relPath, fs: fs)
+            let bytes = try #require(fs.contents(of: relPath))
+            let findings = ForgedPageTests.examine(forgery, path: relPath, fs: fs)
+            #expect(!findings.corrupt.isEmpty && findings.wrong.isEmpty, "\(forgery): \(findings.wrong)")
+            decoderRefuses(bytes, "page forgery \(forgery)")
+        }
+        // Commit records (the engine's verdicts: ForgedRecordTests).
+        let control = SimulatedFileSystem()
+        try ForgedRecordTests.storeWithCommits(fs: control) { o in
+            [ForgedRecordTests.record { $0.putOverflow(1, bytes("k"), length: 3000, frame: o.large) }, ForgedRecordTests.record { $0.create(2, bytes("u")) }]
+        }
+        #expect(try FormatDecoder(file: try #require(control.contents(of: relPath))).decode().trees.keys.sorted() == ["t", "u"])
+        for (label, make) in ForgedRecordTests.commitForgeries {
+            let fs = SimulatedFileSystem()
+            try ForgedRecordTests.storeWithCommits(fs: fs) { o in make(o) + [ForgedRecordTests.record { $0.put(1, bytes("z"), bytes("9")) }] }
+            decoderRefuses(try #require(fs.contents(of: relPath)), "commit: \(label)")
+        }
+        // Checkpoint records.
+        let checkpointControl = SimulatedFileSystem()
+        try ForgedRecordTests.storeWithCheckpoint(fs: checkpointControl) { ForgedRecordTests.checkpoint($0, names: [bytes("t"), bytes("u")]) }
+        #expect(try FormatDecoder(file: try #require(checkpointControl.contents(of: relPath))).decode().trees.keys.sorted() == ["t", "u"])
+        for (label, make) in ForgedRecordTests.checkpointForgeries {
+            let fs = SimulatedFileSystem()
+            try ForgedRecordTests.storeWithCheckpoint(fs: fs, make)
+            decoderRefuses(try #require(fs.contents(of: relPath)), "checkpoint: \(label)")
+        }
+        let compressed = SimulatedFileSystem()
+        try ForgedRecordTests.storeWithCompressedCheckpoint(fs: compressed)
+        decoderRefuses(try #require(compressed.contents(of: relPath)), "a compressed checkpoint frame")
+        #expect(refused == 2 * CorruptionTests.slotForgeries.count + ForgedPageTests.forgeries.count
+                + ForgedRecordTests.commitForgeries.count + ForgedRecordTests.checkpointForgeries.count + 1)
     }
 
     /// After close: every frame from 8192 is valid, they tile the file exactly, padding is zero.

@@ -38,8 +38,11 @@ public protocol FileLock: AnyObject, Sendable {
 
 /// The directory operations Strata needs, behind one protocol (see ``StorageFile``).
 public protocol FileSystem: Sendable {
-    /// Opens the file at `path` in `mode`; throws ``StrataError/ioFailure(operation:path:errno:)``
-    /// when it is missing (unless `mode` is `.create`) or cannot be opened.
+    /// Opens the file at `path` in `mode`; throws ``StrataError/fileNotFound(path:)`` when it is
+    /// missing (unless `mode` is `.create`; a file system may also report that as
+    /// ``StrataError/ioFailure(operation:path:errno:)`` with `ENOENT`, which the store turns
+    /// into `fileNotFound`), ``StrataError/ioFailure(operation:path:errno:)`` when it cannot be
+    /// opened.
     func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile
     /// Whether a file exists at `path`.
     func fileExists(_ path: String) -> Bool
@@ -54,6 +57,26 @@ public protocol FileSystem: Sendable {
     func lockExclusive(_ path: String) throws -> any FileLock
     /// Takes a shared, non-blocking advisory lock (readers of a store being compacted use it).
     func lockShared(_ path: String) throws -> any FileLock
+    /// Whether someone holds an exclusive lock on `path` right now, found without taking or
+    /// disturbing any lock (a lock taken to test would make a writer's open fail meanwhile).
+    /// The default implementation cannot tell: ``FileLockState/unknown``.
+    func lockState(_ path: String) -> FileLockState
+}
+
+/// What ``FileSystem/lockState(_:)`` found.
+public enum FileLockState: Sendable, Equatable {
+    /// Nobody holds an exclusive lock on the file.
+    case unlocked
+    /// Someone holds an exclusive lock; `pid` is the process that took it, when the system
+    /// names it.
+    case lockedExclusively(pid: Int32?)
+    /// The file system cannot tell.
+    case unknown
+}
+
+extension FileSystem {
+    /// Cannot tell: ``FileLockState/unknown``.
+    public func lockState(_ path: String) -> FileLockState { .unknown }
 }
 
 extension StorageFile {

@@ -10,7 +10,9 @@ public struct PosixFileSystem: FileSystem {
     /// The real file system of this process.
     public init() {}
 
-    /// Opens `path` with `open(2)` in `mode`; a created file gets permissions 0644.
+    /// Opens `path` with `open(2)` in `mode`; a created file gets permissions 0644. Throws
+    /// ``StrataError/fileNotFound(path:)`` when `path` does not exist (and `mode` is not
+    /// `.create`), ``StrataError/ioFailure(operation:path:errno:)`` for any other failure.
     public func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
         let flags: Int32
         switch mode {
@@ -19,7 +21,10 @@ public struct PosixFileSystem: FileSystem {
         case .create: flags = O_RDWR | O_CREAT
         }
         let fd = Glibc.open(path, flags | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw posixError("open", path) }
+        guard fd >= 0 else {
+            if errno == ENOENT && mode != .create { throw StrataError.fileNotFound(path: path) }
+            throw posixError("open", path)
+        }
         return PosixFile(fd: fd, path: path)
     }
 
@@ -52,6 +57,30 @@ public struct PosixFileSystem: FileSystem {
     /// ``StrataError/locked(path:)`` when an exclusive lock is held on it.
     public func lockShared(_ path: String) throws -> any FileLock { try lock(path, LOCK_SH) }
 
+    /// Reads `/proc/locks` (Linux): an exclusive `flock` on the file's device and inode is an
+    /// exclusive lock, and the line names the process that took it. Without `/proc/locks`, or
+    /// when the file cannot be examined, ``FileLockState/unknown``.
+    public func lockState(_ path: String) -> FileLockState {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return access(path, F_OK) == 0 ? .unknown : .unlocked }
+        guard let table = readSmallFile("/proc/locks") else { return .unknown }
+        let dev = UInt64(st.st_dev)
+        // glibc's gnu_dev_major/minor; /proc/locks prints "major:minor:inode", the first two in hex.
+        let major = ((dev >> 8) & 0xFFF) | ((dev >> 32) & ~UInt64(0xFFF))
+        let minor = (dev & 0xFF) | ((dev >> 12) & ~UInt64(0xFF))
+        let inode = UInt64(st.st_ino)
+        for line in table.split(separator: "\n") {
+            // "1: FLOCK  ADVISORY  WRITE 4242 fe:00:1234567 0 EOF"; blocked waiters read "1: -> FLOCK …".
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            guard fields.count >= 6, fields[1] == "FLOCK", fields[3] == "WRITE" else { continue }
+            let id = fields[5].split(separator: ":")
+            guard id.count == 3, UInt64(id[0], radix: 16) == major, UInt64(id[1], radix: 16) == minor,
+                  UInt64(id[2]) == inode else { continue }
+            return .lockedExclusively(pid: Int32(fields[4]).flatMap { $0 > 0 ? $0 : nil })
+        }
+        return .unlocked
+    }
+
     private func lock(_ path: String, _ kind: Int32) throws -> any FileLock {
         let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw posixError("open lock file", path) }
@@ -63,6 +92,23 @@ public struct PosixFileSystem: FileSystem {
         }
         return PosixFileLock(fd: fd)
     }
+}
+
+/// The whole content of a small file (a `/proc` table), or `nil`.
+private func readSmallFile(_ path: String) -> String? {
+    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { Glibc.close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 1 << 16)
+    while bytes.count < 16 << 20 {
+        let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        if n < 0 && errno == EINTR { continue }
+        guard n >= 0 else { return nil }
+        if n == 0 { break }
+        bytes += chunk[..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
 
 func directoryName(of path: String) -> String {
@@ -90,6 +136,12 @@ final class PosixFileLock: FileLock, @unchecked Sendable {
 }
 
 /// A file descriptor. Thread-safe because `pread`/`pwrite`/`fdatasync` are.
+///
+/// File positions are `off_t`, signed 64-bit: no file has a byte at 2^63 or beyond. Offsets
+/// reach this type from the file itself (a child or overflow offset in a page), so an offset
+/// it cannot represent must not trap: a read there finds nothing (as at any position past the
+/// end of the file, and a read is cut where positions end), and a write or truncate there
+/// throws ``StrataError/invalidArgument(_:)``.
 final class PosixFile: StorageFile, @unchecked Sendable {
     let fd: Int32
     let path: String
@@ -103,9 +155,13 @@ final class PosixFile: StorageFile, @unchecked Sendable {
     }
 
     func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
+        // No byte lies at or beyond 2^63 − 1 (`off_t`'s largest value): read only below it.
+        guard offset < FileInteger.maxFileOffset else { return 0 }
+        let count = Int(min(UInt64(buffer.count), FileInteger.maxFileOffset - offset))
+        let start = Int64(offset)
         var done = 0
-        while done < buffer.count {
-            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+        while done < count {
+            let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(start + Int64(done)))
             if n < 0 {
                 if errno == EINTR { continue }
                 throw posixError("pread", path)
@@ -117,15 +173,24 @@ final class PosixFile: StorageFile, @unchecked Sendable {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
+        let start = try position(offset, plus: bytes.count, "write")
         var done = 0
         while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(start + Int64(done)))
             if n < 0 {
                 if errno == EINTR { continue }
                 throw posixError("pwrite", path)
             }
             done += n
         }
+    }
+
+    /// `offset` as a file position, when `offset + count` is one too; else `invalidArgument`.
+    private func position(_ offset: UInt64, plus count: Int, _ operation: String) throws -> Int64 {
+        guard offset <= FileInteger.maxFileOffset, UInt64(count) <= FileInteger.maxFileOffset - offset else {
+            throw StrataError.invalidArgument("\(operation) of \(count) bytes at offset \(offset) on \(path): past the largest file offset")
+        }
+        return Int64(offset)
     }
 
     func sync() throws {
@@ -135,11 +200,12 @@ final class PosixFile: StorageFile, @unchecked Sendable {
     func size() throws -> UInt64 {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw posixError("fstat", path) }
-        return UInt64(st.st_size)
+        return UInt64(max(0, st.st_size))
     }
 
     func truncate(to length: UInt64) throws {
-        guard ftruncate(fd, off_t(length)) == 0 else { throw posixError("ftruncate", path) }
+        let end = try position(length, plus: 0, "truncate")
+        guard ftruncate(fd, off_t(end)) == 0 else { throw posixError("ftruncate", path) }
     }
 
     func close() {

@@ -35,36 +35,43 @@ struct CheckpointRecord: Equatable {
         return w.bytes
     }
 
+    /// Decodes and checks a checkpoint payload (FORMAT.md §6): exactly `tree count` entries and
+    /// nothing after them, a next tree id below 2^32 − 1, names of 1...255 bytes of valid UTF-8
+    /// listed once, ids below the next tree id and listed once, a root exactly when the height is not 0, at most 2^48 entries,
+    /// none in an empty tree.
     static func decode(_ bytes: UnsafeRawBufferPointer, fileOffset: UInt64) throws -> CheckpointRecord {
         var r = ByteReader(bytes, fileOffset: fileOffset, context: "checkpoint record")
         let txid = try r.u64()
         let next = try r.u32()
         let live = try r.u64()
-        let n = Int(try r.u32())
-        // Each entry is at least 23 bytes: bound the count by what is there before allocating.
-        guard n <= r.remaining / 23 else { throw r.fail("tree count \(n) does not fit") }
+        // Every id must leave room for the next one: 2^32 − 1 is never a next tree id.
+        guard next < UInt32.max else { throw r.fail("next tree id \(next)") }
+        let n = try r.count(try r.u32(), "tree count")
+        // Each entry is at least 24 bytes: bound the count by what is there before allocating.
+        guard n <= r.remaining / 24 else { throw r.fail("tree count \(n) does not fit") }
         var trees: [TreeEntry] = []
         trees.reserveCapacity(n)
-        var seen = Set<String>()
+        var names = Set<String>()
+        var ids = Set<UInt32>()
         for _ in 0..<n {
             let id = try r.u32()
-            let nameLength = Int(try r.u16())
-            guard nameLength <= StoreLimits.maxTreeNameLength else { throw r.fail("tree name length \(nameLength)") }
-            let name = String(decoding: try r.bytes(nameLength), as: UTF8.self)
+            let nameLength = try r.count(try r.u16(), "tree name length")
+            let name = try r.treeName(length: nameLength)
             let root = try r.u64()
             let count = try r.u64()
             let height = try r.u8()
             guard Int(height) <= Format.maxTreeHeight, (root == 0) == (height == 0), id < next else {
-                throw r.fail("tree '\(name)' has root \(root), height \(height), id \(id)")
+                throw r.fail("tree '\(name)' has root \(root), height \(height), id \(id) (next tree id \(next))")
             }
             // A count comes from the file and feeds arithmetic: bound it (an empty tree counts 0).
             guard count <= Format.maxEntryCount, root != 0 || count == 0 else {
                 throw r.fail("tree '\(name)' claims \(count) entries")
             }
-            guard seen.insert(name).inserted else { throw r.fail("tree '\(name)' listed twice") }
+            guard names.insert(name).inserted else { throw r.fail("tree '\(name)' listed twice") }
+            guard ids.insert(id).inserted else { throw r.fail("tree id \(id) listed twice") }
             trees.append(TreeEntry(id: id, name: name, rootOffset: root, count: count, height: height))
         }
-        guard r.isAtEnd else { throw r.fail("\(r.remaining) trailing bytes") }
+        guard r.isAtEnd else { throw r.fail("\(r.remaining) trailing bytes after \(n) trees") }
         return CheckpointRecord(txid: txid, nextTreeID: next, liveBytes: live, trees: trees)
     }
 }

@@ -56,14 +56,18 @@ enum CommitOperation {
 
 enum CommitRecordReader {
     /// Calls `body` for each operation in order. Throws `corrupt` on a malformed record
-    /// (which, since its checksum matched, means a bug or a forged frame).
+    /// (which, since its checksum matched, means a bug or a forged frame): an unknown operation,
+    /// a tree id above 2^32 − 1, a key outside 1...1024 bytes, a value above 64 MiB, a tree name
+    /// that is not 1...255 bytes of valid UTF-8, or bytes missing at the end. The semantic
+    /// checks (unknown trees, a create of a tree that exists, the inline and overflow rules)
+    /// are replay's (``Recovery/apply(_:at:to:file:)``).
     static func forEach(_ payload: UnsafeRawBufferPointer, fileOffset: UInt64, _ body: (CommitOperation) throws -> Void) throws {
         var r = ByteReader(payload, fileOffset: fileOffset, context: "commit record")
         while !r.isAtEnd {
             let op = try r.u8()
             switch op {
             case Format.opPut, Format.opPutOverflow, Format.opDelete:
-                let tree = UInt32(try r.length(max: Int(UInt32.max)))
+                let tree = try r.u32Varint("tree id")
                 let keyLength = try r.length(max: StoreLimits.maxKeyLength)
                 guard keyLength > 0 else { throw r.fail("empty key") }
                 let key = try r.bytes(keyLength)
@@ -77,12 +81,11 @@ enum CommitRecordReader {
                     try body(.putOverflow(tree: tree, key: key, length: n, frame: try r.u64()))
                 }
             case Format.opCreateTree:
-                let id = UInt32(try r.length(max: Int(UInt32.max)))
-                let n = try r.length(max: StoreLimits.maxTreeNameLength)
-                let name = String(decoding: try r.bytes(n), as: UTF8.self)
+                let id = try r.u32Varint("tree id")
+                let name = try r.treeName(length: try r.length(max: StoreLimits.maxTreeNameLength))
                 try body(.createTree(id: id, name: name))
             case Format.opDropTree:
-                try body(.dropTree(id: UInt32(try r.length(max: Int(UInt32.max)))))
+                try body(.dropTree(id: try r.u32Varint("tree id")))
             default:
                 throw r.fail("unknown operation \(op)")
             }

@@ -37,7 +37,7 @@ struct FileHeader: Equatable {
         return w.bytes
     }
 
-    /// What reading one slot found.
+    /// What reading one slot found (FORMAT.md §2).
     enum SlotState: Equatable {
         case valid(FileHeader)
         /// Magic matches but the checksum does not (a torn or damaged slot).
@@ -46,8 +46,14 @@ struct FileHeader: Equatable {
         case foreign
         /// Magic and checksum fine, but the version is newer than we read.
         case newerVersion(UInt32)
+        /// Magic and checksum fine, but a field no writer writes (version 0, a page size that is
+        /// not a power of two in 4096...32768, flags other than 0): the slot was written so, it
+        /// was not torn.
+        case invalid(String)
     }
 
+    /// Decodes one slot's 64 bytes; validates in the order of FORMAT.md §2: magic, checksum,
+    /// version, then the other fields.
     static func decode(_ bytes: UnsafeRawBufferPointer) -> SlotState {
         guard bytes.count >= Format.slotLength else { return .foreign }
         guard bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self).littleEndian == Format.headerMagic else {
@@ -55,18 +61,20 @@ struct FileHeader: Equatable {
         }
         let stored = bytes.loadUnaligned(fromByteOffset: 60, as: UInt32.self).littleEndian
         guard CRC32C.checksum(bytes.baseAddress!, count: 60) == stored else { return .damaged }
-        var r = ByteReader(UnsafeRawBufferPointer(rebasing: bytes[8..<60]), context: "header")
-        // The slot is exactly 60 bytes of fields; a failure here cannot happen, but never trap.
-        guard let version = try? r.u32() else { return .damaged }
+        func u32(_ at: Int) -> UInt32 { bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self).littleEndian }
+        func u64(_ at: Int) -> UInt64 { bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self).littleEndian }
+        let version = u32(8)
         guard version <= Format.version else { return .newerVersion(version) }
-        guard version >= 1,
-              let pageSize = try? r.u32(), let sequence = try? r.u64(), let ckpt = try? r.u64(),
-              let durable = try? r.u64(), let txid = try? r.u64(), let fileID = try? r.u64(),
-              let flags = try? r.u32()
-        else { return .damaged }
+        guard version >= 1 else { return .invalid("format version 0") }
+        let pageSize = u32(12)
+        guard pageSize >= UInt32(Format.minPageSize), pageSize <= UInt32(Format.maxPageSize), pageSize & (pageSize - 1) == 0 else {
+            return .invalid("page size \(pageSize)")
+        }
+        let flags = u32(56)
+        guard flags == 0 else { return .invalid("flags \(flags)") }
         return .valid(FileHeader(
-            formatVersion: version, pageSize: pageSize, sequence: sequence, checkpointOffset: ckpt,
-            durableEnd: durable, checkpointTxid: txid, fileID: fileID, flags: flags))
+            formatVersion: version, pageSize: pageSize, sequence: u64(16), checkpointOffset: u64(24),
+            durableEnd: u64(32), checkpointTxid: u64(40), fileID: u64(48), flags: flags))
     }
 
     /// Offset of slot `index` (0 or 1).

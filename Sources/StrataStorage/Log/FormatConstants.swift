@@ -23,7 +23,8 @@ enum Format {
     /// Bit 0 of a frame's flags: the payload is one LZ4 block.
     static let flagCompressed: UInt8 = 1
 
-    static let minPageSize = 1024
+    /// Page sizes are powers of two in `minPageSize...maxPageSize` (FORMAT.md §2).
+    static let minPageSize = 4096
     static let maxPageSize = 32768
     static let defaultPageSize = 4096
 
@@ -66,4 +67,14 @@ enum FrameType: UInt8, Sendable {
     case checkpoint = 3
     /// A value too large to live in a leaf.
     case overflow = 4
+
+    /// The longest raw payload a frame of this type can have (FORMAT.md §3): a longer one is not
+    /// a valid frame, so no reader allocates more for it.
+    var maxRawLength: Int {
+        switch self {
+        case .page: return Format.maxPageSize
+        case .commit, .checkpoint: return Format.maxRecordLength
+        case .overflow: return StoreLimits.maxValueLength
+        }
+    }
 }

@@ -51,7 +51,8 @@ struct FrameHeader: Equatable {
 
     /// Decodes the header of the frame at file offset `offset`, or returns `nil` when the bytes
     /// are not a valid frame header there (wrong magic, header checksum mismatch — which includes
-    /// a frame written at another offset —, unknown type or flags, impossible lengths).
+    /// a frame written at another offset —, unknown type or flags, a compressed checkpoint,
+    /// impossible lengths, a raw length above the type's ``FrameType/maxRawLength``).
     static func decode(_ p: UnsafeRawBufferPointer, at offset: UInt64) -> FrameHeader? {
         guard p.count >= Format.frameHeaderLength else { return nil }
         guard p.loadUnaligned(fromByteOffset: 0, as: UInt32.self).littleEndian == Format.frameMagic else { return nil }
@@ -60,6 +61,8 @@ struct FrameHeader: Equatable {
         guard let type = FrameType(rawValue: p[4]) else { return nil }
         let flags = p[5]
         guard flags & ~Format.flagCompressed == 0, p[6] == 0, p[7] == 0 else { return nil }
+        // Checkpoint frames are never compressed (FORMAT.md §3).
+        guard type != .checkpoint || flags & Format.flagCompressed == 0 else { return nil }
         let stored = p.loadUnaligned(fromByteOffset: 8, as: UInt32.self).littleEndian
         let raw = p.loadUnaligned(fromByteOffset: 12, as: UInt32.self).littleEndian
         if flags & Format.flagCompressed == 0 {
@@ -68,6 +71,7 @@ struct FrameHeader: Equatable {
             // LZ4 never expands by more than 255x; larger claims are corrupt.
             guard stored > 0, UInt64(raw) <= UInt64(stored) * 255 else { return nil }
         }
+        guard UInt64(raw) <= UInt64(type.maxRawLength) else { return nil }
         return FrameHeader(
             type: type, flags: flags, storedLength: stored, rawLength: raw,
             txid: p.loadUnaligned(fromByteOffset: 16, as: UInt64.self).littleEndian,

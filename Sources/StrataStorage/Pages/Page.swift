@@ -282,33 +282,22 @@ final class Page: @unchecked Sendable {
         return newStart
     }
 
-    /// Leaf: inserts an inline cell at `index`. Returns `false` (page unchanged) if it does not fit.
+    /// Leaf: inserts a cell at `index` (the inline value, or with `overflowLength` set the
+    /// 8-byte overflow reference). Returns `false` (page unchanged) if it does not fit.
     func insertLeafCell(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, overflowLength: Int?) -> Bool {
-        let size = Format.leafCellHeader + key.count + value.count
+        let size = Page.leafCellSize(keyLength: key.count, valueLength: value.count)
         guard reserve(size) else { return false }
         let off = insertSlot(at: index, cellSize: size)
-        writeLeafCell(at: off, key: key, value: value, overflowLength: overflowLength)
+        Page.writeLeafCell(at: buffer + off, key: key, value: value, overflowLength: overflowLength)
         return true
-    }
-
-    private func writeLeafCell(at off: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, overflowLength: Int?) {
-        buffer.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: off, as: UInt16.self)
-        let info: UInt32 = overflowLength.map { UInt32($0) | Format.overflowBit } ?? UInt32(value.count)
-        buffer.storeBytes(of: info.littleEndian, toByteOffset: off + 2, as: UInt32.self)
-        if let k = key.baseAddress { (buffer + off + Format.leafCellHeader).copyMemory(from: k, byteCount: key.count) }
-        if let v = value.baseAddress {
-            (buffer + off + Format.leafCellHeader + key.count).copyMemory(from: v, byteCount: value.count)
-        }
     }
 
     /// Branch: inserts a cell at `index` for `child`. Returns `false` if it does not fit.
     func insertBranchCell(at index: Int, key: UnsafeRawBufferPointer, childAddress: UInt64, child: Page?) -> Bool {
-        let size = Format.branchCellHeader + key.count
+        let size = Page.branchCellSize(keyLength: key.count)
         guard reserve(size) else { return false }
         let off = insertSlot(at: index, cellSize: size)
-        buffer.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: off, as: UInt16.self)
-        buffer.storeBytes(of: childAddress.littleEndian, toByteOffset: off + 2, as: UInt64.self)
-        if let k = key.baseAddress { (buffer + off + Format.branchCellHeader).copyMemory(from: k, byteCount: key.count) }
+        Page.writeBranchCell(at: buffer + off, key: key, childAddress: childAddress)
         children.insert(child, at: index)
         return true
     }

@@ -36,15 +36,72 @@ final class PageFile: @unchecked Sendable {
         return try load(offset, level: level)
     }
 
-    /// Like ``page(at:level:)``, for a caller walking leaves in key order (a cursor): on a miss
-    /// it reads `readAheadBytes` at once and caches every page frame in them, because leaves
-    /// written by one checkpoint or compaction lie next to each other in key order.
-    func pageReadingAhead(at offset: UInt64, level: Int) throws -> Page {
+    /// Child `i` of the branch page `parent` (a frame's offset in its cell, not a page held in
+    /// memory), from the cache or the file, one level down. `readingAhead`: the caller walks
+    /// leaves in key order, so a miss reads ahead (``readAheadBytes``).
+    ///
+    /// Every page a descent puts into the cache was checked against a parent cell that leads to
+    /// it: its first key at or above the cell's key, its last key below the next cell's
+    /// (FORMAT.md §4), so a misplaced page is `corrupt` rather than a lookup that misses or a
+    /// walk out of order. The check costs two key comparisons per page read from the file and
+    /// nothing on a cache hit; a page reached later from another parent cell — two cells
+    /// sharing a child — is `check`'s to find.
+    @inline(__always)
+    func child(of parent: Page, at i: Int, readingAhead: Bool) throws -> Page {
+        let offset = parent.childAddress(i)
+        let level = parent.level - 1
         if let p = cache.get(offset) {
             guard p.level == level else { throw levelMismatch(p, level, offset) }
             return p
         }
-        guard offset >= Format.logStart else { return try load(offset, level: level) }
+        return try missedChild(of: parent, at: i, readingAhead: readingAhead)
+    }
+
+    @inline(never)
+    private func missedChild(of parent: Page, at i: Int, readingAhead: Bool) throws -> Page {
+        readingAhead ? try readChildrenAhead(of: parent, from: i) : try loadChild(of: parent, at: i)
+    }
+
+    /// A child read from the file: decoded, checked against its parent cell, then cached.
+    private func loadChild(of parent: Page, at i: Int) throws -> Page {
+        let offset = parent.childAddress(i)
+        let page = try read(offset, level: parent.level - 1)
+        if let what = boundsViolation(page, under: parent, at: i) { throw StrataError.corrupt(what, offset: offset) }
+        cache.insert(page, at: offset)
+        return page
+    }
+
+    /// Why `page` cannot be child `i` of `parent`, or `nil` when its keys lie within the cell's bounds.
+    private func boundsViolation(_ page: Page, under parent: Page, at i: Int) -> String? {
+        let n = page.count
+        // A branch's cell 0 has no key: its first key is cell 1's.
+        let first = page.isLeaf ? 0 : 1
+        guard n > first else { return nil }
+        if i > 0 {
+            let low = parent.key(i)
+            let key = page.key(first)
+            if compareKeys(key.baseAddress!, key.count, low.baseAddress!, low.count) < 0 {
+                return "page holds keys below the separator of the parent cell \(i) that leads to it"
+            }
+        }
+        if i + 1 < parent.count {
+            let high = parent.key(i + 1)
+            let key = page.key(n - 1)
+            if compareKeys(key.baseAddress!, key.count, high.baseAddress!, high.count) >= 0 {
+                return "page holds keys at or above the separator after the parent cell \(i) that leads to it"
+            }
+        }
+        return nil
+    }
+
+    /// A miss on child `i` of `parent` during a walk in key order: one read of ``readAheadBytes``
+    /// from the child's frame on, caching the child and each following frame that is the
+    /// parent's next child (leaves that one checkpoint or compaction wrote lie next to each
+    /// other in key order), each checked against its own cell. Anything else ends the read-ahead.
+    private func readChildrenAhead(of parent: Page, from i: Int) throws -> Page {
+        let offset = parent.childAddress(i)
+        let level = parent.level - 1
+        guard offset >= Format.logStart else { return try loadChild(of: parent, at: i) }
         let chunk = PageFile.readAheadBytes
         var requested: Page?
         try withUnsafeTemporaryAllocation(byteCount: chunk + pageSize, alignment: 16) { buffer in
@@ -52,73 +109,65 @@ final class PageFile: @unchecked Sendable {
             let n = try file.read(into: data, at: offset)
             let raw = UnsafeMutableRawBufferPointer(rebasing: buffer[chunk...])
             var at = 0
-            while at + Format.frameHeaderLength <= n {
-                guard let h = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: data[at..<at + Format.frameHeaderLength]), at: offset + UInt64(at)),
-                      h.type == .page, Int(h.rawLength) <= pageSize,
-                      Int(h.frameLength) <= n - at else { break }
+            var j = i
+            while at < n && j < parent.count {
                 let frameOffset = offset + UInt64(at)
-                let payload = UnsafeRawBufferPointer(rebasing: data[at + Format.frameHeaderLength..<at + Format.frameHeaderLength + Int(h.storedLength)])
+                guard j == i || (parent.children[j] == nil && parent.childAddress(j) == frameOffset) else { break }
                 // Frames after the requested one are a bonus: any doubt, and the loop stops.
-                guard CRC32C.checksum(payload) == h.payloadChecksum else { break }
-                if at == 0 || cache.get(frameOffset) == nil {
-                    var image = payload
-                    if h.isCompressed {
-                        let out = UnsafeMutableRawBufferPointer(rebasing: raw[..<Int(h.rawLength)])
-                        guard LZ4.decompress(payload, into: out) else { break }
-                        image = UnsafeRawBufferPointer(out)
-                    }
-                    guard let page = try? Page.decodeImage(image, pageSize: pageSize, offset: frameOffset) else { break }
+                guard let found = try? FrameValidator.validate(
+                    UnsafeRawBufferPointer(rebasing: data[at..<n]), at: frameOffset, expecting: .page,
+                    maxRawLength: pageSize, decompressingInto: raw) else { break }
+                let (h, image) = found
+                if j == i || cache.get(frameOffset) == nil {
+                    guard let page = try? Page.decodeImage(image, pageSize: pageSize, offset: frameOffset), page.level == level,
+                          boundsViolation(page, under: parent, at: j) == nil else { break }
                     page.diskAddress = frameOffset
                     page.diskLength = h.frameLength
-                    if at == 0 { requested = page }
+                    if j == i { requested = page }
                     cache.insert(page, at: frameOffset)
                 }
                 at += Int(h.frameLength)
+                j += 1
             }
         }
         // Anything wrong with the requested frame itself is reported by the plain path.
-        guard let page = requested else { return try load(offset, level: level) }
-        guard page.level == level else { throw levelMismatch(page, level, offset) }
-        return page
+        return try requested ?? loadChild(of: parent, at: i)
     }
 
     /// How much a sequential leaf read fetches at once.
     static let readAheadBytes = 256 << 10
 
-    /// A cache miss: one `pread` covers the frame header and the largest payload a page frame
-    /// can have (a page image never compresses to more than its LZ4 bound), so a page costs one
-    /// system call, one decompression and one copy into its page.
+    /// A cache miss on a page no parent cell bounds (a root): read it, cache it.
     @inline(never)
     private func load(_ offset: UInt64, level: Int) throws -> Page {
+        let page = try read(offset, level: level)
+        cache.insert(page, at: offset)
+        return page
+    }
+
+    /// The page at `offset`, read from the file and decoded; not cached. One `pread` covers the
+    /// frame header and the largest payload a page frame can have (a page image never
+    /// compresses to more than its LZ4 bound), so a page costs one system call, one
+    /// decompression and one copy into its page.
+    private func read(_ offset: UInt64, level: Int) throws -> Page {
         guard offset >= Format.logStart else { throw StrataError.corrupt("child offset \(offset) inside the header", offset: offset) }
-        let maxStored = max(pageSize, LZ4.compressBound(pageSize))
-        let readLength = Format.frameHeaderLength + maxStored
+        let readLength = Int(FrameHeader.frameLength(storedLength: max(pageSize, LZ4.compressBound(pageSize))))
         return try withUnsafeTemporaryAllocation(byteCount: readLength + pageSize, alignment: 16) { buffer in
             let frame = UnsafeMutableRawBufferPointer(rebasing: buffer[..<readLength])
             let n = try file.read(into: frame, at: offset)
-            guard let h = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: frame[..<min(n, Format.frameHeaderLength)]), at: offset) else {
-                throw StrataError.corrupt("invalid frame header", offset: offset)
-            }
-            guard h.type == .page else { throw StrataError.corrupt("frame type \(h.type) where a page was expected", offset: offset) }
-            let stored = Int(h.storedLength)
-            guard stored <= n - Format.frameHeaderLength, Int(h.rawLength) <= pageSize else {
-                throw StrataError.corrupt("page frame of \(stored) bytes (\(h.rawLength) raw) runs past the file or the page size", offset: offset)
-            }
-            let payload = UnsafeRawBufferPointer(rebasing: frame[Format.frameHeaderLength..<Format.frameHeaderLength + stored])
-            guard CRC32C.checksum(payload) == h.payloadChecksum else {
-                throw StrataError.corrupt("frame payload checksum mismatch", offset: offset)
-            }
-            var image = payload
-            if h.isCompressed {
-                let raw = UnsafeMutableRawBufferPointer(rebasing: buffer[readLength..<readLength + Int(h.rawLength)])
-                guard LZ4.decompress(payload, into: raw) else { throw StrataError.corrupt("page frame does not decompress", offset: offset) }
-                image = UnsafeRawBufferPointer(raw)
+            let raw = UnsafeMutableRawBufferPointer(rebasing: buffer[readLength...])
+            let h: FrameHeader
+            let image: UnsafeRawBufferPointer
+            do throws(FrameDefect) {
+                (h, image) = try FrameValidator.validate(UnsafeRawBufferPointer(rebasing: frame[..<n]), at: offset, expecting: .page,
+                                                         maxRawLength: pageSize, decompressingInto: raw)
+            } catch {
+                throw StrataError.corrupt("page frame: \(error)", offset: offset)
             }
             let page = try Page.decodeImage(image, pageSize: pageSize, offset: offset)
             guard page.level == level else { throw levelMismatch(page, level, offset) }
             page.diskAddress = offset
             page.diskLength = h.frameLength
-            cache.insert(page, at: offset)
             return page
         }
     }
@@ -134,52 +183,5 @@ final class PageFile: @unchecked Sendable {
             throw StrataError.corrupt("overflow value is \(value.count) bytes, its leaf says \(length)", offset: offset)
         }
         return value
-    }
-}
-
-/// Reads single frames with full validation. Shared by page loads, recovery and `check`.
-struct FrameReader {
-    let file: any StorageFile
-
-    /// Reads and validates the header only; `nil` if the bytes are not a valid frame header
-    /// or the frame would run past `limit`.
-    func header(at offset: UInt64, limit: UInt64) throws -> FrameHeader? {
-        // Offsets come from the file: compare without overflowing.
-        guard offset <= limit, limit - offset >= UInt64(Format.frameHeaderLength) else { return nil }
-        return try withUnsafeTemporaryAllocation(byteCount: Format.frameHeaderLength, alignment: 8) { buf in
-            let n = try file.read(into: buf, at: offset)
-            guard n == Format.frameHeaderLength, let h = FrameHeader.decode(UnsafeRawBufferPointer(buf), at: offset) else { return nil }
-            guard h.frameLength <= limit - offset else { return nil }
-            return h
-        }
-    }
-
-    /// Reads the payload of a frame whose header is valid; `nil` if its checksum fails or it
-    /// does not decompress to its raw length.
-    func payload(of h: FrameHeader, at offset: UInt64) throws -> [UInt8]? {
-        let stored = Int(h.storedLength)
-        var storedBytes = [UInt8](repeating: 0, count: stored)
-        let n = try storedBytes.withUnsafeMutableBytes { try file.read(into: $0, at: offset + UInt64(Format.frameHeaderLength)) }
-        guard n == stored else { return nil }
-        guard CRC32C.checksum(storedBytes) == h.payloadChecksum else { return nil }
-        guard h.isCompressed else { return storedBytes }
-        var raw = [UInt8](repeating: 0, count: Int(h.rawLength))
-        let ok = storedBytes.withUnsafeBytes { src in raw.withUnsafeMutableBytes { LZ4.decompress(src, into: $0) } }
-        return ok ? raw : nil
-    }
-
-    func read(at offset: UInt64, expecting type: FrameType, maxRawLength: Int) throws -> (FrameHeader, [UInt8]) {
-        let size = try file.size()
-        guard let h = try header(at: offset, limit: size) else {
-            throw StrataError.corrupt("invalid frame header", offset: offset)
-        }
-        guard h.type == type else { throw StrataError.corrupt("frame type \(h.type) where \(type) was expected", offset: offset) }
-        guard Int(h.rawLength) <= maxRawLength else {
-            throw StrataError.corrupt("frame payload \(h.rawLength) bytes, limit \(maxRawLength)", offset: offset)
-        }
-        guard let payload = try payload(of: h, at: offset) else {
-            throw StrataError.corrupt("frame payload checksum mismatch", offset: offset)
-        }
-        return (h, payload)
     }
 }

@@ -60,14 +60,14 @@ extension Store {
         // pages; minus the frames they replaced and the previous checkpoint frame. The commit
         // frames since the last checkpoint become garbage.
         let liveBefore = Int64(liveAtCheckpoint) + liveDelta + Int64(writtenBytes) - Int64(replacedBytes) - Int64(checkpointFrame.length)
-        let frame = try Recovery.writeCheckpoint(log: log, txid: version.txid, nextTreeID: version.nextTreeID,
+        let frame = try StoreFileWriter.writeCheckpoint(log: log, txid: version.txid, nextTreeID: version.nextTreeID,
                                                  trees: entries, liveBeforeFrame: UInt64(max(liveBefore, 0)))
         finished = true
         try log.syncAll()
         let next = FileHeader(pageSize: header.pageSize, sequence: header.sequence + 1, checkpointOffset: frame.0,
                               durableEnd: frame.0 + frame.1, checkpointTxid: version.txid, fileID: header.fileID)
         do {
-            try Recovery.writeHeader(next, slot: 1 - headerSlot, file: log.file)
+            try StoreFileWriter.writeHeader(next, slot: 1 - headerSlot, file: log.file)
         } catch let error as StrataError {
             sync.fail(error)
             throw error

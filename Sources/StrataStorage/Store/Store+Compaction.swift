@@ -101,7 +101,7 @@ extension Store {
         try? fs.remove(tmp)
         let file = try fs.open(tmp, mode: .create)
         defer { file.close() }
-        let written = try Store.writeCopy(of: version, to: file, path: tmp, sequence: 1, fileID: Recovery.randomFileID())
+        let written = try Store.writeCopy(of: version, to: file, path: tmp, sequence: 1, fileID: StoreFileWriter.randomFileID())
         try fs.rename(tmp, to: destination)
         try fs.syncDirectory(containing: destination)
         return CopyReport(bytesBefore: 0, bytesAfter: written.end, entries: written.entries, transactionID: version.txid)
@@ -141,13 +141,13 @@ extension Store {
             total += builder.count
             entries.append(CheckpointRecord.TreeEntry(id: t.id, name: name, rootOffset: root, count: t.count, height: UInt8(height)))
         }
-        let frame = try Recovery.writeCheckpoint(log: log, txid: version.txid, nextTreeID: version.nextTreeID,
+        let frame = try StoreFileWriter.writeCheckpoint(log: log, txid: version.txid, nextTreeID: version.nextTreeID,
                                                  trees: entries, liveBeforeFrame: log.end)
         try log.trimToEnd()
         try log.syncAll()
         let header = FileHeader(pageSize: UInt32(version.file.pageSize), sequence: sequence, checkpointOffset: frame.0,
                                 durableEnd: frame.0 + frame.1, checkpointTxid: version.txid, fileID: fileID)
-        try Recovery.writeHeader(header, slot: 0, file: file)
+        try StoreFileWriter.writeHeader(header, slot: 0, file: file)
         // Slot 1 must not hold an older header with a higher sequence: zero it.
         try file.write([UInt8](repeating: 0, count: Format.slotLength), at: FileHeader.slotOffset(1))
         try file.sync()

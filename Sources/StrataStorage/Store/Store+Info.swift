@@ -64,8 +64,13 @@ public struct StoreInfo: Sendable {
     public var oldestSnapshot: Snapshot?
     /// For a read-only handle: the status record the process that has the store open for
     /// writing last wrote into the lock file (`nil` if there is none). This is how another
-    /// process's long-lived snapshots become visible.
+    /// process's long-lived snapshots become visible. A writer writes its first record at its
+    /// first commit or checkpoint, and the record outlives it: ``writeLock`` says whether a
+    /// writer is there now.
     public var writerStatus: StoreStatus?
+    /// Whether a process holds the store's write lock now, that is, has it open for writing
+    /// (with its process id when the system names it). A writable handle holds it itself.
+    public var writeLock: FileLockState
 
     /// `deadBytes` as a percentage of the log, 0 for an empty log.
     public var deadPercent: Double {
@@ -120,8 +125,9 @@ public struct StoreStatus: Sendable, Equatable {
         self.updatedMilliseconds = updatedMilliseconds
     }
 
-    /// The record as one line, newline-terminated.
-    public var line: String {
+    /// The record as one line, newline-terminated: the lock file's format (internal, like the
+    /// file; ``read(storePath:fileSystem:)`` is the public way to read it).
+    var line: String {
         func opt(_ v: UInt64?) -> String { v.map(String.init) ?? "-" }
         let body = "pid=\(pid) state=\(isOpen ? "open" : "closed") txid=\(transactionID) readers=\(readers)"
             + " oldest_snapshot_txid=\(opt(oldestSnapshotTransactionID)) oldest_snapshot_age_ms=\(opt(oldestSnapshotAgeMilliseconds))"
@@ -130,7 +136,7 @@ public struct StoreStatus: Sendable, Equatable {
     }
 
     /// Parses a record written by ``line``; `nil` if it is incomplete, torn or foreign.
-    public init?(line text: Substring) {
+    init?(line text: Substring) {
         guard let crcRange = text.firstRange(of: " crc=") else { return nil }
         let body = text[..<crcRange.lowerBound]
         let crcText = text[crcRange.upperBound...].prefix { $0 != "\n" }
@@ -157,7 +163,7 @@ public struct StoreStatus: Sendable, Equatable {
     }
 
     /// Parses a record written by ``line``; `nil` if it is incomplete, torn or foreign.
-    public init?(line text: String) { self.init(line: text[...]) }
+    init?(line text: String) { self.init(line: text[...]) }
 
     /// Reads the record from the lock file of the store at `storePath`; `nil` when there is no
     /// lock file or no valid record in it (no writer has written one, or it is being rewritten
@@ -210,6 +216,7 @@ extension Store {
             // Nothing of the writer state changes after a read-only open: no gate needed.
             var info = try infoLocked()
             info.writerStatus = StoreStatus.read(storePath: path, fileSystem: fs)
+            info.writeLock = fs.lockState(Store.lockPath(for: path))
             return info
         }
         gate.lock()
@@ -249,7 +256,7 @@ extension Store {
                 StoreInfo.Snapshot(transactionID: $0.txid, age: .now - $0.startedAt,
                                    heldBackBytes: dead > $0.deadBytesAtCommit ? dead - $0.deadBytesAtCommit : 0)
             },
-            writerStatus: nil)
+            writerStatus: nil, writeLock: isReadOnly ? .unknown : .lockedExclusively(pid: getpid()))
     }
 
     private func oldestReader() -> (Int, ReaderInfo?) {

@@ -67,8 +67,30 @@ struct ByteReader {
     /// A varint that must be at most `limit`, returned as `Int`.
     mutating func length(max limit: Int) throws -> Int {
         let v = try varint()
-        guard v <= UInt64(limit) else { throw fail("length \(v) above limit \(limit)") }
-        return Int(v)
+        guard v <= UInt64(max(0, limit)) else { throw fail("length \(v) above limit \(limit)") }
+        return try count(v, "length")
+    }
+
+    /// A varint that must fit a `UInt32` (tree ids).
+    mutating func u32Varint(_ what: String) throws -> UInt32 {
+        let v = try varint()
+        guard let id = UInt32(exactly: v) else { throw fail("\(what) \(v) does not fit 32 bits") }
+        return id
+    }
+
+    /// `value`, read from this buffer, as an `Int` (the checked conversion every decoder uses:
+    /// ``FileInteger/int(_:_:offset:)``).
+    func count<T: BinaryInteger>(_ value: T, _ what: String) throws -> Int {
+        try FileInteger.int(value, "\(context): \(what)", offset: fileOffset.map { $0 &+ UInt64(position) })
+    }
+
+    /// A tree name of `length` bytes: 1...255 bytes of valid UTF-8 (FORMAT.md §5, §6). Invalid
+    /// UTF-8 is refused, never replaced: two different names must not decode to one string.
+    mutating func treeName(length: Int) throws -> String {
+        guard length >= 1, length <= StoreLimits.maxTreeNameLength else { throw fail("tree name length \(length)") }
+        let bytes = try bytes(length)
+        guard let name = String(validating: bytes, as: UTF8.self) else { throw fail("tree name is not valid UTF-8") }
+        return name
     }
 
     /// Borrows the next `n` bytes (valid as long as `buffer`).

@@ -5,7 +5,7 @@ enum LZ4 {
     /// Compresses `source` into `destination` and returns the compressed length, or `nil` when
     /// compression would not save at least 1/16 of the bytes (the caller then stores raw).
     static func compress(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Int? {
-        guard source.count > 64, let src = source.baseAddress, let dst = destination.baseAddress else { return nil }
+        guard source.count > 64, source.count <= maxInput, let src = source.baseAddress, let dst = destination.baseAddress else { return nil }
         let limit = source.count - source.count / 16
         let written = LZ4_compress_default(
             src.assumingMemoryBound(to: CChar.self), dst.assumingMemoryBound(to: CChar.self),
@@ -19,11 +19,19 @@ enum LZ4 {
         guard let src = source.baseAddress, let dst = destination.baseAddress else {
             return source.isEmpty && destination.isEmpty
         }
+        // liblz4 counts in `Int32`; a frame claiming more (its lengths come from the file) is
+        // no block LZ4 wrote.
+        guard source.count <= Int(Int32.max), destination.count <= Int(Int32.max) else { return false }
         let n = LZ4_decompress_safe(
             src.assumingMemoryBound(to: CChar.self), dst.assumingMemoryBound(to: CChar.self),
             Int32(source.count), Int32(destination.count))
         return n == Int32(destination.count)
     }
 
-    static func compressBound(_ count: Int) -> Int { Int(LZ4_compressBound(Int32(count))) }
+    /// The most bytes LZ4 compresses in one block (`LZ4_MAX_INPUT_SIZE`); larger payloads are
+    /// stored raw.
+    static let maxInput = 0x7E00_0000
+
+    /// The largest compressed size of `count` bytes (`LZ4_COMPRESSBOUND`, in `Int`).
+    static func compressBound(_ count: Int) -> Int { count + count / 255 + 16 }
 }

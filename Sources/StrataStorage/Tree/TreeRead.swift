@@ -2,18 +2,19 @@
 enum TreeRead {
     /// The child of branch `page` at cell `i`: in memory if no checkpoint has written it yet,
     /// else from the page cache or the file (checked to be exactly one level down).
+    /// A child read from the file is checked against the separator keys of the cell that leads
+    /// to it (``PageFile/child(of:at:readingAhead:)``).
     @inline(__always)
     static func child(_ page: Page, _ i: Int, _ file: PageFile) throws -> Page {
         if let c = page.children[i] { return c }
-        return try file.page(at: page.childAddress(i), level: page.level - 1)
+        return try file.child(of: page, at: i, readingAhead: false)
     }
 
     /// `child`, for walks in key order: leaves come with read-ahead.
     @inline(__always)
     static func nextChild(_ page: Page, _ i: Int, _ file: PageFile) throws -> Page {
         if let c = page.children[i] { return c }
-        if page.level == 1 { return try file.pageReadingAhead(at: page.childAddress(i), level: 0) }
-        return try file.page(at: page.childAddress(i), level: page.level - 1)
+        return try file.child(of: page, at: i, readingAhead: page.level == 1)
     }
 
     /// The leaf that holds (or would hold) `key`, and the key's lower-bound index in it.

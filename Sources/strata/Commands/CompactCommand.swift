@@ -23,7 +23,11 @@ struct CompactCommand: ParsableCommand {
         } catch StrataError.locked(let path) {
             // Name the process that holds the lock, when its status record says.
             var who = ""
-            if let s = StoreStatus.read(storePath: file), s.isOpen, processExists(s.pid) { who = " (pid \(s.pid))" }
+            if case .lockedExclusively(let pid?) = PosixFileSystem().lockState(path) {
+                who = " (pid \(pid))"
+            } else if let s = StoreStatus.read(storePath: file), s.isOpen, processExists(s.pid) {
+                who = " (pid \(s.pid))"
+            }
             throw ToolError("cannot compact \(file): it is open for writing in another process\(who); lock file \(path)")
         }
         let report: Store.CopyReport

@@ -14,10 +14,12 @@ struct InfoCommand: ParsableCommand {
         commandName: "info",
         abstract: "Show a store's format, space use, trees and oldest open snapshot.",
         discussion: """
-            Opens the store read-only and takes no lock, so it works on a live store. The \
-            writer's snapshots come from the status record it keeps in FILE.lock, which it \
-            rewrites at most every 100 ms on commit, at checkpoints and on close: a snapshot \
-            opened since the writer's last commit is not shown yet (it holds nothing back).
+            Opens the store read-only and takes no lock, so it works on a live store. Whether \
+            a process has the store open for writing comes from the write lock on FILE.lock \
+            (read from /proc/locks, without taking it). The writer's snapshots come from the \
+            status record it keeps in FILE.lock, which it rewrites at most every 100 ms on \
+            commit, at checkpoints and on close: a snapshot opened since the writer's last \
+            commit is not shown yet (it holds nothing back).
             """)
 
     @Argument(help: "The store file.")
@@ -79,7 +81,32 @@ struct InfoCommand: ParsableCommand {
         lines.append(("last transaction", "\(info.transactionID)"))
         lines.append(("last checkpoint", "txid \(info.checkpointTransactionID) at offset \(info.checkpointOffset)"))
         var notes: [String] = []
-        if let writer {
+        // The lock says whether a writer is there now; the record says what the last one did.
+        var lockHolder: Int32?? = nil
+        if case .lockedExclusively(let pid) = info.writeLock { lockHolder = .some(pid) }
+        let recordIsCurrent = writer.map { w in w.isLive && (lockHolder.map { $0 == nil || $0 == w.status.pid } ?? true) } ?? false
+        if let writer, recordIsCurrent {
+            let s = writer.status
+            let age = formatMilliseconds(writer.statusAgeMilliseconds)
+            lines.append(("writer", "pid \(s.pid), at txid \(s.transactionID) (status from \(age) ago)"))
+            lines.append(("open snapshots", "\(s.readers)"))
+            if let txid = s.oldestSnapshotTransactionID, let open = writer.estimatedSnapshotAgeMilliseconds {
+                var age = formatMilliseconds(open)
+                if writer.statusAgeMilliseconds >= 1000 {
+                    age += " (\(formatMilliseconds(s.oldestSnapshotAgeMilliseconds ?? 0)) when the status was written)"
+                }
+                lines.append(("oldest snapshot", "txid \(txid), open \(age), holds back \(formatBytes(s.heldBackBytes)) of garbage"))
+                if open >= 60_000 {
+                    notes.append("note: a snapshot open this long is likely forgotten; the garbage it holds back stays in memory or on disk until it ends")
+                }
+            } else {
+                lines.append(("oldest snapshot", "none"))
+            }
+        } else if let holder = lockHolder {
+            // A writer that has not committed yet has written no record (or only an older writer's is there).
+            let who = holder.map { "pid \($0)" } ?? "a process"
+            lines.append(("writer", "\(who) has the store open for writing (it holds the write lock; it writes its status record at its first commit)"))
+        } else if let writer {
             let s = writer.status
             let age = formatMilliseconds(writer.statusAgeMilliseconds)
             if !s.isOpen {
@@ -87,23 +114,10 @@ struct InfoCommand: ParsableCommand {
             } else if !writer.isRunning {
                 lines.append(("writer", "none: pid \(s.pid) is not running (it did not close the store; status from \(age) ago)"))
             } else {
-                lines.append(("writer", "pid \(s.pid), at txid \(s.transactionID) (status from \(age) ago)"))
-                lines.append(("open snapshots", "\(s.readers)"))
-                if let txid = s.oldestSnapshotTransactionID, let open = writer.estimatedSnapshotAgeMilliseconds {
-                    var age = formatMilliseconds(open)
-                    if writer.statusAgeMilliseconds >= 1000 {
-                        age += " (\(formatMilliseconds(s.oldestSnapshotAgeMilliseconds ?? 0)) when the status was written)"
-                    }
-                    lines.append(("oldest snapshot", "txid \(txid), open \(age), holds back \(formatBytes(s.heldBackBytes)) of garbage"))
-                    if open >= 60_000 {
-                        notes.append("note: a snapshot open this long is likely forgotten; the garbage it holds back stays in memory or on disk until it ends")
-                    }
-                } else {
-                    lines.append(("oldest snapshot", "none"))
-                }
+                lines.append(("writer", "none: pid \(s.pid) runs but holds no write lock (it dropped the store without closing it; status from \(age) ago)"))
             }
         } else {
-            lines.append(("writer", "no status record (no process has had the store open for writing)"))
+            lines.append(("writer", "none (no process holds the write lock, and none has left a status record)"))
         }
         let width = lines.map(\.0.count).max()! + 2
         var out = lines.map { $0.0 + ":" + String(repeating: " ", count: width - $0.0.count - 1) + $0.1 }
@@ -122,6 +136,15 @@ struct InfoCommand: ParsableCommand {
             for (i, t) in info.trees.enumerated() { out.append(row(names[i], counts[i], "\(t.height)")) }
         }
         return (out + notes).joined(separator: "\n")
+    }
+
+    /// `lock_held`: whether a process has the store open for writing now (`null`: cannot tell).
+    private func writeLockJSON(_ state: FileLockState) -> [(String, JSON)] {
+        switch state {
+        case .unlocked: return [("lock_held", .bool(false)), ("pid", .null)]
+        case .lockedExclusively(let pid): return [("lock_held", .bool(true)), ("pid", pid.map { .int(Int64($0)) } ?? .null)]
+        case .unknown: return [("lock_held", .null), ("pid", .null)]
+        }
     }
 
     private func jsonReport(_ info: StoreInfo, _ writer: WriterView?) -> JSON {
@@ -165,6 +188,7 @@ struct InfoCommand: ParsableCommand {
             ("trees", .array(info.trees.map {
                 .object([("name", .string($0.name)), ("entries", .uint($0.entries)), ("height", .int(Int64($0.height)))])
             })),
+            ("write_lock", .object(writeLockJSON(info.writeLock))),
             ("writer", writerJSON),
         ])
     }

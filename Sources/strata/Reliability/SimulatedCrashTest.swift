@@ -190,7 +190,7 @@ struct SimulatedCrashTest {
             let noStore: Bool
             switch error as? StrataError {
             case .notAStrataFile?: noStore = true
-            case .ioFailure(let op, _, let code)?: noStore = op == "open" && code == ENOENT
+            case .fileNotFound?: noStore = true
             default: noStore = false
             }
             if low > 0 || !noStore { return CrashVerdict.from(error, "read-only open") }
