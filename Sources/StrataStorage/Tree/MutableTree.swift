@@ -65,6 +65,9 @@ final class MutableTree {
 
     // MARK: Put
 
+    /// The empty key of a branch's cell 0.
+    private static var noKey: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
+
     private struct Split {
         var separator: [UInt8]
         var right: Page
@@ -109,15 +112,8 @@ final class MutableTree {
                 count += 1
             }
             if page.insertLeafCell(at: i, key: key, value: value, overflowLength: overflowLength) { return nil }
-            let size = Format.leafCellHeader + key.count + value.count
-            return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { cell in
-                let p = cell.baseAddress!
-                p.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: 0, as: UInt16.self)
-                let info: UInt32 = overflowLength.map { UInt32($0) | Format.overflowBit } ?? UInt32(value.count)
-                p.storeBytes(of: info.littleEndian, toByteOffset: 2, as: UInt32.self)
-                (p + Format.leafCellHeader).copyMemory(from: k, byteCount: key.count)
-                if let v = value.baseAddress { (p + Format.leafCellHeader + key.count).copyMemory(from: v, byteCount: value.count) }
-                return split(page, newCell: UnsafeRawPointer(p), size: size, child: nil, at: i, appendOnly: rightmost && i == page.count)
+            return Page.withLeafCell(key: key, value: value, overflowLength: overflowLength) { cell, size in
+                split(page, newCell: cell, size: size, child: nil, at: i, appendOnly: rightmost && i == page.count)
             }
         }
         let ci = page.childIndex(for: k, key.count)
@@ -125,18 +121,11 @@ final class MutableTree {
         guard let s = try insert(into: child, key, value, overflowLength, rightmost: rightmost && ci == page.count - 1, replaced: &replaced) else {
             return nil
         }
-        let inserted = s.separator.withUnsafeBytes {
-            page.insertBranchCell(at: ci + 1, key: $0, childAddress: 0, child: s.right)
-        }
-        if inserted { return nil }
-        let size = Format.branchCellHeader + s.separator.count
-        return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { cell in
-            let p = cell.baseAddress!
-            p.storeBytes(of: UInt16(s.separator.count).littleEndian, toByteOffset: 0, as: UInt16.self)
-            p.storeBytes(of: UInt64(0), toByteOffset: 2, as: UInt64.self)
-            s.separator.withUnsafeBytes { (p + Format.branchCellHeader).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            return split(page, newCell: UnsafeRawPointer(p), size: size, child: s.right, at: ci + 1,
-                         appendOnly: rightmost && ci + 1 == page.count)
+        return s.separator.withUnsafeBytes { separator -> Split? in
+            if page.insertBranchCell(at: ci + 1, key: separator, childAddress: 0, child: s.right) { return nil }
+            return Page.withBranchCell(key: separator, childAddress: 0) { cell, size in
+                split(page, newCell: cell, size: size, child: s.right, at: ci + 1, appendOnly: rightmost && ci + 1 == page.count)
+            }
         }
     }
 
@@ -169,8 +158,8 @@ final class MutableTree {
             let target = j < splitAt ? left : right
             if j == index {
                 if !leaf && j == splitAt {
-                    separator = cellKey(newCell, leaf: false)
-                    appendBranchCell(right, key: [], child: newChild)
+                    separator = [UInt8](Page.cellKey(newCell, isLeaf: false))
+                    right.appendBranchCell(key: MutableTree.noKey, childAddress: 0, child: newChild)
                 } else {
                     target.appendRawCell(newCell, size: newSize)
                     if !leaf { target.children.append(newChild) }
@@ -179,7 +168,7 @@ final class MutableTree {
                 let src = j < index ? j : j - 1
                 if !leaf && j == splitAt {
                     separator = [UInt8](page.key(src))
-                    appendBranchCell(right, key: [], child: page.children[src], address: page.childAddress(src))
+                    right.appendBranchCell(key: MutableTree.noKey, childAddress: page.childAddress(src), child: page.children[src])
                 } else {
                     target.appendCell(from: page, at: src)
                 }
@@ -188,24 +177,6 @@ final class MutableTree {
         if leaf { separator = [UInt8](right.key(0)) }
         page.assign(from: left)
         return Split(separator: separator, right: right)
-    }
-
-    private func cellKey(_ cell: UnsafeRawPointer, leaf: Bool) -> [UInt8] {
-        let k = Int(UInt16(littleEndian: cell.loadUnaligned(as: UInt16.self)))
-        let header = leaf ? Format.leafCellHeader : Format.branchCellHeader
-        return [UInt8](UnsafeRawBufferPointer(start: cell + header, count: k))
-    }
-
-    private func appendBranchCell(_ page: Page, key: [UInt8], child: Page?, address: UInt64 = 0) {
-        let size = Format.branchCellHeader + key.count
-        withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { cell in
-            let p = cell.baseAddress!
-            p.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: 0, as: UInt16.self)
-            p.storeBytes(of: (child == nil ? address : 0).littleEndian, toByteOffset: 2, as: UInt64.self)
-            key.withUnsafeBytes { if let b = $0.baseAddress { (p + Format.branchCellHeader).copyMemory(from: b, byteCount: key.count) } }
-            page.appendRawCell(UnsafeRawPointer(p), size: size)
-        }
-        page.children.append(child)
     }
 
     // MARK: Delete
@@ -272,7 +243,7 @@ final class MutableTree {
         if left.contiguousFree < right.usedBytes - Format.pageHeaderLength + separatorCost { left.compact() }
         for j in 0..<right.count {
             if !right.isLeaf && j == 0 {
-                appendBranchCell(left, key: [UInt8](parent.key(ri)), child: right.children[0], address: right.childAddress(0))
+                left.appendBranchCell(key: parent.key(ri), childAddress: right.childAddress(0), child: right.children[0])
             } else {
                 left.appendCell(from: right, at: j)
             }
