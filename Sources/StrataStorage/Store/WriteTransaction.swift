@@ -16,15 +16,20 @@
 /// caught the error and returned. Only ``rollback()`` is still allowed (LMDB's `MDB_TXN_ERROR`).
 ///
 /// Not thread-safe: use it only inside its closure, on that thread.
+///
+/// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
+/// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
+/// "Exclusivity"). None of them is ever passed `inout` or borrowed across a call that touches it
+/// again; the whole suite passes with the checks on (build without the attributes to recheck).
 public final class WriteTransaction {
     let base: Version
     /// This transaction's id: one more than the last committed. Readable at any time.
     public let transactionID: UInt64
     let log: LogWriter
-    var trees: [String: MutableTree] = [:]
+    @exclusivity(unchecked) var trees: [String: MutableTree] = [:]
     var droppedTrees: [String: MutableTree] = [:]
     var nextTreeID: UInt32
-    var record = CommitRecordWriter()
+    @exclusivity(unchecked) var record = CommitRecordWriter()
     /// Overflow frames this transaction's trees reference (garbage if it rolls back).
     var overflowFramesWritten: [(offset: UInt64, length: UInt64)] = []
     /// Shared with the trees and cursors made from this transaction.

@@ -23,6 +23,11 @@
 /// read from the file; the cursor checks each leaf it enters against the one it left, so a
 /// damaged tree whose leaves overlap or repeat throws ``StrataError/corrupt(_:offset:)`` instead of
 /// walking backwards or in a loop.
+///
+/// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
+/// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
+/// "Exclusivity"). None of them is ever passed `inout` or borrowed across a call that touches it
+/// again; the whole suite passes with the checks on (build without the attributes to recheck).
 public final class Cursor {
     /// The root for a snapshot's cursor (a snapshot's tree never changes).
     private let fixedRoot: Page?
@@ -33,17 +38,17 @@ public final class Cursor {
     /// Keeps the transaction (and so, for a snapshot, its registration) alive.
     private let owner: AnyObject
     /// The descent from the root: a page and the index chosen in it, leaf last.
-    private var path: [(page: Page, index: Int)] = []
+    @exclusivity(unchecked) private var path: [(page: Page, index: Int)] = []
     /// Whether the last move left the cursor on an entry.
-    private var positioned = false
+    @exclusivity(unchecked) private var positioned = false
     /// `writeTree.modifications` when the cursor was positioned.
-    private var stamp: UInt64 = 0
+    @exclusivity(unchecked) private var stamp: UInt64 = 0
     /// The current overflow value, read on landing. Allocated on the first overflow value, so
     /// that a cursor costs no buffer otherwise.
-    private var overflowBuffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
-    private var overflowCount = 0
+    @exclusivity(unchecked) private var overflowBuffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    @exclusivity(unchecked) private var overflowCount = 0
     /// The frame `overflowBuffer` holds (0: none; frames start after the header).
-    private var overflowAddress: UInt64 = 0
+    @exclusivity(unchecked) private var overflowAddress: UInt64 = 0
 
     /// A snapshot's cursor.
     init(root: Page?, file: PageFile, lifetime: HandleLifetime, owner: AnyObject) {

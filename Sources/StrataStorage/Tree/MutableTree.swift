@@ -3,24 +3,29 @@
 /// A page is changed in place only when this transaction owns it (`page.owner == txid`);
 /// otherwise it is copied first and the copy linked into its (owned) parent. Pages of
 /// committed versions are never modified, which is what lets snapshots read without locks.
+///
+/// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
+/// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
+/// "Exclusivity"). None of them is ever passed `inout` or borrowed across a call that touches it
+/// again; the whole suite passes with the checks on (build without the attributes to recheck).
 final class MutableTree {
     let id: UInt32
     let name: String
-    var root: Page?
-    var count: UInt64
+    @exclusivity(unchecked) var root: Page?
+    @exclusivity(unchecked) var count: UInt64
     let txid: UInt64
     let file: PageFile
     /// Pages this transaction copied or created (the "pages touched" counter).
-    var pagesTouched = 0
+    @exclusivity(unchecked) var pagesTouched = 0
     /// Frame bytes that became garbage (overflow values replaced, pages merged away).
-    var freedFrameBytes: UInt64 = 0
+    @exclusivity(unchecked) var freedFrameBytes: UInt64 = 0
     /// Overflow frames no longer referenced (offsets), for space accounting.
-    var freedOverflow: [UInt64] = []
+    @exclusivity(unchecked) var freedOverflow: [UInt64] = []
     /// Counts the operations that began to change the tree's content. An operation that throws
     /// with this unchanged changed nothing; cursors compare it with the value they were
     /// positioned at. (Copying a page into its owned parent on the way down is not a change:
     /// the copy holds the same entries.)
-    private(set) var modifications: UInt64 = 0
+    @exclusivity(unchecked) private(set) var modifications: UInt64 = 0
 
     init(id: UInt32, name: String, root: Page?, count: UInt64, txid: UInt64, file: PageFile) {
         self.id = id
