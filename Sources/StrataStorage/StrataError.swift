@@ -71,6 +71,12 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
     case strictCheckFailed(transactionID: UInt64, problems: [String])
     /// Thrown when an argument is invalid (a page size that is not a power of two, …).
     case invalidArgument(String)
+    /// Thrown when a change would pass one of the format's fixed limits (FORMAT.md §3, §5): a
+    /// transaction whose commit record would be longer than `limit` bytes (1 GiB; `what` is
+    /// "commit record"; nothing was written: split the work into smaller transactions), or a
+    /// store that has used all of its tree ids (`what` is "tree ids"; a compaction does not
+    /// renumber them: copy the trees into a new store).
+    case limitExceeded(what: String, limit: UInt64)
 
     // Record layer (StrataRecords) and object layer (Strata).
 
@@ -119,6 +125,7 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
         case .strictCheckFailed(let txid, let problems):
             return "strict check after commit \(txid) (which stands) found \(problems.count) problem\(problems.count == 1 ? "" : "s"): \(problems.joined(separator: "; "))"
         case .invalidArgument(let what): return "invalid argument: \(what)"
+        case .limitExceeded(let what, let limit): return "\(what) would pass the store's limit of \(limit)"
         case .invalidModel(let entity, let property, let reason):
             return "invalid model: \(entity)\(property.map { ".\($0)" } ?? ""): \(reason)"
         case .modelMismatch(let differences):
@@ -161,4 +168,7 @@ public enum StoreLimits {
     public static let maxValueLength = 64 << 20
     /// The longest tree name, in UTF-8 bytes.
     public static let maxTreeNameLength = 255
+    /// Tree ids are below this (2^32 − 2), so the next id, one more, stays below 2^32 − 1
+    /// (FORMAT.md §5): a store can create this many trees, dropped ones included, over its life.
+    public static let treeIDLimit: UInt32 = .max - 1
 }

@@ -110,8 +110,12 @@ public final class Store: @unchecked Sendable {
     /// Opens (or creates) the store at `path`, recovering from a crash if there was one.
     ///
     /// Throws ``StrataError/locked(path:)`` if another process has it open for writing,
-    /// ``StrataError/notAStrataFile(path:)``, ``StrataError/unsupportedFormatVersion(found:supported:)``
-    /// or ``StrataError/corrupt(_:offset:)`` for a file it cannot read.
+    /// ``StrataError/fileNotFound(path:)`` if there is no file and the open may not create one
+    /// (read-only, or ``StoreOptions/createIfMissing`` off), ``StrataError/notAStrataFile(path:)``,
+    /// ``StrataError/unsupportedFormatVersion(found:supported:)`` or
+    /// ``StrataError/corrupt(_:offset:)`` for a file it cannot read, ``StrataError/ioFailure(operation:path:errno:)``
+    /// when the file cannot be read, and ``StrataError/invalidArgument(_:)`` for a page size
+    /// that is not a power of two in 4096...32768.
     public init(path: String, options: StoreOptions = StoreOptions()) throws {
         self.path = path
         self.options = options

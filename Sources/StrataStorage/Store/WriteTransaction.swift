@@ -82,6 +82,10 @@ public final class WriteTransaction {
             throw StrataError.invalidArgument("tree name must be 1...\(StoreLimits.maxTreeNameLength) UTF-8 bytes")
         }
         if mutableTree(name) != nil { throw StrataError.treeExists(name) }
+        // Recovery accepts ids below 2^32 − 2 (FORMAT.md §5), so the next id always fits.
+        guard nextTreeID < StoreLimits.treeIDLimit else {
+            throw StrataError.limitExceeded(what: "tree ids", limit: UInt64(StoreLimits.treeIDLimit))
+        }
         let id = nextTreeID
         nextTreeID += 1
         let m = MutableTree(id: id, name: name, root: nil, count: 0, txid: transactionID, file: base.file)
