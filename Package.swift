@@ -21,8 +21,7 @@ let package = Package(
         .target(
             name: "StrataStorage",
             dependencies: ["CLZ4", "CCRC32C"],
-            path: "Sources/StrataStorage",
-            swiftSettings: [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
+            path: "Sources/StrataStorage"
         ),
         .target(
             name: "StrataRecords",

@@ -29,13 +29,54 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
     case treeNotFound(String)
     /// Thrown when a tree is created under a name that is already taken.
     case treeExists(String)
-    /// Thrown by writes on a store opened read-only, or after a failed `fsync` has put the store
-    /// into a failed state (reopen it: a failed sync cannot be retried safely).
+    /// Thrown by writes, checkpoints and compactions on a store opened with
+    /// ``StoreOptions/readOnly``. Open the store read-write to change it.
     case readOnly(reason: String)
-    /// Thrown when a transaction, cursor or store is used after it ended or was closed.
+    /// Thrown by every operation of a ``Store`` after ``Store/close()`` (`close()` itself may be
+    /// called again and does nothing). Open the store again to carry on.
     case closed(String)
+    /// Thrown by every throwing method of a transaction, of a tree handle or cursor made from it,
+    /// once that transaction ended: a ``WriteTransaction`` after its `write` closure returned
+    /// (`.committed`), or after it threw, called ``WriteTransaction/rollback()``, failed or its
+    /// commit failed (`.rolledBack`); a ``ReadTransaction`` after ``ReadTransaction/close()`` or
+    /// the end of its `read` closure (`.closed`). Nothing was read or changed. Handles must not
+    /// outlive their transaction: start a new one.
+    case transactionEnded(TransactionEnd)
+    /// Thrown when an operation of a write transaction failed after it had begun to change the
+    /// transaction's trees (an I/O error or a damaged page while a delete merged pages, …):
+    /// the transaction's in-memory state is no longer what its operations said. Every later
+    /// operation of the transaction throws this again, and so does the commit (the `write` call)
+    /// even if the closure caught the first error and returned: nothing of the transaction is
+    /// committed. `cause` is the first error. Retry the whole transaction (after fixing the
+    /// cause if it persists).
+    indirect case transactionFailed(cause: StrataError)
+    /// Thrown by every write, checkpoint and compaction after an `fsync` of the store file (or of
+    /// its directory, after a compaction) failed: the kernel may have dropped the data that sync
+    /// should have made durable, so the store cannot tell what is on disk and refuses to write
+    /// more. A `full`-durability commit that was waiting for that sync throws this too: it may or
+    /// may not be in the file. `close()` throws it as well (and still releases the lock).
+    /// Reads of snapshots keep working. Reopen the store: recovery finds what reached the disk.
+    /// Nothing else poisons a store: a failed write or a full disk fails only its operation
+    /// (docs/decisions.md, "Poisoning").
+    indirect case poisoned(cause: StrataError)
+    /// Thrown by ``Cursor/next()``, ``Cursor/previous()`` and ``Cursor/copyValue()`` of a cursor
+    /// of a write transaction when the cursor's tree was changed (put, delete, drop) since the
+    /// cursor was positioned: its position may no longer exist. Reposition it with
+    /// ``Cursor/first()``, ``Cursor/last()`` or `seek(_:)`.
+    case cursorInvalidated
+    /// Thrown by ``Store/write(_:)`` with ``StoreOptions/strictChecks`` when the full check run
+    /// after the commit found problems. The commit *was* published (and made durable, with
+    /// `full` durability): this is not a failed commit, it is a report that the store is
+    /// damaged, for tests and debugging. `problems` are the check's findings.
+    case strictCheckFailed(transactionID: UInt64, problems: [String])
     /// Thrown when an argument is invalid (a page size that is not a power of two, …).
     case invalidArgument(String)
+    /// Thrown when a change would pass one of the format's fixed limits (FORMAT.md §3, §5): a
+    /// transaction whose commit record would be longer than `limit` bytes (1 GiB; `what` is
+    /// "commit record"; nothing was written: split the work into smaller transactions), or a
+    /// store that has used all of its tree ids (`what` is "tree ids"; a compaction does not
+    /// renumber them: copy the trees into a new store).
+    case limitExceeded(what: String, limit: UInt64)
 
     // Record layer (StrataRecords) and object layer (Strata).
 
@@ -77,7 +118,14 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
         case .treeExists(let name): return "a tree named '\(name)' already exists"
         case .readOnly(let reason): return "store is read-only: \(reason)"
         case .closed(let what): return "\(what) is closed"
+        case .transactionEnded(let end): return "the transaction has ended (\(end)); start a new one"
+        case .transactionFailed(let cause): return "the transaction failed part way and can only roll back: \(cause)"
+        case .poisoned(let cause): return "the store refuses writes since a sync failed (\(cause)); reopen it"
+        case .cursorInvalidated: return "the cursor's tree changed since it was positioned; reposition it"
+        case .strictCheckFailed(let txid, let problems):
+            return "strict check after commit \(txid) (which stands) found \(problems.count) problem\(problems.count == 1 ? "" : "s"): \(problems.joined(separator: "; "))"
         case .invalidArgument(let what): return "invalid argument: \(what)"
+        case .limitExceeded(let what, let limit): return "\(what) would pass the store's limit of \(limit)"
         case .invalidModel(let entity, let property, let reason):
             return "invalid model: \(entity)\(property.map { ".\($0)" } ?? ""): \(reason)"
         case .modelMismatch(let differences):
@@ -92,6 +140,26 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
+/// How a transaction ended, in ``StrataError/transactionEnded(_:)``.
+public enum TransactionEnd: Sendable, Equatable, CustomStringConvertible {
+    /// The write transaction committed: its `write` closure returned and the commit succeeded.
+    case committed
+    /// The write transaction was rolled back: its closure threw or called
+    /// ``WriteTransaction/rollback()``, an operation failed it, or its commit failed.
+    case rolledBack
+    /// The snapshot was closed: ``ReadTransaction/close()``, or its `read` closure returned.
+    case closed
+
+    /// `committed`, `rolled back` or `closed`.
+    public var description: String {
+        switch self {
+        case .committed: return "committed"
+        case .rolledBack: return "rolled back"
+        case .closed: return "closed"
+        }
+    }
+}
+
 /// Fixed limits of the format and the engine.
 public enum StoreLimits {
     /// The longest key, in bytes. Keys must also be non-empty.
@@ -100,4 +168,7 @@ public enum StoreLimits {
     public static let maxValueLength = 64 << 20
     /// The longest tree name, in UTF-8 bytes.
     public static let maxTreeNameLength = 255
+    /// Tree ids are below this (2^32 − 2), so the next id, one more, stays below 2^32 − 1
+    /// (FORMAT.md §5): a store can create this many trees, dropped ones included, over its life.
+    public static let treeIDLimit: UInt32 = .max - 1
 }

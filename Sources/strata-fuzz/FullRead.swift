@@ -4,7 +4,7 @@ import StrataStorage
 
 /// Reads every tree both ways and looks every key up. Returns the first broken invariant.
 func readEverything(_ tx: ReadTransaction) throws -> String? {
-    for name in tx.treeNames {
+    for name in try tx.treeNames {
         guard let tree = try tx.tree(name) else { return "tree '\(name)' listed but not found" }
         let cursor = tree.makeCursor()
         var forward: [([UInt8], UInt64)] = []
@@ -15,7 +15,7 @@ func readEverything(_ tx: ReadTransaction) throws -> String? {
             forward.append((key, fingerprint(try cursor.copyValue())))
             ok = try cursor.next()
         }
-        if forward.count != tree.count { return "'\(name)': \(forward.count) entries, count \(tree.count)" }
+        if try forward.count != tree.count { return "'\(name)': \(forward.count) entries, count \(try tree.count)" }
         var index = forward.count
         ok = try cursor.last()
         while ok {

@@ -137,7 +137,7 @@ import Glibc
             let content = try store.read { try RelPrint($0) }
             // Point reads too (another path than the cursor): a sample of every tree.
             try store.read { tx in
-                for name in tx.treeNames {
+                for name in try tx.treeNames {
                     let t = try tx.tree(name)!
                     let c = t.makeCursor()
                     var ok = try c.first()

@@ -10,7 +10,7 @@ typealias RelTrees = StoreContent
 /// every value (overflow values included).
 func relReadAll(_ tx: ReadTransaction) throws -> RelTrees {
     var out: RelTrees = [:]
-    for name in tx.treeNames {
+    for name in try tx.treeNames {
         guard let tree = try tx.tree(name) else { throw RelFailure("tree '\(name)' listed but not found") }
         var entries: [[UInt8]: [UInt8]] = [:]
         let c = tree.makeCursor()
@@ -23,7 +23,7 @@ func relReadAll(_ tx: ReadTransaction) throws -> RelTrees {
             entries[k] = try c.copyValue()
             ok = try c.next()
         }
-        if entries.count != tree.count { throw RelFailure("tree '\(name)': scan found \(entries.count), count says \(tree.count)") }
+        if try entries.count != tree.count { throw RelFailure("tree '\(name)': scan found \(entries.count), count says \(try tree.count)") }
         out[name] = entries
     }
     return out
@@ -64,7 +64,7 @@ struct RelPrint: Hashable {
 
     /// Scans every tree of `tx` (every value read, overflow values through their frames).
     init(_ tx: ReadTransaction) throws {
-        for name in tx.treeNames {
+        for name in try tx.treeNames {
             guard let tree = try tx.tree(name) else { throw RelFailure("tree '\(name)' listed but not found") }
             var t = Tree()
             let c = tree.makeCursor()
@@ -78,7 +78,7 @@ struct RelPrint: Hashable {
                 }
                 ok = try c.next()
             }
-            if t.count != tree.count { throw RelFailure("tree '\(name)': scan found \(t.count), count says \(tree.count)") }
+            if try t.count != tree.count { throw RelFailure("tree '\(name)': scan found \(t.count), count says \(try tree.count)") }
             trees[name] = t
         }
     }

@@ -125,7 +125,7 @@ import Glibc
         }
         let opened = try Store(path: relPath, options: relOptions(control))
         #expect(try relReadAll(opened)["t"]?[bytes("k")] == [UInt8](repeating: 8, count: 3000))
-        #expect(try opened.read { $0.treeNames } == ["t", "u"])
+        #expect(try opened.read { try $0.treeNames } == ["t", "u"])
         opened.abandonForTesting()
 
         for (label, make) in ForgedRecordTests.commitForgeries {
@@ -212,7 +212,7 @@ import Glibc
         let control = SimulatedFileSystem()
         try ForgedRecordTests.storeWithCheckpoint(fs: control) { ForgedRecordTests.checkpoint($0, names: [bytes("t"), bytes("u")]) }
         let opened = try Store(path: relPath, options: relOptions(control))
-        #expect(try opened.read { $0.treeNames } == ["t", "u"])
+        #expect(try opened.read { try $0.treeNames } == ["t", "u"])
         opened.abandonForTesting()
 
         for (label, make) in ForgedRecordTests.checkpointForgeries {

@@ -615,7 +615,7 @@ private func decodeFile(_ path: String) throws -> FDResult {
 private func readBack(_ store: Store) throws -> Contents {
     try store.read { tx in
         var out: Contents = [:]
-        for name in tx.treeNames {
+        for name in try tx.treeNames {
             var d: [[UInt8]: [UInt8]] = [:]
             for e in try tx.tree(name)!.entries() { d[e.key] = e.value }
             out[name] = d

@@ -1,3 +1,4 @@
+import Synchronization
 import Testing
 @testable import StrataStorage
 
@@ -116,8 +117,11 @@ import Testing
         return (out, store)
     }
 
+    /// A failed sync of the store file poisons the store: the step throws `poisoned`, whose
+    /// cause is the sync's own error.
     static func isSyncFailure(_ e: StrataError, of path: String) -> Bool {
-        switch e {
+        guard case .poisoned(let cause) = e else { return false }
+        switch cause {
         case .ioFailure(let op, let p, _): return op == "sync" && p == path
         case .diskFull(let p): return p == path
         default: return false
@@ -165,9 +169,9 @@ import Testing
                 do {
                     try store.write(probe)
                     Issue.record("\(label): a write after the failed sync succeeded")
-                } catch StrataError.readOnly {
+                } catch StrataError.poisoned {
                 } catch {
-                    Issue.record("\(label): a write after the failed sync threw \(error), expected readOnly")
+                    Issue.record("\(label): a write after the failed sync threw \(error), expected poisoned")
                 }
                 // Regression (found by `strata crash-test`): close() returned normally on a
                 // failed store, so a caller believed commits durable that were not.
@@ -184,7 +188,9 @@ import Testing
                         expected = memory
                         expected!["probe"] = [bytes("p"): bytes("after \(step)")]
                     }
-                } catch StrataError.readOnly {
+                } catch StrataError.poisoned {
+                    // Only a failed sync may poison the store (a directory sync after compaction).
+                    if kind != .sync && kind != .syncDirectory { Issue.record("\(label): \(kind) failing poisoned the store") }
                 } catch {
                     Issue.record("\(label): a write after the failure threw \(error)")
                 }
@@ -299,8 +305,10 @@ import Testing
             do {
                 try store.write { try IOFaultTests.body(2, $0) }
                 acknowledged = true
-            } catch StrataError.readOnly {
-                // Also a correct answer: the store refuses writes until reopened.
+            } catch StrataError.poisoned {
+                // Also a correct answer after a failed directory sync: the store refuses writes
+                // until reopened.
+                #expect(kind == .syncDirectory, "\(kind) failing after compaction's rename poisoned the store")
             }
             try? store.close()
             let reopened = try Store(path: relPath, options: relOptions(fs))
@@ -373,6 +381,76 @@ import Testing
         }
     }
 
+    /// Regression (issue item 4): a full disk at a checkpoint's header write (a new store's
+    /// first checkpoint is the first write into the unallocated block of header slot 1) failed
+    /// the store as "read-only: a sync failed", and `check` then reported more live bytes than
+    /// the file holds. Now the checkpoint throws `diskFull`, the store carries on, the next
+    /// checkpoint succeeds, and the space totals stay consistent.
+    @Test func fullDiskAtHeaderWriteDoesNotPoison() throws {
+        for durability in [Durability.full, .normal] {
+            let label = "\(durability)"
+            func scenario(_ fs: SimulatedFileSystem) throws -> Store {
+                let store = try Store(path: relPath, options: relOptions(fs, durability))
+                try store.write { tx in
+                    let t = try tx.createTree("t")
+                    for i in 0..<500 { try t.put(key(i), bytes("value \(i)")) }
+                    try t.put(bytes("big"), IOFaultTests.pattern(5_000, 3))
+                }
+                return store
+            }
+            // A first run finds which write of the checkpoint is the header slot's (the one that
+            // changes slot 1); the run is deterministic, so the second run fails that one.
+            let probe = SimulatedFileSystem()
+            let probeStore = try scenario(probe)
+            let writesBefore = probe.count(of: .write)
+            let slot1 = Int(FileHeader.slotOffset(1))
+            let found = Mutex<Int?>(nil)
+            probe.onMutation { index, op in
+                guard op == .write, found.withLock({ $0 }) == nil,
+                      let bytes = probe.contents(of: relPath), bytes.count > slot1 + 8,
+                      bytes[slot1..<slot1 + 8].contains(where: { $0 != 0 }) else { return }
+                found.withLock { $0 = probe.count(of: .write) - writesBefore }
+            }
+            try probeStore.checkpoint()
+            probe.onMutation(nil)
+            try probeStore.close()
+            let headerWrite = try #require(found.withLock { $0 }, "\(label): no checkpoint write reached header slot 1")
+
+            let fs = SimulatedFileSystem()
+            let store = try scenario(fs)
+            fs.failAt(.write, callIndex: fs.count(of: .write) + headerWrite, fault: .diskFull)
+            do {
+                try store.checkpoint()
+                Issue.record("\(label): the checkpoint did not fail")
+            } catch StrataError.diskFull {
+            }
+            fs.clearFaults()
+            #expect(store.statistics.checkpoints == 0)
+            // The totals right after the failure (pages and an overflow frame beyond the
+            // checkpoint the header still names) count nothing twice.
+            let afterFailure = try store.check()
+            #expect(afterFailure.isClean, "\(label): \(afterFailure.problems)")
+            #expect(afterFailure.liveBytes <= afterFailure.fileBytes, "\(label): after the failure, live \(afterFailure.liveBytes) > file \(afterFailure.fileBytes)")
+            let infoAfterFailure = try store.info()
+            #expect(infoAfterFailure.liveBytes <= infoAfterFailure.logBytes, "\(label): after the failure, info live \(infoAfterFailure.liveBytes) > log \(infoAfterFailure.logBytes)")
+            // Still usable: a commit, a checkpoint that writes the slot this time, the totals.
+            try store.write { try $0.tree("t")!.put(bytes("after"), bytes("space came back")) }
+            try store.checkpoint()
+            let report = try store.check()
+            #expect(report.isClean, "\(label): \(report.problems)")
+            #expect(report.liveBytes <= report.fileBytes, "\(label): live \(report.liveBytes) > file \(report.fileBytes)")
+            let info = try store.info()
+            #expect(info.liveBytes <= info.logBytes, "\(label): info live \(info.liveBytes) > log \(info.logBytes)")
+            try store.close()
+            let reopened = try Store(path: relPath, options: relOptions(fs, durability))
+            let content = try relReadAll(reopened)["t"]!
+            #expect(content.count == 502 && content[bytes("after")] == bytes("space came back"), "\(label)")
+            let again = try reopened.check()
+            #expect(again.isClean && again.liveBytes <= again.fileBytes, "\(label): \(again.problems)")
+            try reopened.close()
+        }
+    }
+
     /// A disk that fills up mid-commit (capacity, not an injected fault): the commit fails
     /// with `diskFull`, nothing committed before is lost, and once space is freed the store
     /// carries on without a reopen.
@@ -406,9 +484,9 @@ import Testing
                     full += 1
                     // Not applied in memory either.
                     #expect((try relReadAll(store))["t"]! == model, "\(durability) round \(round): failed commit visible")
-                } catch StrataError.readOnly {
+                } catch StrataError.poisoned {
                     // Acceptable only after a failed sync; the injected capacity never fails a sync.
-                    Issue.record("\(durability) round \(round): store went read-only on a full disk")
+                    Issue.record("\(durability) round \(round): a full disk poisoned the store")
                     break
                 }
             }

@@ -134,13 +134,13 @@ import Testing
 
     /// Spot checks of a read transaction against a model: names, counts, one range, some gets.
     static func spotCheck(_ tx: ReadTransaction, _ model: Model, _ rng: inout SeededRandom, _ what: String) throws {
-        guard tx.treeNames == model.keys.sorted() else {
-            throw Failure(description: "\(what): trees \(tx.treeNames), model \(model.keys.sorted())")
+        guard try tx.treeNames == model.keys.sorted() else {
+            throw Failure(description: "\(what): trees \(try tx.treeNames), model \(model.keys.sorted())")
         }
-        for name in tx.treeNames {
+        for name in try tx.treeNames {
             let t = try tx.tree(name)!
             let m = model[name]!
-            guard t.count == m.count else { throw Failure(description: "\(what): '\(name)' has \(t.count) entries, model \(m.count)") }
+            guard try t.count == m.count else { throw Failure(description: "\(what): '\(name)' has \(try t.count) entries, model \(m.count)") }
             let (lo, hi) = bounds(m, &rng)
             let reverse = Bool.random(using: &rng)
             try compareRange(try t.entries(from: lo, to: hi, reverse: reverse), m, lo, hi, reverse: reverse, "\(what) '\(name)'")
@@ -257,7 +257,7 @@ import Testing
                                 let reverse = Bool.random(using: &rng)
                                 try compareRange(try t.entries(from: lo, to: hi, reverse: reverse), working[name], lo, hi, reverse: reverse, "\(ctx()) in-transaction range")
                             case 93..<100 where op < 99 || Int.random(in: 0..<60, using: &rng) != 0:
-                                guard t.count == working[name]!.count else { throw Failure(description: "\(ctx()): count \(t.count), model \(working[name]!.count)") }
+                                guard try t.count == working[name]!.count else { throw Failure(description: "\(ctx()): count \(try t.count), model \(working[name]!.count)") }
                             default:
                                 try tx.dropTree(name)
                                 working[name] = nil
@@ -265,7 +265,7 @@ import Testing
                             }
                         }
                         if ending < 8 { throw RelRollback() }
-                        if ending < 15 { tx.rollback() }
+                        if ending < 15 { try tx.rollback() }
                     }
                     if ending < 15 { totals.rollbacks += 1 } else { model = working; totals.commits += 1 }
                 } catch is RelRollback {
@@ -277,7 +277,7 @@ import Testing
             case 780..<830:
                 totals.operations += 1
                 try store.read { tx in
-                    for name in tx.treeNames { try cursorWalk(try tx.tree(name)!, model[name]!, &rng, "\(ctx()) cursor in '\(name)'") }
+                    for name in try tx.treeNames { try cursorWalk(try tx.tree(name)!, model[name]!, &rng, "\(ctx()) cursor in '\(name)'") }
                 }
             case 830..<870:
                 totals.operations += 1
@@ -296,7 +296,7 @@ import Testing
                 totals.operations += 1
                 if let s = snapshots.randomElement(using: &rng) {
                     try spotCheck(s.tx, s.model, &rng, "\(ctx()) snapshot from op \(s.openedAt)")
-                    for name in s.tx.treeNames { try cursorWalk(try s.tx.tree(name)!, s.model[name]!, &rng, "\(ctx()) snapshot cursor") }
+                    for name in try s.tx.treeNames { try cursorWalk(try s.tx.tree(name)!, s.model[name]!, &rng, "\(ctx()) snapshot cursor") }
                 }
             case 950..<970:
                 totals.operations += 1

@@ -28,7 +28,7 @@ import Testing
             }
             try store.read { (tx) throws in
                 let t = try #require(try tx.tree("main"))
-                #expect(t.count == 4999)
+                #expect(try t.count == 4999)
                 #expect(try t.get(key(11)) == bytes("value 11"))
                 #expect(try t.get(key(10)) == nil)
             }
@@ -37,7 +37,7 @@ import Testing
         let store = try Store(path: path, options: testOptions())
         try store.read { (tx) throws in
             let t = try #require(try tx.tree("main"))
-            #expect(t.count == 4999)
+            #expect(try t.count == 4999)
             #expect(try t.get(key(4998)) == bytes("value 4998"))
             #expect(try t.get(key(10)) == nil)
         }
@@ -66,7 +66,7 @@ import Testing
         let store = try Store(path: path, options: options)
         try store.read { (tx) throws in
             let t = try #require(try tx.tree("t"))
-            #expect(t.count == 2000)
+            #expect(try t.count == 2000)
             #expect(try t.get(key(1999)) == bytes("v19"))
         }
         #expect(try store.check().isClean)

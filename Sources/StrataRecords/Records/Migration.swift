@@ -85,7 +85,7 @@ struct Migration {
                 }
             }
             for o in old.entities { _ = try meta.delete(RecordTrees.nextKey(o)) }
-            for name in tx.treeNames where RecordTrees.dataTreePrefixes.contains(where: { name.hasPrefix($0) }) {
+            for name in try tx.treeNames where RecordTrees.dataTreePrefixes.contains(where: { name.hasPrefix($0) }) {
                 try tx.dropTree(name)
             }
             // The rows again, in the new layout, as inserts: the commit derives everything.

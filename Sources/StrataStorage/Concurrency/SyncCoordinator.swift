@@ -3,8 +3,9 @@
 /// A committer records how far it wrote (`noteWritten`), releases the writer gate, then calls
 /// `waitDurable(upTo:)`. If no sync is running it becomes the leader: it syncs everything written
 /// so far, for itself and for every committer that wrote meanwhile; otherwise it waits for the
-/// running sync and checks again. One failed sync fails the store for good (a failed `fsync`
-/// cannot be retried: the kernel may have dropped the dirty pages).
+/// running sync and checks again. One failed sync poisons the store for good (a failed `fsync`
+/// cannot be retried: the kernel may have dropped the dirty pages): every waiter, and every
+/// later writer, gets ``StrataError/poisoned(cause:)`` with the sync's error.
 final class SyncCoordinator: @unchecked Sendable {
     private let condition = Condition()
     // Guarded by `condition`.
@@ -26,6 +27,8 @@ final class SyncCoordinator: @unchecked Sendable {
 
     func noteWritten(_ end: UInt64) { condition.withLock { if end > written { written = end } } }
 
+    /// Poisons the store with `error`, a failed sync made outside `waitDurable` (the directory
+    /// sync of a compaction, a header sync).
     func fail(_ error: StrataError) {
         condition.withLock { if failure == nil { failure = error } }
         condition.withLock { condition.broadcast() }
@@ -36,7 +39,7 @@ final class SyncCoordinator: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while durable < target {
-            if let failure { throw StrataError.readOnly(reason: "a sync failed (\(failure)); reopen the store") }
+            if let failure { throw StrataError.poisoned(cause: failure) }
             if syncing {
                 condition.wait()
                 continue
@@ -45,19 +48,21 @@ final class SyncCoordinator: @unchecked Sendable {
             let goal = written
             condition.unlock()
             var error: StrataError?
-            do { try file.sync() } catch let e as StrataError { error = e } catch { }
+            do { try file.sync() } catch let e as StrataError { error = e } catch let other {
+                error = .ioFailure(operation: "sync (\(other))", path: "", errno: 5)
+            }
             condition.lock()
             syncing = false
             syncCount += 1
             if let error {
                 if failure == nil { failure = error }
                 condition.broadcast()
-                throw error
+                throw StrataError.poisoned(cause: failure ?? error)
             }
             if goal > durable { durable = goal }
             condition.broadcast()
         }
-        if let failure, durable < target { throw StrataError.readOnly(reason: "a sync failed (\(failure))") }
+        if let failure, durable < target { throw StrataError.poisoned(cause: failure) }
     }
 
     /// Syncs everything written so far (checkpoints, close, the `normal`-mode timer).

@@ -72,8 +72,12 @@ struct FileHeader: Equatable {
         }
         let flags = u32(56)
         guard flags == 0 else { return .invalid("flags \(flags)") }
+        // Writers start at 1 and add one per header write: 2^64 − 1 has no successor, so a slot
+        // holding it was not written by a writer (and the next checkpoint could not outrank it).
+        let sequence = u64(16)
+        guard sequence != .max else { return .invalid("sequence \(sequence) has no successor") }
         return .valid(FileHeader(
-            formatVersion: version, pageSize: pageSize, sequence: u64(16), checkpointOffset: u64(24),
+            formatVersion: version, pageSize: pageSize, sequence: sequence, checkpointOffset: u64(24),
             durableEnd: u64(32), checkpointTxid: u64(40), fileID: u64(48), flags: flags))
     }
 

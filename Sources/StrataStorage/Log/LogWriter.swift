@@ -35,10 +35,9 @@ final class LogWriter: @unchecked Sendable {
         }
     }
 
+    /// Throws ``StrataError/poisoned(cause:)`` once a sync of this file failed.
     func checkUsable() throws {
-        if let failure = sync.failed {
-            throw StrataError.readOnly(reason: "a sync failed (\(failure)); reopen the store")
-        }
+        if let failure = sync.failed { throw StrataError.poisoned(cause: failure) }
     }
 
     /// Appends one frame and returns its offset and total length. The payload is LZ4-compressed
@@ -46,6 +45,11 @@ final class LogWriter: @unchecked Sendable {
     @discardableResult
     func append(_ type: FrameType, txid: UInt64, payload: UnsafeRawBufferPointer, compress: Bool) throws -> (offset: UInt64, length: UInt64) {
         try checkUsable()
+        // A longer payload would make a frame every reader refuses (and past 4 GiB its length
+        // field could not hold it): refuse it before anything is written.
+        guard payload.count <= type.maxRawLength else {
+            throw StrataError.limitExceeded(what: "\(type) record", limit: UInt64(type.maxRawLength))
+        }
         let header = Format.frameHeaderLength
         ensureScratch(header + LZ4.compressBound(payload.count) + Format.frameAlignment)
         var stored = payload.count

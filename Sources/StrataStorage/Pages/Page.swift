@@ -20,29 +20,34 @@
 /// Ownership: a page is mutable only by the write transaction whose id is `owner`; once that
 /// transaction commits the page is immutable and may be read from any thread. Raw pointer access
 /// lives in this type and its extensions only.
+///
+/// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
+/// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
+/// "Exclusivity"). None of them is ever passed `inout` or borrowed across a call that touches it
+/// again; the whole suite passes with the checks on (build without the attributes to recheck).
 final class Page: @unchecked Sendable {
     let buffer: UnsafeMutableRawPointer
     let pageSize: Int
     /// Branch pages only, parallel to the cells: the child page when it is held in memory
     /// because no checkpoint has written it yet (its cell's offset is then 0). `nil` entries are
     /// found through the page cache by the cell's child offset.
-    var children: [Page?]
+    @exclusivity(unchecked) var children: [Page?]
     /// The write transaction allowed to mutate this page (0 = none).
-    var owner: UInt64
+    @exclusivity(unchecked) var owner: UInt64
     /// File offset of the frame holding this page image, once a checkpoint wrote it.
-    var diskAddress: UInt64 = 0
+    @exclusivity(unchecked) var diskAddress: UInt64 = 0
     /// The frame (offset, length) that this page's lineage replaced: it becomes garbage when
     /// this page is written. Zero when nothing was replaced.
-    var replacedFrame: (offset: UInt64, length: UInt64) = (0, 0)
+    @exclusivity(unchecked) var replacedFrame: (offset: UInt64, length: UInt64) = (0, 0)
     /// Length of the frame at `diskAddress`, for space accounting.
-    var diskLength: UInt64 = 0
+    @exclusivity(unchecked) var diskLength: UInt64 = 0
     /// Clean pages only (see ``buildSearchHeads()``): for each cell, 8 bytes of its key after
     /// the prefix all keys of the page share, big-endian, so a search compares integers in one
     /// small array instead of chasing a slot and a cell per step. `nil` on pages a writer may
     /// still change. Set before the page is shared, never changed after.
-    private(set) var heads: UnsafeMutablePointer<UInt64>?
+    @exclusivity(unchecked) private(set) var heads: UnsafeMutablePointer<UInt64>?
     /// The length of the key prefix every key of the page shares (`heads` start after it).
-    private(set) var headPrefix = 0
+    @exclusivity(unchecked) private(set) var headPrefix = 0
 
     init(pageSize: Int, kind: UInt8, level: Int, owner: UInt64) {
         self.pageSize = pageSize

@@ -126,7 +126,7 @@ extension Recovery {
                 if let freed = try t.delete(key).overflow { t.freedOverflow.append(freed) }
             case .createTree(let id, let name):
                 // Ids count up from the next tree id, which stays below 2^32 − 1 (FORMAT.md §6).
-                guard state.byID[id] == nil, state.trees[name] == nil, id >= state.nextTreeID, id < UInt32.max - 1 else {
+                guard state.byID[id] == nil, state.trees[name] == nil, id >= state.nextTreeID, id < StoreLimits.treeIDLimit else {
                     throw StrataError.corrupt("commit creates tree '\(name)' (id \(id), next tree id \(state.nextTreeID)) that exists or cannot", offset: offset)
                 }
                 let m = MutableTree(id: id, name: name, root: nil, count: 0, txid: replayOwner, file: file)

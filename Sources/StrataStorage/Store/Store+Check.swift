@@ -25,6 +25,7 @@ extension Store {
     /// Checks the whole store as of the latest commit. Holds the writer gate while it runs, so
     /// the log does not move underneath it.
     public func check() throws -> CheckReport {
+        if shared.withLock({ $0.isClosed }) { throw StrataError.closed("store") }
         if isReadOnly { return try checkVersion(currentVersion, logEnd: logEndAtOpen, recordedLive: nil) }
         gate.lock()
         defer { gate.unlock() }
@@ -81,7 +82,9 @@ extension Store {
                         report.problems.append("tree '\(name)': page frame \(page.diskAddress) reachable twice")
                         return
                     }
-                    reachableBytes += page.diskLength
+                    // Frames after the checkpoint are counted with the log after it (a checkpoint
+                    // whose header write failed leaves its pages there).
+                    if page.diskAddress < checkpointFrame.offset { reachableBytes += page.diskLength }
                 } else if !seenPages.insert(ObjectIdentifier(page)).inserted {
                     report.problems.append("tree '\(name)': in-memory page reachable twice")
                     return
@@ -107,7 +110,7 @@ extension Store {
                             let at = page.overflowAddress(i)
                             do {
                                 _ = try file.overflowValue(at: at, length: length)
-                                if let h = try reader.header(at: at, limit: end), seenFrames.insert(at).inserted { reachableBytes += h.frameLength }
+                                if let h = try reader.header(at: at, limit: end), seenFrames.insert(at).inserted, at < checkpointFrame.offset { reachableBytes += h.frameLength }
                             } catch let error as StrataError { guard case .corrupt = error else { throw error }; report.problems.append("tree '\(name)': overflow value at \(at): \(error)") }
                         }
                     }

@@ -45,8 +45,9 @@ extension Store {
             written.append(page)
         }
 
-        // If this checkpoint fails, pages written before the failure keep their frames (a retry
-        // skips them): count them into the running delta, or the next total misses them.
+        // If this checkpoint fails before its header slot is written, pages written before the
+        // failure keep their frames (a retry skips them): count them into the running delta, or
+        // the next total misses them. (An orphaned checkpoint frame is garbage: never counted.)
         var finished = false
         defer { if !finished { liveDelta += Int64(writtenBytes) - Int64(replacedBytes) } }
         var entries: [CheckpointRecord.TreeEntry] = []
@@ -62,16 +63,23 @@ extension Store {
         let liveBefore = Int64(liveAtCheckpoint) + liveDelta + Int64(writtenBytes) - Int64(replacedBytes) - Int64(checkpointFrame.length)
         let frame = try StoreFileWriter.writeCheckpoint(log: log, txid: version.txid, nextTreeID: version.nextTreeID,
                                                  trees: entries, liveBeforeFrame: UInt64(max(liveBefore, 0)))
-        finished = true
+        // A failed sync poisons the store (the coordinator remembers it).
         try log.syncAll()
         let next = FileHeader(pageSize: header.pageSize, sequence: header.sequence + 1, checkpointOffset: frame.0,
                               durableEnd: frame.0 + frame.1, checkpointTxid: version.txid, fileID: header.fileID)
+        // A failed write of the header slot (a full disk: a new store's first checkpoint is the
+        // first write into the unallocated block of slot 1) fails only this checkpoint: the
+        // other slot still names the previous one, and a retry writes this slot again. Its
+        // sync, like any, poisons the store if it fails.
+        try StoreFileWriter.writeHeaderSlot(next, slot: 1 - headerSlot, file: log.file)
         do {
-            try StoreFileWriter.writeHeader(next, slot: 1 - headerSlot, file: log.file)
-        } catch let error as StrataError {
-            sync.fail(error)
-            throw error
+            try log.file.sync()
+        } catch {
+            let failure = error as? StrataError ?? .ioFailure(operation: "sync (\(error))", path: path, errno: 5)
+            sync.fail(failure)
+            throw StrataError.poisoned(cause: failure)
         }
+        finished = true
         counterState.withLock { $0.headerSyncs += 1 }
         header = next
         headerSlot = 1 - headerSlot
@@ -80,7 +88,10 @@ extension Store {
         liveDelta = 0
         commitBytesSinceCheckpoint = 0
         dirtyBytesSinceCheckpoint = 0
-        counterState.withLock { $0.checkpoints += 1 }
+        counterState.withLock {
+            $0.checkpoints += 1
+            $0.lastCheckpointError = nil
+        }
 
         // From now on clean pages are reached through the cache, which bounds their memory;
         // snapshots taken before keep the in-memory tree they started with.

@@ -37,8 +37,19 @@ extension Store {
         try? fs.remove(tmp)
         let file = try fs.open(tmp, mode: .create)
         let written: Written
+        let newVersion: Version
         do {
             written = try Store.writeCopy(of: version, to: file, path: tmp, sequence: header.sequence + 1, fileID: header.fileID)
+            // Everything that reads the new file happens before the rename: once it is the
+            // store, only a failed directory sync (a sync: it poisons) can go wrong.
+            let pageFile = PageFile(file: file, path: path, pageSize: version.file.pageSize, cacheBudget: options.cacheBytes)
+            var trees: [String: Version.Tree] = [:]
+            for (name, t) in version.trees {
+                guard let entry = written.trees.first(where: { $0.name == name }) else { continue }
+                let root = entry.rootOffset == 0 ? nil : try pageFile.page(at: entry.rootOffset, level: Int(entry.height) - 1)
+                trees[name] = Version.Tree(id: t.id, name: name, root: root, count: t.count)
+            }
+            newVersion = Version(txid: version.txid, trees: trees, nextTreeID: version.nextTreeID, file: pageFile, deadBytesAtCommit: 0)
             try fs.rename(tmp, to: path)
         } catch {
             file.close()
@@ -46,8 +57,7 @@ extension Store {
             throw error
         }
         // From the rename on, the new file is the store: switch to it before anything else can
-        // fail, so no later commit goes to the old, unlinked file. A failure after this point
-        // fails the store (it refuses writes until reopened) rather than leaving it split.
+        // fail, so no later commit goes to the old, unlinked file.
         let newSync = SyncCoordinator(durableEnd: written.end)
         log = LogWriter(file: file, path: path, end: written.end, allocatedEnd: written.end, sync: newSync)
         log.preallocateWithZeros = options.durability == .full
@@ -66,21 +76,16 @@ extension Store {
         counterState.withLock { $0.compactions += 1 }
         counterState.withLock { $0.headerSyncs += 2 }
         restartSyncTimer()
+        publish(newVersion)
         do {
             try fs.syncDirectory(containing: path)
-            let pageFile = PageFile(file: file, path: path, pageSize: version.file.pageSize, cacheBudget: options.cacheBytes)
-            var trees: [String: Version.Tree] = [:]
-            for (name, t) in version.trees {
-                guard let entry = written.trees.first(where: { $0.name == name }) else { continue }
-                let root = entry.rootOffset == 0 ? nil : try pageFile.page(at: entry.rootOffset, level: Int(entry.height) - 1)
-                trees[name] = Version.Tree(id: t.id, name: name, root: root, count: t.count)
-            }
-            publish(Version(txid: version.txid, trees: trees, nextTreeID: version.nextTreeID, file: pageFile, deadBytesAtCommit: 0))
-            writeStatus()
         } catch let error as StrataError {
+            // The rename may not be durable: the store cannot tell which file a crash would
+            // leave, so it takes no more writes until reopened.
             newSync.fail(error)
-            throw error
+            throw StrataError.poisoned(cause: error)
         }
+        writeStatus()
         return CopyReport(bytesBefore: before, bytesAfter: written.end, entries: written.entries, transactionID: version.txid)
     }
 
@@ -119,7 +124,7 @@ extension Store {
         var total: UInt64 = 0
         for (name, t) in version.trees.sorted(by: { $0.key < $1.key }) {
             let builder = TreeBuilder(log: log, pageSize: version.file.pageSize, txid: version.txid)
-            let cursor = Cursor(root: t.root, file: version.file)
+            let cursor = Cursor(root: t.root, file: version.file, lifetime: HandleLifetime(), owner: version)
             var ok = try cursor.first()
             while ok {
                 if cursor.isOverflow {

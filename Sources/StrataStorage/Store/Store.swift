@@ -52,6 +52,9 @@ public final class Store: @unchecked Sendable {
     let counterState: Mutex<Counters>
     /// When the status record in the lock file was last written (throttled on commits).
     var lastStatusWrite: ContinuousClock.Instant?
+    /// After automatic checkpoints failed in a row: commits to let pass before the next try.
+    var checkpointRetryCountdown = 0
+    var consecutiveCheckpointFailures = 0
 
     struct SharedState {
         var current: Version
@@ -78,6 +81,11 @@ public final class Store: @unchecked Sendable {
         public var compactions: Int
         /// Pages copied or created by the last committed transaction.
         public var pagesTouchedByLastCommit: Int
+        /// Automatic checkpoints (run by a commit) that failed. The commit stands; the
+        /// checkpoint is retried by later commits (backing off) and by ``Store/close()``.
+        public var checkpointFailures: Int
+        /// The error of the last checkpoint that failed, `nil` once one succeeded since.
+        public var lastCheckpointError: StrataError?
         /// Bytes of decompressed pages the cache holds now.
         public var cacheBytes: Int
         /// Page reads the cache answered.
@@ -95,13 +103,19 @@ public final class Store: @unchecked Sendable {
         var compactions = 0
         var headerSyncs = 0
         var pagesTouchedByLastCommit = 0
+        var checkpointFailures = 0
+        var lastCheckpointError: StrataError?
     }
 
     /// Opens (or creates) the store at `path`, recovering from a crash if there was one.
     ///
     /// Throws ``StrataError/locked(path:)`` if another process has it open for writing,
-    /// ``StrataError/notAStrataFile(path:)``, ``StrataError/unsupportedFormatVersion(found:supported:)``
-    /// or ``StrataError/corrupt(_:offset:)`` for a file it cannot read.
+    /// ``StrataError/fileNotFound(path:)`` if there is no file and the open may not create one
+    /// (read-only, or ``StoreOptions/createIfMissing`` off), ``StrataError/notAStrataFile(path:)``,
+    /// ``StrataError/unsupportedFormatVersion(found:supported:)`` or
+    /// ``StrataError/corrupt(_:offset:)`` for a file it cannot read, ``StrataError/ioFailure(operation:path:errno:)``
+    /// when the file cannot be read, and ``StrataError/invalidArgument(_:)`` for a page size
+    /// that is not a power of two in 4096...32768.
     public init(path: String, options: StoreOptions = StoreOptions()) throws {
         self.path = path
         self.options = options
@@ -111,10 +125,25 @@ public final class Store: @unchecked Sendable {
               options.pageSize & (options.pageSize - 1) == 0 else {
             throw StrataError.invalidArgument("page size \(options.pageSize) is not a power of two in 4096...\(Format.maxPageSize)")
         }
-        if !options.readOnly {
-            writeLock = try fs.lockExclusive(Store.lockPath(for: path))
+        var lock: (any FileLock)?
+        let opened: Recovery.Opened
+        if options.readOnly {
+            opened = try Recovery.open(path: path, options: options, fs: fs)
+        } else {
+            let lockPath = Store.lockPath(for: path)
+            let lockExisted = fs.fileExists(lockPath)
+            lock = try fs.lockExclusive(lockPath)
+            do {
+                opened = try Recovery.open(path: path, options: options, fs: fs)
+            } catch {
+                // A failed open (no such store, not a store) leaves no lock file it created.
+                // Removed while still held, so no other opener can have locked this one.
+                if !lockExisted { try? fs.remove(lockPath) }
+                lock?.unlock()
+                throw error
+            }
         }
-        let opened = try Recovery.open(path: path, options: options, fs: fs)
+        writeLock = lock
         sync = opened.sync
         counterState = Mutex(Counters(activeSync: opened.sync))
         header = opened.header
@@ -170,6 +199,14 @@ public final class Store: @unchecked Sendable {
     /// Runs `body` in the write transaction and commits it when `body` returns; rolls back if
     /// it throws or calls ``WriteTransaction/rollback()``. Waits (blocking the thread) while
     /// another write transaction runs. Returns `body`'s result.
+    ///
+    /// Throws what `body` throws; ``StrataError/transactionFailed(cause:)`` if an operation
+    /// failed the transaction (even if `body` caught that error); the commit's own errors
+    /// (`diskFull`, `ioFailure`: nothing was committed, the store stays usable);
+    /// ``StrataError/poisoned(cause:)`` once a sync failed;
+    /// ``StrataError/strictCheckFailed(transactionID:problems:)`` (the commit stands) with
+    /// ``StoreOptions/strictChecks``. The transaction and its handles must not be used after
+    /// `body` returns (see ``WriteTransaction``).
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try checkWritable()
         gate.lock()
@@ -184,109 +221,8 @@ public final class Store: @unchecked Sendable {
         return try runWrite(body)
     }
 
-    /// Requires the gate; releases it.
-    private func runWrite<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
-        var holding = true
-        defer { if holding { gate.unlock() } }
-        if shared.withLock({ $0.isClosed }) { throw StrataError.closed("store") }
-        try log.checkUsable()
-        let tx = WriteTransaction(base: currentVersion, store: self, log: log)
-        let result: T
-        do {
-            result = try body(tx)
-        } catch {
-            abandon(tx)
-            throw error
-        }
-        if tx.isRolledBack {
-            abandon(tx)
-            return result
-        }
-        let durableTarget = try commit(tx)
-        // A compaction may replace the log once the gate opens: wait on this one.
-        let (syncRef, fileRef) = (sync, log.file)
-        gate.unlock()
-        holding = false
-        if let durableTarget { try syncRef.waitDurable(upTo: durableTarget, file: fileRef) }
-        return result
-    }
-
     private func checkWritable() throws {
         if isReadOnly { throw StrataError.readOnly(reason: "opened read-only") }
-    }
-
-    private func abandon(_ tx: WriteTransaction) {
-        // Overflow frames of a rolled-back transaction are garbage at once: they were never
-        // counted live (only a commit adds its frames), so there is nothing to subtract.
-    }
-
-    /// Appends the commit frame and publishes the new version. Returns the log offset that must
-    /// be durable before the commit is acknowledged (`full` durability), else `nil`.
-    private func commit(_ tx: WriteTransaction) throws -> UInt64? {
-        if tx.record.isEmpty {
-            abandon(tx)
-            return nil
-        }
-        let frame: (offset: UInt64, length: UInt64)
-        do {
-            frame = try tx.record.bytes.withUnsafeBytes {
-                try log.append(.commit, txid: tx.transactionID, payload: $0, compress: $0.count >= 512)
-            }
-        } catch {
-            abandon(tx)
-            throw error
-        }
-        var trees = tx.base.trees
-        for (name, _) in tx.droppedTrees { trees[name] = nil }
-        var touched = 0
-        var freed: UInt64 = 0
-        var freedOverflow: [UInt64] = []
-        for (_, m) in tx.droppedTrees {
-            freed += m.freedFrameBytes
-            freedOverflow += m.freedOverflow
-        }
-        for (name, m) in tx.trees {
-            trees[name] = Version.Tree(id: m.id, name: name, root: m.root, count: m.count)
-            touched += m.pagesTouched
-            freed += m.freedFrameBytes
-            freedOverflow += m.freedOverflow
-        }
-        for offset in freedOverflow { freed += overflowFrameLength(offset) }
-        liveDelta += Int64(tx.overflowFramesWritten.reduce(0) { $0 + $1.length }) - Int64(freed)
-        commitBytesSinceCheckpoint += frame.length
-        dirtyBytesSinceCheckpoint += UInt64(touched * currentVersion.file.pageSize)
-        counterState.withLock { $0.commits += 1 }
-        counterState.withLock { $0.pagesTouchedByLastCommit = touched }
-        let version = Version(txid: tx.transactionID, trees: trees, nextTreeID: tx.nextTreeID,
-                              file: tx.base.file, deadBytesAtCommit: deadBytes)
-        publish(version)
-        let now = ContinuousClock.now
-        if lastStatusWrite.map({ now - $0 >= .milliseconds(100) }) ?? true {
-            lastStatusWrite = now
-            writeStatus()
-        }
-        if commitBytesSinceCheckpoint >= UInt64(options.checkpointLogBytes)
-            || dirtyBytesSinceCheckpoint >= UInt64(options.checkpointDirtyBytes) {
-            // The commit stands even if the checkpoint fails; a failed sync fails the store and
-            // the durability wait below reports it.
-            try? checkpointLocked()
-        }
-        if options.strictChecks {
-            let report = try checkLocked()
-            if !report.isClean {
-                throw StrataError.corrupt("strict check after commit \(tx.transactionID): \(report.problems.joined(separator: "; "))", offset: nil)
-            }
-        }
-        return options.durability == .full ? log.end : nil
-    }
-
-    func publish(_ version: Version) {
-        shared.withLock { $0.current = version }
-    }
-
-    private func overflowFrameLength(_ offset: UInt64) -> UInt64 {
-        guard let h = try? FrameReader(file: log.file).header(at: offset, limit: log.end) else { return 0 }
-        return h.frameLength
     }
 
     // MARK: Space accounting
@@ -313,6 +249,7 @@ public final class Store: @unchecked Sendable {
             syncCount: counters.activeSync.syncs + counters.retiredSyncs + counters.headerSyncs, commits: counters.commits,
             checkpoints: counters.checkpoints, compactions: counters.compactions,
             pagesTouchedByLastCommit: counters.pagesTouchedByLastCommit,
+            checkpointFailures: counters.checkpointFailures, lastCheckpointError: counters.lastCheckpointError,
             cacheBytes: cache.bytes, cacheHits: cache.hits, cacheMisses: cache.misses)
     }
 
@@ -324,9 +261,11 @@ public final class Store: @unchecked Sendable {
     /// own writes have finished), since a suspended `async` writer queued at the gate needs a
     /// pool thread to run. Snapshots still open keep working until they end.
     ///
-    /// If a write or sync failed earlier, the store still closes (the lock is released) but
-    /// `close()` throws that failure: in `normal` durability the commits since the last
-    /// successful sync may not be on disk, and a silent close would say they are.
+    /// If a sync failed earlier, the store still closes (the lock is released) but `close()`
+    /// throws ``StrataError/poisoned(cause:)``: in `normal` durability the commits since the last
+    /// successful sync may not be on disk, and a silent close would say they are. If the final
+    /// checkpoint fails (a full disk), `close()` throws that error and still releases the lock;
+    /// every commit is in the log and the next open replays it.
     public func close() throws {
         if isReadOnly {
             shared.withLock { $0.isClosed = true }
@@ -343,7 +282,7 @@ public final class Store: @unchecked Sendable {
             writeLock?.unlock()
             writeLock = nil
         }
-        if let failure = sync.failed { throw failure }
+        if let failure = sync.failed { throw StrataError.poisoned(cause: failure) }
         if commitBytesSinceCheckpoint > 0 || liveDelta != 0 { try checkpointLocked() }
         let size = log.end
         if options.compactOnCloseGarbageRatio < 1, size > 4 << 20,

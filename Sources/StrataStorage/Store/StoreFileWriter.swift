@@ -59,9 +59,15 @@ enum StoreFileWriter {
     /// Writes `header`'s 64 bytes into slot `slot` and syncs. The rest of the slot's block is
     /// zero from creation and never written.
     static func writeHeader(_ header: FileHeader, slot: Int, file: any StorageFile) throws {
+        try writeHeaderSlot(header, slot: slot, file: file)
+        try file.sync()
+    }
+
+    /// Writes `header` into slot `slot` without syncing: a checkpoint tells a failed write
+    /// (nothing lost, the other slot still names the previous checkpoint) from a failed sync.
+    static func writeHeaderSlot(_ header: FileHeader, slot: Int, file: any StorageFile) throws {
         var block = header.encode()
         block += [UInt8](repeating: 0, count: Format.slotLength - block.count)
         try file.write(block, at: FileHeader.slotOffset(slot))
-        try file.sync()
     }
 }

@@ -2,35 +2,56 @@
 /// atomically when the closure passed to ``Store/write(_:)`` returns (or none, if it throws or
 /// calls ``rollback()``).
 ///
+/// **Lifetime.** The transaction, and every ``WriteTree`` and ``Cursor`` made from it, may be
+/// used only inside its closure. Once the closure has returned (and the commit succeeded or
+/// failed), every throwing method of each of them throws
+/// ``StrataError/transactionEnded(_:)`` saying whether the transaction committed or rolled
+/// back; nothing is read or changed.
+///
+/// **Failure.** An operation either throws before it changes anything (a bad key, a full disk
+/// while writing an overflow value, a page that cannot be read during the descent), and the
+/// transaction carries on as if it had not been called; or, if it fails after it began to
+/// change the trees, it marks the transaction failed: it and every later operation throw
+/// ``StrataError/transactionFailed(cause:)``, and so does the commit, even if the closure
+/// caught the error and returned. Only ``rollback()`` is still allowed (LMDB's `MDB_TXN_ERROR`).
+///
 /// Not thread-safe: use it only inside its closure, on that thread.
+///
+/// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
+/// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
+/// "Exclusivity"). None of them is ever passed `inout` or borrowed across a call that touches it
+/// again; the whole suite passes with the checks on (build without the attributes to recheck).
 public final class WriteTransaction {
     let base: Version
-    /// This transaction's id: one more than the last committed.
+    /// This transaction's id: one more than the last committed. Readable at any time.
     public let transactionID: UInt64
-    unowned let store: Store
     let log: LogWriter
-    var trees: [String: MutableTree] = [:]
+    @exclusivity(unchecked) var trees: [String: MutableTree] = [:]
     var droppedTrees: [String: MutableTree] = [:]
     var nextTreeID: UInt32
-    var record = CommitRecordWriter()
-    /// Overflow frames this transaction wrote (garbage if it rolls back).
+    @exclusivity(unchecked) var record = CommitRecordWriter()
+    /// Overflow frames this transaction's trees reference (garbage if it rolls back).
     var overflowFramesWritten: [(offset: UInt64, length: UInt64)] = []
-    private(set) var isRolledBack = false
+    /// Shared with the trees and cursors made from this transaction.
+    let lifetime = HandleLifetime()
 
-    init(base: Version, store: Store, log: LogWriter) {
+    init(base: Version, log: LogWriter) {
         self.base = base
         self.transactionID = base.txid + 1
-        self.store = store
         self.log = log
         self.nextTreeID = base.nextTreeID
     }
 
     /// Names of every tree as this transaction sees them, sorted.
+    /// Throws ``StrataError/transactionEnded(_:)`` or ``StrataError/transactionFailed(cause:)``.
     public var treeNames: [String] {
-        var names = Set(base.trees.keys)
-        for (name, _) in droppedTrees { names.remove(name) }
-        for (name, _) in trees { names.insert(name) }
-        return names.sorted()
+        get throws {
+            try lifetime.check()
+            var names = Set(base.trees.keys)
+            for (name, _) in droppedTrees { names.remove(name) }
+            for (name, _) in trees { names.insert(name) }
+            return names.sorted()
+        }
     }
 
     private func mutableTree(_ name: String) -> MutableTree? {
@@ -44,21 +65,27 @@ public final class WriteTransaction {
     /// The tree called `name`; created (empty) if it does not exist and `createIfMissing` is set.
     /// Returns `nil` when it does not exist and is not to be created.
     public func tree(_ name: String, createIfMissing: Bool = false) throws -> WriteTree? {
-        try checkActive()
+        try lifetime.check()
         if let t = mutableTree(name) { return WriteTree(transaction: self, tree: t) }
         guard createIfMissing else { return nil }
         return try createTree(name)
     }
 
-    /// Creates an empty tree. Throws ``StrataError/treeExists(_:)`` if the name is taken.
+    /// Creates an empty tree. Throws ``StrataError/treeExists(_:)`` if the name is taken,
+    /// ``StrataError/invalidArgument(_:)`` for an empty name or one over
+    /// ``StoreLimits/maxTreeNameLength`` UTF-8 bytes.
     @discardableResult
     public func createTree(_ name: String) throws -> WriteTree {
-        try checkActive()
+        try lifetime.check()
         let utf8 = name.utf8.count
         guard utf8 > 0, utf8 <= StoreLimits.maxTreeNameLength else {
             throw StrataError.invalidArgument("tree name must be 1...\(StoreLimits.maxTreeNameLength) UTF-8 bytes")
         }
         if mutableTree(name) != nil { throw StrataError.treeExists(name) }
+        // Recovery accepts ids below 2^32 − 2 (FORMAT.md §5), so the next id always fits.
+        guard nextTreeID < StoreLimits.treeIDLimit else {
+            throw StrataError.limitExceeded(what: "tree ids", limit: UInt64(StoreLimits.treeIDLimit))
+        }
         let id = nextTreeID
         nextTreeID += 1
         let m = MutableTree(id: id, name: name, root: nil, count: 0, txid: transactionID, file: base.file)
@@ -67,9 +94,11 @@ public final class WriteTransaction {
         return WriteTree(transaction: self, tree: m)
     }
 
-    /// Deletes a tree and everything in it. Throws ``StrataError/treeNotFound(_:)``.
+    /// Deletes a tree and everything in it. Throws ``StrataError/treeNotFound(_:)``; a page
+    /// that cannot be read while the tree's space is accounted fails the call before anything
+    /// changed.
     public func dropTree(_ name: String) throws {
-        try checkActive()
+        try lifetime.check()
         guard let m = mutableTree(name) else { throw StrataError.treeNotFound(name) }
         try m.dropAll()
         trees[name] = nil
@@ -77,90 +106,22 @@ public final class WriteTransaction {
         record.dropTree(id: m.id)
     }
 
-    /// Discards every change; the store is left as it was before the transaction.
-    public func rollback() { isRolledBack = true }
-
-    func checkActive() throws {
-        if isRolledBack { throw StrataError.closed("rolled-back write transaction") }
-    }
-}
-
-/// One tree inside a write transaction. Valid only while the transaction is.
-public struct WriteTree {
-    let transaction: WriteTransaction
-    let tree: MutableTree
-
-    /// The tree's name.
-    public var name: String { tree.name }
-    /// Number of entries, including this transaction's changes.
-    public var count: Int { Int(tree.count) }
-
-    /// Stores `value` under `key`, replacing any value there.
-    /// Keys are 1...1024 bytes; values up to 64 MiB (large ones go to overflow frames).
-    public func put(_ key: [UInt8], _ value: [UInt8]) throws {
-        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(k, v) } }
-    }
-
-    /// Stores `value` under `key`, replacing any value there; both are copied.
-    /// Throws `keyTooLarge` or `valueTooLarge` outside 1...1024-byte keys and 64 MiB values.
-    public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws {
-        let tx = transaction
-        try tx.checkActive()
-        guard !key.isEmpty, key.count <= StoreLimits.maxKeyLength else {
-            throw StrataError.keyTooLarge(length: key.count, limit: StoreLimits.maxKeyLength)
-        }
-        guard value.count <= StoreLimits.maxValueLength else {
-            throw StrataError.valueTooLarge(length: value.count, limit: StoreLimits.maxValueLength)
-        }
-        let replaced: UInt64?
-        if Format.leafCellHeader + key.count + value.count <= tree.inlineCellLimit {
-            replaced = try tree.put(key, value, overflowLength: nil)
-            tx.record.put(tree: tree.id, key: key, value: value)
-        } else {
-            let (offset, length) = try tx.log.append(.overflow, txid: tx.transactionID, payload: value, compress: true)
-            tx.overflowFramesWritten.append((offset, length))
-            var ref = offset.littleEndian
-            replaced = try withUnsafeBytes(of: &ref) { try tree.put(key, $0, overflowLength: value.count) }
-            tx.record.putOverflow(tree: tree.id, key: key, length: value.count, frame: offset)
-        }
-        if let replaced { tree.freedOverflow.append(replaced) }
-    }
-
-    /// Removes `key`; returns whether it was there.
-    @discardableResult
-    public func delete(_ key: [UInt8]) throws -> Bool {
-        try key.withUnsafeBytes { try delete($0) }
-    }
-
-    /// Removes `key`; returns whether it was there. An empty or over-long key is simply absent.
-    @discardableResult
-    public func delete(_ key: UnsafeRawBufferPointer) throws -> Bool {
-        try transaction.checkActive()
-        guard !key.isEmpty, key.count <= StoreLimits.maxKeyLength else { return false }
-        let (found, overflow) = try tree.delete(key)
-        guard found else { return false }
-        if let overflow { tree.freedOverflow.append(overflow) }
-        transaction.record.delete(tree: tree.id, key: key)
-        return true
-    }
-
-    /// A copy of the value under `key` as this transaction sees it, or `nil`.
-    public func get(_ key: [UInt8]) throws -> [UInt8]? {
-        try key.withUnsafeBytes { k in
-            guard let root = tree.root, !k.isEmpty else { return nil }
-            let (leaf, i, found) = try TreeRead.find(root, k, tree.file)
-            return found ? try TreeRead.value(leaf, i, tree.file) : nil
+    /// Discards every change and ends the transaction: the store is left as it was before it,
+    /// and every later call on it (or its trees and cursors) throws
+    /// ``StrataError/transactionEnded(_:)`` with `.rolledBack`. Allowed on a failed
+    /// transaction; throws ``StrataError/transactionEnded(_:)`` if it had already ended.
+    public func rollback() throws {
+        switch lifetime.state {
+        case .active, .failed: lifetime.end(.rolledBack)
+        default: try lifetime.check()
         }
     }
 
-    /// Whether `key` has a value, as this transaction sees it.
-    public func contains(_ key: [UInt8]) throws -> Bool { try get(key) != nil }
+    /// Whether `body`'s return should commit: not rolled back, not failed.
+    var isRolledBack: Bool { lifetime.state == .rolledBack }
 
-    /// A cursor over the tree as it is now; any later write to this tree invalidates it.
-    public func makeCursor() -> Cursor { Cursor(root: tree.root, file: tree.file) }
-
-    /// Every entry with `lower ≤ key < upper`, in order or reversed.
-    public func entries(from lower: [UInt8]? = nil, to upper: [UInt8]? = nil, reverse: Bool = false) throws -> [(key: [UInt8], value: [UInt8])] {
-        try collectRange(makeCursor(), lower: lower, upper: upper, reverse: reverse)
+    /// Fails the transaction with `error` (the first cause wins) and returns what to throw.
+    func fail(_ error: any Error) -> StrataError {
+        lifetime.fail(error as? StrataError ?? .invalidArgument("\(error)"))
     }
 }

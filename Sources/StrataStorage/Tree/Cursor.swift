@@ -1,92 +1,143 @@
-/// Walks one tree of a snapshot in key order, forwards or backwards.
+/// Walks one tree of a transaction in key order, forwards or backwards.
 ///
 /// A cursor starts unpositioned; `first()`, `last()` or `seek(_:)` position it, `next()` and
-/// `previous()` move it, and each returns whether the cursor now rests on an entry.
-/// ``key`` and ``value`` borrow the page's memory: they are valid until the cursor moves or its
-/// transaction ends (bbolt's rule). A cursor of a write transaction is invalidated by any write
-/// to its tree.
+/// `previous()` move it, and each returns whether the cursor now rests on an entry
+/// (``isValid``).
+///
+/// **Borrowed bytes.** ``key`` and ``value`` borrow memory the cursor keeps alive (the page, or
+/// for an overflow value a buffer the cursor owns): they are valid until the cursor next moves
+/// or is released, and must not be kept longer (bbolt's rule). An overflow value is read when
+/// the cursor lands on its entry, so a failed read is thrown by the move, never hidden.
+///
+/// **Lifetime.** A cursor never outlives what it reads: it holds its pages and its transaction.
+/// Once that transaction ended (committed, rolled back, failed, or the snapshot closed), every
+/// throwing method throws ``StrataError/transactionEnded(_:)`` (or
+/// ``StrataError/transactionFailed(cause:)``), ``isValid`` is `false`, and the non-throwing
+/// accessors ``key``, ``value`` and ``copyKey()`` return empty bytes (keys are never empty, so
+/// an empty key means "no entry"). The same holds for a cursor of a write transaction whose
+/// tree was changed since it was positioned, except that its moves throw
+/// ``StrataError/cursorInvalidated`` and `first()`, `last()` and `seek(_:)` position it afresh.
+/// None of these reads memory that was freed or changed.
+///
+/// **Order.** Keys must strictly ascend along the walk. Each page checks its own keys when it is
+/// read from the file; the cursor checks each leaf it enters against the one it left, so a
+/// damaged tree whose leaves overlap or repeat throws ``StrataError/corrupt(_:offset:)`` instead of
+/// walking backwards or in a loop.
+///
+/// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
+/// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
+/// "Exclusivity"). None of them is ever passed `inout` or borrowed across a call that touches it
+/// again; the whole suite passes with the checks on (build without the attributes to recheck).
 public final class Cursor {
-    private let root: Page?
+    /// The root for a snapshot's cursor (a snapshot's tree never changes).
+    private let fixedRoot: Page?
+    /// The tree for a write transaction's cursor: its root is read at each positioning.
+    private let writeTree: MutableTree?
     private let file: PageFile
+    private let lifetime: HandleLifetime
+    /// Keeps the transaction (and so, for a snapshot, its registration) alive.
+    private let owner: AnyObject
     /// The descent from the root: a page and the index chosen in it, leaf last.
-    private var path: [(page: Page, index: Int)] = []
-    /// Whether the cursor rests on an entry, so that ``key`` and ``value`` may be read.
-    public private(set) var isValid = false
+    @exclusivity(unchecked) private var path: [(page: Page, index: Int)] = []
+    /// Whether the last move left the cursor on an entry.
+    @exclusivity(unchecked) private var positioned = false
+    /// `writeTree.modifications` when the cursor was positioned.
+    @exclusivity(unchecked) private var stamp: UInt64 = 0
+    /// The current overflow value, read on landing. Allocated on the first overflow value, so
+    /// that a cursor costs no buffer otherwise.
+    @exclusivity(unchecked) private var overflowBuffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    @exclusivity(unchecked) private var overflowCount = 0
+    /// The frame `overflowBuffer` holds (0: none; frames start after the header).
+    @exclusivity(unchecked) private var overflowAddress: UInt64 = 0
 
-    init(root: Page?, file: PageFile) {
-        self.root = root
+    /// A snapshot's cursor.
+    init(root: Page?, file: PageFile, lifetime: HandleLifetime, owner: AnyObject) {
+        self.fixedRoot = root
+        self.writeTree = nil
         self.file = file
+        self.lifetime = lifetime
+        self.owner = owner
         // Room for any real tree's height, so a descent never grows the array.
         path.reserveCapacity(8)
     }
 
-    /// The current key. Requires `isValid`.
+    /// A write transaction's cursor.
+    init(writeTree: MutableTree, lifetime: HandleLifetime, owner: AnyObject) {
+        self.fixedRoot = nil
+        self.writeTree = writeTree
+        self.file = writeTree.file
+        self.lifetime = lifetime
+        self.owner = owner
+        path.reserveCapacity(8)
+    }
+
+    deinit { overflowBuffer.deallocate() }
+
+    /// Whether the cursor rests on an entry whose ``key`` and ``value`` may be read: it was
+    /// positioned on one, its transaction is still active and (write transactions) its tree has
+    /// not changed since.
+    public var isValid: Bool {
+        guard positioned, lifetime.isActive else { return false }
+        if let writeTree, writeTree.modifications != stamp { return false }
+        return true
+    }
+
+    @inline(__always) private static var noBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
+
+    /// The current key, borrowed until the cursor moves; empty when ``isValid`` is `false`.
     public var key: UnsafeRawBufferPointer {
-        precondition(isValid, "Cursor.key read while the cursor is not on an entry")
+        guard isValid else { return Cursor.noBytes }
         let top = path[path.count - 1]
         return top.page.key(top.index)
     }
 
-    /// The current value, borrowed. Requires `isValid`. An overflow value (larger than a
-    /// quarter page) is read from its frame into a buffer the cursor keeps until it moves.
+    /// The current value, borrowed until the cursor moves; empty when ``isValid`` is `false`.
+    /// An overflow value (larger than a quarter page) was read from its frame when the cursor
+    /// landed on the entry, into a buffer the cursor owns.
     public var value: UnsafeRawBufferPointer {
-        precondition(isValid, "Cursor.value read while the cursor is not on an entry")
+        guard isValid else { return Cursor.noBytes }
         let top = path[path.count - 1]
         if top.page.valueInfo(top.index).isOverflow {
-            let address = top.page.overflowAddress(top.index)
-            if overflowAddress != address {
-                overflowBuffer.deallocate()
-                let bytes = (try? TreeRead.value(top.page, top.index, file)) ?? []
-                overflowBuffer = .allocate(byteCount: bytes.count, alignment: 8)
-                bytes.withUnsafeBytes { overflowBuffer.copyMemory(from: $0) }
-                overflowAddress = address
-            }
-            return UnsafeRawBufferPointer(overflowBuffer)
+            return UnsafeRawBufferPointer(start: overflowBuffer.baseAddress, count: overflowCount)
         }
         return top.page.valueBytes(top.index)
     }
 
-    /// The last overflow value read through `value` (empty if reading it failed: use
-    /// ``copyValue()`` to see the error).
-    /// Allocated on the first overflow value read, so that a cursor costs no buffer otherwise.
-    private var overflowBuffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
-    private var overflowAddress: UInt64 = 0
-
-    deinit { overflowBuffer.deallocate() }
-
-    /// Whether the current value lives in an overflow frame. Requires `isValid`.
+    /// Whether the current value lives in an overflow frame; `false` when ``isValid`` is `false`.
     public var isOverflow: Bool {
+        guard isValid else { return false }
         let top = path[path.count - 1]
         return top.page.valueInfo(top.index).isOverflow
     }
 
-    /// The current value, copied; reads an overflow value with full error reporting.
+    /// The current value, copied. Throws ``StrataError/invalidArgument(_:)`` when the cursor is
+    /// not on an entry, and the lifetime errors above.
     public func copyValue() throws -> [UInt8] {
-        precondition(isValid, "Cursor.copyValue() called while the cursor is not on an entry")
-        let top = path[path.count - 1]
-        return try TreeRead.value(top.page, top.index, file)
+        try lifetime.check()
+        try checkUnchanged()
+        guard positioned else { throw StrataError.invalidArgument("Cursor.copyValue() called while the cursor is not on an entry") }
+        return [UInt8](value)
     }
 
-    /// The current key, copied.
+    /// The current key, copied; empty when ``isValid`` is `false`.
     public func copyKey() -> [UInt8] { [UInt8](key) }
 
     /// Moves to the smallest key.
     @discardableResult
     public func first() throws -> Bool {
-        path.removeAll(keepingCapacity: true)
-        guard let root else { isValid = false; return false }
+        guard let root = try restart() else { return false }
         try descend(from: root, toFirst: true)
-        return settleForward()
+        if path[path.count - 1].page.count > 0 { return try land() }
+        return try advanceLeaf()
     }
 
     /// Moves to the largest key.
     @discardableResult
     public func last() throws -> Bool {
-        path.removeAll(keepingCapacity: true)
-        guard let root else { isValid = false; return false }
+        guard let root = try restart() else { return false }
         try descend(from: root, toFirst: false)
-        isValid = path[path.count - 1].page.count > 0
-        return isValid
+        if path[path.count - 1].page.count > 0 { return try land() }
+        return try retreatLeaf()
     }
 
     /// Moves to the first key ≥ `key` (or past the end if there is none).
@@ -99,80 +150,161 @@ public final class Cursor {
     /// rests on an entry. `key` is read only during the call.
     @discardableResult
     public func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
-        path.removeAll(keepingCapacity: true)
-        guard var page = root else { isValid = false; return false }
+        guard var page = try restart() else { return false }
         let k = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
         while !page.isLeaf {
             let i = page.childIndex(for: k, key.count)
             path.append((page, i))
             page = try TreeRead.child(page, i, file)
         }
-        path.append((page, page.lowerBound(k, key.count).index))
-        return try settleForwardLoading()
+        let index = page.lowerBound(k, key.count).index
+        path.append((page, index))
+        if index < page.count { return try land() }
+        return try advanceLeaf()
     }
 
     /// Moves to the last key ≤ `key`.
     @discardableResult
     public func seekBackward(_ key: [UInt8]) throws -> Bool {
         guard try seek(key) else { return try last() }
-        if compareKeys(self.key, key.withUnsafeBytes { $0 }) == 0 { return true }
+        let equal = key.withUnsafeBytes { compareKeys(self.key, $0) == 0 }
+        if equal { return true }
         return try previous()
     }
 
     /// Moves to the next key; `false` (and not valid) past the last.
     @discardableResult
     public func next() throws -> Bool {
-        guard isValid else { return false }
-        path[path.count - 1].index += 1
-        if path[path.count - 1].index < path[path.count - 1].page.count { return true }
-        return try settleForwardLoading()
+        try lifetime.check()
+        guard positioned else { return false }
+        try checkUnchanged()
+        let top = path.count - 1
+        let index = path[top].index + 1
+        path[top].index = index
+        if index < path[top].page.count { return try land() }
+        return try advanceLeaf()
     }
 
     /// Moves to the previous key; `false` (and not valid) before the first.
     @discardableResult
     public func previous() throws -> Bool {
-        guard isValid else { return false }
-        if path[path.count - 1].index > 0 {
-            path[path.count - 1].index -= 1
-            return true
+        try lifetime.check()
+        guard positioned else { return false }
+        try checkUnchanged()
+        let top = path.count - 1
+        let index = path[top].index
+        if index > 0 {
+            path[top].index = index - 1
+            return try land()
         }
-        // Climb to the nearest ancestor that has a child to the left, then take its rightmost leaf.
-        var depth = path.count - 2
-        while depth >= 0 && path[depth].index == 0 { depth -= 1 }
-        guard depth >= 0 else { isValid = false; return false }
-        path.removeSubrange((depth + 1)...)
-        path[depth].index -= 1
-        let child = try TreeRead.child(path[depth].page, path[depth].index, file)
-        try descend(from: child, toFirst: false)
-        isValid = path[path.count - 1].page.count > 0
-        return isValid
+        return try retreatLeaf()
     }
 
+    // MARK: Walking
+
+    /// Checks the lifetime, unpositions the cursor and returns the root to descend from.
+    private func restart() throws -> Page? {
+        try lifetime.check()
+        positioned = false
+        path.removeAll(keepingCapacity: true)
+        if let writeTree {
+            stamp = writeTree.modifications
+            return writeTree.root
+        }
+        return fixedRoot
+    }
+
+    @inline(__always)
+    private func checkUnchanged() throws {
+        if let writeTree, writeTree.modifications != stamp { throw StrataError.cursorInvalidated }
+    }
+
+    /// The cursor now rests on the leaf entry at the end of `path`; an overflow value is read here,
+    /// so that ``value`` never has to fail.
+    @inline(__always)
+    private func land() throws -> Bool {
+        let top = path[path.count - 1]
+        if _slowPath(top.page.valueInfo(top.index).isOverflow) { try loadOverflow(top.page, top.index) }
+        positioned = true
+        return true
+    }
+
+    private func loadOverflow(_ leaf: Page, _ index: Int) throws {
+        let address = leaf.overflowAddress(index)
+        if address == overflowAddress { return }
+        overflowAddress = 0
+        let bytes: [UInt8]
+        do { bytes = try TreeRead.value(leaf, index, file) } catch {
+            positioned = false
+            throw error
+        }
+        if overflowBuffer.count < bytes.count {
+            overflowBuffer.deallocate()
+            overflowBuffer = .allocate(byteCount: bytes.count, alignment: 8)
+        }
+        // An overflow value can be empty (a long key alone overflows a quarter page).
+        bytes.withUnsafeBytes { src in
+            if let from = src.baseAddress, let to = overflowBuffer.baseAddress, src.count > 0 { to.copyMemory(from: from, byteCount: src.count) }
+        }
+        overflowCount = bytes.count
+        overflowAddress = address
+    }
+
+    /// Descends from `start` to its first (or last) leaf, appending to `path`.
     private func descend(from start: Page, toFirst: Bool) throws {
         var page = start
         while !page.isLeaf {
-            let i = toFirst ? 0 : page.count - 1
+            let n = page.count
+            guard n > 0 else { throw StrataError.corrupt("empty branch page at level \(page.level)", offset: page.diskAddress == 0 ? nil : page.diskAddress) }
+            let i = toFirst ? 0 : n - 1
             path.append((page, i))
             page = try TreeRead.nextChild(page, i, file)
         }
         path.append((page, toFirst ? 0 : max(page.count - 1, 0)))
     }
 
-    private func settleForward() -> Bool {
-        isValid = path[path.count - 1].index < path[path.count - 1].page.count
-        return isValid
+    /// The leaf at the end of `path` is used up: moves to the first entry of the next leaf that
+    /// has one, checking that it starts above the last key of the leaf left behind.
+    private func advanceLeaf() throws -> Bool {
+        positioned = false
+        let left = path[path.count - 1].page
+        while true {
+            var depth = path.count - 2
+            while depth >= 0 && path[depth].index + 1 >= path[depth].page.count { depth -= 1 }
+            guard depth >= 0 else { return false }
+            path.removeSubrange((depth + 1)...)
+            path[depth].index += 1
+            let child = try TreeRead.nextChild(path[depth].page, path[depth].index, file)
+            try descend(from: child, toFirst: true)
+            let leaf = path[path.count - 1].page
+            // An empty leaf under a branch of one child can remain after deletes: walk past it.
+            if leaf.count == 0 { continue }
+            if left.count > 0 && compareKeys(leaf.key(0), left.key(left.count - 1)) <= 0 {
+                throw StrataError.corrupt("keys do not ascend from one leaf to the next", offset: leaf.diskAddress == 0 ? nil : leaf.diskAddress)
+            }
+            return try land()
+        }
     }
 
-    /// If the leaf index is past the end, moves to the first entry of the next leaf.
-    private func settleForwardLoading() throws -> Bool {
-        if path[path.count - 1].index < path[path.count - 1].page.count { isValid = true; return true }
-        var depth = path.count - 2
-        while depth >= 0 && path[depth].index + 1 >= path[depth].page.count { depth -= 1 }
-        guard depth >= 0 else { isValid = false; return false }
-        path.removeSubrange((depth + 1)...)
-        path[depth].index += 1
-        let child = try TreeRead.nextChild(path[depth].page, path[depth].index, file)
-        try descend(from: child, toFirst: true)
-        return settleForward()
+    /// The leaf at the end of `path` is used up backwards: moves to the last entry of the
+    /// previous leaf that has one, checking that it ends below the first key of the leaf left.
+    private func retreatLeaf() throws -> Bool {
+        positioned = false
+        let right = path[path.count - 1].page
+        while true {
+            var depth = path.count - 2
+            while depth >= 0 && path[depth].index == 0 { depth -= 1 }
+            guard depth >= 0 else { return false }
+            path.removeSubrange((depth + 1)...)
+            path[depth].index -= 1
+            let child = try TreeRead.child(path[depth].page, path[depth].index, file)
+            try descend(from: child, toFirst: false)
+            let leaf = path[path.count - 1].page
+            if leaf.count == 0 { continue }
+            if right.count > 0 && compareKeys(leaf.key(leaf.count - 1), right.key(0)) >= 0 {
+                throw StrataError.corrupt("keys do not descend from one leaf to the previous", offset: leaf.diskAddress == 0 ? nil : leaf.diskAddress)
+            }
+            return try land()
+        }
     }
 }

@@ -3,19 +3,29 @@
 /// A page is changed in place only when this transaction owns it (`page.owner == txid`);
 /// otherwise it is copied first and the copy linked into its (owned) parent. Pages of
 /// committed versions are never modified, which is what lets snapshots read without locks.
+///
+/// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
+/// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
+/// "Exclusivity"). None of them is ever passed `inout` or borrowed across a call that touches it
+/// again; the whole suite passes with the checks on (build without the attributes to recheck).
 final class MutableTree {
     let id: UInt32
     let name: String
-    var root: Page?
-    var count: UInt64
+    @exclusivity(unchecked) var root: Page?
+    @exclusivity(unchecked) var count: UInt64
     let txid: UInt64
     let file: PageFile
     /// Pages this transaction copied or created (the "pages touched" counter).
-    var pagesTouched = 0
+    @exclusivity(unchecked) var pagesTouched = 0
     /// Frame bytes that became garbage (overflow values replaced, pages merged away).
-    var freedFrameBytes: UInt64 = 0
+    @exclusivity(unchecked) var freedFrameBytes: UInt64 = 0
     /// Overflow frames no longer referenced (offsets), for space accounting.
-    var freedOverflow: [UInt64] = []
+    @exclusivity(unchecked) var freedOverflow: [UInt64] = []
+    /// Counts the operations that began to change the tree's content. An operation that throws
+    /// with this unchanged changed nothing; cursors compare it with the value they were
+    /// positioned at. (Copying a page into its owned parent on the way down is not a change:
+    /// the copy holds the same entries.)
+    @exclusivity(unchecked) private(set) var modifications: UInt64 = 0
 
     init(id: UInt32, name: String, root: Page?, count: UInt64, txid: UInt64, file: PageFile) {
         self.id = id
@@ -60,6 +70,9 @@ final class MutableTree {
 
     // MARK: Put
 
+    /// The empty key of a branch's cell 0.
+    private static var noKey: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
+
     private struct Split {
         var separator: [UInt8]
         var right: Page
@@ -70,6 +83,7 @@ final class MutableTree {
     @discardableResult
     func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, overflowLength: Int?) throws -> UInt64? {
         guard let current = root else {
+            modifications &+= 1
             let leaf = newPage(leaf: true, level: 0)
             _ = leaf.insertLeafCell(at: 0, key: key, value: value, overflowLength: overflowLength)
             root = leaf
@@ -93,6 +107,8 @@ final class MutableTree {
                         _ overflowLength: Int?, rightmost: Bool, replaced: inout UInt64?) throws -> Split? {
         let k = key.baseAddress!
         if page.isLeaf {
+            // Below here nothing reads a page, so nothing can fail part way.
+            modifications &+= 1
             let (i, found) = page.lowerBound(k, key.count)
             if found {
                 if page.valueInfo(i).isOverflow { replaced = page.overflowAddress(i) }
@@ -101,15 +117,8 @@ final class MutableTree {
                 count += 1
             }
             if page.insertLeafCell(at: i, key: key, value: value, overflowLength: overflowLength) { return nil }
-            let size = Format.leafCellHeader + key.count + value.count
-            return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { cell in
-                let p = cell.baseAddress!
-                p.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: 0, as: UInt16.self)
-                let info: UInt32 = overflowLength.map { UInt32($0) | Format.overflowBit } ?? UInt32(value.count)
-                p.storeBytes(of: info.littleEndian, toByteOffset: 2, as: UInt32.self)
-                (p + Format.leafCellHeader).copyMemory(from: k, byteCount: key.count)
-                if let v = value.baseAddress { (p + Format.leafCellHeader + key.count).copyMemory(from: v, byteCount: value.count) }
-                return split(page, newCell: UnsafeRawPointer(p), size: size, child: nil, at: i, appendOnly: rightmost && i == page.count)
+            return Page.withLeafCell(key: key, value: value, overflowLength: overflowLength) { cell, size in
+                split(page, newCell: cell, size: size, child: nil, at: i, appendOnly: rightmost && i == page.count)
             }
         }
         let ci = page.childIndex(for: k, key.count)
@@ -117,18 +126,11 @@ final class MutableTree {
         guard let s = try insert(into: child, key, value, overflowLength, rightmost: rightmost && ci == page.count - 1, replaced: &replaced) else {
             return nil
         }
-        let inserted = s.separator.withUnsafeBytes {
-            page.insertBranchCell(at: ci + 1, key: $0, childAddress: 0, child: s.right)
-        }
-        if inserted { return nil }
-        let size = Format.branchCellHeader + s.separator.count
-        return withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { cell in
-            let p = cell.baseAddress!
-            p.storeBytes(of: UInt16(s.separator.count).littleEndian, toByteOffset: 0, as: UInt16.self)
-            p.storeBytes(of: UInt64(0), toByteOffset: 2, as: UInt64.self)
-            s.separator.withUnsafeBytes { (p + Format.branchCellHeader).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-            return split(page, newCell: UnsafeRawPointer(p), size: size, child: s.right, at: ci + 1,
-                         appendOnly: rightmost && ci + 1 == page.count)
+        return s.separator.withUnsafeBytes { separator -> Split? in
+            if page.insertBranchCell(at: ci + 1, key: separator, childAddress: 0, child: s.right) { return nil }
+            return Page.withBranchCell(key: separator, childAddress: 0) { cell, size in
+                split(page, newCell: cell, size: size, child: s.right, at: ci + 1, appendOnly: rightmost && ci + 1 == page.count)
+            }
         }
     }
 
@@ -161,8 +163,8 @@ final class MutableTree {
             let target = j < splitAt ? left : right
             if j == index {
                 if !leaf && j == splitAt {
-                    separator = cellKey(newCell, leaf: false)
-                    appendBranchCell(right, key: [], child: newChild)
+                    separator = [UInt8](Page.cellKey(newCell, isLeaf: false))
+                    right.appendBranchCell(key: MutableTree.noKey, childAddress: 0, child: newChild)
                 } else {
                     target.appendRawCell(newCell, size: newSize)
                     if !leaf { target.children.append(newChild) }
@@ -171,7 +173,7 @@ final class MutableTree {
                 let src = j < index ? j : j - 1
                 if !leaf && j == splitAt {
                     separator = [UInt8](page.key(src))
-                    appendBranchCell(right, key: [], child: page.children[src], address: page.childAddress(src))
+                    right.appendBranchCell(key: MutableTree.noKey, childAddress: page.childAddress(src), child: page.children[src])
                 } else {
                     target.appendCell(from: page, at: src)
                 }
@@ -180,24 +182,6 @@ final class MutableTree {
         if leaf { separator = [UInt8](right.key(0)) }
         page.assign(from: left)
         return Split(separator: separator, right: right)
-    }
-
-    private func cellKey(_ cell: UnsafeRawPointer, leaf: Bool) -> [UInt8] {
-        let k = Int(UInt16(littleEndian: cell.loadUnaligned(as: UInt16.self)))
-        let header = leaf ? Format.leafCellHeader : Format.branchCellHeader
-        return [UInt8](UnsafeRawBufferPointer(start: cell + header, count: k))
-    }
-
-    private func appendBranchCell(_ page: Page, key: [UInt8], child: Page?, address: UInt64 = 0) {
-        let size = Format.branchCellHeader + key.count
-        withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { cell in
-            let p = cell.baseAddress!
-            p.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: 0, as: UInt16.self)
-            p.storeBytes(of: (child == nil ? address : 0).littleEndian, toByteOffset: 2, as: UInt64.self)
-            key.withUnsafeBytes { if let b = $0.baseAddress { (p + Format.branchCellHeader).copyMemory(from: b, byteCount: key.count) } }
-            page.appendRawCell(UnsafeRawPointer(p), size: size)
-        }
-        page.children.append(child)
     }
 
     // MARK: Delete
@@ -222,6 +206,9 @@ final class MutableTree {
         var owned = [r]
         owned.reserveCapacity(indices.count + 1)
         for ci in indices { owned.append(try ownedChild(owned[owned.count - 1], ci)) }
+        // From here a failed page read (a merge, the root collapse) leaves the tree changed:
+        // the caller fails the transaction.
+        modifications &+= 1
         owned[owned.count - 1].removeCell(at: i)
         // Merge upwards while pages fall under a quarter full.
         var level = indices.count - 1
@@ -261,7 +248,7 @@ final class MutableTree {
         if left.contiguousFree < right.usedBytes - Format.pageHeaderLength + separatorCost { left.compact() }
         for j in 0..<right.count {
             if !right.isLeaf && j == 0 {
-                appendBranchCell(left, key: [UInt8](parent.key(ri)), child: right.children[0], address: right.childAddress(0))
+                left.appendBranchCell(key: parent.key(ri), childAddress: right.childAddress(0), child: right.children[0])
             } else {
                 left.appendCell(from: right, at: j)
             }
@@ -273,14 +260,21 @@ final class MutableTree {
     // MARK: Replay helpers
 
     /// Drops every page (the tree is being deleted) and accounts their frames as garbage.
+    /// Reads every page first and changes nothing until all were read, so a failed read leaves
+    /// the tree and its accounting as they were.
     func dropAll() throws {
         guard let r = root else { return }
+        var freedBytes: UInt64 = 0
+        var overflow: [UInt64] = []
         try visit(r) { page in
-            retire(page)
+            freedBytes += page.diskAddress != 0 ? page.diskLength : page.replacedFrame.length
             if page.isLeaf {
-                for i in 0..<page.count where page.valueInfo(i).isOverflow { freedOverflow.append(page.overflowAddress(i)) }
+                for i in 0..<page.count where page.valueInfo(i).isOverflow { overflow.append(page.overflowAddress(i)) }
             }
         }
+        modifications &+= 1
+        freedFrameBytes += freedBytes
+        freedOverflow += overflow
         root = nil
         count = 0
     }

@@ -54,7 +54,7 @@ struct DumpCommand: ParsableCommand {
             let out = OutputBuffer()
             defer { out.flush() }
             guard let name = tree else {
-                for name in snapshot.treeNames {
+                for name in try snapshot.treeNames {
                     let count = try snapshot.tree(name)?.count ?? 0
                     out.write("\(escapeBytes(name.utf8))\t\(count)\n")
                 }

@@ -80,7 +80,7 @@ struct HarnessFailure: Error, CustomStringConvertible {
 /// backward scan (same entries, reverse order) and point reads of a sample of keys.
 func digestContent(_ tx: ReadTransaction, thorough: Bool = false) throws -> ContentDigest {
     var out = ContentDigest()
-    for name in tx.treeNames {
+    for name in try tx.treeNames {
         guard let tree = try tx.tree(name) else { throw HarnessFailure("tree '\(name)' listed but not found") }
         var t = ContentDigest.Tree()
         let c = tree.makeCursor()
@@ -104,8 +104,8 @@ func digestContent(_ tx: ReadTransaction, thorough: Bool = false) throws -> Cont
             previous = key
             ok = try c.next()
         }
-        if t.count != tree.count {
-            throw HarnessFailure("tree '\(name)': forward scan found \(t.count) entries, count says \(tree.count)")
+        if try t.count != tree.count {
+            throw HarnessFailure("tree '\(name)': forward scan found \(t.count) entries, count says \(try tree.count)")
         }
         if thorough {
             var back = ContentDigest.Tree()

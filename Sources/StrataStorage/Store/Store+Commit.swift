@@ -1,0 +1,150 @@
+/// The commit: running a write transaction's closure, appending its commit frame, publishing
+/// the new version, and what follows a commit (the status record, an automatic checkpoint, the
+/// strict check) (FORMAT.md, "Writing").
+extension Store {
+    /// Requires the gate; releases it.
+    func runWrite<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
+        var holding = true
+        defer { if holding { gate.unlock() } }
+        if shared.withLock({ $0.isClosed }) { throw StrataError.closed("store") }
+        try log.checkUsable()
+        let tx = WriteTransaction(base: currentVersion, log: log)
+        let result: T
+        do {
+            result = try body(tx)
+        } catch {
+            tx.lifetime.end(.rolledBack)
+            throw error
+        }
+        switch tx.lifetime.state {
+        case .active: break
+        case .failed:
+            // The closure caught the failure and returned: the transaction cannot commit.
+            let cause = tx.lifetime.cause
+            tx.lifetime.end(.rolledBack)
+            throw StrataError.transactionFailed(cause: cause ?? .transactionEnded(.rolledBack))
+        default:
+            // Rolled back by the closure.
+            return result
+        }
+        let committed: Committed
+        do {
+            committed = try commit(tx)
+        } catch {
+            tx.lifetime.end(.rolledBack)
+            throw error
+        }
+        tx.lifetime.end(.committed)
+        // A compaction may replace the log once the gate opens: wait on this one.
+        let (syncRef, fileRef) = (sync, log.file)
+        gate.unlock()
+        holding = false
+        if let target = committed.durableTarget { try syncRef.waitDurable(upTo: target, file: fileRef) }
+        if let problems = committed.strictCheckProblems {
+            throw StrataError.strictCheckFailed(transactionID: tx.transactionID, problems: problems)
+        }
+        return result
+    }
+
+    struct Committed {
+        /// The log offset that must be durable before the commit is acknowledged (`full`).
+        var durableTarget: UInt64?
+        /// What the strict check found (``StoreOptions/strictChecks``), `nil` if clean or off.
+        var strictCheckProblems: [String]?
+    }
+
+    /// Appends the commit frame and publishes the new version. Nothing is published if it
+    /// throws; once the frame is written nothing after it throws (the commit stands).
+    private func commit(_ tx: WriteTransaction) throws -> Committed {
+        if tx.record.isEmpty {
+            // Nothing changed (every change, overflow puts included, is in the record).
+            return Committed(durableTarget: nil, strictCheckProblems: nil)
+        }
+        var trees = tx.base.trees
+        for (name, _) in tx.droppedTrees { trees[name] = nil }
+        var touched = 0
+        var freed: UInt64 = 0
+        var freedOverflow: [UInt64] = []
+        for (_, m) in tx.droppedTrees {
+            freed += m.freedFrameBytes
+            freedOverflow += m.freedOverflow
+        }
+        for (name, m) in tx.trees {
+            trees[name] = Version.Tree(id: m.id, name: name, root: m.root, count: m.count)
+            touched += m.pagesTouched
+            freed += m.freedFrameBytes
+            freedOverflow += m.freedOverflow
+        }
+        // Read before the frame is written: a failed read fails the commit while nothing is
+        // written yet (a swallowed one left the freed frame counted live for good).
+        for offset in freedOverflow { freed += try overflowFrameLength(offset) }
+        let frame = try tx.record.bytes.withUnsafeBytes {
+            try log.append(.commit, txid: tx.transactionID, payload: $0, compress: $0.count >= 512)
+        }
+        liveDelta += Int64(tx.overflowFramesWritten.reduce(0) { $0 + $1.length }) - Int64(freed)
+        commitBytesSinceCheckpoint += frame.length
+        dirtyBytesSinceCheckpoint += UInt64(touched * currentVersion.file.pageSize)
+        counterState.withLock {
+            $0.commits += 1
+            $0.pagesTouchedByLastCommit = touched
+        }
+        let version = Version(txid: tx.transactionID, trees: trees, nextTreeID: tx.nextTreeID,
+                              file: tx.base.file, deadBytesAtCommit: deadBytes)
+        publish(version)
+        let now = ContinuousClock.now
+        if lastStatusWrite.map({ now - $0 >= .milliseconds(100) }) ?? true {
+            lastStatusWrite = now
+            writeStatus()
+        }
+        checkpointAfterCommitIfDue()
+        var problems: [String]?
+        if options.strictChecks {
+            do {
+                let report = try checkLocked()
+                if !report.isClean { problems = report.problems }
+            } catch {
+                problems = ["the check could not run: \(error)"]
+            }
+        }
+        return Committed(durableTarget: options.durability == .full ? log.end : nil, strictCheckProblems: problems)
+    }
+
+    /// The automatic checkpoint, by log size or copied-page volume. Its failure does not undo
+    /// the commit that ran it (the commit is in the log, and recovery replays it); it is counted
+    /// in ``Statistics/checkpointFailures``, kept in ``Statistics/lastCheckpointError``, and
+    /// retried by later commits, each failure in a row doubling the commits to wait (up to
+    /// 1,024), and by ``close()``, which throws if it still fails. A failed sync poisons the
+    /// store, and the commit's durability wait reports that.
+    private func checkpointAfterCommitIfDue() {
+        guard commitBytesSinceCheckpoint >= UInt64(options.checkpointLogBytes)
+            || dirtyBytesSinceCheckpoint >= UInt64(options.checkpointDirtyBytes) else { return }
+        if checkpointRetryCountdown > 0 {
+            checkpointRetryCountdown -= 1
+            return
+        }
+        do {
+            try checkpointLocked()
+            consecutiveCheckpointFailures = 0
+        } catch {
+            let failure = error as? StrataError ?? .invalidArgument("\(error)")
+            consecutiveCheckpointFailures += 1
+            checkpointRetryCountdown = (1 << min(consecutiveCheckpointFailures, 10)) - 1
+            counterState.withLock {
+                $0.checkpointFailures += 1
+                $0.lastCheckpointError = failure
+            }
+        }
+    }
+
+    func publish(_ version: Version) {
+        shared.withLock { $0.current = version }
+    }
+
+    /// The length of the overflow frame at `offset`, which a committed tree referenced. An I/O
+    /// error is thrown; a damaged header counts 0 (so a damaged value can still be deleted; the
+    /// check then reports the space it cannot account for).
+    private func overflowFrameLength(_ offset: UInt64) throws -> UInt64 {
+        guard let h = try FrameReader(file: log.file).header(at: offset, limit: log.end), h.type == .overflow else { return 0 }
+        return h.frameLength
+    }
+}

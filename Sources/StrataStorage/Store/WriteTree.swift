@@ -1,0 +1,114 @@
+/// One tree inside a write transaction. Valid only while the transaction is: afterwards every
+/// throwing member throws ``StrataError/transactionEnded(_:)`` (see ``WriteTransaction``).
+public struct WriteTree {
+    let transaction: WriteTransaction
+    let tree: MutableTree
+
+    /// The tree's name (readable at any time: it reads nothing of the tree).
+    public var name: String { tree.name }
+
+    /// Number of entries, including this transaction's changes.
+    public var count: Int {
+        get throws {
+            try transaction.lifetime.check()
+            return Int(tree.count)
+        }
+    }
+
+    /// Stores `value` under `key`, replacing any value there.
+    /// Keys are 1...1024 bytes; values up to 64 MiB (large ones go to overflow frames).
+    public func put(_ key: [UInt8], _ value: [UInt8]) throws {
+        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(k, v) } }
+    }
+
+    /// Stores `value` under `key`, replacing any value there; both are copied.
+    /// Throws `keyTooLarge` or `valueTooLarge` outside 1...1024-byte keys and 64 MiB values;
+    /// `diskFull` or `ioFailure` if an overflow value cannot be written, and a read error if a
+    /// page on the way down cannot be read (all before anything changed);
+    /// ``StrataError/transactionFailed(cause:)`` if it failed after the tree began to change.
+    public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws {
+        let tx = transaction
+        try tx.lifetime.check()
+        guard !key.isEmpty, key.count <= StoreLimits.maxKeyLength else {
+            throw StrataError.keyTooLarge(length: key.count, limit: StoreLimits.maxKeyLength)
+        }
+        guard value.count <= StoreLimits.maxValueLength else {
+            throw StrataError.valueTooLarge(length: value.count, limit: StoreLimits.maxValueLength)
+        }
+        let tree = self.tree
+        let before = tree.modifications
+        do {
+            let replaced: UInt64?
+            if Format.leafCellHeader + key.count + value.count <= tree.inlineCellLimit {
+                replaced = try tree.put(key, value, overflowLength: nil)
+                tx.record.put(tree: tree.id, key: key, value: value)
+            } else {
+                // If the descent below fails, the frame is unreferenced garbage: it is counted
+                // only once the tree points at it.
+                let frame = try tx.log.append(.overflow, txid: tx.transactionID, payload: value, compress: true)
+                var ref = frame.offset.littleEndian
+                replaced = try withUnsafeBytes(of: &ref) { try tree.put(key, $0, overflowLength: value.count) }
+                tx.overflowFramesWritten.append(frame)
+                tx.record.putOverflow(tree: tree.id, key: key, length: value.count, frame: frame.offset)
+            }
+            if let replaced { tree.freedOverflow.append(replaced) }
+        } catch {
+            if tree.modifications != before { throw tx.fail(error) }
+            throw error
+        }
+    }
+
+    /// Removes `key`; returns whether it was there.
+    @discardableResult
+    public func delete(_ key: [UInt8]) throws -> Bool {
+        try key.withUnsafeBytes { try delete($0) }
+    }
+
+    /// Removes `key`; returns whether it was there. An empty or over-long key is simply absent.
+    /// A page that cannot be read while looking for the key fails the call before anything
+    /// changed; one that cannot be read while merging pages after the removal fails the
+    /// transaction (``StrataError/transactionFailed(cause:)``).
+    @discardableResult
+    public func delete(_ key: UnsafeRawBufferPointer) throws -> Bool {
+        let tx = transaction
+        try tx.lifetime.check()
+        guard !key.isEmpty, key.count <= StoreLimits.maxKeyLength else { return false }
+        let tree = self.tree
+        let before = tree.modifications
+        do {
+            let (found, overflow) = try tree.delete(key)
+            guard found else { return false }
+            if let overflow { tree.freedOverflow.append(overflow) }
+            tx.record.delete(tree: tree.id, key: key)
+            return true
+        } catch {
+            if tree.modifications != before { throw tx.fail(error) }
+            throw error
+        }
+    }
+
+    /// A copy of the value under `key` as this transaction sees it, or `nil`.
+    public func get(_ key: [UInt8]) throws -> [UInt8]? {
+        try transaction.lifetime.check()
+        return try key.withUnsafeBytes { k in
+            guard let root = tree.root, !k.isEmpty else { return nil }
+            let (leaf, i, found) = try TreeRead.find(root, k, tree.file)
+            return found ? try TreeRead.value(leaf, i, tree.file) : nil
+        }
+    }
+
+    /// Whether `key` has a value, as this transaction sees it.
+    public func contains(_ key: [UInt8]) throws -> Bool { try get(key) != nil }
+
+    /// A cursor over the tree, unpositioned. Positioning it reads the tree as it is then; a
+    /// later put, delete or drop in this tree makes `next()`, `previous()` and `copyValue()`
+    /// throw ``StrataError/cursorInvalidated`` until it is positioned again. Made after the
+    /// transaction ended, every method of the cursor throws.
+    public func makeCursor() -> Cursor { Cursor(writeTree: tree, lifetime: transaction.lifetime, owner: transaction) }
+
+    /// Every entry with `lower ≤ key < upper`, in order or reversed.
+    public func entries(from lower: [UInt8]? = nil, to upper: [UInt8]? = nil, reverse: Bool = false) throws -> [(key: [UInt8], value: [UInt8])] {
+        try transaction.lifetime.check()
+        return try collectRange(makeCursor(), lower: lower, upper: upper, reverse: reverse)
+    }
+}
