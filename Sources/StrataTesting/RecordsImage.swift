@@ -116,7 +116,7 @@ public struct RecordsImage: Sendable, Equatable {
     public static func read(from store: Store) throws -> RecordsImage {
         try store.read { tx in
             var trees: [Tree] = []
-            for name in tx.treeNames {
+            for name in try tx.treeNames {
                 guard let tree = try tx.tree(name) else { continue }
                 trees.append(Tree(name: name, entries: try tree.entries().map { Entry(key: $0.key, value: $0.value) }))
             }

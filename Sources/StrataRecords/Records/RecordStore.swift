@@ -92,7 +92,7 @@ public final class RecordStore: Sendable {
         try storage.write { tx in
             // Record trees without a stored model are damage (the meta tree was lost): writing a
             // fresh model over them would restart the key counters and overwrite rows.
-            if let orphan = tx.treeNames.first(where: RecordTrees.isRecordTreeName) {
+            if let orphan = try tx.treeNames.first(where: RecordTrees.isRecordTreeName) {
                 throw StrataError.corrupt("the store holds record tree '\(orphan)' but no stored model", offset: nil)
             }
             try tx.tree(RecordTrees.meta, createIfMissing: true)!.put(RecordTrees.schemaKey, Array(lines.joined(separator: "\n").utf8))
