@@ -146,8 +146,9 @@ import StrataStorage
         }
     }
 
-    /// Sorting by a double: the index puts NaN after every number and -0 with +0; the sort in
-    /// memory must give the same order (it called NaN greater and smaller than everything).
+    /// Sorting by a double: the index puts -0 with +0 and the extremes at the ends; the sort in
+    /// memory must give the same order. NaN and ±∞ cannot be stored (they made the sort in
+    /// memory call NaN greater and smaller than everything); the refusal is checked here too.
     @Test func sortingDoublesAgreesWithTheIndexOrder() throws {
         let model = try Model {
             Entity("Reading") {
@@ -157,8 +158,12 @@ import StrataStorage
             }
         }
         let store = try makeStore(model)
-        let values: [Double] = [.nan, 1, -0.0, .infinity, 0, -.infinity, .nan, -1, 2]
+        let values: [Double] = [1, -0.0, .greatestFiniteMagnitude, 0, -.greatestFiniteMagnitude, -1, 2,
+                                .leastNonzeroMagnitude, -.leastNonzeroMagnitude, 0.0]
         try store.write { tx in for v in values { try tx.insert("Reading", ["x": v, "y": v]) } }
+        for v in [Double.nan, -.nan, .infinity, -.infinity] {
+            #expect(throws: StrataError.self, "\(v)") { try store.write { tx in try tx.insert("Reading", ["x": v, "y": 0.0]) } }
+        }
         let byIndex = try store.read { r in try r.fetch(FetchRequest("Reading", sortedBy: [FetchSortDescriptor("x")])) }
         let inMemory = try store.read { r in try r.fetch(FetchRequest("Reading", sortedBy: [FetchSortDescriptor("y")])) }
         #expect(byIndex == inMemory)
