@@ -102,3 +102,47 @@ import StrataStorage
         }
     }
 }
+
+extension MigrationTests {
+    /// A migration is not an edit: a `now()` attribute the old model had keeps the time of the
+    /// row's last real change (it was stamped with the migration's time), and one the new model
+    /// adds is set to the migration's time. Rows without a stamp stay without one.
+    @Test func migrationKeepsNowStampsAndStampsNewOnes() throws {
+        let fs = SimulatedFileSystem()
+        let v1 = try Model {
+            Entity("Note") {
+                Attribute("text", .string)
+                Derived("modified", .date, "now()")
+            }
+        }
+        let v2 = try Model {
+            Entity("Note") {
+                Attribute("text", .string)
+                Attribute("pinned", .bool, default: false)
+                Derived("modified", .date, "now()")
+                Derived("migrated", .date, "now()")
+            }
+        }
+        let store = try makeStore(v1, fs: fs)
+        let note = try store.write { tx in try tx.insert("Note", ["text": "a"]) }
+        let stamped = try store.value("modified", of: note)
+        guard case .date(let before) = stamped else { Issue.record("modified is \(stamped)"); return }
+        try store.close()
+        // The migration's transaction begins measurably later than the insert's.
+        Thread.sleep(forTimeInterval: 0.05)
+        var o = StoreOptions(durability: .normal)
+        o.fileSystem = fs
+        let migrated = try RecordStore(path: "/db/records.strata", model: v2, options: o, migration: .lightweight)
+        #expect(try migrated.value("modified", of: note) == stamped)
+        guard case .date(let stampedByMigration) = try migrated.value("migrated", of: note) else {
+            Issue.record("a now() attribute the migration added is not a date"); return
+        }
+        #expect(stampedByMigration.timeIntervalSince(before) >= 0.04)
+        try expectConsistent(migrated)
+        // A real change stamps again.
+        try migrated.write { tx in try tx.update(note, ["text": "b"]) }
+        guard case .date(let after) = try migrated.value("modified", of: note) else { Issue.record("modified lost"); return }
+        #expect(after > before)
+        try migrated.close()
+    }
+}
