@@ -35,7 +35,7 @@ extension DerivationEngine {
             for (m, member) in members.enumerated() {
                 let vo = member.source.map { o?[$0] ?? .null } ?? .null
                 let vn = member.source.map { n?[$0] ?? .null } ?? .null
-                if po == pn && vo == vn { continue }
+                if po == pn && vo.isIdentical(to: vn) { continue }
                 if let po { deltas[po, default: empty][m].leave(vo) }
                 if let pn { deltas[pn, default: empty][m].enter(vn) }
                 if member.function == .min || member.function == .max {
@@ -72,9 +72,10 @@ extension DerivationEngine {
                 if change.added { now.remove(change.other) } else { now.insert(change.other) }
             }
             let was = before == nil ? [] : now
-            if vo == vn && was == after { continue }
-            for p in was where vo != vn || !after.contains(p) { deltas[p, default: [AggregateDelta()]][0].leave(vo) }
-            for p in after where vo != vn || !was.contains(p) { deltas[p, default: [AggregateDelta()]][0].enter(vn) }
+            let same = vo.isIdentical(to: vn)
+            if same && was == after { continue }
+            for p in was where !same || !after.contains(p) { deltas[p, default: [AggregateDelta()]][0].leave(vo) }
+            for p in after where !same || !was.contains(p) { deltas[p, default: [AggregateDelta()]][0].enter(vn) }
             if f == .min || f == .max {
                 for p in was { try moveExtreme(e, d, child: child, from: (p, vo), to: (nil, .null)) }
                 for p in after { try moveExtreme(e, d, child: child, from: (nil, .null), to: (p, vn)) }
@@ -121,7 +122,7 @@ extension DerivationEngine {
     private func applyDelta(_ delta: AggregateDelta, _ member: AggregateMember, _ e: EntityDescription, parent pk: UInt64,
                             row r: [Value], childEntity c: EntityDescription, into changes: inout [(field: Int, value: Value)]) throws {
         let d = member.derived, source = member.source
-        func set(_ field: Int, _ v: Value) { if r[field] != v { changes.append((field, v)) } }
+        func set(_ field: Int, _ v: Value) { if !r[field].isIdentical(to: v) { changes.append((field, v)) } }
         do {
             switch member.function {
             case .count:
