@@ -93,13 +93,8 @@ extension DerivationEngine {
     func moveExtreme(_ e: EntityDescription, _ d: DerivedDescription, child: UInt64,
                      from old: (UInt64?, Value), to new: (UInt64?, Value)) throws {
         let t = try tx.tx.tree(RecordTrees.extremes(e, d.name), createIfMissing: true)!
-        func key(_ p: UInt64, _ v: Value) -> [UInt8] {
-            var k = KeyEncoding.primaryKey(p)
-            KeyEncoding.append(v, to: &k)
-            return k + KeyEncoding.primaryKey(child)
-        }
-        if let p = old.0, !old.1.isNull { _ = try t.delete(key(p, old.1)) }
-        if let p = new.0, !new.1.isNull { try t.put(key(p, new.1), []) }
+        if let p = old.0, !old.1.isNull { _ = try t.delete(RecordTrees.extremesKey(parent: p, value: old.1, child: child)) }
+        if let p = new.0, !new.1.isNull { try t.put(RecordTrees.extremesKey(parent: p, value: new.1, child: child), []) }
     }
 
     /// Applies each parent's deltas (one per member) to its stored values and bookkeeping
