@@ -35,7 +35,7 @@ extension DerivationEngine {
             for (m, member) in members.enumerated() {
                 let vo = member.source.map { o?[$0] ?? .null } ?? .null
                 let vn = member.source.map { n?[$0] ?? .null } ?? .null
-                if po == pn && vo == vn { continue }
+                if po == pn && vo.isIdentical(to: vn) { continue }
                 if let po { deltas[po, default: empty][m].leave(vo) }
                 if let pn { deltas[pn, default: empty][m].enter(vn) }
                 if member.function == .min || member.function == .max {
@@ -72,9 +72,10 @@ extension DerivationEngine {
                 if change.added { now.remove(change.other) } else { now.insert(change.other) }
             }
             let was = before == nil ? [] : now
-            if vo == vn && was == after { continue }
-            for p in was where vo != vn || !after.contains(p) { deltas[p, default: [AggregateDelta()]][0].leave(vo) }
-            for p in after where vo != vn || !was.contains(p) { deltas[p, default: [AggregateDelta()]][0].enter(vn) }
+            let same = vo.isIdentical(to: vn)
+            if same && was == after { continue }
+            for p in was where !same || !after.contains(p) { deltas[p, default: [AggregateDelta()]][0].leave(vo) }
+            for p in after where !same || !was.contains(p) { deltas[p, default: [AggregateDelta()]][0].enter(vn) }
             if f == .min || f == .max {
                 for p in was { try moveExtreme(e, d, child: child, from: (p, vo), to: (nil, .null)) }
                 for p in after { try moveExtreme(e, d, child: child, from: (nil, .null), to: (p, vn)) }
@@ -92,13 +93,8 @@ extension DerivationEngine {
     func moveExtreme(_ e: EntityDescription, _ d: DerivedDescription, child: UInt64,
                      from old: (UInt64?, Value), to new: (UInt64?, Value)) throws {
         let t = try tx.tx.tree(RecordTrees.extremes(e, d.name), createIfMissing: true)!
-        func key(_ p: UInt64, _ v: Value) -> [UInt8] {
-            var k = KeyEncoding.primaryKey(p)
-            KeyEncoding.append(v, to: &k)
-            return k + KeyEncoding.primaryKey(child)
-        }
-        if let p = old.0, !old.1.isNull { _ = try t.delete(key(p, old.1)) }
-        if let p = new.0, !new.1.isNull { try t.put(key(p, new.1), []) }
+        if let p = old.0, !old.1.isNull { _ = try t.delete(RecordTrees.extremesKey(parent: p, value: old.1, child: child)) }
+        if let p = new.0, !new.1.isNull { try t.put(RecordTrees.extremesKey(parent: p, value: new.1, child: child), []) }
     }
 
     /// Applies each parent's deltas (one per member) to its stored values and bookkeeping
@@ -121,7 +117,7 @@ extension DerivationEngine {
     private func applyDelta(_ delta: AggregateDelta, _ member: AggregateMember, _ e: EntityDescription, parent pk: UInt64,
                             row r: [Value], childEntity c: EntityDescription, into changes: inout [(field: Int, value: Value)]) throws {
         let d = member.derived, source = member.source
-        func set(_ field: Int, _ v: Value) { if r[field] != v { changes.append((field, v)) } }
+        func set(_ field: Int, _ v: Value) { if !r[field].isIdentical(to: v) { changes.append((field, v)) } }
         do {
             switch member.function {
             case .count:

@@ -48,7 +48,7 @@ struct DerivationEngine {
     func changed(_ key: RowKey, _ f: Int) throws -> Bool {
         guard let settled = tx.settled(key) else { return false }
         guard let o = settled, let c = try tx.row(key) else { return true }
-        return o[f] != c[f]
+        return !o[f].isIdentical(to: c[f])
     }
 
     func touched(_ entity: Int) -> [RowKey] { tx.touched(entity) }
@@ -64,7 +64,7 @@ struct DerivationEngine {
             // Touched rows are all in the transaction's states: one lookup each.
             guard let state = tx.rowStates[key], let current = state.current else { continue }
             guard let settled = state.settled else { candidates.insert(key); continue }
-            for path in paths where settled[e.fieldIndex[path[0]]!] != current[e.fieldIndex[path[0]]!] {
+            for path in paths where !settled[e.fieldIndex[path[0]]!].isIdentical(to: current[e.fieldIndex[path[0]]!]) {
                 candidates.insert(key)
                 break
             }
@@ -73,7 +73,9 @@ struct DerivationEngine {
         for key in candidates.sorted(by: { $0.pk < $1.pk }) {
             guard let r = try tx.row(key) else { continue }
             let v = try DerivedEvaluator(tx: tx, entity: e, property: d.name).value(of: d.parsed, at: key, as: d.type)
-            if r[d.field] != v { try tx.setFields(key, [(d.field, v)]) }
+            // Byte for byte: a canonically equivalent spelling (equal by `==`) is another value
+            // to a prefix search, an index key and the checker.
+            if !r[d.field].isIdentical(to: v) { try tx.setFields(key, [(d.field, v)]) }
         }
     }
 

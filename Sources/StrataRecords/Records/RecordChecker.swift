@@ -2,168 +2,205 @@ import Foundation
 import StrataStorage
 
 extension RecordReader {
-    /// Verifies the record layer from scratch: every row decodes; every index, uniqueness,
-    /// inverse and join entry matches the rows (nothing missing, nothing extra, no dangling
-    /// reference); and every derived value equals its recomputation from the rows. Returns the
-    /// problems found (empty: consistent). Reads everything: cost is the size of the store.
+    /// Verifies the record layer from scratch: every structure the record layer maintains
+    /// (FORMAT.md §12) against a recomputation from the rows. Returns the problems found (empty:
+    /// consistent), at most `limit` of them.
+    ///
+    /// What is checked, structure by structure (a structure the record layer writes that is not
+    /// on this list is a gap in the checker):
+    ///
+    /// - **Trees.** Every tree whose name looks like the record layer's (`records:…`, `rows:`,
+    ///   `index:`, `unique:`, `inverse:`, `join:`, `extremes:`) belongs to the model: the rows of
+    ///   an entity, one of its indexes or uniqueness constraints, the inverse of one of its to-one
+    ///   relationships, one side of one of its many-to-many relationships, the bookkeeping of one
+    ///   of its `@min`/`@max` attributes. Any other is reported as unknown.
+    /// - **`records:meta`.** `schema` is the model's text; every other key is `next:<Entity>` of an
+    ///   entity of the model.
+    /// - **Key counters** (`next:<Entity>`): 8 bytes, present when the entity has rows, above
+    ///   the largest primary key in use and below `UInt64.max` (the next insert needs a key).
+    /// - **Rows** (`rows:<Entity>`): keys are 8 bytes (else `corrupt` is thrown); every row
+    ///   decodes, and its bytes are exactly what the row codec writes for the decoded values
+    ///   (nothing appended, no other spelling); required attributes, to-one relationships and
+    ///   auxiliary fields hold a value; integers fit their attribute's width; doubles, dates and
+    ///   decimals are finite; every to-one relationship points at an existing row.
+    /// - **Fetch indexes** (`index:`): exactly one entry per row, nothing else; values empty.
+    /// - **Uniqueness** (`unique:`): no two rows share constrained values; exactly one entry per
+    ///   row without a nil among them, nothing else, each entry's value the primary key of the
+    ///   row that holds those values. Inside a write transaction the trees hold the values as
+    ///   the transaction found them (they move at commit), and are checked against those.
+    /// - **Inverses** (`inverse:`): exactly one entry per row whose to-one relationship is set,
+    ///   nothing else; values empty.
+    /// - **Many-to-many** (`join:`): keys are 16 bytes (else `corrupt` is thrown); both rows of
+    ///   every link exist; every link is stored on both sides; values empty.
+    /// - **`@min`/`@max` bookkeeping** (`extremes:`): exactly one entry (parent, child value,
+    ///   child) for every member of every parent with a non-nil value, nothing else; values empty.
+    /// - **Derived values**: each equals its recomputation from the rows (copies through to-one,
+    ///   string functions, arithmetic, every aggregate), by the derivation engine's own
+    ///   evaluator and the arithmetic of ``AggregateArithmetic``, exactly (strings byte for
+    ///   byte); `now()` is set when required (its time cannot be recomputed).
+    /// - **Auxiliary fields** (FORMAT.md §12, "Row layout"): running counts and integer and
+    ///   decimal running sums equal their recomputation exactly; a double running sum
+    ///   (sum + compensation) is within ``RunningSumTolerance`` of the compensated sum from
+    ///   scratch; and the derived value equals exactly what its own auxiliary fields give.
+    ///
+    /// Inside a write transaction the transaction settles first and its pending rows are
+    /// written, so the check sees what the commit would store. Reads every tree once, in key
+    /// order; the cost is linear in the size of the store (hash sets and maps of the keys the
+    /// rows call for; the two sides of a many-to-many compared by a sort and a merge; a to-one
+    /// hop of a derived copy is a lookup among the rows already read). Memory holds every row,
+    /// decoded.
+    ///
+    /// Throws `corrupt` for keys of the wrong length in the rows and join trees (their
+    /// primary keys cannot be read), and what reading the trees throws.
     public func checkRecords(limit: Int = 100) throws -> [String] {
-        var problems: [String] = []
-        func report(_ s: String) { if problems.count < limit { problems.append(s) } }
         try willScanRows()
-        var rowsByEntity: [[(UInt64, [Value])]] = []
+        let check = RecordCheck(reader: self, limit: limit)
+        try check.run()
+        return check.problems
+    }
+}
+
+/// One run of ``RecordReader/checkRecords(limit:)``: the rows read once, then every structure
+/// compared with what the rows say it must hold.
+final class RecordCheck {
+    let reader: RecordReader
+    let model: Model
+    let limit: Int
+    private(set) var problems: [String] = []
+    /// Each entity's rows as stored (decoded), in primary-key order.
+    var entities: [CheckedRows] = []
+    /// Every join tree's entries, in key order.
+    var links: [String: [JoinPair]] = [:]
+    /// To-many members through a to-one inverse, by (child entity, to-one field): parent → child rows.
+    var children: [Int: [Int: [UInt64: [Int]]]] = [:]
+
+    init(reader: RecordReader, limit: Int) {
+        self.reader = reader
+        self.model = reader.model
+        self.limit = limit
+    }
+
+    var source: TreeSource { reader.source }
+    /// A reader over the rows read by ``readRows()``, for the derivation engine's evaluator.
+    lazy var rowReader = CheckedRowsReader(model: model, source: reader.source, check: self)
+    /// The write transaction the check runs in, if any.
+    var transaction: RecordTransaction? { reader as? RecordTransaction }
+
+    func report(_ s: String) {
+        if problems.count < limit { problems.append(s) }
+    }
+
+    func run() throws {
+        try readRows()
+        try checkTreeNames()
+        try checkMeta()
         for e in model.entities {
-            var rows: [(UInt64, [Value])] = []
-            var keys: [UInt64] = []
-            try source.scan(RecordTrees.rows(e), prefix: []) { key, _ in
-                keys.append(try RecordTrees.primaryKey(key, at: 0, exactLength: 8, tree: RecordTrees.rows(e)))
-                return true
-            }
-            for pk in keys {
+            checkRowValues(e)
+            try checkIndexes(e)
+            try checkUniqueness(e)
+            try checkInverses(e)
+            try checkJoins(e)
+        }
+        for e in model.entities {
+            try checkExtremes(e)
+            try checkDerived(e)
+        }
+    }
+
+    // MARK: Rows
+
+    /// Reads every row of every entity from its stored bytes: undecodable rows and bytes that
+    /// are not the codec's spelling of their values are reported (the former are left out of
+    /// everything that follows, so their entries elsewhere show up as unaccounted for).
+    func readRows() throws {
+        for e in model.entities {
+            var rows = CheckedRows()
+            let tree = RecordTrees.rows(e)
+            try source.scan(tree, prefix: []) { key, cursor in
+                let pk = try RecordTrees.primaryKey(key, at: 0, exactLength: 8, tree: tree)
                 do {
-                    if let r = try row(RowKey(entity: e.index, pk: pk)) { rows.append((pk, r)) }
+                    let stored = cursor.isOverflow ? try cursor.copyValue() : [UInt8](cursor.value)
+                    let r = try RowCodec.decode(stored, fields: e.fields)
+                    if RowCodec.encode(r, fields: e.fields) != stored {
+                        report("\(e.name)/\(pk): the row's bytes are not what the row codec writes for its values (damaged or appended bytes)")
+                    }
+                    rows.append(pk, r)
                 } catch {
                     report("\(e.name)/\(pk): row does not decode: \(error)")
                 }
+                return true
             }
-            rowsByEntity.append(rows)
+            entities.append(rows)
         }
-        for e in model.entities {
-            let rows = rowsByEntity[e.index]
-            // Fetch indexes.
-            for (i, fields) in e.indexFields.enumerated() {
-                let expected = Set(rows.map { (pk, r) in KeyEncoding.indexKey(fields.map { r[$0] }, pk: pk) })
-                try compare(tree: RecordTrees.index(e, i), expected: expected, what: "index (\(e.indexes[i].joined(separator: ", ")))", report)
-            }
-            // Uniqueness.
-            for (i, fields) in e.uniqueFields.enumerated() {
-                var expected = Set<[UInt8]>()
-                var owners: [[UInt8]: UInt64] = [:]
-                for (pk, r) in rows {
-                    let values = fields.map { r[$0] }
-                    if values.contains(where: \.isNull) { continue }
-                    var k: [UInt8] = []
-                    for v in values { KeyEncoding.append(v, to: &k) }
-                    if let other = owners.updateValue(pk, forKey: k) {
-                        report("\(e.name)/\(pk) and \(e.name)/\(other) break the uniqueness of (\(e.uniquenessConstraints[i].joined(separator: ", ")))")
-                    }
-                    expected.insert(k)
-                }
-                try compare(tree: RecordTrees.unique(e, i), expected: expected, what: "uniqueness (\(e.uniquenessConstraints[i].joined(separator: ", ")))", report)
-            }
-            // To-one relationships and their inverse trees.
+    }
+
+    /// Required values, integer widths, finite numbers and to-one targets of every row of `e`.
+    /// Rows a write transaction changed are judged at its commit, not here.
+    func checkRowValues(_ e: EntityDescription) {
+        let rows = entities[e.index]
+        for (i, r) in rows.rows.enumerated() {
+            let pk = rows.keys[i]
+            let pending = transaction?.original(RowKey(entity: e.index, pk: pk)) != nil
             for (f, field) in e.fields.enumerated() {
-                guard case .toOne(let t) = field.kind else { continue }
-                let targets = Set(rowsByEntity[t].map(\.0))
-                var expected = Set<[UInt8]>()
-                for (pk, r) in rows {
-                    guard case .int(let p) = r[f] else { continue }
-                    let target = UInt64(bitPattern: p)
-                    if !targets.contains(target) { report("\(e.name)/\(pk).\(field.name) points at \(model.entities[t].name)/\(target), which does not exist") }
-                    expected.insert(RecordTrees.pair(target, pk))
-                }
-                try compare(tree: RecordTrees.inverse(e, f), expected: expected, what: "inverse of \(field.name)", report)
-            }
-            // Many-to-many: each link stored both ways, between existing rows.
-            for rel in e.relationships where rel.isManyToMany {
-                let here = Set(rows.map(\.0)), there = Set(rowsByEntity[rel.targetIndex].map(\.0))
-                let t = model.entities[rel.targetIndex]
-                let tree = RecordTrees.join(e, rel.name)
-                try source.scan(tree, prefix: []) { key, _ in
-                    let a = try RecordTrees.primaryKey(key, at: 0, exactLength: 16, tree: tree)
-                    let b = try RecordTrees.primaryKey(key, at: 8, exactLength: 16, tree: tree)
-                    if !here.contains(a) || !there.contains(b) { report("join \(e.name).\(rel.name) links \(a) and \(b), one of which does not exist") }
-                    if (try? source.get(RecordTrees.join(t, rel.inverse), RecordTrees.pair(b, a))) == nil { report("join \(e.name).\(rel.name) (\(a), \(b)) has no inverse entry") }
-                    return true
-                }
-            }
-            // Derived values against a recomputation from scratch, by the same arithmetic.
-            for d in e.derivedAttributes {
-                let tolerant = DerivedComparison.isInexact(d)
-                for (pk, r) in rows {
-                    let key = RowKey(entity: e.index, pk: pk)
-                    let stored = r[d.field]
-                    let expected: Value
-                    do {
-                        switch d.parsed {
-                        case .now:
-                            if stored.isNull && !d.isOptional { report("\(e.name)/\(pk).\(d.name) (now()) is not set") }
-                            continue
-                        case .aggregate(let f, let relName, let attr):
-                            expected = try recomputeAggregate(f, e.relationship(relName)!, attr, of: key, in: e, declared: d)
-                        default:
-                            expected = try DerivedEvaluator(tx: self, entity: e, property: d.name).value(of: d.parsed, at: key, as: d.type)
-                        }
-                    } catch StrataError.validation(_, _, let reason) {
-                        report("\(e.name)/\(pk).\(d.name) = \(stored), but recomputing it from scratch fails: \(reason)")
-                        continue
+                let v = r[f]
+                if v.isNull {
+                    if !field.isOptional && !pending && field.kind != .derived {
+                        report("\(e.name)/\(pk).\(field.name) has no value, but it is required")
                     }
-                    if !DerivedComparison.agree(stored, expected, tolerant: tolerant) {
-                        report("\(e.name)/\(pk).\(d.name) = \(stored), recomputed from scratch: \(expected)")
+                    continue
+                }
+                switch v {
+                case .int(let x):
+                    if case .attribute = field.kind, let range = field.type.integerRange, !range.contains(x), !pending {
+                        report("\(e.name)/\(pk).\(field.name) = \(x) does not fit \(field.type.rawValue)")
                     }
+                case .double(let x) where !x.isFinite:
+                    report("\(e.name)/\(pk).\(field.name) = \(x): a stored double is always finite")
+                case .date(let d) where !d.timeIntervalSinceReferenceDate.isFinite:
+                    report("\(e.name)/\(pk).\(field.name) is a date that is not finite")
+                case .decimal(let d) where d.isNaN:
+                    report("\(e.name)/\(pk).\(field.name) is a decimal NaN")
+                default:
+                    break
+                }
+                if case .toOne(let t) = field.kind, case .int(let p) = v, entities[t].row(UInt64(bitPattern: p)) == nil {
+                    report("\(e.name)/\(pk).\(field.name) points at \(model.entities[t].name)/\(UInt64(bitPattern: p)), which does not exist")
                 }
             }
-        }
-        return problems
-    }
-
-    private func compare(tree: String, expected: Set<[UInt8]>, what: String, _ report: (String) -> Void) throws {
-        var found = Set<[UInt8]>()
-        try source.scan(tree, prefix: []) { key, _ in
-            found.insert([UInt8](key))
-            return true
-        }
-        let missing = expected.subtracting(found).count, extra = found.subtracting(expected).count
-        if missing > 0 { report("\(tree): \(missing) entr\(missing == 1 ? "y" : "ies") missing (\(what))") }
-        if extra > 0 { report("\(tree): \(extra) entr\(extra == 1 ? "y" : "ies") that no row accounts for (\(what))") }
-    }
-
-    /// An aggregate computed by reading every member, by ``AggregateArithmetic``, converted to
-    /// the declared type as the engine converts it.
-    func recomputeAggregate(_ f: AggregateFunction, _ rel: RelationshipDescription, _ attr: String?, of key: RowKey,
-                            in e: EntityDescription, declared d: DerivedDescription) throws -> Value {
-        let members = try memberKeys(rel, of: key)
-        do {
-            if f == .count { return try DerivedValues.convert(.int(Int64(members.count)), to: d.type) }
-            let t = model.entities[rel.targetIndex]
-            let field = t.fieldIndex[attr!]!
-            var values: [Value] = []
-            for pk in members {
-                if let r = try row(RowKey(entity: t.index, pk: pk)), !r[field].isNull { values.append(r[field]) }
-            }
-            switch f {
-            case .count, .sum:
-                return try DerivedValues.convert(try AggregateArithmetic.sum(values)?.total ?? .int(0), to: d.type)
-            case .avg:
-                guard let (total, count) = try AggregateArithmetic.sum(values) else { return .null }
-                return try AggregateArithmetic.mean(sum: total, count: count, as: d.type)
-            case .min, .max:
-                return try DerivedValues.convert(AggregateArithmetic.extreme(values, max: f == .max), to: d.type)
-            }
-        } catch let overflow as AggregateArithmetic.Overflow {
-            throw StrataError.validation(entity: e.name, property: d.name, reason: "\(overflow.reason) in \(d.expression)")
         }
     }
 }
 
-/// Whether a stored derived value agrees with its recomputation: exactly, except the sums and
-/// averages of doubles, whose compensated running sums may differ from a sum from scratch in
-/// the last bits (by at most 1e-9 of the magnitude).
-enum DerivedComparison {
-    static func agree(_ a: Value, _ b: Value, tolerant: Bool = true) -> Bool {
-        if a == b { return true }
-        if tolerant, case .double(let x) = a, case .double(let y) = b {
-            return abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1e-300) || abs(x - y) < 1e-12
-        }
-        if tolerant, case .decimal(let x) = a, case .decimal(let y) = b,
-           let dx = ExactConversion.nearestDouble(x), let dy = ExactConversion.nearestDouble(y) {
-            return abs(dx - dy) <= 1e-9 * max(abs(dx), abs(dy), 1e-300) || abs(dx - dy) < 1e-12
-        }
-        return false
+/// One entity's rows as the checker read them.
+struct CheckedRows {
+    /// Primary keys, ascending (the rows tree's order).
+    var keys: [UInt64] = []
+    var rows: [[Value]] = []
+    var position: [UInt64: Int] = [:]
+
+    mutating func append(_ pk: UInt64, _ row: [Value]) {
+        position[pk] = rows.count
+        keys.append(pk)
+        rows.append(row)
     }
 
-    /// Whether `d` is a sum or average over doubles: the one inexact aggregate.
-    static func isInexact(_ d: DerivedDescription) -> Bool {
-        guard case .aggregate(let f, _, _) = d.parsed, f == .sum || f == .avg else { return false }
-        return d.aggregateSourceType == .double
+    func row(_ pk: UInt64) -> [Value]? { position[pk].map { rows[$0] } }
+}
+
+/// A reader whose rows are the ones a ``RecordCheck`` read and decoded: the derivation
+/// engine's evaluator recomputes row-local derived values through it, so each to-one hop is a
+/// dictionary lookup instead of a tree descent and a decode. Rows that did not decode read as
+/// missing (they are reported already). Lives only for one check.
+final class CheckedRowsReader: RecordReader {
+    unowned let check: RecordCheck
+
+    init(model: Model, source: TreeSource, check: RecordCheck) {
+        self.check = check
+        super.init(model: model, source: source)
+    }
+
+    override func row(_ key: RowKey) throws -> [Value]? {
+        guard key.entity >= 0, key.entity < check.entities.count else { return nil }
+        return check.entities[key.entity].row(key.pk)
     }
 }

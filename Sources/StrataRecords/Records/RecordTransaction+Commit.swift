@@ -106,15 +106,12 @@ extension RecordTransaction {
 
     /// The uniqueness key of some values; nil when one is nil (SQL semantics: nils never clash).
     func uniqueKey(_ values: [Value], _ e: EntityDescription, _ i: Int) throws -> [UInt8]? {
-        if values.contains(where: \.isNull) { return nil }
-        var out: [UInt8] = []
-        for v in values {
-            guard KeyEncoding.append(v, to: &out) else {
-                throw StrataError.validation(entity: e.name, property: e.uniquenessConstraints[i].joined(separator: ","),
-                                             reason: "a value in a uniqueness constraint is longer than \(KeyEncoding.maxValueBytes) bytes")
-            }
+        guard let (key, whole) = RecordTrees.uniqueKey(values) else { return nil }
+        guard whole else {
+            throw StrataError.validation(entity: e.name, property: e.uniquenessConstraints[i].joined(separator: ","),
+                                         reason: "a value in a uniqueness constraint is longer than \(KeyEncoding.maxValueBytes) bytes")
         }
-        return out
+        return key
     }
 
     /// Required values, integer ranges and validation rules: every field of the rows a caller

@@ -32,6 +32,29 @@ enum RecordTrees {
 
     static func pair(_ a: UInt64, _ b: UInt64) -> [UInt8] { KeyEncoding.primaryKey(a) + KeyEncoding.primaryKey(b) }
 
+    /// The key of a `@min`/`@max` bookkeeping entry: the parent's key, the child's value as a
+    /// key value, the child's key. One definition for the engine that writes the entries and
+    /// the checker that recomputes them.
+    static func extremesKey(parent: UInt64, value: Value, child: UInt64) -> [UInt8] {
+        var k = KeyEncoding.primaryKey(parent)
+        KeyEncoding.append(value, to: &k)
+        return k + KeyEncoding.primaryKey(child)
+    }
+
+    /// The key of a uniqueness entry for the constrained `values`, or nil when one of them is
+    /// nil (nils never clash); `whole` is false when a value was cut at
+    /// ``KeyEncoding/maxValueBytes`` (a commit refuses such a value). One definition for the
+    /// commit that writes the entries and the checker that recomputes them.
+    static func uniqueKey(_ values: [Value]) -> (key: [UInt8], whole: Bool)? {
+        if values.contains(where: \.isNull) { return nil }
+        var out: [UInt8] = []
+        var whole = true
+        for v in values {
+            if !KeyEncoding.append(v, to: &out) { whole = false }
+        }
+        return (out, whole)
+    }
+
     /// The primary key in the last 8 bytes of a key read from `tree`, which must be at least
     /// `minimumLength` bytes long: a shorter key (a damaged or forged file) throws `corrupt`
     /// instead of reading outside the key.

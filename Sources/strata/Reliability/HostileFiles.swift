@@ -182,6 +182,18 @@ enum HostileFiles {
             let t = try tree(image, "unique:Tag:label")
             image.trees[t].entries[0].value = [1, 2, 3, 4, 5, 6, 7, 8, 9]
         }, expectation: "-", what: "a unique:Tag:label entry whose primary key is 9 bytes (checkRecords() did not notice)"))
+        files.append(File(name: "records-unique-owner-zero.records", bytes: try edited { image in
+            let t = try tree(image, "unique:Tag:label")
+            image.trees[t].entries[0].value = Array(repeating: 0, count: 8)
+        }, expectation: "-", what: "a unique:Tag:label entry naming primary key 0 instead of the row that holds the label (checkRecords() read only the keys; CI's fuzz case 13739, seed 20261122)"))
+        files.append(File(name: "records-extremes-removed.records", bytes: try edited { image in
+            _ = try tree(image, "extremes:TodoList:dearest")
+            image.trees.removeAll { $0.name == "extremes:TodoList:dearest" }
+        }, expectation: "-", what: "the @max bookkeeping tree extremes:TodoList:dearest removed (checkRecords() did not read extremes trees; a commit then computed a wrong @max)"))
+        files.append(File(name: "records-extremes-renamed.records", bytes: try edited { image in
+            let t = try tree(image, "extremes:TodoList:dearest")
+            image.trees[t].name = "rows:Nobody"
+        }, expectation: "-", what: "extremes:TodoList:dearest renamed rows:Nobody: bookkeeping missing, and a record tree no entity explains"))
         return files
     }
 }
