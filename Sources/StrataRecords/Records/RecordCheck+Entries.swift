@@ -27,8 +27,8 @@ extension RecordCheck {
     func checkTreeNames() throws {
         let all: [String]
         switch source {
-        case .read(let tx): all = tx.treeNames
-        case .write(let tx): all = tx.treeNames
+        case .read(let tx): all = try tx.treeNames
+        case .write(let tx): all = try tx.treeNames
         }
         let expected = expectedTreeNames
         for name in all where (RecordTrees.isRecordTreeName(name) || name.hasPrefix("records:")) && !expected.contains(name) {
