@@ -36,7 +36,8 @@ extension RecordCheck {
         }
     }
 
-    /// The stored model text, the key counters, and nothing else in `records:meta`.
+    /// The stored model text, the key counters, the key format version, and nothing else in
+    /// `records:meta`.
     func checkMeta() throws {
         var counters: [String: [UInt8]] = [:]
         var schema: [UInt8]?
@@ -44,6 +45,13 @@ extension RecordCheck {
             let k = [UInt8](key)
             if k == RecordTrees.schemaKey {
                 schema = try cursor.copyValue()
+            } else if k == KeyFormat.metaKey {
+                // Opening upgrades older keys and refuses newer ones, so a checked store holds
+                // the current version.
+                let version = try cursor.copyValue()
+                if version != [KeyFormat.current] {
+                    report("\(RecordTrees.meta): the key format entry is \(version), expected [\(KeyFormat.current)]")
+                }
             } else if k.starts(with: Array("next:".utf8)) {
                 counters[String(decoding: k.dropFirst(5), as: UTF8.self)] = try cursor.copyValue()
             } else {
