@@ -247,40 +247,10 @@ struct FuzzCase {
             }
         default:
             // Commit records: the op codes and the overflow references of put-overflow operations.
-            var q = 0
-            func varint() -> UInt64? {
-                var v: UInt64 = 0
-                var shift: UInt64 = 0
-                while q < end, shift < 70 {
-                    let byte = payload[q]
-                    q += 1
-                    v |= UInt64(byte & 0x7F) << shift
-                    if byte & 0x80 == 0 { return v }
-                    shift += 7
-                }
-                return nil
-            }
-            scan: while q < end {
-                let opAt = q
-                let op = payload[q]
-                q += 1
-                field(opAt, 1, "commit op code", [0, 6, 0xFF])
-                switch op {
-                case 1, 2, 3:
-                    guard varint() != nil, let kl = varint(), kl <= UInt64(end) else { break scan }
-                    q += Int(kl)
-                    if op == 1 { guard let vl = varint(), vl <= UInt64(end) else { break scan }; q += Int(vl) }
-                    if op == 3 {
-                        guard varint() != nil, q + 8 <= end else { break scan }
-                        field(q, 8, "commit overflow offset", badOffsets + wrongFrame(4))
-                        q += 8
-                    }
-                case 4:
-                    guard varint() != nil, let nl = varint(), nl <= UInt64(end) else { break scan }
-                    q += Int(nl)
-                case 5:
-                    guard varint() != nil else { break scan }
-                default: break scan
+            CommitOpWalk.forEach(in: payload, from: 0, to: end) { site in
+                switch site {
+                case .opCode(let at): field(at, 1, "commit op code", [0, 6, 0xFF])
+                case .overflowReference(let at): field(at, 8, "commit overflow offset", badOffsets + wrongFrame(4))
                 }
             }
         }

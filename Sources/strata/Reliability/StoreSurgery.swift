@@ -242,39 +242,10 @@ struct StoreSurgery {
     /// frame's payload (FORMAT.md §5).
     static func moveOverflowReferences(_ frame: inout [UInt8], _ moved: (UInt64) -> UInt64) {
         let end = 40 + Int(readLE(frame, 8, 4))
-        var q = 40
-        func varint() -> UInt64? {
-            var v: UInt64 = 0
-            var shift: UInt64 = 0
-            while q < end, shift < 70 {
-                let byte = frame[q]
-                q += 1
-                v |= UInt64(byte & 0x7F) << shift
-                if byte & 0x80 == 0 { return v }
-                shift += 7
-            }
-            return nil
+        var references: [Int] = []
+        CommitOpWalk.forEach(in: frame, from: 40, to: min(end, frame.count)) { site in
+            if case .overflowReference(let at) = site { references.append(at) }
         }
-        while q < end {
-            let op = frame[q]
-            q += 1
-            switch op {
-            case 1, 2, 3:
-                guard varint() != nil, let kl = varint(), kl <= UInt64(end - q) else { return }
-                q += Int(kl)
-                if op == 1 { guard let vl = varint(), vl <= UInt64(end - q) else { return }; q += Int(vl) }
-                if op == 3 {
-                    guard varint() != nil, q + 8 <= end else { return }
-                    writeLE(&frame, q, 8, moved(readLE(frame, q, 8)))
-                    q += 8
-                }
-            case 4:
-                guard varint() != nil, let nl = varint(), nl <= UInt64(end - q) else { return }
-                q += Int(nl)
-            case 5:
-                guard varint() != nil else { return }
-            default: return
-            }
-        }
+        for at in references { writeLE(&frame, at, 8, moved(readLE(frame, at, 8))) }
     }
 }
