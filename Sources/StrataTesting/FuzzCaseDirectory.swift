@@ -1,3 +1,4 @@
+import StrataStorage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,22 @@ public func withFuzzCaseDirectory<T>(_ prefix: String, _ body: (String) throws -
     guard let dir = makeFuzzCaseDirectory(prefix) else { return nil }
     defer { removeFuzzCaseDirectory(dir) }
     return try body(dir)
+}
+
+/// Writes `bytes` as the whole file at `path` through the engine's POSIX layer, replacing what
+/// was there; returns that file system, or `nil` when the file cannot be written. The fuzz
+/// targets place each input this way so it reaches the engine through real file I/O.
+public func placeRealFile(_ bytes: [UInt8], at path: String) -> PosixFileSystem? {
+    let fs = PosixFileSystem()
+    do {
+        try fs.remove(path)
+        let file = try fs.open(path, mode: .create)
+        defer { file.close() }
+        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
+        return fs
+    } catch {
+        return nil
+    }
 }
 
 /// A fresh private directory under `$STRATA_FUZZ_CASE_DIR` when that is set (a test that

@@ -24,25 +24,11 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     withFuzzCaseDirectory("strata-fuzz") { dir in
         for readOnly in [true, false] {
             let path = dir + "/store.strata"
-            guard place(bytes, at: path) else { return }
-            examine(PosixFileSystem(), path, readOnly: readOnly)
+            guard let fs = placeRealFile(bytes, at: path) else { return }
+            examine(fs, path, readOnly: readOnly)
         }
     }
     return 0
-}
-
-/// Writes `bytes` as the whole file at `path` (through the engine's POSIX layer).
-private func place(_ bytes: [UInt8], at path: String) -> Bool {
-    let fs = PosixFileSystem()
-    do {
-        try fs.remove(path)
-        let file = try fs.open(path, mode: .create)
-        defer { file.close() }
-        try bytes.withUnsafeBytes { try file.write($0, at: 0) }
-        return true
-    } catch {
-        return false
-    }
 }
 
 private func options(_ fs: any FileSystem, readOnly: Bool) -> StoreOptions {
