@@ -371,11 +371,13 @@ public final class RecordTransaction: RecordReader {
     /// A caller's value for an attribute, converted exactly to its type, or a validation error
     /// naming entity and attribute. An ``ObjectID`` is a relationship's value, never a number.
     static func convert(_ given: any ValueConvertible, to field: Field, entity e: EntityDescription) throws -> Value {
-        if given is ObjectID {
-            throw StrataError.validation(entity: e.name, property: field.name, reason: "an ObjectID is not a \(field.type.rawValue); only a to-one relationship takes one")
-        }
         let v = given.strataValue
         if v.isNull { return .null }
+        // An ObjectID presents itself as an integer (its primary key), so only integers need
+        // the dynamic cast, which costs more than the rest of the conversion.
+        if case .int = v, given is ObjectID {
+            throw StrataError.validation(entity: e.name, property: field.name, reason: "an ObjectID is not a \(field.type.rawValue); only a to-one relationship takes one")
+        }
         guard let c = field.type.coerce(v) else {
             throw StrataError.validation(entity: e.name, property: field.name, reason: ValueDescription.whyNot(v, field.type))
         }
