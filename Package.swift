@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "StrataStorage", targets: ["StrataStorage"]),
         .library(name: "StrataRecords", targets: ["StrataRecords"]),
+        .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
     ],
@@ -27,6 +28,12 @@ let package = Package(
             name: "StrataRecords",
             dependencies: ["StrataStorage"],
             path: "Sources/StrataRecords"
+        ),
+        // The object layer: model classes, contexts, managed objects.
+        .target(
+            name: "Strata",
+            dependencies: ["StrataRecords", "StrataStorage"],
+            path: "Sources/Strata"
         ),
         // Test support shared by the tools, the benchmark and the test suites (the simulated file
         // system, seeded randomness, the crash workloads, the TodoList model): a target, not a
@@ -86,6 +93,11 @@ let package = Package(
         // `strata-bench` at a tiny scale). The fuzz targets are not dependencies: SwiftPM links
         // an executable dependency's code into the test bundle, and both define
         // `LLVMFuzzerTestOneInput`; `swift build` builds them anyway.
+        .testTarget(
+            name: "StrataObjectTests",
+            dependencies: ["Strata", "StrataTesting"],
+            path: "Tests/StrataObjectTests"
+        ),
         .testTarget(
             name: "StrataToolTests",
             dependencies: ["strata", "strata-bench", "StrataRecords", "StrataTesting"],

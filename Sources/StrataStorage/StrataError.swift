@@ -98,6 +98,22 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Thrown when a predicate, a sort descriptor or a fetch cannot be parsed or used
     /// (an unknown key path, a transient attribute in a stored fetch, a type mismatch).
     case invalidFetch(String)
+    /// Thrown when objects or contexts are used against their contract (Strata's object layer):
+    /// an object of another context put into a relationship, a property of a deleted object
+    /// set, a context used after its container closed, an object used after its context
+    /// ended. `reason` names the object and what was done. Nothing was changed.
+    case misuse(String)
+    /// Thrown by a save for one object that cannot be saved as it is: a failed validation (a
+    /// model rule or the object's own `validate…` method). `primaryKey` is `nil` for an object
+    /// never saved; `property` is `nil` for a rule over the whole object.
+    case invalidObject(entity: String, primaryKey: UInt64?, property: String?, reason: String)
+    /// Thrown by a save whose context's merge policy is `error` when objects it changed were
+    /// changed in the store since the context read them (optimistic locking): every conflict,
+    /// with the snapshot the context read, the values it holds, and the store's values.
+    case mergeConflicts([MergeConflictRecord])
+    /// Thrown when one operation failed in several ways at once (a save that found many invalid
+    /// objects): every failure, each a ``StrataError`` of its own.
+    indirect case multipleErrors([StrataError])
 
     /// A one-line, human-readable explanation; never includes user keys or values.
     public var description: String {
@@ -136,6 +152,13 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
             return "conflict on \(entity) (\(properties.joined(separator: ", "))): \(reason)"
         case .objectNotFound(let entity, let pk): return "no \(entity) with primary key \(pk)"
         case .invalidFetch(let what): return "invalid fetch: \(what)"
+        case .misuse(let reason): return "misuse: \(reason)"
+        case .invalidObject(let entity, let pk, let property, let reason):
+            return "invalid \(entity)\(pk.map { "/\($0)" } ?? " (new)")\(property.map { ".\($0)" } ?? ""): \(reason)"
+        case .mergeConflicts(let list):
+            return "\(list.count) merge conflict\(list.count == 1 ? "" : "s"): \(list.map(\.description).joined(separator: "; "))"
+        case .multipleErrors(let errors):
+            return "\(errors.count) error\(errors.count == 1 ? "" : "s"): \(errors.map(\.description).joined(separator: "; "))"
         }
     }
 }
@@ -171,4 +194,39 @@ public enum StoreLimits {
     /// Tree ids are below this (2^32 − 2), so the next id, one more, stays below 2^32 − 1
     /// (FORMAT.md §5): a store can create this many trees, dropped ones included, over its life.
     public static let treeIDLimit: UInt32 = .max - 1
+}
+
+/// One optimistic-locking conflict found by a save (``StrataError/mergeConflicts(_:)``):
+/// an object the saving context changed whose row another save changed since the context
+/// read it. Values are given as text (``description`` of the record layer's values), keyed
+/// by property name; fetch the object again for typed values.
+public struct MergeConflictRecord: Sendable, Equatable, CustomStringConvertible {
+    /// The object's entity.
+    public var entity: String
+    /// The object's primary key.
+    public var primaryKey: UInt64
+    /// The properties whose stored values differ from the snapshot the context read.
+    public var properties: [String]
+    /// The values the context read (its snapshot), for ``properties``.
+    public var snapshot: [String: String]
+    /// The values the context's object holds now, for ``properties``.
+    public var cached: [String: String]
+    /// The values in the store, for ``properties``; `nil` when another save deleted the object.
+    public var persisted: [String: String]?
+
+    /// A conflict record; see the properties.
+    public init(entity: String, primaryKey: UInt64, properties: [String], snapshot: [String: String],
+                cached: [String: String], persisted: [String: String]?) {
+        self.entity = entity
+        self.primaryKey = primaryKey
+        self.properties = properties
+        self.snapshot = snapshot
+        self.cached = cached
+        self.persisted = persisted
+    }
+
+    /// `Entity/pk: properties (deleted in the store)`.
+    public var description: String {
+        "\(entity)/\(primaryKey): \(persisted == nil ? "deleted in the store" : properties.joined(separator: ", "))"
+    }
 }

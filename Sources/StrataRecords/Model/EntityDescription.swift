@@ -139,6 +139,22 @@ public final class EntityDescription: Sendable {
         }
     }
 
+    /// How many slots a stored row has (``RecordReader/storedRow(of:)``).
+    public var rowFieldCount: Int { fields.count }
+
+    /// The slot of the stored row holding the attribute, derived attribute or to-one
+    /// relationship named `name` (to-ones hold the target's primary key), or `nil`.
+    public func rowFieldIndex(of name: String) -> Int? {
+        guard let i = fieldIndex[name], fields[i].kind != .auxiliary else { return nil }
+        return i
+    }
+
+    /// Whether the row slot `index` holds a derived value (computed by the store, never set).
+    public func rowFieldIsDerived(_ index: Int) -> Bool { fields[index].kind == .derived }
+
+    /// The name of the row slot `index`.
+    public func rowFieldName(_ index: Int) -> String { fields[index].name }
+
     /// The relationship named `name`.
     public func relationship(_ name: String) -> RelationshipDescription? { relationshipIndex[name].map { relationships[$0] } }
 

@@ -142,6 +142,8 @@ public struct Unique: Sendable {
     public var properties: [String]
     /// A uniqueness constraint over `properties`.
     public init(_ properties: String...) { self.properties = properties }
+    /// The same, from an array (for models built by code).
+    public init(_ properties: [String]) { self.properties = properties }
 }
 
 /// An index over one or more stored or derived attributes, in order: the planner uses it for
@@ -151,6 +153,8 @@ public struct FetchIndex: Sendable {
     public var properties: [String]
     /// An index over `properties`, in key order.
     public init(_ properties: String...) { self.properties = properties }
+    /// The same, from an array (for models built by code).
+    public init(_ properties: [String]) { self.properties = properties }
 }
 
 /// One declaration inside an `Entity { … }` block.
@@ -159,6 +163,17 @@ public struct EntityMember: Sendable {
         case attribute(Attribute), relationship(Relationship), derived(Derived), unique(Unique), index(FetchIndex)
     }
     let kind: Kind
+    init(kind: Kind) { self.kind = kind }
+    /// An attribute declaration, for models built by code rather than in an `Entity { … }` block.
+    public init(_ attribute: Attribute) { kind = .attribute(attribute) }
+    /// A relationship declaration.
+    public init(_ relationship: Relationship) { kind = .relationship(relationship) }
+    /// A derived attribute declaration.
+    public init(_ derived: Derived) { kind = .derived(derived) }
+    /// A uniqueness constraint.
+    public init(_ unique: Unique) { kind = .unique(unique) }
+    /// A fetch index.
+    public init(_ index: FetchIndex) { kind = .index(index) }
 }
 
 /// Collects an entity's declarations.
@@ -201,6 +216,13 @@ public struct Entity: Sendable {
         self.name = name
         self.renamingIdentifier = renamedFrom
         self.members = members()
+    }
+
+    /// An entity with the declarations in `members`, for models built by code.
+    public init(_ name: String, renamedFrom: String? = nil, members: [EntityMember]) {
+        self.name = name
+        self.renamingIdentifier = renamedFrom
+        self.members = members
     }
 }
 

@@ -82,12 +82,5 @@ extension Entity {
     }
 }
 
-extension Unique {
-    init(_ properties: [String]) { self.properties = properties }
-}
-
-extension FetchIndex {
-    init(_ properties: [String]) { self.properties = properties }
-}
 
 import Foundation

@@ -74,6 +74,15 @@ public class RecordReader {
         return out
     }
 
+    /// Every slot of the object's stored row, positioned as ``EntityDescription/rowFieldIndex(of:)``
+    /// says (to-one relationships: the target's primary key as an `int`; auxiliary slots hold
+    /// bookkeeping), or nil when the object does not exist. One read, no dictionary: the object
+    /// layer fills its objects from this.
+    public func storedRow(of id: ObjectID) throws -> [Value]? {
+        try willRead()
+        return try row(rowKey(id))
+    }
+
     /// One attribute or derived attribute (to-one relationships: the target's primary key).
     public func value(_ property: String, of id: ObjectID) throws -> Value {
         try willRead()

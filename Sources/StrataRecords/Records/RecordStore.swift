@@ -116,12 +116,19 @@ public final class RecordStore: Sendable {
     /// ``RecordTransaction``). The transaction is valid inside `body` only: kept and used
     /// later, it throws `StrataError.closed`.
     public func write<T>(_ body: (RecordTransaction) throws -> T) throws -> T {
+        try write(body, prepared: { _ in })
+    }
+
+    /// The write, with `prepared` called on the transaction once it settled and passed its
+    /// checks, just before the commit (``writeReportingChanges(_:)`` collects its change set there).
+    func write<T>(_ body: (RecordTransaction) throws -> T, prepared: (RecordTransaction) -> Void) throws -> T {
         var stats = CommitStatistics()
         let result = try storage.write { tx in
             let rtx = RecordTransaction(model: model, tx: tx)
             defer { rtx.isOpen = false }
             let r = try body(rtx)
             try rtx.prepareCommit()
+            prepared(rtx)
             stats.rowsRead = rtx.rowsRead
             stats.rowsWritten = rtx.rowsWritten
             return r

@@ -194,6 +194,10 @@ public final class Store: @unchecked Sendable {
 
     var currentVersion: Version { shared.withLock { $0.current } }
 
+    /// The id of the last committed transaction: a snapshot started now would see it. Cheap
+    /// (one lock), so a caller can tell whether a snapshot it holds is still the latest.
+    public var lastCommittedTransactionID: UInt64 { shared.withLock { $0.current.txid } }
+
     // MARK: Writing
 
     /// Runs `body` in the write transaction and commits it when `body` returns; rolls back if

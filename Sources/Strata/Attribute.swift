@@ -1,0 +1,94 @@
+import StrataRecords
+
+/// A stored attribute of a ``ManagedObject`` subclass.
+///
+/// ```swift
+/// @Attribute var title: String
+/// @Attribute(.unique) var code: String
+/// @Attribute(default: 0, validation: [.minimum(0)]) var amount: Decimal
+/// @Attribute var note: String?          // optional: may be nil at save
+/// ```
+///
+/// Reading fires the object's fault; setting records a change (``ManagedObject/changedValues()``)
+/// that the next save writes. The property's Swift type decides the attribute type
+/// (``PersistentValue``); an optional type makes the attribute optional.
+@propertyWrapper
+public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachingWrapper {
+    /// The slot of the property plus one, once an access resolved it (0: not yet). Also what
+    /// gives each wrapper a distinct offset, so storage key paths tell properties apart.
+    var slotCache: UInt8 = 0
+
+    /// Declares the attribute. `default` is the value a new object starts with; `validation`
+    /// rules are checked at save; `originalName` is its name in the previous model version
+    /// (lightweight migration).
+    public init(_ options: AttributeOptions = [], default defaultValue: Value? = nil, validation: [ValidationRule] = [],
+                originalName: String? = nil) {
+        SchemaCapture.record(.attribute(AttributeDeclaration(
+            bridge: ValueBridge(Value.self), type: Value.attributeType, isOptional: Value.isOptional, options: options,
+            defaultValue: defaultValue?.storedValue, validation: validation, renamedFrom: originalName)))
+    }
+
+    /// Reads and writes the attribute of `object`.
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
+    ) -> Value {
+        get {
+            let slot = object._slot(storageKeyPath)
+            return Value(storedValue: object._persistentValue(slot)) ?? Value.placeholder
+        }
+        set {
+            let slot = object._slot(storageKeyPath)
+            object._setPersistentValue(newValue.storedValue, slot: slot)
+        }
+    }
+
+    /// Not available: the property is read through its object.
+    @available(*, unavailable, message: "@Attribute properties belong to ManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { fatalError("unreachable") }
+        set { fatalError("unreachable") }
+    }
+}
+
+/// A derived attribute: computed by the store at save from `expression` (see the record
+/// layer's `Derived`: `items.@count`, `items.amount.@sum`, `lowercase:(name)`,
+/// `canonical:(name)`, `list.name`, `now()`, arithmetic). Read-only: assigning one does not
+/// compile. Objects show new values after their context saves or merges a save.
+///
+/// ```swift
+/// @Derived("items.@count") var itemCount: Int64
+/// @Derived("canonical:(name)", .indexed) var searchName: String
+/// ```
+@propertyWrapper
+public struct Derived<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachingWrapper {
+    var slotCache: UInt8 = 0
+
+    /// Declares a derived attribute computed from `expression`; `.indexed` gives it a fetch index.
+    public init(_ expression: String, _ options: AttributeOptions = [], originalName: String? = nil) {
+        SchemaCapture.record(.derived(DerivedDeclaration(
+            bridge: ValueBridge(Value.self), type: Value.attributeType, isOptional: Value.isOptional, expression: expression,
+            options: options, renamedFrom: originalName)))
+    }
+
+    /// Reads the derived value of `object`.
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: KeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
+    ) -> Value {
+        let slot = object._slot(storageKeyPath)
+        return Value(storedValue: object._persistentValue(slot)) ?? Value.placeholder
+    }
+
+    /// Not available: the property is read through its object.
+    @available(*, unavailable, message: "@Derived properties belong to ManagedObject subclasses")
+    public var wrappedValue: Value { fatalError("unreachable") }
+}
+
+/// A wrapper that remembers its property's slot after the first access.
+protocol SlotCachingWrapper {
+    /// The slot plus one (0: unknown).
+    var slotCache: UInt8 { get set }
+}

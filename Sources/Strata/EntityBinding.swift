@@ -1,0 +1,55 @@
+import StrataRecords
+
+/// A model class bound to its entity in a container's record model: how object slots map to
+/// row slots, and where each relationship leads.
+final class EntityBinding: @unchecked Sendable {
+    let schema: EntitySchema
+    let entity: EntityDescription
+    /// By object slot: the row slot (-1: a to-many relationship, which has none).
+    let rowField: [Int]
+    /// By row slot: the object slot (-1: bookkeeping the object does not show).
+    let slotOfRowField: [Int]
+    /// By object slot, for relationships: the target's binding index and the inverse's slot there.
+    var targetEntity: [Int]
+    var inverseSlot: [Int]
+    /// By object slot: the relationship's record description (nil for other properties).
+    let relationships: [RelationshipDescription?]
+    /// The stored-property slots (attributes and to-ones): what optimistic locking compares.
+    let lockedSlots: [Int]
+
+    init(schema: EntitySchema, entity: EntityDescription) {
+        self.schema = schema
+        self.entity = entity
+        var rowField: [Int] = []
+        var slotOf = Array(repeating: -1, count: entity.rowFieldCount)
+        var rels: [RelationshipDescription?] = []
+        for (slot, p) in schema.properties.enumerated() {
+            let f = p.isToMany ? -1 : (entity.rowFieldIndex(of: p.name) ?? -1)
+            rowField.append(f)
+            if f >= 0 { slotOf[f] = slot }
+            rels.append(p.isRelationship ? entity.relationship(p.name) : nil)
+        }
+        self.rowField = rowField
+        self.slotOfRowField = slotOf
+        self.relationships = rels
+        self.lockedSlots = schema.properties.indices.filter { slot in
+            switch schema.properties[slot].kind {
+            case .attribute, .toOne: return rowField[slot] >= 0
+            default: return false
+            }
+        }
+        self.targetEntity = Array(repeating: -1, count: rowField.count)
+        self.inverseSlot = Array(repeating: -1, count: rowField.count)
+    }
+
+    var name: String { schema.name }
+    var index: Int { entity.index }
+
+    /// The object values of a stored row.
+    func values(fromRow row: [Value]) -> [Value] {
+        var values = schema.initialValues
+        for (slot, f) in rowField.enumerated() where f >= 0 && f < row.count { values[slot] = row[f] }
+        return values
+    }
+
+}

@@ -1,0 +1,142 @@
+import Foundation
+import StrataRecords
+import Synchronization
+
+/// The schema of one model class, read from its property wrappers: the properties in
+/// declaration order (a property's position is its *slot* in the object's values), their
+/// declarations, and the map from the wrappers' storage key paths to slots.
+///
+/// Built once per class, on first use (an object made, a container opened), by making one
+/// prototype object while ``SchemaCapture`` collects the wrappers' declarations and a
+/// `Mirror` of the prototype names them. A class the builder cannot read (entity inheritance,
+/// more wrappers than declarations) keeps its ``buildError``: containers refuse it.
+final class EntitySchema: @unchecked Sendable {
+    enum Kind {
+        case attribute(AttributeDeclaration)
+        case toOne(RelationshipDeclaration)
+        case toMany(RelationshipDeclaration)
+        case derived(DerivedDeclaration)
+    }
+
+    struct Property {
+        var name: String
+        var kind: Kind
+        var isRelationship: Bool {
+            switch kind { case .toOne, .toMany: return true; default: return false }
+        }
+        var isToMany: Bool { if case .toMany = kind { return true } else { return false } }
+        var isDerived: Bool { if case .derived = kind { return true } else { return false } }
+    }
+
+    let objectClass: ManagedObject.Type
+    /// The entity's name: the class's ``ManagedObject/entityName``.
+    let name: String
+    let properties: [Property]
+    let slotByName: [String: Int]
+    /// The values a new object starts with, by slot (defaults, else `null`).
+    let initialValues: [Value]
+    let buildError: StrataError?
+    /// Storage key paths seen so far, by identity (the key path object is kept so the
+    /// identity stays unique).
+    private let keyPathSlots = Mutex<[ObjectIdentifier: KeptKeyPath]>([:])
+
+    private init(objectClass: ManagedObject.Type, name: String, properties: [Property], error: StrataError?) {
+        self.objectClass = objectClass
+        self.name = name
+        self.properties = properties
+        var byName: [String: Int] = [:]
+        for (i, p) in properties.enumerated() { byName[p.name] = i }
+        self.slotByName = byName
+        self.initialValues = properties.map { p in
+            if case .attribute(let a) = p.kind { return a.defaultValue ?? .null }
+            return .null
+        }
+        self.buildError = error
+    }
+
+    // MARK: Registry
+
+    private static let registry = Mutex<[ObjectIdentifier: EntitySchema]>([:])
+
+    /// The schema of `type`, built on first use.
+    static func of(_ type: ManagedObject.Type) -> EntitySchema {
+        let id = ObjectIdentifier(type)
+        if let s = registry.withLock({ $0[id] }) { return s }
+        let built = build(type)
+        return registry.withLock { r in
+            if let s = r[id] { return s }
+            r[id] = built
+            return built
+        }
+    }
+
+    private static func build(_ type: ManagedObject.Type) -> EntitySchema {
+        let (prototype, declarations) = SchemaCapture.capture { type.init() }
+        let name = type.entityName
+        var names: [String] = []
+        var inheritedWrappers = false
+        let mirror = Mirror(reflecting: prototype)
+        for child in mirror.children where child.value is any ManagedPropertyWrapper {
+            guard let label = child.label, label.hasPrefix("_") else { continue }
+            names.append(String(label.dropFirst()))
+        }
+        var superMirror = mirror.superclassMirror
+        while let m = superMirror, m.subjectType != ManagedObject.self {
+            if m.children.contains(where: { $0.value is any ManagedPropertyWrapper }) { inheritedWrappers = true }
+            superMirror = m.superclassMirror
+        }
+        var error: StrataError?
+        if inheritedWrappers {
+            error = .invalidModel(entity: name, property: nil,
+                                  reason: "declares persistent properties in a superclass other than ManagedObject: entity inheritance is not supported")
+        } else if names.count != declarations.count {
+            error = .invalidModel(entity: name, property: nil,
+                                  reason: "\(names.count) property wrappers but \(declarations.count) declarations were seen (a wrapper assigned in an initializer?)")
+        }
+        var properties: [Property] = []
+        if error == nil {
+            for (n, d) in zip(names, declarations) {
+                switch d {
+                case .attribute(let a): properties.append(Property(name: n, kind: .attribute(a)))
+                case .derived(let x): properties.append(Property(name: n, kind: .derived(x)))
+                case .relationship(let r): properties.append(Property(name: n, kind: r.isToMany ? .toMany(r) : .toOne(r)))
+                }
+            }
+        }
+        return EntitySchema(objectClass: type, name: name, properties: properties, error: error)
+    }
+
+    // MARK: Key paths
+
+    /// The slot of the property whose wrapper storage `keyPath` reaches, or -1 if the schema
+    /// has none by that name.
+    func slot(forStorage keyPath: AnyKeyPath) -> Int {
+        let id = ObjectIdentifier(keyPath)
+        if let hit = keyPathSlots.withLock({ $0[id] }) { return hit.slot }
+        let slot = Self.propertyName(ofStorage: keyPath).flatMap { slotByName[$0] } ?? -1
+        let kept = KeptKeyPath(keyPath: keyPath, slot: slot)
+        keyPathSlots.withLock { $0[id] = kept }
+        return slot
+    }
+
+    /// The property a wrapper's storage key path (`\Item._title`) belongs to: its printed
+    /// form names the stored property (the runtime reads it from reflection metadata).
+    static func propertyName(ofStorage keyPath: AnyKeyPath) -> String? {
+        let text = keyPath.debugDescription
+        guard let dot = text.lastIndex(of: ".") else { return nil }
+        let field = text[text.index(after: dot)...]
+        guard field.hasPrefix("_") else { return nil }
+        return String(field.dropFirst())
+    }
+}
+
+/// A key path kept alive (so its identity is not reused) with the slot it reaches. Key paths
+/// are immutable once made, so sharing them between threads is safe.
+struct KeptKeyPath: @unchecked Sendable {
+    let keyPath: AnyKeyPath
+    let slot: Int
+}
+
+/// The property wrappers of the object layer (so the schema builder can tell them from a
+/// class's other stored properties).
+protocol ManagedPropertyWrapper {}

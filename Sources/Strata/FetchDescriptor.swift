@@ -1,0 +1,151 @@
+import StrataRecords
+
+/// A fetch of objects of one model class: predicate, sort, limit and offset, and how the
+/// objects come back.
+///
+/// ```swift
+/// var d = FetchDescriptor<Item>(predicate: try FetchPredicate(format: "done == NO"),
+///                               sortBy: [FetchSortDescriptor("title")])
+/// d.fetchLimit = 20
+/// let items = try context.fetch(d)
+/// ```
+public struct FetchDescriptor<T: ManagedObject> {
+    /// The filter, in the record layer's predicate language (nil: every object).
+    public var predicate: FetchPredicate?
+    /// The order of the results.
+    public var sortBy: [FetchSortDescriptor]
+    /// At most this many objects (nil: no limit).
+    public var fetchLimit: Int?
+    /// Objects to skip first.
+    public var fetchOffset: Int = 0
+    /// Whether the context's unsaved inserts, changes and deletes count (they are applied in
+    /// a transaction that is rolled back, so predicates, sorts and derived values see them
+    /// exactly as a save would).
+    public var includesPendingChanges = true
+    /// Whether objects come back as faults (values read on first access) or loaded.
+    public var returnsObjectsAsFaults = true
+    /// With a value above 0, objects are loaded this many at a time through one snapshot
+    /// (batch faulting) instead of one read per object on first access.
+    public var fetchBatchSize = 0
+    /// Relationships whose targets are loaded with the objects (`"list"`, `"items"`).
+    public var relationshipKeyPathsForPrefetching: [String] = []
+
+    /// A fetch of `T` objects.
+    public init(predicate: FetchPredicate? = nil, sortBy: [FetchSortDescriptor] = []) {
+        self.predicate = predicate
+        self.sortBy = sortBy
+    }
+}
+
+extension ModelContext {
+    /// The objects `descriptor` selects, uniqued with the objects the context holds.
+    public func fetch<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
+        let (b, raws) = try fetchRaws(descriptor)
+        let objects = raws.map { object(raw: $0, binding: b) }
+        if !descriptor.returnsObjectsAsFaults || descriptor.fetchBatchSize > 0 {
+            for o in objects where o.isFault { fulfill(o) }
+        }
+        for path in descriptor.relationshipKeyPathsForPrefetching {
+            guard let slot = b.schema.slotByName[path], b.schema.properties[slot].isRelationship else {
+                throw StrataError.invalidFetch("'\(path)' is not a relationship of \(b.name)")
+            }
+            for o in objects {
+                if b.schema.properties[slot].isToMany {
+                    for m in members(slot: slot, of: o) where m.isFault { fulfill(m) }
+                } else if let t = target(slot: slot, of: o), t.isFault {
+                    fulfill(t)
+                }
+            }
+        }
+        return objects.compactMap { $0 as? T }
+    }
+
+    /// How many objects `descriptor` selects.
+    public func fetchCount<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> Int {
+        try fetchRaws(descriptor).1.count
+    }
+
+    /// The identifiers of the objects `descriptor` selects, without making objects.
+    public func fetchIdentifiers<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [ManagedObjectID] {
+        let (b, raws) = try fetchRaws(descriptor)
+        return raws.map { ManagedObjectID(entityName: b.name, rawValue: $0) }
+    }
+
+    private func fetchRaws<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> (EntityBinding, [Int64]) {
+        processPendingMerges()
+        guard let b = container.binding(of: EntitySchema.of(T.self)) else {
+            throw StrataError.misuse("\(T.self) is not one of the container's model classes")
+        }
+        statistics.fetches += 1
+        let request = FetchRequest(b.name, predicate: descriptor.predicate, sortedBy: descriptor.sortBy,
+                                   limit: descriptor.fetchLimit, offset: descriptor.fetchOffset)
+        if descriptor.includesPendingChanges && hasChanges && !pinned {
+            return (b, try fetchWithPendingChanges(request, b))
+        }
+        let ids = try reader().fetch(request)
+        return (b, ids.compactMap { $0.primaryKey <= UInt64(Int64.max) ? Int64($0.primaryKey) : nil })
+    }
+
+    /// Runs the fetch in a write transaction holding the unsaved changes, then rolls it back.
+    private func fetchWithPendingChanges(_ request: FetchRequest, _ b: EntityBinding) throws -> [Int64] {
+        struct Discard: Error {}
+        var result: [Int64] = []
+        do {
+            try container.store.write { tx in
+                let pks = try applyForFetch(tx)
+                var back: [Int64: Int64] = [:]
+                for (temp, pk) in pks { back[pk] = temp }
+                result = try tx.fetch(request).map { id in
+                    let pk = Int64(id.primaryKey)
+                    return back[pk] ?? pk
+                }
+                throw Discard()
+            }
+        } catch is Discard {}
+        return result
+    }
+
+    /// The context's changes written into `tx` (no conflict checks): temporary → primary keys.
+    private func applyForFetch(_ tx: RecordTransaction) throws -> [Int64: Int64] {
+        var pks: [Int64: Int64] = [:]
+        func recordID(_ raw: Int64, _ b: EntityBinding) -> ObjectID? {
+            let r = raw < 0 ? (pks[raw] ?? permanentIDs[raw] ?? raw) : raw
+            return r > 0 ? ObjectID(entity: b.name, primaryKey: UInt64(r)) : nil
+        }
+        func values(_ o: ManagedObject, _ b: EntityBinding, _ slots: [Int]) -> [String: any ValueConvertible] {
+            var out: [String: any ValueConvertible] = [:]
+            for slot in slots {
+                let v = o._values[slot]
+                if case .toOne = b.schema.properties[slot].kind {
+                    if case .int(let raw) = v { if let id = recordID(raw, container.bindings[b.targetEntity[slot]]) { out[b.schema.properties[slot].name] = id } }
+                    else { out[b.schema.properties[slot].name] = Value.null }
+                } else {
+                    out[b.schema.properties[slot].name] = v
+                }
+            }
+            return out
+        }
+        let ins = insertOrder.compactMap { inserted[$0] }
+        for o in ins {
+            guard let b = binding(o) else { continue }
+            let attrs = b.lockedSlots.filter { if case .toOne = b.schema.properties[$0].kind { return false }; return true }
+            pks[o._rawID] = Int64(try tx.insert(b.name, values(o, b, attrs)).primaryKey)
+        }
+        for o in ins + Array(updated.values) {
+            guard let b = binding(o), let id = recordID(o._rawID, b) else { continue }
+            let changed = b.lockedSlots.filter { o._snapshot.isEmpty || !o._values[$0].isSameStored(as: o._snapshot[$0]) }
+            let v = values(o, b, changed)
+            if !v.isEmpty { try tx.update(id, v) }
+        }
+        for l in pendingLinks where l.isPrimary {
+            guard let b = binding(l.owner), let rel = b.relationships[l.slot], let owner = recordID(l.owner._rawID, b),
+                  let mb = binding(l.member), let member = recordID(l.member._rawID, mb) else { continue }
+            if l.added { try tx.add(member, to: rel.name, of: owner) } else { try tx.remove(member, from: rel.name, of: owner) }
+        }
+        for o in deleted.values {
+            guard let b = binding(o), let id = recordID(o._rawID, b), try tx.exists(id) else { continue }
+            try tx.delete(id)
+        }
+        return pks
+    }
+}

@@ -1,0 +1,79 @@
+import StrataRecords
+
+// The paths property wrappers read and write through. An object in no context keeps its
+// values (and its relationships, in `extras`) itself; an object in a context asks the
+// context to fire its fault, resolve relationship targets and record changes.
+
+extension ManagedObject {
+    /// The slot of the property whose wrapper `storage` reaches (-1 if the schema has none).
+    final func _slot<Object: ManagedObject, W: SlotCachingWrapper>(_ storage: ReferenceWritableKeyPath<Object, W>) -> Int {
+        let object = unsafeDowncast(self, to: Object.self)
+        let cached = object[keyPath: storage].slotCache
+        if cached != 0 { return Int(cached) - 1 }
+        let slot = entitySchema.slot(forStorage: storage)
+        if slot >= 0, slot < 255 { object[keyPath: storage].slotCache = UInt8(slot + 1) }
+        return slot
+    }
+
+    /// Loads the values if the object is a fault, or gives a new object its initial values.
+    @inline(__always)
+    final func _prepareValues() {
+        if _flags.contains(.fault) {
+            if let c = context { c.fulfill(self) } else { _flags.remove(.fault) }
+        }
+        if _values.isEmpty { _values = entitySchema.initialValues }
+    }
+
+    /// The stored form of the property in `slot` (firing the fault first).
+    final func _persistentValue(_ slot: Int) -> Value {
+        _prepareValues()
+        guard slot >= 0, slot < _values.count else { return .null }
+        return _values[slot]
+    }
+
+    /// Sets the property in `slot` and records the change.
+    final func _setPersistentValue(_ value: Value, slot: Int) {
+        guard slot >= 0 else { return }
+        if let c = context {
+            c.setValue(value, slot: slot, of: self)
+        } else {
+            _prepareValues()
+            guard slot < _values.count else { return }
+            _values[slot] = value
+        }
+    }
+
+    /// The target of the to-one relationship in `slot`.
+    final func _target(slot: Int) -> ManagedObject? {
+        guard slot >= 0 else { return nil }
+        if let c = context { return c.target(slot: slot, of: self) }
+        return _extras?.detachedToOne[slot]
+    }
+
+    /// Sets the to-one relationship in `slot` (and its inverse).
+    final func _setTarget(_ target: ManagedObject?, slot: Int) {
+        guard slot >= 0 else { return }
+        if let c = context ?? target?.context {
+            c.setTarget(target, slot: slot, of: self)
+        } else {
+            ModelContext.setDetachedTarget(target, slot: slot, of: self)
+        }
+    }
+
+    /// The members of the to-many relationship in `slot`.
+    final func _members(slot: Int) -> [ManagedObject] {
+        guard slot >= 0 else { return [] }
+        if let c = context { return c.members(slot: slot, of: self) }
+        return _extras?.detachedToMany[slot] ?? []
+    }
+
+    /// Replaces the members of the to-many relationship in `slot` (and the inverses).
+    final func _setMembers(_ members: [ManagedObject], slot: Int) {
+        guard slot >= 0 else { return }
+        if let c = context ?? members.lazy.compactMap(\.context).first {
+            c.setMembers(members, slot: slot, of: self)
+        } else {
+            ModelContext.setDetachedMembers(members, slot: slot, of: self)
+        }
+    }
+}

@@ -1,0 +1,32 @@
+/// Why an object's values were replaced from a snapshot (``ManagedObject/awake(fromSnapshotEvents:)``).
+public struct SnapshotEvents: OptionSet, Sendable {
+    public let rawValue: Int
+    /// Creates events from their raw bits.
+    public init(rawValue: Int) { self.rawValue = rawValue }
+    /// The context rolled back the object's changes.
+    public static let rollback = SnapshotEvents(rawValue: 1)
+    /// The object was refreshed (``ModelContext/refresh(_:mergeChanges:)``).
+    public static let refresh = SnapshotEvents(rawValue: 2)
+    /// Another context's save was merged into the object.
+    public static let mergePolicy = SnapshotEvents(rawValue: 4)
+    /// Derived values or other objects' saves changed the object's stored values.
+    public static let merge = SnapshotEvents(rawValue: 8)
+}
+
+extension ManagedObject {
+    /// Whether the object has unsaved changes of its own (not inserted, not deleted). Never
+    /// fires a fault.
+    public final var isUpdated: Bool { _flags.contains(.updated) }
+    /// Whether the object was inserted in its context and not saved yet. Never fires a fault.
+    public final var isInserted: Bool { _flags.contains(.inserted) }
+    /// Whether the object is deleted in its context (not saved yet), or was deleted by a save.
+    /// Never fires a fault.
+    public final var isDeleted: Bool { _flags.contains(.deleted) || _flags.contains(.gone) }
+    /// Whether the object's values are not loaded. Never fires a fault.
+    public final var isFault: Bool { _flags.contains(.fault) }
+    /// 0 when the object's values are loaded, 1 while it is a fault (Core Data's numbering).
+    /// Never fires a fault.
+    public final var faultingState: Int { isFault ? 1 : 0 }
+    /// Whether the object is inserted, deleted or updated. Never fires a fault.
+    public final var hasChanges: Bool { !_flags.isDisjoint(with: [.inserted, .deleted, .updated]) }
+}

@@ -1,0 +1,168 @@
+import StrataRecords
+
+/// The base class of model classes: an object whose persistent properties (declared with
+/// ``Attribute``, ``Relationship`` and ``Derived``) live in a store, managed by a
+/// ``ModelContext``: faulting, uniquing, change tracking, snapshots and lifecycle hooks, on
+/// the contract of Core Data's `NSManagedObject`.
+///
+/// ```swift
+/// final class TodoList: ManagedObject {
+///     @Attribute var name: String
+///     @Relationship(deleteRule: .cascade, inverse: \Item.list) var items: Set<Item>
+///     @Derived("items.@count") var itemCount: Int64
+///
+///     convenience init(name: String) {
+///         self.init()
+///         self.name = name
+///     }
+/// }
+/// ```
+///
+/// A class needs `init()` (inherited, or `required init() { super.init() }` when it declares a
+/// designated initializer): contexts make faults with it. Objects made by the program belong to
+/// no context until ``ModelContext/insert(_:)`` (or until related to an object that does).
+///
+/// Not `Sendable`: an object stays in its context's isolation domain; send its ``objectID``.
+///
+/// Equality and hashing are identity (never fire a fault), so objects go in sets freely.
+open class ManagedObject: Hashable, CustomStringConvertible {
+    // Layout matters: a registered, unchanged fault must stay small (issue 10: ≤ 128 bytes
+    // with its registration), so rarely used state lives in `extras`, allocated on demand.
+    final var _schema: EntitySchema?
+    final weak var _context: ModelContext?
+    /// Positive: primary key; negative: temporary identifier; 0: not given one yet.
+    final var _rawID: Int64 = 0
+    final var _flags: ObjectFlags = []
+    /// Current values by slot (empty while a fault).
+    final var _values: [Value] = []
+    /// The values last read from or saved to the store, by slot (empty: none).
+    final var _snapshot: [Value] = []
+    final var _extras: ObjectExtras?
+
+    /// Makes an object that belongs to no context yet (contexts also make their faults with it).
+    /// Put initial values in a convenience initializer or ``awakeFromInsert()``.
+    public required init() {}
+
+    deinit {
+        if _flags.contains(.registered) { _context?.objectDidDeallocate(self) }
+    }
+
+    // MARK: Lifecycle hooks (override; each runs in the context's isolation domain, none may
+    // fetch or save)
+
+    /// Called once, when the object is inserted into a context: set initial values here.
+    open func awakeFromInsert() {}
+    /// Called when a fault is fulfilled from the store.
+    open func awakeFromFetch() {}
+    /// Called after the object's values were replaced from a snapshot: rollback, refresh, merge.
+    open func awake(fromSnapshotEvents events: SnapshotEvents) {}
+    /// Called before a save writes the object (inserted, updated or deleted). Changes made here
+    /// are saved; a save that keeps changing objects here is stopped after 16 rounds
+    /// (`StrataError.misuse`).
+    open func willSave() {}
+    /// Called after a save wrote the object.
+    open func didSave() {}
+    /// Called when the object is deleted in its context, before its delete rules run at save.
+    open func prepareForDeletion() {}
+    /// Called before the object is turned back into a fault (refresh, or its row deleted).
+    open func willTurnIntoFault() {}
+    /// Called after the object was turned into a fault: release caches here.
+    open func didTurnIntoFault() {}
+
+    // MARK: Validation (override; throw `StrataError.invalidObject` or any `StrataError`)
+
+    /// Checks one property's new value before save; `key` names the property.
+    open func validateValue(_ value: Any?, forKey key: String) throws {}
+    /// Checks an inserted object before save (the model's rules are checked by the store).
+    open func validateForInsert() throws {}
+    /// Checks an updated object before save.
+    open func validateForUpdate() throws {}
+    /// Checks an object about to be deleted.
+    open func validateForDelete() throws {}
+
+    /// The entity's name in the model: the class's name unless overridden.
+    open class var entityName: String { String(describing: self) }
+
+    /// Uniqueness constraints over several properties (single properties: `@Attribute(.unique)`).
+    open class var uniquenessConstraints: [[String]] { [] }
+
+    /// Fetch indexes over several properties, in key order (single properties: `.indexed`).
+    open class var fetchIndexes: [[String]] { [] }
+
+    // MARK: Identity
+
+    /// Identity: the same object. Never fires a fault.
+    public static func == (lhs: ManagedObject, rhs: ManagedObject) -> Bool { lhs === rhs }
+
+    /// Hashes the object's identity. Never fires a fault.
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    /// `Entity/pk` and the fault state. Never fires a fault.
+    open var description: String {
+        "<\(type(of: self)) \(objectID)\(isFault ? " fault" : "")\(isDeleted ? " deleted" : "")>"
+    }
+
+    /// The object's schema (built on first use of the class).
+    final var entitySchema: EntitySchema {
+        if let s = _schema { return s }
+        let s = EntitySchema.of(type(of: self))
+        _schema = s
+        return s
+    }
+
+    final var extras: ObjectExtras {
+        if let e = _extras { return e }
+        let e = ObjectExtras()
+        _extras = e
+        return e
+    }
+
+    /// The identifier of the object (temporary until saved). Never fires a fault.
+    public final var objectID: ManagedObjectID {
+        if _rawID == 0 { _rawID = ManagedObjectID.makeTemporaryRawValue() }
+        return ManagedObjectID(entityName: entitySchema.name, rawValue: _rawID)
+    }
+
+    /// The context the object is registered with, or `nil` (not inserted yet, or the context
+    /// is gone). Never fires a fault.
+    public final var context: ModelContext? { _flags.contains(.registered) ? _context : nil }
+
+    /// The entity's name. Never fires a fault.
+    public final var entityName: String { entitySchema.name }
+}
+
+/// An object's state bits.
+struct ObjectFlags: OptionSet {
+    let rawValue: UInt16
+    /// Values not loaded; the first access to a persistent property loads them.
+    static let fault = ObjectFlags(rawValue: 1 << 0)
+    /// Inserted in its context, not saved yet.
+    static let inserted = ObjectFlags(rawValue: 1 << 1)
+    /// Deleted in its context, not saved yet.
+    static let deleted = ObjectFlags(rawValue: 1 << 2)
+    /// Has unsaved changes of its own properties (or relationships).
+    static let updated = ObjectFlags(rawValue: 1 << 3)
+    /// In its context's registry.
+    static let registered = ObjectFlags(rawValue: 1 << 4)
+    /// The prototype a schema build reads relationship inverses on.
+    static let probe = ObjectFlags(rawValue: 1 << 5)
+    /// Deleted by a save: no longer in the store.
+    static let gone = ObjectFlags(rawValue: 1 << 6)
+    /// Inside a lifecycle hook the context runs (awake, willSave, …): changes are not events.
+    static let inHook = ObjectFlags(rawValue: 1 << 7)
+}
+
+/// State most objects never need, kept out of the object itself.
+final class ObjectExtras {
+    /// Relationships of an object not yet in a context: to-one targets and to-many members by slot.
+    var detachedToOne: [Int: ManagedObject] = [:]
+    var detachedToMany: [Int: [ManagedObject]] = [:]
+    /// Why the last fault fulfilment failed (the row is gone, an I/O error).
+    var faultError: StrataError?
+    /// Slots changed since the last `processPendingChanges` (changedValuesForCurrentEvent).
+    var eventChanges: Set<Int> = []
+    /// To-many slots changed through the other side (or links), since the last save.
+    var changedToMany: Set<Int> = []
+    /// The name a probe read reported (schema builds).
+    var probedName: String?
+}

@@ -1,0 +1,99 @@
+import Foundation
+import StrataRecords
+import StrataStorage
+import Synchronization
+
+/// A store opened with a model read from model classes: the object layer's entry point.
+///
+/// ```swift
+/// let container = try ModelContainer(for: [TodoList.self, Item.self], path: "todo.strata")
+/// let context = ModelContext(container)
+/// ```
+///
+/// `Sendable`: share one container between tasks and actors, and give each its own
+/// ``ModelContext``. Saves of every context go through the container's store, one at a time;
+/// each save is announced to the container's observers and to the contexts that merge
+/// automatically (``ModelContext/automaticallyMergesChangesFromStore``).
+public final class ModelContainer: Sendable {
+    /// The record store underneath (its model is the one built from the classes).
+    public let store: RecordStore
+    let bindings: [EntityBinding]
+    let bindingByName: [String: Int]
+    private let bindingByClass: [ObjectIdentifier: Int]
+    private let observers = Mutex<[UInt64: @Sendable (SaveNotification) -> Void]>([:])
+    private let nextObserver = Atomic<UInt64>(1)
+    private let closedFlag = Atomic<Bool>(false)
+    private let inboxes = Mutex<[ObjectIdentifier: SaveInbox]>([:])
+
+    /// Opens (or creates) the store at `path` with the model the `classes` declare.
+    ///
+    /// Throws `StrataError.invalidModel` for a class the model cannot be built from (naming
+    /// entity, property and reason), `modelMismatch` for a store holding another model unless
+    /// `migration` is `.lightweight`, and the store's open errors.
+    public init(for classes: [ManagedObject.Type], path: String, options: StoreOptions = StoreOptions(),
+                migration: MigrationPolicy = .none) throws {
+        let schemas = classes.map { EntitySchema.of($0) }
+        let model = try ModelBuilderFromClasses(schemas: schemas).build()
+        self.store = try RecordStore(path: path, model: model, options: options, migration: migration)
+        var bindings: [EntityBinding] = []
+        var byName: [String: Int] = [:]
+        var byClass: [ObjectIdentifier: Int] = [:]
+        for s in schemas {
+            let b = EntityBinding(schema: s, entity: model.entity(s.name)!)
+            byName[s.name] = bindings.count
+            byClass[ObjectIdentifier(s.objectClass)] = bindings.count
+            bindings.append(b)
+        }
+        for b in bindings {
+            for (slot, rel) in b.relationships.enumerated() {
+                guard let rel, let t = byName[rel.target] else { continue }
+                b.targetEntity[slot] = t
+                b.inverseSlot[slot] = bindings[t].schema.slotByName[rel.inverse] ?? -1
+            }
+        }
+        self.bindings = bindings
+        self.bindingByName = byName
+        self.bindingByClass = byClass
+    }
+
+    /// The binding of a model class (nil: not in this container's model).
+    func binding(of schema: EntitySchema) -> EntityBinding? {
+        bindingByClass[ObjectIdentifier(schema.objectClass)].map { bindings[$0] }
+    }
+
+    func binding(named name: String) -> EntityBinding? { bindingByName[name].map { bindings[$0] } }
+
+    /// Whether ``close()`` ran.
+    public var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
+
+    /// Checkpoints and closes the store. Contexts of the container then refuse to save or
+    /// fetch (`StrataError.misuse`); objects keep the values they hold.
+    public func close() throws {
+        closedFlag.store(true, ordering: .releasing)
+        try store.close()
+    }
+
+    /// Calls `observer` after every save of any context of this container, on the saving
+    /// context's thread, with what the save changed. Returns a token for ``removeSaveObserver(_:)``.
+    @discardableResult
+    public func addSaveObserver(_ observer: @escaping @Sendable (SaveNotification) -> Void) -> UInt64 {
+        let id = nextObserver.add(1, ordering: .relaxed).oldValue
+        observers.withLock { $0[id] = observer }
+        return id
+    }
+
+    /// Stops calling the observer `token` names.
+    public func removeSaveObserver(_ token: UInt64) {
+        observers.withLock { _ = $0.removeValue(forKey: token) }
+    }
+
+    func announce(_ notification: SaveNotification, from saver: SaveInbox) {
+        for inbox in inboxes.withLock({ Array($0.values) }) where inbox !== saver { inbox.post(notification) }
+        let list = observers.withLock { Array($0.values) }
+        for o in list { o(notification) }
+    }
+
+    func attach(_ inbox: SaveInbox) { inboxes.withLock { $0[ObjectIdentifier(inbox)] = inbox } }
+    func detach(_ inbox: SaveInbox) { inboxes.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(inbox)) } }
+    func isAttached(_ inbox: SaveInbox) -> Bool { inboxes.withLock { $0[ObjectIdentifier(inbox)] != nil } }
+}

@@ -1,0 +1,130 @@
+import StrataRecords
+import StrataStorage
+
+extension ModelContext {
+    /// Whether saves of other contexts of the container are merged into this one
+    /// automatically: they are taken in at this context's next fetch, save, lookup or
+    /// ``processPendingChanges()`` (in its own isolation domain), refreshing unchanged objects
+    /// and re-applying local changes on top of changed ones.
+    public var automaticallyMergesChangesFromStore: Bool {
+        get { container.isAttached(inbox) }
+        set { if newValue { container.attach(inbox) } else { container.detach(inbox) } }
+    }
+
+    /// Merges another context's save: registered objects take the saved values (derived ones
+    /// included); objects with unsaved changes keep them on top; deleted objects are marked
+    /// deleted.
+    public func mergeChanges(from notification: SaveNotification) {
+        // To-many members are read from the store when accessed: no cache to move for links.
+        apply(notification.changes)
+    }
+
+    /// Takes in the saves waiting for an automatically merging context.
+    public func processPendingChanges() {
+        processPendingMerges()
+        for o in registry.values.map({ $0.takeUnretainedValue() }) { o._extras?.eventChanges = [] }
+    }
+
+    func processPendingMerges() {
+        for n in inbox.take() { apply(n.changes) }
+    }
+
+    /// Drops every unsaved change: updated and deleted objects take their snapshots back,
+    /// inserted objects leave the context.
+    public func rollback() {
+        for o in Array(updated.values) + Array(deleted.values) {
+            o._flags.subtract([.updated, .deleted])
+            if o._snapshot.isEmpty { turnIntoFault(o) } else { o._values = o._snapshot }
+            o._extras?.eventChanges = []
+            o._extras?.changedToMany = []
+            runHook(o) { $0.awake(fromSnapshotEvents: .rollback) }
+        }
+        for o in inserted.values {
+            if let b = binding(o) { registry.removeValue(forKey: key(o, b)) }
+            o._flags = []
+        }
+        inserted = [:]
+        insertOrder = []
+        updated = [:]
+        deleted = [:]
+        pendingLinks = []
+        misuse = []
+    }
+
+    /// Forgets every object: registered objects leave the context (they keep the values they
+    /// hold but belong to no context), unsaved changes are dropped.
+    public func reset() {
+        rollback()
+        for u in registry.values { u.takeUnretainedValue()._flags.remove(.registered) }
+        registry = [:]
+        reading?.close()
+        reading = nil
+    }
+
+    /// Refreshes an object from the store. With `mergeChanges` false, its unsaved changes are
+    /// dropped and it turns into a fault; with `true`, it takes the store's values and keeps
+    /// its changes on top. An inserted object is left as it is.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        guard object.context === self, !object.isInserted, let b = binding(object) else { return }
+        let k = key(object, b)
+        if !mergeChanges || !object.hasChanges {
+            updated.removeValue(forKey: k)
+            deleted.removeValue(forKey: k)
+            object._flags.subtract([.updated, .deleted])
+            object._extras?.eventChanges = []
+            object._extras?.changedToMany = []
+            pendingLinks.removeAll { $0.owner === object || $0.member === object }
+            turnIntoFault(object)
+            return
+        }
+        guard let id = object.objectID.recordID, let row = try? reader().storedRow(of: id) else { return }
+        let fresh = b.values(fromRow: row)
+        var merged = fresh
+        for slot in merged.indices where object._snapshot.isEmpty || !object._values[slot].isSameStored(as: object._snapshot[slot]) {
+            if !b.schema.properties[slot].isDerived { merged[slot] = object._values[slot] }
+        }
+        object._values = merged
+        object._snapshot = fresh
+        runHook(object) { $0.awake(fromSnapshotEvents: .refresh) }
+    }
+
+    /// Refreshes every registered object, keeping unsaved changes (``refresh(_:mergeChanges:)``
+    /// with `true`).
+    public func refreshAllObjects() {
+        processPendingMerges()
+        reading?.close()
+        reading = nil
+        for o in registry.values.map({ $0.takeUnretainedValue() }) { refresh(o, mergeChanges: true) }
+    }
+
+    func turnIntoFault(_ object: ManagedObject) {
+        runHook(object) { $0.willTurnIntoFault() }
+        object._values = []
+        object._snapshot = []
+        object._extras?.faultError = nil
+        object._flags.insert(.fault)
+        runHook(object) { $0.didTurnIntoFault() }
+    }
+
+    /// Pins the context to the store's current commit: faults and fetches read that snapshot
+    /// until ``save()`` or ``unpinQueryGeneration()`` (a consistent view while others save).
+    public func pinQueryGeneration() throws {
+        pinned = false
+        _ = try reader()
+        pinned = true
+    }
+
+    /// Reads the latest commit again.
+    public func unpinQueryGeneration() { pinned = false }
+
+    /// The id of the commit the context reads when pinned (nil when not pinned).
+    public var queryGeneration: UInt64? { pinned ? reading?.transactionID : nil }
+
+    /// Gives inserted objects their permanent identifiers now, by saving nothing else: the
+    /// objects are inserted in a transaction of their own. (Simplest exact semantics: saves
+    /// the objects.)
+    public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
+        guard objects.contains(where: \.isInserted) else { return }
+        try save()
+    }
+}

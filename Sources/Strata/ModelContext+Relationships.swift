@@ -1,0 +1,191 @@
+import StrataRecords
+import StrataStorage
+
+// Relationships inside a context. To-one targets are held as identities in the object's
+// values (`.int(raw)`: a primary key, or a negative temporary identifier); to-many members
+// are the store's members adjusted by this context's unsaved changes, computed when read, so
+// both sides of a relationship always agree without storing either side twice.
+
+extension ModelContext {
+    func target(slot: Int, of object: ManagedObject) -> ManagedObject? {
+        object._prepareValues()
+        guard slot < object._values.count, case .int(let raw) = object._values[slot], let b = binding(object),
+              b.targetEntity[slot] >= 0 else { return nil }
+        return self.object(raw: raw, binding: container.bindings[b.targetEntity[slot]])
+    }
+
+    /// Puts `other` (in no context yet) into this context, or records misuse when it is in another.
+    func adopt(_ other: ManagedObject, by object: ManagedObject) -> Bool {
+        if other.context == nil { insert(other) }
+        guard other.context === self else {
+            misuse.append(.misuse("\(other.objectID) belongs to another context and cannot be related to \(object.objectID)"))
+            return false
+        }
+        if other.isDeleted {
+            misuse.append(.misuse("\(other.objectID) is deleted and cannot be related to \(object.objectID)"))
+            return false
+        }
+        return true
+    }
+
+    func setTarget(_ target: ManagedObject?, slot: Int, of object: ManagedObject) {
+        if object.context == nil { insert(object) }
+        guard object.context === self else {
+            misuse.append(.misuse("\(object.objectID) belongs to another context than its new target"))
+            return
+        }
+        if let t = target, !adopt(t, by: object) { return }
+        guard let b = binding(object), b.targetEntity[slot] >= 0 else { return }
+        let inverse = b.inverseSlot[slot]
+        let tb = container.bindings[b.targetEntity[slot]]
+        let inverseIsToOne = inverse >= 0 && !tb.schema.properties[inverse].isToMany
+        let old = self.target(slot: slot, of: object)
+        if old === target { return }
+        setValue(target.map { .int($0._rawID) } ?? .null, slot: slot, of: object)
+        if inverseIsToOne {
+            // One-to-one: the old target lets go, the new one lets go of its old partner.
+            if let old, old !== target, self.target(slot: inverse, of: old) === object { setValue(.null, slot: inverse, of: old) }
+            if let t = target {
+                if let partner = self.target(slot: inverse, of: t), partner !== object { setValue(.null, slot: slot, of: partner) }
+                setValue(.int(object._rawID), slot: inverse, of: t)
+            }
+        } else {
+            if let old { markRelationshipChanged(old, slot: inverse) }
+            if let t = target { markRelationshipChanged(t, slot: inverse) }
+        }
+    }
+
+    /// A to-many side changed because of the other side: the object counts as changed (its
+    /// `changedValues()` names the relationship), though nothing of its row is written.
+    func markRelationshipChanged(_ object: ManagedObject, slot: Int) {
+        guard slot >= 0, !object.isDeleted else { return }
+        object.extras.eventChanges.insert(slot)
+        object._extras?.changedToMany.insert(slot)
+        guard !object._flags.contains(.inserted), let b = binding(object) else { return }
+        if !object._flags.contains(.updated) {
+            object._flags.insert(.updated)
+            updated[key(object, b)] = object
+        }
+    }
+
+    func members(slot: Int, of object: ManagedObject) -> [ManagedObject] {
+        guard let b = binding(object), let rel = b.relationships[slot], b.targetEntity[slot] >= 0 else { return [] }
+        let tb = container.bindings[b.targetEntity[slot]]
+        let inverse = b.inverseSlot[slot]
+        var raws = Set<Int64>()
+        if object._rawID > 0, !object._flags.contains(.inserted) {
+            do {
+                let ids = try reader().members(of: rel.name, of: ObjectID(entity: b.name, primaryKey: UInt64(object._rawID)))
+                for id in ids where id.primaryKey <= UInt64(Int64.max) { raws.insert(Int64(id.primaryKey)) }
+            } catch {
+                object.extras.faultError = (error as? StrataError) ?? .invalidArgument("\(error)")
+            }
+        }
+        if rel.isManyToMany {
+            for l in pendingLinks where l.owner === object && l.slot == slot {
+                if l.added { raws.insert(l.member._rawID) } else { raws.remove(l.member._rawID) }
+            }
+        } else if inverse >= 0 {
+            for group in [inserted, updated] {
+                for (k, o) in group where k.entity == tb.index {
+                    guard !o._values.isEmpty, inverse < o._values.count else { continue }
+                    if case .int(let r) = o._values[inverse], r == object._rawID { raws.insert(o._rawID) } else { raws.remove(o._rawID) }
+                }
+            }
+        }
+        for (k, _) in deleted where k.entity == tb.index { raws.remove(k.raw) }
+        let ordered = raws.sorted { a, c in (a < 0) == (c < 0) ? abs(a) < abs(c) : a > 0 }
+        return ordered.map { self.object(raw: $0, binding: tb) }
+    }
+
+    func setMembers(_ newMembers: [ManagedObject], slot: Int, of object: ManagedObject) {
+        if object.context == nil { insert(object) }
+        guard object.context === self, let b = binding(object), let rel = b.relationships[slot] else {
+            misuse.append(.misuse("\(object.objectID) belongs to another context than its new members"))
+            return
+        }
+        let wanted = newMembers.filter { adopt($0, by: object) }
+        let current = members(slot: slot, of: object)
+        let currentSet = Set(current.map(ObjectIdentifier.init))
+        let wantedSet = Set(wanted.map(ObjectIdentifier.init))
+        let removed = current.filter { !wantedSet.contains(ObjectIdentifier($0)) }
+        let added = wanted.filter { !currentSet.contains(ObjectIdentifier($0)) }
+        let inverse = b.inverseSlot[slot]
+        if rel.isManyToMany {
+            for m in removed { link(object, slot: slot, m, inverse: inverse, added: false) }
+            for m in added { link(object, slot: slot, m, inverse: inverse, added: true) }
+        } else if inverse >= 0 {
+            for m in removed where target(slot: inverse, of: m) === object { setTarget(nil, slot: inverse, of: m) }
+            for m in added { setTarget(object, slot: inverse, of: m) }
+        }
+    }
+
+    private func link(_ object: ManagedObject, slot: Int, _ member: ManagedObject, inverse: Int, added: Bool) {
+        pendingLinks.append(LinkChange(owner: object, slot: slot, member: member, added: added, isPrimary: true))
+        if inverse >= 0 { pendingLinks.append(LinkChange(owner: member, slot: inverse, member: object, added: added, isPrimary: false)) }
+        markRelationshipChanged(object, slot: slot)
+        markRelationshipChanged(member, slot: inverse)
+    }
+
+    // MARK: Objects in no context
+
+    static func setDetachedTarget(_ target: ManagedObject?, slot: Int, of object: ManagedObject) {
+        let schema = object.entitySchema
+        guard slot < schema.properties.count, case .toOne(let r) = schema.properties[slot].kind else { return }
+        let old = object._extras?.detachedToOne[slot]
+        object.extras.detachedToOne[slot] = target
+        // The inverse, found by name once the class of the target knows it.
+        guard let inverseName = detachedInverse(of: r, named: schema.properties[slot].name, in: schema) else { return }
+        if let old, let i = old.entitySchema.slotByName[inverseName] {
+            if old.entitySchema.properties[i].isToMany {
+                old.extras.detachedToMany[i]?.removeAll { $0 === object }
+            } else if old._extras?.detachedToOne[i] === object {
+                old._extras?.detachedToOne[i] = nil
+            }
+        }
+        if let t = target, let i = t.entitySchema.slotByName[inverseName] {
+            if t.entitySchema.properties[i].isToMany {
+                if !(t.extras.detachedToMany[i] ?? []).contains(where: { $0 === object }) { t.extras.detachedToMany[i, default: []].append(object) }
+            } else {
+                t.extras.detachedToOne[i] = object
+            }
+        }
+    }
+
+    static func setDetachedMembers(_ members: [ManagedObject], slot: Int, of object: ManagedObject) {
+        let schema = object.entitySchema
+        guard slot < schema.properties.count, case .toMany(let r) = schema.properties[slot].kind else { return }
+        let old = object._extras?.detachedToMany[slot] ?? []
+        object.extras.detachedToMany[slot] = members
+        guard let inverseName = detachedInverse(of: r, named: schema.properties[slot].name, in: schema) else { return }
+        for m in old where !members.contains(where: { $0 === m }) {
+            if let i = m.entitySchema.slotByName[inverseName], m._extras?.detachedToOne[i] === object { m._extras?.detachedToOne[i] = nil }
+        }
+        for m in members {
+            guard let i = m.entitySchema.slotByName[inverseName] else { continue }
+            if m.entitySchema.properties[i].isToMany {
+                if !(m.extras.detachedToMany[i] ?? []).contains(where: { $0 === object }) { m.extras.detachedToMany[i, default: []].append(object) }
+            } else {
+                m.extras.detachedToOne[i] = object
+            }
+        }
+    }
+
+    /// The inverse's name of a relationship of an object in no context: declared on this side,
+    /// or declared on the other side naming this one.
+    private static func detachedInverse(of r: RelationshipDeclaration, named name: String, in schema: EntitySchema) -> String? {
+        if let resolve = r.inverse { return resolve() }
+        let target = EntitySchema.of(r.target)
+        for p in target.properties {
+            switch p.kind {
+            case .toOne(let x), .toMany(let x):
+                if x.target == schema.objectClass, let resolve = x.inverse, resolve() == name { return p.name }
+            default: continue
+            }
+        }
+        let back = target.properties.filter {
+            switch $0.kind { case .toOne(let x), .toMany(let x): return x.target == schema.objectClass; default: return false }
+        }
+        return back.count == 1 ? back[0].name : nil
+    }
+}

@@ -1,0 +1,221 @@
+import StrataRecords
+import StrataStorage
+
+extension ModelContext {
+    /// Writes every change in one transaction of the store: inserts, updates, relationship
+    /// changes, deletes (their delete rules run in the store), with the model's derived values,
+    /// uniqueness and validation settled as the record layer settles them. Afterwards saved
+    /// objects hold their permanent identifiers and the store's values, derived ones included.
+    ///
+    /// Throws (and leaves the context as it was): the misuse property setters recorded,
+    /// `invalidObject`/`multipleErrors` for objects that fail their validation,
+    /// `mergeConflicts` under ``MergePolicy/error``, and the record layer's commit errors.
+    public func save() throws {
+        processPendingMerges()
+        guard !container.isClosed else { throw StrataError.misuse("save of a context whose container is closed") }
+        if !misuse.isEmpty {
+            let found = misuse
+            misuse = []
+            throw found.count == 1 ? found[0] : .multipleErrors(found)
+        }
+        guard hasChanges else { return }
+        try runWillSave()
+        try validateChanges()
+        let saving = (inserted: insertOrder.compactMap { inserted[$0] }, updated: Array(updated.values), deleted: Array(deleted.values))
+        var conflicts: [MergeConflictRecord] = []
+        var storeWins: [(ManagedObject, [Value]?)] = []
+        let (pks, changes) = try container.store.writeReportingChanges { tx -> [Int64: Int64] in
+            var pks: [Int64: Int64] = [:]
+            func recordID(_ raw: Int64, _ b: EntityBinding) -> ObjectID? {
+                let r = raw < 0 ? (pks[raw] ?? permanentIDs[raw] ?? raw) : raw
+                return r > 0 ? ObjectID(entity: b.name, primaryKey: UInt64(r)) : nil
+            }
+            func storedValue(_ o: ManagedObject, _ b: EntityBinding, _ slot: Int) -> (any ValueConvertible)? {
+                let v = o._values[slot]
+                guard case .toOne = b.schema.properties[slot].kind else { return v }
+                guard case .int(let raw) = v else { return Value.null }
+                return recordID(raw, container.bindings[b.targetEntity[slot]])
+            }
+            var deferredToOnes: [(ManagedObject, EntityBinding, Int)] = []
+            for o in saving.inserted {
+                guard let b = binding(o) else { continue }
+                var values: [String: any ValueConvertible] = [:]
+                for slot in b.lockedSlots {
+                    if case .toOne = b.schema.properties[slot].kind, case .int(let raw) = o._values[slot], raw < 0, pks[raw] == nil,
+                       permanentIDs[raw] == nil {
+                        deferredToOnes.append((o, b, slot))
+                        continue
+                    }
+                    if let v = storedValue(o, b, slot) { values[b.schema.properties[slot].name] = v }
+                }
+                let id = try tx.insert(b.name, values)
+                pks[o._rawID] = Int64(id.primaryKey)
+            }
+            for (o, b, slot) in deferredToOnes {
+                try tx.update(recordID(o._rawID, b)!, [b.schema.properties[slot].name: storedValue(o, b, slot) ?? Value.null])
+            }
+            for o in saving.updated {
+                guard let b = binding(o), let id = recordID(o._rawID, b) else { continue }
+                let stored = try tx.storedRow(of: id).map { b.values(fromRow: $0) }
+                var write = b.lockedSlots.filter { o._snapshot.isEmpty || !o._values[$0].isSameStored(as: o._snapshot[$0]) }
+                let conflicting = o._snapshot.isEmpty ? [] : b.lockedSlots.filter { slot in
+                    stored.map { s in !s[slot].isSameStored(as: o._snapshot[slot]) } ?? true
+                }
+                if stored == nil || !conflicting.isEmpty {
+                    switch mergePolicy {
+                    case .error:
+                        conflicts.append(conflictRecord(o, b, conflicting, stored))
+                        continue
+                    case .rollback:
+                        storeWins.append((o, stored))
+                        continue
+                    case .overwrite:
+                        write = b.lockedSlots
+                    case .mergeByPropertyObjectTrump:
+                        break
+                    case .mergeByPropertyStoreTrump:
+                        write.removeAll { conflicting.contains($0) }
+                    }
+                    if stored == nil { storeWins.append((o, nil)); continue }
+                }
+                var values: [String: any ValueConvertible] = [:]
+                for slot in write { values[b.schema.properties[slot].name] = storedValue(o, b, slot) ?? Value.null }
+                if !values.isEmpty { try tx.update(id, values) }
+            }
+            for l in pendingLinks where l.isPrimary {
+                guard let b = binding(l.owner), let rel = b.relationships[l.slot], rel.isManyToMany,
+                      let owner = recordID(l.owner._rawID, b), let mb = binding(l.member), let member = recordID(l.member._rawID, mb)
+                else { continue }
+                if l.added { try tx.add(member, to: rel.name, of: owner) } else { try tx.remove(member, from: rel.name, of: owner) }
+            }
+            for o in saving.deleted {
+                guard let b = binding(o), let id = recordID(o._rawID, b) else { continue }
+                if try tx.exists(id) { try tx.delete(id) }
+            }
+            if !conflicts.isEmpty { throw StrataError.mergeConflicts(conflicts) }
+            return pks
+        }
+        statistics.saves += 1
+        for (temp, pk) in pks { permanentIDs[temp] = pk }
+        finishSave(saving, pks: pks, changes: changes, storeWins: storeWins)
+    }
+
+    private func conflictRecord(_ o: ManagedObject, _ b: EntityBinding, _ slots: [Int], _ stored: [Value]?) -> MergeConflictRecord {
+        let names = slots.map { b.schema.properties[$0].name }
+        func text(_ values: [Value]) -> [String: String] {
+            Dictionary(uniqueKeysWithValues: slots.map { (b.schema.properties[$0].name, values[$0].description) })
+        }
+        return MergeConflictRecord(entity: b.name, primaryKey: UInt64(max(o._rawID, 0)), properties: names, snapshot: text(o._snapshot),
+                                   cached: text(o._values), persisted: stored.map(text))
+    }
+
+    /// `willSave` on every changed object, again on objects the hooks changed, at most 16 rounds.
+    private func runWillSave() throws {
+        var done = Set<ObjectIdentifier>()
+        for _ in 0..<16 {
+            let pending = (insertOrder.compactMap { inserted[$0] } + Array(updated.values) + Array(deleted.values))
+                .filter { !done.contains(ObjectIdentifier($0)) }
+            if pending.isEmpty { return }
+            for o in pending {
+                done.insert(ObjectIdentifier(o))
+                runHook(o) { $0.willSave() }
+            }
+        }
+        throw StrataError.misuse("willSave kept changing objects for 16 rounds: a hook must stop changing values once they are set")
+    }
+
+    private func validateChanges() throws {
+        var errors: [StrataError] = []
+        func run(_ o: ManagedObject, _ body: () throws -> Void) {
+            do { try body() } catch let e as StrataError { errors.append(e) } catch {
+                errors.append(.invalidObject(entity: o.entityName, primaryKey: o.objectID.primaryKey, property: nil, reason: "\(error)"))
+            }
+        }
+        for o in insertOrder.compactMap({ inserted[$0] }) + Array(updated.values) {
+            for (slot, p) in o.entitySchema.properties.enumerated() where !p.isDerived && o._extras?.eventChanges.contains(slot) ?? o.isInserted {
+                let v: Any? = p.isRelationship ? nil : bridge(p).map { $0.toSwift(o._values[slot]) }
+                run(o) { try o.validateValue(v, forKey: p.name) }
+            }
+            run(o) { o.isInserted ? try o.validateForInsert() : try o.validateForUpdate() }
+        }
+        for o in deleted.values { run(o) { try o.validateForDelete() } }
+        if errors.count == 1 { throw errors[0] }
+        if !errors.isEmpty { throw StrataError.multipleErrors(errors) }
+    }
+
+    func bridge(_ p: EntitySchema.Property) -> ValueBridge? {
+        switch p.kind {
+        case .attribute(let a): return a.bridge
+        case .derived(let d): return d.bridge
+        default: return nil
+        }
+    }
+
+    private func finishSave(_ saving: (inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]),
+                            pks: [Int64: Int64], changes: RecordChanges, storeWins: [(ManagedObject, [Value]?)]) {
+        for o in saving.inserted {
+            guard let b = binding(o), let pk = pks[o._rawID] else { continue }
+            registry.removeValue(forKey: key(o, b))
+            o._rawID = pk
+            registry[key(o, b)] = Unmanaged.passUnretained(o)
+            o._flags.remove(.inserted)
+        }
+        // To-one values naming temporary identifiers now name primary keys.
+        for o in saving.inserted + saving.updated {
+            guard let b = binding(o) else { continue }
+            for slot in b.lockedSlots {
+                if case .toOne = b.schema.properties[slot].kind, case .int(let raw) = o._values[slot], raw < 0, let pk = permanentIDs[raw] {
+                    o._values[slot] = .int(pk)
+                }
+            }
+        }
+        for o in saving.updated { o._flags.remove(.updated) }
+        let wasChanged = Set((saving.inserted + saving.updated).map(ObjectIdentifier.init))
+        inserted = [:]
+        insertOrder = []
+        updated = [:]
+        deleted = [:]
+        pendingLinks = []
+        for o in saving.inserted + saving.updated { o._extras?.eventChanges = []; o._extras?.changedToMany = [] }
+        for (o, stored) in storeWins {
+            if let stored { o._values = stored; o._snapshot = stored } else { o._flags.insert(.gone) }
+            runHook(o) { $0.awake(fromSnapshotEvents: .mergePolicy) }
+        }
+        apply(changes, ownSave: wasChanged)
+        for o in saving.inserted + saving.updated + saving.deleted { runHook(o) { $0.didSave() } }
+        container.announce(SaveNotification(changes: changes, container: container), from: inbox)
+    }
+
+    /// Brings registered objects up to a committed change set: snapshots move; objects without
+    /// unsaved changes take the new values; changed ones keep their changes on top.
+    func apply(_ changes: RecordChanges, ownSave: Set<ObjectIdentifier> = []) {
+        for row in changes.inserted + changes.updated {
+            guard let b = container.binding(named: row.id.entity), let values = row.values,
+                  let u = registry[Key(entity: b.index, raw: Int64(row.id.primaryKey))] else { continue }
+            let o = u.takeUnretainedValue()
+            if o.isFault { continue }
+            let fresh = b.values(fromRow: values)
+            if o.hasChanges {
+                var merged = fresh
+                for slot in merged.indices where o._snapshot.isEmpty || !o._values[slot].isSameStored(as: o._snapshot[slot]) {
+                    if !b.schema.properties[slot].isDerived { merged[slot] = o._values[slot] }
+                }
+                o._values = merged
+            } else {
+                o._values = fresh
+            }
+            o._snapshot = fresh
+            if !ownSave.contains(ObjectIdentifier(o)) { runHook(o) { $0.awake(fromSnapshotEvents: .merge) } }
+        }
+        for row in changes.deleted {
+            guard let b = container.binding(named: row.id.entity),
+                  let u = registry[Key(entity: b.index, raw: Int64(row.id.primaryKey))] else { continue }
+            let o = u.takeUnretainedValue()
+            o._flags.insert(.gone)
+            let k = Key(entity: b.index, raw: Int64(row.id.primaryKey))
+            updated.removeValue(forKey: k)
+            deleted.removeValue(forKey: k)
+            o._flags.remove(.updated)
+        }
+    }
+}

@@ -1,0 +1,330 @@
+import StrataRecords
+import StrataStorage
+import Synchronization
+
+/// A unit of work over a ``ModelContainer``: objects fetched and inserted through it, their
+/// changes, and the save that writes them. One object per stored object per context
+/// (uniquing); fetched objects are faults until a persistent property is read.
+///
+/// Not `Sendable`: a context and its objects live in one isolation domain (a task, an actor, the
+/// main actor). Send ``ManagedObjectID``s between domains and look them up with
+/// ``object(with:)`` in the other domain's context.
+public final class ModelContext {
+    /// The container whose store the context reads and saves.
+    public let container: ModelContainer
+    /// How a save resolves conflicts with changes other saves made since this context read
+    /// its objects. Default: ``MergePolicy/error``.
+    public var mergePolicy: MergePolicy = .error
+    /// Statistics, for tests and tuning.
+    public internal(set) var statistics = Statistics()
+
+    struct Key: Hashable {
+        var entity: Int
+        var raw: Int64
+    }
+
+    /// Every registered object, unowned: an object removes itself when released, so objects
+    /// the program no longer holds and that have no changes cost nothing here.
+    var registry: [Key: Unmanaged<ManagedObject>] = [:]
+    /// Changed objects, held strongly until saved or rolled back.
+    var inserted: [Key: ManagedObject] = [:]
+    var insertOrder: [Key] = []
+    var updated: [Key: ManagedObject] = [:]
+    var deleted: [Key: ManagedObject] = [:]
+    /// Many-to-many links made or broken since the last save.
+    var pendingLinks: [LinkChange] = []
+    /// Misuse seen by property setters (which cannot throw); the next save throws it.
+    var misuse: [StrataError] = []
+    /// Temporary raw identifiers of saved objects, to their primary keys.
+    var permanentIDs: [Int64: Int64] = [:]
+    /// The snapshot faults are read from.
+    var reading: RecordSnapshot?
+    /// Set when the context is pinned to a query generation.
+    var pinned = false
+    let inbox = SaveInbox()
+
+    struct LinkChange {
+        var owner: ManagedObject
+        var slot: Int
+        var member: ManagedObject
+        var added: Bool
+        /// Each link is listed from both sides; the save writes the primary one.
+        var isPrimary: Bool
+    }
+
+    /// Counters of what the context read.
+    public struct Statistics: Sendable, Equatable {
+        /// Rows read to fulfil faults (one per object, fewer with batch faulting).
+        public var faultsFired = 0
+        /// Fetch requests run against the store.
+        public var fetches = 0
+        /// Saves that wrote to the store.
+        public var saves = 0
+    }
+
+    /// A context over `container`'s store.
+    public init(_ container: ModelContainer) {
+        self.container = container
+    }
+
+    deinit {
+        for (_, u) in registry {
+            let o = u.takeUnretainedValue()
+            o._flags.remove(.registered)
+        }
+        container.detach(inbox)
+    }
+
+    // MARK: Registry
+
+    func binding(_ object: ManagedObject) -> EntityBinding? { container.binding(of: object.entitySchema) }
+
+    func key(_ object: ManagedObject, _ b: EntityBinding) -> Key { Key(entity: b.index, raw: object._rawID) }
+
+    /// The registered object for `raw` of entity `b`, or a new fault registered for it.
+    func object(raw: Int64, binding b: EntityBinding) -> ManagedObject {
+        let raw = raw < 0 ? (permanentIDs[raw] ?? raw) : raw
+        if let u = registry[Key(entity: b.index, raw: raw)] { return u.takeUnretainedValue() }
+        let o = b.schema.objectClass.init()
+        o._schema = b.schema
+        o._rawID = raw
+        o._context = self
+        o._flags = [.fault, .registered]
+        registry[Key(entity: b.index, raw: raw)] = Unmanaged.passUnretained(o)
+        return o
+    }
+
+    func objectDidDeallocate(_ object: ManagedObject) {
+        guard let b = binding(object) else { return }
+        let k = key(object, b)
+        if let u = registry[k], u.toOpaque() == Unmanaged.passUnretained(object).toOpaque() {
+            registry.removeValue(forKey: k)
+        }
+    }
+
+    /// The registered objects (those the program or the context still holds).
+    public var registeredObjects: Set<ManagedObject> { Set(registry.values.map { $0.takeUnretainedValue() }) }
+    /// Objects inserted and not saved yet.
+    public var insertedObjects: Set<ManagedObject> { Set(inserted.values) }
+    /// Objects with unsaved changes (not inserted, not deleted).
+    public var updatedObjects: Set<ManagedObject> { Set(updated.values) }
+    /// Objects deleted and not saved yet.
+    public var deletedObjects: Set<ManagedObject> { Set(deleted.values) }
+    /// Whether anything is inserted, updated or deleted and not saved.
+    public var hasChanges: Bool { !inserted.isEmpty || !updated.isEmpty || !deleted.isEmpty || !pendingLinks.isEmpty }
+
+    // MARK: Reading
+
+    /// The reader faults and fetches use: the pinned snapshot, or the latest commit.
+    func reader() throws -> RecordReader {
+        guard !container.isClosed else { throw StrataError.misuse("the context's container is closed") }
+        if let r = reading, pinned || r.transactionID == container.store.storage.lastCommittedTransactionID {
+            return r.reader
+        }
+        reading?.close()
+        let s = try container.store.snapshot()
+        reading = s
+        return s.reader
+    }
+
+    /// Loads a fault's values. A row that cannot be read (deleted by another save, an I/O
+    /// error) leaves the object with placeholder values and the error in `faultError`, for
+    /// ``load(_:)`` to throw: a property read never traps on a store condition.
+    func fulfill(_ object: ManagedObject) {
+        object._flags.remove(.fault)
+        guard let b = binding(object), let id = ManagedObjectID(entityName: b.name, rawValue: object._rawID).recordID else {
+            object._values = object.entitySchema.initialValues
+            return
+        }
+        statistics.faultsFired += 1
+        do {
+            guard let row = try reader().storedRow(of: id) else {
+                throw StrataError.objectNotFound(entity: b.name, primaryKey: id.primaryKey)
+            }
+            let values = b.values(fromRow: row)
+            object._values = values
+            object._snapshot = values
+            object._extras?.faultError = nil
+        } catch {
+            object._values = b.schema.initialValues
+            object.extras.faultError = (error as? StrataError) ?? .invalidArgument("\(error)")
+            return
+        }
+        runHook(object) { $0.awakeFromFetch() }
+    }
+
+    /// Loads the object's values if it is a fault, and throws if they cannot be read (its row
+    /// was deleted by another save: `objectNotFound`; an I/O error): the way to read for code
+    /// that must know.
+    public func load(_ object: ManagedObject) throws {
+        try checkOwn(object)
+        if object._extras?.faultError != nil { object._flags.insert(.fault) }
+        if object._flags.contains(.fault) { fulfill(object) }
+        if let e = object._extras?.faultError { throw e }
+    }
+
+    func runHook(_ object: ManagedObject, _ hook: (ManagedObject) -> Void) {
+        let was = object._flags.contains(.inHook)
+        object._flags.insert(.inHook)
+        hook(object)
+        if !was { object._flags.remove(.inHook) }
+    }
+
+    func checkOwn(_ object: ManagedObject) throws {
+        guard object.context === self else {
+            throw StrataError.misuse("\(object.objectID) belongs to \(object.context == nil ? "no context" : "another context")")
+        }
+    }
+
+    // MARK: Identity lookups
+
+    /// The object with `id` in this context: the registered one, or a fault for it (not checked
+    /// against the store; reading it fails if the object does not exist: use
+    /// ``existingObject(with:)`` to know). Throws `misuse` for an entity not in the model or a
+    /// temporary identifier this context never made.
+    public func object(with id: ManagedObjectID) throws -> ManagedObject {
+        processPendingMerges()
+        guard let b = container.binding(named: id.entityName) else {
+            throw StrataError.misuse("no entity '\(id.entityName)' in the container's model")
+        }
+        if id.isTemporaryID {
+            let raw = permanentIDs[id.rawValue] ?? id.rawValue
+            guard let u = registry[Key(entity: b.index, raw: raw)] else {
+                throw StrataError.misuse("\(id) is a temporary identifier of another context (save it there first)")
+            }
+            return u.takeUnretainedValue()
+        }
+        return object(raw: id.rawValue, binding: b)
+    }
+
+    /// The object with `id`, loaded: throws `objectNotFound` if it does not exist (or was
+    /// deleted in this context).
+    public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
+        let o = try object(with: id)
+        if o.isDeleted { throw StrataError.objectNotFound(entity: id.entityName, primaryKey: id.primaryKey ?? 0) }
+        if !o.isInserted { try load(o) }
+        return o
+    }
+
+    /// The object with `id` as a `T`.
+    public func existingObject<T: ManagedObject>(with id: ManagedObjectID, as type: T.Type) throws -> T {
+        let o = try existingObject(with: id)
+        guard let t = o as? T else { throw StrataError.misuse("\(id) is a \(Swift.type(of: o)), not a \(T.self)") }
+        return t
+    }
+
+    // MARK: Insert and delete
+
+    /// Inserts an object made by the program (and the objects its relationships reach that
+    /// belong to no context yet). Inserting an object already in this context does nothing;
+    /// one of another context, or of a class outside the model, is recorded as misuse and makes
+    /// the next ``save()`` throw.
+    public func insert(_ object: ManagedObject) {
+        if object.context === self { return }
+        if object.context != nil {
+            misuse.append(.misuse("\(object.objectID) is registered in another context and cannot be inserted here"))
+            return
+        }
+        guard let b = binding(object) else {
+            misuse.append(.misuse("\(type(of: object)) is not one of the container's model classes"))
+            return
+        }
+        if object._rawID == 0 || object._rawID > 0 && object._flags.contains(.gone) {
+            object._rawID = ManagedObjectID.makeTemporaryRawValue()
+        }
+        if object._values.isEmpty { object._values = b.schema.initialValues }
+        object._flags = [.registered, .inserted]
+        object._context = self
+        object._schema = b.schema
+        let k = key(object, b)
+        registry[k] = Unmanaged.passUnretained(object)
+        inserted[k] = object
+        insertOrder.append(k)
+        runHook(object) { $0.awakeFromInsert() }
+        if let extras = object._extras {
+            let toOne = extras.detachedToOne
+            let toMany = extras.detachedToMany
+            extras.detachedToOne = [:]
+            extras.detachedToMany = [:]
+            for (slot, t) in toOne.sorted(by: { $0.key < $1.key }) { setTarget(t, slot: slot, of: object) }
+            for (slot, m) in toMany.sorted(by: { $0.key < $1.key }) { setMembers(m, slot: slot, of: object) }
+        }
+    }
+
+    /// Deletes an object: at the next save its row goes, and its delete rules cascade, nullify
+    /// or deny. Until then it stays registered with ``ManagedObject/isDeleted`` set and leaves
+    /// to-many relationships at once. An inserted object is simply forgotten.
+    public func delete(_ object: ManagedObject) throws {
+        try checkOwn(object)
+        guard let b = binding(object) else { return }
+        let k = key(object, b)
+        if object._flags.contains(.deleted) { return }
+        runHook(object) { $0.prepareForDeletion() }
+        if object._flags.contains(.inserted) {
+            inserted.removeValue(forKey: k)
+            insertOrder.removeAll { $0 == k }
+            object._flags.remove(.inserted)
+            object._flags.insert(.deleted)
+            registry.removeValue(forKey: k)
+            object._flags.remove(.registered)
+            return
+        }
+        updated.removeValue(forKey: k)
+        object._flags.remove(.updated)
+        object._flags.insert(.deleted)
+        deleted[k] = object
+    }
+
+    // MARK: Changing values
+
+    func setValue(_ value: Value, slot: Int, of object: ManagedObject) {
+        object._prepareValues()
+        guard slot < object._values.count else { return }
+        if object.isDeleted {
+            misuse.append(.misuse("\(object.objectID) is deleted: its '\(object.entitySchema.properties[slot].name)' cannot be set"))
+            return
+        }
+        if object.entitySchema.properties[slot].isDerived {
+            misuse.append(.validation(entity: object.entityName, property: object.entitySchema.properties[slot].name,
+                                      reason: "a derived attribute cannot be set"))
+            return
+        }
+        if object._values[slot].isSameStored(as: value) { return }
+        object._values[slot] = value
+        markUpdated(object, slot: slot)
+    }
+
+    func markUpdated(_ object: ManagedObject, slot: Int) {
+        object.extras.eventChanges.insert(slot)
+        guard !object._flags.contains(.inserted), !object._flags.contains(.deleted), let b = binding(object) else { return }
+        if !object._flags.contains(.updated) {
+            object._flags.insert(.updated)
+            updated[key(object, b)] = object
+        }
+    }
+}
+
+extension Value {
+    /// Whether the two are stored alike (strings byte for byte).
+    func isSameStored(as other: Value) -> Bool {
+        if case .string(let a) = self, case .string(let b) = other { return a.utf8.elementsEqual(b.utf8) }
+        return self == other
+    }
+}
+
+/// How a save resolves optimistic-locking conflicts: objects it changed whose rows another
+/// save changed since this context read them.
+public enum MergePolicy: Sendable, Equatable {
+    /// The save fails with `StrataError.mergeConflicts`, listing every conflict; nothing is
+    /// written and the context keeps its changes.
+    case error
+    /// Per property: the store's value wins where the other save changed it; the object's
+    /// changes win elsewhere.
+    case mergeByPropertyStoreTrump
+    /// Per property: the object's changes win; properties it did not change take the store's values.
+    case mergeByPropertyObjectTrump
+    /// The object's whole state is written over the store's.
+    case overwrite
+    /// The object's changes are dropped; it takes the store's values.
+    case rollback
+}

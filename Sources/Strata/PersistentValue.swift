@@ -1,0 +1,134 @@
+import Foundation
+import StrataRecords
+
+/// A Swift type an ``Attribute`` or ``Derived`` property can have: it names its
+/// ``AttributeType`` and converts to and from the store's ``Value``.
+///
+/// Conforming types: `Bool`, `Int`, `Int16`, `Int32`, `Int64`, `Double`, `Decimal`, `String`,
+/// `Date`, `UUID`, `[UInt8]`, `Data`, and `Optional` of each (an optional attribute).
+public protocol PersistentValue {
+    /// The attribute type the value is stored as.
+    static var attributeType: AttributeType { get }
+    /// Whether `nil` is a value (an optional attribute).
+    static var isOptional: Bool { get }
+    /// What a property of this type reads as when the store holds no value for it (a required
+    /// attribute not set yet, a fault that could not be fulfilled): `nil`, zero, empty.
+    static var placeholder: Self { get }
+    /// The value from the store's representation, or `nil` when it is of another kind.
+    init?(storedValue: Value)
+    /// The value as the store keeps it.
+    var storedValue: Value { get }
+}
+
+extension PersistentValue {
+    /// Not optional, unless the type says so.
+    public static var isOptional: Bool { false }
+}
+
+extension Bool: PersistentValue {
+    public static var attributeType: AttributeType { .bool }
+    public static var placeholder: Bool { false }
+    public init?(storedValue: Value) { guard case .bool(let b) = storedValue else { return nil }; self = b }
+    public var storedValue: Value { .bool(self) }
+}
+
+extension Int: PersistentValue {
+    public static var attributeType: AttributeType { .int64 }
+    public static var placeholder: Int { 0 }
+    public init?(storedValue: Value) { guard case .int(let i) = storedValue, let v = Int(exactly: i) else { return nil }; self = v }
+    public var storedValue: Value { .int(Int64(self)) }
+}
+
+extension Int64: PersistentValue {
+    public static var attributeType: AttributeType { .int64 }
+    public static var placeholder: Int64 { 0 }
+    public init?(storedValue: Value) { guard case .int(let i) = storedValue else { return nil }; self = i }
+    public var storedValue: Value { .int(self) }
+}
+
+extension Int32: PersistentValue {
+    public static var attributeType: AttributeType { .int32 }
+    public static var placeholder: Int32 { 0 }
+    public init?(storedValue: Value) { guard case .int(let i) = storedValue, let v = Int32(exactly: i) else { return nil }; self = v }
+    public var storedValue: Value { .int(Int64(self)) }
+}
+
+extension Int16: PersistentValue {
+    public static var attributeType: AttributeType { .int16 }
+    public static var placeholder: Int16 { 0 }
+    public init?(storedValue: Value) { guard case .int(let i) = storedValue, let v = Int16(exactly: i) else { return nil }; self = v }
+    public var storedValue: Value { .int(Int64(self)) }
+}
+
+extension Double: PersistentValue {
+    public static var attributeType: AttributeType { .double }
+    public static var placeholder: Double { 0 }
+    public init?(storedValue: Value) {
+        switch storedValue {
+        case .double(let d): self = d
+        case .int(let i): self = Double(i)
+        default: return nil
+        }
+    }
+    public var storedValue: Value { .double(self) }
+}
+
+extension Decimal: PersistentValue {
+    public static var attributeType: AttributeType { .decimal }
+    public static var placeholder: Decimal { 0 }
+    public init?(storedValue: Value) {
+        switch storedValue {
+        case .decimal(let d): self = d
+        case .int(let i): self = Decimal(i)
+        default: return nil
+        }
+    }
+    public var storedValue: Value { .decimal(self) }
+}
+
+extension String: PersistentValue {
+    public static var attributeType: AttributeType { .string }
+    public static var placeholder: String { "" }
+    public init?(storedValue: Value) { guard case .string(let s) = storedValue else { return nil }; self = s }
+    public var storedValue: Value { .string(self) }
+}
+
+extension Date: PersistentValue {
+    public static var attributeType: AttributeType { .date }
+    public static var placeholder: Date { Date(timeIntervalSinceReferenceDate: 0) }
+    public init?(storedValue: Value) { guard case .date(let d) = storedValue else { return nil }; self = d }
+    public var storedValue: Value { .date(self) }
+}
+
+extension UUID: PersistentValue {
+    public static var attributeType: AttributeType { .uuid }
+    public static var placeholder: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
+    public init?(storedValue: Value) { guard case .uuid(let u) = storedValue else { return nil }; self = u }
+    public var storedValue: Value { .uuid(self) }
+}
+
+extension Array: PersistentValue where Element == UInt8 {
+    public static var attributeType: AttributeType { .binary }
+    public static var placeholder: [UInt8] { [] }
+    public init?(storedValue: Value) { guard case .binary(let b) = storedValue else { return nil }; self = b }
+    public var storedValue: Value { .binary(self) }
+}
+
+extension Data: PersistentValue {
+    public static var attributeType: AttributeType { .binary }
+    public static var placeholder: Data { Data() }
+    public init?(storedValue: Value) { guard case .binary(let b) = storedValue else { return nil }; self = Data(b) }
+    public var storedValue: Value { .binary([UInt8](self)) }
+}
+
+extension Optional: PersistentValue where Wrapped: PersistentValue {
+    public static var attributeType: AttributeType { Wrapped.attributeType }
+    public static var isOptional: Bool { true }
+    public static var placeholder: Wrapped? { nil }
+    public init?(storedValue: Value) {
+        if case .null = storedValue { self = .none; return }
+        guard let w = Wrapped(storedValue: storedValue) else { return nil }
+        self = .some(w)
+    }
+    public var storedValue: Value { self?.storedValue ?? .null }
+}

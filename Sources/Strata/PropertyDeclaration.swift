@@ -1,0 +1,67 @@
+import StrataRecords
+
+/// What one property wrapper declares, as captured while a class's schema is built.
+enum PropertyDeclaration {
+    case attribute(AttributeDeclaration)
+    case relationship(RelationshipDeclaration)
+    case derived(DerivedDeclaration)
+}
+
+/// Converts between a property's Swift type and the store's values (for the dynamic,
+/// key-based API: `value(forKey:)`, `changedValues()`).
+struct ValueBridge {
+    var toSwift: (Value) -> Any
+    var fromSwift: (Any?) -> Value?
+
+    init<T: PersistentValue>(_ type: T.Type) {
+        toSwift = { T(storedValue: $0) ?? T.placeholder }
+        fromSwift = { any in
+            if any == nil { return T.isOptional ? .null : nil }
+            if let t = any as? T { return t.storedValue }
+            if let v = any as? Value { return T(storedValue: v) != nil ? v : nil }
+            return nil
+        }
+    }
+}
+
+struct AttributeDeclaration {
+    var bridge: ValueBridge
+    var type: AttributeType
+    var isOptional: Bool
+    var options: AttributeOptions
+    var defaultValue: Value?
+    var validation: [ValidationRule]
+    var renamedFrom: String?
+}
+
+struct RelationshipDeclaration {
+    var target: ManagedObject.Type
+    var isToMany: Bool
+    var isOptional: Bool
+    var deleteRule: DeleteRule
+    /// Resolves the declared inverse key path to a property name (by reading it on a probe
+    /// prototype of the target); `nil` when no inverse was declared on this side.
+    var inverse: (() -> String?)?
+    var renamedFrom: String?
+}
+
+struct DerivedDeclaration {
+    var bridge: ValueBridge
+    var type: AttributeType
+    var isOptional: Bool
+    var expression: String
+    var options: AttributeOptions
+    var renamedFrom: String?
+}
+
+/// Options of an ``Attribute`` or ``Derived`` property.
+public struct AttributeOptions: OptionSet, Sendable {
+    public let rawValue: UInt8
+    /// Creates options from their raw bits.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// No two objects of the entity may hold equal values (checked at save:
+    /// `StrataError.conflict`).
+    public static let unique = AttributeOptions(rawValue: 1)
+    /// The attribute has a fetch index: predicates and sorts on it use it.
+    public static let indexed = AttributeOptions(rawValue: 2)
+}

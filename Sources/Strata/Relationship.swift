@@ -1,0 +1,112 @@
+import StrataRecords
+
+/// A relationship of a ``ManagedObject`` subclass: to-one (`Target?`), or to-many
+/// (`Set<Target>` or `[Target]`, the array in primary-key order). Both sides of a relationship
+/// are declared; `inverse` names the other side on one of them (or on both).
+///
+/// ```swift
+/// @Relationship(deleteRule: .cascade, inverse: \Item.list) var items: Set<Item>
+/// @Relationship var list: TodoList?
+/// @Relationship(inverse: \Tag.items) var tags: Set<Tag>          // many-to-many
+/// ```
+///
+/// Changing either side changes the other at once (`item.list = l` puts `item` in `l.items`).
+/// A to-many relationship is a fault until read; reading it makes its members faults, without
+/// reading their rows.
+@propertyWrapper
+public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper, SlotCachingWrapper {
+    var slotCache: UInt8 = 0
+
+    /// Declares the relationship. `deleteRule` says what deleting this object does to the
+    /// objects it reaches; `optional: false` makes a to-one required at save.
+    public init(deleteRule: DeleteRule = .nullify, optional: Bool = true, originalName: String? = nil) {
+        SchemaCapture.record(.relationship(RelationshipDeclaration(
+            target: Value.Target.self, isToMany: Value.isToMany, isOptional: optional || Value.isToMany,
+            deleteRule: deleteRule, inverse: nil, renamedFrom: originalName)))
+    }
+
+    /// Declares the relationship and its inverse, the property of the target class that
+    /// reaches back (`\Item.list`).
+    public init<Inverse>(deleteRule: DeleteRule = .nullify, inverse: KeyPath<Value.Target, Inverse>, optional: Bool = true,
+                         originalName: String? = nil) {
+        SchemaCapture.record(.relationship(RelationshipDeclaration(
+            target: Value.Target.self, isToMany: Value.isToMany, isOptional: optional || Value.isToMany,
+            deleteRule: deleteRule, inverse: { ManagedObject.probeName(of: inverse) }, renamedFrom: originalName)))
+    }
+
+    /// Reads and writes the relationship of `object`.
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
+    ) -> Value {
+        get {
+            if object._flags.contains(.probe) {
+                object.extras.probedName = EntitySchema.propertyName(ofStorage: storageKeyPath)
+                return Value(relationshipObjects: [])
+            }
+            let slot = object._slot(storageKeyPath)
+            if Value.isToMany { return Value(relationshipObjects: object._members(slot: slot)) }
+            return Value(relationshipObjects: object._target(slot: slot).map { [$0] } ?? [])
+        }
+        set {
+            let slot = object._slot(storageKeyPath)
+            if Value.isToMany {
+                object._setMembers(newValue.relationshipObjects, slot: slot)
+            } else {
+                object._setTarget(newValue.relationshipObjects.first, slot: slot)
+            }
+        }
+    }
+
+    /// Not available: the property is read through its object.
+    @available(*, unavailable, message: "@Relationship properties belong to ManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { fatalError("unreachable") }
+        set { fatalError("unreachable") }
+    }
+}
+
+/// The Swift types a ``Relationship`` property can have: `Target?` (to-one), `Set<Target>`
+/// and `[Target]` (to-many).
+public protocol RelationshipValue {
+    /// The model class the relationship reaches.
+    associatedtype Target: ManagedObject
+    /// Whether the relationship reaches many objects.
+    static var isToMany: Bool { get }
+    /// The value holding `relationshipObjects` (each a `Target`).
+    init(relationshipObjects: [ManagedObject])
+    /// The objects the value holds.
+    var relationshipObjects: [ManagedObject] { get }
+}
+
+extension Optional: RelationshipValue where Wrapped: ManagedObject {
+    public typealias Target = Wrapped
+    public static var isToMany: Bool { false }
+    public init(relationshipObjects: [ManagedObject]) { self = relationshipObjects.first as? Wrapped }
+    public var relationshipObjects: [ManagedObject] { self.map { [$0] } ?? [] }
+}
+
+extension Set: RelationshipValue where Element: ManagedObject {
+    public typealias Target = Element
+    public static var isToMany: Bool { true }
+    public init(relationshipObjects: [ManagedObject]) { self = Set(relationshipObjects.compactMap { $0 as? Element }) }
+    public var relationshipObjects: [ManagedObject] { Array(self) }
+}
+
+extension Array: RelationshipValue where Element: ManagedObject {
+    public typealias Target = Element
+    public static var isToMany: Bool { true }
+    public init(relationshipObjects: [ManagedObject]) { self = relationshipObjects.compactMap { $0 as? Element } }
+    public var relationshipObjects: [ManagedObject] { self }
+}
+
+extension ManagedObject {
+    /// The name of the relationship `keyPath` reads, found by reading it on a probe prototype.
+    static func probeName<Root: ManagedObject, Inverse>(of keyPath: KeyPath<Root, Inverse>) -> String? {
+        let prototype = Root()
+        prototype._flags.insert(.probe)
+        _ = prototype[keyPath: keyPath]
+        return prototype._extras?.probedName
+    }
+}

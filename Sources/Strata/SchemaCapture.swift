@@ -1,0 +1,53 @@
+import Foundation
+import Glibc
+import Synchronization
+
+/// Collects the declarations of property wrappers while a class's schema is built.
+///
+/// Why: a property wrapper's arguments (`@Derived("items.@count")`) exist only as the
+/// wrapper's initializer call, run each time an object is made. Storing them in every object
+/// would cost memory per fault, so wrappers store one byte, and the schema builder makes one
+/// prototype object with capturing switched on: each wrapper's initializer reports its
+/// declaration, in declaration order, and only on the building thread. Outside a build, a
+/// wrapper's initializer costs one relaxed atomic load.
+enum SchemaCapture {
+    private static let active = Atomic<Bool>(false)
+    private struct State: @unchecked Sendable {
+        var thread: pthread_t = 0
+        var declarations: [PropertyDeclaration] = []
+    }
+    private static let state = Mutex(State())
+    /// Serialises schema builds (a build may start another, for a relationship's target).
+    private static let buildLock = NSRecursiveLock()
+
+    /// Reports a declaration if a schema build on this thread is capturing.
+    @inline(__always)
+    static func record(_ declaration: @autoclosure () -> PropertyDeclaration) {
+        guard active.load(ordering: .relaxed) else { return }
+        let me = pthread_self()
+        state.withLock { s in
+            if s.thread == me { s.declarations.append(declaration()) }
+        }
+    }
+
+    /// Runs `make` with capturing on and returns what it made and the declarations reported.
+    static func capture<T>(_ make: () -> T) -> (T, [PropertyDeclaration]) {
+        buildLock.lock()
+        defer { buildLock.unlock() }
+        let saved = state.withLock { s -> State in
+            let old = s
+            s.thread = pthread_self()
+            s.declarations = []
+            return old
+        }
+        let wasActive = active.exchange(true, ordering: .sequentiallyConsistent)
+        let made = make()
+        let declarations = state.withLock { s -> [PropertyDeclaration] in
+            let d = s.declarations
+            s = saved
+            return d
+        }
+        active.store(wasActive, ordering: .sequentiallyConsistent)
+        return (made, declarations)
+    }
+}

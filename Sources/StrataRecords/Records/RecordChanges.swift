@@ -1,0 +1,84 @@
+import StrataStorage
+
+/// What one committed write transaction changed, row by row: the object layer's did-save
+/// report. Derived values the commit moved count as changes of their rows, so a row whose
+/// `itemCount` moved because an item was added is listed as updated with `itemCount`.
+public struct RecordChanges: Sendable {
+    /// One changed row.
+    public struct Row: Sendable {
+        /// The object.
+        public var id: ObjectID
+        /// The row as committed, slots as ``EntityDescription/rowFieldIndex(of:)`` says;
+        /// `nil` for a deleted object.
+        public var values: [Value]?
+        /// The row as it was before the transaction; `nil` for an inserted object.
+        public var previous: [Value]?
+        /// The slots whose values changed (every slot for an inserted or deleted object).
+        public var changedFields: [Int]
+    }
+
+    /// One many-to-many link made or broken, seen from one side (each link is listed from
+    /// both sides).
+    public struct Link: Sendable {
+        /// The object whose relationship changed.
+        public var id: ObjectID
+        /// The relationship of `id`'s entity.
+        public var relationship: String
+        /// The object on the other side.
+        public var other: ObjectID
+        /// Made (`true`) or broken.
+        public var added: Bool
+    }
+
+    /// The id of the transaction that committed the changes.
+    public var transactionID: UInt64
+    /// Inserted rows.
+    public var inserted: [Row] = []
+    /// Updated rows (stored, to-one or derived slots moved).
+    public var updated: [Row] = []
+    /// Deleted rows (cascades included).
+    public var deleted: [Row] = []
+    /// Many-to-many links made or broken.
+    public var links: [Link] = []
+}
+
+extension RecordTransaction {
+    /// The change set of this transaction after it settled: every written row, compared with
+    /// the row it began as.
+    func changes() -> RecordChanges {
+        var out = RecordChanges(transactionID: tx.transactionID)
+        for keys in writtenKeys {
+            for key in keys {
+                guard let state = rowStates[key] else { continue }
+                let id = objectID(key)
+                switch (state.original, state.current) {
+                case (nil, nil): continue  // inserted and deleted again
+                case (nil, let now?):
+                    out.inserted.append(.init(id: id, values: now, previous: nil, changedFields: Array(now.indices)))
+                case (let was?, nil):
+                    out.deleted.append(.init(id: id, values: nil, previous: was, changedFields: Array(was.indices)))
+                case (let was?, let now?):
+                    let changed = now.indices.filter { !now[$0].isIdentical(to: was[$0]) }
+                    if !changed.isEmpty { out.updated.append(.init(id: id, values: now, previous: was, changedFields: changed)) }
+                }
+            }
+        }
+        for link in linkChanges {
+            let e = model.entities[link.entity]
+            guard let rel = e.relationship(link.relationship) else { continue }
+            out.links.append(.init(id: ObjectID(entity: e.name, primaryKey: link.row), relationship: link.relationship,
+                                   other: ObjectID(entity: rel.target, primaryKey: link.other), added: link.added))
+        }
+        return out
+    }
+}
+
+extension RecordStore {
+    /// Runs `body` in the write transaction as ``write(_:)-(RecordTransaction)`` does, and also
+    /// returns what the commit changed (derived values and cascades included).
+    public func writeReportingChanges<T>(_ body: (RecordTransaction) throws -> T) throws -> (result: T, changes: RecordChanges) {
+        var changes: RecordChanges?
+        let result = try write(body, prepared: { changes = $0.changes() })
+        return (result, changes!)
+    }
+}
