@@ -89,6 +89,7 @@ import Testing
         "ReadTree.name", "Cursor.isValid", "Cursor.key", "Cursor.value", "Cursor.isOverflow", "Cursor.copyKey",
         // Store: identity, the static lock-file helpers, and counters that stay readable after close.
         "Store.path", "Store.options", "Store.isReadOnly", "Store.lockPath", "Store.init", "Store.statistics",
+        "Store.lastCommittedTransactionID",
         "Store.read(storePath:fileSystem:)", "Store.close",
     ]
 
