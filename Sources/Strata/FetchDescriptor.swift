@@ -93,8 +93,9 @@ extension ModelContext {
         do {
             try container.store.write { tx in
                 let pks = try applyForFetch(tx)
+                // Primary keys are per entity: map back only this entity's inserted objects.
                 var back: [Int64: Int64] = [:]
-                for (temp, pk) in pks { back[pk] = temp }
+                for (k, _) in inserted where k.entity == b.index { if let pk = pks[k.raw] { back[pk] = k.raw } }
                 result = try tx.fetch(request).map { id in
                     let pk = Int64(id.primaryKey)
                     return back[pk] ?? pk
