@@ -36,6 +36,9 @@ final class EntitySchema: @unchecked Sendable {
     /// The values a new object starts with, by slot (defaults, else `null`).
     let initialValues: [Value]
     let buildError: StrataError?
+    /// Inverse names of relationships, by slot, once resolved (resolving a declared key path
+    /// makes a probe prototype: not something to repeat per assignment).
+    private let inverseNames = Mutex<[Int: String?]>([:])
     /// Storage key paths seen so far, by identity (the key path object is kept so the
     /// identity stays unique).
     private let keyPathSlots = Mutex<[ObjectIdentifier: KeptKeyPath]>([:])
@@ -104,6 +107,44 @@ final class EntitySchema: @unchecked Sendable {
             }
         }
         return EntitySchema(objectClass: type, name: name, properties: properties, error: error)
+    }
+
+    // MARK: Relationships
+
+    /// The relationship declaration in `slot`, if the property there is a relationship.
+    func relationship(at slot: Int) -> RelationshipDeclaration? {
+        switch properties[slot].kind {
+        case .toOne(let r), .toMany(let r): return r
+        default: return nil
+        }
+    }
+
+    /// The inverse the relationship in `slot` declares with `inverse:`, resolved once.
+    func declaredInverse(ofSlot slot: Int) -> String? {
+        if let known = inverseNames.withLock({ $0[slot] }) { return known }
+        let name = relationship(at: slot)?.inverse?()
+        inverseNames.withLock { $0[slot] = name }
+        return name
+    }
+
+    /// The properties of this class that are relationships reaching `type`.
+    func relationships(reaching type: ManagedObject.Type) -> [Property] {
+        properties.indices.filter { relationship(at: $0)?.target == type }.map { properties[$0] }
+    }
+
+    /// The inverse of the relationship in `slot` by the model builder's rules: declared on
+    /// this side, declared on the other side naming this one, or the one relationship of the
+    /// target that reaches back. Nil when none of them answers.
+    func inverseName(ofSlot slot: Int) -> String? {
+        guard let r = relationship(at: slot) else { return nil }
+        if let declared = declaredInverse(ofSlot: slot) { return declared }
+        let target = EntitySchema.of(r.target)
+        let name = properties[slot].name
+        for i in target.properties.indices where target.relationship(at: i)?.target == objectClass {
+            if target.declaredInverse(ofSlot: i) == name { return target.properties[i].name }
+        }
+        let back = target.relationships(reaching: objectClass)
+        return back.count == 1 ? back[0].name : nil
     }
 
     // MARK: Key paths

@@ -108,45 +108,14 @@ extension ModelContext {
 
     /// The context's changes written into `tx` (no conflict checks): temporary → primary keys.
     private func applyForFetch(_ tx: RecordTransaction) throws -> [Int64: Int64] {
-        var pks: [Int64: Int64] = [:]
-        func recordID(_ raw: Int64, _ b: EntityBinding) -> ObjectID? {
-            let r = raw < 0 ? (pks[raw] ?? permanentIDs[raw] ?? raw) : raw
-            return r > 0 ? ObjectID(entity: b.name, primaryKey: UInt64(r)) : nil
-        }
-        func values(_ o: ManagedObject, _ b: EntityBinding, _ slots: [Int]) -> [String: any ValueConvertible] {
-            var out: [String: any ValueConvertible] = [:]
-            for slot in slots {
-                let v = o._values[slot]
-                if case .toOne = b.schema.properties[slot].kind {
-                    if case .int(let raw) = v { if let id = recordID(raw, container.bindings[b.targetEntity[slot]]) { out[b.schema.properties[slot].name] = id } }
-                    else { out[b.schema.properties[slot].name] = Value.null }
-                } else {
-                    out[b.schema.properties[slot].name] = v
-                }
-            }
-            return out
-        }
-        let ins = insertOrder.compactMap { inserted[$0] }
-        for o in ins {
+        var writer = ChangeWriter(context: self, tx: tx)
+        try writer.insert(insertOrder.compactMap { inserted[$0] })
+        for o in updated.values {
             guard let b = binding(o) else { continue }
-            let attrs = b.lockedSlots.filter { if case .toOne = b.schema.properties[$0].kind { return false }; return true }
-            pks[o._rawID] = Int64(try tx.insert(b.name, values(o, b, attrs)).primaryKey)
+            try writer.update(o, b, slots: writer.changedSlots(o, b))
         }
-        for o in ins + Array(updated.values) {
-            guard let b = binding(o), let id = recordID(o._rawID, b) else { continue }
-            let changed = b.lockedSlots.filter { o._snapshot.isEmpty || !o._values[$0].isSameStored(as: o._snapshot[$0]) }
-            let v = values(o, b, changed)
-            if !v.isEmpty { try tx.update(id, v) }
-        }
-        for l in pendingLinks where l.isPrimary {
-            guard let b = binding(l.owner), let rel = b.relationships[l.slot], let owner = recordID(l.owner._rawID, b),
-                  let mb = binding(l.member), let member = recordID(l.member._rawID, mb) else { continue }
-            if l.added { try tx.add(member, to: rel.name, of: owner) } else { try tx.remove(member, from: rel.name, of: owner) }
-        }
-        for o in deleted.values {
-            guard let b = binding(o), let id = recordID(o._rawID, b), try tx.exists(id) else { continue }
-            try tx.delete(id)
-        }
-        return pks
+        try writer.writeLinks(pendingLinks)
+        try writer.delete(Array(deleted.values))
+        return writer.primaryKeys
     }
 }

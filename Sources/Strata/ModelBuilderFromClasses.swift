@@ -18,13 +18,13 @@ struct ModelBuilderFromClasses {
         // Declared inverses, then the other sides found from them.
         var inverse: [String: String] = [:]  // "Entity.rel" -> inverse name
         for s in schemas {
-            for p in s.properties {
-                guard let r = relationship(p), let resolve = r.inverse else { continue }
+            for (slot, p) in s.properties.enumerated() {
+                guard let r = s.relationship(at: slot), r.inverse != nil else { continue }
                 guard let target = byClass[ObjectIdentifier(r.target)] else {
                     throw StrataError.invalidModel(entity: s.name, property: p.name,
                                                    reason: "its target class \(r.target) is not in the container's classes")
                 }
-                guard let name = resolve(), let ip = target.slotByName[name], target.properties[ip].isRelationship else {
+                guard let name = s.declaredInverse(ofSlot: slot), let ip = target.slotByName[name], target.properties[ip].isRelationship else {
                     throw StrataError.invalidModel(entity: s.name, property: p.name,
                                                    reason: "its inverse key path does not name a relationship of \(target.name)")
                 }
@@ -74,17 +74,10 @@ struct ModelBuilderFromClasses {
         return try Model(entities: entities)
     }
 
-    private func relationship(_ p: EntitySchema.Property) -> RelationshipDeclaration? {
-        switch p.kind {
-        case .toOne(let r), .toMany(let r): return r
-        default: return nil
-        }
-    }
-
     /// With no inverse declared on either side: the one relationship of `target` that reaches
     /// back to `schema`'s class.
     private func soleInverse(of name: String, in schema: EntitySchema, target: EntitySchema) throws -> String {
-        let candidates = target.properties.filter { relationship($0).map { $0.target == schema.objectClass } ?? false }
+        let candidates = target.relationships(reaching: schema.objectClass)
         guard candidates.count == 1 else {
             throw StrataError.invalidModel(entity: schema.name, property: name,
                                            reason: candidates.isEmpty

@@ -78,13 +78,7 @@ extension ModelContext {
             return
         }
         guard let id = object.objectID.recordID, let row = try? reader().storedRow(of: id) else { return }
-        let fresh = b.values(fromRow: row)
-        var merged = fresh
-        for slot in merged.indices where object._snapshot.isEmpty || !object._values[slot].isSameStored(as: object._snapshot[slot]) {
-            if !b.schema.properties[slot].isDerived { merged[slot] = object._values[slot] }
-        }
-        object._values = merged
-        object._snapshot = fresh
+        moveSnapshot(of: object, to: b.values(fromRow: row), b)
         runHook(object) { $0.awake(fromSnapshotEvents: .refresh) }
     }
 
@@ -95,6 +89,23 @@ extension ModelContext {
         reading?.close()
         reading = nil
         for o in registry.values.map({ $0.takeUnretainedValue() }) { refresh(o, mergeChanges: true) }
+    }
+
+    /// Gives `object` the store's `fresh` values as its snapshot: an object without unsaved
+    /// changes takes them as its values; a changed one keeps its changed stored properties on
+    /// top (derived values always come from the store).
+    func moveSnapshot(of object: ManagedObject, to fresh: [Value], _ b: EntityBinding) {
+        if object.hasChanges {
+            var merged = fresh
+            for slot in merged.indices where !b.schema.properties[slot].isDerived
+                && (object._snapshot.isEmpty || !object._values[slot].isIdentical(to: object._snapshot[slot])) {
+                merged[slot] = object._values[slot]
+            }
+            object._values = merged
+        } else {
+            object._values = fresh
+        }
+        object._snapshot = fresh
     }
 
     func turnIntoFault(_ object: ManagedObject) {

@@ -131,11 +131,11 @@ extension ModelContext {
 
     static func setDetachedTarget(_ target: ManagedObject?, slot: Int, of object: ManagedObject) {
         let schema = object.entitySchema
-        guard slot < schema.properties.count, case .toOne(let r) = schema.properties[slot].kind else { return }
+        guard slot < schema.properties.count, case .toOne = schema.properties[slot].kind else { return }
         let old = object._extras?.detachedToOne[slot]
         object.extras.detachedToOne[slot] = target
         // The inverse, found by name once the class of the target knows it.
-        guard let inverseName = detachedInverse(of: r, named: schema.properties[slot].name, in: schema) else { return }
+        guard let inverseName = schema.inverseName(ofSlot: slot) else { return }
         if let old, let i = old.entitySchema.slotByName[inverseName] {
             if old.entitySchema.properties[i].isToMany {
                 old.extras.detachedToMany[i]?.removeAll { $0 === object }
@@ -154,10 +154,10 @@ extension ModelContext {
 
     static func setDetachedMembers(_ members: [ManagedObject], slot: Int, of object: ManagedObject) {
         let schema = object.entitySchema
-        guard slot < schema.properties.count, case .toMany(let r) = schema.properties[slot].kind else { return }
+        guard slot < schema.properties.count, case .toMany = schema.properties[slot].kind else { return }
         let old = object._extras?.detachedToMany[slot] ?? []
         object.extras.detachedToMany[slot] = members
-        guard let inverseName = detachedInverse(of: r, named: schema.properties[slot].name, in: schema) else { return }
+        guard let inverseName = schema.inverseName(ofSlot: slot) else { return }
         for m in old where !members.contains(where: { $0 === m }) {
             if let i = m.entitySchema.slotByName[inverseName], m._extras?.detachedToOne[i] === object { m._extras?.detachedToOne[i] = nil }
         }
@@ -169,23 +169,5 @@ extension ModelContext {
                 m.extras.detachedToOne[i] = object
             }
         }
-    }
-
-    /// The inverse's name of a relationship of an object in no context: declared on this side,
-    /// or declared on the other side naming this one.
-    private static func detachedInverse(of r: RelationshipDeclaration, named name: String, in schema: EntitySchema) -> String? {
-        if let resolve = r.inverse { return resolve() }
-        let target = EntitySchema.of(r.target)
-        for p in target.properties {
-            switch p.kind {
-            case .toOne(let x), .toMany(let x):
-                if x.target == schema.objectClass, let resolve = x.inverse, resolve() == name { return p.name }
-            default: continue
-            }
-        }
-        let back = target.properties.filter {
-            switch $0.kind { case .toOne(let x), .toMany(let x): return x.target == schema.objectClass; default: return false }
-        }
-        return back.count == 1 ? back[0].name : nil
     }
 }

@@ -25,41 +25,14 @@ extension ModelContext {
         var conflicts: [MergeConflictRecord] = []
         var storeWins: [(ManagedObject, [Value]?)] = []
         let (pks, changes) = try container.store.writeReportingChanges { tx -> [Int64: Int64] in
-            var pks: [Int64: Int64] = [:]
-            func recordID(_ raw: Int64, _ b: EntityBinding) -> ObjectID? {
-                let r = raw < 0 ? (pks[raw] ?? permanentIDs[raw] ?? raw) : raw
-                return r > 0 ? ObjectID(entity: b.name, primaryKey: UInt64(r)) : nil
-            }
-            func storedValue(_ o: ManagedObject, _ b: EntityBinding, _ slot: Int) -> (any ValueConvertible)? {
-                let v = o._values[slot]
-                guard case .toOne = b.schema.properties[slot].kind else { return v }
-                guard case .int(let raw) = v else { return Value.null }
-                return recordID(raw, container.bindings[b.targetEntity[slot]])
-            }
-            var deferredToOnes: [(ManagedObject, EntityBinding, Int)] = []
-            for o in saving.inserted {
-                guard let b = binding(o) else { continue }
-                var values: [String: any ValueConvertible] = [:]
-                for slot in b.lockedSlots {
-                    if case .toOne = b.schema.properties[slot].kind, case .int(let raw) = o._values[slot], raw < 0, pks[raw] == nil,
-                       permanentIDs[raw] == nil {
-                        deferredToOnes.append((o, b, slot))
-                        continue
-                    }
-                    if let v = storedValue(o, b, slot) { values[b.schema.properties[slot].name] = v }
-                }
-                let id = try tx.insert(b.name, values)
-                pks[o._rawID] = Int64(id.primaryKey)
-            }
-            for (o, b, slot) in deferredToOnes {
-                try tx.update(recordID(o._rawID, b)!, [b.schema.properties[slot].name: storedValue(o, b, slot) ?? Value.null])
-            }
+            var writer = ChangeWriter(context: self, tx: tx)
+            try writer.insert(saving.inserted)
             for o in saving.updated {
-                guard let b = binding(o), let id = recordID(o._rawID, b) else { continue }
+                guard let b = binding(o), let id = writer.recordID(o._rawID, b) else { continue }
                 let stored = try tx.storedRow(of: id).map { b.values(fromRow: $0) }
-                var write = b.lockedSlots.filter { o._snapshot.isEmpty || !o._values[$0].isSameStored(as: o._snapshot[$0]) }
+                var write = writer.changedSlots(o, b)
                 let conflicting = o._snapshot.isEmpty ? [] : b.lockedSlots.filter { slot in
-                    stored.map { s in !s[slot].isSameStored(as: o._snapshot[slot]) } ?? true
+                    stored.map { s in !s[slot].isIdentical(to: o._snapshot[slot]) } ?? true
                 }
                 if stored == nil || !conflicting.isEmpty {
                     switch mergePolicy {
@@ -78,22 +51,12 @@ extension ModelContext {
                     }
                     if stored == nil { storeWins.append((o, nil)); continue }
                 }
-                var values: [String: any ValueConvertible] = [:]
-                for slot in write { values[b.schema.properties[slot].name] = storedValue(o, b, slot) ?? Value.null }
-                if !values.isEmpty { try tx.update(id, values) }
+                try writer.update(o, b, slots: write)
             }
-            for l in pendingLinks where l.isPrimary {
-                guard let b = binding(l.owner), let rel = b.relationships[l.slot], rel.isManyToMany,
-                      let owner = recordID(l.owner._rawID, b), let mb = binding(l.member), let member = recordID(l.member._rawID, mb)
-                else { continue }
-                if l.added { try tx.add(member, to: rel.name, of: owner) } else { try tx.remove(member, from: rel.name, of: owner) }
-            }
-            for o in saving.deleted {
-                guard let b = binding(o), let id = recordID(o._rawID, b) else { continue }
-                if try tx.exists(id) { try tx.delete(id) }
-            }
+            try writer.writeLinks(pendingLinks)
+            try writer.delete(saving.deleted)
             if !conflicts.isEmpty { throw StrataError.mergeConflicts(conflicts) }
-            return pks
+            return writer.primaryKeys
         }
         statistics.saves += 1
         for (temp, pk) in pks { permanentIDs[temp] = pk }
@@ -194,17 +157,7 @@ extension ModelContext {
                   let u = registry[Key(entity: b.index, raw: Int64(row.id.primaryKey))] else { continue }
             let o = u.takeUnretainedValue()
             if o.isFault { continue }
-            let fresh = b.values(fromRow: values)
-            if o.hasChanges {
-                var merged = fresh
-                for slot in merged.indices where o._snapshot.isEmpty || !o._values[slot].isSameStored(as: o._snapshot[slot]) {
-                    if !b.schema.properties[slot].isDerived { merged[slot] = o._values[slot] }
-                }
-                o._values = merged
-            } else {
-                o._values = fresh
-            }
-            o._snapshot = fresh
+            moveSnapshot(of: o, to: b.values(fromRow: values), b)
             if !ownSave.contains(ObjectIdentifier(o)) { runHook(o) { $0.awake(fromSnapshotEvents: .merge) } }
         }
         for row in changes.deleted {

@@ -289,7 +289,7 @@ public final class ModelContext {
                                       reason: "a derived attribute cannot be set"))
             return
         }
-        if object._values[slot].isSameStored(as: value) { return }
+        if object._values[slot].isIdentical(to: value) { return }
         object._values[slot] = value
         markUpdated(object, slot: slot)
     }
@@ -301,14 +301,6 @@ public final class ModelContext {
             object._flags.insert(.updated)
             updated[key(object, b)] = object
         }
-    }
-}
-
-extension Value {
-    /// Whether the two are stored alike (strings byte for byte).
-    func isSameStored(as other: Value) -> Bool {
-        if case .string(let a) = self, case .string(let b) = other { return a.utf8.elementsEqual(b.utf8) }
-        return self == other
     }
 }
 

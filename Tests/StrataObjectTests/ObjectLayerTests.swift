@@ -30,14 +30,21 @@ final class Item: ManagedObject {
     }
 }
 
-/// A fresh store file in a temporary directory, removed afterwards.
-func withContainer<T>(_ body: (ModelContainer) throws -> T) throws -> T {
+/// A store path in a fresh temporary directory, removed afterwards.
+func withStorePath<T>(_ body: (String) throws -> T) throws -> T {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-objects-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
-    let container = try ModelContainer(for: [TodoList.self, Item.self], path: dir.appendingPathComponent("todo.strata").path)
-    defer { try? container.close() }
-    return try body(container)
+    return try body(dir.appendingPathComponent("todo.strata").path)
+}
+
+/// A container over a fresh store, closed afterwards.
+func withContainer<T>(_ body: (ModelContainer) throws -> T) throws -> T {
+    try withStorePath { path in
+        let container = try ModelContainer(for: [TodoList.self, Item.self], path: path)
+        defer { try? container.close() }
+        return try body(container)
+    }
 }
 
 @Suite struct ObjectLayerTests {
@@ -170,14 +177,13 @@ func withContainer<T>(_ body: (ModelContainer) throws -> T) throws -> T {
             list.name = "changed after delete"
             #expect(throws: StrataError.self) { try a.save() }
         }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-closed-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let container = try ModelContainer(for: [TodoList.self, Item.self], path: dir.appendingPathComponent("c.strata").path)
-        let context = ModelContext(container)
-        context.insert(TodoList(name: "late"))
-        try container.close()
-        #expect(throws: StrataError.self) { try context.save() }
+        try withStorePath { path in
+            let container = try ModelContainer(for: [TodoList.self, Item.self], path: path)
+            let context = ModelContext(container)
+            context.insert(TodoList(name: "late"))
+            try container.close()
+            #expect(throws: StrataError.self) { try context.save() }
+        }
     }
 
     @Test func fetchSeesPendingChangesAndDeletedObjectsLeaveRelationships() throws {

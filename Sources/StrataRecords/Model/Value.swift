@@ -57,7 +57,7 @@ public enum Value: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether the two are stored alike: `==`, except that strings must match byte for byte
     /// (`==` calls canonically equivalent spellings equal, but keys hold the bytes).
-    func isIdentical(to other: Value) -> Bool {
+    public func isIdentical(to other: Value) -> Bool {
         if case .string(let a) = self, case .string(let b) = other { return a.utf8.elementsEqual(b.utf8) }
         return self == other
     }

@@ -1,0 +1,85 @@
+import StrataRecords
+
+/// Writes a context's unsaved changes into a record transaction: for a save, and for a fetch
+/// that includes pending changes (in a transaction that is then rolled back). Inserted objects
+/// get primary keys here; to-ones that name an object inserted later in the same pass are set
+/// once it has one.
+struct ChangeWriter {
+    let context: ModelContext
+    let tx: RecordTransaction
+    /// Temporary raw identifiers of the objects inserted by this writer, to their primary keys.
+    private(set) var primaryKeys: [Int64: Int64] = [:]
+
+    init(context: ModelContext, tx: RecordTransaction) {
+        self.context = context
+        self.tx = tx
+    }
+
+    /// The record identifier of `raw` (a primary key, or a temporary identifier saved before or
+    /// inserted by this writer), or nil for an object without a primary key yet.
+    func recordID(_ raw: Int64, _ b: EntityBinding) -> ObjectID? {
+        let r = raw < 0 ? (primaryKeys[raw] ?? context.permanentIDs[raw] ?? raw) : raw
+        return r > 0 ? ObjectID(entity: b.name, primaryKey: UInt64(r)) : nil
+    }
+
+    /// The value to write for `slot` of `o`: to-ones as the target's record identifier.
+    func storedValue(_ o: ManagedObject, _ b: EntityBinding, _ slot: Int) -> any ValueConvertible {
+        let v = o._values[slot]
+        guard case .toOne = b.schema.properties[slot].kind else { return v }
+        guard case .int(let raw) = v else { return Value.null }
+        return recordID(raw, context.container.bindings[b.targetEntity[slot]]) ?? Value.null
+    }
+
+    /// The stored slots of `o` that differ from its snapshot (every one without a snapshot).
+    func changedSlots(_ o: ManagedObject, _ b: EntityBinding) -> [Int] {
+        b.lockedSlots.filter { o._snapshot.isEmpty || !o._values[$0].isIdentical(to: o._snapshot[$0]) }
+    }
+
+    /// Inserts `objects` in order.
+    mutating func insert(_ objects: [ManagedObject]) throws {
+        var deferred: [(ManagedObject, EntityBinding, Int)] = []
+        for o in objects {
+            guard let b = context.binding(o) else { continue }
+            var values: [String: any ValueConvertible] = [:]
+            for slot in b.lockedSlots {
+                if case .toOne = b.schema.properties[slot].kind, case .int(let raw) = o._values[slot],
+                   recordID(raw, context.container.bindings[b.targetEntity[slot]]) == nil {
+                    deferred.append((o, b, slot))
+                    continue
+                }
+                values[b.schema.properties[slot].name] = storedValue(o, b, slot)
+            }
+            primaryKeys[o._rawID] = Int64(try tx.insert(b.name, values).primaryKey)
+        }
+        for (o, b, slot) in deferred {
+            guard let id = recordID(o._rawID, b) else { continue }
+            try tx.update(id, [b.schema.properties[slot].name: storedValue(o, b, slot)])
+        }
+    }
+
+    /// Writes `slots` of the stored object `o`.
+    func update(_ o: ManagedObject, _ b: EntityBinding, slots: [Int]) throws {
+        guard !slots.isEmpty, let id = recordID(o._rawID, b) else { return }
+        var values: [String: any ValueConvertible] = [:]
+        for slot in slots { values[b.schema.properties[slot].name] = storedValue(o, b, slot) }
+        try tx.update(id, values)
+    }
+
+    /// Makes and breaks the many-to-many links, each once.
+    func writeLinks(_ links: [ModelContext.LinkChange]) throws {
+        for l in links where l.isPrimary {
+            guard let b = context.binding(l.owner), let rel = b.relationships[l.slot], rel.isManyToMany,
+                  let owner = recordID(l.owner._rawID, b), let mb = context.binding(l.member),
+                  let member = recordID(l.member._rawID, mb) else { continue }
+            if l.added { try tx.add(member, to: rel.name, of: owner) } else { try tx.remove(member, from: rel.name, of: owner) }
+        }
+    }
+
+    /// Deletes the objects that still exist (another save may have deleted them already).
+    func delete(_ objects: [ManagedObject]) throws {
+        for o in objects {
+            guard let b = context.binding(o), let id = recordID(o._rawID, b), try tx.exists(id) else { continue }
+            try tx.delete(id)
+        }
+    }
+}
