@@ -165,4 +165,13 @@ final class ObjectExtras {
     var changedToMany: Set<Int> = []
     /// The name a probe read reported (schema builds).
     var probedName: String?
+    /// To-many members read from the store, by slot (``ModelContext/storeMemberRaws(slot:of:)``).
+    var storeMembers: [Int: StoreMembers] = [:]
+}
+
+/// A to-many's members as one commit of the store holds them.
+struct StoreMembers {
+    /// The commit they were read from.
+    var generation: UInt64
+    var raws: [Int64]
 }

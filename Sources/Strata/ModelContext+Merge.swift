@@ -113,6 +113,7 @@ extension ModelContext {
         object._values = []
         object._snapshot = []
         object._extras?.faultError = nil
+        object._extras?.storeMembers = [:]
         object._flags.insert(.fault)
         runHook(object) { $0.didTurnIntoFault() }
     }

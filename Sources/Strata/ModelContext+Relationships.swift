@@ -69,18 +69,19 @@ extension ModelContext {
     }
 
     func members(slot: Int, of object: ManagedObject) -> [ManagedObject] {
+        guard let b = binding(object), b.targetEntity[slot] >= 0 else { return [] }
+        let tb = container.bindings[b.targetEntity[slot]]
+        return memberRaws(slot: slot, of: object).map { self.object(raw: $0, binding: tb) }
+    }
+
+    /// The identities of the members of the to-many in `slot`: the store's, adjusted by this
+    /// context's unsaved changes; primary keys in order, then temporary identifiers in order
+    /// of creation.
+    func memberRaws(slot: Int, of object: ManagedObject) -> [Int64] {
         guard let b = binding(object), let rel = b.relationships[slot], b.targetEntity[slot] >= 0 else { return [] }
         let tb = container.bindings[b.targetEntity[slot]]
         let inverse = b.inverseSlot[slot]
-        var raws = Set<Int64>()
-        if object._rawID > 0, !object._flags.contains(.inserted) {
-            do {
-                let ids = try reader().members(of: rel.name, of: ObjectID(entity: b.name, primaryKey: UInt64(object._rawID)))
-                for id in ids where id.primaryKey <= UInt64(Int64.max) { raws.insert(Int64(id.primaryKey)) }
-            } catch {
-                object.extras.faultError = (error as? StrataError) ?? .invalidArgument("\(error)")
-            }
-        }
+        var raws = Set(storeMemberRaws(slot: slot, of: object))
         if rel.isManyToMany {
             for l in pendingLinks where l.owner === object && l.slot == slot {
                 if l.added { raws.insert(l.member._rawID) } else { raws.remove(l.member._rawID) }
@@ -94,8 +95,54 @@ extension ModelContext {
             }
         }
         for (k, _) in deleted where k.entity == tb.index { raws.remove(k.raw) }
-        let ordered = raws.sorted { a, c in (a < 0) == (c < 0) ? abs(a) < abs(c) : a > 0 }
-        return ordered.map { self.object(raw: $0, binding: tb) }
+        return raws.sorted { a, c in (a < 0) == (c < 0) ? abs(a) < abs(c) : a > 0 }
+    }
+
+    /// The primary keys of the to-many's members in the store (none for an object not saved
+    /// yet), kept per object and slot until the store changes: reading a relationship again
+    /// reads no index, and ``ManagedObject/hasFault(forRelationshipNamed:)`` can tell.
+    func storeMemberRaws(slot: Int, of object: ManagedObject) -> [Int64] {
+        guard object._rawID > 0, !object._flags.contains(.inserted), let b = binding(object), let rel = b.relationships[slot] else {
+            return []
+        }
+        do {
+            let r = try reader()
+            let generation = reading?.transactionID ?? 0
+            if let cached = object._extras?.storeMembers[slot], cached.generation == generation { return cached.raws }
+            let ids = try r.members(of: rel.name, of: ObjectID(entity: b.name, primaryKey: UInt64(object._rawID)))
+            let raws = ids.compactMap { $0.primaryKey <= UInt64(Int64.max) ? Int64($0.primaryKey) : nil }
+            object.extras.storeMembers[slot] = StoreMembers(generation: generation, raws: raws)
+            return raws
+        } catch {
+            object.extras.faultError = (error as? StrataError) ?? .invalidArgument("\(error)")
+            return []
+        }
+    }
+
+    /// Whether the to-many in `slot` was read from the commit the context would read now.
+    func hasCurrentStoreMembers(slot: Int, of object: ManagedObject) -> Bool {
+        guard let cached = object._extras?.storeMembers[slot], let r = reading, cached.generation == r.transactionID else { return false }
+        return pinned || r.transactionID == container.store.storage.lastCommittedTransactionID
+    }
+
+    /// The object of the relationship in `slot`'s target entity with identity `raw`.
+    func object(raw: Int64, slot: Int, of object: ManagedObject) -> ManagedObject? {
+        guard let b = binding(object), b.targetEntity[slot] >= 0 else { return nil }
+        return self.object(raw: raw, binding: container.bindings[b.targetEntity[slot]])
+    }
+
+    /// The target a stored to-one value names (`.int(raw)`), or nil.
+    func target(of value: Value, slot: Int, of object: ManagedObject) -> ManagedObject? {
+        guard case .int(let raw) = value else { return nil }
+        return self.object(raw: raw, slot: slot, of: object)
+    }
+
+    /// The registered object of the relationship in `slot`'s target entity with identity
+    /// `raw`, without making one.
+    func registeredObject(raw: Int64, slot: Int, of object: ManagedObject) -> ManagedObject? {
+        guard let b = binding(object), b.targetEntity[slot] >= 0 else { return nil }
+        let raw = raw < 0 ? (permanentIDs[raw] ?? raw) : raw
+        return registry[Key(entity: container.bindings[b.targetEntity[slot]].index, raw: raw)]?.takeUnretainedValue()
     }
 
     func setMembers(_ newMembers: [ManagedObject], slot: Int, of object: ManagedObject) {

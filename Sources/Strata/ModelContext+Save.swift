@@ -72,19 +72,28 @@ extension ModelContext {
                                    cached: text(o._values), persisted: stored.map(text))
     }
 
-    /// `willSave` on every changed object, again on objects the hooks changed, at most 16 rounds.
+    /// `willSave` on every changed object, then again on each object whose values changed
+    /// since its last `willSave` began (by its own hook or another's), until none changes: at
+    /// most 16 rounds, then the save fails (`misuse`), as a hook that never settles would
+    /// otherwise loop forever (Core Data's documented trap).
     private func runWillSave() throws {
-        var done = Set<ObjectIdentifier>()
+        var before: [ObjectIdentifier: [Value]] = [:]
         for _ in 0..<16 {
-            let pending = (insertOrder.compactMap { inserted[$0] } + Array(updated.values) + Array(deleted.values))
-                .filter { !done.contains(ObjectIdentifier($0)) }
+            let pending = (insertOrder.compactMap { inserted[$0] } + Array(updated.values) + Array(deleted.values)).filter { o in
+                guard let values = before[ObjectIdentifier(o)] else { return true }
+                return values.count != o._values.count || zip(values, o._values).contains { !$0.isIdentical(to: $1) }
+            }
             if pending.isEmpty { return }
             for o in pending {
-                done.insert(ObjectIdentifier(o))
+                before[ObjectIdentifier(o)] = o._values
                 runHook(o) { $0.willSave() }
             }
         }
-        throw StrataError.misuse("willSave kept changing objects for 16 rounds: a hook must stop changing values once they are set")
+        let restless = (Array(inserted.values) + Array(updated.values)).filter { o in
+            before[ObjectIdentifier(o)].map { v in zip(v, o._values).contains { !$0.isIdentical(to: $1) } } ?? false
+        }
+        throw StrataError.misuse("willSave kept changing \(restless.map { "\($0.objectID)" }.sorted().joined(separator: ", ")) "
+            + "for 16 rounds: a hook must stop changing values once they are set")
     }
 
     private func validateChanges() throws {
@@ -95,7 +104,10 @@ extension ModelContext {
             }
         }
         for o in insertOrder.compactMap({ inserted[$0] }) + Array(updated.values) {
-            for (slot, p) in o.entitySchema.properties.enumerated() where !p.isDerived && o._extras?.eventChanges.contains(slot) ?? o.isInserted {
+            // Every property changed since the last save, whether or not an event (a processed
+            // change or a primitive set) reported it.
+            for slot in o.changedSlots() {
+                let p = o.entitySchema.properties[slot]
                 let v: Any? = p.isRelationship ? nil : bridge(p).map { $0.toSwift(o._values[slot]) }
                 run(o) { try o.validateValue(v, forKey: p.name) }
             }

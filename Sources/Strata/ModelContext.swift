@@ -277,7 +277,9 @@ public final class ModelContext {
 
     // MARK: Changing values
 
-    func setValue(_ value: Value, slot: Int, of object: ManagedObject) {
+    /// Sets a stored property; `isEvent` false (a primitive set) records the change for the
+    /// save but not as an event of ``ManagedObject/changedValuesForCurrentEvent()``.
+    func setValue(_ value: Value, slot: Int, of object: ManagedObject, isEvent: Bool = true) {
         object._prepareValues()
         guard slot < object._values.count else { return }
         if object.isDeleted {
@@ -291,11 +293,11 @@ public final class ModelContext {
         }
         if object._values[slot].isIdentical(to: value) { return }
         object._values[slot] = value
-        markUpdated(object, slot: slot)
+        markUpdated(object, slot: slot, isEvent: isEvent)
     }
 
-    func markUpdated(_ object: ManagedObject, slot: Int) {
-        object.extras.eventChanges.insert(slot)
+    func markUpdated(_ object: ManagedObject, slot: Int, isEvent: Bool = true) {
+        if isEvent { object.extras.eventChanges.insert(slot) }
         guard !object._flags.contains(.inserted), !object._flags.contains(.deleted), let b = binding(object) else { return }
         if !object._flags.contains(.updated) {
             object._flags.insert(.updated)

@@ -22,7 +22,7 @@ public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper, Sl
     public init(deleteRule: DeleteRule = .nullify, optional: Bool = true, originalName: String? = nil) {
         SchemaCapture.record(.relationship(RelationshipDeclaration(
             target: Value.Target.self, isToMany: Value.isToMany, isOptional: optional || Value.isToMany,
-            deleteRule: deleteRule, inverse: nil, renamedFrom: originalName)))
+            deleteRule: deleteRule, inverse: nil, renamedFrom: originalName, bridge: RelationshipBridge(Value.self))))
     }
 
     /// Declares the relationship and its inverse, the property of the target class that
@@ -31,7 +31,8 @@ public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper, Sl
                          originalName: String? = nil) {
         SchemaCapture.record(.relationship(RelationshipDeclaration(
             target: Value.Target.self, isToMany: Value.isToMany, isOptional: optional || Value.isToMany,
-            deleteRule: deleteRule, inverse: { ManagedObject.probeName(of: inverse) }, renamedFrom: originalName)))
+            deleteRule: deleteRule, inverse: { ManagedObject.probeName(of: inverse) }, renamedFrom: originalName,
+            bridge: RelationshipBridge(Value.self))))
     }
 
     /// Reads and writes the relationship of `object`.

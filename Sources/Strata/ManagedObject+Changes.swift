@@ -1,0 +1,138 @@
+import StrataRecords
+
+// What an object changed, what it last read from the store, and its relationships seen as
+// identifiers: Core Data's change-inspection API. Dictionaries map property names to Swift
+// values as ``ManagedObject/value(forKey:)`` gives them; a property whose value is nil maps to
+// a boxed nil (the key is present, `dict[key] as? T` is nil). Derived attributes are the
+// store's: they never count as changes.
+
+extension ManagedObject {
+    /// The persistent properties changed since the object was last fetched or saved, with their
+    /// new values: for an inserted object (or one in no context), every property set away from
+    /// its initial value. A to-many changed through its inverse (`item.list = list` changes
+    /// `list.items`) counts. Never fires a fault (a fault has no changes).
+    public final func changedValues() -> [String: Any] {
+        var result: [String: Any] = [:]
+        for slot in changedSlots() { result[entitySchema.properties[slot].name] = entryValue(slot: slot) }
+        return result
+    }
+
+    /// The persistent properties changed since the context last processed its pending changes
+    /// (``ModelContext/processPendingChanges()``, a save, a rollback), with their new values:
+    /// the changes of the current event. Primitive sets (``setPrimitiveValue(_:forKey:)``) are
+    /// not events. Never fires a fault.
+    public final func changedValuesForCurrentEvent() -> [String: Any] {
+        guard let slots = _extras?.eventChanges, !slots.isEmpty else { return [:] }
+        var result: [String: Any] = [:]
+        for slot in slots.sorted() where !entitySchema.properties[slot].isDerived {
+            result[entitySchema.properties[slot].name] = entryValue(slot: slot)
+        }
+        return result
+    }
+
+    /// The values the object last fetched from or saved to the store, for `keys` (nil: every
+    /// persistent property, derived ones included). Empty for an object not saved yet. Fires
+    /// the fault (the committed values are the row's). To-many values are the store's members,
+    /// without this context's unsaved changes.
+    ///
+    /// Throws `StrataError.invalidArgument` for a key that names no persistent property.
+    public final func committedValues(forKeys keys: [String]?) throws -> [String: Any] {
+        let slots = try keys.map { try $0.map { try slot(forKey: $0) } } ?? Array(entitySchema.properties.indices)
+        guard let c = context, !isInserted, _rawID > 0 else { return [:] }
+        _prepareValues()
+        var result: [String: Any] = [:]
+        for slot in slots {
+            let p = entitySchema.properties[slot]
+            let stored: Any?
+            switch p.kind {
+            case .attribute(let a):
+                stored = _snapshot.isEmpty ? nil : Self.swiftValue(_snapshot[slot], a.bridge)
+            case .derived(let d):
+                stored = _snapshot.isEmpty ? nil : Self.swiftValue(_snapshot[slot], d.bridge)
+            case .toOne:
+                stored = _snapshot.isEmpty ? nil : c.target(of: _snapshot[slot], slot: slot, of: self) as Any?
+            case .toMany(let r):
+                stored = r.bridge.toSwift(c.storeMemberRaws(slot: slot, of: self).compactMap { c.object(raw: $0, slot: slot, of: self) })
+            }
+            result[p.name] = stored ?? (Optional<Any>.none as Any)
+        }
+        return result
+    }
+
+    /// Whether the object's persistent properties differ from its committed values
+    /// (``changedValues()`` is not empty). Never fires a fault.
+    public final var hasPersistentChangedValues: Bool { !changedSlots().isEmpty }
+
+    /// The identifiers of the objects in the relationship named `name`, with this context's
+    /// unsaved changes: read from the store's relationship index, without firing (or
+    /// registering) the members. A to-one gives zero or one identifier (firing this object's
+    /// fault: the target's identity is in its row).
+    ///
+    /// Throws `StrataError.invalidArgument` when `name` is not a relationship of the class.
+    public final func objectIDs(forRelationshipNamed name: String) throws -> [ManagedObjectID] {
+        let slot = try relationshipSlot(name)
+        let schema = entitySchema
+        let targetName = EntitySchema.of(schema.relationship(at: slot)!.target).name
+        if schema.properties[slot].isToMany {
+            if let c = context {
+                return c.memberRaws(slot: slot, of: self).map { ManagedObjectID(entityName: targetName, rawValue: $0) }
+            }
+            return _members(slot: slot).map(\.objectID)
+        }
+        return _target(slot: slot).map { [$0.objectID] } ?? []
+    }
+
+    /// Whether reading the relationship named `name` would read the store: a to-many whose
+    /// members were not read since the store last changed (or since the object was refreshed),
+    /// a to-one of a fault, or a to-one whose target is a fault. Never fires a fault.
+    ///
+    /// Throws `StrataError.invalidArgument` when `name` is not a relationship of the class.
+    public final func hasFault(forRelationshipNamed name: String) throws -> Bool {
+        let slot = try relationshipSlot(name)
+        guard let c = context else { return false }
+        if entitySchema.properties[slot].isToMany {
+            if isInserted { return false }
+            return !c.hasCurrentStoreMembers(slot: slot, of: self)
+        }
+        if isFault { return true }
+        guard slot < _values.count, case .int(let raw) = _values[slot] else { return false }
+        return c.registeredObject(raw: raw, slot: slot, of: self)?.isFault ?? true
+    }
+
+    // MARK: Internals
+
+    private func relationshipSlot(_ name: String) throws -> Int {
+        let slot = try slot(forKey: name)
+        guard entitySchema.properties[slot].isRelationship else {
+            throw StrataError.invalidArgument("'\(name)' is an attribute of \(entitySchema.name), not a relationship")
+        }
+        return slot
+    }
+
+    /// The slots of persistent properties that differ from the committed values (from the
+    /// initial values for an object not saved yet).
+    final func changedSlots() -> [Int] {
+        guard !isFault else { return [] }
+        let schema = entitySchema
+        let detached = context == nil
+        let base = _snapshot.isEmpty ? schema.initialValues : _snapshot
+        var slots: [Int] = []
+        for (slot, p) in schema.properties.enumerated() {
+            switch p.kind {
+            case .derived:
+                continue
+            case .toMany:
+                if detached || isInserted {
+                    if !_members(slot: slot).isEmpty { slots.append(slot) }
+                } else if _extras?.changedToMany.contains(slot) == true {
+                    slots.append(slot)
+                }
+            case .toOne where detached:
+                if _extras?.detachedToOne[slot] != nil { slots.append(slot) }
+            default:
+                if slot < _values.count, slot < base.count, !_values[slot].isIdentical(to: base[slot]) { slots.append(slot) }
+            }
+        }
+        return slots
+    }
+}

@@ -1,0 +1,126 @@
+import StrataRecords
+
+// The key-based API: properties named by strings, for code that does not know the model class
+// (tools, sync, generic editors). Values are the properties' Swift types, boxed: `String` for an
+// `@Attribute var title: String`, `Item?` for a to-one, `Set<Item>` or `[Item]` for a to-many.
+// Unlike property setters (which cannot throw and record misuse for the next save), these
+// throw at once.
+
+extension ManagedObject {
+    /// The value of the persistent property named `key` (firing the fault), as the property's
+    /// Swift type; nil when the property holds no value.
+    ///
+    /// Throws `StrataError.invalidArgument` when the class has no persistent property `key`.
+    public final func value(forKey key: String) throws -> Any? {
+        try dynamicValue(slot: slot(forKey: key))
+    }
+
+    /// Sets the persistent property named `key`, as its typed setter does (the change is
+    /// saved and is an event: ``changedValuesForCurrentEvent()`` names it). Relationships take
+    /// objects of the target class: one (or nil) for a to-one, a `Set` or an array (nil: none) for a to-many.
+    ///
+    /// Throws, changing nothing: `invalidArgument` for an unknown key; `validation` for a value
+    /// of another type, nil for a required attribute, or a derived attribute; `misuse` when the
+    /// object is deleted or a related object belongs to another context or is deleted.
+    public final func setValue(_ value: Any?, forKey key: String) throws {
+        try setDynamicValue(value, slot: slot(forKey: key), isEvent: true)
+    }
+
+    /// The value of the persistent property named `key` from the object's own storage (firing
+    /// the fault), without notifying anyone of the access. Same values as ``value(forKey:)``.
+    public final func primitiveValue(forKey key: String) throws -> Any? {
+        try dynamicValue(slot: slot(forKey: key))
+    }
+
+    /// Sets the persistent property named `key` without notifying: the change is saved (and
+    /// listed by ``changedValues()``), but it is not an event (``changedValuesForCurrentEvent()``
+    /// does not name it). For custom accessors and awake hooks that set values silently.
+    /// Relationships keep their inverses either way. Throws as ``setValue(_:forKey:)`` does.
+    public final func setPrimitiveValue(_ value: Any?, forKey key: String) throws {
+        try setDynamicValue(value, slot: slot(forKey: key), isEvent: false)
+    }
+
+    // MARK: Internals
+
+    /// The slot of the persistent property `key`.
+    final func slot(forKey key: String) throws -> Int {
+        guard let slot = entitySchema.slotByName[key] else {
+            let known = entitySchema.properties.map(\.name).joined(separator: ", ")
+            throw StrataError.invalidArgument("\(entitySchema.name) has no persistent property '\(key)' (it has: \(known))")
+        }
+        return slot
+    }
+
+    /// The Swift value of the property in `slot`, unwrapped (nil for no value).
+    final func dynamicValue(slot: Int) -> Any? {
+        let p = entitySchema.properties[slot]
+        switch p.kind {
+        case .attribute(let a): return Self.swiftValue(_persistentValue(slot), a.bridge)
+        case .derived(let d): return Self.swiftValue(_persistentValue(slot), d.bridge)
+        case .toOne: return _target(slot: slot)
+        case .toMany(let r): return r.bridge.toSwift(_members(slot: slot))
+        }
+    }
+
+    /// The Swift value of a stored `value`, unwrapped: nil for `null`.
+    static func swiftValue(_ value: Value, _ bridge: ValueBridge) -> Any? {
+        if case .null = value { return nil }
+        let any = bridge.toSwift(value)
+        if let optional = any as? any OptionalUnwrapping { return optional.unwrappedAny }
+        return any
+    }
+
+    /// The Swift value of the property in `slot` as a dictionary entry: nil becomes a boxed nil,
+    /// so the key stays present.
+    final func entryValue(slot: Int) -> Any {
+        dynamicValue(slot: slot) ?? (Optional<Any>.none as Any)
+    }
+
+    final func setDynamicValue(_ value: Any?, slot: Int, isEvent: Bool) throws {
+        let p = entitySchema.properties[slot]
+        if isDeleted { throw StrataError.misuse("\(objectID) is deleted: its '\(p.name)' cannot be set") }
+        func wrongType(_ expected: String) -> StrataError {
+            .validation(entity: entitySchema.name, property: p.name,
+                        reason: "expects \(expected), got \(value.map { "a \(type(of: $0))" } ?? "nil")")
+        }
+        switch p.kind {
+        case .derived:
+            throw StrataError.validation(entity: entitySchema.name, property: p.name, reason: "a derived attribute cannot be set")
+        case .attribute(let a):
+            guard let stored = a.bridge.fromSwift(value) else { throw wrongType("\(a.type)\(a.isOptional ? " or nil" : "")") }
+            if let c = context {
+                c.setValue(stored, slot: slot, of: self, isEvent: isEvent)
+            } else {
+                _setPersistentValue(stored, slot: slot)
+            }
+        case .toOne(let r):
+            guard let objects = r.bridge.fromSwift(value) else { throw wrongType("a \(r.target) or nil") }
+            try checkRelatable(objects)
+            _setTarget(objects.first, slot: slot)
+        case .toMany(let r):
+            guard let objects = r.bridge.fromSwift(value) else { throw wrongType("a Set or an array of \(r.target)") }
+            try checkRelatable(objects)
+            _setMembers(objects, slot: slot)
+        }
+    }
+
+    /// Throws what relating `objects` to this object would record as misuse.
+    private func checkRelatable(_ objects: [ManagedObject]) throws {
+        let home = context ?? objects.lazy.compactMap(\.context).first
+        for o in objects {
+            if let oc = o.context, oc !== home {
+                throw StrataError.misuse("\(o.objectID) belongs to another context and cannot be related to \(objectID)")
+            }
+            if o.isDeleted { throw StrataError.misuse("\(o.objectID) is deleted and cannot be related to \(objectID)") }
+        }
+    }
+}
+
+/// Lets a boxed `Optional` of any type be unwrapped.
+protocol OptionalUnwrapping {
+    var unwrappedAny: Any? { get }
+}
+
+extension Optional: OptionalUnwrapping {
+    var unwrappedAny: Any? { self.map { $0 as Any } }
+}

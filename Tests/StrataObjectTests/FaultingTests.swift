@@ -1,0 +1,161 @@
+import Foundation
+import Strata
+import Testing
+
+/// Seed 004: "You can safely invoke the following methods and properties on a fault without
+/// causing it to fire". One case per call (their Swift forms), each on a fresh fault, counted by
+/// the rows the context reads.
+@Suite struct FaultingTests {
+    enum Call: String, CaseIterable, Sendable {
+        case isEqual, hash, identity, typeOf, isKindOf, isMemberOf, conformsTo, description
+        case context, entityName, objectID, isInserted, isUpdated, isDeleted, faultingState, isFault
+        // Beyond the seed's list: state a Swift user reaches for, never firing either.
+        case hasChanges, putInASet, changedValues, changedValuesForCurrentEvent, hasPersistentChangedValues
+        case toManyObjectIDs, toManyHasFault, registeredObjects
+
+        func run(on list: TodoList, in context: ModelContext) throws {
+            switch self {
+            case .isEqual: _ = list == list
+            case .hash: var h = Hasher(); list.hash(into: &h); _ = list.hashValue
+            case .identity: _ = list === list
+            case .typeOf: _ = type(of: list)
+            case .isKindOf: _ = (list as ManagedObject) is TodoList
+            case .isMemberOf: _ = type(of: list) == TodoList.self
+            case .conformsTo: _ = (list as Any) is any Hashable
+            case .description: _ = list.description
+            case .context: _ = list.context
+            case .entityName: _ = list.entityName
+            case .objectID: _ = list.objectID
+            case .isInserted: _ = list.isInserted
+            case .isUpdated: _ = list.isUpdated
+            case .isDeleted: _ = list.isDeleted
+            case .faultingState: _ = list.faultingState
+            case .isFault: _ = list.isFault
+            case .hasChanges: _ = list.hasChanges
+            case .putInASet: _ = Set([list, list])
+            case .changedValues: _ = list.changedValues()
+            case .changedValuesForCurrentEvent: _ = list.changedValuesForCurrentEvent()
+            case .hasPersistentChangedValues: _ = list.hasPersistentChangedValues
+            case .toManyObjectIDs: _ = try list.objectIDs(forRelationshipNamed: "items")
+            case .toManyHasFault: _ = try list.hasFault(forRelationshipNamed: "items")
+            case .registeredObjects: _ = context.registeredObjects
+            }
+        }
+    }
+
+    @Test(arguments: Call.allCases) func callDoesNotFireAFault(_ call: Call) throws {
+        try withContainer { container in
+            let writer = ModelContext(container)
+            let list = TodoList(name: "Faults")
+            writer.insert(list)
+            for i in 0..<3 { list.items.insert(Item(title: "i\(i)")) }
+            try writer.save()
+
+            let reader = ModelContext(container)
+            let fault = try #require(try reader.fetch(FetchDescriptor<TodoList>()).first)
+            #expect(fault.isFault)
+            try call.run(on: fault, in: reader)
+            #expect(fault.isFault, "\(call) fired the fault")
+            #expect(reader.statistics.faultsFired == 0, "\(call) read a row")
+            _ = fault.name                              // and the counter does count
+            #expect(reader.statistics.faultsFired == 1)
+        }
+    }
+
+    @Test func toManyCountReadsNoMemberRow() throws {
+        try withContainer { container in
+            let writer = ModelContext(container)
+            let list = TodoList(name: "Count")
+            writer.insert(list)
+            for i in 0..<50 { list.items.insert(Item(title: "i\(i)")) }
+            try writer.save()
+            let reader = ModelContext(container)
+            let l = try reader.existingObject(with: list.objectID, as: TodoList.self)
+            #expect(reader.statistics.faultsFired == 1)
+            #expect(l.items.count == 50)
+            #expect(l.items.allSatisfy { $0.isFault })
+            #expect(reader.statistics.faultsFired == 1)
+        }
+    }
+
+    @Test func aFaultWhoseRowIsGoneReadsPlaceholdersAndLoadThrows() throws {
+        try withContainer { container in
+            let writer = ModelContext(container)
+            let item = Item(title: "Gone soon", amount: 5)
+            writer.insert(item)
+            try writer.save()
+            let reader = ModelContext(container)
+            let f = try reader.object(with: item.objectID) as! Item
+            try writer.delete(item)
+            try writer.save()
+            #expect(f.title == "")                  // a placeholder, not a trap
+            #expect(f.amount == 0)
+            #expect(throws: StrataError.self) { try reader.load(f) }
+            #expect(throws: StrataError.self) { try reader.existingObject(with: item.objectID) }
+        }
+    }
+
+    @Test func unchangedObjectsTheProgramDropsAreReleasedChangedOnesKept() throws {
+        try withContainer { container in
+            let writer = ModelContext(container)
+            for i in 0..<100 { writer.insert(Item(title: "i\(i)")) }
+            try writer.save()
+            let reader = ModelContext(container)
+            do {
+                let all = try reader.fetch(FetchDescriptor<Item>())
+                #expect(all.count == 100)
+                all[0].title = "changed"
+                withExtendedLifetime(all) { #expect(reader.registeredObjects.count == 100) }
+            }
+            #expect(reader.registeredObjects.count == 1)      // only the changed one
+            #expect(reader.updatedObjects.count == 1)
+            try reader.save()
+            #expect(reader.registeredObjects.isEmpty)
+        }
+    }
+}
+
+/// Seed 003 through the typed API: a line's total is price × quantity, the invoice's total
+/// sums its lines; every change to a line moves the invoice's total at save.
+@Suite struct InvoiceTests {
+    @Test func invoiceTotalFollowsItsLines() throws {
+        try withContainer(for: [Invoice.self, InvoiceItem.self]) { container in
+            let context = ModelContext(container)
+            let invoice = Invoice()
+            invoice.number = "2026-001"
+            let pens = InvoiceItem(price: Decimal(string: "1.25")!, quantity: 4)
+            let paper = InvoiceItem(price: Decimal(string: "3.10")!, quantity: 2)
+            invoice.items = [pens, paper]
+            context.insert(invoice)
+            try context.save()
+            #expect(pens.total == 5)
+            #expect(paper.total == Decimal(string: "6.2")!)
+            #expect(invoice.total == Decimal(string: "11.2")!)
+            #expect(invoice.lineCount == 2)
+
+            paper.quantity = 10                        // a line changes: its total and the sum move
+            try context.save()
+            #expect(paper.total == 31)
+            #expect(invoice.total == 36)
+
+            let other = ModelContext(container)
+            let seen = try other.existingObject(with: invoice.objectID, as: Invoice.self)
+            #expect(seen.total == 36)
+            other.automaticallyMergesChangesFromStore = true
+            pens.itemPrice = 2
+            try context.delete(paper)
+            let ink = InvoiceItem(price: Decimal(string: "0.99")!, quantity: 1)
+            ink.invoice = invoice
+            try context.save()
+            #expect(invoice.total == Decimal(string: "8.99")!)
+            other.processPendingChanges()
+            #expect(seen.total == Decimal(string: "8.99")!)   // merged, no refresh
+            #expect(seen.lineCount == 2)
+            #expect(seen.items.map(\.total).reduce(0, +) == seen.total)
+
+            try context.delete(invoice)                // cascades to its lines
+            try context.save()
+            #expect(try context.fetchCount(FetchDescriptor<InvoiceItem>()) == 0)
+        }
+    }
+}
