@@ -32,7 +32,8 @@ struct ChangeWriter {
 
     /// The stored slots of `o` that differ from its snapshot (every one without a snapshot).
     func changedSlots(_ o: ManagedObject, _ b: EntityBinding) -> [Int] {
-        b.lockedSlots.filter { o._snapshot.isEmpty || !o._values[$0].isIdentical(to: o._snapshot[$0]) }
+        guard !o._values.isEmpty else { return [] }   // a fault changed nothing of its row
+        return b.lockedSlots.filter { o._snapshot.isEmpty || !o._values[$0].isIdentical(to: o._snapshot[$0]) }
     }
 
     /// Inserts `objects` in order.

@@ -111,7 +111,9 @@ extension ModelContext {
         var writer = ChangeWriter(context: self, tx: tx)
         try writer.insert(insertOrder.compactMap { inserted[$0] })
         for o in updated.values {
-            guard let b = binding(o) else { continue }
+            // A row another save deleted stays deleted for the fetch (the save itself resolves
+            // it by the merge policy).
+            guard let b = binding(o), let id = writer.recordID(o._rawID, b), try tx.exists(id) else { continue }
             try writer.update(o, b, slots: writer.changedSlots(o, b))
         }
         try writer.writeLinks(pendingLinks)

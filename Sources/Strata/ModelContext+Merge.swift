@@ -77,7 +77,15 @@ extension ModelContext {
             turnIntoFault(object)
             return
         }
-        guard let id = object.objectID.recordID, let row = try? reader().storedRow(of: id) else { return }
+        guard let id = object.objectID.recordID else { return }
+        let read: [Value]?
+        do { read = try reader().storedRow(of: id) } catch { return }
+        guard let row = read else {
+            // Another save deleted it: its changes have nothing left to apply to.
+            markGone(object, k)
+            runHook(object) { $0.awake(fromSnapshotEvents: .refresh) }
+            return
+        }
         moveSnapshot(of: object, to: b.values(fromRow: row), b)
         runHook(object) { $0.awake(fromSnapshotEvents: .refresh) }
     }
@@ -95,7 +103,7 @@ extension ModelContext {
     /// changes takes them as its values; a changed one keeps its changed stored properties on
     /// top (derived values always come from the store).
     func moveSnapshot(of object: ManagedObject, to fresh: [Value], _ b: EntityBinding) {
-        if object.hasChanges {
+        if object.hasChanges && object._values.count == fresh.count {
             var merged = fresh
             for slot in merged.indices where !b.schema.properties[slot].isDerived
                 && (object._snapshot.isEmpty || !object._values[slot].isIdentical(to: object._snapshot[slot])) {
@@ -106,6 +114,16 @@ extension ModelContext {
             object._values = fresh
         }
         object._snapshot = fresh
+    }
+
+    /// Records that another save deleted `object`'s row: it leaves the changed sets and reads
+    /// as deleted.
+    func markGone(_ object: ManagedObject, _ k: Key) {
+        object._flags.insert(.gone)
+        object._flags.remove(.updated)
+        updated.removeValue(forKey: k)
+        deleted.removeValue(forKey: k)
+        pendingLinks.removeAll { $0.owner === object || $0.member === object }
     }
 
     func turnIntoFault(_ object: ManagedObject) {

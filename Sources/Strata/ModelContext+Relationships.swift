@@ -57,8 +57,12 @@ extension ModelContext {
 
     /// A to-many side changed because of the other side: the object counts as changed (its
     /// `changedValues()` names the relationship), though nothing of its row is written.
+    ///
+    /// A fault is loaded first: an object with changes always holds its values (saves,
+    /// merges and refreshes compare them with its snapshot).
     func markRelationshipChanged(_ object: ManagedObject, slot: Int) {
         guard slot >= 0, !object.isDeleted else { return }
+        object._prepareValues()
         object.extras.eventChanges.insert(slot)
         object._extras?.changedToMany.insert(slot)
         guard !object._flags.contains(.inserted), let b = binding(object) else { return }

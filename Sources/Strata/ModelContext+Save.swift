@@ -138,7 +138,7 @@ extension ModelContext {
         // To-one values naming temporary identifiers now name primary keys.
         for o in saving.inserted + saving.updated {
             guard let b = binding(o) else { continue }
-            for slot in b.lockedSlots {
+            for slot in b.lockedSlots where slot < o._values.count {
                 if case .toOne = b.schema.properties[slot].kind, case .int(let raw) = o._values[slot], raw < 0, let pk = permanentIDs[raw] {
                     o._values[slot] = .int(pk)
                 }
@@ -175,12 +175,7 @@ extension ModelContext {
         for row in changes.deleted {
             guard let b = container.binding(named: row.id.entity),
                   let u = registry[Key(entity: b.index, raw: Int64(row.id.primaryKey))] else { continue }
-            let o = u.takeUnretainedValue()
-            o._flags.insert(.gone)
-            let k = Key(entity: b.index, raw: Int64(row.id.primaryKey))
-            updated.removeValue(forKey: k)
-            deleted.removeValue(forKey: k)
-            o._flags.remove(.updated)
+            markGone(u.takeUnretainedValue(), Key(entity: b.index, raw: Int64(row.id.primaryKey)))
         }
     }
 }
