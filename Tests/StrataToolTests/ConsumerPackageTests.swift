@@ -13,7 +13,7 @@ import Testing
 /// that rare). Uncommitted changes are not in the clone; `STRATA_CONSUMER_SOURCE=PATH` clones
 /// another repository instead (to try a change before committing it).
 ///
-/// Budget: one debug build of StrataStorage and StrataRecords (and resolving the package graph
+/// Budget: one debug build of StrataStorage, StrataRecords and Strata (and resolving the package graph
 /// from the local mirror).
 @Suite(.serialized) struct ConsumerPackageTests {
     /// The README's compilable ```swift blocks, in order.
@@ -57,13 +57,34 @@ import Testing
         return false
     }
 
-    /// A source file for README block `n`: its imports, then its code as `readmeExample<n>()`.
+    /// Splits a block into its type declarations (a line at column 0 opening a class, struct,
+    /// enum, protocol or extension, to its closing brace) and the rest: in a `main.swift` the
+    /// declarations are file-scope types, so they stay at file scope here.
+    static func declarationsAndCode(_ lines: [Substring]) -> (declarations: [Substring], code: [Substring]) {
+        let openers = ["final class ", "class ", "struct ", "enum ", "protocol ", "extension ", "actor "]
+        var declarations: [Substring] = [], code: [Substring] = []
+        var depth = 0
+        for line in lines {
+            if depth == 0 && !openers.contains(where: { line.hasPrefix($0) }) {
+                code.append(line)
+                continue
+            }
+            declarations.append(line)
+            depth += line.filter { $0 == "{" }.count - line.filter { $0 == "}" }.count
+        }
+        return (declarations, code)
+    }
+
+    /// A source file for README block `n`: its imports and type declarations, then its code as
+    /// `readmeExample<n>()`.
     static func sourceFile(_ block: String, _ n: Int) -> String {
         let lines = block.split(separator: "\n", omittingEmptySubsequences: false)
         let imports = lines.filter { $0.hasPrefix("import ") }
-        let body = lines.filter { !$0.hasPrefix("import ") }.map { "    " + $0 }
-        return "// README.md, swift block \(n + 1).\n" + imports.joined(separator: "\n")
-            + "\n\nfunc readmeExample\(n + 1)() \(isAsync(block) ? "async " : "")throws {\n" + body.joined(separator: "\n") + "\n}\n"
+        let (declarations, code) = declarationsAndCode(lines.filter { !$0.hasPrefix("import ") })
+        let body = code.map { "    " + $0 }
+        return "// README.md, swift block \(n + 1).\n" + imports.joined(separator: "\n") + "\n\n"
+            + (declarations.isEmpty ? "" : declarations.joined(separator: "\n") + "\n\n")
+            + "func readmeExample\(n + 1)() \(isAsync(block) ? "async " : "")throws {\n" + body.joined(separator: "\n") + "\n}\n"
     }
 
     /// Runs `command` in `directory` through the shell; returns its status and merged output.
@@ -113,6 +134,7 @@ import Testing
                         dependencies: [
                             .product(name: "StrataStorage", package: "strata"),
                             .product(name: "StrataRecords", package: "strata"),
+                            .product(name: "Strata", package: "strata"),
                         ],
                         path: "Sources/Consumer",
                         swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]
@@ -140,9 +162,10 @@ import Testing
         let warnings = build.output.split(separator: "\n").filter { $0.contains("warning:") && !$0.contains("/.build/checkouts/") }
         #expect(warnings.isEmpty, "warnings building the README's examples:\n\(warnings.joined(separator: "\n"))")
         guard build.status == 0 else { return }
-        print("ConsumerPackageTests: resolved and built the consumer (debug, StrataStorage + StrataRecords) in \(Int(seconds)) s")
+        print("ConsumerPackageTests: resolved and built the consumer (debug, StrataStorage + StrataRecords + Strata) in \(Int(seconds)) s")
         let run = try Self.shell("'\(root)/consumer/.build/debug/Consumer'", in: root + "/run")
         #expect(run.status == 0, "the README's examples fail when run:\n\(run.output)")
         #expect(run.output.contains("Ada Lovelace"), "\(run.output)")
+        #expect(run.output.contains("Groceries: 2 items, total 5.5"), "the Objects example printed:\n\(run.output)")
     }
 }
