@@ -39,18 +39,25 @@ struct ChangeWriter {
     /// Inserts `objects` in order.
     mutating func insert(_ objects: [ManagedObject]) throws {
         var deferred: [(ManagedObject, EntityBinding, Int)] = []
+        // Objects not written yet (by entity and identity): a to-one naming one of them waits,
+        // whether it has a temporary identifier or a reserved primary key.
+        var unwritten = Set(objects.compactMap { o in context.binding(o).map { ModelContext.Key(entity: $0.index, raw: o._rawID) } })
         for o in objects {
             guard let b = context.binding(o) else { continue }
             var values: [String: any ValueConvertible] = [:]
-            for slot in b.lockedSlots {
-                if case .toOne = b.schema.properties[slot].kind, case .int(let raw) = o._values[slot],
-                   recordID(raw, context.container.bindings[b.targetEntity[slot]]) == nil {
-                    deferred.append((o, b, slot))
-                    continue
+            for slot in b.lockedSlots where slot < o._values.count {
+                if case .toOne = b.schema.properties[slot].kind, case .int(let raw) = o._values[slot] {
+                    let tb = context.container.bindings[b.targetEntity[slot]]
+                    if recordID(raw, tb) == nil || unwritten.contains(ModelContext.Key(entity: tb.index, raw: raw)) {
+                        deferred.append((o, b, slot))
+                        continue
+                    }
                 }
                 values[b.schema.properties[slot].name] = storedValue(o, b, slot)
             }
-            primaryKeys[o._rawID] = Int64(try tx.insert(b.name, values).primaryKey)
+            let id = o._rawID > 0 ? try tx.insert(b.name, primaryKey: UInt64(o._rawID), values) : try tx.insert(b.name, values)
+            primaryKeys[o._rawID] = Int64(id.primaryKey)
+            unwritten.remove(ModelContext.Key(entity: b.index, raw: o._rawID))
         }
         for (o, b, slot) in deferred {
             guard let id = recordID(o._rawID, b) else { continue }

@@ -150,11 +150,52 @@ extension ModelContext {
     /// The id of the commit the context reads when pinned (nil when not pinned).
     public var queryGeneration: UInt64? { pinned ? reading?.transactionID : nil }
 
-    /// Gives inserted objects their permanent identifiers now, by saving nothing else: the
-    /// objects are inserted in a transaction of their own. (Simplest exact semantics: saves
-    /// the objects.)
+    /// Gives inserted objects their permanent identifiers now, before they are saved: the
+    /// store reserves their primary keys in a transaction of its own (nothing else is written),
+    /// and the save inserts them under those keys. Objects holding the temporary identifiers,
+    /// and lookups by them, keep working. Objects already saved or permanent are left alone.
+    ///
+    /// Throws `misuse` for an object of another context or a closed container, and the store's
+    /// write errors (then no identifier changed).
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
-        guard objects.contains(where: \.isInserted) else { return }
-        try save()
+        for o in objects { try checkOwn(o) }
+        guard !container.isClosed else { throw StrataError.misuse("the context's container is closed") }
+        var wanting: [Int: [ManagedObject]] = [:]
+        var seen = Set<ObjectIdentifier>()
+        for o in objects where o.isInserted && o._rawID < 0 && seen.insert(ObjectIdentifier(o)).inserted {
+            guard let b = binding(o) else { continue }
+            wanting[b.index, default: []].append(o)
+        }
+        guard !wanting.isEmpty else { return }
+        let groups = wanting.sorted { $0.key < $1.key }
+        let keys = try container.store.write { tx in
+            try groups.map { index, group in try tx.reservePrimaryKeys(container.bindings[index].name, count: group.count) }
+        }
+        var renamed: [Key: Int64] = [:]
+        for ((index, group), pks) in zip(groups, keys) {
+            for (o, pk) in zip(group, pks) {
+                let b = container.bindings[index]
+                let old = key(o, b)
+                let raw = Int64(pk)
+                o._rawID = raw
+                let new = key(o, b)
+                registry.removeValue(forKey: old)
+                registry[new] = Unmanaged.passUnretained(o)
+                inserted.removeValue(forKey: old)
+                inserted[new] = o
+                if let at = insertOrder.firstIndex(of: old) { insertOrder[at] = new }
+                permanentIDs[old.raw] = raw
+                renamed[old] = raw
+            }
+        }
+        // To-ones naming the temporary identifiers now name the primary keys.
+        for o in Array(inserted.values) + Array(updated.values) {
+            guard let b = binding(o) else { continue }
+            for slot in b.lockedSlots where slot < o._values.count {
+                guard case .toOne = b.schema.properties[slot].kind, case .int(let raw) = o._values[slot], raw < 0,
+                      let pk = renamed[Key(entity: container.bindings[b.targetEntity[slot]].index, raw: raw)] else { continue }
+                o._values[slot] = .int(pk)
+            }
+        }
     }
 }

@@ -231,3 +231,53 @@ import Testing
         }
     }
 }
+
+/// `obtainPermanentIDs(for:)`: primary keys reserved before the save, kept by it.
+@Suite struct PermanentIdentifierTests {
+    @Test func reservedKeysAreTheSavedObjectsKeys() throws {
+        try withContainer { container in
+            let context = ModelContext(container)
+            let list = TodoList(name: "Early")
+            let first = Item(title: "first")
+            first.list = list
+            context.insert(list)
+            let temporary = list.objectID
+            #expect(temporary.isTemporaryID)
+            try context.obtainPermanentIDs(for: [list, first, list])
+            #expect(!list.objectID.isTemporaryID && !first.objectID.isTemporaryID)
+            #expect(list.isInserted && context.hasChanges)        // nothing saved
+            #expect(try context.object(with: temporary) === list)   // the old identifier still finds it
+            #expect(try context.object(with: list.objectID) === list)
+            #expect(list.items == [first] && first.list === list)
+            let other = ModelContext(container)
+            #expect(throws: StrataError.self) { try other.existingObject(with: list.objectID) }
+
+            let second = Item(title: "second")       // temporary, inserted after the reserved ones
+            second.list = list
+            var pending = FetchDescriptor<Item>()
+            #expect(Set(try context.fetch(pending)) == [first, second])
+            pending.predicate = try FetchPredicate(format: "list.name == 'Early'")
+            #expect(Set(try context.fetch(pending)) == [first, second])
+            let ids = (list.objectID, first.objectID)
+            try context.save()
+            #expect(list.objectID == ids.0 && first.objectID == ids.1)
+            #expect(second.objectID.primaryKey! > first.objectID.primaryKey!)
+            let seen = try other.existingObject(with: ids.0, as: TodoList.self)
+            #expect(seen.itemCount == 2)
+            #expect(Set(seen.items.map(\.title)) == ["first", "second"])
+
+            // A reserved key that is rolled back is never handed out again.
+            let dropped = Item(title: "dropped")
+            context.insert(dropped)
+            try context.obtainPermanentIDs(for: [dropped])
+            let wasted = dropped.objectID.primaryKey!
+            context.rollback()
+            let later = Item(title: "later")
+            context.insert(later)
+            try context.save()
+            #expect(later.objectID.primaryKey! > wasted)
+            #expect(throws: StrataError.self) { try ModelContext(container).existingObject(with: ManagedObjectID(entityName: "Item", primaryKey: wasted)) }
+            #expect(throws: StrataError.self) { try other.obtainPermanentIDs(for: [later]) }   // another context's object
+        }
+    }
+}

@@ -198,7 +198,11 @@ public final class RecordTransaction: RecordReader {
     @discardableResult
     public func insert(_ entity: String, _ values: [String: any ValueConvertible] = [:]) throws -> ObjectID {
         let e = try self.entity(entity)
-        let pk = try allocatePrimaryKey(e)
+        return try writeNewRow(e, RowKey(entity: e.index, pk: try allocatePrimaryKey(e)), values)
+    }
+
+    /// Writes a new row of `e` under `key` (a key that names no stored row) from `values`.
+    private func writeNewRow(_ e: EntityDescription, _ key: RowKey, _ values: [String: any ValueConvertible]) throws -> ObjectID {
         var r = e.fields.map { $0.defaultValue ?? .null }
         for d in e.derivedAttributes {
             // An empty relationship counts and sums to zero from the start.
@@ -207,12 +211,40 @@ public final class RecordTransaction: RecordReader {
             }
         }
         try assign(values, to: &r, entity: e)
-        let key = RowKey(entity: e.index, pk: pk)
-        // A fresh primary key names no stored row (keys are never reused): nothing to read.
+        // A fresh or reserved primary key names no stored row (keys are never reused): nothing
+        // to read.
         rowStates[key] = RowState(original: nil)
         try write(key, r)
         explicitlyChanged.insert(key)
-        return ObjectID(entity: e.name, primaryKey: pk)
+        return ObjectID(entity: e.name, primaryKey: key.pk)
+    }
+
+    /// Reserves `count` primary keys of `entity` for objects inserted later with
+    /// ``insert(_:primaryKey:_:)`` (the object layer's `obtainPermanentIDs`): the key counter
+    /// moves past them when the transaction commits, so no other insert ever gets them.
+    package func reservePrimaryKeys(_ entity: String, count: Int) throws -> [UInt64] {
+        let e = try self.entity(entity)
+        return try (0..<max(count, 0)).map { _ in try allocatePrimaryKey(e) }
+    }
+
+    /// Inserts an object under a primary key reserved by ``reservePrimaryKeys(_:count:)`` in an
+    /// earlier committed transaction. Throws `invalidArgument` for a key the counter has not
+    /// passed, and `conflict` for a key that names a row. The caller passes only keys it
+    /// reserved and has not used: a deleted row's key would pass these checks, and keys are
+    /// never to be reused.
+    @discardableResult
+    package func insert(_ entity: String, primaryKey pk: UInt64, _ values: [String: any ValueConvertible]) throws -> ObjectID {
+        let e = try self.entity(entity)
+        let next = try nextPrimaryKeys[e.index] ?? storedPrimaryKeyCounter(e)
+        nextPrimaryKeys[e.index] = next
+        guard pk > 0, pk < next else {
+            throw StrataError.invalidArgument("primary key \(pk) of \(e.name) was never reserved (the counter is at \(next))")
+        }
+        let key = RowKey(entity: e.index, pk: pk)
+        guard try row(key) == nil else {
+            throw StrataError.conflict(entity: e.name, properties: [], reason: "primary key \(pk) is already used")
+        }
+        return try writeNewRow(e, key, values)
     }
 
     /// Changes attributes and to-one relationships of an existing object.
