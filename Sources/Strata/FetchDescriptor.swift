@@ -24,10 +24,14 @@ public struct FetchDescriptor<T: ManagedObject> {
     public var includesPendingChanges = true
     /// Whether objects come back as faults (values read on first access) or loaded.
     public var returnsObjectsAsFaults = true
-    /// With a value above 0, objects are loaded this many at a time through one snapshot
-    /// (batch faulting) instead of one read per object on first access.
+    /// With a value above 0 (and objects returned as faults), the results are cut into slices
+    /// of this many: the first access to a fault of a slice loads the whole slice with one read
+    /// of many rows (batch faulting) instead of one read per object.
     public var fetchBatchSize = 0
-    /// Relationships whose targets are loaded with the objects (`"list"`, `"items"`).
+    /// Relationships whose targets are read with the objects (`"list"`, `"items"`): the
+    /// objects are loaded, then each relationship's target rows are read at once and kept
+    /// until the targets' faults fire (or the context reads a newer commit), so touching them
+    /// reads nothing more. An unknown name throws `invalidFetch`.
     public var relationshipKeyPathsForPrefetching: [String] = []
 
     /// A fetch of `T` objects.
@@ -42,19 +46,51 @@ extension ModelContext {
     public func fetch<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         let (b, raws) = try fetchRaws(descriptor)
         let objects = raws.map { object(raw: $0, binding: b) }
-        if !descriptor.returnsObjectsAsFaults || descriptor.fetchBatchSize > 0 {
-            for o in objects where o.isFault { fulfill(o) }
-        }
         for path in descriptor.relationshipKeyPathsForPrefetching {
             guard let slot = b.schema.slotByName[path], b.schema.properties[slot].isRelationship else {
                 throw StrataError.invalidFetch("'\(path)' is not a relationship of \(b.name)")
             }
+        }
+        if !descriptor.returnsObjectsAsFaults || !descriptor.relationshipKeyPathsForPrefetching.isEmpty {
+            fulfill(objects.filter(\.isFault), b)
+        } else if descriptor.fetchBatchSize > 0 {
+            // Batch faulting: the first fault of a slice that fires loads the whole slice.
+            var start = 0
+            while start < objects.count {
+                let slice = objects[start..<min(start + descriptor.fetchBatchSize, objects.count)].filter(\.isFault)
+                start += descriptor.fetchBatchSize
+                guard slice.count > 1 else { continue }
+                let batch = FaultBatch(raws: slice.map(\._rawID))
+                for o in slice { faultBatches[key(o, b)] = batch }
+            }
+        }
+        // Prefetching: the rows of every target of each relationship, read at once (one read
+        // per relationship), kept for the targets' faults to take when they fire.
+        for path in descriptor.relationshipKeyPathsForPrefetching {
+            let slot = b.schema.slotByName[path]!
+            guard b.targetEntity[slot] >= 0 else { continue }
+            let tb = container.bindings[b.targetEntity[slot]]
+            var wanted: [Int64] = []
+            var seen = Set<Int64>()
             for o in objects {
+                let raws: [Int64]
                 if b.schema.properties[slot].isToMany {
-                    for m in members(slot: slot, of: o) where m.isFault { fulfill(m) }
-                } else if let t = target(slot: slot, of: o), t.isFault {
-                    fulfill(t)
+                    raws = memberRaws(slot: slot, of: o)
+                } else if slot < o._values.count, case .int(let raw) = o._values[slot] {
+                    raws = [raw]
+                } else {
+                    raws = []
                 }
+                for raw in raws where raw > 0 && seen.insert(raw).inserted
+                    && (registry[Key(entity: tb.index, raw: raw)]?.takeUnretainedValue().isFault ?? true) {
+                    wanted.append(raw)
+                }
+            }
+            guard !wanted.isEmpty else { continue }
+            let r = try reader()
+            statistics.rowReads += 1
+            for (raw, row) in zip(wanted, try r.storedRows(of: tb.name, primaryKeys: wanted.map { UInt64($0) })) {
+                if let row { prefetchedRows[Key(entity: tb.index, raw: raw)] = row }
             }
         }
         return objects.compactMap { $0 as? T }

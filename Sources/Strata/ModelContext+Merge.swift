@@ -57,6 +57,8 @@ extension ModelContext {
         rollback()
         for u in registry.values { u.takeUnretainedValue()._flags.remove(.registered) }
         registry = [:]
+        faultBatches = [:]
+        prefetchedRows = [:]
         reading?.close()
         reading = nil
     }

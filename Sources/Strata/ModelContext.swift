@@ -41,6 +41,12 @@ public final class ModelContext {
     var reading: RecordSnapshot?
     /// Set when the context is pinned to a query generation.
     var pinned = false
+    /// Faults a fetch with a `fetchBatchSize` made, by identity, to the batch they load with.
+    var faultBatches: [Key: FaultBatch] = [:]
+    /// Rows prefetching read, from the commit `reading` holds: a fault of one of them takes
+    /// its row from here (a target released and reached again reads nothing either). Dropped
+    /// when the context reads a newer commit, or resets.
+    var prefetchedRows: [Key: [Value]] = [:]
     let inbox = SaveInbox()
 
     struct LinkChange {
@@ -60,6 +66,9 @@ public final class ModelContext {
         public var fetches = 0
         /// Saves that wrote to the store.
         public var saves = 0
+        /// Reads of rows to fulfil faults: one per fault, or one per batch with batch faulting
+        /// and prefetching.
+        public var rowReads = 0
     }
 
     /// A context over `container`'s store.
@@ -99,6 +108,7 @@ public final class ModelContext {
         let k = key(object, b)
         if let u = registry[k], u.toOpaque() == Unmanaged.passUnretained(object).toOpaque() {
             registry.removeValue(forKey: k)
+            if !faultBatches.isEmpty { faultBatches.removeValue(forKey: k) }
         }
     }
 
@@ -122,35 +132,70 @@ public final class ModelContext {
             return r.reader
         }
         reading?.close()
+        prefetchedRows = [:]
         let s = try container.store.snapshot()
         reading = s
         return s.reader
     }
 
-    /// Loads a fault's values. A row that cannot be read (deleted by another save, an I/O
+    /// Loads a fault's values (and those of the other faults of its batch, when a fetch with
+    /// a `fetchBatchSize` made it). A row that cannot be read (deleted by another save, an I/O
     /// error) leaves the object with placeholder values and the error in `faultError`, for
     /// ``load(_:)`` to throw: a property read never traps on a store condition.
     func fulfill(_ object: ManagedObject) {
-        object._flags.remove(.fault)
-        guard let b = binding(object), let id = ManagedObjectID(entityName: b.name, rawValue: object._rawID).recordID else {
+        guard let b = binding(object) else {
+            object._flags.remove(.fault)
             object._values = object.entitySchema.initialValues
             return
         }
-        statistics.faultsFired += 1
-        do {
-            guard let row = try reader().storedRow(of: id) else {
-                throw StrataError.objectNotFound(entity: b.name, primaryKey: id.primaryKey)
+        if !faultBatches.isEmpty, let batch = faultBatches.removeValue(forKey: key(object, b)) {
+            var objects = [object]
+            for raw in batch.raws where raw != object._rawID {
+                let k = Key(entity: b.index, raw: raw)
+                guard faultBatches.removeValue(forKey: k) != nil, let u = registry[k] else { continue }
+                objects.append(u.takeUnretainedValue())
             }
-            let values = b.values(fromRow: row)
-            object._values = values
-            object._snapshot = values
-            object._extras?.faultError = nil
+            fulfill(objects.filter(\.isFault), b)
+        } else {
+            fulfill([object], b)
+        }
+    }
+
+    /// Loads the values of `objects` (faults of entity `b`) with one read of many rows.
+    func fulfill(_ objects: [ManagedObject], _ b: EntityBinding) {
+        guard !objects.isEmpty else { return }
+        for o in objects { o._flags.remove(.fault) }
+        statistics.faultsFired += objects.count
+        var rows: [[Value]?]
+        do {
+            let r = try reader()
+            rows = objects.map { prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: b.index, raw: $0._rawID)] }
+            let missing = rows.indices.filter { rows[$0] == nil }
+            if !missing.isEmpty {
+                statistics.rowReads += 1
+                let read = try r.storedRows(of: b.name, primaryKeys: missing.map { UInt64(max(objects[$0]._rawID, 0)) })
+                for (i, row) in zip(missing, read) { rows[i] = row }
+            }
         } catch {
-            object._values = b.schema.initialValues
-            object.extras.faultError = (error as? StrataError) ?? .invalidArgument("\(error)")
+            for o in objects { failFulfilment(o, b, (error as? StrataError) ?? .invalidArgument("\(error)")) }
             return
         }
-        runHook(object) { $0.awakeFromFetch() }
+        for (o, row) in zip(objects, rows) {
+            guard let row, o._rawID > 0 else {
+                failFulfilment(o, b, .objectNotFound(entity: b.name, primaryKey: UInt64(max(o._rawID, 0))))
+                continue
+            }
+            let values = b.values(fromRow: row)
+            o._values = values
+            o._snapshot = values
+            o._extras?.faultError = nil
+            runHook(o) { $0.awakeFromFetch() }
+        }
+    }
+
+    private func failFulfilment(_ object: ManagedObject, _ b: EntityBinding, _ error: StrataError) {
+        object._values = b.schema.initialValues
+        object.extras.faultError = error
     }
 
     /// Loads the object's values if it is a fault, and throws if they cannot be read (its row
@@ -304,6 +349,12 @@ public final class ModelContext {
             updated[key(object, b)] = object
         }
     }
+}
+
+/// Faults that load together: the primary keys of one `fetchBatchSize` slice of a fetch.
+final class FaultBatch {
+    let raws: [Int64]
+    init(raws: [Int64]) { self.raws = raws }
 }
 
 /// How a save resolves optimistic-locking conflicts: objects it changed whose rows another

@@ -159,3 +159,80 @@ import Testing
         }
     }
 }
+
+/// Batch faulting and prefetching: many rows per read instead of one per object.
+@Suite struct BatchFaultingTests {
+    static func fill(_ container: ModelContainer) throws {
+        let context = ModelContext(container)
+        for l in 0..<5 {
+            let list = TodoList(name: "L\(l)")
+            context.insert(list)
+            for i in 0..<20 { list.items.insert(Item(title: "L\(l)-\(i)", amount: Decimal(i))) }
+        }
+        try context.save()
+    }
+
+    @Test func theFirstFaultOfASliceLoadsTheSlice() throws {
+        try withContainer { container in
+            try Self.fill(container)
+            let context = ModelContext(container)
+            var d = FetchDescriptor<Item>(sortBy: [FetchSortDescriptor("title")])
+            d.fetchBatchSize = 30
+            let items = try context.fetch(d)
+            #expect(items.count == 100 && items.allSatisfy { $0.isFault })
+            _ = items[0].title
+            #expect(context.statistics.faultsFired == 30 && context.statistics.rowReads == 1)
+            #expect(items[0..<30].allSatisfy { !$0.isFault } && items[30...].allSatisfy { $0.isFault })
+            _ = items[95].amount                         // the last slice: 10 objects
+            #expect(context.statistics.faultsFired == 40 && context.statistics.rowReads == 2)
+            let total = items.reduce(Decimal(0)) { $0 + $1.amount }
+            #expect(total == Decimal(5 * 190), "\(total.exponent) \(total.significand) \(total - Decimal(950))")
+            #expect(context.statistics.rowReads == 4)    // 100 objects, 4 slices, 4 reads
+        }
+    }
+
+    @Test func prefetchingLoadsTargetsWithOneReadPerRelationship() throws {
+        try withContainer { container in
+            try Self.fill(container)
+            let context = ModelContext(container)
+            var d = FetchDescriptor<TodoList>()
+            d.relationshipKeyPathsForPrefetching = ["items"]
+            let lists = try context.fetch(d)
+            #expect(context.statistics.rowReads == 2)     // the lists, then all their items' rows
+            #expect(context.statistics.faultsFired == 5)
+            #expect(lists.map { $0.items.count } == [20, 20, 20, 20, 20])
+            let titles = lists.flatMap { $0.items.map(\.title) }
+            #expect(Set(titles).count == 100)
+            #expect(context.statistics.faultsFired == 105)
+            #expect(context.statistics.rowReads == 2)     // the items' faults took the prefetched rows
+
+            let other = ModelContext(container)
+            var back = FetchDescriptor<Item>()
+            back.relationshipKeyPathsForPrefetching = ["list"]
+            let items = try other.fetch(back)
+            #expect(other.statistics.rowReads == 2)       // the items, then their 5 lists
+            #expect(Set(items.compactMap { $0.list?.name }).count == 5)
+            #expect(other.statistics.rowReads == 2)
+            back.relationshipKeyPathsForPrefetching = ["title"]
+            #expect(throws: StrataError.self) { try other.fetch(back) }
+        }
+    }
+
+    @Test func aBatchWithDeletedRowsLoadsTheRestAndRecordsTheGoneOnes() throws {
+        try withContainer { container in
+            try Self.fill(container)
+            let context = ModelContext(container)
+            var d = FetchDescriptor<Item>()
+            d.fetchBatchSize = 10
+            let items = try context.fetch(d)
+            let writer = ModelContext(container)
+            try writer.delete(try writer.existingObject(with: items[3].objectID))
+            try writer.save()
+            _ = items[0].title
+            #expect(items[0..<10].allSatisfy { !$0.isFault })
+            #expect(items[3].title == "")
+            #expect(throws: StrataError.self) { try context.load(items[3]) }
+            #expect(items[4].title != "")
+        }
+    }
+}

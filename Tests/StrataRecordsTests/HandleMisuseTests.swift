@@ -16,6 +16,7 @@ import StrataStorage
         "exists(_:)": { r, list, _ in _ = try r.exists(list) },
         "values(of:)": { r, list, _ in _ = try r.values(of: list) },
         "storedRow(of:)": { r, list, _ in _ = try r.storedRow(of: list) },
+        "storedRows(of:primaryKeys:)": { r, list, _ in _ = try r.storedRows(of: "TodoList", primaryKeys: [list.primaryKey]) },
         "value(_:of:)": { r, list, _ in _ = try r.value("itemCount", of: list) },
         "target(of:of:)": { r, _, item in _ = try r.target(of: "list", of: item) },
         "members(of:of:)": { r, list, _ in _ = try r.members(of: "items", of: list) },

@@ -83,6 +83,15 @@ public class RecordReader {
         return try row(rowKey(id))
     }
 
+    /// The stored rows of many objects of `entity` at once (as ``storedRow(of:)`` gives each;
+    /// nil for a key with no object), in the order of `primaryKeys`: the entity is resolved and
+    /// the reader checked once, for batch faulting and prefetching.
+    public func storedRows(of entity: String, primaryKeys: [UInt64]) throws -> [[Value]?] {
+        try willRead()
+        let e = try self.entity(entity)
+        return try primaryKeys.map { try row(RowKey(entity: e.index, pk: $0)) }
+    }
+
     /// One attribute or derived attribute (to-one relationships: the target's primary key).
     public func value(_ property: String, of id: ObjectID) throws -> Value {
         try willRead()
