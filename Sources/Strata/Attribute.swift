@@ -35,6 +35,7 @@ public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper, SlotCac
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
         get {
+            if object._flags.contains(.probe) { _ = object.recordProbe(storageKeyPath); return Value.placeholder }
             let slot = object._slot(storageKeyPath)
             return Value(storedValue: object._persistentValue(slot)) ?? Value.placeholder
         }
@@ -78,6 +79,7 @@ public struct Derived<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachi
         wrapped wrappedKeyPath: KeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
+        if object._flags.contains(.probe) { _ = object.recordProbe(storageKeyPath); return Value.placeholder }
         let slot = object._slot(storageKeyPath)
         return Value(storedValue: object._persistentValue(slot)) ?? Value.placeholder
     }

@@ -1,9 +1,13 @@
-import StrataRecords
+@_exported import StrataRecords
 import StrataStorage
 
-// The object layer declares its own `Attribute`, `Relationship` and `Derived` (property
-// wrappers), which the record layer's model DSL also names; so the record layer is not
-// re-exported wholesale. These are the record-layer types an object-layer user meets.
+// The record layer comes with `import Strata`: its predicate builder's operators
+// (`PropertyPath(\Item.amount) > 50`) are members of its types and are found only when its
+// module is visible. The object layer's `Attribute`, `Relationship` and `Derived` (property
+// wrappers) shadow the record layer's model-DSL types of the same names for code that imports
+// Strata alone (a module's declarations shadow those of modules it imports); code importing
+// both writes `StrataRecords.Attribute` for the DSL's. The aliases below name the record-layer
+// types an object-layer user meets, so they resolve to one declaration.
 
 /// Errors of every layer (see ``StrataStorage/StrataError``).
 public typealias StrataError = StrataStorage.StrataError
@@ -23,3 +27,5 @@ public typealias FetchSortDescriptor = StrataRecords.FetchSortDescriptor
 public typealias MigrationPolicy = StrataRecords.MigrationPolicy
 /// Options of the page file (durability, cache size, read-only, …).
 public typealias StoreOptions = StrataStorage.StoreOptions
+/// A key path of the typed predicate builder: `PropertyPath(\Item.amount) > 50`.
+public typealias PropertyPath = StrataRecords.PropertyPath

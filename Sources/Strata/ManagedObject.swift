@@ -163,8 +163,8 @@ final class ObjectExtras {
     var eventChanges: Set<Int> = []
     /// To-many slots changed through the other side (or links), since the last save.
     var changedToMany: Set<Int> = []
-    /// The name a probe read reported (schema builds).
-    var probedName: String?
+    /// What reads of a probe prototype record (key-path resolution).
+    var probe: ProbeRecorder?
     /// To-many members read from the store, by slot (``ModelContext/storeMemberRaws(slot:of:)``).
     var storeMembers: [Int: StoreMembers] = [:]
 }

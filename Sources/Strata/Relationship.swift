@@ -43,8 +43,11 @@ public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper, Sl
     ) -> Value {
         get {
             if object._flags.contains(.probe) {
-                object.extras.probedName = EntitySchema.propertyName(ofStorage: storageKeyPath)
-                return Value(relationshipObjects: [])
+                // A to-one hands on a probe of its target, so a chain (`\Item.list?.name`) goes on.
+                let recorder = object.recordProbe(storageKeyPath)
+                if Value.isToMany { return Value(relationshipObjects: []) }
+                guard let recorder else { return Value(relationshipObjects: []) }
+                return Value(relationshipObjects: [ManagedObject.makeProbe(Value.Target.self, recorder)])
             }
             let slot = object._slot(storageKeyPath)
             if Value.isToMany { return Value(relationshipObjects: object._members(slot: slot)) }
@@ -105,9 +108,33 @@ extension Array: RelationshipValue where Element: ManagedObject {
 extension ManagedObject {
     /// The name of the relationship `keyPath` reads, found by reading it on a probe prototype.
     static func probeName<Root: ManagedObject, Inverse>(of keyPath: KeyPath<Root, Inverse>) -> String? {
-        let prototype = Root()
-        prototype._flags.insert(.probe)
-        _ = prototype[keyPath: keyPath]
-        return prototype._extras?.probedName
+        probePath(of: keyPath).first
     }
+
+    /// The persistent property names `keyPath` reads, in order (`\Item.list?.name`: `list`,
+    /// `name`), found by reading it on a probe prototype.
+    static func probePath<Root: ManagedObject, V>(of keyPath: KeyPath<Root, V>) -> [String] {
+        let recorder = ProbeRecorder()
+        _ = makeProbe(Root.self, recorder)[keyPath: keyPath]
+        return recorder.names
+    }
+
+    static func makeProbe<T: ManagedObject>(_ type: T.Type, _ recorder: ProbeRecorder) -> T {
+        let prototype = T()
+        prototype._flags.insert(.probe)
+        prototype.extras.probe = recorder
+        return prototype
+    }
+
+    /// Records that a probe read the property whose wrapper `storage` reaches.
+    final func recordProbe(_ storage: AnyKeyPath) -> ProbeRecorder? {
+        let recorder = _extras?.probe
+        if let name = EntitySchema.propertyName(ofStorage: storage) { recorder?.names.append(name) }
+        return recorder
+    }
+}
+
+/// The property names reads of probe prototypes reported, in order.
+final class ProbeRecorder {
+    var names: [String] = []
 }
