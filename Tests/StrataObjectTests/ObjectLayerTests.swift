@@ -207,3 +207,29 @@ func withContainer<T>(_ body: (ModelContainer) throws -> T) throws -> T {
         }
     }
 }
+
+/// A context pinned to a query generation reads one commit until it saves or unpins.
+@Suite struct QueryGenerationTests {
+    @Test func aPinnedContextReadsOneCommit() throws {
+        try withContainer { container in
+            let writer = ModelContext(container)
+            let list = TodoList(name: "Pinned")
+            writer.insert(list)
+            try writer.save()
+            let reader = ModelContext(container)
+            try reader.pinQueryGeneration()
+            let generation = try #require(reader.queryGeneration)
+            list.items.insert(Item(title: "new"))
+            list.name = "Moved on"
+            try writer.save()
+            let seen = try reader.existingObject(with: list.objectID, as: TodoList.self)
+            #expect(seen.name == "Pinned" && seen.itemCount == 0 && seen.items.isEmpty)
+            #expect(try reader.fetchCount(FetchDescriptor<Item>()) == 0)
+            #expect(reader.queryGeneration == generation)
+            reader.unpinQueryGeneration()
+            #expect(reader.queryGeneration == nil)
+            reader.refresh(seen, mergeChanges: false)
+            #expect(seen.name == "Moved on" && seen.itemCount == 1 && seen.items.count == 1)
+        }
+    }
+}
