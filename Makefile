@@ -18,7 +18,8 @@ deps:
 
 # Every side-by-side benchmark, release build, fixed seeds: the key-value engine against
 # SQLite and LMDB, then the record layer against SQLite with Core Data's recount triggers and
-# with incremental triggers. KV_ARGS and RECORDS_ARGS pass options to each (see --help).
+# with incremental triggers, then the object layer against the record layer and GRDB 7.
+# KV_ARGS, RECORDS_ARGS and OBJECTS_ARGS pass options to each (see --help).
 # strace counts SQLite's and LMDB's fsyncs in the benchmark.
 bench-deps:
 	@$(MAKE) --no-print-directory deps PACKAGES="liblz4-dev liblmdb-dev libsqlite3-dev strace"
@@ -27,6 +28,7 @@ bench: bench-deps
 	$(SWIFT) build -c release --product strata-bench
 	.build/release/strata-bench kv $(KV_ARGS)
 	.build/release/strata-bench records $(RECORDS_ARGS)
+	.build/release/strata-bench objects $(OBJECTS_ARGS)
 
 # The whole test suite, release build with testable imports (the debug build is too slow for
 # the model-based and crash tests on two cores). Suites run one after another: the concurrency

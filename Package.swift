@@ -13,6 +13,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // The objects benchmark's baseline only (strata-bench); no library of this package uses it.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         // liblz4 from the system (Debian: liblz4-dev).
@@ -67,14 +69,18 @@ let package = Package(
             dependencies: ["StrataStorage", "StrataRecords", "StrataTesting", "CFuzzDriver"],
             path: "Sources/strata-fuzz-records"
         ),
-        // Benchmark baselines: the system's SQLite and LMDB.
+        // Benchmark baselines: the system's SQLite and LMDB, and GRDB 7 (over the system's SQLite)
+        // for the object layer.
         .systemLibrary(name: "CSQLite", path: "Benchmarks/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLMDB", path: "Benchmarks/CLMDB", providers: [.apt(["liblmdb-dev"])]),
+        // glibc's <malloc.h> (not in Swift's Glibc module), for the objects benchmark's memory figures.
+        .systemLibrary(name: "CMalloc", path: "Benchmarks/CMalloc"),
         .executableTarget(
             name: "strata-bench",
             dependencies: [
-                "StrataStorage", "StrataRecords", "StrataTesting", "CSQLite", "CLMDB",
+                "StrataStorage", "StrataRecords", "Strata", "StrataTesting", "CSQLite", "CLMDB", "CMalloc",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Benchmarks/strata-bench"
         ),

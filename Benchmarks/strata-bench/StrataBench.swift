@@ -6,7 +6,8 @@ import ArgumentParser
 struct StrataBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-bench",
-        abstract: "Side-by-side benchmarks of Strata: kv (vs SQLite and LMDB), records (vs SQLite with triggers).",
-        subcommands: [KVCommand.self, KVRunCommand.self, RecordsCommand.self, RecordsRunCommand.self],
+        abstract: "Side-by-side benchmarks of Strata: kv (vs SQLite and LMDB), records (vs SQLite with triggers), objects (vs the record layer and GRDB).",
+        subcommands: [KVCommand.self, KVRunCommand.self, RecordsCommand.self, RecordsRunCommand.self, ObjectsCommand.self,
+                      ObjectsRunCommand.self],
         defaultSubcommand: KVCommand.self)
 }

@@ -1,0 +1,254 @@
+import ArgumentParser
+import Foundation
+
+/// `strata-bench objects`: Strata's object layer against the record layer alone (what objects
+/// cost) and GRDB 7 (what a Swift user on Linux picks today), on the same data.
+///
+/// As in `records`, every (repeat, workload, engine) runs in a child process (`objects-run`),
+/// so each run's peak RSS is its own; the engines alternate within each workload and the first
+/// engine rotates each repeat. Engines must agree on what they read and on what their stores
+/// hold afterwards; a disagreement fails the run.
+struct ObjectsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "objects",
+        abstract: "Objects: Strata's object layer vs its record layer and GRDB 7.")
+
+    @Option(name: .customLong("repeat"), help: "Runs of each workload per engine (the median is reported).")
+    var repeats: Int = 3
+    @Option(help: "Also write the results as JSON to this file.") var json: String?
+    @Option(help: "Comma-separated engines: objects, records, grdb.")
+    var engines: String = ObjectsEngineName.allCases.map(\.rawValue).joined(separator: ",")
+    @Option(help: "Comma-separated workloads (default: all): \(ObjectsWorkload.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var workloads: String?
+    @Option(help: "Put work files in a fresh directory under this one (default: /tmp).") var dir: String?
+    @Flag(help: "Keep the work files.") var keep = false
+
+    @Option(help: "Items inserted (and read by fetchall).") var items: Int = 100_000
+    @Option(help: "Items per list (the to-many traverse reads).") var itemsPerList: Int = 10_000
+    @Option(help: "Items per save in insert.") var batch: Int = 1_000
+    @Option(help: "Indexed queries in fetchindexed.") var queries: Int = 10_000
+    @Option(help: "Queries per read transaction.") var queryBatch: Int = 100
+    @Option(help: "Lists traversed (cycling through the lists).") var traversals: Int = 10
+    @Option(help: "Items changed by update.") var updates: Int = 10_000
+    @Option(help: "Items changed by the save merge takes in.") var merges: Int = 10_000
+    @Option(help: "Registered faults whose memory is measured (object layer).") var faults: Int = 1_000_000
+    @Option(help: "Seed of every value and random choice.") var seed: UInt64 = ObjectsScale().seed
+
+    func validate() throws {
+        guard repeats >= 1 else { throw ValidationError("--repeat must be at least 1") }
+        let s = scale()
+        guard [s.items, s.itemsPerList, s.batch, s.queries, s.queryBatch, s.traversals, s.updates, s.merges, s.faults]
+            .allSatisfy({ $0 >= 1 }) else { throw ValidationError("every size and count must be at least 1") }
+        _ = try parsedEngines()
+        _ = try parsedWorkloads()
+    }
+
+    func scale() -> ObjectsScale {
+        ObjectsScale(items: items, itemsPerList: itemsPerList, batch: batch, queries: queries, queryBatch: queryBatch,
+                     traversals: traversals, updates: updates, merges: merges, faults: faults, seed: seed)
+    }
+
+    private func parsedEngines() throws -> [ObjectsEngineName] {
+        try engines.split(separator: ",").map {
+            guard let e = ObjectsEngineName(rawValue: $0.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("unknown engine '\($0)'")
+            }
+            return e
+        }
+    }
+
+    /// The selected workloads, in canonical order (insert before the ones that read its store).
+    private func parsedWorkloads() throws -> [ObjectsWorkload] {
+        guard let workloads else { return ObjectsWorkload.allCases }
+        let named = try workloads.split(separator: ",").map {
+            guard let w = ObjectsWorkload(rawValue: $0.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError("unknown workload '\($0)'")
+            }
+            return w
+        }
+        return ObjectsWorkload.allCases.filter(named.contains)
+    }
+
+    func run() throws {
+        let scale = scale()
+        let engines = try parsedEngines()
+        let workloads = try parsedWorkloads()
+        let root = try Measure.makeWorkDirectory(under: dir)
+        defer {
+            if keep { log("work files kept in \(root)") } else { try? FileManager.default.removeItem(atPath: root) }
+        }
+        let scaleJSON = String(decoding: try JSONEncoder().encode(scale), as: UTF8.self)
+        func child(_ engine: ObjectsEngineName, _ w: ObjectsWorkload, _ dir: String, insertStore: String) throws -> ObjectsRunResult {
+            try ChildProcess.launch(Measure.executablePath(), ["objects-run", "--engine", engine.rawValue, "--workload", w.rawValue,
+                                                               "--dir", dir, "--insert-store", insertStore, "--scale", scaleJSON],
+                                    as: ObjectsRunResult.self)
+        }
+
+        var runs: [String: [ObjectsRunResult]] = [:]
+        var failures: [String: String] = [:]
+        var checks: [StoreCheckOutcome] = []
+        func key(_ w: ObjectsWorkload, _ e: ObjectsEngineName) -> String { "\(w.rawValue)/\(e.rawValue)" }
+        func noteCheck(_ rep: Int, _ r: ObjectsRunResult, prepare: Bool = false) {
+            if r.checkClean != nil { checks.append(StoreCheckOutcome(r, workload: r.workload, repeatIndex: rep, prepare: prepare)) }
+        }
+
+        for rep in 1...repeats {
+            let repDir = root + "/rep\(rep)"
+            let order = (0..<engines.count).map { engines[($0 + rep - 1) % engines.count] }
+            if !workloads.contains(.insert) && workloads.contains(where: \.needsInsertStore) {
+                for engine in order {
+                    log("[\(rep)/\(repeats)] (prepare) insert \(engine.rawValue)")
+                    do {
+                        noteCheck(rep, try child(engine, .insert, "\(repDir)/\(engine.rawValue)/insert", insertStore: ""), prepare: true)
+                    } catch {
+                        log("[\(rep)/\(repeats)] (prepare) insert \(engine.rawValue) FAILED: \(error)")
+                    }
+                }
+            }
+            for workload in workloads {
+                var results: [(ObjectsEngineName, ObjectsRunResult)] = []
+                for engine in order where workload.runs(on: engine) {
+                    let engineDir = "\(repDir)/\(engine.rawValue)"
+                    do {
+                        let r = try child(engine, workload, "\(engineDir)/\(workload.rawValue)", insertStore: "\(engineDir)/insert")
+                        if let earlier = runs[key(workload, engine)]?.first, earlier.digest != r.digest || earlier.store != r.store {
+                            throw BenchError("repeat \(rep) read \(r.digest), store \(r.store.map(\.description) ?? "-"); "
+                                             + "repeat 1 read \(earlier.digest), store \(earlier.store.map(\.description) ?? "-")")
+                        }
+                        runs[key(workload, engine), default: []].append(r)
+                        noteCheck(rep, r)
+                        results.append((engine, r))
+                        log(r.progressLine(workload: r.workload, repeatIndex: rep, repeats: repeats))
+                    } catch {
+                        failures[key(workload, engine)] = "\(error)"
+                        log("[\(rep)/\(repeats)] \(workload.rawValue) \(engine.rawValue) FAILED: \(error)")
+                    }
+                }
+                for problem in Self.disagreements(workload, results, scale) {
+                    failures[key(workload, results[0].0)] = problem
+                    log("[\(rep)/\(repeats)] \(workload.rawValue): \(problem)")
+                }
+            }
+            if !keep { try? FileManager.default.removeItem(atPath: repDir) }
+        }
+
+        var rows: [ReportRow<ObjectsRunResult>] = []
+        for workload in workloads {
+            for engine in engines where workload.runs(on: engine) {
+                rows.append(ReportRow(workload: workload.rawValue, engine: engine.rawValue, runs: runs[key(workload, engine)] ?? [],
+                                      failure: failures[key(workload, engine)]))
+            }
+        }
+        var report = Report(
+            title: "strata-bench objects: \(scale.items) items in \(scale.lists) lists of \(scale.itemsPerList), "
+                + "\(scale.batch) per save; \(scale.queries) indexed queries (\(scale.queryBatch) per read transaction); "
+                + "\(scale.traversals) traversals; \(scale.updates) updates; \(scale.merges) merged; \(scale.faults) faults; "
+                + "seed \(scale.seed); median of \(repeats) run(s)",
+            configurations: engines.map(Self.configuration),
+            notes: ["ops/s counts items inserted, objects read (fetchall: 3 properties each; traverse: members), queries "
+                    + "answered, objects changed, objects merged, faults registered; p50/p99 per save (insert), per "
+                    + "\(scale.queryBatch) queries, per traversal; read workloads are timed after one untimed warm pass",
+                    "update and merge run on a copy of the store insert left; their loading (and merge's save) is untimed"],
+            rows: rows, subject: ObjectsEngineName.objects.rawValue,
+            baselines: engines.filter { $0 != .objects }.map(\.rawValue), checks: checks,
+            parameters: ["items": scale.items, "items_per_list": scale.itemsPerList, "repeats": repeats])
+        ObjectsSummary(rows: rows, engines: engines).add(to: &report)
+        report.printTable()
+        if let json { try Self.writeJSON(report, digests: runs, to: json) }
+        if !failures.isEmpty || checks.contains(where: { !$0.clean }) { throw ExitCode(1) }
+    }
+
+    /// The report's JSON plus `digests`: workload → engine → what its first run read and what
+    /// its store held after (hex checksums, counts), so a reader can see the engines agree.
+    static func writeJSON(_ report: Report<ObjectsRunResult>, digests runs: [String: [ObjectsRunResult]], to path: String) throws {
+        guard var object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any] else {
+            throw BenchError("the report did not encode as an object")
+        }
+        func describe(_ d: ObjectsDigest) -> [String: Any] {
+            ["objects": d.objects, "lists": d.lists, "checksum": String(d.checksum, radix: 16)]
+        }
+        var digests: [String: [String: Any]] = [:]
+        for (_, list) in runs {
+            guard let r = list.first else { continue }
+            var entry: [String: Any] = ["read": describe(r.digest)]
+            if let store = r.store { entry["store"] = describe(store) }
+            digests[r.workload, default: [:]][r.engine] = entry
+        }
+        object["digests"] = digests
+        try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+            .write(to: URL(fileURLWithPath: path))
+    }
+
+    static func configuration(_ e: ObjectsEngineName) -> String {
+        switch e {
+        case .objects: return StrataObjectsEngine.configuration
+        case .records: return RecordLayerObjectsEngine.configuration
+        case .grdb: return GRDBObjectsEngine.configuration
+        }
+    }
+
+    /// Engines must read the same objects and leave the same stores; the insert store must hold
+    /// every item and list.
+    static func disagreements(_ w: ObjectsWorkload, _ results: [(ObjectsEngineName, ObjectsRunResult)], _ scale: ObjectsScale) -> [String] {
+        var problems: [String] = []
+        guard let first = results.first else { return [] }
+        for (engine, r) in results.dropFirst() {
+            if r.digest != first.1.digest {
+                problems.append("engines read different data: \(first.0.rawValue) \(first.1.digest); \(engine.rawValue) \(r.digest)")
+            }
+            if r.store != first.1.store {
+                problems.append("stores differ: \(first.0.rawValue) \(first.1.store.map(\.description) ?? "-"); "
+                                + "\(engine.rawValue) \(r.store.map(\.description) ?? "-")")
+            }
+        }
+        if w == .insert {
+            for (engine, r) in results where r.store?.objects != scale.items || r.store?.lists != scale.lists {
+                problems.append("\(engine.rawValue): the store holds \(r.store.map(\.description) ?? "nothing")")
+            }
+        }
+        return problems
+    }
+
+    private func log(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+}
+
+/// `strata-bench objects-run`: one objects workload on one engine, in a process of its own,
+/// printing one JSON line. Hidden: `objects` runs it.
+struct ObjectsRunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "objects-run",
+        abstract: "Run one objects workload on one engine and print its result as JSON (used by `objects`).",
+        shouldDisplay: false)
+
+    @Option var engine: ObjectsEngineName
+    @Option var workload: String
+    @Option(help: "Directory this run owns.") var dir: String
+    @Option(help: "Directory holding the store insert left.") var insertStore: String?
+    @Option(help: "The benchmark's sizes, as JSON.") var scale: String
+
+    func run() throws {
+        let result: ObjectsRunResult
+        do {
+            let scale = try JSONDecoder().decode(ObjectsScale.self, from: Data(scale.utf8))
+            guard let w = ObjectsWorkload(rawValue: workload) else { throw BenchError("unknown workload \(workload)") }
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            let data = ObjectsData(scale: scale)
+            let store = insertStore.flatMap { $0.isEmpty ? nil : $0 }
+            switch engine {
+            case .objects:
+                result = try ObjectsRunner<StrataObjectsEngine>(engineName: engine, data: data, directory: dir, insertStore: store).run(w)
+            case .records:
+                result = try ObjectsRunner<RecordLayerObjectsEngine>(engineName: engine, data: data, directory: dir, insertStore: store).run(w)
+            case .grdb:
+                result = try ObjectsRunner<GRDBObjectsEngine>(engineName: engine, data: data, directory: dir, insertStore: store).run(w)
+            }
+        } catch {
+            let line = try JSONEncoder().encode(ChildFailure(error: "\(error)"))
+            FileHandle.standardOutput.write(line + Data("\n".utf8))
+            throw ExitCode(1)
+        }
+        FileHandle.standardOutput.write(try JSONEncoder().encode(result) + Data("\n".utf8))
+    }
+}
