@@ -28,16 +28,22 @@ import StrataRecords
 open class ManagedObject: Hashable, CustomStringConvertible {
     // Layout matters: a registered, unchanged fault must stay small (issue 10: ≤ 128 bytes
     // with its registration), so rarely used state lives in `extras`, allocated on demand.
+    // The flags come last: a subclass's one-byte wrappers then pack into the same 8 bytes
+    // (Swift lays fields out in order), which keeps an object with up to six properties in an
+    // 80-byte allocation rather than 96.
     final var _schema: EntitySchema?
-    final weak var _context: ModelContext?
+    /// Strong: an object keeps its context alive, so a fault can always fire and a change is
+    /// never lost to a released context. No cycle for unchanged objects (the context holds
+    /// them unowned); a changed one and its context keep each other until save or rollback.
+    final var _context: ModelContext?
     /// Positive: primary key; negative: temporary identifier; 0: not given one yet.
     final var _rawID: Int64 = 0
-    final var _flags: ObjectFlags = []
     /// Current values by slot (empty while a fault).
     final var _values: [Value] = []
     /// The values last read from or saved to the store, by slot (empty: none).
     final var _snapshot: [Value] = []
     final var _extras: ObjectExtras?
+    final var _flags: ObjectFlags = []
 
     /// Makes an object that belongs to no context yet (contexts also make their faults with it).
     /// Put initial values in a convenience initializer or ``awakeFromInsert()``.

@@ -22,7 +22,7 @@ extension ModelContext {
     /// Takes in the saves waiting for an automatically merging context.
     public func processPendingChanges() {
         processPendingMerges()
-        for o in registry.values.map({ $0.takeUnretainedValue() }) { o._extras?.eventChanges = [] }
+        for o in registry.objects { o._extras?.eventChanges = [] }
     }
 
     func processPendingMerges() {
@@ -42,6 +42,7 @@ extension ModelContext {
         for o in inserted.values {
             if let b = binding(o) { registry.removeValue(forKey: key(o, b)) }
             o._flags = []
+            o._context = nil
         }
         inserted = [:]
         insertOrder = []
@@ -55,8 +56,12 @@ extension ModelContext {
     /// hold but belong to no context), unsaved changes are dropped.
     public func reset() {
         rollback()
-        for u in registry.values { u.takeUnretainedValue()._flags.remove(.registered) }
-        registry = [:]
+        for o in registry.objects {
+            o._flags.remove(.registered)
+            o._context = nil
+        }
+        registry.removeAll()
+        permanentIDs = [:]
         faultBatches = [:]
         prefetchedRows = [:]
         reading?.close()
@@ -98,7 +103,7 @@ extension ModelContext {
         processPendingMerges()
         reading?.close()
         reading = nil
-        for o in registry.values.map({ $0.takeUnretainedValue() }) { refresh(o, mergeChanges: true) }
+        for o in registry.objects { refresh(o, mergeChanges: true) }
     }
 
     /// Gives `object` the store's `fresh` values as its snapshot: an object without unsaved

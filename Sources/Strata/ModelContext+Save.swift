@@ -10,7 +10,11 @@ extension ModelContext {
     /// Throws (and leaves the context as it was): the misuse property setters recorded,
     /// `invalidObject`/`multipleErrors` for objects that fail their validation,
     /// `mergeConflicts` under ``MergePolicy/error``, and the record layer's commit errors.
-    public func save() throws {
+    ///
+    /// Returns what the save changed, as other contexts and the container's observers get it
+    /// (nil when there was nothing to save).
+    @discardableResult
+    public func save() throws -> SaveNotification? {
         processPendingMerges()
         guard !container.isClosed else { throw StrataError.misuse("save of a context whose container is closed") }
         if !misuse.isEmpty {
@@ -18,7 +22,7 @@ extension ModelContext {
             misuse = []
             throw found.count == 1 ? found[0] : .multipleErrors(found)
         }
-        guard hasChanges else { return }
+        guard hasChanges else { return nil }
         try runWillSave()
         try validateChanges()
         let saving = (inserted: insertOrder.compactMap { inserted[$0] }, updated: Array(updated.values), deleted: Array(deleted.values))
@@ -59,8 +63,8 @@ extension ModelContext {
             return writer.primaryKeys
         }
         statistics.saves += 1
-        for (temp, pk) in pks { permanentIDs[temp] = pk }
-        finishSave(saving, pks: pks, changes: changes, storeWins: storeWins)
+        for (temp, pk) in pks where temp < 0 { permanentIDs[temp] = pk }
+        return finishSave(saving, pks: pks, changes: changes, storeWins: storeWins)
     }
 
     private func conflictRecord(_ o: ManagedObject, _ b: EntityBinding, _ slots: [Int], _ stored: [Value]?) -> MergeConflictRecord {
@@ -127,7 +131,7 @@ extension ModelContext {
     }
 
     private func finishSave(_ saving: (inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]),
-                            pks: [Int64: Int64], changes: RecordChanges, storeWins: [(ManagedObject, [Value]?)]) {
+                            pks: [Int64: Int64], changes: RecordChanges, storeWins: [(ManagedObject, [Value]?)]) -> SaveNotification {
         for o in saving.inserted {
             guard let b = binding(o), let pk = pks[o._rawID] else { continue }
             registry.removeValue(forKey: key(o, b))
@@ -158,7 +162,9 @@ extension ModelContext {
         }
         apply(changes, ownSave: wasChanged)
         for o in saving.inserted + saving.updated + saving.deleted { runHook(o) { $0.didSave() } }
-        container.announce(SaveNotification(changes: changes, container: container), from: inbox)
+        let notification = SaveNotification(changes: changes, container: container)
+        container.announce(notification, from: inbox)
+        return notification
     }
 
     /// Brings registered objects up to a committed change set: snapshots move; objects without

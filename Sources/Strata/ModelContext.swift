@@ -25,7 +25,7 @@ public final class ModelContext {
 
     /// Every registered object, unowned: an object removes itself when released, so objects
     /// the program no longer holds and that have no changes cost nothing here.
-    var registry: [Key: Unmanaged<ManagedObject>] = [:]
+    var registry = ObjectRegistry()
     /// Changed objects, held strongly until saved or rolled back.
     var inserted: [Key: ManagedObject] = [:]
     var insertOrder: [Key] = []
@@ -77,9 +77,9 @@ public final class ModelContext {
     }
 
     deinit {
-        for (_, u) in registry {
-            let o = u.takeUnretainedValue()
+        for o in registry.objects {
             o._flags.remove(.registered)
+            o._context = nil
         }
         container.detach(inbox)
     }
@@ -113,7 +113,7 @@ public final class ModelContext {
     }
 
     /// The registered objects (those the program or the context still holds).
-    public var registeredObjects: Set<ManagedObject> { Set(registry.values.map { $0.takeUnretainedValue() }) }
+    public var registeredObjects: Set<ManagedObject> { Set(registry.objects) }
     /// Objects inserted and not saved yet.
     public var insertedObjects: Set<ManagedObject> { Set(inserted.values) }
     /// Objects with unsaved changes (not inserted, not deleted).
@@ -312,6 +312,7 @@ public final class ModelContext {
             object._flags.insert(.deleted)
             registry.removeValue(forKey: k)
             object._flags.remove(.registered)
+            object._context = nil
             return
         }
         updated.removeValue(forKey: k)

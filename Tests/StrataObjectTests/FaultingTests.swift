@@ -95,6 +95,24 @@ import Testing
         }
     }
 
+    @Test func objectsKeepTheirContextAlive() throws {
+        try withContainer { container in
+            let writer = ModelContext(container)
+            for i in 0..<3 { writer.insert(Item(title: "i\(i)", amount: Decimal(i))) }
+            try writer.save()
+            // The contexts are temporaries: released at once but for their objects.
+            let items = try ModelContext(container).fetch(FetchDescriptor<Item>(sortBy: [FetchSortDescriptor(\Item.title)]))
+            #expect(items.map(\.title) == ["i0", "i1", "i2"])      // faults still fire
+            func lookUp(_ id: ManagedObjectID) throws -> Item { try ModelContext(container).existingObject(with: id, as: Item.self) }
+            let item = try lookUp(items[1].objectID)
+            item.title = "changed"
+            let context = try #require(item.context)
+            #expect(context.hasChanges)
+            try context.save()
+            #expect(try ModelContext(container).existingObject(with: item.objectID, as: Item.self).title == "changed")
+        }
+    }
+
     @Test func unchangedObjectsTheProgramDropsAreReleasedChangedOnesKept() throws {
         try withContainer { container in
             let writer = ModelContext(container)
