@@ -89,6 +89,21 @@ import Testing
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
+    /// A derived attribute is read-only in Swift: assigning one does not compile.
+    @Test func assigningADerivedAttributeDoesNotCompile() throws {
+        let source = """
+            import Strata
+            final class Note: ManagedObject {
+                @Attribute var text: String
+                @Derived("lowercase:(text)") var lower: String
+            }
+            func f(_ n: Note) { n.lower = "x" }
+            """
+        let (status, output) = try Self.compile(source, named: "derived")
+        #expect(status != 0, "assigning a derived attribute compiled")
+        #expect(output.contains("lower"), "\(output)")
+    }
+
     @Test func identifiersCrossDomainsContextsAndObjectsDoNot() throws {
         let header = "import Strata\nfinal class Note: ManagedObject { @Attribute var text: String }\n"
         let (status, output) = try Self.compile(Self.crosses, named: "crosses")
