@@ -16,7 +16,7 @@ import StrataRecords
 public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachingWrapper {
     /// The slot of the property plus one, once an access resolved it (0: not yet). Also what
     /// gives each wrapper a distinct offset, so storage key paths tell properties apart.
-    var slotCache: UInt8 = 0
+    @usableFromInline var slotCache: UInt8 = 0
 
     /// Declares the attribute. `default` is the value a new object starts with; `validation`
     /// rules are checked at save; `originalName` is its name in the previous model version
@@ -28,14 +28,16 @@ public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper, SlotCac
             defaultValue: defaultValue?.storedValue, validation: validation, renamedFrom: originalName)))
     }
 
-    /// Reads and writes the attribute of `object`.
+    /// Reads and writes the attribute of `object`. Inlinable: in the model class's own
+    /// (specialized) code the slot cache is a field load, not a key-path projection.
+    @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
         get {
-            if object._flags.contains(.probe) { _ = object.recordProbe(storageKeyPath); return Value.placeholder }
+            if object._isProbe { _ = object.recordProbe(storageKeyPath); return Value.placeholder }
             let slot = object._slot(storageKeyPath)
             return Value(storedValue: object._persistentValue(slot)) ?? Value.placeholder
         }
@@ -64,7 +66,7 @@ public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper, SlotCac
 /// ```
 @propertyWrapper
 public struct Derived<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachingWrapper {
-    var slotCache: UInt8 = 0
+    @usableFromInline var slotCache: UInt8 = 0
 
     /// Declares a derived attribute computed from `expression`; `.indexed` gives it a fetch index.
     public init(_ expression: String, _ options: AttributeOptions = [], originalName: String? = nil) {
@@ -74,12 +76,13 @@ public struct Derived<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachi
     }
 
     /// Reads the derived value of `object`.
+    @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: KeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        if object._flags.contains(.probe) { _ = object.recordProbe(storageKeyPath); return Value.placeholder }
+        if object._isProbe { _ = object.recordProbe(storageKeyPath); return Value.placeholder }
         let slot = object._slot(storageKeyPath)
         return Value(storedValue: object._persistentValue(slot)) ?? Value.placeholder
     }
@@ -90,6 +93,7 @@ public struct Derived<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachi
 }
 
 /// A wrapper that remembers its property's slot after the first access.
+@usableFromInline
 protocol SlotCachingWrapper {
     /// The slot plus one (0: unknown).
     var slotCache: UInt8 { get set }

@@ -5,11 +5,23 @@ import StrataRecords
 // context to fire its fault, resolve relationship targets and record changes.
 
 extension ManagedObject {
-    /// The slot of the property whose wrapper `storage` reaches (-1 if the schema has none).
+    /// The slot of the property whose wrapper `storage` reaches (-1 if the schema has none):
+    /// the wrapper's cache (a field load once inlined into the model class), else resolved.
+    @inlinable @inline(__always)
     final func _slot<Object: ManagedObject, W: SlotCachingWrapper>(_ storage: ReferenceWritableKeyPath<Object, W>) -> Int {
-        let object = unsafeDowncast(self, to: Object.self)
-        let cached = object[keyPath: storage].slotCache
+        let cached = unsafeDowncast(self, to: Object.self)[keyPath: storage].slotCache
         if cached != 0 { return Int(cached) - 1 }
+        return _resolveSlot(storage)
+    }
+
+    /// Whether this is a probe prototype (key-path resolution).
+    @usableFromInline
+    final var _isProbe: Bool { _flags.contains(.probe) }
+
+    /// Looks the slot up in the schema and caches it in the wrapper.
+    @usableFromInline
+    final func _resolveSlot<Object: ManagedObject, W: SlotCachingWrapper>(_ storage: ReferenceWritableKeyPath<Object, W>) -> Int {
+        let object = unsafeDowncast(self, to: Object.self)
         let slot = entitySchema.slot(forStorage: storage)
         if slot >= 0, slot < 255 { object[keyPath: storage].slotCache = UInt8(slot + 1) }
         return slot
@@ -25,6 +37,7 @@ extension ManagedObject {
     }
 
     /// The stored form of the property in `slot` (firing the fault first).
+    @usableFromInline
     final func _persistentValue(_ slot: Int) -> Value {
         _prepareValues()
         guard slot >= 0, slot < _values.count else { return .null }
@@ -32,6 +45,7 @@ extension ManagedObject {
     }
 
     /// Sets the property in `slot` and records the change.
+    @usableFromInline
     final func _setPersistentValue(_ value: Value, slot: Int) {
         guard slot >= 0 else { return }
         if let c = context {
@@ -44,6 +58,7 @@ extension ManagedObject {
     }
 
     /// The target of the to-one relationship in `slot`.
+    @usableFromInline
     final func _target(slot: Int) -> ManagedObject? {
         guard slot >= 0 else { return nil }
         if let c = context { return c.target(slot: slot, of: self) }
@@ -51,6 +66,7 @@ extension ManagedObject {
     }
 
     /// Sets the to-one relationship in `slot` (and its inverse).
+    @usableFromInline
     final func _setTarget(_ target: ManagedObject?, slot: Int) {
         guard slot >= 0 else { return }
         if let c = context ?? target?.context {
@@ -61,6 +77,7 @@ extension ManagedObject {
     }
 
     /// The members of the to-many relationship in `slot`.
+    @usableFromInline
     final func _members(slot: Int) -> [ManagedObject] {
         guard slot >= 0 else { return [] }
         if let c = context { return c.members(slot: slot, of: self) }
@@ -68,6 +85,7 @@ extension ManagedObject {
     }
 
     /// Replaces the members of the to-many relationship in `slot` (and the inverses).
+    @usableFromInline
     final func _setMembers(_ members: [ManagedObject], slot: Int) {
         guard slot >= 0 else { return }
         if let c = context ?? members.lazy.compactMap(\.context).first {

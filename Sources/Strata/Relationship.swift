@@ -15,7 +15,7 @@ import StrataRecords
 /// reading their rows.
 @propertyWrapper
 public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper, SlotCachingWrapper {
-    var slotCache: UInt8 = 0
+    @usableFromInline var slotCache: UInt8 = 0
 
     /// Declares the relationship. `deleteRule` says what deleting this object does to the
     /// objects it reaches; `optional: false` makes a to-one required at save.
@@ -36,18 +36,16 @@ public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper, Sl
     }
 
     /// Reads and writes the relationship of `object`.
+    @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
         get {
-            if object._flags.contains(.probe) {
+            if object._isProbe {
                 // A to-one hands on a probe of its target, so a chain (`\Item.list?.name`) goes on.
-                let recorder = object.recordProbe(storageKeyPath)
-                if Value.isToMany { return Value(relationshipObjects: []) }
-                guard let recorder else { return Value(relationshipObjects: []) }
-                return Value(relationshipObjects: [ManagedObject.makeProbe(Value.Target.self, recorder)])
+                return Value(relationshipObjects: object.probeTarget(storageKeyPath, Value.Target.self, isToMany: Value.isToMany))
             }
             let slot = object._slot(storageKeyPath)
             if Value.isToMany { return Value(relationshipObjects: object._members(slot: slot)) }
@@ -126,7 +124,16 @@ extension ManagedObject {
         return prototype
     }
 
+    /// A probe's to-one read: records the name and gives a probe of the target (none for a
+    /// to-many, which ends a chain).
+    @usableFromInline
+    final func probeTarget<T: ManagedObject>(_ storage: AnyKeyPath, _ target: T.Type, isToMany: Bool) -> [ManagedObject] {
+        guard let recorder = recordProbe(storage), !isToMany else { return [] }
+        return [ManagedObject.makeProbe(T.self, recorder)]
+    }
+
     /// Records that a probe read the property whose wrapper `storage` reaches.
+    @usableFromInline @discardableResult
     final func recordProbe(_ storage: AnyKeyPath) -> ProbeRecorder? {
         let recorder = _extras?.probe
         if let name = EntitySchema.propertyName(ofStorage: storage) { recorder?.names.append(name) }
@@ -135,6 +142,7 @@ extension ManagedObject {
 }
 
 /// The property names reads of probe prototypes reported, in order.
+@usableFromInline
 final class ProbeRecorder {
     var names: [String] = []
 }
