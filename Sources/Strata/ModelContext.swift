@@ -156,9 +156,35 @@ public final class ModelContext {
                 objects.append(u.takeUnretainedValue())
             }
             fulfill(objects.filter(\.isFault), b)
-        } else {
-            fulfill([object], b)
+            return
         }
+        // One object: no arrays (the common case, on every first read of a fetched object).
+        object._flags.remove(.fault)
+        statistics.faultsFired += 1
+        do {
+            let r = try reader()
+            var row = prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: b.index, raw: object._rawID)]
+            if row == nil, object._rawID > 0 {
+                statistics.rowReads += 1
+                row = try r.storedRow(of: ObjectID(entity: b.name, primaryKey: UInt64(object._rawID)))
+            }
+            guard let row else {
+                failFulfilment(object, b, .objectNotFound(entity: b.name, primaryKey: UInt64(max(object._rawID, 0))))
+                return
+            }
+            load(object, row, b)
+        } catch {
+            failFulfilment(object, b, (error as? StrataError) ?? .invalidArgument("\(error)"))
+        }
+    }
+
+    /// Gives a fault its stored row's values.
+    private func load(_ object: ManagedObject, _ row: [Value], _ b: EntityBinding) {
+        let values = b.values(fromRow: row)
+        object._values = values
+        object._snapshot = values
+        object._extras?.faultError = nil
+        runHook(object) { $0.awakeFromFetch() }
     }
 
     /// Loads the values of `objects` (faults of entity `b`) with one read of many rows.
@@ -185,11 +211,7 @@ public final class ModelContext {
                 failFulfilment(o, b, .objectNotFound(entity: b.name, primaryKey: UInt64(max(o._rawID, 0))))
                 continue
             }
-            let values = b.values(fromRow: row)
-            o._values = values
-            o._snapshot = values
-            o._extras?.faultError = nil
-            runHook(o) { $0.awakeFromFetch() }
+            load(o, row, b)
         }
     }
 
