@@ -50,18 +50,6 @@ final class Journal: ManagedObject {
     override func didTurnIntoFault() { hooks.append("didTurnIntoFault"); sawFaultInDidTurnIntoFault = isFault }
 }
 
-/// Many-to-many: tags on notes.
-final class Note: ManagedObject {
-    @Attribute var text: String
-    @Relationship(inverse: \Tag.notes) var tags: Set<Tag>
-    @Derived("tags.@count") var tagCount: Int64
-}
-
-final class Tag: ManagedObject {
-    @Attribute(.unique) var name: String
-    @Relationship var notes: Set<Note>
-}
-
 /// A container over a fresh store with `classes`, closed afterwards.
 func withContainer<T>(for classes: [ManagedObject.Type], _ body: (ModelContainer) throws -> T) throws -> T {
     try withStorePath { path in

@@ -1,0 +1,107 @@
+import Foundation
+import Strata
+import Testing
+
+/// Many-to-many with inverses, uniqueness, delete rules and validation through model classes.
+final class Author: ManagedObject {
+    @Attribute(.unique, validation: [.minimumLength(2)]) var handle: String
+    @Attribute(default: 0, validation: [.minimum(0), .maximum(150)]) var age: Int16
+    @Relationship(deleteRule: .deny, inverse: \Book.author) var books: Set<Book>
+}
+
+final class Book: ManagedObject {
+    @Attribute var title: String
+    @Relationship var author: Author?
+    @Relationship(inverse: \Shelf.books) var shelves: Set<Shelf>
+}
+
+final class Shelf: ManagedObject {
+    @Attribute var label: String
+    @Relationship var books: Set<Book>
+    @Derived("books.@count") var bookCount: Int64
+}
+
+@Suite struct ModelRulesTests {
+    static let classes: [ManagedObject.Type] = [Author.self, Book.self, Shelf.self]
+
+    @Test func manyToManyKeepsBothSidesAndCounts() throws {
+        try withContainer(for: Self.classes) { container in
+            let context = ModelContext(container)
+            let a = Shelf(), b = Shelf()
+            a.label = "a"; b.label = "b"
+            let x = Book(), y = Book()
+            x.title = "x"; y.title = "y"
+            a.books = [x, y]                       // in no context yet: both sides follow
+            #expect(x.shelves == [a] && y.shelves == [a])
+            context.insert(a)
+            #expect(x.context === context && y.context === context)
+            y.shelves.insert(b)                    // from the other side
+            #expect(b.context === context && b.books == [y])
+            try context.save()
+            #expect(a.bookCount == 2 && b.bookCount == 1)
+            let other = ModelContext(container)
+            let seenY = try other.existingObject(with: y.objectID, as: Book.self)
+            #expect(Set(seenY.shelves.map(\.label)) == ["a", "b"])
+            a.books.remove(y)
+            #expect(y.shelves == [b])
+            try context.save()
+            #expect(a.bookCount == 1)
+            other.refresh(seenY, mergeChanges: false)
+            #expect(seenY.shelves.map(\.label) == ["b"])
+            try context.delete(b)                  // nullify: y leaves b
+            try context.save()
+            #expect(y.shelves.isEmpty)
+        }
+    }
+
+    @Test func uniquenessDenyAndValidationFailTheSaveAndLeaveTheContextAsItWas() throws {
+        try withContainer(for: Self.classes) { container in
+            let context = ModelContext(container)
+            let ada = Author()
+            ada.handle = "ada"
+            let book = Book()
+            book.title = "Notes"
+            book.author = ada
+            context.insert(ada)
+            try context.save()
+
+            let twin = Author()
+            twin.handle = "ada"                    // unique: conflict
+            context.insert(twin)
+            #expect(throws: StrataError.self) { try context.save() }
+            #expect(twin.isInserted && context.hasChanges)
+            try context.delete(twin)
+
+            try context.delete(ada)                // deny: she has a book
+            do {
+                try context.save()
+                Issue.record("deny did not stop the delete")
+            } catch StrataError.conflict(let entity, let properties, _) {
+                #expect(entity == "Author" && properties == ["books"])
+            }
+            #expect(ada.isDeleted)                 // still pending, nothing written
+            context.rollback()
+            #expect(!ada.isDeleted && ada.books == [book])
+
+            // Every failure of one save in one error: the model's rules and a custom one.
+            let short = Author(), old = Author()
+            short.handle = "x"                     // minimumLength 2
+            old.handle = "old"
+            old.age = 200                          // maximum 150
+            context.insert(short)
+            context.insert(old)
+            do {
+                try context.save()
+                Issue.record("invalid objects were saved")
+            } catch let error as StrataError {
+                let text = "\(error)"
+                #expect(text.contains("handle") || text.contains("age"), "\(text)")
+            }
+            #expect(short.isInserted && old.isInserted && old.age == 200)
+            short.handle = "xy"
+            old.age = 99
+            try context.save()
+            #expect(try context.fetchCount(FetchDescriptor<Author>()) == 3)
+        }
+    }
+}
