@@ -85,6 +85,10 @@ extension ModelContext {
         guard let b = binding(object), let rel = b.relationships[slot], b.targetEntity[slot] >= 0 else { return [] }
         let tb = container.bindings[b.targetEntity[slot]]
         let inverse = b.inverseSlot[slot]
+        // Nothing unsaved can change membership: the store's members, already in key order.
+        if inserted.isEmpty && updated.isEmpty && deleted.isEmpty && pendingLinks.isEmpty {
+            return storeMemberRaws(slot: slot, of: object)
+        }
         var raws = Set(storeMemberRaws(slot: slot, of: object))
         if rel.isManyToMany {
             for l in pendingLinks where l.owner === object && l.slot == slot {
