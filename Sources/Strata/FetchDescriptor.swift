@@ -132,8 +132,8 @@ extension ModelContext {
                 // Primary keys are per entity: map back only this entity's inserted objects.
                 var back: [Int64: Int64] = [:]
                 for (k, _) in inserted where k.entity == b.index { if let pk = pks[k.raw] { back[pk] = k.raw } }
-                result = try tx.fetch(request).map { id in
-                    let pk = Int64(id.primaryKey)
+                result = try tx.fetch(request).compactMap { id in
+                    guard let pk = Int64(exactly: id.primaryKey) else { return nil }   // as fetchRaws: no identity holds it
                     return back[pk] ?? pk
                 }
                 throw Discard()

@@ -125,7 +125,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// The identifier of the object (temporary until saved). Never fires a fault.
     public final var objectID: ManagedObjectID {
-        if _rawID == 0 { _rawID = ManagedObjectID.makeTemporaryRawValue() }
+        // A registered object keeps the identity it is registered under, even 0 (a fault of a
+        // forged row or to-one): renaming it would leave the registry pointing at it once freed.
+        if _rawID == 0 && !_flags.contains(.registered) { _rawID = ManagedObjectID.makeTemporaryRawValue() }
         return ManagedObjectID(entityName: entitySchema.name, rawValue: _rawID)
     }
 

@@ -176,14 +176,17 @@ extension ModelContext {
         guard !wanting.isEmpty else { return }
         let groups = wanting.sorted { $0.key < $1.key }
         let keys = try container.store.write { tx in
-            try groups.map { index, group in try tx.reservePrimaryKeys(container.bindings[index].name, count: group.count) }
+            try groups.map { index, group in
+                let name = container.bindings[index].name
+                return try tx.reservePrimaryKeys(name, count: group.count).map { try ChangeWriter.identity($0, of: name) }
+            }
         }
         var renamed: [Key: Int64] = [:]
         for ((index, group), pks) in zip(groups, keys) {
             for (o, pk) in zip(group, pks) {
                 let b = container.bindings[index]
                 let old = key(o, b)
-                let raw = Int64(pk)
+                let raw = pk
                 o._rawID = raw
                 let new = key(o, b)
                 registry.removeValue(forKey: old)
