@@ -13,8 +13,14 @@ extension ModelContext {
 
     /// Merges another context's save: registered objects take the saved values (derived ones
     /// included); objects with unsaved changes keep them on top; deleted objects are marked
-    /// deleted.
+    /// deleted. A save of another container's store is not merged (its primary keys name other
+    /// rows): it is recorded as misuse, which the next ``save()`` throws.
     public func mergeChanges(from notification: SaveNotification) {
+        guard notification.containerSerial == container.serial else {
+            misuse.append(.misuse("a save of another container (transaction \(notification.transactionID)) cannot be merged: "
+                + "its identifiers name rows of another store"))
+            return
+        }
         // To-many members are read from the store when accessed: no cache to move for links.
         apply(notification.changes)
     }

@@ -121,4 +121,25 @@ import Testing
             #expect(saved.updatedIDs.contains(item.objectID))
         }
     }
+
+    /// A save notification of another container named rows of another store by primary key:
+    /// merging it gave this context's objects the other store's values.
+    @Test func mergingAnotherContainersSaveIsMisuse() throws {
+        try withContainer { first in
+            try withContainer { second in
+                let a = ModelContext(first)
+                let b = ModelContext(second)
+                let mine = Item(title: "mine")
+                b.insert(mine)
+                try b.save()
+                let theirs = Item(title: "theirs")
+                a.insert(theirs)
+                let notification = try #require(try a.save())
+                #expect(mine.objectID.primaryKey == theirs.objectID.primaryKey)
+                b.mergeChanges(from: notification)
+                #expect(mine.title == "mine")
+                expectMisuse("the save after merging another container's notification") { try b.save() }
+            }
+        }
+    }
 }
