@@ -37,7 +37,7 @@ final class StressCounters: Sendable {
 /// and the inboxes of contexts that merge automatically.
 @Suite struct SharedStateStressTests {
     static let tasks = 8
-    static let rounds = 8
+    static let rounds = 24
     static let booksPerTask = 6
 
     @Test func firstUseOfClassesKeyPathsAndMergesFromManyTasksAtOnce() async throws {
