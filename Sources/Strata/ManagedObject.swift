@@ -19,7 +19,9 @@ import StrataRecords
 /// ```
 ///
 /// A class needs `init()` (inherited, or `required init() { super.init() }` when it declares a
-/// designated initializer): contexts make faults with it. Objects made by the program belong to
+/// designated initializer): contexts make faults with it, and the class's schema is read from an
+/// object it makes, so it must not read or set persistent properties (a container refuses such
+/// a class with `StrataError.invalidModel`). Objects made by the program belong to
 /// no context until ``ModelContext/insert(_:)`` (or until related to an object that does).
 ///
 /// Not `Sendable`: an object stays in its context's isolation domain; send its ``objectID``.
