@@ -4,6 +4,7 @@
 // 3-cycle latency is hidden; the streams are joined with a carry-less "shift" done by table
 // lookups (zeros operator). Elsewhere a slicing-by-8 table is used. Both give the same result.
 #include "crc32c.h"
+#include <pthread.h>
 #include <string.h>
 
 static uint32_t table[8][256];
@@ -135,8 +136,14 @@ static void init_hw(void) { use_hw = 0; }
 static uint32_t crc_hw(uint32_t crc, const unsigned char *p, size_t n) { return crc_sw(crc, p, n); }
 #endif
 
+// Once per process, before any CRC: the first calls may come from several threads at once, and
+// init_hw sets use_hw before it fills the shift tables, so a racing caller used empty tables
+// (a wrong checksum for 768 bytes and more; found by TSan on StrataObjectTests).
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static void init(void) { init_hw(); if (!use_hw) build_table(); }
+
 uint32_t strata_crc32c_extend(uint32_t crc, const void *data, size_t length) {
-    if (use_hw < 0) { init_hw(); if (!use_hw) build_table(); }
+    pthread_once(&init_once, init);
     crc = ~crc;
     crc = use_hw ? crc_hw(crc, (const unsigned char *)data, length)
                  : crc_sw(crc, (const unsigned char *)data, length);
@@ -144,6 +151,6 @@ uint32_t strata_crc32c_extend(uint32_t crc, const void *data, size_t length) {
 }
 
 int strata_crc32c_is_hardware(void) {
-    if (use_hw < 0) { init_hw(); if (!use_hw) build_table(); }
+    pthread_once(&init_once, init);
     return use_hw;
 }

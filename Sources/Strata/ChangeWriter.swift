@@ -56,13 +56,22 @@ struct ChangeWriter {
                 values[b.schema.properties[slot].name] = storedValue(o, b, slot)
             }
             let id = o._rawID > 0 ? try tx.insert(b.name, primaryKey: UInt64(o._rawID), values) : try tx.insert(b.name, values)
-            primaryKeys[o._rawID] = Int64(id.primaryKey)
+            primaryKeys[o._rawID] = try Self.identity(id.primaryKey, of: b.name)
             unwritten.remove(ModelContext.Key(entity: b.index, raw: o._rawID))
         }
         for (o, b, slot) in deferred {
             guard let id = recordID(o._rawID, b) else { continue }
             try tx.update(id, [b.schema.properties[slot].name: storedValue(o, b, slot)])
         }
+    }
+
+    /// The object identity of a primary key the store handed out. Keys count up from 1, so one
+    /// above `Int64.max` (where identities live) only comes from a forged key counter.
+    static func identity(_ pk: UInt64, of entity: String) throws -> Int64 {
+        guard let raw = Int64(exactly: pk) else {
+            throw StrataError.corrupt("the primary-key counter of \(entity) handed out \(pk), above \(Int64.max), the largest key of an object", offset: nil)
+        }
+        return raw
     }
 
     /// Writes `slots` of the stored object `o`.

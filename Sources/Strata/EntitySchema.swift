@@ -60,15 +60,35 @@ final class EntitySchema: @unchecked Sendable {
     // MARK: Registry
 
     private static let registry = Mutex<[ObjectIdentifier: EntitySchema]>([:])
+    /// Classes whose schema this thread is building (only touched inside
+    /// ``SchemaCapture/serialized(_:)``), and whether their `init()` asked for it meanwhile.
+    private static let building = Mutex<[ObjectIdentifier: Bool]>([:])
 
-    /// The schema of `type`, built on first use.
+    /// The schema of `type`, built on first use (once: builds are serialised).
     static func of(_ type: ManagedObject.Type) -> EntitySchema {
         let id = ObjectIdentifier(type)
         if let s = registry.withLock({ $0[id] }) { return s }
-        let built = build(type)
-        return registry.withLock { r in
-            if let s = r[id] { return s }
-            r[id] = built
+        return SchemaCapture.serialized {
+            if let s = registry.withLock({ $0[id] }) { return s }
+            // The prototype's init() reads or sets a persistent property: building again would
+            // recurse without end. It gets a schema without properties, and the build fails.
+            let reentered = building.withLock { b -> Bool in
+                guard b[id] != nil else { return false }
+                b[id] = true
+                return true
+            }
+            if reentered {
+                return EntitySchema(objectClass: type, name: type.entityName, properties: [], error: nil)
+            }
+            building.withLock { $0[id] = false }
+            var built = build(type)
+            if building.withLock({ $0.removeValue(forKey: id) }) == true {
+                built = EntitySchema(objectClass: type, name: built.name, properties: [], error: .invalidModel(
+                    entity: built.name, property: nil,
+                    reason: "init() reads or sets a persistent property (the schema is read from an object made with init(): "
+                        + "set initial values in a convenience initializer or awakeFromInsert())"))
+            }
+            registry.withLock { $0[id] = built }
             return built
         }
     }

@@ -14,9 +14,10 @@ public struct FetchDescriptor<T: ManagedObject> {
     public var predicate: FetchPredicate?
     /// The order of the results.
     public var sortBy: [FetchSortDescriptor]
-    /// At most this many objects (nil: no limit).
+    /// At most this many objects (nil: no limit). A negative limit makes the fetch throw
+    /// `invalidFetch`.
     public var fetchLimit: Int?
-    /// Objects to skip first.
+    /// Objects to skip first. A negative offset makes the fetch throw `invalidFetch`.
     public var fetchOffset: Int = 0
     /// Whether the context's unsaved inserts, changes and deletes count (they are applied in
     /// a transaction that is rolled back, so predicates, sorts and derived values see them
@@ -112,9 +113,17 @@ extension ModelContext {
         guard let b = container.binding(of: EntitySchema.of(T.self)) else {
             throw StrataError.misuse("\(T.self) is not one of the container's model classes")
         }
+        // The record layer slices by offset and limit and adds them: a negative one trapped there,
+        // and so did a limit of Int.max after an offset (no more rows than Int.max - offset can
+        // follow the offset, so a larger limit is the same as none).
+        let offset = descriptor.fetchOffset
+        guard offset >= 0, descriptor.fetchLimit.map({ $0 >= 0 }) ?? true else {
+            throw StrataError.invalidFetch("fetchOffset (\(offset)) and fetchLimit (\(descriptor.fetchLimit.map(String.init) ?? "nil")) "
+                + "cannot be negative")
+        }
         statistics.fetches += 1
         let request = FetchRequest(b.name, predicate: descriptor.predicate, sortedBy: descriptor.sortBy,
-                                   limit: descriptor.fetchLimit, offset: descriptor.fetchOffset)
+                                   limit: descriptor.fetchLimit.map { min($0, Int.max - offset) }, offset: offset)
         if descriptor.includesPendingChanges && hasChanges && !pinned {
             return (b, try fetchWithPendingChanges(request, b))
         }
@@ -132,8 +141,8 @@ extension ModelContext {
                 // Primary keys are per entity: map back only this entity's inserted objects.
                 var back: [Int64: Int64] = [:]
                 for (k, _) in inserted where k.entity == b.index { if let pk = pks[k.raw] { back[pk] = k.raw } }
-                result = try tx.fetch(request).map { id in
-                    let pk = Int64(id.primaryKey)
+                result = try tx.fetch(request).compactMap { id in
+                    guard let pk = Int64(exactly: id.primaryKey) else { return nil }   // as fetchRaws: no identity holds it
                     return back[pk] ?? pk
                 }
                 throw Discard()

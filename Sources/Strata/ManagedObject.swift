@@ -19,7 +19,9 @@ import StrataRecords
 /// ```
 ///
 /// A class needs `init()` (inherited, or `required init() { super.init() }` when it declares a
-/// designated initializer): contexts make faults with it. Objects made by the program belong to
+/// designated initializer): contexts make faults with it, and the class's schema is read from an
+/// object it makes, so it must not read or set persistent properties (a container refuses such
+/// a class with `StrataError.invalidModel`). Objects made by the program belong to
 /// no context until ``ModelContext/insert(_:)`` (or until related to an object that does).
 ///
 /// Not `Sendable`: an object stays in its context's isolation domain; send its ``objectID``.
@@ -125,7 +127,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// The identifier of the object (temporary until saved). Never fires a fault.
     public final var objectID: ManagedObjectID {
-        if _rawID == 0 { _rawID = ManagedObjectID.makeTemporaryRawValue() }
+        // A registered object keeps the identity it is registered under, even 0 (a fault of a
+        // forged row or to-one): renaming it would leave the registry pointing at it once freed.
+        if _rawID == 0 && !_flags.contains(.registered) { _rawID = ManagedObjectID.makeTemporaryRawValue() }
         return ManagedObjectID(entityName: entitySchema.name, rawValue: _rawID)
     }
 

@@ -20,10 +20,14 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The identifier of the stored object of `entityName` with `primaryKey` (for identifiers
-    /// kept outside the program, as ``uriRepresentation`` gives them).
+    /// kept outside the program, as ``uriRepresentation`` gives them). Objects have primary keys
+    /// from 1 to `Int64.max`: an identifier made from another key names no object (its
+    /// ``primaryKey`` is nil, and ``ModelContext/object(with:)`` throws `misuse` for it).
     public init(entityName: String, primaryKey: UInt64) {
         self.entityName = entityName
-        self.rawValue = Int64(bitPattern: primaryKey & (UInt64(Int64.max)))
+        // 0 is no identity (not a primary key, not a temporary identifier); masking the high
+        // bit off instead made the identifier name another object.
+        self.rawValue = Int64(exactly: primaryKey) ?? 0
     }
 
     /// Whether the object has not been saved yet (the identifier changes when it is).
@@ -34,11 +38,12 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
 
     /// `strata://Entity/pk`, or `strata://Entity/t<n>` for a temporary identifier.
     public var uriRepresentation: String {
-        rawValue > 0 ? "strata://\(entityName)/\(rawValue)" : "strata://\(entityName)/t\(-rawValue)"
+        rawValue > 0 ? "strata://\(entityName)/\(rawValue)" : "strata://\(entityName)/t\(rawValue.magnitude)"
     }
 
-    /// `Entity/pk` (`Entity/t<n>` when temporary).
-    public var description: String { rawValue > 0 ? "\(entityName)/\(rawValue)" : "\(entityName)/t\(-rawValue)" }
+    /// `Entity/pk` (`Entity/t<n>` when temporary). Magnitudes, not negations: a to-one stored
+    /// naming a key above `Int64.max` reads back as `Int64.min`, which `-` traps on.
+    public var description: String { rawValue > 0 ? "\(entityName)/\(rawValue)" : "\(entityName)/t\(rawValue.magnitude)" }
 
     /// The record layer's identifier, for a permanent identifier.
     var recordID: ObjectID? { primaryKey.map { ObjectID(entity: entityName, primaryKey: $0) } }

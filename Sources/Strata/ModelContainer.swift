@@ -24,6 +24,10 @@ public final class ModelContainer: Sendable {
     private let nextObserver = Atomic<UInt64>(1)
     private let closedFlag = Atomic<Bool>(false)
     private let inboxes = Mutex<[ObjectIdentifier: SaveInbox]>([:])
+    /// Tells this container's save notifications from another's (unique in the process, unlike
+    /// an object identity, which a later container may reuse).
+    let serial = ModelContainer.nextSerial.add(1, ordering: .relaxed).oldValue
+    private static let nextSerial = Atomic<UInt64>(1)
 
     /// Opens (or creates) the store at `path` with the model the `classes` declare.
     ///

@@ -13,8 +13,14 @@ extension ModelContext {
 
     /// Merges another context's save: registered objects take the saved values (derived ones
     /// included); objects with unsaved changes keep them on top; deleted objects are marked
-    /// deleted.
+    /// deleted. A save of another container's store is not merged (its primary keys name other
+    /// rows): it is recorded as misuse, which the next ``save()`` throws.
     public func mergeChanges(from notification: SaveNotification) {
+        guard notification.containerSerial == container.serial else {
+            misuse.append(.misuse("a save of another container (transaction \(notification.transactionID)) cannot be merged: "
+                + "its identifiers name rows of another store"))
+            return
+        }
         // To-many members are read from the store when accessed: no cache to move for links.
         apply(notification.changes)
     }
@@ -176,14 +182,17 @@ extension ModelContext {
         guard !wanting.isEmpty else { return }
         let groups = wanting.sorted { $0.key < $1.key }
         let keys = try container.store.write { tx in
-            try groups.map { index, group in try tx.reservePrimaryKeys(container.bindings[index].name, count: group.count) }
+            try groups.map { index, group in
+                let name = container.bindings[index].name
+                return try tx.reservePrimaryKeys(name, count: group.count).map { try ChangeWriter.identity($0, of: name) }
+            }
         }
         var renamed: [Key: Int64] = [:]
         for ((index, group), pks) in zip(groups, keys) {
             for (o, pk) in zip(group, pks) {
                 let b = container.bindings[index]
                 let old = key(o, b)
-                let raw = Int64(pk)
+                let raw = pk
                 o._rawID = raw
                 let new = key(o, b)
                 registry.removeValue(forKey: old)

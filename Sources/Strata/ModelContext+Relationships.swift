@@ -103,7 +103,7 @@ extension ModelContext {
             }
         }
         for (k, _) in deleted where k.entity == tb.index { raws.remove(k.raw) }
-        return raws.sorted { a, c in (a < 0) == (c < 0) ? abs(a) < abs(c) : a > 0 }
+        return raws.sorted { a, c in (a < 0) == (c < 0) ? a.magnitude < c.magnitude : a > 0 }
     }
 
     /// The primary keys of the to-many's members in the store (none for an object not saved

@@ -170,18 +170,20 @@ extension ModelContext {
     /// Brings registered objects up to a committed change set: snapshots move; objects without
     /// unsaved changes take the new values; changed ones keep their changes on top.
     func apply(_ changes: RecordChanges, ownSave: Set<ObjectIdentifier> = []) {
+        // A key above Int64.max (a row the record layer wrote under a forged counter) names no
+        // object, so none is registered for it.
         for row in changes.inserted + changes.updated {
-            guard let b = container.binding(named: row.id.entity), let values = row.values,
-                  let u = registry[Key(entity: b.index, raw: Int64(row.id.primaryKey))] else { continue }
+            guard let b = container.binding(named: row.id.entity), let values = row.values, let raw = Int64(exactly: row.id.primaryKey),
+                  let u = registry[Key(entity: b.index, raw: raw)] else { continue }
             let o = u.takeUnretainedValue()
             if o.isFault { continue }
             moveSnapshot(of: o, to: b.values(fromRow: values), b)
             if !ownSave.contains(ObjectIdentifier(o)) { runHook(o) { $0.awake(fromSnapshotEvents: .merge) } }
         }
         for row in changes.deleted {
-            guard let b = container.binding(named: row.id.entity),
-                  let u = registry[Key(entity: b.index, raw: Int64(row.id.primaryKey))] else { continue }
-            markGone(u.takeUnretainedValue(), Key(entity: b.index, raw: Int64(row.id.primaryKey)))
+            guard let b = container.binding(named: row.id.entity), let raw = Int64(exactly: row.id.primaryKey),
+                  let u = registry[Key(entity: b.index, raw: raw)] else { continue }
+            markGone(u.takeUnretainedValue(), Key(entity: b.index, raw: raw))
         }
     }
 }

@@ -247,12 +247,16 @@ public final class ModelContext {
 
     /// The object with `id` in this context: the registered one, or a fault for it (not checked
     /// against the store; reading it fails if the object does not exist: use
-    /// ``existingObject(with:)`` to know). Throws `misuse` for an entity not in the model or a
-    /// temporary identifier this context never made.
+    /// ``existingObject(with:)`` to know). Throws `misuse` for an entity not in the model, a
+    /// temporary identifier this context never made, or an identifier made from a primary key no
+    /// object can have (0, or above `Int64.max`).
     public func object(with id: ManagedObjectID) throws -> ManagedObject {
         processPendingMerges()
         guard let b = container.binding(named: id.entityName) else {
             throw StrataError.misuse("no entity '\(id.entityName)' in the container's model")
+        }
+        guard id.rawValue != 0 else {
+            throw StrataError.misuse("\(id.entityName) identifier without a primary key: objects have keys from 1 to \(Int64.max)")
         }
         if id.isTemporaryID {
             let raw = permanentIDs[id.rawValue] ?? id.rawValue

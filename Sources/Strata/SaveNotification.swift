@@ -6,6 +6,8 @@ import Synchronization
 /// whose `itemCount` moved because an item was added is among ``updatedIDs`` with that key.
 public struct SaveNotification: Sendable {
     let changes: RecordChanges
+    /// The ``ModelContainer/serial`` of the container whose store the save wrote.
+    let containerSerial: UInt64
     /// Objects the save inserted.
     public let insertedIDs: [ManagedObjectID]
     /// Objects whose stored or derived values the save changed.
@@ -19,6 +21,7 @@ public struct SaveNotification: Sendable {
 
     init(changes: RecordChanges, container: ModelContainer) {
         self.changes = changes
+        self.containerSerial = container.serial
         func id(_ r: RecordChanges.Row) -> ManagedObjectID { ManagedObjectID(entityName: r.id.entity, primaryKey: r.id.primaryKey) }
         insertedIDs = changes.inserted.map(id)
         updatedIDs = changes.updated.map(id)

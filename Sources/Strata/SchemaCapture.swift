@@ -30,6 +30,13 @@ enum SchemaCapture {
         }
     }
 
+    /// Runs `body` while no other thread builds a schema (this thread may build several, nested).
+    static func serialized<T>(_ body: () -> T) -> T {
+        buildLock.lock()
+        defer { buildLock.unlock() }
+        return body()
+    }
+
     /// Runs `make` with capturing on and returns what it made and the declarations reported.
     static func capture<T>(_ make: () -> T) -> (T, [PropertyDeclaration]) {
         buildLock.lock()

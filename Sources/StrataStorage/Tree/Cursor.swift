@@ -116,7 +116,11 @@ public final class Cursor {
         try lifetime.check()
         try checkUnchanged()
         guard positioned else { throw StrataError.invalidArgument("Cursor.copyValue() called while the cursor is not on an entry") }
-        return [UInt8](value)
+        let copy = [UInt8](value)
+        // A close between the check above and the copy makes `value` empty: throw the close
+        // rather than return an empty value (snapshotClosedWhileInUse saw it, 1 run in 5).
+        try lifetime.check()
+        return copy
     }
 
     /// The current key, copied; empty when ``isValid`` is `false`.
