@@ -3,33 +3,33 @@ import Strata
 import Testing
 
 /// Many-to-many with inverses, uniqueness, delete rules and validation through model classes.
-final class Author: ManagedObject {
+final class Writer: ManagedObject {
     @Attribute(.unique, validation: [.minimumLength(2)]) var handle: String
     @Attribute(default: 0, validation: [.minimum(0), .maximum(150)]) var age: Int16
-    @Relationship(deleteRule: .deny, inverse: \Book.author) var books: Set<Book>
+    @Relationship(deleteRule: .deny, inverse: \Volume.author) var books: Set<Volume>
 }
 
-final class Book: ManagedObject {
+final class Volume: ManagedObject {
     @Attribute var title: String
-    @Relationship var author: Author?
-    @Relationship(inverse: \Shelf.books) var shelves: Set<Shelf>
+    @Relationship var author: Writer?
+    @Relationship(inverse: \Bookcase.books) var shelves: Set<Bookcase>
 }
 
-final class Shelf: ManagedObject {
+final class Bookcase: ManagedObject {
     @Attribute var label: String
-    @Relationship var books: Set<Book>
+    @Relationship var books: Set<Volume>
     @Derived("books.@count") var bookCount: Int64
 }
 
 @Suite struct ModelRulesTests {
-    static let classes: [ManagedObject.Type] = [Author.self, Book.self, Shelf.self]
+    static let classes: [ManagedObject.Type] = [Writer.self, Volume.self, Bookcase.self]
 
     @Test func manyToManyKeepsBothSidesAndCounts() throws {
         try withContainer(for: Self.classes) { container in
             let context = ModelContext(container)
-            let a = Shelf(), b = Shelf()
+            let a = Bookcase(), b = Bookcase()
             a.label = "a"; b.label = "b"
-            let x = Book(), y = Book()
+            let x = Volume(), y = Volume()
             x.title = "x"; y.title = "y"
             a.books = [x, y]                       // in no context yet: both sides follow
             #expect(x.shelves == [a] && y.shelves == [a])
@@ -40,7 +40,7 @@ final class Shelf: ManagedObject {
             try context.save()
             #expect(a.bookCount == 2 && b.bookCount == 1)
             let other = ModelContext(container)
-            let seenY = try other.existingObject(with: y.objectID, as: Book.self)
+            let seenY = try other.existingObject(with: y.objectID, as: Volume.self)
             #expect(Set(seenY.shelves.map(\.label)) == ["a", "b"])
             a.books.remove(y)
             #expect(y.shelves == [b])
@@ -57,15 +57,15 @@ final class Shelf: ManagedObject {
     @Test func uniquenessDenyAndValidationFailTheSaveAndLeaveTheContextAsItWas() throws {
         try withContainer(for: Self.classes) { container in
             let context = ModelContext(container)
-            let ada = Author()
+            let ada = Writer()
             ada.handle = "ada"
-            let book = Book()
+            let book = Volume()
             book.title = "Notes"
             book.author = ada
             context.insert(ada)
             try context.save()
 
-            let twin = Author()
+            let twin = Writer()
             twin.handle = "ada"                    // unique: conflict
             context.insert(twin)
             #expect(throws: StrataError.self) { try context.save() }
@@ -77,14 +77,14 @@ final class Shelf: ManagedObject {
                 try context.save()
                 Issue.record("deny did not stop the delete")
             } catch StrataError.conflict(let entity, let properties, _) {
-                #expect(entity == "Author" && properties == ["books"])
+                #expect(entity == "Writer" && properties == ["books"])
             }
             #expect(ada.isDeleted)                 // still pending, nothing written
             context.rollback()
             #expect(!ada.isDeleted && ada.books == [book])
 
             // Every failure of one save in one error: the model's rules and a custom one.
-            let short = Author(), old = Author()
+            let short = Writer(), old = Writer()
             short.handle = "x"                     // minimumLength 2
             old.handle = "old"
             old.age = 200                          // maximum 150
@@ -101,7 +101,7 @@ final class Shelf: ManagedObject {
             short.handle = "xy"
             old.age = 99
             try context.save()
-            #expect(try context.fetchCount(FetchDescriptor<Author>()) == 3)
+            #expect(try context.fetchCount(FetchDescriptor<Writer>()) == 3)
         }
     }
 }
