@@ -129,6 +129,18 @@ extension ModelContext {
         object._snapshot = fresh
     }
 
+    /// Registers `object` under the primary key it was just given. A fault registered there
+    /// already (made by `object(with:)` for a key no row had yet) leaves the context: one object
+    /// per identity, and that fault never named a stored object.
+    func claimIdentity(_ object: ManagedObject, _ k: Key) {
+        if let u = registry[k], u.toOpaque() != Unmanaged.passUnretained(object).toOpaque() {
+            let stale = u.takeUnretainedValue()
+            stale._flags.remove(.registered)
+            stale._context = nil
+        }
+        registry[k] = Unmanaged.passUnretained(object)
+    }
+
     /// Records that another save deleted `object`'s row: it leaves the changed sets and reads
     /// as deleted.
     func markGone(_ object: ManagedObject, _ k: Key) {
@@ -196,7 +208,7 @@ extension ModelContext {
                 o._rawID = raw
                 let new = key(o, b)
                 registry.removeValue(forKey: old)
-                registry[new] = Unmanaged.passUnretained(o)
+                claimIdentity(o, new)
                 inserted.removeValue(forKey: old)
                 inserted[new] = o
                 if let at = insertOrder.firstIndex(of: old) { insertOrder[at] = new }

@@ -136,7 +136,7 @@ extension ModelContext {
             guard let b = binding(o), let pk = pks[o._rawID] else { continue }
             registry.removeValue(forKey: key(o, b))
             o._rawID = pk
-            registry[key(o, b)] = Unmanaged.passUnretained(o)
+            claimIdentity(o, key(o, b))
             o._flags.remove(.inserted)
         }
         // To-one values naming temporary identifiers now name primary keys.

@@ -281,3 +281,29 @@ import Testing
         }
     }
 }
+
+/// Uniquing holds when a lookup named a primary key before a save gave it to an insert.
+@Suite struct UniquingTests {
+    @Test func aFaultForAKeyNoRowHadYieldsToTheInsertThatTakesIt() throws {
+        try withContainer { container in
+            let context = ModelContext(container)
+            let early = try context.object(with: ManagedObjectID(entityName: "Item", primaryKey: 1))
+            #expect(early.isFault)
+            let item = Item(title: "first")
+            context.insert(item)
+            try context.save()
+            #expect(item.objectID.primaryKey == 1)
+            #expect(try context.object(with: item.objectID) === item)
+            #expect(context.registeredObjects.filter { $0.objectID == item.objectID }.count == 1)
+            #expect(early.context == nil)            // it named no stored object: it left the context
+            let reserved = Item(title: "second")
+            context.insert(reserved)
+            let early2 = try context.object(with: ManagedObjectID(entityName: "Item", primaryKey: 2))
+            try context.obtainPermanentIDs(for: [reserved])
+            #expect(reserved.objectID.primaryKey == 2)
+            #expect(try context.object(with: reserved.objectID) === reserved)
+            #expect(early2.context == nil)
+            withExtendedLifetime(early) {}
+        }
+    }
+}
