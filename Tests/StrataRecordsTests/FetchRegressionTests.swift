@@ -19,6 +19,26 @@ import StrataStorage
         #expect(message?.contains("integer") == true, "\(String(describing: message))")
     }
 
+    /// A negative offset or limit sliced with a negative index (a trap), and a limit near
+    /// `Int.max` overflowed `limit + offset` (a trap): found by the object layer's review.
+    @Test func negativeOrHugeOffsetsAndLimitsNeverTrap() throws {
+        let (store, _) = try FetchTests.populated()
+        let all = try store.read { try $0.fetch(FetchRequest("Item")) }
+        for (limit, offset) in [(Optional(-1), 0), (nil, -1), (Optional(1), -5), (Optional(Int.min), Int.min)] {
+            for sorts in [[], [FetchSortDescriptor("title")]] {
+                let request = FetchRequest("Item", sortedBy: sorts, limit: limit, offset: offset)
+                #expect(invalidFetchMessage { _ = try store.read { try $0.fetch(request) } } != nil, "\(String(describing: limit)) \(offset)")
+                #expect(invalidFetchMessage { _ = try store.read { try $0.fetchCount(request) } } != nil)
+            }
+        }
+        for sorts in [[], [FetchSortDescriptor("title")]] {
+            let huge = FetchRequest("Item", sortedBy: sorts, limit: Int.max, offset: 2)
+            #expect(try store.read { try $0.fetch(huge) }.count == all.count - 2)
+            let past = FetchRequest("Item", sortedBy: sorts, limit: Int.max, offset: Int.max)
+            #expect(try store.read { try $0.fetch(past) }.isEmpty)
+        }
+    }
+
     /// Item 14: an indexed equality compared key bytes, so the other spelling of a canonically
     /// equivalent string (NFC "é" against NFD "e" + U+0301) was missed, while a scan found it.
     @Test func indexedEqualityFindsCanonicallyEquivalentSpellings() throws {

@@ -47,6 +47,9 @@ struct FetchTypeChecker {
     }
 
     func check(_ request: FetchRequest) throws {
+        guard request.offset >= 0, (request.limit ?? 0) >= 0 else {
+            throw StrataError.invalidFetch("offset (\(request.offset)) and limit (\(request.limit.map(String.init) ?? "nil")) must not be negative")
+        }
         for s in request.sortDescriptors {
             let path = s.keyPath.split(separator: ".").map(String.init)
             if try resolve(path).isMany {

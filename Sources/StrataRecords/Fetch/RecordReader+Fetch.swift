@@ -39,7 +39,8 @@ extension RecordReader {
         let sorts = !request.sortDescriptors.isEmpty && !plan.ordered
         // The index alone answers when it decides the predicate and fixes the order.
         let needsRows = matcher != nil || sorts
-        let stopAfter = sorts ? nil : request.limit.map { $0 + request.offset }
+        // Offset and limit are not negative (checked); their sum saturates rather than overflows.
+        let stopAfter = sorts ? nil : request.limit.map { $0 > Int.max - request.offset ? Int.max : $0 + request.offset }
         var keys: [RowKey] = []
         var rows: [[Value]] = []
         /// Takes one candidate; false when enough are found.
@@ -132,7 +133,7 @@ extension RecordReader {
             keys = keyed.map(\.key)
         }
         let start = min(request.offset, keys.count)
-        let end = request.limit.map { min(keys.count, start + $0) } ?? keys.count
+        let end = request.limit.map { $0 >= keys.count - start ? keys.count : start + $0 } ?? keys.count
         return Array(keys[start..<end])
     }
 }
