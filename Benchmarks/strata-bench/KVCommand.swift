@@ -153,8 +153,4 @@ struct KVCommand: ParsableCommand {
         // Everything is printed first; then a failed run or an unclean store fails the command.
         if !failures.isEmpty || checks.contains(where: { !$0.clean }) { throw ExitCode(1) }
     }
-
-    private func log(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
-    }
 }

@@ -208,10 +208,6 @@ struct ObjectsCommand: ParsableCommand {
         }
         return problems
     }
-
-    private func log(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
-    }
 }
 
 /// `strata-bench objects-run`: one objects workload on one engine, in a process of its own,

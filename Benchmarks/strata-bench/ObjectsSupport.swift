@@ -24,7 +24,7 @@ extension Measure {
 
 /// Reopens a closed Strata store read-only with its stored model and runs `Store.check()`
 /// (pages, checksums, order) and `checkRecords()` (indexes, inverses, derived values): the
-/// check `records` runs on its stores.
+/// check `records` and `objects` run on their Strata stores.
 func checkStrataStore(path: String) -> StoreCheck {
     do {
         var options = StoreOptions()

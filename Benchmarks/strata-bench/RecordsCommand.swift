@@ -206,10 +206,6 @@ struct RecordsCommand: ParsableCommand {
         let fetch = [RecordsEngineName.sqliteIncremental, .sqliteRecount].compactMap { ratio(ops(.fetchIndexed, .strata), ops(.fetchIndexed, $0)) }.min()
         report.summary.append("fetchindexed, strata ÷ sqlite (the slower ratio of the two): \(text(fetch)) (target ≥ 2×)")
     }
-
-    private func log(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
-    }
 }
 
 /// `strata-bench records-run`: one records workload on one engine, in a process of its own,

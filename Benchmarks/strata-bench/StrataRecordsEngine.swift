@@ -130,17 +130,5 @@ final class StrataRecordsEngine: RecordsEngine {
     /// Reopens the closed store read-only with its stored model: `Store.check()` (pages,
     /// checksums, order) and `checkRecords()` (indexes, inverses, every derived value
     /// recomputed from scratch).
-    static func checkStore(directory: String) -> StoreCheck? {
-        do {
-            var options = StoreOptions()
-            options.readOnly = true
-            let store = try RecordStore(path: directory + "/" + fileName, options: options)
-            defer { try? store.close() }
-            let pages = try store.storage.check().problems
-            let records = try store.read { try $0.checkRecords(limit: maxCheckMessages) }
-            return StoreCheck(problems: pages + records)
-        } catch {
-            return StoreCheck(problems: ["check could not run: \(error)"])
-        }
-    }
+    static func checkStore(directory: String) -> StoreCheck? { checkStrataStore(path: directory + "/" + fileName) }
 }

@@ -113,17 +113,11 @@ extension ModelContext {
         guard let b = container.binding(of: EntitySchema.of(T.self)) else {
             throw StrataError.misuse("\(T.self) is not one of the container's model classes")
         }
-        // The record layer slices by offset and limit and adds them: a negative one trapped there,
-        // and so did a limit of Int.max after an offset (no more rows than Int.max - offset can
-        // follow the offset, so a larger limit is the same as none).
-        let offset = descriptor.fetchOffset
-        guard offset >= 0, descriptor.fetchLimit.map({ $0 >= 0 }) ?? true else {
-            throw StrataError.invalidFetch("fetchOffset (\(offset)) and fetchLimit (\(descriptor.fetchLimit.map(String.init) ?? "nil")) "
-                + "cannot be negative")
-        }
+        // A negative offset or limit is the record layer's invalidFetch (checked before any row
+        // is read); a huge limit saturates there.
         statistics.fetches += 1
         let request = FetchRequest(b.name, predicate: descriptor.predicate, sortedBy: descriptor.sortBy,
-                                   limit: descriptor.fetchLimit.map { min($0, Int.max - offset) }, offset: offset)
+                                   limit: descriptor.fetchLimit, offset: descriptor.fetchOffset)
         if descriptor.includesPendingChanges && hasChanges && !pinned {
             return (b, try fetchWithPendingChanges(request, b))
         }

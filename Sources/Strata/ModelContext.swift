@@ -76,13 +76,9 @@ public final class ModelContext {
         self.container = container
     }
 
-    deinit {
-        for o in registry.objects {
-            o._flags.remove(.registered)
-            o._context = nil
-        }
-        container.detach(inbox)
-    }
+    // No registered object outlives its context: each holds it (decision 32) and unregisters
+    // in its own deinit.
+    deinit { container.detach(inbox) }
 
     // MARK: Registry
 

@@ -25,7 +25,5 @@ struct ObjectRegistry {
     /// Every registered object.
     var objects: [ManagedObject] { byEntity.flatMap { $0.values.map { $0.takeUnretainedValue() } } }
 
-    var count: Int { byEntity.reduce(0) { $0 + $1.count } }
-
     mutating func removeAll() { byEntity = [] }
 }
