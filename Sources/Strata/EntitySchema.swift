@@ -1,4 +1,5 @@
 import Foundation
+import Observation
 import StrataRecords
 import Synchronization
 
@@ -26,6 +27,7 @@ final class EntitySchema: @unchecked Sendable {
         }
         var isToMany: Bool { if case .toMany = kind { return true } else { return false } }
         var isDerived: Bool { if case .derived = kind { return true } else { return false } }
+        var isTransient: Bool { if case .attribute(let a) = kind { return a.isTransient } else { return false } }
     }
 
     let objectClass: ManagedObject.Type
@@ -35,6 +37,8 @@ final class EntitySchema: @unchecked Sendable {
     let slotByName: [String: Int]
     /// The values a new object starts with, by slot (defaults, else `null`).
     let initialValues: [Value]
+    /// The slots of transient attributes (modelled, never stored).
+    let transientSlots: [Int]
     let buildError: StrataError?
     /// Inverse names of relationships, by slot, once resolved (resolving a declared key path
     /// makes a probe prototype: not something to repeat per assignment).
@@ -54,6 +58,8 @@ final class EntitySchema: @unchecked Sendable {
             if case .attribute(let a) = p.kind { return a.defaultValue ?? .null }
             return .null
         }
+        self.transientSlots = properties.indices.filter { properties[$0].isTransient }
+        self.observationKeys = properties.map { ManagedObject.observationKeyPath($0.name) }
         self.buildError = error
     }
 
@@ -165,6 +171,70 @@ final class EntitySchema: @unchecked Sendable {
         }
         let back = target.relationships(reaching: objectClass)
         return back.count == 1 ? back[0].name : nil
+    }
+
+    // MARK: Computed properties and dependencies
+
+    /// Computed properties registered so far (by their first evaluation), by name.
+    private let computedByName = Mutex<[String: ComputedInfo]>([:])
+    /// The properties of other classes (and this one) that depend on a property of this
+    /// class, by the name of the property they depend on.
+    private let dependentsByName = Mutex<[String: [Dependent]]>([:])
+    /// Whether anything depends on a property of this class: when not, a change notifies no
+    /// computed property and costs no lookup.
+    let hasDependents = Atomic<Bool>(false)
+    /// What Swift Observation tracks for each stored property, by slot.
+    let observationKeys: [KeyPath<ManagedObject, Int>]
+    /// Swift Observation's registrar for the objects of the class (decision 34).
+    let registrar = ObservationRegistrar()
+
+    func computed(named name: String) -> ComputedInfo? { computedByName.withLock { $0[name] } }
+
+    /// What depends on the property `name` of this class.
+    func dependents(of name: String) -> [Dependent] {
+        guard hasDependents.load(ordering: .acquiring) else { return [] }
+        return dependentsByName.withLock { $0[name] ?? [] }
+    }
+
+    /// Registers the computed property `name` depending on `paths`, and returns it with a
+    /// description of what is wrong with a path (one that goes on past an attribute, or names
+    /// nothing), if anything is. A path's last name may be a computed property not read yet.
+    func registerComputed(_ name: String, isCached: Bool, paths: [[String]]) -> (ComputedInfo, String?) {
+        let info = ComputedInfo(name: name, isCached: isCached, paths: paths)
+        let winner = computedByName.withLock { table -> ComputedInfo? in
+            if let known = table[name] { return known }
+            table[name] = info
+            return nil
+        }
+        if let winner { return (winner, nil) }
+        var problems: [String] = []
+        for path in paths {
+            guard !path.isEmpty else { problems.append("a dependency key path reads no property"); continue }
+            var schema = self
+            var hops: [Dependent.Hop] = []
+            for (i, component) in path.enumerated() {
+                schema.addDependent(Dependent(owner: self, key: name, hops: hops), on: component)
+                if i == path.count - 1 { break }
+                guard let slot = schema.slotByName[component], let r = schema.relationship(at: slot) else {
+                    problems.append("dependency '\(path.joined(separator: "."))': '\(component)' is not a relationship of \(schema.name)")
+                    break
+                }
+                hops.append(Dependent.Hop(schema: schema, relationship: component))
+                schema = EntitySchema.of(r.target)
+            }
+        }
+        return (info, problems.isEmpty ? nil : problems.joined(separator: "; "))
+    }
+
+    private func addDependent(_ dependent: Dependent, on name: String) {
+        dependentsByName.withLock { $0[name, default: []].append(dependent) }
+        hasDependents.store(true, ordering: .releasing)
+    }
+
+    /// The key path Swift Observation tracks for the property (stored or computed) `name`.
+    func observationKey(of name: String) -> KeyPath<ManagedObject, Int>? {
+        if let slot = slotByName[name] { return observationKeys[slot] }
+        return computed(named: name)?.observationKey
     }
 
     // MARK: Key paths

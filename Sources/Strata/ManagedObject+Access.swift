@@ -41,6 +41,7 @@ extension ManagedObject {
     final func _persistentValue(_ slot: Int) -> Value {
         _prepareValues()
         guard slot >= 0, slot < _values.count else { return .null }
+        _trackAccess(entitySchema.observationKeys[slot])
         return _values[slot]
     }
 
@@ -59,8 +60,9 @@ extension ManagedObject {
 
     /// The target of the to-one relationship in `slot`.
     @usableFromInline
-    final func _target(slot: Int) -> ManagedObject? {
+    final func _target(slot: Int, tracking: Bool = true) -> ManagedObject? {
         guard slot >= 0 else { return nil }
+        if tracking { _trackAccess(entitySchema.observationKeys[slot]) }
         if let c = context { return c.target(slot: slot, of: self) }
         return _extras?.detachedToOne[slot]
     }
@@ -78,8 +80,9 @@ extension ManagedObject {
 
     /// The members of the to-many relationship in `slot`.
     @usableFromInline
-    final func _members(slot: Int) -> [ManagedObject] {
+    final func _members(slot: Int, tracking: Bool = true) -> [ManagedObject] {
         guard slot >= 0 else { return [] }
+        if tracking { _trackAccess(entitySchema.observationKeys[slot]) }
         if let c = context { return c.members(slot: slot, of: self) }
         return _extras?.detachedToMany[slot] ?? []
     }

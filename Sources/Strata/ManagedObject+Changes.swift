@@ -20,13 +20,18 @@ extension ManagedObject {
     /// The persistent properties changed since the context last processed its pending changes
     /// (``ModelContext/processPendingChanges()``, a save, a rollback), with their new values:
     /// the changes of the current event. Primitive sets (``setPrimitiveValue(_:forKey:)``) are
-    /// not events. Never fires a fault.
+    /// not events. Computed properties (``ModelObject/computed(_:dependsOn:value:)``,
+    /// ``ModelObject/cached(_:dependsOn:value:)``) whose dependencies changed are named too,
+    /// with nil (their values are computed when read). Never fires a fault.
     public final func changedValuesForCurrentEvent() -> [String: Any] {
-        guard let slots = _extras?.eventChanges, !slots.isEmpty else { return [:] }
+        guard let e = _extras, !e.eventChanges.isEmpty || !e.computedEvents.isEmpty else { return [:] }
         var result: [String: Any] = [:]
-        for slot in slots.sorted() where !entitySchema.properties[slot].isDerived {
+        for slot in e.eventChanges.sorted() where !entitySchema.properties[slot].isDerived {
             result[entitySchema.properties[slot].name] = entryValue(slot: slot)
         }
+        // A computed property whose dependency changed: named, with no value (reading it
+        // here would compute it, or fill the cache the change just dropped).
+        for name in e.computedEvents where result[name] == nil { result[name] = Optional<Any>.none as Any }
         return result
     }
 
@@ -60,8 +65,11 @@ extension ManagedObject {
     }
 
     /// Whether the object's persistent properties differ from its committed values
-    /// (``changedValues()`` is not empty). Never fires a fault.
-    public final var hasPersistentChangedValues: Bool { !changedSlots().isEmpty }
+    /// (``changedValues()`` names a property other than a transient one). Never fires a fault.
+    public final var hasPersistentChangedValues: Bool {
+        let schema = entitySchema
+        return changedSlots().contains { !schema.properties[$0].isTransient }
+    }
 
     /// The identifiers of the objects in the relationship named `name`, with this context's
     /// unsaved changes: read from the store's relationship index, without firing (or
@@ -123,7 +131,7 @@ extension ManagedObject {
                 continue
             case .toMany:
                 if detached || isInserted {
-                    if !_members(slot: slot).isEmpty { slots.append(slot) }
+                    if !_members(slot: slot, tracking: false).isEmpty { slots.append(slot) }
                 } else if _extras?.changedToMany.contains(slot) == true {
                     slots.append(slot)
                 }

@@ -177,6 +177,12 @@ final class ObjectExtras {
     var probe: ProbeRecorder?
     /// To-many members read from the store, by slot (``ModelContext/storeMemberRaws(slot:of:)``).
     var storeMembers: [Int: StoreMembers] = [:]
+    /// Values of cached computed properties, by name.
+    var cache: [String: Any] = [:]
+    /// Computed properties whose dependencies changed since the last `processPendingChanges`.
+    var computedEvents: Set<String> = []
+    /// Property observers (``ModelObject/observe(_:options:changeHandler:)``).
+    var observers: [KeyObserver] = []
 }
 
 /// A to-many's members as one commit of the store holds them.

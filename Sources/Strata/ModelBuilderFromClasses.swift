@@ -43,7 +43,8 @@ struct ModelBuilderFromClasses {
                 switch p.kind {
                 case .attribute(let a):
                     members.append(EntityMember(StrataRecords.Attribute(p.name, a.type, optional: a.isOptional, default: a.defaultValue,
-                                                                       validation: a.validation, renamedFrom: a.renamedFrom)))
+                                                                       transient: a.isTransient, validation: a.validation,
+                                                                       renamedFrom: a.renamedFrom)))
                     if a.options.contains(.unique) { members.append(EntityMember(Unique(p.name))) }
                     if a.options.contains(.indexed) { members.append(EntityMember(FetchIndex(p.name))) }
                 case .derived(let d):

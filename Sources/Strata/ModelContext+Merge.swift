@@ -23,16 +23,20 @@ extension ModelContext {
         }
         // To-many members are read from the store when accessed: no cache to move for links.
         apply(notification.changes)
+        postObjectsDidChange()
     }
 
     /// Takes in the saves waiting for an automatically merging context.
     public func processPendingChanges() {
         processPendingMerges()
-        for o in registry.objects { o._extras?.eventChanges = [] }
+        postObjectsDidChange()
+        for o in registry.objects { o._extras?.eventChanges = []; o._extras?.computedEvents = [] }
     }
 
     func processPendingMerges() {
-        for n in inbox.take() { apply(n.changes) }
+        let saves = inbox.take()
+        for n in saves { apply(n.changes) }
+        if !saves.isEmpty { postObjectsDidChange() }
     }
 
     /// Drops every unsaved change: updated and deleted objects take their snapshots back,
@@ -40,8 +44,15 @@ extension ModelContext {
     public func rollback() {
         for o in Array(updated.values) + Array(deleted.values) {
             o._flags.subtract([.updated, .deleted])
-            if o._snapshot.isEmpty { turnIntoFault(o) } else { o._values = o._snapshot }
-            o._extras?.eventChanges = []
+            if o._snapshot.isEmpty {
+                turnIntoFault(o)
+            } else {
+                var values = o._snapshot
+                for slot in o.entitySchema.transientSlots { values[slot] = o.entitySchema.initialValues[slot] }
+                replaceValues(of: o, with: values)
+                resetTransientValues(of: o)
+            }
+            o._extras?.eventChanges = []; o._extras?.computedEvents = []
             o._extras?.changedToMany = []
             runHook(o) { $0.awake(fromSnapshotEvents: .rollback) }
         }
@@ -56,6 +67,7 @@ extension ModelContext {
         deleted = [:]
         pendingLinks = []
         misuse = []
+        postObjectsDidChange()
     }
 
     /// Forgets every object: registered objects leave the context (they keep the values they
@@ -80,11 +92,16 @@ extension ModelContext {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         guard object.context === self, !object.isInserted, let b = binding(object) else { return }
         let k = key(object, b)
-        if !mergeChanges || !object.hasChanges {
+        // An unchanged object becomes a fault, unless a transient holds a value the fault
+        // would lose: then it reads its row now.
+        let keepsTransients = mergeChanges && !object.isFault && b.schema.transientSlots.contains { slot in
+            slot < object._values.count && !object._values[slot].isIdentical(to: b.schema.initialValues[slot])
+        }
+        if !mergeChanges || !object.hasChanges && !keepsTransients {
             updated.removeValue(forKey: k)
             deleted.removeValue(forKey: k)
             object._flags.subtract([.updated, .deleted])
-            object._extras?.eventChanges = []
+            object._extras?.eventChanges = []; object._extras?.computedEvents = []
             object._extras?.changedToMany = []
             pendingLinks.removeAll { $0.owner === object || $0.member === object }
             turnIntoFault(object)
@@ -109,24 +126,55 @@ extension ModelContext {
         processPendingMerges()
         reading?.close()
         reading = nil
-        for o in registry.objects { refresh(o, mergeChanges: true) }
+        for o in registry.objects {
+            if !o.isFault {
+                resetTransientValues(of: o)
+                // An object changed only in its transients has nothing left to keep.
+                if o._flags.contains(.updated), o.changedSlots().isEmpty, o._extras?.changedToMany.isEmpty ?? true, let b = binding(o) {
+                    o._flags.remove(.updated)
+                    updated.removeValue(forKey: key(o, b))
+                    o._extras?.eventChanges = []
+                }
+            }
+            refresh(o, mergeChanges: true)
+        }
+    }
+
+    /// Puts the object's transient attributes back to their defaults (values and baseline).
+    func resetTransientValues(of o: ManagedObject) {
+        let schema = o.entitySchema
+        for slot in schema.transientSlots {
+            if slot < o._values.count { o._values[slot] = schema.initialValues[slot] }
+            if slot < o._snapshot.count { o._snapshot[slot] = schema.initialValues[slot] }
+        }
     }
 
     /// Gives `object` the store's `fresh` values as its snapshot: an object without unsaved
     /// changes takes them as its values; a changed one keeps its changed stored properties on
     /// top (derived values always come from the store).
     func moveSnapshot(of object: ManagedObject, to fresh: [Value], _ b: EntityBinding) {
+        var snapshot = fresh
         if object.hasChanges && object._values.count == fresh.count {
             var merged = fresh
             for slot in merged.indices where !b.schema.properties[slot].isDerived
                 && (object._snapshot.isEmpty || !object._values[slot].isIdentical(to: object._snapshot[slot])) {
                 merged[slot] = object._values[slot]
             }
-            object._values = merged
+            for slot in b.schema.transientSlots { merged[slot] = object._values[slot] }
+            replaceValues(of: object, with: merged)
+        } else if object._values.count == fresh.count {
+            // Transients are never in a row: they keep their values.
+            var values = fresh
+            for slot in b.schema.transientSlots { values[slot] = object._values[slot] }
+            replaceValues(of: object, with: values)
         } else {
             object._values = fresh
         }
-        object._snapshot = fresh
+        // The transients' baseline stays what it was (it only moves when this context saves).
+        for slot in b.schema.transientSlots {
+            snapshot[slot] = object._snapshot.count == fresh.count ? object._snapshot[slot] : object._values[slot]
+        }
+        object._snapshot = snapshot
     }
 
     /// Registers `object` under the primary key it was just given. A fault registered there
@@ -153,11 +201,23 @@ extension ModelContext {
 
     func turnIntoFault(_ object: ManagedObject) {
         runHook(object) { $0.willTurnIntoFault() }
+        // Observed properties are told (their new values read the row again, when asked).
+        // Observers are told (their new values read the row again, when asked); Swift
+        // Observation hears of every property of a loaded object.
+        let watched = object._extras.map { !$0.observers.isEmpty || !$0.cache.isEmpty } ?? false
+        let loaded = !object._values.isEmpty
+        if watched || loaded { changeBatch.depth += 1 }
+        if watched, let e = object._extras {
+            for name in Set(e.observers.map(\.key)).union(e.cache.keys).sorted() { changeBatch.touch(object, name) }
+        }
+        if loaded { for p in object.entitySchema.properties { changeBatch.touch(object, p.name) } }
         object._values = []
         object._snapshot = []
         object._extras?.faultError = nil
         object._extras?.storeMembers = [:]
+        object._extras?.cache = [:]
         object._flags.insert(.fault)
+        if watched || loaded { endChange() }
         runHook(object) { $0.didTurnIntoFault() }
     }
 

@@ -29,6 +29,9 @@ extension ModelContext {
     }
 
     func setTarget(_ target: ManagedObject?, slot: Int, of object: ManagedObject) {
+        // One change for observers: the to-one, its inverse and the old and new partners.
+        changeBatch.depth += 1
+        defer { endChange() }
         if object.context == nil { insert(object) }
         guard object.context === self else {
             misuse.append(.misuse("\(object.objectID) belongs to another context than its new target"))
@@ -63,6 +66,12 @@ extension ModelContext {
     func markRelationshipChanged(_ object: ManagedObject, slot: Int) {
         guard slot >= 0, !object.isDeleted else { return }
         object._prepareValues()
+        if ChangeBatch.isWatched(object) {
+            // The membership has already changed (it is computed from the other side).
+            changeBatch.depth += 1
+            changeBatch.touch(object, object.entitySchema.properties[slot].name)
+            endChange()
+        }
         object.extras.eventChanges.insert(slot)
         object._extras?.changedToMany.insert(slot)
         guard !object._flags.contains(.inserted), let b = binding(object) else { return }
@@ -154,6 +163,8 @@ extension ModelContext {
     }
 
     func setMembers(_ newMembers: [ManagedObject], slot: Int, of object: ManagedObject) {
+        changeBatch.depth += 1
+        defer { endChange() }
         if object.context == nil { insert(object) }
         guard object.context === self, let b = binding(object), let rel = b.relationships[slot] else {
             misuse.append(.misuse("\(object.objectID) belongs to another context than its new members"))

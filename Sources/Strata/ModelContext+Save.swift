@@ -23,9 +23,22 @@ extension ModelContext {
             throw found.count == 1 ? found[0] : .multipleErrors(found)
         }
         guard hasChanges else { return nil }
+        postObjectsDidChange()
         try runWillSave()
         try validateChanges()
         let saving = (inserted: insertOrder.compactMap { inserted[$0] }, updated: Array(updated.values), deleted: Array(deleted.values))
+        if saving.inserted.isEmpty && saving.deleted.isEmpty && pendingLinks.isEmpty
+            && !saving.updated.contains(where: { $0.hasPersistentChangedValues || $0._extras?.changedToMany.isEmpty == false }) {
+            // Only transient attributes changed: nothing to write (no commit, no sync).
+            updated = [:]
+            for o in saving.updated {
+                o._flags.remove(.updated)
+                o._extras?.eventChanges = []; o._extras?.computedEvents = []
+                keepTransientValues(of: o)
+            }
+            for o in saving.updated { runHook(o) { $0.didSave() } }
+            return nil
+        }
         var conflicts: [MergeConflictRecord] = []
         var storeWins: [(ManagedObject, [Value]?)] = []
         let (pks, changes) = try container.store.writeReportingChanges { tx -> [Int64: Int64] in
@@ -122,6 +135,14 @@ extension ModelContext {
         if !errors.isEmpty { throw StrataError.multipleErrors(errors) }
     }
 
+    /// Makes a saved object's transient values its baseline: saved, they are no longer changes.
+    func keepTransientValues(of o: ManagedObject) {
+        let slots = o.entitySchema.transientSlots
+        guard !slots.isEmpty, !o._values.isEmpty else { return }
+        if o._snapshot.count != o._values.count { o._snapshot = o._values; return }
+        for slot in slots { o._snapshot[slot] = o._values[slot] }
+    }
+
     func bridge(_ p: EntitySchema.Property) -> ValueBridge? {
         switch p.kind {
         case .attribute(let a): return a.bridge
@@ -155,13 +176,15 @@ extension ModelContext {
         updated = [:]
         deleted = [:]
         pendingLinks = []
-        for o in saving.inserted + saving.updated { o._extras?.eventChanges = []; o._extras?.changedToMany = [] }
+        for o in saving.inserted + saving.updated { o._extras?.eventChanges = []; o._extras?.computedEvents = []; o._extras?.changedToMany = [] }
         for (o, stored) in storeWins {
             if let stored { o._values = stored; o._snapshot = stored } else { o._flags.insert(.gone) }
             runHook(o) { $0.awake(fromSnapshotEvents: .mergePolicy) }
         }
         apply(changes, ownSave: wasChanged)
+        for o in saving.inserted + saving.updated { keepTransientValues(of: o) }
         for o in saving.inserted + saving.updated + saving.deleted { runHook(o) { $0.didSave() } }
+        postObjectsDidChange()
         let notification = SaveNotification(changes: changes, container: container)
         container.announce(notification, from: inbox)
         return notification

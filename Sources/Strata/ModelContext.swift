@@ -48,6 +48,12 @@ public final class ModelContext {
     /// when the context reads a newer commit, or resets.
     var prefetchedRows: [Key: [Value]] = [:]
     let inbox = SaveInbox()
+    /// The change in progress: what it touched, told when it ends.
+    let changeBatch = ChangeBatch()
+    /// Objects-did-change observers, and what they have not been told yet.
+    var changeObservers: [(Int, (ObjectsDidChange) -> Void)] = []
+    var nextObserverID = 0
+    var pendingChange = ObjectsDidChange()
 
     struct LinkChange {
         var owner: ManagedObject
@@ -74,6 +80,7 @@ public final class ModelContext {
     /// A context over `container`'s store.
     public init(_ container: ModelContainer) {
         self.container = container
+        changeBatch.context = self
     }
 
     // No registered object outlives its context: each holds it (decision 32) and unregisters
@@ -307,6 +314,7 @@ public final class ModelContext {
         registry[k] = Unmanaged.passUnretained(object)
         inserted[k] = object
         insertOrder.append(k)
+        recordInsert(object)
         runHook(object) { $0.awakeFromInsert() }
         if let extras = object._extras {
             let toOne = extras.detachedToOne
@@ -327,6 +335,7 @@ public final class ModelContext {
         let k = key(object, b)
         if object._flags.contains(.deleted) { return }
         runHook(object) { $0.prepareForDeletion() }
+        recordDelete(object)
         if object._flags.contains(.inserted) {
             inserted.removeValue(forKey: k)
             insertOrder.removeAll { $0 == k }
@@ -360,8 +369,55 @@ public final class ModelContext {
             return
         }
         if object._values[slot].isIdentical(to: value) { return }
+        if !isEvent, object._flags.contains(.inHook), object.entitySchema.properties[slot].isTransient {
+            // A primitive set of a transient in an awake hook sets its starting value: a
+            // baseline, not a change (Core Data's contract for awakeFromFetch).
+            object._values[slot] = value
+            if slot < object._snapshot.count { object._snapshot[slot] = value }
+            return
+        }
+        guard ChangeBatch.isWatched(object) else {
+            let schema = object.entitySchema
+            schema.registrar.willSet(object, keyPath: schema.observationKeys[slot])
+            object._values[slot] = value
+            markUpdated(object, slot: slot, isEvent: isEvent)
+            schema.registrar.didSet(object, keyPath: schema.observationKeys[slot])
+            return
+        }
+        changeBatch.depth += 1
+        changeBatch.touch(object, object.entitySchema.properties[slot].name)
         object._values[slot] = value
         markUpdated(object, slot: slot, isEvent: isEvent)
+        endChange()
+    }
+
+    /// Ends a change begun with `changeBatch.depth += 1`: the outermost one tells.
+    func endChange() {
+        changeBatch.depth -= 1
+        if changeBatch.depth == 0 { changeBatch.flush() }
+    }
+
+    /// Replaces an object's values as a whole (a merge, a rollback), telling what changed.
+    func replaceValues(of object: ManagedObject, with values: [Value]) {
+        guard object._values.count == values.count else {
+            object._values = values
+            return
+        }
+        guard ChangeBatch.isWatched(object) else {
+            let schema = object.entitySchema
+            let changed = values.indices.filter { !object._values[$0].isIdentical(to: values[$0]) }
+            for slot in changed { schema.registrar.willSet(object, keyPath: schema.observationKeys[slot]) }
+            object._values = values
+            for slot in changed { schema.registrar.didSet(object, keyPath: schema.observationKeys[slot]) }
+            return
+        }
+        changeBatch.depth += 1
+        let properties = object.entitySchema.properties
+        for slot in values.indices where !object._values[slot].isIdentical(to: values[slot]) {
+            changeBatch.touch(object, properties[slot].name)
+        }
+        object._values = values
+        endChange()
     }
 
     func markUpdated(_ object: ManagedObject, slot: Int, isEvent: Bool = true) {

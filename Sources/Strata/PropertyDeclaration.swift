@@ -32,6 +32,8 @@ struct AttributeDeclaration {
     var defaultValue: Value?
     var validation: [ValidationRule]
     var renamedFrom: String?
+    /// Modelled, never stored (``Transient``).
+    var isTransient = false
 }
 
 struct RelationshipDeclaration {

@@ -111,7 +111,7 @@ extension ManagedObject {
 
     /// The persistent property names `keyPath` reads, in order (`\Item.list?.name`: `list`,
     /// `name`), found by reading it on a probe prototype.
-    static func probePath<Root: ManagedObject, V>(of keyPath: KeyPath<Root, V>) -> [String] {
+    static func probePath<Root: ManagedObject>(of keyPath: PartialKeyPath<Root>) -> [String] {
         let recorder = ProbeRecorder()
         _ = makeProbe(Root.self, recorder)[keyPath: keyPath]
         return recorder.names
@@ -136,7 +136,7 @@ extension ManagedObject {
     @usableFromInline @discardableResult
     final func recordProbe(_ storage: AnyKeyPath) -> ProbeRecorder? {
         let recorder = _extras?.probe
-        if let name = EntitySchema.propertyName(ofStorage: storage) { recorder?.names.append(name) }
+        if let recorder, recorder.muted == 0, let name = EntitySchema.propertyName(ofStorage: storage) { recorder.names.append(name) }
         return recorder
     }
 }
@@ -145,4 +145,6 @@ extension ManagedObject {
 @usableFromInline
 final class ProbeRecorder {
     var names: [String] = []
+    /// Above 0 while a computed property's body runs on the probe (its reads are not the path's).
+    var muted = 0
 }

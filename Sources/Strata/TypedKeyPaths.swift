@@ -41,7 +41,7 @@ enum KeyPathNames {
 
     private static let cache = Mutex<[Entry: [String]]>([:])
 
-    static func names<Root: ManagedObject, V>(of keyPath: KeyPath<Root, V>) -> [String] {
+    static func names<Root: ManagedObject>(of keyPath: PartialKeyPath<Root>) -> [String] {
         let entry = Entry(keyPath: keyPath)
         if let hit = cache.withLock({ $0[entry] }) { return hit }
         let names = ManagedObject.probePath(of: keyPath)

@@ -1,0 +1,234 @@
+import Observation
+import StrataRecords
+
+// Observation of single properties: key-value observers with old and new values, and Swift
+// Observation (`withObservationTracking`, SwiftUI). Both are driven by one path: a change of a
+// property "touches" it — and, through the dependency index, every computed property that
+// depends on it, on this object or on objects related to it — before the value moves; the
+// touched properties are told once the outermost change is over (a setter, a relationship
+// change with its inverses, a `coalescingChanges` block, a merge, a rollback).
+
+/// Options of ``ModelObject/observe(_:options:changeHandler:)``.
+public struct ObservingOptions: OptionSet, Sendable {
+    public let rawValue: UInt8
+    /// Creates options from their raw bits.
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// Tell the handler once at once, with the current value (kind `.initial`).
+    public static let initial = ObservingOptions(rawValue: 1)
+    /// Tell the handler before a change too (kind `.willChange`, with the old value).
+    public static let prior = ObservingOptions(rawValue: 2)
+}
+
+/// When a property observer is told.
+public enum ObservedChangeKind: Sendable, Equatable {
+    /// At registration, with ``ObservingOptions/initial``.
+    case initial
+    /// Before a change, with ``ObservingOptions/prior``: `oldValue` only.
+    case willChange
+    /// After a change: both values.
+    case didChange
+}
+
+/// One notification of a property observer.
+public struct ObservedChange<Value> {
+    /// When the observer is told.
+    public let kind: ObservedChangeKind
+    /// The value the observer last saw (nil for `.initial`).
+    public let oldValue: Value?
+    /// The value now (nil for `.willChange`).
+    public let newValue: Value?
+}
+
+/// Keeps an observation alive: it ends when the token is cancelled or released.
+public final class ObservationToken {
+    private var onCancel: (() -> Void)?
+
+    init(_ onCancel: @escaping () -> Void) { self.onCancel = onCancel }
+
+    /// Ends the observation (once; later calls do nothing).
+    public func cancel() {
+        let c = onCancel
+        onCancel = nil
+        c?()
+    }
+
+    deinit { cancel() }
+}
+
+extension ModelObject where Self: ManagedObject {
+    /// Calls `changeHandler` when the property `keyPath` reads changes: a stored, transient,
+    /// derived or relationship property, or a computed one (told when any of its dependencies
+    /// changes, through relationships too). Changes come from this object's setters, from
+    /// relationships changed on the other side, from merges of other contexts' saves, from
+    /// a save that moved derived values, from rollbacks and refreshes. Several changes made in
+    /// one ``coalescingChanges(_:)`` block are one notification. For a property of an
+    /// `Equatable` type, a change that leaves the value equal is not told.
+    ///
+    /// Reading the value fires the object's fault. The observation lasts until the token is
+    /// cancelled or released. Throws `StrataError.invalidArgument` when `keyPath` is not one
+    /// property of the class (a path through a relationship, a plain Swift property).
+    public func observe<V>(_ keyPath: KeyPath<Self, V>, options: ObservingOptions = [],
+                           changeHandler: @escaping (Self, ObservedChange<V>) -> Void) throws -> ObservationToken {
+        let names = KeyPathNames.names(of: keyPath)
+        let current = self[keyPath: keyPath]  // registers a computed property on first read
+        guard names.count == 1, entitySchema.slotByName[names[0]] != nil || entitySchema.computed(named: names[0]) != nil else {
+            throw StrataError.invalidArgument("\(keyPath) is not one property of \(entitySchema.name) "
+                + "(observe a stored, transient, derived or relationship property, or a computed one declared with computed(dependsOn:) or cached(dependsOn:))")
+        }
+        let observer = KeyObserver(key: names[0], options: options, last: current,
+                                   evaluate: { ($0 as! Self)[keyPath: keyPath] },
+                                   deliver: { object, kind, old, new in
+                                       changeHandler(object as! Self, ObservedChange(kind: kind, oldValue: old as? V, newValue: new as? V))
+                                   })
+        extras.observers.append(observer)
+        if options.contains(.initial) { changeHandler(self, ObservedChange(kind: .initial, oldValue: nil, newValue: current)) }
+        return ObservationToken { [weak self] in
+            observer.isCancelled = true
+            self?._extras?.observers.removeAll { $0 === observer }
+        }
+    }
+}
+
+/// A property observer, its type erased.
+final class KeyObserver {
+    let key: String
+    let options: ObservingOptions
+    /// The value last told (or read at registration).
+    var last: Any
+    let evaluate: (ManagedObject) -> Any
+    let deliver: (ManagedObject, ObservedChangeKind, Any?, Any?) -> Void
+    var isCancelled = false
+
+    init(key: String, options: ObservingOptions, last: Any, evaluate: @escaping (ManagedObject) -> Any,
+         deliver: @escaping (ManagedObject, ObservedChangeKind, Any?, Any?) -> Void) {
+        self.key = key
+        self.options = options
+        self.last = last
+        self.evaluate = evaluate
+        self.deliver = deliver
+    }
+
+    func willChange(_ object: ManagedObject) {
+        if options.contains(.prior), !isCancelled { deliver(object, .willChange, last, nil) }
+    }
+
+    func didChange(_ object: ManagedObject) {
+        guard !isCancelled else { return }
+        let new = evaluate(object)
+        let old = last
+        last = new
+        if let e = old as? any Equatable, Self.equal(e, new) { return }
+        deliver(object, .didChange, old, new)
+    }
+
+    private static func equal<T: Equatable>(_ a: T, _ b: Any) -> Bool { (b as? T) == a }
+}
+
+/// The properties touched by the change in progress, told when it is over.
+final class ChangeBatch {
+    /// Nesting of changes in progress: the outermost one tells.
+    var depth = 0
+    private var touched: [(ManagedObject, String)] = []
+    private var seen: Set<Touch> = []
+    /// Where objects-did-change notifications collect (the context owning the batch).
+    unowned(unsafe) var context: ModelContext?
+
+    private struct Touch: Hashable {
+        let object: ObjectIdentifier
+        let key: String
+    }
+
+    /// Whether a change of `object` has anyone to tell besides Swift Observation (which every
+    /// change tells): its observers or caches, a computed property depending on its class,
+    /// its context's observers.
+    @inline(__always)
+    static func isWatched(_ object: ManagedObject) -> Bool {
+        if let e = object._extras, !e.observers.isEmpty || !e.cache.isEmpty { return true }
+        if object.entitySchema.hasDependents.load(ordering: .relaxed) { return true }
+        return object._context?.hasChangeObservers ?? false
+    }
+
+    /// The property `key` of `object` is about to change (or just did, for a to-many changed
+    /// through its inverse): computed properties depending on it are touched too, their
+    /// cached values dropped.
+    func touch(_ object: ManagedObject, _ key: String) {
+        guard seen.insert(Touch(object: ObjectIdentifier(object), key: key)).inserted else { return }
+        touched.append((object, key))
+        let schema = object.entitySchema
+        if let e = object._extras {
+            if schema.slotByName[key] == nil {
+                e.cache[key] = nil
+                if object.context != nil { e.computedEvents.insert(key) }
+            }
+            for o in e.observers where o.key == key { o.willChange(object) }
+        } else if schema.slotByName[key] == nil, object.context != nil {
+            object.extras.computedEvents.insert(key)
+        }
+        if let kp = schema.observationKey(of: key) { schema.registrar.willSet(object, keyPath: kp) }
+        for dependent in schema.dependents(of: key) {
+            for owner in Self.owners(from: object, through: dependent.hops) { touch(owner, dependent.key) }
+        }
+    }
+
+    /// Tells what was touched: observers, Swift Observation, the context's change record.
+    func flush() {
+        while !touched.isEmpty {
+            let list = touched
+            touched = []
+            seen = []
+            for (object, key) in list {
+                if let e = object._extras {
+                    for o in e.observers where o.key == key { o.didChange(object) }
+                }
+                let schema = object.entitySchema
+                if let kp = schema.observationKey(of: key) { schema.registrar.didSet(object, keyPath: kp) }
+                context?.recordChange(of: object, key: key)
+            }
+        }
+    }
+
+    /// The objects that reach `object` through `hops` (relationships from the owner's class
+    /// to `object`'s), found by walking their inverses back.
+    static func owners(from object: ManagedObject, through hops: [Dependent.Hop]) -> [ManagedObject] {
+        var current = [object]
+        for hop in hops.reversed() {
+            guard let slot = hop.schema.slotByName[hop.relationship], let inverse = hop.schema.inverseName(ofSlot: slot) else { return [] }
+            var next: [ManagedObject] = []
+            for o in current {
+                guard let i = o.entitySchema.slotByName[inverse] else { continue }
+                if o.entitySchema.properties[i].isToMany {
+                    next += o._members(slot: i, tracking: false)
+                } else if let t = o._target(slot: i, tracking: false) {
+                    next.append(t)
+                }
+            }
+            current = next
+        }
+        return current
+    }
+}
+
+// MARK: Swift Observation
+
+extension ManagedObject: Observable {}
+
+extension ManagedObject {
+    /// What Swift Observation tracks for the property `name`: a key path of its own, since
+    /// stored properties are reached through their wrappers and computed ones may live in
+    /// extensions.
+    static func observationKeyPath(_ name: String) -> KeyPath<ManagedObject, Int> {
+        \ManagedObject.[_observationKey: name]
+    }
+
+    /// Not a property: the subscript `observationKeyPath(_:)` names.
+    final subscript(_observationKey name: String) -> Int { 0 }
+
+    /// Tells Swift Observation the property behind `key` was read. One registrar per class
+    /// (decision 34): an object of its own would cost four allocations per loaded object
+    /// (35% of a fetch that reads every object); a tracked read may then also be woken by the
+    /// same property of another object of the class (never missed, sometimes extra).
+    @usableFromInline
+    final func _trackAccess(_ key: KeyPath<ManagedObject, Int>) {
+        entitySchema.registrar.access(self, keyPath: key)
+    }
+}

@@ -1,0 +1,56 @@
+import StrataRecords
+
+/// A transient attribute of a ``ManagedObject`` subclass: modelled, never stored.
+///
+/// ```swift
+/// @Transient var isSelected: Bool            // starts false (the type's default)
+/// @Transient(default: "draft") var mode: String
+/// @Transient var note: String?               // starts nil
+/// ```
+///
+/// Setting one makes the object (and its context) changed: ``ManagedObject/changedValues()``
+/// names it, ``ManagedObject/hasPersistentChangedValues`` does not, and a save writes nothing
+/// for it. It keeps its value through saves, merges and `refresh(_:mergeChanges: true)`; it
+/// goes back to its default on `refresh(_:mergeChanges: false)`, when the object turns into a
+/// fault, on ``ModelContext/rollback()`` and on ``ModelContext/refreshAllObjects()``. An awake
+/// hook may set a starting value with ``ManagedObject/setPrimitiveValue(_:forKey:)``: there it
+/// is a baseline, not a change. A store predicate that names it fails
+/// (`StrataError.invalidFetch`); an in-memory filter may use it.
+@propertyWrapper
+public struct Transient<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachingWrapper {
+    @usableFromInline var slotCache: UInt8 = 0
+
+    /// Declares the transient attribute; `default` is its value in a new or reset object
+    /// (else nil for an optional type, and the type's zero value, `""`, `false`… otherwise).
+    public init(default defaultValue: Value? = nil) {
+        SchemaCapture.record(.attribute(AttributeDeclaration(
+            bridge: ValueBridge(Value.self), type: Value.attributeType, isOptional: Value.isOptional, options: [],
+            defaultValue: defaultValue?.storedValue ?? (Value.isOptional ? nil : Value.placeholder.storedValue),
+            validation: [], renamedFrom: nil, isTransient: true)))
+    }
+
+    /// Reads and writes the transient attribute of `object`.
+    @inlinable
+    public static subscript<Object: ManagedObject>(
+        _enclosingInstance object: Object,
+        wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
+    ) -> Value {
+        get {
+            if object._isProbe { _ = object.recordProbe(storageKeyPath); return Value.placeholder }
+            let slot = object._slot(storageKeyPath)
+            return Value(storedValue: object._persistentValue(slot)) ?? Value.placeholder
+        }
+        set {
+            let slot = object._slot(storageKeyPath)
+            object._setPersistentValue(newValue.storedValue, slot: slot)
+        }
+    }
+
+    /// Not available: the property is read through its object.
+    @available(*, unavailable, message: "@Transient properties belong to ManagedObject subclasses")
+    public var wrappedValue: Value {
+        get { fatalError("unreachable") }
+        set { fatalError("unreachable") }
+    }
+}
