@@ -53,8 +53,8 @@ extension ManagedObject {
             c.setValue(value, slot: slot, of: self)
         } else {
             _prepareValues()
-            guard slot < _values.count else { return }
-            _values[slot] = value
+            guard slot < _values.count, !_values[slot].isIdentical(to: value) else { return }
+            _setDetachedValue(value, slot: slot)
         }
     }
 
@@ -96,5 +96,22 @@ extension ManagedObject {
         } else {
             ModelContext.setDetachedMembers(members, slot: slot, of: self)
         }
+    }
+
+    /// Sets a value of an object in no context, telling observers and dropping caches.
+    final func _setDetachedValue(_ value: Value, slot: Int) {
+        let schema = entitySchema
+        guard ChangeBatch.isWatched(self) else {
+            schema.registrar.willSet(self, keyPath: schema.observationKeys[slot])
+            _values[slot] = value
+            schema.registrar.didSet(self, keyPath: schema.observationKeys[slot])
+            return
+        }
+        let batch = ChangeBatch()
+        batch.depth = 1
+        batch.touch(self, schema.properties[slot].name)
+        _values[slot] = value
+        batch.depth = 0
+        batch.flush()
     }
 }

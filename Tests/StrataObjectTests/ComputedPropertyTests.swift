@@ -64,6 +64,18 @@ import Testing
         }
     }
 
+    @Test func objectsInNoContextDropCachesAndTellObservers() throws {
+        let place = Place()
+        place.latitude = 1
+        #expect(place.coreLocation.latitude == 1 && place.builds == 1)
+        var seen: [Double] = []
+        let token = try place.observe(\.latitude) { _, change in seen.append(change.newValue ?? -1) }
+        place.latitude = 2
+        #expect(place.coreLocation.latitude == 2 && place.builds == 2)
+        #expect(seen == [2])
+        _ = token
+    }
+
     @Test func dependenciesThroughToOneAndToMany() throws {
         try withContainer(for: [Person.self, Team.self]) { container in
             let context = ModelContext(container)
