@@ -36,15 +36,8 @@ public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper, SlotCac
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        get {
-            if object._isProbe { _ = object.recordProbe(storageKeyPath); return Value.placeholder }
-            let slot = object._slot(storageKeyPath)
-            return Value(storedValue: object._persistentValue(slot)) ?? Value.placeholder
-        }
-        set {
-            let slot = object._slot(storageKeyPath)
-            object._setPersistentValue(newValue.storedValue, slot: slot)
-        }
+        get { object._attributeValue(storageKeyPath, as: Value.self) }
+        set { object._setAttributeValue(newValue, storageKeyPath) }
     }
 
     /// Not available: the property is read through its object.
@@ -82,9 +75,7 @@ public struct Derived<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachi
         wrapped wrappedKeyPath: KeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        if object._isProbe { _ = object.recordProbe(storageKeyPath); return Value.placeholder }
-        let slot = object._slot(storageKeyPath)
-        return Value(storedValue: object._persistentValue(slot)) ?? Value.placeholder
+        object._attributeValue(storageKeyPath, as: Value.self)
     }
 
     /// Not available: the property is read through its object.

@@ -27,6 +27,24 @@ extension ManagedObject {
         return slot
     }
 
+    /// What an attribute wrapper's getter returns (`@Attribute`, `@Transient`, `@Derived`): on
+    /// a probe prototype, a placeholder after recording the read.
+    @inlinable @inline(__always)
+    final func _attributeValue<Object: ManagedObject, W: SlotCachingWrapper, V: PersistentValue>(
+        _ storage: ReferenceWritableKeyPath<Object, W>, as type: V.Type
+    ) -> V {
+        if _isProbe { recordProbe(storage); return V.placeholder }
+        return V(storedValue: _persistentValue(_slot(storage))) ?? V.placeholder
+    }
+
+    /// What an attribute wrapper's setter does.
+    @inlinable @inline(__always)
+    final func _setAttributeValue<Object: ManagedObject, W: SlotCachingWrapper, V: PersistentValue>(
+        _ value: V, _ storage: ReferenceWritableKeyPath<Object, W>
+    ) {
+        _setPersistentValue(value.storedValue, slot: _slot(storage))
+    }
+
     /// Loads the values if the object is a fault, or gives a new object its initial values.
     @inline(__always)
     final func _prepareValues() {
@@ -54,7 +72,7 @@ extension ManagedObject {
         } else {
             _prepareValues()
             guard slot < _values.count, !_values[slot].isIdentical(to: value) else { return }
-            _setDetachedValue(value, slot: slot)
+            ChangeBatch.set(value, slot: slot, of: self, in: nil)
         }
     }
 
@@ -96,22 +114,5 @@ extension ManagedObject {
         } else {
             ModelContext.setDetachedMembers(members, slot: slot, of: self)
         }
-    }
-
-    /// Sets a value of an object in no context, telling observers and dropping caches.
-    final func _setDetachedValue(_ value: Value, slot: Int) {
-        let schema = entitySchema
-        guard ChangeBatch.isWatched(self) else {
-            schema.registrar.willSet(self, keyPath: schema.observationKeys[slot])
-            _values[slot] = value
-            schema.registrar.didSet(self, keyPath: schema.observationKeys[slot])
-            return
-        }
-        let batch = ChangeBatch()
-        batch.depth = 1
-        batch.touch(self, schema.properties[slot].name)
-        _values[slot] = value
-        batch.depth = 0
-        batch.flush()
     }
 }

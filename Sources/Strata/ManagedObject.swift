@@ -183,6 +183,12 @@ final class ObjectExtras {
     var computedEvents: Set<String> = []
     /// Property observers (``ModelObject/observe(_:options:changeHandler:)``).
     var observers: [KeyObserver] = []
+
+    /// Ends the current event: ``ManagedObject/changedValuesForCurrentEvent()`` is empty again.
+    func clearEvents() {
+        eventChanges = []
+        computedEvents = []
+    }
 }
 
 /// A to-many's members as one commit of the store holds them.

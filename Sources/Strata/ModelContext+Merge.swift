@@ -30,7 +30,7 @@ extension ModelContext {
     public func processPendingChanges() {
         processPendingMerges()
         postObjectsDidChange()
-        for o in registry.objects { o._extras?.eventChanges = []; o._extras?.computedEvents = [] }
+        for o in registry.objects { o._extras?.clearEvents() }
     }
 
     func processPendingMerges() {
@@ -49,10 +49,10 @@ extension ModelContext {
             } else {
                 var values = o._snapshot
                 for slot in o.entitySchema.transientSlots { values[slot] = o.entitySchema.initialValues[slot] }
-                replaceValues(of: o, with: values)
+                ChangeBatch.replace(values, of: o, in: changeBatch)
                 resetTransientValues(of: o)
             }
-            o._extras?.eventChanges = []; o._extras?.computedEvents = []
+            o._extras?.clearEvents()
             o._extras?.changedToMany = []
             runHook(o) { $0.awake(fromSnapshotEvents: .rollback) }
         }
@@ -101,7 +101,7 @@ extension ModelContext {
             updated.removeValue(forKey: k)
             deleted.removeValue(forKey: k)
             object._flags.subtract([.updated, .deleted])
-            object._extras?.eventChanges = []; object._extras?.computedEvents = []
+            object._extras?.clearEvents()
             object._extras?.changedToMany = []
             pendingLinks.removeAll { $0.owner === object || $0.member === object }
             turnIntoFault(object)
@@ -154,19 +154,17 @@ extension ModelContext {
     /// top (derived values always come from the store).
     func moveSnapshot(of object: ManagedObject, to fresh: [Value], _ b: EntityBinding) {
         var snapshot = fresh
-        if object.hasChanges && object._values.count == fresh.count {
-            var merged = fresh
-            for slot in merged.indices where !b.schema.properties[slot].isDerived
-                && (object._snapshot.isEmpty || !object._values[slot].isIdentical(to: object._snapshot[slot])) {
-                merged[slot] = object._values[slot]
-            }
-            for slot in b.schema.transientSlots { merged[slot] = object._values[slot] }
-            replaceValues(of: object, with: merged)
-        } else if object._values.count == fresh.count {
-            // Transients are never in a row: they keep their values.
+        if object._values.count == fresh.count {
             var values = fresh
+            if object.hasChanges {
+                for slot in values.indices where !b.schema.properties[slot].isDerived
+                    && (object._snapshot.isEmpty || !object._values[slot].isIdentical(to: object._snapshot[slot])) {
+                    values[slot] = object._values[slot]
+                }
+            }
+            // Transients are never in a row: they keep their values.
             for slot in b.schema.transientSlots { values[slot] = object._values[slot] }
-            replaceValues(of: object, with: values)
+            ChangeBatch.replace(values, of: object, in: changeBatch)
         } else {
             object._values = fresh
         }
@@ -201,7 +199,6 @@ extension ModelContext {
 
     func turnIntoFault(_ object: ManagedObject) {
         runHook(object) { $0.willTurnIntoFault() }
-        // Observed properties are told (their new values read the row again, when asked).
         // Observers are told (their new values read the row again, when asked); Swift
         // Observation hears of every property of a loaded object.
         let watched = object._extras.map { !$0.observers.isEmpty || !$0.cache.isEmpty } ?? false
@@ -217,7 +214,7 @@ extension ModelContext {
         object._extras?.storeMembers = [:]
         object._extras?.cache = [:]
         object._flags.insert(.fault)
-        if watched || loaded { endChange() }
+        if watched || loaded { changeBatch.end() }
         runHook(object) { $0.didTurnIntoFault() }
     }
 

@@ -31,7 +31,7 @@ extension ModelContext {
     func setTarget(_ target: ManagedObject?, slot: Int, of object: ManagedObject) {
         // One change for observers: the to-one, its inverse and the old and new partners.
         changeBatch.depth += 1
-        defer { endChange() }
+        defer { changeBatch.end() }
         if object.context == nil { insert(object) }
         guard object.context === self else {
             misuse.append(.misuse("\(object.objectID) belongs to another context than its new target"))
@@ -70,7 +70,7 @@ extension ModelContext {
             // The membership has already changed (it is computed from the other side).
             changeBatch.depth += 1
             changeBatch.touch(object, object.entitySchema.properties[slot].name)
-            endChange()
+            changeBatch.end()
         }
         object.extras.eventChanges.insert(slot)
         object._extras?.changedToMany.insert(slot)
@@ -164,7 +164,7 @@ extension ModelContext {
 
     func setMembers(_ newMembers: [ManagedObject], slot: Int, of object: ManagedObject) {
         changeBatch.depth += 1
-        defer { endChange() }
+        defer { changeBatch.end() }
         if object.context == nil { insert(object) }
         guard object.context === self, let b = binding(object), let rel = b.relationships[slot] else {
             misuse.append(.misuse("\(object.objectID) belongs to another context than its new members"))

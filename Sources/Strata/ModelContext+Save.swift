@@ -33,7 +33,7 @@ extension ModelContext {
             updated = [:]
             for o in saving.updated {
                 o._flags.remove(.updated)
-                o._extras?.eventChanges = []; o._extras?.computedEvents = []
+                o._extras?.clearEvents()
                 keepTransientValues(of: o)
             }
             for o in saving.updated { runHook(o) { $0.didSave() } }
@@ -176,7 +176,7 @@ extension ModelContext {
         updated = [:]
         deleted = [:]
         pendingLinks = []
-        for o in saving.inserted + saving.updated { o._extras?.eventChanges = []; o._extras?.computedEvents = []; o._extras?.changedToMany = [] }
+        for o in saving.inserted + saving.updated { o._extras?.clearEvents(); o._extras?.changedToMany = [] }
         for (o, stored) in storeWins {
             if let stored { o._values = stored; o._snapshot = stored } else { o._flags.insert(.gone) }
             runHook(o) { $0.awake(fromSnapshotEvents: .mergePolicy) }

@@ -376,48 +376,7 @@ public final class ModelContext {
             if slot < object._snapshot.count { object._snapshot[slot] = value }
             return
         }
-        guard ChangeBatch.isWatched(object) else {
-            let schema = object.entitySchema
-            schema.registrar.willSet(object, keyPath: schema.observationKeys[slot])
-            object._values[slot] = value
-            markUpdated(object, slot: slot, isEvent: isEvent)
-            schema.registrar.didSet(object, keyPath: schema.observationKeys[slot])
-            return
-        }
-        changeBatch.depth += 1
-        changeBatch.touch(object, object.entitySchema.properties[slot].name)
-        object._values[slot] = value
-        markUpdated(object, slot: slot, isEvent: isEvent)
-        endChange()
-    }
-
-    /// Ends a change begun with `changeBatch.depth += 1`: the outermost one tells.
-    func endChange() {
-        changeBatch.depth -= 1
-        if changeBatch.depth == 0 { changeBatch.flush() }
-    }
-
-    /// Replaces an object's values as a whole (a merge, a rollback), telling what changed.
-    func replaceValues(of object: ManagedObject, with values: [Value]) {
-        guard object._values.count == values.count else {
-            object._values = values
-            return
-        }
-        guard ChangeBatch.isWatched(object) else {
-            let schema = object.entitySchema
-            let changed = values.indices.filter { !object._values[$0].isIdentical(to: values[$0]) }
-            for slot in changed { schema.registrar.willSet(object, keyPath: schema.observationKeys[slot]) }
-            object._values = values
-            for slot in changed { schema.registrar.didSet(object, keyPath: schema.observationKeys[slot]) }
-            return
-        }
-        changeBatch.depth += 1
-        let properties = object.entitySchema.properties
-        for slot in values.indices where !object._values[slot].isIdentical(to: values[slot]) {
-            changeBatch.touch(object, properties[slot].name)
-        }
-        object._values = values
-        endChange()
+        ChangeBatch.set(value, slot: slot, of: object, in: changeBatch) { markUpdated(object, slot: slot, isEvent: isEvent) }
     }
 
     func markUpdated(_ object: ManagedObject, slot: Int, isEvent: Bool = true) {

@@ -155,19 +155,63 @@ final class ChangeBatch {
         guard seen.insert(Touch(object: ObjectIdentifier(object), key: key)).inserted else { return }
         touched.append((object, key))
         let schema = object.entitySchema
-        if let e = object._extras {
-            if schema.slotByName[key] == nil {
-                e.cache[key] = nil
-                if object.context != nil { e.computedEvents.insert(key) }
-            }
-            for o in e.observers where o.key == key { o.willChange(object) }
-        } else if schema.slotByName[key] == nil, object.context != nil {
-            object.extras.computedEvents.insert(key)
+        if schema.slotByName[key] == nil {  // a computed property
+            object._extras?.cache[key] = nil
+            if object.context != nil { object.extras.computedEvents.insert(key) }
         }
+        for o in object._extras?.observers ?? [] where o.key == key { o.willChange(object) }
         if let kp = schema.observationKey(of: key) { schema.registrar.willSet(object, keyPath: kp) }
         for dependent in schema.dependents(of: key) {
             for owner in Self.owners(from: object, through: dependent.hops) { touch(owner, dependent.key) }
         }
+    }
+
+    /// Sets `object`'s value in `slot` (an object of `batch`'s context, or of none: nil),
+    /// telling Swift Observation and, when the object is watched, the rest once the outermost
+    /// change ends. `didSet` runs right after the value moved (the context records the change).
+    @inline(__always)
+    static func set(_ value: Value, slot: Int, of object: ManagedObject, in batch: ChangeBatch?, didSet: () -> Void = {}) {
+        let schema = object.entitySchema
+        guard isWatched(object) else {
+            schema.registrar.willSet(object, keyPath: schema.observationKeys[slot])
+            object._values[slot] = value
+            didSet()
+            schema.registrar.didSet(object, keyPath: schema.observationKeys[slot])
+            return
+        }
+        let batch = batch ?? ChangeBatch()
+        batch.depth += 1
+        batch.touch(object, schema.properties[slot].name)
+        object._values[slot] = value
+        didSet()
+        batch.end()
+    }
+
+    /// Replaces `object`'s values as a whole (a merge, a rollback: `values` has one per
+    /// slot), telling what changed as ``set(_:slot:of:in:didSet:)`` does.
+    static func replace(_ values: [Value], of object: ManagedObject, in batch: ChangeBatch) {
+        guard object._values.count == values.count else {
+            object._values = values
+            return
+        }
+        let schema = object.entitySchema
+        let changed = values.indices.filter { !object._values[$0].isIdentical(to: values[$0]) }
+        guard isWatched(object) else {
+            for slot in changed { schema.registrar.willSet(object, keyPath: schema.observationKeys[slot]) }
+            object._values = values
+            for slot in changed { schema.registrar.didSet(object, keyPath: schema.observationKeys[slot]) }
+            return
+        }
+        batch.depth += 1
+        for slot in changed { batch.touch(object, schema.properties[slot].name) }
+        object._values = values
+        batch.end()
+    }
+
+    /// Ends a change begun with `depth += 1`: the outermost one tells.
+    func end() {
+        depth -= 1
+        if depth == 0 { flush() }
     }
 
     /// Tells what was touched: observers, Swift Observation, the context's change record.
