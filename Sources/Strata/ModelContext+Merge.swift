@@ -7,8 +7,17 @@ extension ModelContext {
     /// ``processPendingChanges()`` (in its own isolation domain), refreshing unchanged objects
     /// and re-applying local changes on top of changed ones.
     public var automaticallyMergesChangesFromStore: Bool {
-        get { container.isAttached(inbox) }
-        set { if newValue { container.attach(inbox) } else { container.detach(inbox) } }
+        get { mergesAutomatically }
+        set {
+            mergesAutomatically = newValue
+            updateMergeAttachment()
+        }
+    }
+
+    /// Other contexts' saves come to the inbox when the context merges automatically, and
+    /// while a change sequence of it lives (its objects must show what the sequence yields for).
+    func updateMergeAttachment() {
+        if mergesAutomatically || liveChangeSequences > 0 { container.attach(inbox) } else { container.detach(inbox) }
     }
 
     /// Merges another context's save: registered objects take the saved values (derived ones

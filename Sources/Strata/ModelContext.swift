@@ -48,6 +48,10 @@ public final class ModelContext {
     /// when the context reads a newer commit, or resets.
     var prefetchedRows: [Key: [Value]] = [:]
     let inbox = SaveInbox()
+    /// ``automaticallyMergesChangesFromStore``'s value.
+    var mergesAutomatically = false
+    /// Change sequences (``FetchResults``, ``ObjectUpdates``) iterating over this context.
+    var liveChangeSequences = 0
     /// The change in progress: what it touched, told when it ends.
     let changeBatch = ChangeBatch()
     /// Objects-did-change observers, and what they have not been told yet.
