@@ -15,8 +15,9 @@ import StrataRecords
 /// - or inserted, changed or deleted objects of the fetched class so that running the fetch
 ///   again gives other objects or another order,
 /// - or changed objects of another class the fetch reads through a relationship (a predicate
-///   such as `list.name == "Home"`, a sort by `list.name`, an in-memory key depending on
-///   `author.name`): then the results are fetched again and yielded without comparing.
+///   such as `list.name == "Home"`, a sort by `list.name`; with an in-memory filter or sort,
+///   any class reachable through relationships, since a computed key may read it): then the
+///   results are fetched again and yielded without comparing.
 ///
 /// Saves that change nothing of this are not yielded for, and those touching no class the
 /// fetch reads cost a few dictionary lookups, without fetching (decision 35). Computed
@@ -162,41 +163,32 @@ extension ModelContext {
     }
 
     /// The entities a fetch reads: its own, and those its predicate and sort key paths reach
-    /// through relationships. An unknown name throws as the fetch would.
+    /// through relationships. With an in-memory filter or sort (closures over computed
+    /// properties, whose dependencies it cannot see), every entity reachable through
+    /// relationships counts.
     func entitiesRead<T: ManagedObject>(by descriptor: FetchDescriptor<T>) throws -> Set<String> {
         guard let root = container.binding(of: EntitySchema.of(T.self)) else {
             throw StrataError.misuse("\(T.self) is not one of the container's model classes")
         }
         var names: Set<String> = [root.name]
-        func walk(_ path: [String]) {
+        if descriptor.refinesInMemory {
+            var stack = [root]
+            while let b = stack.popLast() {
+                for t in b.targetEntity where t >= 0 && names.insert(container.bindings[t].name).inserted {
+                    stack.append(container.bindings[t])
+                }
+            }
+            return names
+        }
+        for path in descriptor.storeKeyPaths {
             var b = root
-            for component in path.dropLast() {
-                guard let slot = b.schema.slotByName[component], b.targetEntity[slot] >= 0 else { return }
+            // Every relationship on the path is read, the last component's too (`items.@count`).
+            for component in path {
+                guard let slot = b.schema.slotByName[component], b.targetEntity[slot] >= 0 else { break }
                 b = container.bindings[b.targetEntity[slot]]
                 names.insert(b.name)
             }
-            // A last component that is a relationship (`items.@count`, `list == %@`) reads it too.
-            if let last = path.last, let slot = b.schema.slotByName[last], b.targetEntity[slot] >= 0 {
-                names.insert(container.bindings[b.targetEntity[slot]].name)
-            }
         }
-        func walk(_ e: FetchExpression) {
-            switch e {
-            case .constant: break
-            case .keyPath(let p), .aggregate(_, let p): walk(p)
-            case .list(let l): l.forEach(walk)
-            }
-        }
-        func walk(_ p: FetchPredicate) {
-            switch p {
-            case .constant: break
-            case .comparison(let c): walk(c.lhs); walk(c.rhs)
-            case .and(let l), .or(let l): l.forEach(walk)
-            case .not(let q): walk(q)
-            }
-        }
-        if let p = descriptor.predicate { walk(p) }
-        for s in descriptor.sortBy { walk(s.keyPath.split(separator: ".").map(String.init)) }
         return names
     }
 }

@@ -35,6 +35,16 @@ public struct FetchDescriptor<T: ManagedObject> {
     /// reads nothing more. An unknown name throws `invalidFetch`.
     public var relationshipKeyPathsForPrefetching: [String] = []
 
+    /// A filter the store cannot apply, run in memory on the objects the store's fetch
+    /// returns: for computed and transient properties (`{ $0.isSelected }`), which store
+    /// predicates reject. Limit and offset then apply after it (see ``inMemorySortBy``).
+    public var inMemoryFilter: ((T) -> Bool)?
+    /// An order the store cannot give, applied in memory after ``sortBy`` (which breaks its
+    /// ties): by computed and transient properties, which store sorts reject. With an
+    /// in-memory filter or sort, the store reads every object the predicate selects (loaded,
+    /// in one read) and ``fetchLimit`` and ``fetchOffset`` apply last, in memory.
+    public var inMemorySortBy: [InMemorySortDescriptor<T>] = []
+
     /// A fetch of `T` objects.
     public init(predicate: FetchPredicate? = nil, sortBy: [FetchSortDescriptor] = []) {
         self.predicate = predicate
@@ -45,6 +55,7 @@ public struct FetchDescriptor<T: ManagedObject> {
 extension ModelContext {
     /// The objects `descriptor` selects, uniqued with the objects the context holds.
     public func fetch<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
+        if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor) }
         let (b, raws) = try fetchRaws(descriptor)
         let objects = raws.map { object(raw: $0, binding: b) }
         for path in descriptor.relationshipKeyPathsForPrefetching {
@@ -99,11 +110,13 @@ extension ModelContext {
 
     /// How many objects `descriptor` selects.
     public func fetchCount<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> Int {
-        try fetchRaws(descriptor).1.count
+        if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor).count }
+        return try fetchRaws(descriptor).1.count
     }
 
     /// The identifiers of the objects `descriptor` selects, without making objects.
     public func fetchIdentifiers<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [ManagedObjectID] {
+        if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor).map(\.objectID) }
         let (b, raws) = try fetchRaws(descriptor)
         return raws.map { ManagedObjectID(entityName: b.name, rawValue: $0) }
     }
@@ -116,6 +129,7 @@ extension ModelContext {
         // A negative offset or limit is the record layer's invalidFetch (checked before any row
         // is read); a huge limit saturates there.
         statistics.fetches += 1
+        try checkStoreKeys(of: descriptor, b)
         let request = FetchRequest(b.name, predicate: descriptor.predicate, sortedBy: descriptor.sortBy,
                                    limit: descriptor.fetchLimit, offset: descriptor.fetchOffset)
         if descriptor.includesPendingChanges && hasChanges && !pinned {

@@ -204,4 +204,25 @@ func withAsyncContainer<T>(for types: [ManagedObject.Type] = [TodoList.self, Ite
             #expect(seen == [["a", "c"], ["a!", "c"]])
         }
     }
+
+    @Test func inMemoryOrderIsFollowed() async throws {
+        try await withAsyncContainer(for: [Person.self, Team.self]) { container in
+            let context = ModelContext(container)
+            for (f, l) in [("Ada", "Lovelace"), ("Grace", "Hopper")] {
+                let p = Person()
+                p.firstName = f
+                p.lastName = l
+                context.insert(p)
+            }
+            try context.save()
+            var d = FetchDescriptor<Person>()
+            d.inMemorySortBy = [InMemorySortDescriptor(\.fullName, ascending: false)]
+            var it = context.results(of: d).makeAsyncIterator()
+            #expect(try await it.next()?.map(\.fullName) == ["Grace Hopper", "Ada Lovelace"])
+            let other = ModelContext(container)
+            try other.fetch(FetchDescriptor<Person>(predicate: try FetchPredicate(format: "firstName == 'Ada'")))[0].firstName = "Zelda"
+            try other.save()
+            #expect(try await it.next()?.map(\.fullName) == ["Zelda Lovelace", "Grace Hopper"])
+        }
+    }
 }

@@ -1,0 +1,131 @@
+import StrataRecords
+
+/// An order by a property the store cannot sort by — a computed or transient one — applied
+/// in memory (``FetchDescriptor/inMemorySortBy``).
+///
+/// ```swift
+/// var d = FetchDescriptor<BlogPost>()
+/// d.inMemorySortBy = [InMemorySortDescriptor(\.title)]
+/// ```
+///
+/// Each object's key is read once per fetch, then compared: with the value type's `<`
+/// (strings in Unicode order), or with the comparison given.
+public struct InMemorySortDescriptor<T: ManagedObject> {
+    /// Given the objects to sort, the comparison of the objects at two indices (< 0, 0, > 0),
+    /// over keys read once.
+    let column: ([T]) -> (Int, Int) -> Int
+
+    /// Orders by `keyPath`, ascending or descending.
+    public init<V: Comparable>(_ keyPath: KeyPath<T, V>, ascending: Bool = true) {
+        self.init(keyPath, ascending: ascending, by: <)
+    }
+
+    /// Orders by `keyPath`; nil comes first in ascending order, last in descending.
+    public init<V: Comparable>(_ keyPath: KeyPath<T, V?>, ascending: Bool = true) {
+        self.init(keyPath, ascending: ascending) { a, b in
+            guard let b else { return false }
+            guard let a else { return true }
+            return a < b
+        }
+    }
+
+    /// Orders by `keyPath` with `areInIncreasingOrder` (a strict weak order).
+    public init<V>(_ keyPath: KeyPath<T, V>, ascending: Bool = true, by areInIncreasingOrder: @escaping (V, V) -> Bool) {
+        column = { objects in
+            let keys = objects.map { $0[keyPath: keyPath] }
+            let sign = ascending ? 1 : -1
+            return { i, j in
+                if areInIncreasingOrder(keys[i], keys[j]) { return -sign }
+                if areInIncreasingOrder(keys[j], keys[i]) { return sign }
+                return 0
+            }
+        }
+    }
+}
+
+extension FetchDescriptor {
+    /// Whether the fetch filters or sorts in memory.
+    var refinesInMemory: Bool { inMemoryFilter != nil || !inMemorySortBy.isEmpty }
+
+    /// The key paths the store's predicate and sort name, as components.
+    var storeKeyPaths: [[String]] {
+        var paths: [[String]] = []
+        func walk(_ e: FetchExpression) {
+            switch e {
+            case .constant: break
+            case .keyPath(let p), .aggregate(_, let p): paths.append(p)
+            case .list(let l): l.forEach(walk)
+            }
+        }
+        func walk(_ p: FetchPredicate) {
+            switch p {
+            case .constant: break
+            case .comparison(let c): walk(c.lhs); walk(c.rhs)
+            case .and(let l), .or(let l): l.forEach(walk)
+            case .not(let q): walk(q)
+            }
+        }
+        if let predicate { walk(predicate) }
+        for s in sortBy { paths.append(s.keyPath.split(separator: ".").map(String.init)) }
+        return paths
+    }
+}
+
+extension ModelContext {
+    /// A fetch with an in-memory filter or sort: the store's part without limit and offset,
+    /// objects loaded in one read (the filter and the keys read them), then filter, sort,
+    /// offset and limit in memory.
+    func fetchRefinedInMemory<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
+        if descriptor.fetchOffset < 0 || (descriptor.fetchLimit ?? 0) < 0 {
+            throw StrataError.invalidFetch("offset (\(descriptor.fetchOffset)) and limit (\(descriptor.fetchLimit.map(String.init) ?? "nil")) must not be negative")
+        }
+        var store = descriptor
+        store.inMemoryFilter = nil
+        store.inMemorySortBy = []
+        store.fetchLimit = nil
+        store.fetchOffset = 0
+        store.returnsObjectsAsFaults = false
+        var objects = try fetch(store)
+        if let filter = descriptor.inMemoryFilter { objects = objects.filter(filter) }
+        if !descriptor.inMemorySortBy.isEmpty {
+            let columns = descriptor.inMemorySortBy.map { $0.column(objects) }
+            // Ties keep the store's order (its sortBy, then primary keys).
+            let order = objects.indices.sorted { i, j in
+                for compare in columns {
+                    let c = compare(i, j)
+                    if c != 0 { return c < 0 }
+                }
+                return i < j
+            }
+            objects = order.map { objects[$0] }
+        }
+        let start = min(descriptor.fetchOffset, objects.count)
+        let end = descriptor.fetchLimit.map { start + min($0, objects.count - start) } ?? objects.count
+        return Array(objects[start..<end])
+    }
+
+    /// Throws for a store predicate or sort naming a computed or transient property, saying
+    /// to filter or sort it in memory (the record layer alone would call the name unknown,
+    /// or transient without the way out).
+    func checkStoreKeys<T: ManagedObject>(of descriptor: FetchDescriptor<T>, _ root: EntityBinding) throws {
+        for path in descriptor.storeKeyPaths {
+            var b = root
+            for (i, name) in path.enumerated() {
+                if let slot = b.schema.slotByName[name] {
+                    if b.schema.properties[slot].isTransient {
+                        throw StrataError.invalidFetch("'\(name)' of \(b.name) is transient: the store cannot filter or sort by it; "
+                            + "use the fetch's inMemoryFilter or inMemorySortBy")
+                    }
+                    guard i < path.count - 1, b.targetEntity[slot] >= 0 else { break }
+                    b = container.bindings[b.targetEntity[slot]]
+                } else {
+                    if b.schema.computed(named: name) != nil {
+                        throw StrataError.invalidFetch("'\(name)' of \(b.name) is a computed property: the store cannot filter or sort by it; "
+                            + "use the fetch's inMemoryFilter or inMemorySortBy")
+                    }
+                    break
+                }
+            }
+        }
+    }
+}
