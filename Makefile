@@ -1,7 +1,7 @@
 # The two commands of the README. Each installs what is missing first (Debian packages).
 SWIFT ?= swift
 
-.PHONY: deps bench-deps bench test fuzz
+.PHONY: deps bench-deps bench test fuzz examples
 
 PACKAGES = liblz4-dev liblmdb-dev libsqlite3-dev
 
@@ -29,6 +29,11 @@ bench: bench-deps
 	.build/release/strata-bench kv $(KV_ARGS)
 	.build/release/strata-bench records $(RECORDS_ARGS)
 	.build/release/strata-bench objects $(OBJECTS_ARGS)
+
+# The seeds' scenarios (README, "Properties and observation"): each prints what it checks.
+examples: deps
+	$(SWIFT) build -c release --product strata-examples
+	.build/release/strata-examples all
 
 # The whole test suite, release build with testable imports (the debug build is too slow for
 # the model-based and crash tests on two cores). Suites run one after another: the concurrency

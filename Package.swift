@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-bench", targets: ["strata-bench"]),
+        .executable(name: "strata-examples", targets: ["strata-examples"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -53,6 +54,13 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/strata"
+        ),
+        // The seeds' scenarios as runnable examples of the object layer (README, "Properties
+        // and observation").
+        .executableTarget(
+            name: "strata-examples",
+            dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Sources/strata-examples"
         ),
         // The libFuzzer target (README, "Reliability"); without libFuzzer, CFuzzDriver's weak
         // `main` replays input files through it, so a plain build still links.
@@ -106,7 +114,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StrataToolTests",
-            dependencies: ["strata", "strata-bench", "StrataRecords", "StrataTesting"],
+            dependencies: ["strata", "strata-bench", "strata-examples", "StrataRecords", "StrataTesting"],
             path: "Tests/StrataToolTests"
         ),
     ],

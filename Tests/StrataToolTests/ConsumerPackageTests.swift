@@ -167,7 +167,8 @@ import Testing
         #expect(run.status == 0, "the README's examples fail when run:\n\(run.output)")
         #expect(run.output.contains("Ada Lovelace"), "\(run.output)")
         #expect(run.output.contains("Groceries: 2 items, total 5.5"), "the Objects example printed:\n\(run.output)")
-        for line in ["fullName: Ada Lovelace -> Ada King", "position changed", #"["fullName", "lastName", "latitude", "position"]"#, "true true"] {
+        for line in ["fullName: Ada Lovelace -> Ada King", "position changed", #"["fullName", "lastName", "latitude", "position"]"#, "true true",
+                     #"["Ada King", "Alan Turing", "Grace Hopper"]"#, #"["Ada King", "Alan Kay", "Grace Hopper"]"#] {
             #expect(run.output.contains(line), "the Properties example did not print \(line):\n\(run.output)")
         }
     }
