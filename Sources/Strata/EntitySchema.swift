@@ -26,6 +26,7 @@ final class EntitySchema: @unchecked Sendable {
             switch kind { case .toOne, .toMany: return true; default: return false }
         }
         var isToMany: Bool { if case .toMany = kind { return true } else { return false } }
+        var isToOne: Bool { if case .toOne = kind { return true } else { return false } }
         var isDerived: Bool { if case .derived = kind { return true } else { return false } }
         var isTransient: Bool { if case .attribute(let a) = kind { return a.isTransient } else { return false } }
     }

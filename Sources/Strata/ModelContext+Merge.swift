@@ -51,6 +51,8 @@ extension ModelContext {
     /// Drops every unsaved change: updated and deleted objects take their snapshots back,
     /// inserted objects leave the context.
     public func rollback() {
+        // One change: observers hear each property once, with its final value.
+        changeBatch.depth += 1
         for o in Array(updated.values) + Array(deleted.values) {
             o._flags.subtract([.updated, .deleted])
             if o._snapshot.isEmpty {
@@ -66,6 +68,12 @@ extension ModelContext {
             runHook(o) { $0.awake(fromSnapshotEvents: .rollback) }
         }
         for o in inserted.values {
+            // Its to-one targets' to-manys lose it.
+            for (slot, p) in o.entitySchema.properties.enumerated() where p.isToOne && slot < o._values.count {
+                changeBatch.touchInverse(of: o, slot: slot, targets: o._values[slot])
+            }
+        }
+        for o in inserted.values {
             if let b = binding(o) { registry.removeValue(forKey: key(o, b)) }
             o._flags = []
             o._context = nil
@@ -76,6 +84,8 @@ extension ModelContext {
         deleted = [:]
         pendingLinks = []
         misuse = []
+        // Told once the context holds no unsaved change: computed values read the saved state.
+        changeBatch.end()
         postObjectsDidChange()
     }
 
@@ -135,9 +145,11 @@ extension ModelContext {
         processPendingMerges()
         reading?.close()
         reading = nil
+        changeBatch.depth += 1
+        defer { changeBatch.end() }
         for o in registry.objects {
             if !o.isFault {
-                resetTransientValues(of: o)
+                resetTransientValues(of: o, telling: true)
                 // An object changed only in its transients has nothing left to keep.
                 if o._flags.contains(.updated), o.changedSlots().isEmpty, o._extras?.changedToMany.isEmpty ?? true, let b = binding(o) {
                     o._flags.remove(.updated)
@@ -149,9 +161,16 @@ extension ModelContext {
         }
     }
 
-    /// Puts the object's transient attributes back to their defaults (values and baseline).
-    func resetTransientValues(of o: ManagedObject) {
+    /// Puts the object's transient attributes back to their defaults (values and baseline);
+    /// `telling`: as a change observers hear (callers that replace or fault the values tell
+    /// themselves).
+    func resetTransientValues(of o: ManagedObject, telling: Bool = false) {
         let schema = o.entitySchema
+        if telling, o._values.count == schema.initialValues.count {
+            var values = o._values
+            for slot in schema.transientSlots { values[slot] = schema.initialValues[slot] }
+            ChangeBatch.replace(values, of: o, in: changeBatch)
+        }
         for slot in schema.transientSlots {
             if slot < o._values.count { o._values[slot] = schema.initialValues[slot] }
             if slot < o._snapshot.count { o._snapshot[slot] = schema.initialValues[slot] }
@@ -216,7 +235,16 @@ extension ModelContext {
         if watched, let e = object._extras {
             for name in Set(e.observers.map(\.key)).union(e.cache.keys).sorted() { changeBatch.touch(object, name) }
         }
-        if loaded { for p in object.entitySchema.properties { changeBatch.touch(object, p.name) } }
+        if loaded {
+            let schema = object.entitySchema
+            for (slot, p) in schema.properties.enumerated() {
+                changeBatch.touch(object, p.name)
+                // The store's target (the snapshot's) takes the object back from an unsaved one.
+                if p.isToOne, slot < object._snapshot.count, !object._values[slot].isIdentical(to: object._snapshot[slot]) {
+                    changeBatch.touchInverse(of: object, slot: slot, targets: object._values[slot], object._snapshot[slot])
+                }
+            }
+        }
         object._values = []
         object._snapshot = []
         object._extras?.faultError = nil

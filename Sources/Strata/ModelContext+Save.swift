@@ -193,6 +193,9 @@ extension ModelContext {
     /// Brings registered objects up to a committed change set: snapshots move; objects without
     /// unsaved changes take the new values; changed ones keep their changes on top.
     func apply(_ changes: RecordChanges, ownSave: Set<ObjectIdentifier> = []) {
+        // One change: observers hear each property once, with its final value.
+        changeBatch.depth += 1
+        defer { changeBatch.end() }
         // A key above Int64.max (a row the record layer wrote under a forged counter) names no
         // object, so none is registered for it.
         for row in changes.inserted + changes.updated {

@@ -196,16 +196,33 @@ final class ChangeBatch {
         }
         let schema = object.entitySchema
         let changed = values.indices.filter { !object._values[$0].isIdentical(to: values[$0]) }
-        guard isWatched(object) else {
+        let movesToOne = changed.contains { schema.properties[$0].isToOne }
+        guard isWatched(object) || movesToOne else {
             for slot in changed { schema.registrar.willSet(object, keyPath: schema.observationKeys[slot]) }
             object._values = values
             for slot in changed { schema.registrar.didSet(object, keyPath: schema.observationKeys[slot]) }
             return
         }
         batch.depth += 1
-        for slot in changed { batch.touch(object, schema.properties[slot].name) }
+        for slot in changed {
+            batch.touch(object, schema.properties[slot].name)
+            if schema.properties[slot].isToOne { batch.touchInverse(of: object, slot: slot, targets: object._values[slot], values[slot]) }
+        }
         object._values = values
         batch.end()
+    }
+
+    /// A to-one of `object` moving as a whole (a rollback, a refresh, a merge, a fault) moves
+    /// the object out of one target's to-many and into another's: registered targets among
+    /// `targets` (raw identifiers) have their inverse touched, so caches over it drop and its
+    /// observers hear. An unregistered target holds no cache and no observer.
+    func touchInverse(of object: ManagedObject, slot: Int, targets: Value...) {
+        guard let context, let b = context.binding(object), b.targetEntity[slot] >= 0, b.inverseSlot[slot] >= 0 else { return }
+        let tb = context.container.bindings[b.targetEntity[slot]]
+        let inverse = tb.schema.properties[b.inverseSlot[slot]].name
+        for case .int(let raw) in targets {
+            if let t = context.registry[ModelContext.Key(entity: tb.index, raw: raw)] { touch(t.takeUnretainedValue(), inverse) }
+        }
     }
 
     /// Ends a change begun with `depth += 1`: the outermost one tells.
