@@ -32,12 +32,14 @@ struct ObjectsCommand: ParsableCommand {
     @Option(help: "Items changed by update.") var updates: Int = 10_000
     @Option(help: "Items changed by the save merge takes in.") var merges: Int = 10_000
     @Option(help: "Registered faults whose memory is measured (object layer).") var faults: Int = 1_000_000
+    @Option(help: "Items with a property observer in observe (object layer).") var observed: Int = 10_000
+    @Option(help: "Observed items the save in observe changes.") var observedChanges: Int = 100
     @Option(help: "Seed of every value and random choice.") var seed: UInt64 = ObjectsScale().seed
 
     func validate() throws {
         guard repeats >= 1 else { throw ValidationError("--repeat must be at least 1") }
         let s = scale()
-        guard [s.items, s.itemsPerList, s.batch, s.queries, s.queryBatch, s.traversals, s.updates, s.merges, s.faults]
+        guard [s.items, s.itemsPerList, s.batch, s.queries, s.queryBatch, s.traversals, s.updates, s.merges, s.faults, s.observed, s.observedChanges]
             .allSatisfy({ $0 >= 1 }) else { throw ValidationError("every size and count must be at least 1") }
         _ = try parsedEngines()
         _ = try parsedWorkloads()
@@ -45,7 +47,8 @@ struct ObjectsCommand: ParsableCommand {
 
     func scale() -> ObjectsScale {
         ObjectsScale(items: items, itemsPerList: itemsPerList, batch: batch, queries: queries, queryBatch: queryBatch,
-                     traversals: traversals, updates: updates, merges: merges, faults: faults, seed: seed)
+                     traversals: traversals, updates: updates, merges: merges, faults: faults,
+                     observed: observed, observedChanges: observedChanges, seed: seed)
     }
 
     private func parsedEngines() throws -> [ObjectsEngineName] {
@@ -143,10 +146,10 @@ struct ObjectsCommand: ParsableCommand {
             title: "strata-bench objects: \(scale.items) items in \(scale.lists) lists of \(scale.itemsPerList), "
                 + "\(scale.batch) per save; \(scale.queries) indexed queries (\(scale.queryBatch) per read transaction); "
                 + "\(scale.traversals) traversals; \(scale.updates) updates; \(scale.merges) merged; \(scale.faults) faults; "
-                + "seed \(scale.seed); median of \(repeats) run(s)",
+                + "\(scale.observedChanges) of \(scale.observed) observed changed; seed \(scale.seed); median of \(repeats) run(s)",
             configurations: engines.map(Self.configuration),
             notes: ["ops/s counts items inserted, objects read (fetchall: 3 properties each; traverse: members), queries "
-                    + "answered, objects changed, objects merged, faults registered; p50/p99 per save (insert), per "
+                    + "answered, objects changed, objects merged, faults registered, observed objects changed (observe: from the merge's start until every observer was told); p50/p99 per save (insert), per "
                     + "\(scale.queryBatch) queries, per traversal; read workloads are timed after one untimed warm pass",
                     "update and merge run on a copy of the store insert left; their loading (and merge's save) is untimed"],
             rows: rows, subject: ObjectsEngineName.objects.rawValue,

@@ -3,7 +3,8 @@ import StrataTesting
 /// How big the objects benchmark is. The defaults are the issue's: 100,000 items inserted in
 /// saves of 1,000 (into 10 lists of 10,000, so one list is the 10,000-member to-many the
 /// traversal reads), 10,000 indexed queries, 10,000 objects changed, 10,000 merged, and
-/// 1,000,000 registered faults for the memory figure.
+/// 1,000,000 registered faults for the memory figure, 10,000 observed objects of which a save
+/// changes 100.
 struct ObjectsScale: Codable, Sendable {
     var items = 100_000
     var itemsPerList = 10_000
@@ -17,6 +18,9 @@ struct ObjectsScale: Codable, Sendable {
     var updates = 10_000
     var merges = 10_000
     var faults = 1_000_000
+    /// Items with a key observer in `observe`, and how many of them the observed save changes.
+    var observed = 10_000
+    var observedChanges = 100
     /// Every value and every random choice derives from this.
     var seed: UInt64 = 0x0B1E_C750
 
@@ -70,6 +74,8 @@ struct ObjectsData: Sendable {
 enum ObjectsSeeds {
     static let updates: UInt64 = 0x0B1E_0001
     static let merges: UInt64 = 0x0B1E_0002
+    static let observed: UInt64 = 0x0B1E_0003
+    static let observedChanges: UInt64 = 0x0B1E_0004
 }
 
 /// What an engine read, summed so that any order of reading gives the same figure: engines

@@ -48,6 +48,9 @@ protocol ObjectsEngine: AnyObject {
     /// The object layer only: registers `count` unchanged faults (untimed setup of the rows
     /// first) and measures what they cost.
     func registerFaults(_ count: Int) throws -> FaultFigures
+    /// The object layer only: key observers on `observed` items, a save of another context
+    /// changing `changed` of them merged; what telling them cost.
+    func observeSave(observed: [Int], changed: [Int]) throws -> ObservationFigures
 
     /// Untimed: every item (title, amount, done, list) and the number of lists.
     func digest() throws -> ObjectsDigest
@@ -60,6 +63,26 @@ extension ObjectsEngine {
     func registerFaults(_ count: Int) throws -> FaultFigures {
         throw BenchError("registered faults are measured for the object layer only")
     }
+
+    func observeSave(observed: [Int], changed: [Int]) throws -> ObservationFigures {
+        throw BenchError("property observers are measured for the object layer only")
+    }
+}
+
+/// What telling property observers of a merged save cost (``StrataObjectsEngine/observeSave(observed:changed:)``).
+struct ObservationFigures: Codable, Sendable {
+    /// Objects with a key observer.
+    var observers: Int
+    /// Objects the other context's save changed (all observed).
+    var changed: Int
+    /// The other context's save, in seconds (not part of the delivery).
+    var saveSeconds: Double
+    /// From the merge's start until every observer was told, in seconds.
+    var deliverySeconds: Double
+    /// Observers told, whether each at most once, and how many of objects the save did not change.
+    var fired: Int
+    var firedOnce: Bool
+    var firedOutsideChanged: Int
 }
 
 /// What registering faults cost (``ObjectsEngine/registerFaults(_:)``).

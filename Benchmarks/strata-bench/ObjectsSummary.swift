@@ -23,7 +23,7 @@ struct ObjectsSummary {
         var versusGRDB: [String: Double?] = [:]
         var lines: [String] = []
         var missed: [String] = []
-        for w in ObjectsWorkload.allCases where w != .faults && rows.contains(where: { $0.workload == w.rawValue }) {
+        for w in ObjectsWorkload.allCases where !w.isObjectsOnly && rows.contains(where: { $0.workload == w.rawValue }) {
             var parts: [String] = []
             guard let objects = seconds(w, .objects) else { continue }
             if engines.contains(.records) {
@@ -58,6 +58,18 @@ struct ObjectsSummary {
                                          + "(target ≤ %.0f B: %@)", figures.first?.count ?? 0, rss, heap, Self.maxBytesPerFault,
                                          met ? "met" : "MISSED"))
             report.summaryFigures["bytes_per_fault"] = ["rss": rss, "malloc": heap]
+        }
+
+        if let o = rows.first(where: { $0.workload == ObjectsWorkload.observe.rawValue }), !o.runs.isEmpty {
+            let figures = o.runs.compactMap(\.observation)
+            let delivery = Measure.median(figures.map { $0.deliverySeconds * 1e3 })
+            let save = Measure.median(figures.map { $0.saveSeconds * 1e3 })
+            let f = figures.first
+            report.summary.append(String(format: "observe: %d of %d observed objects changed by another context's save (%.2f ms): "
+                                         + "merged and every observer told in %.2f ms; observers told %d (each once: %@), "
+                                         + "of unchanged objects %d", f?.changed ?? 0, f?.observers ?? 0, save, delivery,
+                                         f?.fired ?? 0, (f?.firedOnce ?? false) ? "yes" : "NO", f?.firedOutsideChanged ?? 0))
+            report.summaryFigures["observe"] = ["delivery_ms": delivery, "save_ms": save]
         }
 
         var peaks: [String: Double?] = [:]

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTesting
 
 /// The workloads of `strata-bench objects`, in the order they run.
 enum ObjectsWorkload: String, CaseIterable, Codable, Sendable {
@@ -16,13 +17,18 @@ enum ObjectsWorkload: String, CaseIterable, Codable, Sendable {
     case merge
     /// The object layer only: `faults` objects registered as faults and kept.
     case faults
+    /// The object layer only: `observed` items with a key observer each in one context;
+    /// another context saves a change of `observedChanges` of them, the first merges it.
+    case observe
 
     /// Workloads that start from the store `insert` leaves.
     var needsInsertStore: Bool { self != .insert && self != .faults }
+    /// Workloads only the object layer runs.
+    var isObjectsOnly: Bool { self == .faults || self == .observe }
     /// Workloads that change the store (on a copy of the insert store): checked and compared after.
     var changesStore: Bool { self == .insert || self == .update || self == .merge }
     /// Which engines run it.
-    func runs(on engine: ObjectsEngineName) -> Bool { self != .faults || engine == .objects }
+    func runs(on engine: ObjectsEngineName) -> Bool { !isObjectsOnly || engine == .objects }
 }
 
 /// What one run of one objects workload on one engine measured; the child prints it as JSON.
@@ -43,6 +49,7 @@ struct ObjectsRunResult: BenchRun {
     /// What the store holds afterwards, for the workloads that change it.
     var store: ObjectsDigest?
     var faults: FaultFigures?
+    var observation: ObservationFigures?
     var checkClean: Bool?
     var checkProblems: Int?
     var checkMessages: [String]?
@@ -68,6 +75,7 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
         case .update: return try update()
         case .merge: return try merge()
         case .faults: return try faults()
+        case .observe: return try observe()
         }
     }
 
@@ -205,6 +213,24 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
         var r = result(.merge, ops: items.count, t)
         try finish(engine, &r)
         r.digest = read
+        return r
+    }
+
+    private func observe() throws -> ObjectsRunResult {
+        let engine = try openCopy()
+        defer { try? engine.close() }
+        let observed = data.chosenItems(scale.observed, stream: ObjectsSeeds.observed)
+        var g = SplitMix64(seed: scale.seed ^ ObjectsSeeds.observedChanges)
+        let changed = Array(observed.shuffled(using: &g).prefix(scale.observedChanges)).sorted()
+        let f = try engine.observeSave(observed: observed, changed: changed)
+        guard f.fired == changed.count, f.firedOnce, f.firedOutsideChanged == 0 else {
+            throw BenchError("\(engineName.rawValue): \(f.fired) observers told (once each: \(f.firedOnce), "
+                             + "\(f.firedOutsideChanged) of unchanged objects) for \(changed.count) changed")
+        }
+        var r = ObjectsRunResult(workload: ObjectsWorkload.observe.rawValue, engine: engineName.rawValue, ops: changed.count,
+                                 seconds: f.deliverySeconds, peakRSSBytes: Measure.peakRSSBytes(), digest: ObjectsDigest())
+        r.digest.objects = f.observers
+        r.observation = f
         return r
     }
 

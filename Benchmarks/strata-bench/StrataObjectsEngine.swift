@@ -131,6 +131,46 @@ final class StrataObjectsEngine: ObjectsEngine {
         return d
     }
 
+    /// A context holds `observed` items, loaded, with a key observer on `amount` each (as a
+    /// view showing them would); another context changes `changed` of them and saves
+    /// (untimed); the first merges that save: timed until every observer was told.
+    func observeSave(observed: [Int], changed: [Int]) throws -> ObservationFigures {
+        let view = ModelContext(container)
+        let items = try observed.map { try view.existingObject(with: Self.id(item: $0), as: BenchItem.self) }
+        var told = [Int](repeating: 0, count: items.count)
+        var tokens: [ObservationToken] = []
+        tokens.reserveCapacity(items.count)
+        for (i, item) in items.enumerated() {
+            tokens.append(try item.observe(\.amount) { _, _ in told[i] += 1 })
+        }
+        let writer = ModelContext(container)
+        for j in changed { try writer.existingObject(with: Self.id(item: j), as: BenchItem.self).amount = data.changedAmount(j) }
+        let box = NotificationBox()
+        let token = container.addSaveObserver { n in box.value.withLock { $0 = n } }
+        let s0 = Measure.now()
+        try writer.save()
+        let s1 = Measure.now()
+        container.removeSaveObserver(token)
+        guard let n = box.value.withLock({ $0 }) else { throw BenchError("objects: the save was not announced") }
+        Measure.resetPeakRSS()
+        let t0 = Measure.now()
+        view.mergeChanges(from: n)
+        let t1 = Measure.now()
+        let changedSet = Set(changed)
+        var fired = 0, outside = 0, once = true
+        for (i, j) in observed.enumerated() where told[i] > 0 {
+            fired += 1
+            once = once && told[i] == 1
+            if !changedSet.contains(j) { outside += 1 }
+        }
+        for (item, j) in zip(items, observed) where changedSet.contains(j) && item.amount != data.changedAmount(j) {
+            throw BenchError("objects: item \(j) shows \(item.amount) after the merge")
+        }
+        withExtendedLifetime(tokens) {}
+        return ObservationFigures(observers: items.count, changed: changed.count, saveSeconds: Double(s1 - s0) / 1e9,
+                                  deliverySeconds: Double(t1 - t0) / 1e9, fired: fired, firedOnce: once, firedOutsideChanged: outside)
+    }
+
     /// Rows inserted through the container's record store (untimed: the figure is about
     /// objects), pages warmed by counting, then one fetch registers every object as a fault
     /// and the array keeps them. The malloc threshold is fixed so the fetch's large temporary

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `strata-bench objects` at a tiny scale (seconds): every workload runs on every engine (the
-/// faults figure on the object layer only), the stores Strata leaves pass their check, the JSON
+/// faults and observe figures on the object layer only), the stores Strata leaves pass their check, the JSON
 /// has every row with the report's fields, and the engines read the same data and leave the
 /// same stores (the digests in the JSON, compared here as well as by the command). Timing and
 /// the targets are not asserted: the figures come from `make bench`.
@@ -15,17 +15,21 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: json) }
         let run = try Tool.run("strata-bench", [
             "objects", "--repeat", "1", "--items", "600", "--items-per-list", "200", "--batch", "100", "--queries", "60",
-            "--query-batch", "10", "--traversals", "3", "--updates", "50", "--merges", "40", "--faults", "3000", "--json", json,
+            "--query-batch", "10", "--traversals", "3", "--updates", "50", "--merges", "40", "--faults", "3000",
+            "--observed", "200", "--observed-changes", "20", "--json", json,
         ])
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
         // insert, update and merge stores of both Strata engines.
         #expect(run.stdout.contains("objects check (read-only reopen after close, untimed): 6/6 files clean"), "\(run.stdout)")
         #expect(run.stdout.contains("bytes per registered fault (3000 faults held)"), "\(run.stdout)")
         #expect(run.stdout.contains("peak RSS per engine"), "\(run.stdout)")
+        // 20 of 200 observed objects changed by another context's save: exactly their observers, once.
+        #expect(run.stdout.contains("20 of 200 observed objects changed")
+                && run.stdout.contains("observers told 20 (each once: yes), of unchanged objects 0"), "\(run.stdout)")
 
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any])
         let rows = try #require(object["results"] as? [[String: Any]])
-        #expect(rows.count == Self.workloads.count * Self.engines.count + 1)
+        #expect(rows.count == Self.workloads.count * Self.engines.count + 2)   // faults and observe: objects only
         func row(_ w: String, _ e: String) -> [String: Any]? {
             rows.first { $0["workload"] as? String == w && $0["engine"] as? String == e }
         }
@@ -39,6 +43,7 @@ import Testing
         }
         #expect((row("faults", "objects")?["ops_per_s"] as? Double ?? 0) > 0)
         #expect(row("faults", "grdb") == nil)
+        #expect((row("observe", "objects")?["ops_per_s"] as? Double ?? 0) > 0 && row("observe", "records") == nil)
         let perFault = try #require((object["bytes_per_fault"] as? [String: Any])?["rss"] as? Double)
         #expect(perFault > 0)
 
