@@ -58,21 +58,22 @@ public struct FetchResults<T: ManagedObject>: AsyncSequence {
             guard let old = current else { return try fetch(context) }
             let reads = try self.reads ?? context.entitiesRead(by: descriptor)
             self.reads = reads
+            let name = EntitySchema.of(T.self).name
             while let saves = await lease.nextSaves(after: seen, isolation: actor) {
                 var changedRead = false, touchedResult = false, changedFetched = false
+                // Read after the wait: an inserted result's identifier turns permanent when saved.
                 let ids = Set(old.map(\.objectID))
-                let name = EntitySchema.of(T.self).name
                 for n in saves {
-                    touchedResult = touchedResult || n.updatedIDs.contains(where: ids.contains)
-                        || n.deletedIDs.contains(where: ids.contains) || n.changedKeys.keys.contains(where: ids.contains)
+                    // Every updated row (and every linked one) has its changed keys listed.
+                    touchedResult = touchedResult || n.deletedIDs.contains(where: ids.contains)
+                        || n.changedKeys.keys.contains(where: ids.contains)
                     for e in n.entitiesChanged where reads.contains(e) {
                         if e == name { changedFetched = true } else { changedRead = true }
                     }
                 }
-                guard changedRead || touchedResult || changedFetched else {
-                    seen = saves.last!.transactionID
-                    continue
-                }
+                // Only a fetch moves `seen`: saves arrive from other threads in any order, and
+                // one committed before a dropped one must still be considered.
+                guard changedRead || touchedResult || changedFetched else { continue }
                 let results = try fetch(context)
                 if changedRead || touchedResult || !results.elementsEqual(old, by: ===) { return results }
             }
@@ -128,14 +129,13 @@ public struct ObjectUpdates<T: ManagedObject>: AsyncSequence {
                 return object
             }
             while let saves = await lease.nextSaves(after: seen, isolation: actor) {
-                seen = saves.last!.transactionID
                 // Saves of its own context gave it a permanent identifier already.
                 let id = object.objectID
                 if saves.contains(where: { $0.deletedIDs.contains(id) }) {
                     lease.context.processPendingMerges()
                     return nil
                 }
-                if saves.contains(where: { $0.insertedIDs.contains(id) || $0.updatedIDs.contains(id) || $0.changedKeys[id] != nil }) {
+                if saves.contains(where: { $0.insertedIDs.contains(id) || $0.changedKeys[id] != nil }) {
                     lease.context.processPendingMerges()
                     return object
                 }

@@ -72,8 +72,6 @@ extension ModelContext {
             for (slot, p) in o.entitySchema.properties.enumerated() where p.isToOne && slot < o._values.count {
                 changeBatch.touchInverse(of: o, slot: slot, targets: o._values[slot])
             }
-        }
-        for o in inserted.values {
             if let b = binding(o) { registry.removeValue(forKey: key(o, b)) }
             o._flags = []
             o._context = nil
