@@ -80,9 +80,17 @@ public struct FetchResults<T: ManagedObject>: AsyncSequence {
             return nil
         }
 
-        /// The sequence's iterator is used in one isolation domain; this form serves callers
-        /// without one.
+        /// The form `it.next()` resolves to. It runs in the caller's isolation (the context's
+        /// actor, usually the main one), like ``next(isolation:)``: a plain nonisolated `next()`
+        /// would read the context off its actor, and Swift rejects calling it from the main actor
+        /// ("sending 'it' risks causing data races").
+        #if compiler(>=6.2)
+        public nonisolated(nonsending) mutating func next() async throws -> [T]? {
+            try await next(isolation: #isolation)
+        }
+        #else
         public mutating func next() async throws -> [T]? { try await next(isolation: nil) }
+        #endif
 
         private mutating func fetch(_ context: ModelContext) throws -> [T] {
             // A save committed before the fetch reads is in its results: not a change to yield.
@@ -143,9 +151,13 @@ public struct ObjectUpdates<T: ManagedObject>: AsyncSequence {
             return nil
         }
 
-        /// The sequence's iterator is used in one isolation domain; this form serves callers
-        /// without one.
+        /// The form `it.next()` resolves to; runs in the caller's isolation (see
+        /// ``FetchResults/Iterator/next()``).
+        #if compiler(>=6.2)
+        public nonisolated(nonsending) mutating func next() async -> T? { await next(isolation: #isolation) }
+        #else
         public mutating func next() async -> T? { await next(isolation: nil) }
+        #endif
     }
 }
 

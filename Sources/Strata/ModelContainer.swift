@@ -24,6 +24,8 @@ public final class ModelContainer: Sendable {
     private let nextObserver = Atomic<UInt64>(1)
     private let closedFlag = Atomic<Bool>(false)
     private let inboxes = Mutex<[ObjectIdentifier: SaveInbox]>([:])
+    /// The mailboxes of live change sequences, finished by ``close()`` so none waits forever.
+    private let mailboxes = Mutex<[ObjectIdentifier: SaveMailbox]>([:])
     /// Tells this container's save notifications from another's (unique in the process, unlike
     /// an object identity, which a later container may reuse).
     let serial = ModelContainer.nextSerial.add(1, ordering: .relaxed).oldValue
@@ -71,9 +73,11 @@ public final class ModelContainer: Sendable {
     public var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
 
     /// Checkpoints and closes the store. Contexts of the container then refuse to save or
-    /// fetch (`StrataError.misuse`); objects keep the values they hold.
+    /// fetch (`StrataError.misuse`); objects keep the values they hold; change sequences
+    /// (``ModelContext/results(of:)``, ``ModelContext/updates(of:)``) end.
     public func close() throws {
         closedFlag.store(true, ordering: .releasing)
+        for m in mailboxes.withLock({ Array($0.values) }) { m.finish() }
         try store.close()
     }
 
@@ -96,6 +100,14 @@ public final class ModelContainer: Sendable {
         let list = observers.withLock { Array($0.values) }
         for o in list { o(notification) }
     }
+
+    /// Registers a change sequence's mailbox; one registered after ``close()`` is finished at once.
+    func register(_ mailbox: SaveMailbox) {
+        mailboxes.withLock { $0[ObjectIdentifier(mailbox)] = mailbox }
+        if isClosed { mailbox.finish() }
+    }
+
+    func unregister(_ mailbox: SaveMailbox) { mailboxes.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(mailbox)) } }
 
     func attach(_ inbox: SaveInbox) { inboxes.withLock { $0[ObjectIdentifier(inbox)] = inbox } }
     func detach(_ inbox: SaveInbox) { inboxes.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(inbox)) } }

@@ -3,12 +3,12 @@ import Synchronization
 /// Saves of a container waiting for one change sequence (``FetchResults``, ``ObjectUpdates``)
 /// to take them. The container's save observer posts from the saving thread; the sequence
 /// takes them in its own isolation domain. At most one task waits at a time (a sequence's
-/// iterator is not shared).
+/// iterator is not shared). Finished when the task is cancelled or the container closes.
 final class SaveMailbox: Sendable {
     private struct State {
         var pending: [SaveNotification] = []
         var waiter: CheckedContinuation<Void, Never>?
-        var cancelled = false
+        var finished = false
     }
 
     private let state = Mutex(State())
@@ -30,24 +30,32 @@ final class SaveMailbox: Sendable {
         }
     }
 
-    /// Returns when a save is waiting, or the task is cancelled.
+    /// Whether the mailbox was finished: no save is to be waited for any more.
+    var isFinished: Bool { state.withLock { $0.finished } }
+
+    /// Ends waiting, now and for good (the task was cancelled, or the container closed).
+    func finish() {
+        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
+            s.finished = true
+            defer { s.waiter = nil }
+            return s.waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns when a save is waiting, or the mailbox is finished.
     func wait() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 let ready = state.withLock { s -> Bool in
-                    if !s.pending.isEmpty || s.cancelled { return true }
+                    if !s.pending.isEmpty || s.finished { return true }
                     s.waiter = c
                     return false
                 }
                 if ready { c.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
-                s.cancelled = true
-                defer { s.waiter = nil }
-                return s.waiter
-            }
-            waiter?.resume()
+            finish()
         }
     }
 }
@@ -64,20 +72,23 @@ final class ChangeSequenceLease {
         self.context = context
         let mailbox = self.mailbox
         observer = context.container.addSaveObserver { [weak mailbox] n in mailbox?.post(n) }
+        context.container.register(mailbox)
         context.liveChangeSequences += 1
         context.updateMergeAttachment()
     }
 
     deinit {
         context.container.removeSaveObserver(observer)
+        context.container.unregister(mailbox)
         context.liveChangeSequences -= 1
         context.updateMergeAttachment()
     }
 
     /// Waits for the next saves, skipping those committed at or before `seen` (a fetch made
-    /// after them already shows them). Nil: the task was cancelled.
+    /// after them already shows them). Nil: the task was cancelled or the container closed
+    /// (saves posted before the close are dropped: nothing can be fetched any more).
     func nextSaves(after seen: UInt64, isolation: isolated (any Actor)? = #isolation) async -> [SaveNotification]? {
-        while !Task.isCancelled {
+        while !Task.isCancelled && !mailbox.isFinished {
             let saves = mailbox.take().filter { $0.transactionID > seen }
             if !saves.isEmpty { return saves }
             await mailbox.wait()

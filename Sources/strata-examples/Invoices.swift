@@ -59,7 +59,7 @@ struct Invoices: ParsableCommand {
             say("the paper line deleted")
             try show("invoice.total", invoice.total, expected: Decimal(string: "12.5")!)
             try show("invoice.lineCount", invoice.lineCount, expected: 1)
-            try show("invoice.total observer", told.last ?? 0, expected: Decimal(string: "12.5")!)
+            try show("invoice.total observer", told, expected: [Decimal(string: "20.4")!, Decimal(string: "12.5")!])
             token.cancel()
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Strata
+import Synchronization
 import Testing
 
 /// A container over a fresh store for async tests, closed afterwards.
@@ -12,6 +13,13 @@ func withAsyncContainer<T>(for types: [ManagedObject.Type] = [TodoList.self, Ite
     let container = try ModelContainer(for: types, path: dir.appendingPathComponent("s.strata").path)
     defer { try? container.close() }
     return try await body(container)
+}
+
+/// How many sequences got their first element, from the tasks iterating them.
+private final class StartedCount: Sendable {
+    private let count = Mutex(0)
+    func add() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }
 
 /// Fetch results and single objects as async sequences that yield after the saves that
@@ -202,6 +210,49 @@ func withAsyncContainer<T>(for types: [ManagedObject.Type] = [TodoList.self, Ite
                 try context.save()
             }
             #expect(seen == [["a", "c"], ["a!", "c"]])
+
+            // `it.next()` by hand, in a main-actor closure: the plain `next()` runs in the
+            // caller's isolation too (a nonisolated one did not compile here: "sending 'it'
+            // risks causing data races").
+            let byHand: () async throws -> [String]? = {
+                var it = context.results(of: openItems).makeAsyncIterator()
+                var updates = context.updates(of: try item(context, "c")).makeAsyncIterator()
+                _ = await updates.next()
+                return try await it.next()?.map(\.title)
+            }
+            #expect(try await byHand() == ["a!", "c"])
+        }
+    }
+
+    /// Closing the container ends every sequence waiting on it (nothing can be fetched any
+    /// more), instead of leaving its task suspended for good.
+    @Test func closingTheContainerEndsWaitingSequences() async throws {
+        try await withAsyncContainer { container in
+            try fill(container)
+            let descriptor = openItems
+            let started = StartedCount()
+            let results = Task { () -> Int in
+                let context = ModelContext(container)
+                var count = 0
+                for try await _ in context.results(of: descriptor) { count += 1; started.add() }
+                return count
+            }
+            let updates = Task { () -> Int in
+                let context = ModelContext(container)
+                var count = 0
+                for await _ in context.updates(of: try item(context, "a")) { count += 1; started.add() }
+                return count
+            }
+            // Both have their first element (a close before a first fetch would make it throw).
+            for _ in 0..<1000 where started.value < 2 { try await Task.sleep(for: .milliseconds(5)) }
+            try container.close()
+            #expect(try await results.value == 1)
+            #expect(try await updates.value == 1)
+
+            // A sequence made after the close: its first fetch says why.
+            let late = ModelContext(container)
+            var it = late.results(of: openItems).makeAsyncIterator()
+            await #expect(throws: StrataError.self) { _ = try await it.next() }
         }
     }
 

@@ -78,7 +78,9 @@ import Testing
             _ = all[0].fullName       // computed properties are known once read
             try context.save()
             for (predicate, sort) in [("isSelected == YES", nil), (nil, "fullName"), ("fullName == 'Ada King'", nil),
-                                      ("team.members.note == 'x'", nil), (nil, "mode")] as [(String?, String?)] {
+                                      ("team.members.note == 'x'", nil), (nil, "mode"),
+                                      // Unknown to the store (a computed property not read yet, any other Swift property)
+                                      (nil, "initials"), ("team.motto == 'x'", nil)] as [(String?, String?)] {
                 let d = FetchDescriptor<Person>(predicate: try predicate.map { try FetchPredicate(format: $0) },
                                                 sortBy: sort.map { [FetchSortDescriptor($0)] } ?? [])
                 #expect {
