@@ -33,11 +33,20 @@ final class StrataRecordsEngine: RecordsEngine {
     }
 
     private let store: RecordStore
+    /// The queries, prepared once as SQLite's statements are: the search by prefix (folded by
+    /// `[cd]`, answered by the `canonical:` index) and the lookup by stock-keeping code.
+    private let byPrefix: PreparedFetch
+    private let bySKU: PreparedFetch
 
-    private init(store: RecordStore) { self.store = store }
+    private init(store: RecordStore) throws {
+        self.store = store
+        byPrefix = try store.prepare(FetchRequest("TodoList", predicate: PropertyPath("searchName").beginsWith(
+            .variable("prefix"), options: [.caseInsensitive, .diacriticInsensitive])))
+        bySKU = try store.prepare(FetchRequest("Item", predicate: PropertyPath("sku") == .variable("sku")))
+    }
 
     static func open(directory: String, name: RecordsEngineName) throws -> StrataRecordsEngine {
-        StrataRecordsEngine(store: try RecordStore(path: directory + "/" + fileName, model: try model(),
+        try StrataRecordsEngine(store: try RecordStore(path: directory + "/" + fileName, model: try model(),
                                                    options: StoreOptions(durability: .normal)))
     }
 
@@ -86,10 +95,7 @@ final class StrataRecordsEngine: RecordsEngine {
     func prefixSearch(_ prefixes: ArraySlice<String>) throws -> Int {
         try store.read { r in
             var found = 0
-            for p in prefixes {
-                let request = FetchRequest("TodoList", predicate: PropertyPath("searchName").beginsWith(p, options: [.caseInsensitive, .diacriticInsensitive]))
-                found += try r.fetch(request).count
-            }
+            for p in prefixes { found += try r.fetch(byPrefix, values: [.string(p)]).count }
             return found
         }
     }
@@ -97,7 +103,7 @@ final class StrataRecordsEngine: RecordsEngine {
     func fetchBySKU(_ skus: ArraySlice<String>) throws -> Int {
         try store.read { r in
             var found = 0
-            for s in skus { found += try r.fetch(FetchRequest("Item", predicate: PropertyPath("sku") == s)).count }
+            for s in skus { found += try r.fetch(bySKU, values: [.string(s)]).count }
             return found
         }
     }

@@ -52,7 +52,7 @@ extension FetchDescriptor {
         var paths: [[String]] = []
         func walk(_ e: FetchExpression) {
             switch e {
-            case .constant: break
+            case .constant, .variable: break
             case .keyPath(let p), .aggregate(_, let p): paths.append(p)
             case .list(let l): l.forEach(walk)
             }

@@ -31,7 +31,8 @@ import StrataStorage
         #expect(run.indexed > 400, "seed \(seed): only \(run.indexed) fetches used an index")
         #expect(run.decided > 100, "seed \(seed): only \(run.decided) fetches had a decided term")
         #expect(run.ordered > 25, "seed \(seed): only \(run.ordered) fetches took their order from an index")
-        print("fetch differential, seed \(seed): \(run.fetches) fetches, \(run.indexed) through an index, \(run.decided) with a decided term, \(run.ordered) ordered by an index")
+        #expect(run.prepared > 500, "seed \(seed): only \(run.prepared) fetches ran prepared")
+        print("fetch differential, seed \(seed): \(run.fetches) fetches, \(run.indexed) through an index, \(run.decided) with a decided term, \(run.ordered) ordered by an index, \(run.prepared) also prepared")
     }
 }
 
@@ -121,6 +122,7 @@ struct FetchDifferentialRun {
     var indexed = 0
     var decided = 0
     var ordered = 0
+    var prepared = 0
     var mismatches = 0
 
     init(seed: UInt64) throws {
@@ -298,6 +300,77 @@ struct FetchDifferentialRun {
                 seed \(seed), \(label): \(describe(request)) [\(plan)]: index plan \(planned.count) objects, scan \(scanned.count), count \(counted); \
                 missing \(Array(missing)), extra \(Array(extra)); order \(planned == scanned ? "same" : "differs") \(rows)
                 """)
+            return
+        }
+        try comparePrepared(request, in: r, planned: planned, scanned: scanned, label: label)
+    }
+
+    /// The same request with most constants made variables, prepared, and run (twice: the
+    /// second run takes the checked kinds from the cache) with the constants as values: it must
+    /// find what the planner found (the same order when sorted, the same set otherwise, a page
+    /// of the scan's objects when paged without a sort).
+    mutating func comparePrepared(_ request: FetchRequest, in r: RecordReader, planned: [ObjectID], scanned: [ObjectID],
+                                  label: String) throws {
+        var values: [String: Value] = [:]
+        var template = request
+        template.predicate = request.predicate.map { abstracted($0, &values) }
+        guard !values.isEmpty else { return }
+        prepared += 1
+        let fetch: PreparedFetch
+        let first: [ObjectID], second: [ObjectID], counted: Int
+        do {
+            fetch = try store.prepare(template)
+            first = try r.fetch(fetch, values)
+            second = try r.fetch(fetch, values)
+            counted = try r.fetchCount(fetch, values)
+        } catch {
+            mismatches += 1
+            Issue.record("seed \(seed), \(label), prepared: \(error) for \(describe(template)) with \(values)")
+            return
+        }
+        let agree: Bool
+        if !request.sortDescriptors.isEmpty {
+            agree = first == planned
+        } else if request.limit == nil && request.offset == 0 {
+            agree = first.count == planned.count && Set(first) == Set(planned)
+        } else {
+            var whole = request
+            whole.limit = nil
+            whole.offset = 0
+            whole.usesIndexes = false
+            let all = Set(try r.fetch(whole))
+            agree = first.count == planned.count && Set(first).count == first.count && Set(first).isSubset(of: all)
+        }
+        if !agree || first != second || counted != first.count {
+            mismatches += 1
+            Issue.record("""
+                seed \(seed), \(label), prepared: \(describe(template)) with \(values): \(first.count) objects \
+                (again: \(second.count), count \(counted)), the planner found \(planned.count); order \(first == planned ? "same" : "differs")
+                """)
+        }
+    }
+
+    /// `p` with each constant (each element of a list too) made a variable `$v<n>` with
+    /// probability 0.8, its value put in `values`.
+    mutating func abstracted(_ p: FetchPredicate, _ values: inout [String: Value]) -> FetchPredicate {
+        func expression(_ x: FetchExpression, _ run: inout FetchDifferentialRun) -> FetchExpression {
+            switch x {
+            case .constant(let v) where run.chance(0.8):
+                let name = "v\(values.count)"
+                values[name] = v
+                return .variable(name)
+            case .list(let items): return .list(items.map { expression($0, &run) })
+            default: return x
+            }
+        }
+        switch p {
+        case .constant: return p
+        case .comparison(var c):
+            c.rhs = expression(c.rhs, &self)
+            return .comparison(c)
+        case .and(let ps): return .and(ps.map { abstracted($0, &values) })
+        case .or(let ps): return .or(ps.map { abstracted($0, &values) })
+        case .not(let q): return .not(abstracted(q, &values))
         }
     }
 

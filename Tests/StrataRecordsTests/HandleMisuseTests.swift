@@ -25,6 +25,10 @@ import StrataStorage
         "fetch(_:)": { r, _, _ in _ = try r.fetch(FetchRequest("Item")) },
         "fetchCount(_:)": { r, _, _ in _ = try r.fetchCount(FetchRequest("Item")) },
         "fetchPlanDescription(_:)": { r, _, _ in _ = try r.fetchPlanDescription(FetchRequest("Item")) },
+        "fetch(_:_:)": { r, _, _ in _ = try r.fetch(try PreparedFetch(FetchRequest("Item"), model: r.model), [:]) },
+        "fetch(_:values:)": { r, _, _ in _ = try r.fetch(try PreparedFetch(FetchRequest("Item"), model: r.model), values: []) },
+        "fetchCount(_:_:)": { r, _, _ in _ = try r.fetchCount(try PreparedFetch(FetchRequest("Item"), model: r.model), [:]) },
+        "fetchCount(_:values:)": { r, _, _ in _ = try r.fetchCount(try PreparedFetch(FetchRequest("Item"), model: r.model), values: []) },
         "checkRecords(limit:)": { r, _, _ in _ = try r.checkRecords() },
     ]
 

@@ -1,6 +1,19 @@
 import Foundation
 import StrataStorage
 
+/// Keys of an index tree from `lower` to `upper` by memcmp, `upper` inclusive as a prefix
+/// (every key starting with it is in range; nil: to the end). A struct, not a tuple: arrays of
+/// tuples are destroyed through the runtime's generic tuple code.
+struct KeyRange: Sendable {
+    var lower: [UInt8]
+    var upper: [UInt8]?
+
+    init(_ lower: [UInt8], _ upper: [UInt8]?) {
+        self.lower = lower
+        self.upper = upper
+    }
+}
+
 /// How a fetch finds its candidates: a scan of every row, or ranges of one index. The
 /// predicate is checked on every candidate row, except the one term (if any) whose index
 /// ranges hold exactly the rows it accepts: that term is ``decided`` and not checked again, and
@@ -10,7 +23,7 @@ struct FetchPlan: CustomStringConvertible {
         case allRows
         /// Key ranges of an index tree, in index order: [lower, upper] by memcmp, where
         /// `upper` is inclusive as a prefix (every key starting with it is in range).
-        case index(tree: String, ranges: [(lower: [UInt8], upper: [UInt8]?)], field: Int)
+        case index(tree: String, ranges: [KeyRange], field: Int)
     }
 
     var access: Access
@@ -18,6 +31,15 @@ struct FetchPlan: CustomStringConvertible {
     var ordered: Bool
     /// The top-level `AND` term that the index ranges answer exactly.
     var decided: Comparison? = nil
+    /// The term the index ranges were made from, and its index (nil: no term, or a scan):
+    /// a prepared fetch makes the ranges again from it for each set of values.
+    var term: Comparison? = nil
+    var lead: IndexLead? = nil
+    /// The index gives the requested order when it is read in one range.
+    var sortsHere = false
+    /// Whether a term is decided (``decided`` says which; a prepared fetch's plan for given
+    /// values sets only this, its residuals being made in advance).
+    var decides = false
 
     var description: String {
         switch access {
@@ -56,7 +78,12 @@ struct FetchPlan: CustomStringConvertible {
     /// rows it changed are computed only at commit: an index on `canonical:(x)` then stands in
     /// for comparisons on `x` itself no longer (it still answers for the derived attribute,
     /// whose stale value a scan sees too).
-    static func make(_ request: FetchRequest, entity e: EntityDescription, derivedAreCurrent: Bool = true) -> FetchPlan {
+    ///
+    /// `planning`: the plan of a prepared fetch, whose variables have no values yet. A term over
+    /// variables scores as it would with values, and is taken to decide (its ranges, made when
+    /// values are given, say whether it does).
+    static func make(_ request: FetchRequest, entity e: EntityDescription, derivedAreCurrent: Bool = true,
+                     planning: Bool = false) -> FetchPlan {
         guard request.usesIndexes else { return FetchPlan(access: .allRows, ordered: false) }
         let terms = conjuncts(request.predicate)
         var best: (score: Int, plan: FetchPlan)?
@@ -69,18 +96,20 @@ struct FetchPlan: CustomStringConvertible {
             let sortsHere = lead.isSingleAttribute && request.sortDescriptors.count == 1
                 && request.sortDescriptors[0].keyPath == lead.name && request.sortDescriptors[0].ascending
             for term in terms {
-                guard let (score, ranges, exact) = ranges(for: term, lead, derivedAreCurrent: derivedAreCurrent) else { continue }
+                guard let (score, ranges, exact) = ranges(for: term, lead, derivedAreCurrent: derivedAreCurrent,
+                                                          planning: planning) else { continue }
                 // An index whose other columns come after the first only narrows: it decides
                 // nothing unless it is a single-attribute index.
-                let decides = exact && lead.isSingleAttribute
+                let decides = (exact || planning) && lead.isSingleAttribute
                 let s = score * 4 + (decides ? 2 : 0) + (sortsHere ? 1 : 0)
                 if best == nil || s > best!.score {
                     best = (s, FetchPlan(access: .index(tree: tree, ranges: ranges, field: field), ordered: sortsHere && ranges.count == 1,
-                                         decided: decides ? term : nil))
+                                         decided: decides ? term : nil, term: term, lead: lead, sortsHere: sortsHere,
+                                         decides: decides))
                 }
             }
             if sortsHere && best == nil {
-                best = (1, FetchPlan(access: .index(tree: tree, ranges: [([], nil)], field: field), ordered: true))
+                best = (1, FetchPlan(access: .index(tree: tree, ranges: [KeyRange([], nil)], field: field), ordered: true, sortsHere: true))
             }
         }
         return best?.plan ?? FetchPlan(access: .allRows, ordered: false)
@@ -111,8 +140,13 @@ struct FetchPlan: CustomStringConvertible {
     /// `3`) only where that conversion keeps the comparison's meaning (see ``indexConstant``);
     /// otherwise the term is left to a scan. A term is exact when equal keys are equal values
     /// for it (keys that were not cut, no NaN) or, for prefixes, when it compares bytes.
-    static func ranges(for term: Comparison, _ lead: IndexLead, derivedAreCurrent: Bool = true)
-        -> (score: Int, ranges: [(lower: [UInt8], upper: [UInt8]?)], exact: Bool)? {
+    ///
+    /// Variables (`$name`) take their values from `bindings`; one without a value makes the
+    /// term unusable, except when `planning`, where any variable stands for a value of the
+    /// right kind and only the score counts.
+    static func ranges(for term: Comparison, _ lead: IndexLead, derivedAreCurrent: Bool = true,
+                       bindings: FetchBindings? = nil, planning: Bool = false)
+        -> (score: Int, ranges: [KeyRange], exact: Bool)? {
         guard term.quantifier == .direct, case .keyPath(let path) = term.lhs, path.count == 1 else { return nil }
         // `name BEGINSWITH[cd] x` may use an index on `canonical:(name)`.
         let canonicalOf = derivedAreCurrent ? lead.canonicalOf : nil
@@ -152,36 +186,46 @@ struct FetchPlan: CustomStringConvertible {
             if !KeyEncoding.append(v, to: &out) { whole = false }
             return out
         }
+        // A constant, or a variable's value. While planning, a stand-in of the kind the
+        // operator takes: its keys are thrown away with the ranges.
+        func value(_ x: FetchExpression) -> Value? {
+            switch x {
+            case .constant(let v): return v
+            case .variable(let name): return planning ? (term.op == .beginsWith ? .string("") : .null) : bindings?[name]
+            default: return nil
+            }
+        }
         let valueStart: [UInt8] = [KeyEncoding.tagValue]
-        switch (term.op, term.rhs) {
-        case (.equal, .constant(let v)):
-            guard let k = key(v) else { return nil }
+        switch term.op {
+        case .equal:
+            guard let v = value(term.rhs), let k = key(v) else { return nil }
             // Equal keys are equal values in every mode: canonically equivalent strings without
             // options (Swift's `==`), equal folded or NFC bytes with them.
-            return (3, [(k, k)], whole)
-        case (.in, .list(let items)):
-            var rs: [(lower: [UInt8], upper: [UInt8]?)] = []
-            for case .constant(let v) in items {
-                guard let k = key(v) else { return nil }
-                rs.append((k, k))
+            return (3, [KeyRange(k, k)], whole)
+        case .in:
+            guard case .list(let items) = term.rhs else { return nil }
+            var rs: [KeyRange] = []
+            rs.reserveCapacity(items.count)
+            for item in items {
+                guard let v = value(item), let k = key(v) else { return nil }
+                rs.append(KeyRange(k, k))
             }
-            guard rs.count == items.count else { return nil }
             rs.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
             return (2, rs, whole)
-        case (.less, .constant(let v)), (.lessOrEqual, .constant(let v)):
-            guard let k = key(v) else { return nil }
-            return (1, [(valueStart, k)], false)
-        case (.greater, .constant(let v)), (.greaterOrEqual, .constant(let v)):
-            guard let k = key(v) else { return nil }
-            return (1, [(k, nil)], false)
-        case (.between, .list(let b)):
-            guard b.count == 2, case .constant(let lo) = b[0], case .constant(let hi) = b[1],
+        case .less, .lessOrEqual:
+            guard let v = value(term.rhs), let k = key(v) else { return nil }
+            return (1, [KeyRange(valueStart, k)], false)
+        case .greater, .greaterOrEqual:
+            guard let v = value(term.rhs), let k = key(v) else { return nil }
+            return (1, [KeyRange(k, nil)], false)
+        case .between:
+            guard case .list(let b) = term.rhs, b.count == 2, let lo = value(b[0]), let hi = value(b[1]),
                   let l = key(lo), let h = key(hi) else { return nil }
-            return (1, [(l, h)], false)
-        case (.beginsWith, .constant(.string(let s))):
-            guard type == .string, var k = key(.string(s)) else { return nil }
+            return (1, [KeyRange(l, h)], false)
+        case .beginsWith:
+            guard type == .string, case .string(let s)? = value(term.rhs), var k = key(.string(s)) else { return nil }
             k.removeLast(2)  // drop the string terminator: every longer string follows
-            return (1, [(k, k)], whole && bytewise)
+            return (1, [KeyRange(k, k)], whole && bytewise)
         default:
             return nil
         }

@@ -23,6 +23,9 @@ import StrataStorage
 struct FetchTypeChecker {
     let model: Model
     let entity: EntityDescription
+    /// Whether `$name` variables may appear: only while preparing a fetch (each compares with
+    /// anything then; the prepared fetch checks the request again with their values).
+    var allowsVariables = false
 
     /// What one side of a comparison yields, as far as the model says. Plain values only (no
     /// strings or arrays), so checking costs no reference counting: a fetch checks every time
@@ -31,6 +34,8 @@ struct FetchTypeChecker {
         enum Kind: Equatable {
             case null, bool, number, string, date, uuid, binary
             case object(entity: Int)
+            /// `$name`: any value until one is given (a prepared fetch checks again with it).
+            case variable
         }
         enum Role { case constant, attribute, toOne, toMany, this, aggregate }
         var kind: Kind
@@ -128,6 +133,7 @@ struct FetchTypeChecker {
 
     /// Why `a` and `b` cannot be compared under `rule`, or nil when they can.
     private func mismatch(_ a: Operand, _ b: Operand, _ rule: Rule, _ op: ComparisonOperator) -> Mismatch? {
+        if a.kind == .variable || b.kind == .variable { return nil }
         switch rule {
         case .string:
             if a.kind != .string { return .leftNotString }
@@ -163,6 +169,9 @@ struct FetchTypeChecker {
             try body(try aggregate(function, path), x)
         case .list(let items):
             for item in items { try forEachOperand(item, body) }
+        case .variable(let name):
+            guard allowsVariables else { throw StrataError.invalidFetch(PreparedFetch.unboundMessage(name)) }
+            try body(Operand(kind: .variable, role: .constant), x)
         }
     }
 
@@ -296,6 +305,8 @@ struct FetchTypeChecker {
             return Self.dotted(path) + ".@" + function.rawValue + " (" + what + ")"
         case .list:
             return "a list"
+        case .variable(let name):
+            return "$" + name
         }
     }
 }

@@ -25,7 +25,7 @@ extension RecordReader {
     }
 
     /// False in a write transaction: the derived values of rows it changed are computed at commit.
-    private var derivedAreCurrent: Bool {
+    var derivedAreCurrent: Bool {
         if case .write = source { return false }
         return true
     }
@@ -34,8 +34,16 @@ extension RecordReader {
         // Mistakes fail before any row is read (an empty store too).
         try FetchTypeChecker(model: model, entity: e).check(request)
         let plan = FetchPlan.make(request, entity: e, derivedAreCurrent: derivedAreCurrent)
-        try willScanRows()
         let matcher = try plan.residual(request.predicate).map { try CompiledPredicate($0) }
+        return try run(plan, matching: matcher, request, e)
+    }
+
+    /// Runs a checked request's plan: candidates from the plan's access, each kept when
+    /// `matcher` (the predicate's residual, nil: nothing left to check) accepts it, sorted
+    /// unless the index gave the order, then offset and limit.
+    func run(_ plan: FetchPlan, matching matcher: CompiledPredicate?, _ request: FetchRequest,
+             _ e: EntityDescription) throws -> [RowKey] {
+        try willScanRows()
         let sorts = !request.sortDescriptors.isEmpty && !plan.ordered
         // The index alone answers when it decides the predicate and fixes the order.
         let needsRows = matcher != nil || sorts
@@ -134,7 +142,7 @@ extension RecordReader {
         }
         let start = min(request.offset, keys.count)
         let end = request.limit.map { $0 >= keys.count - start ? keys.count : start + $0 } ?? keys.count
-        return Array(keys[start..<end])
+        return start == 0 && end == keys.count ? keys : Array(keys[start..<end])
     }
 }
 

@@ -88,7 +88,7 @@ struct CompiledComparison: Sendable {
     private let rhs: Right
 
     init(_ comparison: Comparison) throws {
-        lhs = OperandSource(comparison.lhs)
+        lhs = try OperandSource(comparison.lhs)
         quantifier = comparison.quantifier
         op = comparison.op
         let options = comparison.options
@@ -102,7 +102,7 @@ struct CompiledComparison: Sendable {
             mode = TextMode(options)
             regexCaseInsensitive = false
         }
-        let source = OperandSource(comparison.rhs)
+        let source = try OperandSource(comparison.rhs)
         if op == .between {
             guard case .list(let bounds) = source, bounds.count == 2 else {
                 throw StrataError.invalidFetch("BETWEEN needs a list of two bounds: \(comparison)")

@@ -49,6 +49,9 @@ public indirect enum FetchExpression: Hashable, Sendable {
     case aggregate(AggregateFunction, [String])
     /// A list of expressions: the right side of `IN` and of `BETWEEN` (two elements).
     case list([FetchExpression])
+    /// `$name`: a value given when a prepared fetch runs (``PreparedFetch``), one value (a
+    /// list is written as a list of variables). A request holding one cannot run unprepared.
+    case variable(String)
 }
 
 /// A function over the values a to-many key path reaches (`@count`, `@sum`, …).

@@ -1,3 +1,5 @@
+import StrataStorage
+
 /// Where one side of a compiled comparison gets its values for a row.
 indirect enum OperandSource: Sendable {
     case constant(Value)
@@ -5,12 +7,15 @@ indirect enum OperandSource: Sendable {
     case aggregate(AggregateFunction, [String])
     case list([OperandSource])
 
-    init(_ expression: FetchExpression) {
+    /// Throws `invalidFetch` for a variable: values are given to a prepared fetch, which
+    /// substitutes them before it compiles.
+    init(_ expression: FetchExpression) throws {
         switch expression {
         case .constant(let v): self = .constant(v)
         case .keyPath(let p): self = .keyPath(p)
         case .aggregate(let f, let p): self = .aggregate(f, p)
-        case .list(let es): self = .list(es.map(OperandSource.init))
+        case .list(let es): self = .list(try es.map(OperandSource.init))
+        case .variable(let name): throw StrataError.invalidFetch(PreparedFetch.unboundMessage(name))
         }
     }
 

@@ -77,6 +77,7 @@ extension FetchExpression: CustomStringConvertible {
         case .keyPath(let path): return Self.keyPathText(path)
         case .aggregate(let function, let path): return Self.keyPathText(path) + ".@" + function.rawValue
         case .list(let elements): return "{" + elements.map(\.description).joined(separator: ", ") + "}"
+        case .variable(let name): return "$" + name
         }
     }
 

@@ -70,7 +70,11 @@ struct PredicateLexer {
         case "%":
             return try placeholder(at: start)
         case "$":
-            throw source.error("variables ($name) are not supported; use %@ or %K", at: start)
+            i += 1
+            guard let next = peek(), PredicateSyntax.isIdentifierStart(next) else {
+                throw source.error("expected a variable name after '$'", at: start)
+            }
+            return .variable(identifier())
         default:
             break
         }

@@ -71,6 +71,7 @@ struct PredicateParser {
         case .number(let text): return "number \(text)"
         case .string: return "string"
         case .placeholder(let p): return "'%\(p)'"
+        case .variable(let name): return "'$\(name)'"
         case .symbol(let s): return "'\(s)'"
         case .end: return "end of format"
         }
@@ -246,6 +247,9 @@ struct PredicateParser {
         case .placeholder(let kind):
             advance()
             return try substitute(kind, at: token)
+        case .variable(let name):
+            advance()
+            return .variable(name)
         case .aggregate:
             // `@count` alone is `SELF.@count`.
             return try aggregate(over: [])

@@ -11,6 +11,8 @@ struct PredicateToken: Equatable {
         case string(String)
         /// `%@`, `%K`, `%d`/`%i` (`"d"`), `%f` (`"f"`).
         case placeholder(Character)
+        /// `$name`: a variable of a prepared fetch, without the `$`.
+        case variable(String)
         /// Operators and punctuation: `==`, `(`, `{`, `,`, `.`, `&&`, ….
         case symbol(String)
         case end

@@ -1,0 +1,292 @@
+import StrataStorage
+import Synchronization
+
+/// A fetch checked and planned once, run many times with values for its variables: SQLite's
+/// prepared statement, Core Data's fetch-request template with `$variables`.
+///
+/// ```swift
+/// let bySKU = try store.prepare(FetchRequest("Item", predicate: try FetchPredicate(format: "sku == $sku")))
+/// try store.read { r in
+///     for sku in skus { found += try r.fetch(bySKU, ["sku": .string(sku)]).count }
+/// }
+/// ```
+///
+/// Preparing checks the request against the model (every error a fetch of it could raise that
+/// does not depend on the values) and picks the index; running it makes that index's key
+/// ranges from the values and checks what the index did not decide. The results are those of
+/// the same request with the values written in as constants, and so are the errors: the first
+/// run with values of new kinds (a string where a number was given before) checks the request
+/// with them. A variable stands for one value; a list is a list of variables
+/// (`sku IN {$a, $b}`).
+///
+/// Immutable and `Sendable`: prepare once per store and share it between tasks. It runs only
+/// on readers of the store it was prepared for.
+public final class PreparedFetch: Sendable {
+    /// The request, its variables unbound.
+    public let request: FetchRequest
+    /// The names of the request's variables, without `$`, in the order they first appear.
+    public let variables: [String]
+    let model: Model
+    let entity: EntityDescription
+    /// Made with `planning`: its index ranges are remade for each set of values.
+    let plan: FetchPlan
+    /// What is left to check on each candidate when the index decides its term, and when not.
+    let residualIfDecided: Residual
+    let residualIfNotDecided: Residual
+    /// The kinds of values the request was checked with last, packed 4 bits per variable
+    /// (``FetchBindings/packedKinds``; 0: none yet), and every combination checked.
+    private let lastCheckedKinds = Atomic<UInt64>(0)
+    private let checkedKinds = Mutex<Set<[UInt8]>>([])
+
+    /// A predicate still to check on candidates.
+    enum Residual: Sendable {
+        case none
+        /// Without variables: compiled once.
+        case compiled(CompiledPredicate)
+        /// With variables: compiled for each set of values.
+        case template(FetchPredicate)
+
+        init(_ predicate: FetchPredicate?) throws {
+            guard let predicate else { self = .none; return }
+            if predicate.hasVariables { self = .template(predicate) } else { self = .compiled(try CompiledPredicate(predicate)) }
+        }
+
+        func matcher(_ values: FetchBindings) throws -> CompiledPredicate? {
+            switch self {
+            case .none: return nil
+            case .compiled(let c): return c
+            case .template(let p): return try CompiledPredicate(try p.substituting(values))
+            }
+        }
+    }
+
+    init(_ request: FetchRequest, model: Model) throws {
+        guard let e = model.entity(request.entity) else {
+            throw StrataError.invalidArgument("no entity '\(request.entity)' in the model")
+        }
+        try FetchTypeChecker(model: model, entity: e, allowsVariables: true).check(request)
+        self.request = request
+        self.model = model
+        self.entity = e
+        var names: [String] = []
+        request.predicate?.forEachVariable { if !names.contains($0) { names.append($0) } }
+        self.variables = names
+        let plan = FetchPlan.make(request, entity: e, planning: true)
+        self.plan = plan
+        residualIfNotDecided = try Residual(request.predicate)
+        var decided = plan
+        if decided.decided == nil { decided.decided = plan.term }
+        residualIfDecided = try Residual(decided.residual(request.predicate))
+    }
+
+    /// The plan for these values: the index ranges made from them; nil when the values cannot
+    /// use the index (such as a fraction against an index of integers): the request then runs
+    /// with the values as constants, planned afresh. Only what running needs is set.
+    func plan(for values: FetchBindings, derivedAreCurrent: Bool) -> FetchPlan? {
+        guard let term = plan.term, let lead = plan.lead, case .index(let tree, _, let field) = plan.access else { return plan }
+        guard let (_, ranges, exact) = FetchPlan.ranges(for: term, lead, derivedAreCurrent: derivedAreCurrent, bindings: values)
+        else { return nil }
+        var p = FetchPlan(access: .index(tree: tree, ranges: ranges, field: field), ordered: plan.sortsHere && ranges.count == 1)
+        p.decides = exact && lead.isSingleAttribute
+        return p
+    }
+
+    /// The values by name, checked to be exactly the request's variables.
+    func bindings(_ values: [String: Value]) throws -> FetchBindings {
+        var ordered: [Value] = []
+        ordered.reserveCapacity(variables.count)
+        for name in variables {
+            guard let v = values[name] else {
+                throw StrataError.invalidFetch("no value for $\(name) (the prepared fetch's variables: \(variableList))")
+            }
+            ordered.append(v)
+        }
+        if values.count != variables.count {
+            let extra = values.keys.filter { !variables.contains($0) }.sorted()
+            throw StrataError.invalidFetch("no variable \(extra.map { "$" + $0 }.joined(separator: ", ")) in the prepared fetch (its variables: \(variableList))")
+        }
+        return FetchBindings(names: variables, values: ordered)
+    }
+
+    /// Values in the order of ``variables``, checked to be as many.
+    func bindings(_ values: [Value]) throws -> FetchBindings {
+        guard values.count == variables.count else {
+            throw StrataError.invalidFetch("\(values.count) value\(values.count == 1 ? "" : "s") for the prepared fetch's \(variables.count) variable\(variables.count == 1 ? "" : "s") (\(variableList))")
+        }
+        return FetchBindings(names: variables, values: values)
+    }
+
+    private var variableList: String { variables.isEmpty ? "none" : variables.map { "$" + $0 }.joined(separator: ", ") }
+
+    /// Throws unless the request accepts values of these kinds (checked once per combination).
+    func check(_ values: FetchBindings) throws {
+        let packed = values.packedKinds
+        if packed != 0 && lastCheckedKinds.load(ordering: .relaxed) == packed { return }
+        let kinds = values.values.map(\.kindTag)
+        if !checkedKinds.withLock({ $0.contains(kinds) }) {
+            var bound = request
+            bound.predicate = try request.predicate?.substituting(values)
+            try FetchTypeChecker(model: model, entity: entity).check(bound)
+            checkedKinds.withLock { _ = $0.insert(kinds) }
+        }
+        if packed != 0 { lastCheckedKinds.store(packed, ordering: .relaxed) }
+    }
+
+    static func unboundMessage(_ name: String) -> String {
+        "$\(name) has no value: a request with variables runs prepared (RecordStore.prepare), given a value for each"
+    }
+}
+
+extension RecordStore {
+    /// Checks and plans `request` once, to run many times with values for its `$variables`
+    /// (see ``PreparedFetch``).
+    ///
+    /// - Throws: `StrataError.invalidFetch` for what a fetch of the request would throw
+    ///   whatever the values; `invalidArgument` for an unknown entity.
+    public func prepare(_ request: FetchRequest) throws -> PreparedFetch {
+        try PreparedFetch(request, model: model)
+    }
+}
+
+extension RecordReader {
+    /// The identifiers of the objects that match `fetch` with `values` for its variables, in
+    /// its order, one page of them.
+    ///
+    /// - Throws: what fetching the request with the values written in as constants throws;
+    ///   `invalidFetch` when `values` misses one of its variables or names another;
+    ///   `invalidArgument` when `fetch` was prepared for another store's model.
+    public func fetch(_ fetch: PreparedFetch, _ values: [String: Value] = [:]) throws -> [ObjectID] {
+        let name = fetch.entity.name
+        return try fetchKeys(fetch, try fetch.bindings(values)).map { ObjectID(entity: name, primaryKey: $0.pk) }
+    }
+
+    /// ``fetch(_:_:)`` with the values in the order of the fetch's ``PreparedFetch/variables``
+    /// (the form for hot loops: no dictionary per run).
+    public func fetch(_ fetch: PreparedFetch, values: [Value]) throws -> [ObjectID] {
+        let name = fetch.entity.name
+        return try fetchKeys(fetch, try fetch.bindings(values)).map { ObjectID(entity: name, primaryKey: $0.pk) }
+    }
+
+    /// How many objects match `fetch` with `values` (its limit and offset apply).
+    ///
+    /// - Throws: what ``fetch(_:_:)`` throws.
+    public func fetchCount(_ fetch: PreparedFetch, _ values: [String: Value] = [:]) throws -> Int {
+        try fetchKeys(fetch, try fetch.bindings(values)).count
+    }
+
+    /// ``fetchCount(_:_:)`` with the values in the order of the fetch's variables.
+    public func fetchCount(_ fetch: PreparedFetch, values: [Value]) throws -> Int {
+        try fetchKeys(fetch, try fetch.bindings(values)).count
+    }
+
+    func fetchKeys(_ fetch: PreparedFetch, _ values: FetchBindings) throws -> [RowKey] {
+        try checkOpen()
+        guard fetch.model === model else {
+            throw StrataError.invalidArgument("the prepared fetch of \(fetch.entity.name) was prepared for another store's model")
+        }
+        try fetch.check(values)
+        guard let plan = fetch.plan(for: values, derivedAreCurrent: derivedAreCurrent) else {
+            var bound = fetch.request
+            bound.predicate = try fetch.request.predicate?.substituting(values)
+            return try fetchKeys(bound, fetch.entity)
+        }
+        let residual = plan.decides ? fetch.residualIfDecided : fetch.residualIfNotDecided
+        return try run(plan, matching: try residual.matcher(values), fetch.request, fetch.entity)
+    }
+}
+
+/// The values of a prepared fetch's variables, in the order of its names (a few: looked up
+/// by a linear search, cheaper than hashing).
+struct FetchBindings {
+    let names: [String]
+    let values: [Value]
+
+    subscript(name: String) -> Value? {
+        for i in names.indices where names[i] == name { return values[i] }
+        return nil
+    }
+
+    /// The kinds of the values, 4 bits each (kind + 1); 0 when there are none or more than 16.
+    var packedKinds: UInt64 {
+        guard values.count <= 16 else { return 0 }
+        var packed: UInt64 = 0
+        for v in values { packed = packed << 4 | UInt64(v.kindTag + 1) }
+        return packed
+    }
+}
+
+extension FetchPredicate {
+    /// Whether a `$name` variable appears.
+    public var hasVariables: Bool {
+        var found = false
+        forEachVariable { _ in found = true }
+        return found
+    }
+
+    /// The predicate with `values` for its variables (`NSPredicate`'s
+    /// `withSubstitutionVariables`).
+    ///
+    /// - Throws: `StrataError.invalidFetch` naming a variable `values` has no value for.
+    public func substituting(_ values: [String: Value]) throws -> FetchPredicate {
+        try substituting(FetchBindings(names: Array(values.keys), values: Array(values.values)))
+    }
+
+    func substituting(_ values: FetchBindings) throws -> FetchPredicate {
+        switch self {
+        case .constant: return self
+        case .comparison(var c):
+            c.lhs = try c.lhs.substituting(values)
+            c.rhs = try c.rhs.substituting(values)
+            return .comparison(c)
+        case .and(let ps): return .and(try ps.map { try $0.substituting(values) })
+        case .or(let ps): return .or(try ps.map { try $0.substituting(values) })
+        case .not(let p): return .not(try p.substituting(values))
+        }
+    }
+
+    func forEachVariable(_ body: (String) -> Void) {
+        switch self {
+        case .constant: break
+        case .comparison(let c): c.lhs.forEachVariable(body); c.rhs.forEachVariable(body)
+        case .and(let ps), .or(let ps): for p in ps { p.forEachVariable(body) }
+        case .not(let p): p.forEachVariable(body)
+        }
+    }
+}
+
+extension FetchExpression {
+    func substituting(_ values: FetchBindings) throws -> FetchExpression {
+        switch self {
+        case .constant, .keyPath, .aggregate: return self
+        case .list(let items): return .list(try items.map { try $0.substituting(values) })
+        case .variable(let name):
+            guard let v = values[name] else { throw StrataError.invalidFetch("no value for $\(name)") }
+            return .constant(v)
+        }
+    }
+
+    func forEachVariable(_ body: (String) -> Void) {
+        switch self {
+        case .constant, .keyPath, .aggregate: break
+        case .list(let items): for item in items { item.forEachVariable(body) }
+        case .variable(let name): body(name)
+        }
+    }
+}
+
+extension Value {
+    /// One byte per kind of value: what a prepared fetch's type check depends on.
+    var kindTag: UInt8 {
+        switch self {
+        case .null: return 0
+        case .bool: return 1
+        case .int: return 2
+        case .double: return 3
+        case .decimal: return 4
+        case .string: return 5
+        case .date: return 6
+        case .uuid: return 7
+        case .binary: return 8
+        }
+    }
+}

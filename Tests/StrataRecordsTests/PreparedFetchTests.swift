@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import StrataStorage
+import StrataTesting
+@testable import StrataRecords
+
+/// Prepared fetches (issue 12 §1): `$variables` in format strings and the builder, values by
+/// name or position, the same answers and errors as the request with the values written in,
+/// and every misuse an error. `FetchDifferentialTests` runs most of its random fetches prepared
+/// too, against the planner and a scan.
+@Suite struct PreparedFetchTests {
+    private func fetchError(_ body: () throws -> Void) -> String? {
+        do { try body() } catch let StrataError.invalidFetch(message) { return message } catch { return "\(error)" }
+        return nil
+    }
+
+    @Test func variablesParseDescribeAndBuild() throws {
+        let parsed = try FetchPredicate(format: "title == $title AND quantity BETWEEN {$low, $high}")
+        #expect(parsed.description == "title == $title AND quantity BETWEEN {$low, $high}")
+        #expect(try FetchPredicate(format: parsed.description) == parsed)
+        #expect(parsed.hasVariables)
+        let built = PropertyPath("title") == .variable("title")
+        #expect(built == .comparison(Comparison(.keyPath(["title"]), .equal, .variable("title"))))
+        let substituted = try built.substituting(["title": .string("a")])
+        #expect(substituted == (PropertyPath("title") == "a"))
+        #expect(fetchError { _ = try built.substituting([:]) }?.contains("$title") == true)
+        #expect(throws: StrataError.self) { _ = try FetchPredicate(format: "title == $") }
+        #expect(throws: StrataError.self) { _ = try FetchPredicate(format: "title == $1x") }
+    }
+
+    @Test func runsWithValuesByNameAndPosition_likeTheRequestWithConstants() throws {
+        let (store, _) = try FetchTests.populated()
+        let byName = try store.prepare(FetchRequest("TodoList", predicate: try FetchPredicate(format: "name BEGINSWITH[cd] $prefix AND itemCount >= $least"),
+                                                    sortedBy: [FetchSortDescriptor("name")]))
+        #expect(byName.variables == ["prefix", "least"])
+        try store.read { r in
+            for (prefix, least) in [("caf", 0), ("CAF", 2), ("str", 5), ("zz", 0), ("", 3)] {
+                let constants = FetchRequest("TodoList", predicate: try FetchPredicate(format: "name BEGINSWITH[cd] %@ AND itemCount >= %d", prefix, least),
+                                             sortedBy: [FetchSortDescriptor("name")])
+                let expected = try r.fetch(constants)
+                #expect(try r.fetch(byName, ["prefix": .string(prefix), "least": .int(Int64(least))]) == expected)
+                #expect(try r.fetch(byName, values: [.string(prefix), .int(Int64(least))]) == expected)
+                #expect(try r.fetchCount(byName, values: [.string(prefix), .int(Int64(least))]) == expected.count)
+            }
+        }
+        // A prepared fetch without variables runs with no values.
+        let all = try store.prepare(FetchRequest("Item", predicate: PropertyPath("quantity") > 1))
+        try store.read { r in
+            let expected = try r.fetch(FetchRequest("Item", predicate: PropertyPath("quantity") > 1))
+            #expect(try r.fetch(all) == expected)
+        }
+    }
+
+    /// Values an index cannot take (a fraction against integers) run the request with them as
+    /// constants; inside a write transaction the `canonical:` index stands for `[cd]`
+    /// comparisons no longer, and the prepared fetch sees the transaction's own rows.
+    @Test func valuesTheIndexCannotTakeAndWriteTransactions() throws {
+        let (store, lists) = try FetchTests.populated()
+        let byQuantity = try store.prepare(FetchRequest("Item", predicate: try FetchPredicate(format: "quantity == $q")))
+        try store.read { r in
+            #expect(try r.fetch(byQuantity, values: [.double(1.5)]).isEmpty)
+            let two = try r.fetch(FetchRequest("Item", predicate: PropertyPath("quantity") == 2))
+            let three = try r.fetch(FetchRequest("Item", predicate: PropertyPath("quantity") == 3))
+            #expect(!two.isEmpty && !three.isEmpty)
+            #expect(try r.fetch(byQuantity, values: [.double(2)]) == two)
+            #expect(try r.fetch(byQuantity, values: [.decimal(Decimal(3))]) == three)
+        }
+        let bySearch = try store.prepare(FetchRequest("TodoList", predicate: try FetchPredicate(format: "name BEGINSWITH[cd] $p")))
+        try store.write { tx in
+            try tx.update(lists[7], ["name": "Cafard"])          // was "work"
+            let inside = try tx.fetch(bySearch, values: [.string("CAF")])
+            let expected = try tx.fetch(FetchRequest("TodoList", predicate: try FetchPredicate(format: "name BEGINSWITH[cd] 'CAF'")))
+            #expect(Set(inside) == Set(expected))
+            #expect(inside.contains(lists[7]))
+        }
+        let after = try store.read { r in try r.fetch(bySearch, values: [.string("caf")]) }
+        #expect(after.contains(lists[7]))
+    }
+
+    /// The errors of the request with the values written in, checked again for values of new
+    /// kinds; missing, extra and miscounted values; a store with another model; a request with
+    /// variables run unprepared; what preparing alone can tell.
+    @Test func misusesAreErrors() throws {
+        let (store, _) = try FetchTests.populated()
+        let fetch = try store.prepare(FetchRequest("Item", predicate: try FetchPredicate(format: "title == $t AND quantity > $q")))
+        try store.read { r in
+            _ = try r.fetch(fetch, values: [.string("t1"), .int(1)])
+            let wrongKind = fetchError { _ = try r.fetch(fetch, values: [.int(3), .int(1)]) }
+            let constants = fetchError { _ = try r.fetch(FetchRequest("Item", predicate: try FetchPredicate(format: "title == 3 AND quantity > 1"))) }
+            #expect(wrongKind != nil && wrongKind == constants)
+            #expect(fetchError { _ = try r.fetch(fetch, values: [.string("t1"), .null]) }?.contains("nil does not order") == true)
+            // The kinds that passed before still pass (the check is cached, not skipped).
+            #expect(try r.fetch(fetch, values: [.string("t2"), .int(0)]).count > 0)
+            #expect(fetchError { _ = try r.fetch(fetch, ["t": .string("x")]) }?.contains("no value for $q") == true)
+            #expect(fetchError { _ = try r.fetch(fetch, ["t": .string("x"), "q": .int(1), "z": .int(2)]) }?.contains("$z") == true)
+            #expect(fetchError { _ = try r.fetch(fetch, values: [.string("x")]) }?.contains("1 value for the prepared fetch's 2 variables") == true)
+            #expect(fetchError { _ = try r.fetch(FetchRequest("Item", predicate: try FetchPredicate(format: "title == $t"))) }?.contains("$t has no value") == true)
+            #expect(fetchError { _ = try r.fetchCount(FetchRequest("Item", predicate: try FetchPredicate(format: "title IN {$t, 'a'}"))) }?.contains("$t") == true)
+        }
+        let other = try makeStore(try todoModel(), path: "/db/other.strata")
+        let foreign = fetchError { _ = try other.read { r in try r.fetch(fetch, values: [.string("t1"), .int(1)]) } }
+        #expect(foreign?.contains("another store's model") == true)
+        #expect(fetchError { _ = try store.prepare(FetchRequest("Item", predicate: try FetchPredicate(format: "nosuch == $x"))) }?.contains("nosuch") == true)
+        #expect(fetchError { _ = try store.prepare(FetchRequest("Item", predicate: try FetchPredicate(format: "title == $x"), limit: -1)) } != nil)
+        #expect(fetchError { _ = try store.prepare(FetchRequest("Item", predicate: try FetchPredicate(format: "title BEGINSWITH quantity AND title == $x"))) } != nil)
+        #expect(throws: StrataError.self) { _ = try store.prepare(FetchRequest("Nothing")) }
+        var kept: RecordReader?
+        _ = try store.read { r in kept = r }
+        #expect(throws: StrataError.self) { _ = try kept!.fetch(fetch, values: [.string("t1"), .int(1)]) }
+    }
+}
