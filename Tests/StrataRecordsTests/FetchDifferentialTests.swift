@@ -268,10 +268,13 @@ struct FetchDifferentialRun {
         if plan.contains("in order") { ordered += 1 }
         var scan = request
         scan.usesIndexes = false
-        let planned: [ObjectID], scanned: [ObjectID]
+        // `fetch` runs through the model's plan cache (the request's shape, prepared); the
+        // planner with the constants themselves runs directly, and must agree too.
+        let planned: [ObjectID], scanned: [ObjectID], direct: [ObjectID]
         do {
             planned = try r.fetch(request)
             scanned = try r.fetch(scan)
+            direct = try r.plannedFetchKeys(request, try r.entity("Thing")).map(r.objectID)
         } catch {
             mismatches += 1
             Issue.record("seed \(seed), \(label): \(error) for \(describe(request)) [\(plan)]")
@@ -279,16 +282,18 @@ struct FetchDifferentialRun {
         }
         let agree: Bool
         if !request.sortDescriptors.isEmpty {
-            agree = planned == scanned
+            agree = planned == scanned && direct == scanned
         } else if request.limit == nil && request.offset == 0 {
-            agree = planned.count == scanned.count && Set(planned) == Set(scanned)
+            agree = planned.count == scanned.count && Set(planned) == Set(scanned) && direct.count == scanned.count && Set(direct) == Set(scanned)
         } else {
             // Without a sort, which page is returned is not specified: only that it is a page.
             var whole = scan
             whole.limit = nil
             whole.offset = 0
             let all = Set(try r.fetch(whole))
-            agree = planned.count == scanned.count && Set(planned).count == planned.count && Set(planned).isSubset(of: all)
+            agree = [planned, direct].allSatisfy { found in
+                found.count == scanned.count && Set(found).count == found.count && Set(found).isSubset(of: all)
+            }
         }
         let counted = try r.fetchCount(request)
         if !agree || counted != planned.count {
@@ -297,7 +302,7 @@ struct FetchDifferentialRun {
             var rows: [String] = []
             for id in Array(missing) + Array(extra) { rows.append("\(id): \(try r.values(of: id).map { "\($0)" } ?? "gone")") }
             Issue.record("""
-                seed \(seed), \(label): \(describe(request)) [\(plan)]: index plan \(planned.count) objects, scan \(scanned.count), count \(counted); \
+                seed \(seed), \(label): \(describe(request)) [\(plan)]: index plan \(planned.count) objects (with the constants: \(direct.count)), scan \(scanned.count), count \(counted); \
                 missing \(Array(missing)), extra \(Array(extra)); order \(planned == scanned ? "same" : "differs") \(rows)
                 """)
             return

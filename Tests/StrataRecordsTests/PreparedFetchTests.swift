@@ -108,4 +108,26 @@ import StrataTesting
         _ = try store.read { r in kept = r }
         #expect(throws: StrataError.self) { _ = try kept!.fetch(fetch, values: [.string("t1"), .int(1)]) }
     }
+
+    /// Plain requests of one shape share one plan (the model's cache), whatever their
+    /// constants; values of another kind are checked again (an error stays an error); the
+    /// cache stays bounded when every request has a new shape.
+    @Test func repeatedRequestsOfOneShapeShareAPlan() throws {
+        let (store, _) = try FetchTests.populated()
+        try store.read { r in
+            let before = store.model.fetchPlans.count
+            var found = 0
+            for i in 0..<300 { found += try r.fetch(FetchRequest("Item", predicate: PropertyPath("title") == "t\(i % 5)")).count }
+            #expect(found > 0)
+            #expect(store.model.fetchPlans.count == before + 1)
+            #expect(fetchError { _ = try r.fetch(FetchRequest("Item", predicate: PropertyPath("title") == 3)) }?.contains("cannot be compared") == true)
+            #expect(try r.fetch(FetchRequest("Item", predicate: PropertyPath("title") == "t1")).count > 0)
+            for i in 0..<(FetchPlanCache.capacity + 20) {
+                let terms = (0...(i % 40)).map { _ in PropertyPath("quantity") > 0 }
+                let shape = terms.dropFirst().reduce(terms[0]) { $0 && $1 }
+                _ = try r.fetchCount(FetchRequest("Item", predicate: shape, limit: i / 40))
+            }
+            #expect(store.model.fetchPlans.count <= FetchPlanCache.capacity)
+        }
+    }
 }

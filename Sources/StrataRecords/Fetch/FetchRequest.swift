@@ -1,5 +1,5 @@
 /// What to fetch: objects of one entity that match a predicate, in an order, a page of them.
-public struct FetchRequest: Sendable {
+public struct FetchRequest: Hashable, Sendable {
     /// The name of the entity whose objects are fetched.
     public var entity: String
     /// The condition an object must meet; `nil` fetches every object of the entity.

@@ -188,7 +188,7 @@ extension RecordReader {
         guard let plan = fetch.plan(for: values, derivedAreCurrent: derivedAreCurrent) else {
             var bound = fetch.request
             bound.predicate = try fetch.request.predicate?.substituting(values)
-            return try fetchKeys(bound, fetch.entity)
+            return try plannedFetchKeys(bound, fetch.entity)
         }
         let residual = plan.decides ? fetch.residualIfDecided : fetch.residualIfNotDecided
         return try run(plan, matching: try residual.matcher(values), fetch.request, fetch.entity)

@@ -30,7 +30,17 @@ extension RecordReader {
         return true
     }
 
+    /// Through the model's plan cache: a request of a shape seen before (other constants)
+    /// runs as that shape's prepared fetch, with its constants as values.
     func fetchKeys(_ request: FetchRequest, _ e: EntityDescription) throws -> [RowKey] {
+        guard let (prepared, constants) = try model.fetchPlans.prepared(for: request, model: model) else {
+            return try plannedFetchKeys(request, e)
+        }
+        return try fetchKeys(prepared, FetchBindings(names: prepared.variables, values: constants))
+    }
+
+    /// Checks and plans `request` with its constants, then runs it.
+    func plannedFetchKeys(_ request: FetchRequest, _ e: EntityDescription) throws -> [RowKey] {
         // Mistakes fail before any row is read (an empty store too).
         try FetchTypeChecker(model: model, entity: e).check(request)
         let plan = FetchPlan.make(request, entity: e, derivedAreCurrent: derivedAreCurrent)

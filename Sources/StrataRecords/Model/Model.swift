@@ -9,6 +9,8 @@ public final class Model: Sendable {
     let entityIndex: [String: Int]
     /// Every derived attribute as (entity, index into its `derivedAttributes`), sources first.
     let derivationOrder: [DerivedReference]
+    /// Plans of the fetches run against this model, by shape (plans depend on the model only).
+    let fetchPlans = FetchPlanCache()
 
     struct DerivedReference: Hashable, Sendable {
         var entity: Int
