@@ -50,6 +50,24 @@ public struct FetchDescriptor<T: ManagedObject> {
         self.predicate = predicate
         self.sortBy = sortBy
     }
+
+    /// This fetch with `values` for its predicate's `$variables` (a template, as Core Data's
+    /// fetch-request templates with substitution variables):
+    ///
+    /// ```swift
+    /// let bySKU = FetchDescriptor<Item>(predicate: try FetchPredicate(format: "sku == $sku"))
+    /// let item = try context.fetch(try bySKU.substituting(["sku": .string(code)])).first
+    /// ```
+    ///
+    /// Fetches of one template share their plan: the store checks and plans a request's shape
+    /// once, whatever its constants (docs/decisions.md §36).
+    ///
+    /// - Throws: `StrataError.invalidFetch` naming a variable `values` has no value for.
+    public func substituting(_ values: [String: Value]) throws -> FetchDescriptor<T> {
+        var d = self
+        d.predicate = try predicate?.substituting(values)
+        return d
+    }
 }
 
 extension ModelContext {

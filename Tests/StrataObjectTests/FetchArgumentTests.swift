@@ -43,4 +43,26 @@ import Testing
             }
         }
     }
+
+    /// A descriptor with `$variables` is a template: `substituting` gives its values (with
+    /// pending changes too); run without them, it says what is missing and how to give it.
+    @Test func templatesTakeValues() throws {
+        try withContainer { container in
+            let context = ModelContext(container)
+            for i in 0..<6 { context.insert(Item(title: "i\(i)", amount: Decimal(i))) }
+            try context.save()
+            let template = FetchDescriptor<Item>(predicate: try FetchPredicate(format: "amount >= $least"), sortBy: [FetchSortDescriptor(\Item.amount)])
+            #expect(try context.fetch(try template.substituting(["least": .int(4)])).map(\.title) == ["i4", "i5"])
+            context.insert(Item(title: "pending", amount: 9))
+            #expect(try context.fetch(try template.substituting(["least": .decimal(5)])).map(\.title) == ["i5", "pending"])
+            #expect(try context.fetchCount(try template.substituting(["least": .double(0.5)])) == 6)
+            do {
+                _ = try context.fetch(template)
+                Issue.record("a template ran without values")
+            } catch StrataError.invalidFetch(let message) {
+                #expect(message.contains("$least has no value") && message.contains("FetchDescriptor.substituting"), "\(message)")
+            }
+            #expect(throws: StrataError.self) { _ = try template.substituting(["most": .int(1)]) }
+        }
+    }
 }

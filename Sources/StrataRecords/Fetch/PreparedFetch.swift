@@ -133,7 +133,8 @@ public final class PreparedFetch: Sendable {
     }
 
     static func unboundMessage(_ name: String) -> String {
-        "$\(name) has no value: a request with variables runs prepared (RecordStore.prepare), given a value for each"
+        "$\(name) has no value: give the variables values (FetchPredicate.substituting, FetchDescriptor.substituting) "
+            + "or run the request prepared (RecordStore.prepare)"
     }
 }
 
