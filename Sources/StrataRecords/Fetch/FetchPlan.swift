@@ -183,6 +183,8 @@ struct FetchPlan: CustomStringConvertible {
             }
             if foldsKeys, case .string(let s) = v { v = .string(TextFolding.canonical(s)) }
             var out: [UInt8] = []
+            // One allocation: the tag, the bytes, the terminator (escaped NULs may grow it once).
+            if case .string(let s) = v { out.reserveCapacity(s.utf8.count + 4) } else { out.reserveCapacity(24) }
             if !KeyEncoding.append(v, to: &out) { whole = false }
             return out
         }

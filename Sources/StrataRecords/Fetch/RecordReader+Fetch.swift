@@ -98,8 +98,9 @@ extension RecordReader {
             }
             // Distinct ranges of one index never share an entry, but an IN list may repeat a value.
             var seen = Set<UInt64>()
+            guard let c = try borrowCursor(tree) else { break }
+            defer { giveBack(c, tree: tree) }
             scan: for r in ranges {
-                guard let c = try source.cursor(tree) else { break }
                 var ok = try c.seek(r.lower)
                 while ok {
                     let k = c.key

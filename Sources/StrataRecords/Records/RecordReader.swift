@@ -11,6 +11,13 @@ public class RecordReader {
     let source: TreeSource
     /// False once the closure that received this reader has ended.
     var isOpen = true
+    /// A snapshot's cursors kept between fetches, by tree: making one (a tree lookup by name,
+    /// an allocation, its path array) cost more than the seek it serves. Borrowed and given
+    /// back, so a nested fetch on the same tree gets its own. Write transactions make theirs
+    /// afresh (their trees come and go).
+    /// A few, searched linearly: comparing a tree's name with the same string is cheaper than
+    /// hashing it.
+    private var idleCursors: [(tree: String, cursor: Cursor)] = []
 
     init(model: Model, source: TreeSource) {
         self.model = model
@@ -149,5 +156,21 @@ public class RecordReader {
         let e = try self.entity(entity)
         try willScanRows()
         return try source.keys(RecordTrees.rows(e), prefix: []).map { ObjectID(entity: e.name, primaryKey: $0) }
+    }
+}
+
+extension RecordReader {
+    /// A cursor on `tree` (nil: no such tree), to give back with ``giveBack(_:tree:)``.
+    func borrowCursor(_ tree: String) throws -> Cursor? {
+        if case .read = source, let i = idleCursors.firstIndex(where: { $0.tree == tree }) {
+            return idleCursors.remove(at: i).cursor
+        }
+        return try source.cursor(tree)
+    }
+
+    func giveBack(_ cursor: Cursor, tree: String) {
+        guard case .read = source else { return }
+        if idleCursors.count == 4 { idleCursors.removeFirst() }
+        idleCursors.append((tree, cursor))
     }
 }
