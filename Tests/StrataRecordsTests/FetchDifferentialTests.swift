@@ -295,6 +295,16 @@ struct FetchDifferentialRun {
                 found.count == scanned.count && Set(found).count == found.count && Set(found).isSubset(of: all)
             }
         }
+        // The cache's plan is the one planning with the constants makes (the same index,
+        // hence the same page), unless a constant's key is inexact (see `FetchPlan.make`).
+        let withConstants = FetchPlan.make(request, entity: try r.entity("Thing"), derivedAreCurrent: r.derivedAreCurrent).description
+        if plan != withConstants && !(request.predicate.map(Self.hasInexactConstant) ?? false) {
+            mismatches += 1
+            Issue.record("seed \(seed), \(label): \(describe(request)): the cache runs [\(plan)], planning with the constants [\(withConstants)]")
+        } else if plan == withConstants && planned != direct {
+            mismatches += 1
+            Issue.record("seed \(seed), \(label): \(describe(request)) [\(plan)]: one plan, two answers: \(planned.count) through the cache, \(direct.count) with the constants")
+        }
         let counted = try r.fetchCount(request)
         if !agree || counted != planned.count {
             mismatches += 1
@@ -352,6 +362,27 @@ struct FetchDifferentialRun {
                 seed \(seed), \(label), prepared: \(describe(template)) with \(values): \(first.count) objects \
                 (again: \(second.count), count \(counted)), the planner found \(planned.count); order \(first == planned ? "same" : "differs")
                 """)
+        }
+    }
+
+    /// Whether a constant's key may be inexact: a string or binary near the key's cut (NULs
+    /// escape to two bytes), NaN.
+    static func hasInexactConstant(_ p: FetchPredicate) -> Bool {
+        func inexact(_ x: FetchExpression) -> Bool {
+            switch x {
+            case .constant(.string(let s)): return s.utf8.count * 2 >= KeyEncoding.maxValueBytes
+            case .constant(.binary(let b)): return b.count * 2 >= KeyEncoding.maxValueBytes
+            case .constant(.double(let d)): return d.isNaN
+            case .constant(.date(let d)): return d.timeIntervalSinceReferenceDate.isNaN
+            case .list(let items): return items.contains(where: inexact)
+            default: return false
+            }
+        }
+        switch p {
+        case .constant: return false
+        case .comparison(let c): return inexact(c.lhs) || inexact(c.rhs)
+        case .and(let ps), .or(let ps): return ps.contains(where: hasInexactConstant)
+        case .not(let q): return hasInexactConstant(q)
         }
     }
 

@@ -74,10 +74,25 @@ import StrataStorage
         return .comparison(Comparison(lhs, op, right, quantifier: quantifier))
     }
 
+    /// The `invalidFetch` message of fetching `request` (nil: none). `fetch` runs a request
+    /// through the plan cache, as its shape's prepared fetch with the constants as values
+    /// (prepared the first time, found the second): its errors must be word for word those of
+    /// planning with the constants, and never name a shape's `$n`.
+    static func fetchMessage(_ store: RecordStore, _ request: FetchRequest,
+                             sourceLocation: SourceLocation = #_sourceLocation) -> String? {
+        let message = invalidFetchMessage { _ = try store.read { try $0.fetch(request) } }
+        let again = invalidFetchMessage { _ = try store.read { try $0.fetchCount(request) } }
+        let direct = invalidFetchMessage { _ = try store.read { r in _ = try r.plannedFetchKeys(request, try r.entity(request.entity)) } }
+        #expect(message == direct && again == direct,
+                "\(request.predicate.map { "\($0)" } ?? ""): through the cache '\(message ?? "")', again '\(again ?? "")', with the constants '\(direct ?? "")'",
+                sourceLocation: sourceLocation)
+        return message
+    }
+
     /// Runs the fetch and checks it against the spec; returns the number of cases.
     static func expect(_ store: RecordStore, _ entity: String, _ p: FetchPredicate, compares: Bool, naming: [String],
                        sourceLocation: SourceLocation = #_sourceLocation) throws {
-        let message = invalidFetchMessage { _ = try store.read { try $0.fetch(FetchRequest(entity, predicate: p)) } }
+        let message = fetchMessage(store, FetchRequest(entity, predicate: p), sourceLocation: sourceLocation)
         if compares {
             #expect(message == nil, "\(p): \(message ?? "")", sourceLocation: sourceLocation)
         } else if let message {
@@ -149,7 +164,7 @@ import StrataStorage
         }
         // An aggregate needs a to-many key path.
         for p in ["main.a_int64.@sum > 1", "label.@count > 1", "@count > 1"] {
-            let message = invalidFetchMessage { _ = try store.read { try $0.fetch(FetchRequest("Holder", predicate: try FetchPredicate(format: p))) } }
+            let message = Self.fetchMessage(store, FetchRequest("Holder", predicate: try FetchPredicate(format: p)))
             #expect(message?.contains("to-many") == true, "\(p): \(String(describing: message))")
         }
     }
@@ -183,7 +198,7 @@ import StrataStorage
             try Self.expect(store, "Part", try FetchPredicate(format: format), compares: ok, naming: [])
         }
         let bounds = FetchPredicate.comparison(Comparison(.keyPath(["a_int64"]), .between, .list([.constant(.int(1))])))
-        #expect(invalidFetchMessage { _ = try store.read { try $0.fetch(FetchRequest("Part", predicate: bounds)) } }?
+        #expect(Self.fetchMessage(store, FetchRequest("Part", predicate: bounds))?
             .contains("BETWEEN needs a list of two bounds") == true)
     }
 
@@ -199,7 +214,7 @@ import StrataStorage
             (FetchRequest("Holder", sortedBy: [FetchSortDescriptor("parts")]), "to-many"),
         ]
         for (request, expected) in messages {
-            let message = invalidFetchMessage { _ = try store.read { try $0.fetch(request) } }
+            let message = Self.fetchMessage(store, request)
             #expect(message?.contains(expected) == true, "\(String(describing: message)) should say \(expected)")
         }
         for sort in ["main.a_string", "holder", "label", "main"] {

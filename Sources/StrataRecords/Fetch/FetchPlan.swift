@@ -37,8 +37,9 @@ struct FetchPlan: CustomStringConvertible {
     var lead: IndexLead? = nil
     /// The index gives the requested order when it is read in one range.
     var sortsHere = false
-    /// Whether a term is decided (``decided`` says which; a prepared fetch's plan for given
-    /// values sets only this, its residuals being made in advance).
+    /// Whether a term is decided: `decided != nil` as ``make(_:entity:derivedAreCurrent:planning:)``
+    /// makes a plan, kept apart because a prepared fetch's plan for given values sets only this
+    /// (its residuals are made in advance, and copying the term would retain its parts per run).
     var decides = false
 
     var description: String {
@@ -46,7 +47,7 @@ struct FetchPlan: CustomStringConvertible {
         case .allRows: return "scan all rows"
         case .index(let tree, let ranges, _):
             return "\(tree): \(ranges.count) range\(ranges.count == 1 ? "" : "s")\(ordered ? ", in order" : "")"
-                + (decided == nil ? "" : ", decides a term")
+                + (decides ? ", decides a term" : "")
         }
     }
 
@@ -80,8 +81,11 @@ struct FetchPlan: CustomStringConvertible {
     /// whose stale value a scan sees too).
     ///
     /// `planning`: the plan of a prepared fetch, whose variables have no values yet. A term over
-    /// variables scores as it would with values, and is taken to decide (its ranges, made when
-    /// values are given, say whether it does).
+    /// variables scores as it would with values, stand-ins telling whether it can decide
+    /// (equality and `IN` can, ranges cannot, prefixes when they compare bytes), so the plan
+    /// picks the index planning with the values would pick. Only a value whose key is inexact
+    /// (a string cut to fit, NaN) can make them differ; its ranges, made when values are given,
+    /// then decide nothing and the term is checked on every candidate.
     static func make(_ request: FetchRequest, entity e: EntityDescription, derivedAreCurrent: Bool = true,
                      planning: Bool = false) -> FetchPlan {
         guard request.usesIndexes else { return FetchPlan(access: .allRows, ordered: false) }
@@ -100,7 +104,7 @@ struct FetchPlan: CustomStringConvertible {
                                                           planning: planning) else { continue }
                 // An index whose other columns come after the first only narrows: it decides
                 // nothing unless it is a single-attribute index.
-                let decides = (exact || planning) && lead.isSingleAttribute
+                let decides = exact && lead.isSingleAttribute
                 let s = score * 4 + (decides ? 2 : 0) + (sortsHere ? 1 : 0)
                 if best == nil || s > best!.score {
                     best = (s, FetchPlan(access: .index(tree: tree, ranges: ranges, field: field), ordered: sortsHere && ranges.count == 1,

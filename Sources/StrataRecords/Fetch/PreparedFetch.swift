@@ -180,12 +180,13 @@ extension RecordReader {
         try fetchKeys(fetch, try fetch.bindings(values)).count
     }
 
-    func fetchKeys(_ fetch: PreparedFetch, _ values: FetchBindings) throws -> [RowKey] {
+    /// `checked`: the values were checked against the fetch already (by the plan cache).
+    func fetchKeys(_ fetch: PreparedFetch, _ values: FetchBindings, checked: Bool = false) throws -> [RowKey] {
         try checkOpen()
         guard fetch.model === model else {
             throw StrataError.invalidArgument("the prepared fetch of \(fetch.entity.name) was prepared for another store's model")
         }
-        try fetch.check(values)
+        if !checked { try fetch.check(values) }
         guard let plan = fetch.plan(for: values, derivedAreCurrent: derivedAreCurrent) else {
             var bound = fetch.request
             bound.predicate = try fetch.request.predicate?.substituting(values)

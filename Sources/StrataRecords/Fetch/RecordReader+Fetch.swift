@@ -19,9 +19,15 @@ extension RecordReader {
         try fetchKeys(request, try entity(request.entity)).count
     }
 
-    /// The plan the fetch uses, for tests and `EXPLAIN`-style diagnostics.
+    /// The plan the fetch uses, for tests and `EXPLAIN`-style diagnostics: the plan of the
+    /// request's shape with its constants when the plan cache runs it, as ``fetch(_:)`` does.
     public func fetchPlanDescription(_ request: FetchRequest) throws -> String {
-        FetchPlan.make(request, entity: try entity(request.entity), derivedAreCurrent: derivedAreCurrent).description
+        let e = try entity(request.entity)
+        if let (prepared, values) = cachedShape(of: request),
+           let plan = prepared.plan(for: values, derivedAreCurrent: derivedAreCurrent) {
+            return plan.description
+        }
+        return FetchPlan.make(request, entity: e, derivedAreCurrent: derivedAreCurrent).description
     }
 
     /// False in a write transaction: the derived values of rows it changed are computed at commit.
@@ -33,10 +39,19 @@ extension RecordReader {
     /// Through the model's plan cache: a request of a shape seen before (other constants)
     /// runs as that shape's prepared fetch, with its constants as values.
     func fetchKeys(_ request: FetchRequest, _ e: EntityDescription) throws -> [RowKey] {
-        guard let (prepared, constants) = try model.fetchPlans.prepared(for: request, model: model) else {
-            return try plannedFetchKeys(request, e)
-        }
-        return try fetchKeys(prepared, FetchBindings(names: prepared.variables, values: constants))
+        guard let (prepared, values) = cachedShape(of: request) else { return try plannedFetchKeys(request, e) }
+        return try fetchKeys(prepared, values, checked: true)
+    }
+
+    /// The prepared fetch of `request`'s shape and its constants as values, checked; nil when
+    /// the cache does not plan the request, or when its shape or these values fail a check:
+    /// planning with the constants then throws, in the words of the constants (a shape's
+    /// error can name a variable, or find a structural mistake before a constant's kind).
+    private func cachedShape(of request: FetchRequest) -> (PreparedFetch, FetchBindings)? {
+        guard let (prepared, constants) = try? model.fetchPlans.prepared(for: request, model: model) else { return nil }
+        let values = FetchBindings(names: prepared.variables, values: constants)
+        guard (try? prepared.check(values)) != nil else { return nil }
+        return (prepared, values)
     }
 
     /// Checks and plans `request` with its constants, then runs it.
