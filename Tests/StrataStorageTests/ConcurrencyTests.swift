@@ -29,6 +29,7 @@ import Synchronization
         print("[stress] seed \(seed), \(seconds) s")
         var options = testOptions(.normal)
         options.checkpointLogBytes = 128 << 10
+        options.checkpointStepPages = 4  // readers race checkpoints spread over commits
         options.syncIntervalMilliseconds = 5
         let path = dir.file("stress.strata")
         let store = try Store(path: path, options: options)

@@ -173,6 +173,7 @@ func relUnexpectedProblems(_ report: CheckReport) -> [String] {
         var o = relOptions(fs, durability)
         o.checkpointLogBytes = 8 << 10
         o.checkpointDirtyBytes = 96 << 10
+        o.checkpointStepPages = 3  // checkpoints spread over several commits, crashes between
         return o
     }
 

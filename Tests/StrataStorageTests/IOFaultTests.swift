@@ -459,6 +459,7 @@ import Testing
             let fs = SimulatedFileSystem()
             var o = relOptions(fs, durability)
             o.checkpointLogBytes = 16 << 10
+            o.checkpointStepPages = 2  // faults in the middle of a checkpoint spread over commits
             let store = try Store(path: relPath, options: o)
             var rng = SeededRandom(seed: 77)
             var model: [[UInt8]: [UInt8]] = [:]

@@ -200,6 +200,7 @@ import Testing
         options.cacheBytes = 256 << 10           // small: pages are evicted and re-read from the file
         options.checkpointLogBytes = 192 << 10
         options.checkpointDirtyBytes = 1 << 20
+        options.checkpointStepPages = 4  // checkpoints spread over several commits
         var store = try Store(path: relPath, options: options)
         var model: Model = [:]
         var snapshots: [Snapshot] = []

@@ -15,52 +15,81 @@ extension Store {
         if shared.withLock({ $0.isClosed }) { throw StrataError.closed("store") }
     }
 
-    /// Requires the writer gate.
+    /// Writes every page still dirty and the checkpoint. Requires the writer gate.
     func checkpointLocked() throws {
         try log.checkUsable()
+        _ = try writeDirtyPages(budget: nil)
+        try finishCheckpoint()
+    }
+
+    /// Writes dirty pages of the current version, children before parents (so each branch
+    /// image holds its children's frame offsets), at most `budget` of them (nil: all); true
+    /// when none is left dirty. Requires the writer gate.
+    ///
+    /// A page written here is clean from now on: a later commit that changes it copies it like
+    /// any written page, and the frame is garbage once a checkpoint no longer reaches it. Its
+    /// bytes count as live at once (a page a later commit replaces frees them again), so the
+    /// accounting holds however many steps a checkpoint takes, and if it never finishes.
+    func writeDirtyPages(budget: Int?) throws -> Bool {
         let version = currentVersion
+        let cache = version.file.cache
         let scratch = UnsafeMutableRawPointer.allocate(byteCount: version.file.pageSize, alignment: 16)
         defer { scratch.deallocate() }
-        var written: [Page] = []
-        var replacedBytes: UInt64 = 0
-        var writtenBytes: UInt64 = 0
+        var left = budget ?? Int.max
 
-        /// Children before parents, so each branch image holds its children's frame offsets.
-        func write(_ page: Page) throws {
-            if page.diskAddress != 0 { return }
+        /// Writes the dirty pages under `page`, then `page` if they all were; whether it is clean.
+        func write(_ page: Page) throws -> Bool {
+            if page.diskAddress != 0 { return true }
             if !page.isLeaf {
+                var childrenClean = true
                 for i in 0..<page.count {
-                    if let child = page.children[i] {
-                        try write(child)
+                    guard let child = page.children[i] else { continue }
+                    if try write(child) {
                         page.setChildAddress(i, child.diskAddress)
+                    } else {
+                        childrenClean = false
+                        if left == 0 { return false }
                     }
                 }
+                if !childrenClean { return false }
             }
+            if left == 0 { return false }
             let length = page.encodeImage(into: scratch)
             let frame = try log.append(.page, txid: version.txid, payload: UnsafeRawBufferPointer(start: scratch, count: length), compress: true)
             page.diskAddress = frame.offset
             page.diskLength = frame.length
-            replacedBytes += page.replacedFrame.length
-            writtenBytes += frame.length
-            written.append(page)
+            liveDelta += Int64(frame.length) - Int64(page.replacedFrame.length)
+            left -= 1
+            // Readers of later versions reach the page through the cache once a checkpoint
+            // publishes clean trees: a copy without children, with search heads.
+            cache.insert(Page.cleanCopy(of: page), at: page.diskAddress)
+            return true
         }
 
-        // If this checkpoint fails before its header slot is written, pages written before the
-        // failure keep their frames (a retry skips them): count them into the running delta, or
-        // the next total misses them. (An orphaned checkpoint frame is garbage: never counted.)
-        var finished = false
-        defer { if !finished { liveDelta += Int64(writtenBytes) - Int64(replacedBytes) } }
+        var clean = true
+        for (_, t) in version.trees.sorted(by: { $0.key < $1.key }) {
+            if let root = t.root, !(try write(root)) {
+                clean = false
+                if left == 0 { break }
+            }
+        }
+        return clean
+    }
+
+    /// Writes the checkpoint frame for the current version, whose pages are all written,
+    /// syncs, and points the header at it. Requires the writer gate.
+    private func finishCheckpoint() throws {
+        let version = currentVersion
         var entries: [CheckpointRecord.TreeEntry] = []
         for (name, t) in version.trees.sorted(by: { $0.key < $1.key }) {
-            if let root = t.root { try write(root) }
             entries.append(CheckpointRecord.TreeEntry(
                 id: t.id, name: name, rootOffset: t.root?.diskAddress ?? 0, count: t.count,
                 height: UInt8(t.root.map { $0.level + 1 } ?? 0)))
         }
-        // Live now: what was live at the last checkpoint, changed by commits since, plus the new
-        // pages; minus the frames they replaced and the previous checkpoint frame. The commit
-        // frames since the last checkpoint become garbage.
-        let liveBefore = Int64(liveAtCheckpoint) + liveDelta + Int64(writtenBytes) - Int64(replacedBytes) - Int64(checkpointFrame.length)
+        // Live now: what was live at the last checkpoint, changed by commits and page writes
+        // since, minus the previous checkpoint frame. The commit frames since the last
+        // checkpoint become garbage. (An orphaned checkpoint frame is garbage: never counted.)
+        let liveBefore = Int64(liveAtCheckpoint) + liveDelta - Int64(checkpointFrame.length)
         let frame = try StoreFileWriter.writeCheckpoint(log: log, txid: version.txid, nextTreeID: version.nextTreeID,
                                                  trees: entries, liveBeforeFrame: UInt64(max(liveBefore, 0)))
         // A failed sync poisons the store (the coordinator remembers it).
@@ -79,7 +108,6 @@ extension Store {
             sync.fail(failure)
             throw StrataError.poisoned(cause: failure)
         }
-        finished = true
         counterState.withLock { $0.headerSyncs += 1 }
         header = next
         headerSlot = 1 - headerSlot
@@ -88,6 +116,7 @@ extension Store {
         liveDelta = 0
         commitBytesSinceCheckpoint = 0
         dirtyBytesSinceCheckpoint = 0
+        checkpointInProgress = false
         counterState.withLock {
             $0.checkpoints += 1
             $0.lastCheckpointError = nil
@@ -95,11 +124,6 @@ extension Store {
 
         // From now on clean pages are reached through the cache, which bounds their memory;
         // snapshots taken before keep the in-memory tree they started with.
-        let cache = version.file.cache
-        for page in written {
-            // A copy, so that the cached page gets search heads and no children.
-            cache.insert(Page.cleanCopy(of: page), at: page.diskAddress)
-        }
         var trees: [String: Version.Tree] = [:]
         for (name, t) in version.trees {
             trees[name] = Version.Tree(id: t.id, name: name, root: t.root.map { Page.cleanCopy(of: $0) }, count: t.count)

@@ -63,6 +63,7 @@ extension Store {
         var trees = tx.base.trees
         for (name, _) in tx.droppedTrees { trees[name] = nil }
         var touched = 0
+        var dirtied = 0
         var freed: UInt64 = 0
         var freedOverflow: [UInt64] = []
         for (_, m) in tx.droppedTrees {
@@ -72,6 +73,7 @@ extension Store {
         for (name, m) in tx.trees {
             trees[name] = Version.Tree(id: m.id, name: name, root: m.root, count: m.count)
             touched += m.pagesTouched
+            dirtied += m.pagesDirtied
             freed += m.freedFrameBytes
             freedOverflow += m.freedOverflow
         }
@@ -83,7 +85,7 @@ extension Store {
         }
         liveDelta += Int64(tx.overflowFramesWritten.reduce(0) { $0 + $1.length }) - Int64(freed)
         commitBytesSinceCheckpoint += frame.length
-        dirtyBytesSinceCheckpoint += UInt64(touched * currentVersion.file.pageSize)
+        dirtyBytesSinceCheckpoint += UInt64(dirtied * currentVersion.file.pageSize)
         counterState.withLock {
             $0.commits += 1
             $0.pagesTouchedByLastCommit = touched
@@ -96,7 +98,7 @@ extension Store {
             lastStatusWrite = now
             writeStatus()
         }
-        checkpointAfterCommitIfDue()
+        checkpointAfterCommitIfDue(pagesDirtied: dirtied)
         var problems: [String]?
         if options.strictChecks {
             do {
@@ -109,21 +111,35 @@ extension Store {
         return Committed(durableTarget: options.durability == .full ? log.end : nil, strictCheckProblems: problems)
     }
 
-    /// The automatic checkpoint, by log size or copied-page volume. Its failure does not undo
-    /// the commit that ran it (the commit is in the log, and recovery replays it); it is counted
-    /// in ``Statistics/checkpointFailures``, kept in ``Statistics/lastCheckpointError``, and
-    /// retried by later commits, each failure in a row doubling the commits to wait (up to
-    /// 1,024), and by ``close()``, which throws if it still fails. A failed sync poisons the
-    /// store, and the commit's durability wait reports that.
-    private func checkpointAfterCommitIfDue() {
-        guard commitBytesSinceCheckpoint >= UInt64(options.checkpointLogBytes)
-            || dirtyBytesSinceCheckpoint >= UInt64(options.checkpointDirtyBytes) else { return }
+    /// The automatic checkpoint, by log size or the volume of pages made dirty, spread over
+    /// commits: once one is due, each commit writes some of the dirty pages (twice as many as
+    /// it dirtied, at least ``StoreOptions/checkpointStepPages``), children before parents, and the commit
+    /// that leaves none dirty writes the checkpoint frame and syncs. So no commit waits for a
+    /// whole checkpoint, and the dirty set shrinks by at least the floor with each commit. A
+    /// checkpoint still unfinished when the log reaches twice its trigger finishes at once
+    /// (recovery time stays bounded).
+    ///
+    /// A failure does not undo the commit that ran it (the commit is in the log, and recovery
+    /// replays it); it is counted in ``Statistics/checkpointFailures``, kept in
+    /// ``Statistics/lastCheckpointError``, and retried by later commits, each failure in a row
+    /// doubling the commits to wait (up to 1,024), and by ``close()``, which throws if it still
+    /// fails. A failed sync poisons the store, and the commit's durability wait reports that.
+    private func checkpointAfterCommitIfDue(pagesDirtied: Int) {
+        if !checkpointInProgress {
+            guard commitBytesSinceCheckpoint >= UInt64(options.checkpointLogBytes)
+                || dirtyBytesSinceCheckpoint >= UInt64(options.checkpointDirtyBytes) else { return }
+        }
         if checkpointRetryCountdown > 0 {
             checkpointRetryCountdown -= 1
             return
         }
+        checkpointInProgress = true
+        let overdue = commitBytesSinceCheckpoint >= 2 * UInt64(options.checkpointLogBytes)
         do {
-            try checkpointLocked()
+            try log.checkUsable()
+            if try writeDirtyPages(budget: overdue ? nil : max(1, options.checkpointStepPages, 2 * pagesDirtied)) {
+                try checkpointLocked()
+            }
             consecutiveCheckpointFailures = 0
         } catch {
             let failure = error as? StrataError ?? .invalidArgument("\(error)")

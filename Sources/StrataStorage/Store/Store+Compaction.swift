@@ -73,6 +73,7 @@ extension Store {
         liveDelta = 0
         commitBytesSinceCheckpoint = 0
         dirtyBytesSinceCheckpoint = 0
+        checkpointInProgress = false
         counterState.withLock { $0.compactions += 1 }
         counterState.withLock { $0.headerSyncs += 2 }
         restartSyncTimer()

@@ -47,7 +47,13 @@ public final class Store: @unchecked Sendable {
     var commitBytesSinceCheckpoint: UInt64 = 0
     /// Read-only handles: where the log ended when recovery read it.
     var logEndAtOpen: UInt64 = 0
+    /// Bytes of pages made dirty since the last checkpoint (each page counted when it becomes
+    /// dirty, not again for each commit that changes it while dirty).
     var dirtyBytesSinceCheckpoint: UInt64 = 0
+    /// An automatic checkpoint is under way: commits write some of its pages each, and the one
+    /// that leaves none dirty writes the checkpoint frame (docs/decisions.md, "Incremental
+    /// checkpoints").
+    var checkpointInProgress = false
     /// Read by `statistics` from any thread, so kept under its own lock.
     let counterState: Mutex<Counters>
     /// When the status record in the lock file was last written (throttled on commits).

@@ -21,10 +21,16 @@ public struct StoreOptions: Sendable {
     public var pageSize = Format.defaultPageSize
     /// Byte budget of the decompressed-page cache.
     public var cacheBytes = 256 << 20
-    /// A checkpoint runs when the commit log since the last one reaches this many bytes...
+    /// A checkpoint starts when the commit log since the last one reaches this many bytes...
     public var checkpointLogBytes = 64 << 20
-    /// ...or when about this many bytes of pages have been copied since the last one.
+    /// ...or when this many bytes of pages have become dirty since the last one.
     public var checkpointDirtyBytes = 256 << 20
+    /// Once a checkpoint has started, each commit writes at least this many of its pages (and
+    /// at least twice as many as the commit made dirty), so the checkpoint's work is spread
+    /// over the commits that follow instead of stalling one of them; the commit that leaves
+    /// no page dirty finishes it. A checkpoint finishes at once when the log reaches twice
+    /// ``checkpointLogBytes``, and ``Store/checkpoint()`` and ``Store/close()`` always do.
+    public var checkpointStepPages = 256
     /// `normal` durability: how often written commits are synced, in milliseconds.
     public var syncIntervalMilliseconds = 20
     /// On close, compact the file when at least this fraction of it is garbage (1 disables).

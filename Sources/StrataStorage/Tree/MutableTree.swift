@@ -17,6 +17,10 @@ final class MutableTree {
     let file: PageFile
     /// Pages this transaction copied or created (the "pages touched" counter).
     @exclusivity(unchecked) var pagesTouched = 0
+    /// Of those, the pages that were clean (written at a checkpoint) or new: what the
+    /// transaction adds to the pages the next checkpoint writes. A copy of a page some earlier
+    /// commit already copied replaces a dirty page and adds nothing.
+    @exclusivity(unchecked) var pagesDirtied = 0
     /// Frame bytes that became garbage (overflow values replaced, pages merged away).
     @exclusivity(unchecked) var freedFrameBytes: UInt64 = 0
     /// Overflow frames no longer referenced (offsets), for space accounting.
@@ -46,6 +50,7 @@ final class MutableTree {
     private func own(_ page: Page) -> Page {
         if page.owner == txid { return page }
         pagesTouched += 1
+        if page.diskAddress != 0 { pagesDirtied += 1 }
         return Page(copying: page, owner: txid)
     }
 
@@ -53,6 +58,7 @@ final class MutableTree {
         let c = try TreeRead.child(parent, i, file)
         if c.owner == txid { return c }
         pagesTouched += 1
+        if c.diskAddress != 0 { pagesDirtied += 1 }
         let copy = Page(copying: c, owner: txid)
         parent.children[i] = copy
         parent.setChildAddress(i, 0)
@@ -61,6 +67,7 @@ final class MutableTree {
 
     private func newPage(leaf: Bool, level: Int) -> Page {
         pagesTouched += 1
+        pagesDirtied += 1
         return Page(pageSize: pageSize, kind: leaf ? Format.pageKindLeaf : Format.pageKindBranch, level: level, owner: txid)
     }
 

@@ -24,6 +24,7 @@ struct RecordsCrashTest {
         o.compactOnCloseGarbageRatio = 1
         o.checkpointLogBytes = 16 << 10
         o.checkpointDirtyBytes = 128 << 10
+        o.checkpointStepPages = 3  // checkpoints spread over several commits, crashes between
         o.cacheBytes = 8 << 20
         return o
     }

@@ -34,6 +34,7 @@ struct SimulatedCrashTest {
         o.compactOnCloseGarbageRatio = 1
         o.checkpointLogBytes = 8 << 10
         o.checkpointDirtyBytes = 96 << 10
+        o.checkpointStepPages = 3  // checkpoints spread over several commits, crashes between
         o.cacheBytes = 8 << 20
         return o
     }

@@ -1,0 +1,95 @@
+import Testing
+@testable import StrataStorage
+
+/// Automatic checkpoints spread over commits (issue 12 §3): once one is due, each commit
+/// writes a bounded share of the dirty pages and the last share writes the checkpoint, so no
+/// commit stalls behind a whole checkpoint; the dirty trigger counts a page once however many
+/// commits change it. Crashes in the middle of such a checkpoint are `CrashTests`' (its
+/// options take three pages per step).
+@Suite struct IncrementalCheckpointTests {
+    /// Small random commits into a large tree: the checkpoint they make due takes many
+    /// commits, none of which grows the log by much more than its own share; after each
+    /// checkpoint the store checks clean (space accounting included), and a reopen finds
+    /// every commit.
+    @Test(arguments: [Durability.full, .normal])
+    func aDueCheckpointIsSpreadOverTheCommitsThatFollow(durability: Durability) throws {
+        let seed: UInt64 = 20261123
+        let fs = SimulatedFileSystem()
+        var o = relOptions(fs, durability)
+        o.checkpointLogBytes = 1 << 30
+        o.checkpointDirtyBytes = 200 * o.pageSize
+        o.checkpointStepPages = 8
+        let store = try Store(path: relPath, options: o)
+        var rng = SeededRandom(seed: seed)
+        var model: [[UInt8]: [UInt8]] = [:]
+        try store.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<30_000 {
+                let v = randomBytes(60, &rng)
+                try t.put(key(i), v)
+                model[key(i)] = v
+            }
+        }
+        try store.checkpoint()
+        var checkpoints = store.statistics.checkpoints
+        var commitsSinceCheckpoint = 0
+        var longestCheckpoint = 0
+        var largestGrowth: UInt64 = 0
+        var completed = 0
+        for _ in 0..<1_500 {
+            let before = try store.info().logBytes
+            try store.write { tx in
+                let t = try tx.tree("t")!
+                // Two puts far apart: each dirties its own leaf (and the branches above).
+                for _ in 0..<2 {
+                    let k = key(Int(rng.next() % 30_000)), v = randomBytes(60, &rng)
+                    try t.put(k, v)
+                    model[k] = v
+                }
+            }
+            largestGrowth = max(largestGrowth, try store.info().logBytes - before)
+            commitsSinceCheckpoint += 1
+            if store.statistics.checkpoints != checkpoints {
+                checkpoints = store.statistics.checkpoints
+                longestCheckpoint = max(longestCheckpoint, commitsSinceCheckpoint)
+                commitsSinceCheckpoint = 0
+                completed += 1
+                let report = try store.check()
+                #expect(report.isClean, "seed \(seed): after checkpoint \(completed): \(report.problems)")
+            }
+        }
+        #expect(completed >= 3, "seed \(seed): \(completed) checkpoints")
+        // Each commit dirties at most ~8 pages (two leaves and their branches), so its share
+        // is at most 16 pages, plus its own commit frame and, once, the checkpoint frame; the
+        // whole checkpoint is 200 pages of random (incompressible) values.
+        let bound = UInt64(24 * o.pageSize)
+        #expect(largestGrowth <= bound, "seed \(seed): a commit grew the log by \(largestGrowth) bytes (bound \(bound))")
+        try store.close()
+        let reopened = try Store(path: relPath, options: relOptions(fs, durability))
+        #expect(try relReadAll(reopened)["t"] == model, "seed \(seed): reopened content")
+        let report = try reopened.check()
+        #expect(report.isClean, "seed \(seed): \(report.problems)")
+        try reopened.close()
+    }
+
+    /// A commit that changes pages an earlier commit already made dirty adds nothing to the
+    /// dirty trigger: a thousand updates of one key never start a checkpoint.
+    @Test func pagesAreCountedDirtyOnce() throws {
+        let fs = SimulatedFileSystem()
+        var o = relOptions(fs, .normal)
+        o.checkpointLogBytes = 1 << 30
+        o.checkpointDirtyBytes = 64 * o.pageSize
+        let store = try Store(path: relPath, options: o)
+        try store.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<2_000 { try t.put(key(i), bytes("value \(i)")) }
+        }
+        try store.checkpoint()
+        let checkpoints = store.statistics.checkpoints
+        for round in 0..<1_000 {
+            try store.write { try $0.tree("t")!.put(key(7), bytes("round \(round)")) }
+        }
+        #expect(store.statistics.checkpoints == checkpoints)
+        try store.close()
+    }
+}
