@@ -92,4 +92,35 @@ import Testing
         #expect(store.statistics.checkpoints == checkpoints)
         try store.close()
     }
+
+    /// Dirty pages share the cache's budget (issue 12 §4): random fills with a 2 MiB budget
+    /// never hold more than the budget in dirty pages, and the cache shrinks by what they hold.
+    @Test func dirtyPagesShareTheCacheBudget() throws {
+        let seed: UInt64 = 4
+        let fs = SimulatedFileSystem()
+        var o = relOptions(fs, .normal)
+        o.cacheBytes = 2 << 20
+        o.checkpointLogBytes = 1 << 30
+        let store = try Store(path: relPath, options: o)
+        var rng = SeededRandom(seed: seed)
+        try store.write { tx in _ = try tx.createTree("t") }
+        var mostDirty = 0, checkpoints = 0
+        // The cache's floor (4 pages a shard) and one page a shard of rounding.
+        let slack = 16 * 5 * o.pageSize
+        for round in 0..<300 {
+            try store.write { tx in
+                let t = try tx.tree("t")!
+                for _ in 0..<50 { try t.put(randomBytes(12, &rng), randomBytes(90, &rng)) }
+            }
+            let dirty = Int(store.dirtyBytesSinceCheckpoint)
+            mostDirty = max(mostDirty, dirty)
+            let resident = store.statistics.cacheBytes
+            #expect(dirty <= o.cacheBytes, "seed \(seed), round \(round): \(dirty) dirty bytes")
+            #expect(resident <= max(o.cacheBytes - dirty, 0) + slack,
+                    "seed \(seed), round \(round): \(resident) cached with \(dirty) dirty (budget \(o.cacheBytes))")
+            checkpoints = store.statistics.checkpoints
+        }
+        #expect(checkpoints >= 2 && mostDirty >= o.cacheBytes / 2, "seed \(seed): \(checkpoints) checkpoints, at most \(mostDirty) dirty")
+        try store.close()
+    }
 }

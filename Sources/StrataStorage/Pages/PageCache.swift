@@ -9,15 +9,25 @@ import Synchronization
 ///
 /// Sharded by offset so that concurrent readers rarely meet on one lock. Pages in the cache
 /// are immutable; a reader keeps its page alive by its own reference after eviction.
+///
+/// The budget covers the writer's dirty pages too (``reserve(_:)``): what they take, the cache
+/// gives up, so the store's page memory stays near one budget.
 final class PageCache: Sendable {
     private let shards: [LockedShard]
     let budget: Int
+    private static let shardCount = 16
 
     init(budgetBytes: Int, pageSize: Int) {
         budget = budgetBytes
-        let shardCount = 16
-        let perShard = max(budgetBytes / shardCount, pageSize * 4)
-        shards = (0..<shardCount).map { _ in LockedShard(Shard(budget: perShard, pageSize: pageSize)) }
+        let perShard = max(budgetBytes / Self.shardCount, pageSize * 4)
+        shards = (0..<Self.shardCount).map { _ in LockedShard(Shard(budget: perShard, pageSize: pageSize)) }
+    }
+
+    /// Sets the bytes of the budget held elsewhere (dirty pages not yet written): the cache
+    /// shrinks to the rest, down to a floor of a few pages per shard, as pages are inserted.
+    func reserve(_ bytes: Int) {
+        let perShard = max(bytes, 0) / Self.shardCount
+        for s in shards { s.mutex.withLock { $0.reserve(perShard) } }
     }
 
     @inline(__always) private func shard(_ offset: UInt64) -> Int {
@@ -55,9 +65,10 @@ private struct Shard {
     }
 
     let pageSize: Int
-    let probationLimit: Int
-    let protectedLimit: Int
+    let budgetPages: Int
     let ghostLimit: Int
+    /// Pages of this shard's budget held by dirty pages (``PageCache/reserve(_:)``).
+    private var reservedPages = 0
     var entries: [UInt64: Entry] = [:]
     var probation = Deque64()
     var protectedRing = Deque64()
@@ -72,11 +83,14 @@ private struct Shard {
 
     init(budget: Int, pageSize: Int) {
         self.pageSize = pageSize
-        let pages = max(budget / pageSize, 4)
-        probationLimit = max(pages / 4, 1)
-        protectedLimit = max(pages - probationLimit, 1)
-        ghostLimit = pages / 2 + 1
+        budgetPages = max(budget / pageSize, 4)
+        ghostLimit = budgetPages / 2 + 1
     }
+
+    /// The pages the shard may hold now: its budget less what dirty pages reserve.
+    private var pages: Int { max(budgetPages - reservedPages, 4) }
+    private var probationLimit: Int { max(pages / 4, 1) }
+    private var protectedLimit: Int { max(pages - probationLimit, 1) }
 
     mutating func get(_ offset: UInt64) -> Page? {
         guard let e = entries[offset] else { misses += 1; return nil }
@@ -97,6 +111,18 @@ private struct Shard {
             probation.append(offset)
             probationCount += 1
             evictProbation()
+        }
+    }
+
+    /// Holds `bytes` of the budget back, evicting what no longer fits.
+    mutating func reserve(_ bytes: Int) {
+        let pages = bytes / pageSize
+        if pages == reservedPages { return }
+        let grew = pages > reservedPages
+        reservedPages = pages
+        if grew {
+            evictProbation()
+            evictProtected()
         }
     }
 

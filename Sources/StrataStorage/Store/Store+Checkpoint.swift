@@ -117,6 +117,7 @@ extension Store {
         commitBytesSinceCheckpoint = 0
         dirtyBytesSinceCheckpoint = 0
         checkpointInProgress = false
+        reserveCacheForDirtyPages()
         counterState.withLock {
             $0.checkpoints += 1
             $0.lastCheckpointError = nil

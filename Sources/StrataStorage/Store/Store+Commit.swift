@@ -99,6 +99,7 @@ extension Store {
             writeStatus()
         }
         checkpointAfterCommitIfDue(pagesDirtied: dirtied)
+        reserveCacheForDirtyPages()
         var problems: [String]?
         if options.strictChecks {
             do {
@@ -127,7 +128,7 @@ extension Store {
     private func checkpointAfterCommitIfDue(pagesDirtied: Int) {
         if !checkpointInProgress {
             guard commitBytesSinceCheckpoint >= UInt64(options.checkpointLogBytes)
-                || dirtyBytesSinceCheckpoint >= UInt64(options.checkpointDirtyBytes) else { return }
+                || dirtyBytesSinceCheckpoint >= dirtyBytesTrigger else { return }
         }
         if checkpointRetryCountdown > 0 {
             checkpointRetryCountdown -= 1
@@ -150,6 +151,21 @@ extension Store {
                 $0.lastCheckpointError = failure
             }
         }
+    }
+
+    /// Dirty pages share the cache's budget: a checkpoint starts when they reach half of it
+    /// (or ``StoreOptions/checkpointDirtyBytes``, if lower), and the cache gives up what they
+    /// take. Pages a spread checkpoint has written stay counted until it finishes: the
+    /// in-memory trees hold them until then.
+    var dirtyBytesTrigger: UInt64 {
+        UInt64(max(min(options.checkpointDirtyBytes, options.cacheBytes / 2), 0))
+    }
+
+    func reserveCacheForDirtyPages() {
+        let dirty = Int(clamping: dirtyBytesSinceCheckpoint)
+        guard dirty != cacheReservedBytes else { return }
+        cacheReservedBytes = dirty
+        currentVersion.file.cache.reserve(dirty)
     }
 
     func publish(_ version: Version) {

@@ -74,6 +74,7 @@ extension Store {
         commitBytesSinceCheckpoint = 0
         dirtyBytesSinceCheckpoint = 0
         checkpointInProgress = false
+        cacheReservedBytes = 0  // a new file, a new cache
         counterState.withLock { $0.compactions += 1 }
         counterState.withLock { $0.headerSyncs += 2 }
         restartSyncTimer()

@@ -19,11 +19,14 @@ public struct StoreOptions: Sendable {
     public var createIfMissing = true
     /// Page size for a new file (a power of two in 4096...32768); an existing file keeps its own.
     public var pageSize = Format.defaultPageSize
-    /// Byte budget of the decompressed-page cache.
+    /// Byte budget of page memory: the decompressed-page cache and the pages changed since the
+    /// last checkpoint, which share it (the cache shrinks by what they take, and a checkpoint
+    /// starts when they reach half of it).
     public var cacheBytes = 256 << 20
     /// A checkpoint starts when the commit log since the last one reaches this many bytes...
     public var checkpointLogBytes = 64 << 20
-    /// ...or when this many bytes of pages have become dirty since the last one.
+    /// ...or when this many bytes of pages have become dirty since the last one (or half of
+    /// ``cacheBytes``, if that is less).
     public var checkpointDirtyBytes = 256 << 20
     /// Once a checkpoint has started, each commit writes at least this many of its pages (and
     /// at least twice as many as the commit made dirty), so the checkpoint's work is spread
