@@ -66,6 +66,11 @@ struct BarChart {
         }
     }
 
+    /// `0.01×`, `1×`, `100×`: an axis line's label.
+    static func decadeText(_ d: Int) -> String {
+        d >= 0 ? "1" + String(repeating: "0", count: d) + "×" : "0." + String(repeating: "0", count: -d - 1) + "1×"
+    }
+
     func svg() -> String {
         let bars = bars
         let (low, high) = decades(bars)
@@ -99,7 +104,7 @@ struct BarChart {
             out += "<line x1=\"\(f(Self.left))\" x2=\"\(f(Self.width - Self.right))\" y1=\"\(f(gy))\" y2=\"\(f(gy))\" "
                 + "class=\"\(d == 0 ? "unit" : "grid")\"/>"
             out += "<text x=\"\(f(Self.left - 8))\" y=\"\(f(gy + 4))\" class=\"axis\" text-anchor=\"end\">"
-                + "\(Self.ratioText(pow(10, Double(d))))</text>\n"
+                + "\(Self.decadeText(d))</text>\n"
         }
         // Bars, grouped by workload.
         for (g, workload) in workloads.enumerated() {

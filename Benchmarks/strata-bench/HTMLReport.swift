@@ -39,11 +39,11 @@ struct HTMLReport {
         svg text { font-family: system-ui, sans-serif; fill: #111827; }
         svg .axis { font-size: 12px; fill: #4b5563; }
         svg .legend { font-size: 13px; }
-        svg .value { font-size: 11px; fill: #374151; }
+        svg .value { font-size: 10px; fill: #374151; }
         svg .workload { font-size: 13px; font-weight: 600; }
         table { border-collapse: collapse; margin: 12px 0; font-size: 13px; }
         th, td { padding: 3px 8px; border-bottom: 1px solid #e5e7eb; white-space: nowrap; }
-        th { text-align: left; background: #f3f4f6; position: sticky; top: 0; }
+        th { text-align: left; background: #f3f4f6; white-space: normal; vertical-align: bottom; }
         td.n { text-align: right; font-variant-numeric: tabular-nums; }
         tr.subject td { font-weight: 600; }
         tr.failed td { color: #b91c1c; }
