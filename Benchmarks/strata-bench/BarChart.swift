@@ -38,10 +38,14 @@ struct BarChart {
         }
     }
 
+    /// Engine colours, in the order the rows name the engines (the subject first).
     static let palette = ["#2563eb", "#f59e0b", "#10b981", "#ef4444", "#8b5cf6", "#0891b2"]
+    /// The SVG's own coordinates (it scales to the page's width): the plot area and the room
+    /// for the legend above, the axis labels left and the workload names below.
     static let width = 1200.0
     static let plotTop = 56.0, plotHeight = 300.0, left = 70.0, right = 16.0, labelSpace = 70.0
 
+    /// An engine's bar colour.
     func color(_ engine: String) -> String {
         Self.palette[(section.engines.firstIndex(of: engine) ?? 0) % Self.palette.count]
     }
@@ -71,6 +75,7 @@ struct BarChart {
         d >= 0 ? "1" + String(repeating: "0", count: d) + "×" : "0." + String(repeating: "0", count: -d - 1) + "1×"
     }
 
+    /// The chart as an `<svg>` element, to be put inline in the page.
     func svg() -> String {
         let bars = bars
         let (low, high) = decades(bars)

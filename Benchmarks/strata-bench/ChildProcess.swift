@@ -19,7 +19,8 @@ struct ChildProcess {
          "--dir", dir, "--filled-store", filledStore, "--sync-commits", String(syncCommits)]
     }
 
-    /// Runs one workload and returns its result; the child's stderr goes straight to ours.
+    /// Runs one workload and returns its result; the child's stderr is passed on to ours, and
+    /// `label` names the run in the heartbeat's lines.
     func run(_ engine: EngineName, _ workload: Workload, dir: String, filledStore: String, label: String) throws -> RunResult {
         try Self.launch(executable, arguments(engine, workload, dir: dir, filledStore: filledStore), as: RunResult.self,
                         label: label)

@@ -23,6 +23,7 @@ struct HTMLReport {
         return out
     }
 
+    /// The page's whole style sheet, inline.
     static let style = """
         body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: #111827; margin: 24px auto;
                max-width: 1320px; padding: 0 16px; }
@@ -51,6 +52,7 @@ struct HTMLReport {
         pre { background: #f9fafb; padding: 8px 12px; overflow-x: auto; font-size: 12.5px; }
         """
 
+    /// The page.
     var html: String {
         var out = """
             <!DOCTYPE html>
@@ -73,6 +75,7 @@ struct HTMLReport {
         return out
     }
 
+    /// Writes the page to `path`, replacing any file there.
     func write(to path: String) throws {
         try Data(html.utf8).write(to: URL(fileURLWithPath: path))
     }

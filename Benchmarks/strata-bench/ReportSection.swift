@@ -72,6 +72,7 @@ struct ReportSection: Codable, Sendable {
         return seen
     }
 
+    /// The row of `engine` on `workload`, if it ran.
     func row(_ workload: String, _ engine: String) -> Row? {
         rows.first { $0.workload == workload && $0.engine == engine }
     }

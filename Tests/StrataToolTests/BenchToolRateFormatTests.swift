@@ -57,5 +57,9 @@ import Testing
                 "\(windowed)")
         let slow = ProgressMeter.line("fillsync sqlite", done: 7, total: 10_000, window: nil, elapsed: 20)
         #expect(slow.contains("0.35 ops/s") && !slow.contains("0.0 K"), "\(slow)")
+        // A workload that slows down (recount on growing lists): the estimate follows the last interval's pace.
+        let slowing = ProgressMeter.line("bulkinsert sqlite-recount", done: 5_000, total: 10_000, window: nil, elapsed: 10,
+                                         recentRate: 250)
+        #expect(slowing.hasSuffix("5,000 of 10,000 ops (50%), 500 ops/s, ~20 s left"), "\(slowing)")
     }
 }
