@@ -19,8 +19,8 @@ deps:
 # Every side-by-side benchmark, release build, fixed seeds: the key-value engine against
 # SQLite and LMDB, then the record layer against SQLite with Core Data's recount triggers and
 # with incremental triggers, then the object layer against the record layer and GRDB 7.
-# SCALE=default (about 2.5 minutes on two cores) or SCALE=full (the issue's sizes, three runs
-# each, about 35 minutes); KV_ARGS, RECORDS_ARGS and OBJECTS_ARGS pass options to each (see
+# SCALE=default (about 2 minutes on two cores) or SCALE=full (the issue's sizes, three runs
+# each, about 45 minutes); KV_ARGS, RECORDS_ARGS and OBJECTS_ARGS pass options to each (see
 # --help). Each writes its JSON to .build/bench/; REPORT=FILE.html puts all three on one HTML
 # page (bar charts and tables). strace counts SQLite's and LMDB's fsyncs in the benchmark.
 SCALE ?= default
