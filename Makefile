@@ -19,16 +19,25 @@ deps:
 # Every side-by-side benchmark, release build, fixed seeds: the key-value engine against
 # SQLite and LMDB, then the record layer against SQLite with Core Data's recount triggers and
 # with incremental triggers, then the object layer against the record layer and GRDB 7.
-# KV_ARGS, RECORDS_ARGS and OBJECTS_ARGS pass options to each (see --help).
-# strace counts SQLite's and LMDB's fsyncs in the benchmark.
+# SCALE=default (about 2 minutes on two cores) or SCALE=full (the issue's sizes, three runs
+# each, about 45 minutes); KV_ARGS, RECORDS_ARGS and OBJECTS_ARGS pass options to each (see
+# --help). Each writes its JSON to .build/bench/; REPORT=FILE.html puts all three on one HTML
+# page (bar charts and tables). strace counts SQLite's and LMDB's fsyncs in the benchmark.
+SCALE ?= default
+REPORT ?=
+BENCH = .build/release/strata-bench
+BENCH_OUT = .build/bench
+
 bench-deps:
 	@$(MAKE) --no-print-directory deps PACKAGES="liblz4-dev liblmdb-dev libsqlite3-dev strace"
 
 bench: bench-deps
 	$(SWIFT) build -c release --product strata-bench
-	.build/release/strata-bench kv $(KV_ARGS)
-	.build/release/strata-bench records $(RECORDS_ARGS)
-	.build/release/strata-bench objects $(OBJECTS_ARGS)
+	@mkdir -p $(BENCH_OUT)
+	$(BENCH) kv --scale $(SCALE) --json $(BENCH_OUT)/kv.json $(KV_ARGS)
+	$(BENCH) records --scale $(SCALE) --json $(BENCH_OUT)/records.json $(RECORDS_ARGS)
+	$(BENCH) objects --scale $(SCALE) --json $(BENCH_OUT)/objects.json $(OBJECTS_ARGS)
+	$(if $(REPORT),$(BENCH) report $(BENCH_OUT)/kv.json $(BENCH_OUT)/records.json $(BENCH_OUT)/objects.json --output $(REPORT))
 
 # The seeds' scenarios (README, "Properties and observation"): each prints what it checks.
 examples: deps

@@ -19,9 +19,11 @@ struct ChildProcess {
          "--dir", dir, "--filled-store", filledStore, "--sync-commits", String(syncCommits)]
     }
 
-    /// Runs one workload and returns its result; the child's stderr goes straight to ours.
-    func run(_ engine: EngineName, _ workload: Workload, dir: String, filledStore: String) throws -> RunResult {
-        try launch(executable, arguments(engine, workload, dir: dir, filledStore: filledStore))
+    /// Runs one workload and returns its result; the child's stderr is passed on to ours, and
+    /// `label` names the run in the heartbeat's lines.
+    func run(_ engine: EngineName, _ workload: Workload, dir: String, filledStore: String, label: String) throws -> RunResult {
+        try Self.launch(executable, arguments(engine, workload, dir: dir, filledStore: filledStore), as: RunResult.self,
+                        label: label)
     }
 
     /// Runs fillsync under `strace -f -c` and returns the sync syscalls per commit, counted.
@@ -31,7 +33,7 @@ struct ChildProcess {
         let summary = dir + ".strace"
         let args = ["-f", "-c", "-o", summary, "-e", "trace=" + Self.syncSyscalls.joined(separator: ","), executable]
             + arguments(engine, .fillsync, dir: dir, filledStore: dir)
-        let result = try launch(strace, args)
+        let result = try Self.launch(strace, args, as: RunResult.self, label: "fillsync \(engine.rawValue) under strace")
         guard let commits = result.commits, commits > 0 else { return nil }
         let text = try String(contentsOfFile: summary, encoding: .utf8)
         return Double(Self.parseStraceSummary(text)) / Double(commits)
@@ -50,21 +52,29 @@ struct ChildProcess {
         return total
     }
 
-    private func launch(_ path: String, _ args: [String]) throws -> RunResult {
-        try Self.launch(path, args, as: RunResult.self)
-    }
-
     /// Runs `path args`, and decodes the last line of its stdout that parses as `R`; a child
     /// that fails prints a ``ChildFailure`` line instead, which becomes the error.
-    static func launch<R: Decodable>(_ path: String, _ args: [String], as: R.Type) throws -> R {
+    ///
+    /// The child's stderr (its progress lines) is passed on to ours as it comes; when neither
+    /// has said anything for ``Heartbeat/silence`` seconds, a line says that `label` is still
+    /// running, so a long untimed phase (a setup, a store check) is not taken for a hang.
+    static func launch<R: Decodable>(_ path: String, _ args: [String], as: R.Type, label: String? = nil) throws -> R {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = args
         let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
+        process.standardError = err
+        let heartbeat = Heartbeat(label: label ?? args.prefix(5).joined(separator: " "))
         try process.run()
+        let forwarded = heartbeat.forward(err.fileHandleForReading)
+        heartbeat.start()
         let output = out.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
+        heartbeat.stop()
+        // Every line the child wrote is on our stderr before its result is reported.
+        forwarded.wait()
         let lines = output.split(separator: UInt8(ascii: "\n")).reversed()
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
             if let failure = lines.lazy.compactMap({ try? JSONDecoder().decode(ChildFailure.self, from: Data($0)) }).first {

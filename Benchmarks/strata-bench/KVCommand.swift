@@ -11,20 +11,35 @@ struct KVCommand: ParsableCommand {
         commandName: "kv",
         abstract: "Key-value workloads (db_bench style) on Strata, SQLite and LMDB.")
 
-    @Option(help: "Number of keys.") var count: Int = 1_000_000
-    @Option(name: .customLong("repeat"), help: "Runs of each workload per engine (the median is reported).")
-    var repeats: Int = 3
+    @Option(help: "Sizes and repeats: default (what make bench runs, about 1 minute) or full (the issue's sizes, 3 runs). Size options override.")
+    var scale: BenchScale = .default
+    @Option(help: "Number of keys (default scale: \(KVScale.default.count); full: \(KVScale.full.count)).") var count: Int?
+    @Option(name: .customLong("repeat"), help: "Runs of each workload per engine, the median reported (default scale: \(KVScale.default.repeats); full: \(KVScale.full.repeats)).")
+    var repeats: Int?
     @Option(help: "Also write the results as JSON to this file.") var json: String?
+    @Option(help: "Also write the results as one HTML page (bar chart and table) to this file.") var report: String?
     @Option(help: "Comma-separated engines: strata, sqlite, lmdb.") var engines: String = "strata,sqlite,lmdb"
     @Option(help: "Comma-separated workloads.")
     var workloads: String = Workload.allCases.map(\.rawValue).joined(separator: ",")
     @Option(help: "Put work files in a fresh directory under this one (default: /tmp).") var dir: String?
-    @Option(help: "Commits in fillsync.") var syncCommits: Int = 10_000
+    @Option(help: "Commits in fillsync (default scale: \(KVScale.default.syncCommits); full: \(KVScale.full.syncCommits)).")
+    var syncCommits: Int?
     @Flag(help: "Keep the work files.") var keep = false
 
+    /// The scale's sizes with every size option given on the command line in their place.
+    var sizes: KVScale {
+        var s = KVScale.preset(scale)
+        if let count { s.count = count }
+        if let repeats { s.repeats = repeats }
+        if let syncCommits { s.syncCommits = syncCommits }
+        return s
+    }
+
     func validate() throws {
-        guard count >= 2 else { throw ValidationError("--count must be at least 2") }
-        guard repeats >= 1 else { throw ValidationError("--repeat must be at least 1") }
+        let sizes = sizes
+        guard sizes.count >= 2 else { throw ValidationError("--count must be at least 2") }
+        guard sizes.repeats >= 1 else { throw ValidationError("--repeat must be at least 1") }
+        guard sizes.syncCommits >= 1 else { throw ValidationError("--sync-commits must be at least 1") }
         _ = try parsedEngines()
         _ = try parsedWorkloads()
     }
@@ -50,6 +65,9 @@ struct KVCommand: ParsableCommand {
     }
 
     func run() throws {
+        let started = Measure.now()
+        defer { log("strata-bench kv: \(RateFormat.duration(Double(Measure.now() - started) / 1e9)) in all") }
+        let (count, repeats, syncCommits) = (sizes.count, sizes.repeats, sizes.syncCommits)
         let engines = try parsedEngines()
         let workloads = try parsedWorkloads()
         let root = try Measure.makeWorkDirectory(under: dir)
@@ -93,7 +111,7 @@ struct KVCommand: ParsableCommand {
                     for engine in order {
                         log("[\(rep)/\(repeats)] (prepare) fillrandom \(engine.rawValue)")
                         if let r = try? child.run(engine, .fillrandom, dir: "\(repDir)/\(engine.rawValue)/fillrandom",
-                                                  filledStore: "") {
+                                                  filledStore: "", label: "[\(rep)/\(repeats)] (prepare) fillrandom \(engine.rawValue)") {
                             noteCheck(rep, r, prepare: true)
                         }
                     }
@@ -103,7 +121,8 @@ struct KVCommand: ParsableCommand {
                     let engineDir = "\(repDir)/\(engine.rawValue)"
                     do {
                         let r = try child.run(engine, workload, dir: "\(engineDir)/\(workload.rawValue)",
-                                              filledStore: "\(engineDir)/fillrandom")
+                                              filledStore: "\(engineDir)/fillrandom",
+                                              label: "[\(rep)/\(repeats)] \(workload.rawValue) \(engine.rawValue)")
                         runs[key(workload, engine), default: []].append(r)
                         noteCheck(rep, r)
                         log(r.progressLine(workload: r.workload.rawValue, repeatIndex: rep, repeats: repeats))
@@ -144,12 +163,14 @@ struct KVCommand: ParsableCommand {
         }
         let report = Report(
             title: "strata-bench kv: \(count) keys (16 B) / values (100 B, compressible to ~50%), "
-                + "median of \(repeats) run(s), 1,000 ops per transaction, fillsync = single-put commits",
+                + "median of \(repeats) run(s), 1,000 ops per transaction, fillsync = \(syncCommits) single-put commits"
+                + (sizes == KVScale.preset(scale) ? "; \(scale.rawValue) scale" : ""),
             configurations: engines.map(\.configuration), notes: notes, rows: rows,
             subject: EngineName.strata.rawValue, baselines: engines.filter { $0 != .strata }.map(\.rawValue),
             checks: checks, parameters: ["count": count, "repeats": repeats])
         report.printTable()
         if let json { try report.writeJSON(to: json) }
+        if let html = self.report { try HTMLReport(sections: [ReportSection(report)]).write(to: html) }
         // Everything is printed first; then a failed run or an unclean store fails the command.
         if !failures.isEmpty || checks.contains(where: { !$0.clean }) { throw ExitCode(1) }
     }

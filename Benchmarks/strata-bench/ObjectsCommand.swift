@@ -13,9 +13,12 @@ struct ObjectsCommand: ParsableCommand {
         commandName: "objects",
         abstract: "Objects: Strata's object layer vs its record layer and GRDB 7.")
 
-    @Option(name: .customLong("repeat"), help: "Runs of each workload per engine (the median is reported).")
-    var repeats: Int = 3
+    @Option(help: "Sizes and repeats: default (what make bench runs: the issue's sizes, one run, about 20 s) or full (the same sizes, 3 runs). Size options override.")
+    var scale: BenchScale = .default
+    @Option(name: .customLong("repeat"), help: "Runs of each workload per engine, the median reported (default scale: 1; full: 3).")
+    var repeats: Int?
     @Option(help: "Also write the results as JSON to this file.") var json: String?
+    @Option(help: "Also write the results as one HTML page (bar chart and table) to this file.") var report: String?
     @Option(help: "Comma-separated engines: objects, records, grdb.")
     var engines: String = ObjectsEngineName.allCases.map(\.rawValue).joined(separator: ",")
     @Option(help: "Comma-separated workloads (default: all): \(ObjectsWorkload.allCases.map(\.rawValue).joined(separator: ", ")).")
@@ -23,32 +26,48 @@ struct ObjectsCommand: ParsableCommand {
     @Option(help: "Put work files in a fresh directory under this one (default: /tmp).") var dir: String?
     @Flag(help: "Keep the work files.") var keep = false
 
-    @Option(help: "Items inserted (and read by fetchall).") var items: Int = 100_000
-    @Option(help: "Items per list (the to-many traverse reads).") var itemsPerList: Int = 10_000
-    @Option(help: "Items per save in insert.") var batch: Int = 1_000
-    @Option(help: "Indexed queries in fetchindexed.") var queries: Int = 10_000
-    @Option(help: "Queries per read transaction.") var queryBatch: Int = 100
-    @Option(help: "Lists traversed (cycling through the lists).") var traversals: Int = 10
-    @Option(help: "Items changed by update.") var updates: Int = 10_000
-    @Option(help: "Items changed by the save merge takes in.") var merges: Int = 10_000
-    @Option(help: "Registered faults whose memory is measured (object layer).") var faults: Int = 1_000_000
-    @Option(help: "Items with a property observer in observe (object layer).") var observed: Int = 10_000
-    @Option(help: "Observed items the save in observe changes.") var observedChanges: Int = 100
-    @Option(help: "Seed of every value and random choice.") var seed: UInt64 = ObjectsScale().seed
+    // Sizes: nil takes the scale's figure (`ObjectsScale.preset`).
+    @Option(help: "Items inserted and read by fetchall (both scales: 100000).") var items: Int?
+    @Option(help: "Items per list, the to-many traverse reads (both scales: 10000).") var itemsPerList: Int?
+    @Option(help: "Items per save in insert (both scales: 1000).") var batch: Int?
+    @Option(help: "Indexed queries in fetchindexed (both scales: 10000).") var queries: Int?
+    @Option(help: "Queries per read transaction (both scales: 100).") var queryBatch: Int?
+    @Option(help: "Lists traversed, cycling through the lists (both scales: 10).") var traversals: Int?
+    @Option(help: "Items changed by update (both scales: 10000).") var updates: Int?
+    @Option(help: "Items changed by the save merge takes in (both scales: 10000).") var merges: Int?
+    @Option(help: "Registered faults whose memory is measured, object layer (both scales: 1000000).") var faults: Int?
+    @Option(help: "Items with a property observer in observe, object layer (both scales: 10000).") var observed: Int?
+    @Option(help: "Observed items the save in observe changes (both scales: 100).") var observedChanges: Int?
+    @Option(help: "Seed of every value and random choice.") var seed: UInt64?
+
+    /// Repeats: the option, else the scale's.
+    var repeatCount: Int { repeats ?? (scale == .full ? 3 : 1) }
 
     func validate() throws {
-        guard repeats >= 1 else { throw ValidationError("--repeat must be at least 1") }
-        let s = scale()
+        guard repeatCount >= 1 else { throw ValidationError("--repeat must be at least 1") }
+        let s = sizes()
         guard [s.items, s.itemsPerList, s.batch, s.queries, s.queryBatch, s.traversals, s.updates, s.merges, s.faults, s.observed, s.observedChanges]
             .allSatisfy({ $0 >= 1 }) else { throw ValidationError("every size and count must be at least 1") }
         _ = try parsedEngines()
         _ = try parsedWorkloads()
     }
 
-    func scale() -> ObjectsScale {
-        ObjectsScale(items: items, itemsPerList: itemsPerList, batch: batch, queries: queries, queryBatch: queryBatch,
-                     traversals: traversals, updates: updates, merges: merges, faults: faults,
-                     observed: observed, observedChanges: observedChanges, seed: seed)
+    /// The scale's sizes with every size option given on the command line in their place.
+    func sizes() -> ObjectsScale {
+        var s = ObjectsScale.preset(scale)
+        if let items { s.items = items }
+        if let itemsPerList { s.itemsPerList = itemsPerList }
+        if let batch { s.batch = batch }
+        if let queries { s.queries = queries }
+        if let queryBatch { s.queryBatch = queryBatch }
+        if let traversals { s.traversals = traversals }
+        if let updates { s.updates = updates }
+        if let merges { s.merges = merges }
+        if let faults { s.faults = faults }
+        if let observed { s.observed = observed }
+        if let observedChanges { s.observedChanges = observedChanges }
+        if let seed { s.seed = seed }
+        return s
     }
 
     private func parsedEngines() throws -> [ObjectsEngineName] {
@@ -73,7 +92,10 @@ struct ObjectsCommand: ParsableCommand {
     }
 
     func run() throws {
-        let scale = scale()
+        let started = Measure.now()
+        defer { log("strata-bench objects: \(RateFormat.duration(Double(Measure.now() - started) / 1e9)) in all") }
+        let scale = sizes()
+        let repeats = repeatCount
         let engines = try parsedEngines()
         let workloads = try parsedWorkloads()
         let root = try Measure.makeWorkDirectory(under: dir)
@@ -81,10 +103,10 @@ struct ObjectsCommand: ParsableCommand {
             if keep { log("work files kept in \(root)") } else { try? FileManager.default.removeItem(atPath: root) }
         }
         let scaleJSON = String(decoding: try JSONEncoder().encode(scale), as: UTF8.self)
-        func child(_ engine: ObjectsEngineName, _ w: ObjectsWorkload, _ dir: String, insertStore: String) throws -> ObjectsRunResult {
+        func child(_ engine: ObjectsEngineName, _ w: ObjectsWorkload, _ dir: String, insertStore: String, rep: Int) throws -> ObjectsRunResult {
             try ChildProcess.launch(Measure.executablePath(), ["objects-run", "--engine", engine.rawValue, "--workload", w.rawValue,
                                                                "--dir", dir, "--insert-store", insertStore, "--scale", scaleJSON],
-                                    as: ObjectsRunResult.self)
+                                    as: ObjectsRunResult.self, label: "[\(rep)/\(repeats)] \(w.rawValue) \(engine.rawValue)")
         }
 
         var runs: [String: [ObjectsRunResult]] = [:]
@@ -102,7 +124,7 @@ struct ObjectsCommand: ParsableCommand {
                 for engine in order {
                     log("[\(rep)/\(repeats)] (prepare) insert \(engine.rawValue)")
                     do {
-                        noteCheck(rep, try child(engine, .insert, "\(repDir)/\(engine.rawValue)/insert", insertStore: ""), prepare: true)
+                        noteCheck(rep, try child(engine, .insert, "\(repDir)/\(engine.rawValue)/insert", insertStore: "", rep: rep), prepare: true)
                     } catch {
                         log("[\(rep)/\(repeats)] (prepare) insert \(engine.rawValue) FAILED: \(error)")
                     }
@@ -113,7 +135,7 @@ struct ObjectsCommand: ParsableCommand {
                 for engine in order where workload.runs(on: engine) {
                     let engineDir = "\(repDir)/\(engine.rawValue)"
                     do {
-                        let r = try child(engine, workload, "\(engineDir)/\(workload.rawValue)", insertStore: "\(engineDir)/insert")
+                        let r = try child(engine, workload, "\(engineDir)/\(workload.rawValue)", insertStore: "\(engineDir)/insert", rep: rep)
                         if let earlier = runs[key(workload, engine)]?.first, earlier.digest != r.digest || earlier.store != r.store {
                             throw BenchError("repeat \(rep) read \(r.digest), store \(r.store.map(\.description) ?? "-"); "
                                              + "repeat 1 read \(earlier.digest), store \(earlier.store.map(\.description) ?? "-")")
@@ -146,7 +168,8 @@ struct ObjectsCommand: ParsableCommand {
             title: "strata-bench objects: \(scale.items) items in \(scale.lists) lists of \(scale.itemsPerList), "
                 + "\(scale.batch) per save; \(scale.queries) indexed queries (\(scale.queryBatch) per read transaction); "
                 + "\(scale.traversals) traversals; \(scale.updates) updates; \(scale.merges) merged; \(scale.faults) faults; "
-                + "\(scale.observedChanges) of \(scale.observed) observed changed; seed \(scale.seed); median of \(repeats) run(s)",
+                + "\(scale.observedChanges) of \(scale.observed) observed changed; seed \(scale.seed); median of \(repeats) run(s)"
+                + (scale == ObjectsScale.preset(self.scale) ? "; \(self.scale.rawValue) scale" : ""),
             configurations: engines.map(Self.configuration),
             notes: ["ops/s counts items inserted, objects read (fetchall: 3 properties each; traverse: members), queries "
                     + "answered, objects changed, objects merged, faults registered, observed objects changed (observe: from the merge's start until every observer was told); p50/p99 per save (insert), per "
@@ -158,6 +181,7 @@ struct ObjectsCommand: ParsableCommand {
         ObjectsSummary(rows: rows, engines: engines).add(to: &report)
         report.printTable()
         if let json { try Self.writeJSON(report, digests: runs, to: json) }
+        if let html = self.report { try HTMLReport(sections: [ReportSection(report)]).write(to: html) }
         if !failures.isEmpty || checks.contains(where: { !$0.clean }) { throw ExitCode(1) }
     }
 

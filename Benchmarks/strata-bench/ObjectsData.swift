@@ -5,7 +5,7 @@ import StrataTesting
 /// traversal reads), 10,000 indexed queries, 10,000 objects changed, 10,000 merged, and
 /// 1,000,000 registered faults for the memory figure, 10,000 observed objects of which a save
 /// changes 100.
-struct ObjectsScale: Codable, Sendable {
+struct ObjectsScale: Codable, Equatable, Sendable {
     var items = 100_000
     var itemsPerList = 10_000
     /// Items per save (insert), each save's items in one list.
@@ -25,6 +25,15 @@ struct ObjectsScale: Codable, Sendable {
     var seed: UInt64 = 0x0B1E_C750
 
     var lists: Int { (items + itemsPerList - 1) / itemsPerList }
+
+    /// The sizes of `scale`: the for both. A run of every workload at these sizes takes
+    /// about 20 s on two cores, and smaller stores would time the merge and observe workloads in
+    /// microseconds; the default scale runs each workload once instead of three times.
+    static func preset(_ scale: BenchScale) -> ObjectsScale {
+        switch scale {
+        case .default, .full: return ObjectsScale()
+        }
+    }
 }
 
 /// The objects benchmark's data, the same in every engine and child process: every value is a

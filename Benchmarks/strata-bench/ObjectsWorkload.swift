@@ -79,15 +79,18 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
         }
     }
 
-    /// Times `count` calls of `body`; returns the total time and the sorted per-call latencies.
-    private func timed(_ count: Int, _ body: (Int) throws -> Void) throws -> (nanoseconds: UInt64, latencies: [UInt64]) {
+    /// Times `count` calls of `body`, together `ops` operations of `w` (for the progress
+    /// lines); returns the total time and the sorted per-call latencies.
+    private func timed(_ w: ObjectsWorkload, _ count: Int, ops: Int, _ body: (Int) throws -> Void) throws -> (nanoseconds: UInt64, latencies: [UInt64]) {
         var latencies = [UInt64](repeating: 0, count: count)
+        var progress = ProgressMeter("\(w.rawValue) \(engineName.rawValue)", total: ops)
         Measure.resetPeakRSS()
         let t0 = Measure.now()
         for i in 0..<count {
             let s = Measure.now()
             try body(i)
             latencies[i] = Measure.now() - s
+            progress.update(done: ops * (i + 1) / count)
         }
         let t1 = Measure.now()
         latencies.sort()
@@ -133,7 +136,7 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
         let engine = try Engine.open(directory: directory, data: data)
         let saves = (scale.items + scale.batch - 1) / scale.batch
         var listsMade = 0
-        let t = try timed(saves) { s in
+        let t = try timed(.insert, saves, ops: scale.items) { s in
             let items = (s * scale.batch)..<min(scale.items, (s + 1) * scale.batch)
             let needed = data.list(ofItem: items.upperBound - 1) + 1
             try engine.insert(lists: listsMade..<max(listsMade, needed), items: items)
@@ -150,7 +153,7 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
         defer { try? engine.close() }
         let warm = try body(engine)
         var read = ObjectsDigest()
-        let t = try timed(1) { _ in read = try body(engine) }
+        let t = try timed(w, 1, ops: 1) { _ in read = try body(engine) }
         guard read == warm else { throw BenchError("\(engineName.rawValue): \(w.rawValue) read \(read), then \(warm)") }
         var r = result(w, ops: read.objects, t)
         r.digest = read
@@ -166,7 +169,7 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
         var warm = ObjectsDigest()
         for i in 0..<batches { let d = try engine.fetchBySKU(batch(i)); warm.objects += d.objects; warm.checksum &+= d.checksum }
         var read = ObjectsDigest()
-        let t = try timed(batches) { i in let d = try engine.fetchBySKU(batch(i)); read.objects += d.objects; read.checksum &+= d.checksum }
+        let t = try timed(.fetchindexed, batches, ops: queries.count) { i in let d = try engine.fetchBySKU(batch(i)); read.objects += d.objects; read.checksum &+= d.checksum }
         guard read == warm else { throw BenchError("\(engineName.rawValue): fetchindexed read \(read), then \(warm)") }
         var r = result(.fetchindexed, ops: queries.count, t)
         r.digest = read
@@ -180,7 +183,7 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
         var warm = ObjectsDigest()
         for l in lists { let d = try engine.traverse(list: l); warm.objects += d.objects; warm.checksum &+= d.checksum }
         var read = ObjectsDigest()
-        let t = try timed(lists.count) { i in
+        let t = try timed(.traverse, lists.count, ops: lists.count * scale.itemsPerList) { i in
             let d = try engine.traverse(list: lists[i])
             read.objects += d.objects
             read.checksum &+= d.checksum
@@ -195,7 +198,7 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
         let engine = try openCopy()
         let items = data.chosenItems(scale.updates, stream: ObjectsSeeds.updates)
         try engine.loadForUpdate(items)
-        let t = try timed(1) { _ in try engine.updateLoaded() }
+        let t = try timed(.update, 1, ops: items.count) { _ in try engine.updateLoaded() }
         var r = result(.update, ops: items.count, t)
         try finish(engine, &r)
         return r
@@ -206,7 +209,7 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
         let items = data.chosenItems(scale.merges, stream: ObjectsSeeds.merges)
         try engine.prepareMerge(items)
         var read = ObjectsDigest()
-        let t = try timed(1) { _ in read = try engine.merge() }
+        let t = try timed(.merge, 1, ops: items.count) { _ in read = try engine.merge() }
         var expected = ObjectsDigest()
         for j in items { expected.add(amount: data.changedAmount(j)) }
         guard read == expected else { throw BenchError("\(engineName.rawValue): merge shows \(read), expected \(expected)") }

@@ -13,47 +13,73 @@ struct RecordsCommand: ParsableCommand {
         commandName: "records",
         abstract: "Records with derived attributes: Strata vs SQLite (recount and incremental triggers).")
 
-    @Option(name: .customLong("repeat"), help: "Runs of each workload per engine (the median is reported).")
-    var repeats: Int = 3
+    @Option(help: "Sizes and repeats: default (what make bench runs, about 1 minute) or full (the issue's sizes, 3 runs). Size options override.")
+    var scale: BenchScale = .default
+    @Option(name: .customLong("repeat"), help: "Runs of each workload per engine, the median reported (default scale: 1; full: 3).")
+    var repeats: Int?
     @Option(help: "Also write the results as JSON to this file.") var json: String?
+    @Option(help: "Also write the results as one HTML page (bar chart and table) to this file.") var report: String?
     @Option(help: "Comma-separated engines: strata, sqlite-recount, sqlite-incremental.")
     var engines: String = RecordsEngineName.allCases.map(\.rawValue).joined(separator: ",")
     @Option(help: "Comma-separated workloads (default: all).") var workloads: String?
     @Option(help: "Put work files in a fresh directory under this one (default: /tmp).") var dir: String?
     @Flag(help: "Keep the work files.") var keep = false
 
-    @Option(help: "Lists in bulkinsert.") var lists: Int = 1_000
-    @Option(help: "Items per list in bulkinsert.") var itemsPerList: Int = 1_000
-    @Option(help: "List sizes of the insert_list<N> workloads.") var listSizes: String = "10,1000,100000"
-    @Option(help: "Items inserted by each insert_list<N> workload.") var inserts: Int = 10_000
-    @Option(help: "Items in lists of size N before insert_list<N> (at least one list).") var setupItems: Int = 100_000
-    @Option(help: "Moves in moveitems.") var moves: Int = 10_000
-    @Option(help: "Renames in renamefanout.") var renames: Int = 100
-    @Option(help: "Lists in renamefanout.") var fanoutLists: Int = 100
-    @Option(help: "Items per list in renamefanout.") var fanoutItems: Int = 10_000
-    @Option(help: "Queries in prefixsearch and fetchindexed.") var queries: Int = 10_000
-    @Option(help: "Operations per transaction.") var batch: Int = 100
+    // Sizes: nil takes the scale's figure (`RecordsScale.preset`).
+    @Option(help: "Lists in bulkinsert (default scale: 200; full: 1000).") var lists: Int?
+    @Option(help: "Items per list in bulkinsert (default scale: 500; full: 1000).") var itemsPerList: Int?
+    @Option(help: "List sizes of the insert_list<N> workloads (both scales: 10,1000,100000).") var listSizes: String?
+    @Option(help: "Items inserted by each insert_list<N> workload (both scales: 10000).") var inserts: Int?
+    @Option(help: "Items in lists of size N before insert_list<N>, at least one list (both scales: 100000).") var setupItems: Int?
+    @Option(help: "Moves in moveitems (default scale: 5000; full: 10000).") var moves: Int?
+    @Option(help: "Renames in renamefanout (default scale: 20; full: 100).") var renames: Int?
+    @Option(help: "Lists in renamefanout (default scale: 20; full: 100).") var fanoutLists: Int?
+    @Option(help: "Items per list in renamefanout (both scales: 10000).") var fanoutItems: Int?
+    @Option(help: "Queries in prefixsearch and fetchindexed (both scales: 10000).") var queries: Int?
+    @Option(help: "Operations per transaction (both scales: 100).") var batch: Int?
+    @Option(help: "Seconds sqlite-recount's insert_list<N> runs for, N ≥ --window-from-list-size, instead of a fixed count; 0: a fixed count (default scale: 5; full: 30).")
+    var recountWindow: Double?
+    @Option(help: "Smallest list size whose sqlite-recount inserts run for a time window (both scales: 100000).")
+    var windowFromListSize: Int?
+
+    /// Repeats: the option, else the scale's.
+    var repeatCount: Int { repeats ?? (scale == .full ? 3 : 1) }
 
     func validate() throws {
-        guard repeats >= 1 else { throw ValidationError("--repeat must be at least 1") }
-        let s = try scale()
+        guard repeatCount >= 1 else { throw ValidationError("--repeat must be at least 1") }
+        let s = try sizes()
         guard [s.lists, s.itemsPerList, s.inserts, s.setupItems, s.moves, s.renames, s.fanoutLists, s.fanoutItems,
                s.queries, s.batch].allSatisfy({ $0 >= 1 }), !s.listSizes.isEmpty else {
             throw ValidationError("every size and count must be at least 1")
         }
+        guard s.recountWindow >= 0, s.recountWindow.isFinite else { throw ValidationError("--recount-window must be 0 or more") }
         guard s.lists >= 2 else { throw ValidationError("--lists must be at least 2 (moves need another list)") }
         _ = try parsedEngines()
         _ = try parsedWorkloads(s)
     }
 
-    func scale() throws -> RecordsScale {
-        let sizes = try listSizes.split(separator: ",").map {
-            guard let n = Int($0.trimmingCharacters(in: .whitespaces)), n >= 1 else { throw ValidationError("bad list size '\($0)'") }
-            return n
+    /// The scale's sizes with every size option given on the command line in their place.
+    func sizes() throws -> RecordsScale {
+        var s = RecordsScale.preset(scale)
+        if let listSizes {
+            s.listSizes = try listSizes.split(separator: ",").map {
+                guard let n = Int($0.trimmingCharacters(in: .whitespaces)), n >= 1 else { throw ValidationError("bad list size '\($0)'") }
+                return n
+            }
         }
-        return RecordsScale(lists: lists, itemsPerList: itemsPerList, listSizes: sizes, inserts: inserts, setupItems: setupItems,
-                            moves: moves, renames: renames, fanoutLists: fanoutLists, fanoutItems: fanoutItems,
-                            queries: queries, batch: batch)
+        if let lists { s.lists = lists }
+        if let itemsPerList { s.itemsPerList = itemsPerList }
+        if let inserts { s.inserts = inserts }
+        if let setupItems { s.setupItems = setupItems }
+        if let moves { s.moves = moves }
+        if let renames { s.renames = renames }
+        if let fanoutLists { s.fanoutLists = fanoutLists }
+        if let fanoutItems { s.fanoutItems = fanoutItems }
+        if let queries { s.queries = queries }
+        if let batch { s.batch = batch }
+        if let recountWindow { s.recountWindow = recountWindow }
+        if let windowFromListSize { s.windowFromListSize = windowFromListSize }
+        return s
     }
 
     private func parsedEngines() throws -> [RecordsEngineName] {
@@ -78,7 +104,10 @@ struct RecordsCommand: ParsableCommand {
     }
 
     func run() throws {
-        let scale = try scale()
+        let started = Measure.now()
+        defer { log("strata-bench records: \(RateFormat.duration(Double(Measure.now() - started) / 1e9)) in all") }
+        let scale = try sizes()
+        let repeats = repeatCount
         let engines = try parsedEngines()
         let workloads = try parsedWorkloads(scale)
         let root = try Measure.makeWorkDirectory(under: dir)
@@ -86,10 +115,10 @@ struct RecordsCommand: ParsableCommand {
             if keep { log("work files kept in \(root)") } else { try? FileManager.default.removeItem(atPath: root) }
         }
         let scaleJSON = String(decoding: try JSONEncoder().encode(scale), as: UTF8.self)
-        func child(_ engine: RecordsEngineName, _ w: RecordsWorkload, _ dir: String, bulk: String) throws -> RecordsRunResult {
+        func child(_ engine: RecordsEngineName, _ w: RecordsWorkload, _ dir: String, bulk: String, rep: Int) throws -> RecordsRunResult {
             try ChildProcess.launch(Measure.executablePath(), ["records-run", "--engine", engine.rawValue, "--workload", w.name,
                                                                "--dir", dir, "--bulk-store", bulk, "--scale", scaleJSON],
-                                    as: RecordsRunResult.self)
+                                    as: RecordsRunResult.self, label: "[\(rep)/\(repeats)] \(w.name) \(engine.rawValue)")
         }
 
         var runs: [String: [RecordsRunResult]] = [:]
@@ -108,7 +137,7 @@ struct RecordsCommand: ParsableCommand {
                 if workload.needsBulkStore && !bulkReady && !workloads.contains(.bulkInsert) {
                     for engine in order {
                         log("[\(rep)/\(repeats)] (prepare) bulkinsert \(engine.rawValue)")
-                        if let r = try? child(engine, .bulkInsert, "\(repDir)/\(engine.rawValue)/bulkinsert", bulk: "") {
+                        if let r = try? child(engine, .bulkInsert, "\(repDir)/\(engine.rawValue)/bulkinsert", bulk: "", rep: rep) {
                             noteCheck(rep, r, prepare: true)
                         }
                     }
@@ -118,10 +147,11 @@ struct RecordsCommand: ParsableCommand {
                 for engine in order {
                     let engineDir = "\(repDir)/\(engine.rawValue)"
                     do {
-                        let r = try child(engine, workload, "\(engineDir)/\(workload.name)", bulk: "\(engineDir)/bulkinsert")
+                        let r = try child(engine, workload, "\(engineDir)/\(workload.name)", bulk: "\(engineDir)/bulkinsert", rep: rep)
                         runs[key(workload, engine), default: []].append(r)
                         noteCheck(rep, r)
-                        digests.append((engine, r.digest))
+                        // A run cut short by its time window holds fewer items; it checked its store itself.
+                        if r.timeWindowSeconds == nil { digests.append((engine, r.digest)) }
                         log(r.progressLine(workload: r.workload, repeatIndex: rep, repeats: repeats))
                     } catch {
                         failures[key(workload, engine)] = "\(error)"
@@ -147,18 +177,25 @@ struct RecordsCommand: ParsableCommand {
             title: "strata-bench records: \(scale.lists) lists × \(scale.itemsPerList) items; \(scale.inserts) inserts into "
                 + "lists of \(scale.listSizes.map(String.init).joined(separator: ", ")); \(scale.moves) moves; "
                 + "\(scale.renames) renames of lists with \(scale.fanoutItems) items; \(scale.queries) queries; "
-                + "\(scale.batch) operations per transaction (renames: one each); median of \(repeats) run(s)",
+                + "\(scale.batch) operations per transaction (renames: one each); median of \(repeats) run(s)"
+                + (scale == RecordsScale.preset(self.scale) ? "; \(self.scale.rawValue) scale" : ""),
             configurations: engines.map { $0 == .strata ? StrataRecordsEngine.configuration : SQLiteRecordsEngine.configuration($0) },
             notes: ["ops/s counts rows inserted (bulkinsert: lists and items), items inserted, items moved, lists renamed, "
                     + "queries answered; p50/p99 per transaction (queries: per \(scale.batch) queries in one read transaction)",
                     "setup of insert_list<N> and renamefanout is untimed (SQLite: rows loaded without triggers, derived "
-                    + "columns filled in one UPDATE, triggers created after)"],
+                    + "columns filled in one UPDATE, triggers created after)"]
+                + (scale.recountWindow > 0 && engines.contains(.sqliteRecount) && scale.listSizes.contains { $0 >= scale.windowFromListSize }
+                    ? ["sqlite-recount's insert_list<N> for N ≥ \(scale.windowFromListSize) runs for a \(RateFormat.duration(scale.recountWindow)) "
+                       + "time window (whole transactions) instead of \(scale.inserts) inserts: its recount is O(list size) per "
+                       + "insert; ops/s is the inserts done ÷ the time, the store is checked against what was inserted"]
+                    : []),
             rows: rows, subject: RecordsEngineName.strata.rawValue,
             baselines: engines.filter { $0 != .strata }.map(\.rawValue), checks: checks,
             parameters: ["lists": scale.lists, "items_per_list": scale.itemsPerList, "repeats": repeats])
         addSummary(&report, rows, scale, engines)
         report.printTable()
         if let json { try report.writeJSON(to: json) }
+        if let html = self.report { try HTMLReport(sections: [ReportSection(report)]).write(to: html) }
         if !failures.isEmpty || checks.contains(where: { !$0.clean }) { throw ExitCode(1) }
     }
 

@@ -5,7 +5,7 @@ import StrataTesting
 /// How big the records benchmark is. The defaults are the issue's: 1,000 lists × 1,000 items,
 /// 10,000 inserts into lists of 10, 1,000 and 100,000 items, 10,000 moves, 100 renames of
 /// lists with 10,000 items, 10,000 queries of each kind, 100 operations per transaction.
-struct RecordsScale: Codable, Sendable {
+struct RecordsScale: Codable, Equatable, Sendable {
     var lists = 1_000
     var itemsPerList = 1_000
     var listSizes = [10, 1_000, 100_000]
@@ -19,8 +19,33 @@ struct RecordsScale: Codable, Sendable {
     var fanoutItems = 10_000
     var queries = 10_000
     var batch = 100
+    /// `sqlite-recount`'s `insert_list<N>` for N ≥ ``windowFromListSize`` runs for this many
+    /// seconds instead of `inserts` operations (0: a fixed count, as before windows existed).
+    var recountWindow = 30.0
+    var windowFromListSize = 100_000
 
     var bulkItems: Int { lists * itemsPerList }
+
+    /// `make bench`'s sizes: every workload and engine, about a minute on two cores. The list
+    /// sizes stay (lists of 100,000 are the point of `insert_list<N>`) and so do the inserts
+    /// into them; the bulk store is a tenth (sqlite-recount's bulk insert is quadratic in the
+    /// list size: a fifth of the lists' size, a twentieth of the time), and fewer moves and renames.
+    static let `default` = RecordsScale(lists: 200, itemsPerList: 500, moves: 5_000, renames: 20, fanoutLists: 20,
+                                        recountWindow: 5)
+
+    /// The sizes of `scale` (`full` is the issue's, which were the defaults before scales).
+    static func preset(_ scale: BenchScale) -> RecordsScale {
+        switch scale {
+        case .default: return .default
+        case .full: return RecordsScale()
+        }
+    }
+
+    /// Whether `engine` runs `workload` for a time window rather than a fixed count.
+    func isWindowed(_ engine: RecordsEngineName, _ workload: RecordsWorkload) -> Bool {
+        guard engine == .sqliteRecount, recountWindow > 0, case .insertIntoList(let size) = workload else { return false }
+        return size >= windowFromListSize
+    }
 }
 
 /// Where an item goes: its index (primary key − 1) and its list's index.
@@ -138,6 +163,14 @@ struct RecordsDigest: Codable, Equatable, Sendable, CustomStringConvertible {
     var searchNamesRight = 0
     /// Query workloads: results found.
     var hits = 0
+
+    /// What a store holds after the `insert_list<N>` setup and inserts: `items` items (indices
+    /// 0..<items) spread over `lists` lists, with every derived value right.
+    static func expected(lists: Int, items: Int) -> RecordsDigest {
+        var d = RecordsDigest(lists: lists, items: items, itemCountSum: items, copiesRight: items, searchNamesRight: lists)
+        for j in 0..<items { d.totalCents += RecordsData.amountCents(j) }
+        return d
+    }
 
     var description: String {
         "lists \(lists), items \(items), Σ itemCount \(itemCountSum), Σ total \(totalCents) cents, "

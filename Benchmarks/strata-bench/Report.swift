@@ -14,18 +14,20 @@ protocol BenchRun: Codable, Sendable {
     var checkClean: Bool? { get }
     var checkProblems: Int? { get }
     var checkMessages: [String]? { get }
+    /// The time window the run went on for, if it ran for one instead of a fixed count.
+    var timeWindowSeconds: Double? { get }
 }
 
 extension BenchRun {
     var opsPerSecond: Double { Double(ops) / seconds }
+    var timeWindowSeconds: Double? { nil }
 
-    /// `[2/3] fillrandom strata ... 105.0 K ops/s (9.52 s) …`: what a run measured, as the
+    /// `[2/3] fillrandom strata ... 105 K ops/s (9.52 s) …`: what a run measured, as the
     /// benchmark logs it while it goes.
     func progressLine(workload: String, repeatIndex: Int, repeats: Int) -> String {
         var s = "[\(repeatIndex)/\(repeats)] \(workload) \(engine) ... "
-        let rate = opsPerSecond
-        s += rate >= 1e6 ? String(format: "%.2f M ops/s", rate / 1e6) : String(format: "%.1f K ops/s", rate / 1e3)
-        s += String(format: " (%.2f s)", seconds)
+        s += RateFormat.opsPerSecond(opsPerSecond)
+        s += String(format: " (%.2f s", seconds) + (timeWindowSeconds != nil ? ", \(ops) ops in a time window)" : ")")
         if let p50 = p50Micros, let p99 = p99Micros { s += String(format: " p50 %.0f µs p99 %.0f µs", p50, p99) }
         if let bytes { s += String(format: " %.1f MiB", Double(bytes) / 1_048_576) }
         if let clean = checkClean { s += clean ? ", check clean" : ", check: \(checkProblems ?? 0) problem(s)" }
@@ -59,6 +61,8 @@ struct ReportRow<Run: BenchRun>: Encodable {
     var bytes: Int? { medianOf { $0.bytes.map(Double.init) }.map { Int($0) } }
     var closeMillis: Double? { medianOf(\.closeMillis) }
     var peakRSSBytes: Int? { runs.compactMap(\.peakRSSBytes).max() }
+    /// The time window the runs went on for, if they ran for one instead of a fixed count.
+    var timeWindowSeconds: Double? { runs.compactMap(\.timeWindowSeconds).max() }
     /// Whether every checked run left a sound store (nil: no run was checked).
     var checkClean: Bool? {
         let all = runs.compactMap(\.checkClean)
@@ -77,7 +81,7 @@ struct ReportRow<Run: BenchRun>: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case workload, engine, ops_per_s, p50_us, p99_us, bytes, fsyncs_per_commit, peak_rss_bytes, spread,
-             close_ms, runs_ops_per_s, check_clean, check_problems
+             close_ms, runs_ops_per_s, check_clean, check_problems, time_window_s, failure
     }
 
     /// Every field is written, `null` where it does not apply (the synthesised encoder would
@@ -97,6 +101,8 @@ struct ReportRow<Run: BenchRun>: Encodable {
         try c.encode(runs.map(\.opsPerSecond), forKey: .runs_ops_per_s)
         try c.encode(checkClean, forKey: .check_clean)
         try c.encode(checkProblems, forKey: .check_problems)
+        try c.encode(timeWindowSeconds, forKey: .time_window_s)
+        try c.encode(failure, forKey: .failure)
     }
 }
 
@@ -140,72 +146,30 @@ struct Report<Run: BenchRun> {
     /// Extra top-level JSON objects: name → (engine → figure).
     var summaryFigures: [String: [String: Double?]] = [:]
 
+    /// Everything of the report but its rows, as the JSON file's `report` object holds it.
+    var meta: ReportSection.Meta {
+        ReportSection.Meta(title: title, configurations: configurations, notes: notes, subject: subject, baselines: baselines,
+                           summary: summary, checks: checkLines())
+    }
+
     func printTable() {
-        print(title)
-        for line in configurations { print("  " + line) }
-        for note in notes { print("  note: " + note) }
-        print("")
-        let withSyncs = rows.contains { $0.fsyncsPerCommit != nil }
-        var header = ["workload", "engine", "ops/s", "spread", "p50 µs", "p99 µs", "bytes", "close ms", "peak RSS"]
-        if withSyncs { header.append("fsync/commit") }
-        header += baselines.map { "vs \($0)" }
-        if let first = baselines.first { header.append("bytes/\(first)") }
-        var table = [header]
-        for row in rows {
-            func peer(_ e: String) -> ReportRow<Run>? { rows.first { $0.workload == row.workload && $0.engine == e } }
-            var line = [row.workload, row.engine]
-            if row.failure != nil, row.runs.isEmpty {
-                line.append("FAILED")
-                table.append(line + Array(repeating: "", count: header.count - line.count))
-                continue
-            }
-            line += [rate(row.opsPerSecond), row.spread.map { String(format: "%.1f%%", $0 * 100) } ?? "-",
-                     num(row.p50Micros, "%.1f"), num(row.p99Micros, "%.1f"), mib(row.bytes),
-                     num(row.closeMillis, "%.1f"), mib(row.peakRSSBytes)]
-            if withSyncs { line.append(num(row.fsyncsPerCommit, "%.2f")) }
-            if row.engine == subject {
-                line += baselines.map { ratio(row.opsPerSecond, peer($0)?.opsPerSecond) }
-                if let first = baselines.first {
-                    line.append(ratio(row.bytes.map(Double.init), peer(first)?.bytes.map(Double.init)))
-                }
-            } else {
-                line += Array(repeating: "", count: header.count - line.count)
-            }
-            table.append(line)
-        }
-        let widths = (0..<header.count).map { col in table.map { $0[col].count }.max() ?? 0 }
-        for (i, line) in table.enumerated() {
-            let cells = line.enumerated().map { col, cell in
-                col < 2 ? cell.padding(toLength: widths[col], withPad: " ", startingAt: 0)
-                    : String(repeating: " ", count: widths[col] - cell.count) + cell
-            }
-            print(cells.joined(separator: "  "))
-            if i == 0 { print(widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")) }
-        }
-        print("ratios: \(subject) ÷ baseline (ops/s > 1 = \(subject) faster; bytes < 1 = \(subject) smaller). "
-              + "spread = (max − min) / median of ops/s.")
-        for line in summary { print(line) }
-        printChecks()
-        let failed = rows.filter { $0.failure != nil }
-        if !failed.isEmpty {
-            print("\nfailures (the last error of each; a row with results failed only in some repeats):")
-            for row in failed { print("  \(row.workload) \(row.engine): \(row.failure!)") }
-        }
+        for line in ReportSection(self).textLines { print(line) }
     }
 
     /// `strata check: N/N files clean`, or which stores had problems and what they were.
-    private func printChecks() {
-        guard !checks.isEmpty else { return }
+    private func checkLines() -> [String] {
+        guard !checks.isEmpty else { return [] }
         let clean = checks.filter(\.clean).count
         var line = "\(subject) check (read-only reopen after close, untimed): \(clean)/\(checks.count) files clean"
         if clean < checks.count { line += ", \(checks.reduce(0) { $0 + $1.problems }) problem(s):" }
-        print(line)
+        var lines = [line]
         for c in checks where !c.clean {
             let name = (c.prepare ? "(prepare) " : "") + c.workload
-            print("  \(name), repeat \(c.repeatIndex): \(c.problems) problem(s)")
-            for m in c.messages { print("    " + m) }
-            if c.problems > c.messages.count { print("    ... and \(c.problems - c.messages.count) more") }
+            lines.append("  \(name), repeat \(c.repeatIndex): \(c.problems) problem(s)")
+            for m in c.messages { lines.append("    " + m) }
+            if c.problems > c.messages.count { lines.append("    ... and \(c.problems - c.messages.count) more") }
         }
+        return lines
     }
 
     /// `{"count": …, "repeats": …, <summary figures>, "results": [row, …]}`.
@@ -213,22 +177,6 @@ struct Report<Run: BenchRun> {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try encoder.encode(self).write(to: URL(fileURLWithPath: path))
-    }
-
-    private func rate(_ v: Double?) -> String {
-        guard let v else { return "-" }
-        if v >= 1e6 { return String(format: "%.2fM", v / 1e6) }
-        if v >= 1e3 { return String(format: "%.1fK", v / 1e3) }
-        return String(format: "%.0f", v)
-    }
-
-    private func num(_ v: Double?, _ format: String) -> String { v.map { String(format: format, $0) } ?? "-" }
-
-    private func mib(_ v: Int?) -> String { v.map { String(format: "%.1f MiB", Double($0) / 1_048_576) } ?? "-" }
-
-    private func ratio(_ a: Double?, _ b: Double?) -> String {
-        guard let a, let b, b > 0 else { return "-" }
-        return String(format: "%.2f×", a / b)
     }
 }
 
@@ -244,6 +192,7 @@ extension Report: Encodable {
         var c = encoder.container(keyedBy: PropertyPath.self)
         for (name, value) in parameters { try c.encode(value, forKey: PropertyPath(stringValue: name)) }
         for (name, figures) in summaryFigures { try c.encode(figures, forKey: PropertyPath(stringValue: name)) }
+        try c.encode(meta, forKey: PropertyPath(stringValue: "report"))
         try c.encode(rows, forKey: PropertyPath(stringValue: "results"))
     }
 }

@@ -8,6 +8,6 @@ struct StrataBench: ParsableCommand {
         commandName: "strata-bench",
         abstract: "Side-by-side benchmarks of Strata: kv (vs SQLite and LMDB), records (vs SQLite with triggers), objects (vs the record layer and GRDB).",
         subcommands: [KVCommand.self, KVRunCommand.self, RecordsCommand.self, RecordsRunCommand.self, ObjectsCommand.self,
-                      ObjectsRunCommand.self],
+                      ObjectsRunCommand.self, ReportCommand.self],
         defaultSubcommand: KVCommand.self)
 }

@@ -66,14 +66,18 @@ struct WorkloadRunner<Engine: KVEngine> {
                   checksum: checksum)
     }
 
-    /// Calls `body` with successive slices of `order` of at most `batchSize` indices.
-    private func batches(_ order: [UInt32], _ body: (UnsafeBufferPointer<UInt32>, Int) throws -> Void) rethrows {
+    /// Calls `body` with successive slices of `order` of at most `batchSize` indices; a timed
+    /// loop names its workload, for the progress lines.
+    private func batches(_ order: [UInt32], timing w: Workload? = nil,
+                         _ body: (UnsafeBufferPointer<UInt32>, Int) throws -> Void) rethrows {
+        var progress = w.map { ProgressMeter("\($0.rawValue) \(Engine.name)", total: order.count) }
         try order.withUnsafeBufferPointer { all in
             var i = 0
             while i < all.count {
                 let end = min(i + Self.batchSize, all.count)
                 try body(UnsafeBufferPointer(rebasing: all[i..<end]), i)
                 i = end
+                progress?.update(done: i)
             }
         }
     }
@@ -98,7 +102,7 @@ struct WorkloadRunner<Engine: KVEngine> {
         let engine = try Engine.open(directory: directory, mode: .relaxed)
         Measure.resetPeakRSS()
         let t0 = Measure.now()
-        try batches(order) { batch, first in
+        try batches(order, timing: w) { batch, first in
             do { try engine.put(batch, firstOp: first, data: data) } catch {
                 throw BenchError("\(Engine.name): \(w.rawValue): batch at op \(first): \(error)")
             }
@@ -133,7 +137,7 @@ struct WorkloadRunner<Engine: KVEngine> {
         Measure.resetPeakRSS()
         var found = 0, bytes = 0
         let t0 = Measure.now()
-        try batches(keys) { batch, _ in
+        try batches(keys, timing: .readrandom) { batch, _ in
             let r = try engine.get(batch, data: data)
             found += r.found
             bytes += r.bytes
@@ -162,11 +166,13 @@ struct WorkloadRunner<Engine: KVEngine> {
         Measure.resetPeakRSS()
         let syncs0 = engine.syncCount
         let t0 = Measure.now()
+        var progress = ProgressMeter("fillsync \(Engine.name)", total: commits)
         try order.withUnsafeBufferPointer { all in
             for i in 0..<all.count {
                 let s = Measure.now()
                 try engine.put(UnsafeBufferPointer(rebasing: all[i..<i + 1]), firstOp: i, data: data)
                 latencies[i] = Measure.now() - s
+                progress.update(done: i + 1)
             }
         }
         let t1 = Measure.now()
@@ -190,7 +196,7 @@ struct WorkloadRunner<Engine: KVEngine> {
         Measure.resetPeakRSS()
         var deleted = 0
         let t0 = Measure.now()
-        try batches(victims) { batch, _ in deleted += try engine.delete(batch, data: data) }
+        try batches(victims, timing: .deleterandom) { batch, _ in deleted += try engine.delete(batch, data: data) }
         let t1 = Measure.now()
         guard deleted == victims.count else { throw BenchError("\(Engine.name): deleted \(deleted) of \(victims.count)") }
         var r = result(.deleterandom, ops: victims.count, start: t0, end: t1, checksum: deleted)
