@@ -85,7 +85,7 @@ import Testing
         Self.checkSelfContained(all)
         #expect(all.components(separatedBy: "<svg").count - 1 == 2, "one chart per benchmark")
         let allBars = try Self.bars(inPage: all)
-        #expect(allBars.count == 6 * 3 + 7 * 3)
+        #expect(allBars.count == 7 * 3 + 7 * 3)  // kv: 7 workloads (readseq-warm included), records: 7
         Self.checkBars(allBars, match: try Self.rows(dir + "/kv.json") + Self.rows(dir + "/records.json"))
         #expect(all.contains("<h2>strata-bench kv</h2>") && all.contains("<h2>strata-bench records</h2>"))
     }

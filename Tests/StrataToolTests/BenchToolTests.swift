@@ -43,7 +43,7 @@ import Testing
         let run = try Tool.run("strata-bench", ["kv", "--count", "3000", "--repeat", "1", "--sync-commits", "30", "--json", json])
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
         let rows = try Self.results(json)
-        #expect(rows.count == 6 * 3)
+        #expect(rows.count == 7 * 3)  // 7 workloads (readseq and readseq-warm) × 3 engines
         for row in rows {
             for f in Self.fields { #expect(row.keys.contains(f), "\(row["workload"] ?? "?") \(row["engine"] ?? "?"): no \(f)") }
             #expect((row["ops_per_s"] as? Double ?? 0) > 0)
