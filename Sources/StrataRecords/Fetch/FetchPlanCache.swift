@@ -34,7 +34,7 @@ final class FetchPlanCache: Sendable {
         let hash = hasher.value
         let found = prepared.withLock { cache in cache.byHash[hash]?.first { $0.request.hasShape(of: request) } }
         if let found { return (found, constants) }
-        guard let (shape, _) = request.shape() else { return nil }
+        guard let shape = request.shape() else { return nil }
         let p = try PreparedFetch(shape, model: model)
         prepared.withLock { cache in
             if cache.count >= Self.capacity { cache = (0, [:]) }
@@ -49,25 +49,25 @@ final class FetchPlanCache: Sendable {
 
 extension FetchRequest {
     /// The request with every constant made a variable (`$0`, `$1`, … in the order a prepared
-    /// fetch lists its variables), and the constants in that order; nil when it has variables
-    /// of its own or turns indexes off.
-    func shape() -> (FetchRequest, [Value])? {
+    /// fetch lists its variables, which is the order `hashShape` collects the constants); nil
+    /// when it has variables of its own or turns indexes off.
+    func shape() -> FetchRequest? {
         guard usesIndexes, let predicate else { return nil }
-        var constants: [Value] = []
-        guard let abstracted = predicate.abstracted(&constants) else { return nil }
+        var variables = 0
+        guard let abstracted = predicate.abstracted(&variables) else { return nil }
         var shape = self
         shape.predicate = abstracted
-        return (shape, constants)
+        return shape
     }
 }
 
 extension FetchPredicate {
-    /// Nil when a variable already appears.
-    fileprivate func abstracted(_ constants: inout [Value]) -> FetchPredicate? {
+    /// Nil when a variable already appears; `variables` counts the ones made so far.
+    fileprivate func abstracted(_ variables: inout Int) -> FetchPredicate? {
         switch self {
         case .constant: return self
         case .comparison(var c):
-            guard let lhs = c.lhs.abstracted(&constants), let rhs = c.rhs.abstracted(&constants) else { return nil }
+            guard let lhs = c.lhs.abstracted(&variables), let rhs = c.rhs.abstracted(&variables) else { return nil }
             c.lhs = lhs
             c.rhs = rhs
             return .comparison(c)
@@ -75,28 +75,28 @@ extension FetchPredicate {
             var out: [FetchPredicate] = []
             out.reserveCapacity(ps.count)
             for p in ps {
-                guard let a = p.abstracted(&constants) else { return nil }
+                guard let a = p.abstracted(&variables) else { return nil }
                 out.append(a)
             }
             if case .and = self { return .and(out) }
             return .or(out)
-        case .not(let p): return p.abstracted(&constants).map { .not($0) }
+        case .not(let p): return p.abstracted(&variables).map { .not($0) }
         }
     }
 }
 
 extension FetchExpression {
-    fileprivate func abstracted(_ constants: inout [Value]) -> FetchExpression? {
+    fileprivate func abstracted(_ variables: inout Int) -> FetchExpression? {
         switch self {
-        case .constant(let v):
-            constants.append(v)
-            return .variable(String(constants.count - 1))
+        case .constant:
+            variables += 1
+            return .variable(String(variables - 1))
         case .keyPath, .aggregate: return self
         case .list(let items):
             var out: [FetchExpression] = []
             out.reserveCapacity(items.count)
             for item in items {
-                guard let a = item.abstracted(&constants) else { return nil }
+                guard let a = item.abstracted(&variables) else { return nil }
                 out.append(a)
             }
             return .list(out)

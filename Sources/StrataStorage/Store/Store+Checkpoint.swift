@@ -76,9 +76,10 @@ extension Store {
         return clean
     }
 
-    /// Writes the checkpoint frame for the current version, whose pages are all written,
-    /// syncs, and points the header at it. Requires the writer gate.
-    private func finishCheckpoint() throws {
+    /// Writes the checkpoint frame for the current version, whose pages are all written
+    /// (``writeDirtyPages(budget:)`` returned true), syncs, and points the header at it.
+    /// Requires the writer gate.
+    func finishCheckpoint() throws {
         let version = currentVersion
         var entries: [CheckpointRecord.TreeEntry] = []
         for (name, t) in version.trees.sorted(by: { $0.key < $1.key }) {

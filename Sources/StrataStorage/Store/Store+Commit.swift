@@ -139,7 +139,7 @@ extension Store {
         do {
             try log.checkUsable()
             if try writeDirtyPages(budget: overdue ? nil : max(1, options.checkpointStepPages, 2 * pagesDirtied)) {
-                try checkpointLocked()
+                try finishCheckpoint()
             }
             consecutiveCheckpointFailures = 0
         } catch {
