@@ -25,15 +25,25 @@ struct BarChart {
         section.engines.contains(section.meta.subject) ? section.meta.subject : section.engines.first ?? section.meta.subject
     }
 
-    /// The bars, workload by workload, engines in the rows' order within each.
+    /// The bars, workload by workload, engines in the rows' order within each. A baseline's
+    /// ratio is the inverse of the subject's paired ratio to it (the table's "vs" column), so
+    /// chart and table show the same figure; rates are counted to close where runs timed it.
     var bars: [Bar] {
         section.workloads.flatMap { w in
             section.engines.compactMap { e -> Bar? in
                 guard let row = section.row(w, e) else { return nil }
-                let base = section.row(w, reference)?.opsPerSecond
-                let ratio = row.opsPerSecond.flatMap { ops in base.flatMap { $0 > 0 && ops > 0 ? ops / $0 : nil } }
-                return Bar(workload: w, engine: e, ratio: ratio, opsPerSecond: row.opsPerSecond,
-                           windowed: row.timeWindowSeconds != nil)
+                let rate = row.headlineOpsPerSecond
+                let ratio: Double?
+                if rate == nil || rate! <= 0 {
+                    ratio = nil
+                } else if e == reference {
+                    ratio = 1
+                } else if reference == section.meta.subject {
+                    ratio = section.ratio(w, to: e).map { 1 / $0.median }
+                } else {
+                    ratio = section.row(w, reference)?.headlineOpsPerSecond.flatMap { $0 > 0 ? rate! / $0 : nil }
+                }
+                return Bar(workload: w, engine: e, ratio: ratio, opsPerSecond: rate, windowed: row.timeWindowSeconds != nil)
             }
         }
     }

@@ -88,8 +88,9 @@ struct HTMLReport {
         out += list(section.meta.configurations)
         out += list(section.meta.notes)
         out += "<figure>\n\(chart.svg())\n<figcaption>Each engine's ops/s ÷ \(Self.escape(chart.reference))'s on the same "
-            + "workload, log scale: taller is faster, \(Self.escape(chart.reference)) is 1× (the dashed line). The table's "
-            + "“vs” columns are the inverse (\(Self.escape(chart.reference)) ÷ engine)."
+            + "workload (median of paired runs; counted to close where runs timed it), log scale: taller is faster, "
+            + "\(Self.escape(chart.reference)) is 1× (the dashed line). The table's “vs” columns are the inverse "
+            + "(\(Self.escape(chart.reference)) ÷ engine)."
             + (section.rows.contains { $0.timeWindowSeconds != nil }
                 ? " * measured over a time window instead of a fixed count (see the table's note)." : "")
             + "</figcaption>\n</figure>\n"

@@ -120,9 +120,10 @@ struct KVCommand: ParsableCommand {
                 for engine in order {
                     let engineDir = "\(repDir)/\(engine.rawValue)"
                     do {
-                        let r = try child.run(engine, workload, dir: "\(engineDir)/\(workload.rawValue)",
+                        var r = try child.run(engine, workload, dir: "\(engineDir)/\(workload.rawValue)",
                                               filledStore: "\(engineDir)/fillrandom",
                                               label: "[\(rep)/\(repeats)] \(workload.rawValue) \(engine.rawValue)")
+                        r.repeatIndex = rep
                         runs[key(workload, engine), default: []].append(r)
                         noteCheck(rep, r)
                         log(r.progressLine(workload: r.workload.rawValue, repeatIndex: rep, repeats: repeats))

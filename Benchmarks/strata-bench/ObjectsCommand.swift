@@ -135,7 +135,8 @@ struct ObjectsCommand: ParsableCommand {
                 for engine in order where workload.runs(on: engine) {
                     let engineDir = "\(repDir)/\(engine.rawValue)"
                     do {
-                        let r = try child(engine, workload, "\(engineDir)/\(workload.rawValue)", insertStore: "\(engineDir)/insert", rep: rep)
+                        var r = try child(engine, workload, "\(engineDir)/\(workload.rawValue)", insertStore: "\(engineDir)/insert", rep: rep)
+                        r.repeatIndex = rep
                         if let earlier = runs[key(workload, engine)]?.first, earlier.digest != r.digest || earlier.store != r.store {
                             throw BenchError("repeat \(rep) read \(r.digest), store \(r.store.map(\.description) ?? "-"); "
                                              + "repeat 1 read \(earlier.digest), store \(earlier.store.map(\.description) ?? "-")")

@@ -53,6 +53,7 @@ struct ObjectsRunResult: BenchRun {
     var checkClean: Bool?
     var checkProblems: Int?
     var checkMessages: [String]?
+    var repeatIndex: Int? = nil
 }
 
 /// Runs one objects workload on one engine, generic so each engine's calls are direct.

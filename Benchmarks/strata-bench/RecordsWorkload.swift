@@ -71,6 +71,7 @@ struct RecordsRunResult: BenchRun {
     /// Set when the run went on for a time window instead of a fixed count: the window's
     /// length in seconds (`ops` is what it did in that time).
     var timeWindowSeconds: Double?
+    var repeatIndex: Int? = nil
 }
 
 /// Runs one records workload on one engine, generic so each engine's calls are direct.

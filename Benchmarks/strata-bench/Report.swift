@@ -16,10 +16,17 @@ protocol BenchRun: Codable, Sendable {
     var checkMessages: [String]? { get }
     /// The time window the run went on for, if it ran for one instead of a fixed count.
     var timeWindowSeconds: Double? { get }
+    /// Which repeat of the benchmark the run belongs to (1-based), set by the parent: runs of
+    /// different engines in the same repeat ran one after the other and form a pair.
+    var repeatIndex: Int? { get set }
 }
 
 extension BenchRun {
     var opsPerSecond: Double { Double(ops) / seconds }
+    /// Operations per second counted until the store was closed, where the run timed its close:
+    /// a fill's data is durable and its file complete only then, and engines differ in how much
+    /// of their work they leave to close.
+    var opsPerSecondToClose: Double? { closeMillis.map { Double(ops) / (seconds + $0 / 1e3) } }
     var timeWindowSeconds: Double? { nil }
 
     /// `[2/3] fillrandom strata ... 105 K ops/s (9.52 s) …`: what a run measured, as the
@@ -49,7 +56,14 @@ struct ReportRow<Run: BenchRun>: Encodable {
     /// Why no run finished, if none did.
     var failure: String?
 
+    /// The subject's ratios to each baseline (set by ``Report`` on the subject's rows only):
+    /// counted to close where both runs of a pair timed their close, and without the close.
+    var ratios: [String: PairedRatio]? = nil
+    var ratiosExcludingClose: [String: PairedRatio]? = nil
+
     var opsPerSecond: Double? { runs.isEmpty ? nil : Measure.median(runs.map(\.opsPerSecond)) }
+    /// The median of ``BenchRun/opsPerSecondToClose`` over the runs that timed their close.
+    var opsPerSecondToClose: Double? { medianOf(\.opsPerSecondToClose) }
     /// (max − min) / median of ops/s.
     var spread: Double? {
         guard let median = opsPerSecond, median > 0 else { return nil }
@@ -80,8 +94,9 @@ struct ReportRow<Run: BenchRun>: Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case workload, engine, ops_per_s, p50_us, p99_us, bytes, fsyncs_per_commit, peak_rss_bytes, spread,
-             close_ms, runs_ops_per_s, check_clean, check_problems, time_window_s, failure
+        case workload, engine, ops_per_s, ops_per_s_to_close, p50_us, p99_us, bytes, fsyncs_per_commit, peak_rss_bytes,
+             spread, close_ms, runs_ops_per_s, runs, ratios, ratios_excl_close, check_clean, check_problems, time_window_s,
+             failure
     }
 
     /// Every field is written, `null` where it does not apply (the synthesised encoder would
@@ -91,6 +106,7 @@ struct ReportRow<Run: BenchRun>: Encodable {
         try c.encode(workload, forKey: .workload)
         try c.encode(engine, forKey: .engine)
         try c.encode(opsPerSecond, forKey: .ops_per_s)
+        try c.encode(opsPerSecondToClose, forKey: .ops_per_s_to_close)
         try c.encode(p50Micros, forKey: .p50_us)
         try c.encode(p99Micros, forKey: .p99_us)
         try c.encode(bytes, forKey: .bytes)
@@ -99,6 +115,9 @@ struct ReportRow<Run: BenchRun>: Encodable {
         try c.encode(spread, forKey: .spread)
         try c.encode(closeMillis, forKey: .close_ms)
         try c.encode(runs.map(\.opsPerSecond), forKey: .runs_ops_per_s)
+        try c.encode(runs, forKey: .runs)
+        try c.encode(ratios, forKey: .ratios)
+        try c.encode(ratiosExcludingClose, forKey: .ratios_excl_close)
         try c.encode(checkClean, forKey: .check_clean)
         try c.encode(checkProblems, forKey: .check_problems)
         try c.encode(timeWindowSeconds, forKey: .time_window_s)
@@ -145,6 +164,32 @@ struct Report<Run: BenchRun> {
     var summary: [String] = []
     /// Extra top-level JSON objects: name → (engine → figure).
     var summaryFigures: [String: [String: Double?]] = [:]
+
+    /// A report of `rows`, the subject's rows given their paired ratios to each baseline.
+    init(title: String, configurations: [String], notes: [String], rows: [ReportRow<Run>], subject: String,
+         baselines: [String], checks: [StoreCheckOutcome], parameters: [String: Int]) {
+        self.title = title
+        self.configurations = configurations
+        self.notes = notes
+        self.subject = subject
+        self.baselines = baselines
+        self.checks = checks
+        self.parameters = parameters
+        self.rows = rows.map { row in
+            guard row.engine == subject else { return row }
+            var row = row
+            var toClose: [String: PairedRatio] = [:], excludingClose: [String: PairedRatio] = [:]
+            for baseline in baselines {
+                guard let other = rows.first(where: { $0.workload == row.workload && $0.engine == baseline }) else { continue }
+                toClose[baseline] = PairedRatio(row.runs, other.runs) { $0.opsPerSecondToClose ?? $0.opsPerSecond }
+                let plain = PairedRatio(row.runs, other.runs, \.opsPerSecond)
+                if row.runs.contains(where: { $0.closeMillis != nil }) { excludingClose[baseline] = plain }
+            }
+            row.ratios = toClose
+            row.ratiosExcludingClose = excludingClose.isEmpty ? nil : excludingClose
+            return row
+        }
+    }
 
     /// Everything of the report but its rows, as the JSON file's `report` object holds it.
     var meta: ReportSection.Meta {

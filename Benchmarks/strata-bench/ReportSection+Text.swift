@@ -22,7 +22,12 @@ extension ReportSection {
     /// What the table's ratio columns mean.
     var ratioLegend: String {
         let s = meta.subject
-        return "ratios: \(s) ÷ baseline (ops/s > 1 = \(s) faster; bytes < 1 = \(s) smaller). "
-            + "spread = (max − min) / median of ops/s."
+        var text = "vs <baseline>: \(s) ÷ baseline in ops/s (> 1 = \(s) faster), the median over the repeats of the ratio "
+            + "of two runs from the same repeat (the engines alternate), the range of those ratios in brackets. "
+        if rows.contains(where: { $0.opsPerSecondToClose != nil }) {
+            text += "Where a run timed its store's close (workloads that write), the ratio counts ops ÷ (time + close): "
+                + "the data is durable and the file complete only then; \"excl. close\" leaves the close out. "
+        }
+        return text + "bytes/<baseline> < 1 = \(s) smaller. spread = (max − min) / median of ops/s."
     }
 }

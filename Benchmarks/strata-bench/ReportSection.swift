@@ -26,6 +26,8 @@ struct ReportSection: Codable, Sendable {
         var workload: String
         var engine: String
         var opsPerSecond: Double?
+        /// Counted until the store was closed, for runs that timed their close (fills, deletes).
+        var opsPerSecondToClose: Double?
         var spread: Double?
         var p50Micros: Double?
         var p99Micros: Double?
@@ -37,15 +39,24 @@ struct ReportSection: Codable, Sendable {
         var timeWindowSeconds: Double?
         /// Why no run (or some run) failed; a row without figures failed in every repeat.
         var failure: String?
+        /// The subject's rows: its ratio to each baseline, the median of paired runs' ratios,
+        /// counted to close where the runs timed their close (the headline) ...
+        var ratios: [String: PairedRatio]?
+        /// ... and without the close (only where the runs timed one).
+        var ratiosExcludingClose: [String: PairedRatio]?
 
         enum CodingKeys: String, CodingKey {
-            case workload, engine, spread, bytes, failure
-            case opsPerSecond = "ops_per_s", p50Micros = "p50_us", p99Micros = "p99_us", closeMillis = "close_ms"
+            case workload, engine, spread, bytes, failure, ratios
+            case opsPerSecond = "ops_per_s", opsPerSecondToClose = "ops_per_s_to_close", ratiosExcludingClose = "ratios_excl_close"
+            case p50Micros = "p50_us", p99Micros = "p99_us", closeMillis = "close_ms"
             case peakRSSBytes = "peak_rss_bytes", fsyncsPerCommit = "fsyncs_per_commit", timeWindowSeconds = "time_window_s"
         }
 
         /// Whether the row has no figures: every run of it failed.
         var failed: Bool { opsPerSecond == nil }
+
+        /// The rate the ratios lead with: counted to close where the runs timed their close.
+        var headlineOpsPerSecond: Double? { opsPerSecondToClose ?? opsPerSecond }
     }
 
     var meta: Meta
@@ -77,6 +88,18 @@ struct ReportSection: Codable, Sendable {
         rows.first { $0.workload == workload && $0.engine == engine }
     }
 
+    /// The subject's ratio to `baseline` on `workload`: the paired median the report computed
+    /// (`excludingClose`: the one that leaves the close out, nil where no close was timed), or
+    /// for a file written before pairs were kept, the ratio of the two medians.
+    func ratio(_ workload: String, to baseline: String, excludingClose: Bool = false) -> PairedRatio? {
+        guard let row = row(workload, meta.subject) else { return nil }
+        if let ratios = row.ratios { return excludingClose ? row.ratiosExcludingClose?[baseline] : ratios[baseline] }
+        // A file from before pairs were kept: the ratio of the medians, with no close counted.
+        guard !excludingClose, let a = row.opsPerSecond, let b = self.row(workload, baseline)?.opsPerSecond, a > 0, b > 0
+        else { return nil }
+        return PairedRatio(median: a / b, low: a / b, high: a / b, pairs: 1)
+    }
+
     /// A section read from a JSON file a subcommand wrote with `--json`.
     init(jsonFile path: String) throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -99,9 +122,11 @@ struct ReportSection: Codable, Sendable {
 
 extension ReportSection.Row {
     init<Run>(_ row: ReportRow<Run>) {
-        self.init(workload: row.workload, engine: row.engine, opsPerSecond: row.opsPerSecond, spread: row.spread,
+        self.init(workload: row.workload, engine: row.engine, opsPerSecond: row.opsPerSecond,
+                  opsPerSecondToClose: row.opsPerSecondToClose, spread: row.spread,
                   p50Micros: row.p50Micros, p99Micros: row.p99Micros, bytes: row.bytes, closeMillis: row.closeMillis,
                   peakRSSBytes: row.peakRSSBytes, fsyncsPerCommit: row.fsyncsPerCommit,
-                  timeWindowSeconds: row.timeWindowSeconds, failure: row.failure)
+                  timeWindowSeconds: row.timeWindowSeconds, failure: row.failure, ratios: row.ratios,
+                  ratiosExcludingClose: row.ratiosExcludingClose)
     }
 }

@@ -14,9 +14,13 @@ struct ReportTable {
         let baselines = section.meta.baselines
         let withSyncs = rows.contains { $0.fsyncsPerCommit != nil }
         let withWindows = rows.contains { $0.timeWindowSeconds != nil }
-        var header = ["workload", "engine", "ops/s", "spread", "p50 µs", "p99 µs", "bytes", "close ms", "peak RSS"]
+        let withClose = rows.contains { $0.opsPerSecondToClose != nil }
+        var header = ["workload", "engine"]
+        if withClose { header.append("ops/s to close") }
+        header += ["ops/s", "spread", "p50 µs", "p99 µs", "bytes", "close ms", "peak RSS"]
         if withSyncs { header.append("fsync/commit") }
         header += baselines.map { "vs \($0)" }
+        if withClose { header += baselines.map { "vs \($0) excl. close" } }
         if let first = baselines.first { header.append("bytes/\(first)") }
         if withWindows { header.append("note") }
         var cells: [[String]] = []
@@ -27,17 +31,19 @@ struct ReportTable {
                 cells.append(line + Array(repeating: "", count: header.count - line.count))
                 continue
             }
+            if withClose { line.append(row.opsPerSecondToClose.map(RateFormat.compact) ?? "-") }
             line += [row.opsPerSecond.map(RateFormat.compact) ?? "-", row.spread.map { String(format: "%.1f%%", $0 * 100) } ?? "-",
                      Self.number(row.p50Micros, "%.1f"), Self.number(row.p99Micros, "%.1f"), Self.mebibytes(row.bytes),
                      Self.number(row.closeMillis, "%.1f"), Self.mebibytes(row.peakRSSBytes)]
             if withSyncs { line.append(Self.number(row.fsyncsPerCommit, "%.2f")) }
             if row.engine == subject {
-                line += baselines.map { Self.ratio(row.opsPerSecond, section.row(row.workload, $0)?.opsPerSecond) }
+                line += baselines.map { section.ratio(row.workload, to: $0)?.text ?? "-" }
+                if withClose { line += baselines.map { section.ratio(row.workload, to: $0, excludingClose: true)?.text ?? "-" } }
                 if let first = baselines.first {
                     line.append(Self.ratio(row.bytes.map(Double.init), section.row(row.workload, first)?.bytes.map(Double.init)))
                 }
             } else {
-                line += Array(repeating: "", count: baselines.count + (baselines.isEmpty ? 0 : 1))
+                line += Array(repeating: "", count: baselines.count * (withClose ? 2 : 1) + (baselines.isEmpty ? 0 : 1))
             }
             if withWindows { line.append(row.timeWindowSeconds.map { "\(RateFormat.duration($0)) time window" } ?? "") }
             cells.append(line)

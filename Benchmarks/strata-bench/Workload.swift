@@ -35,11 +35,13 @@ struct RunResult: BenchRun {
     var checkProblems: Int?
     /// The first problems reported, for the report to list.
     var checkMessages: [String]?
+    var repeatIndex: Int? = nil
 
     enum CodingKeys: String, CodingKey {
         case workload, engine, ops, seconds, p50Micros, p99Micros, bytes, closeMillis, peakRSSBytes, ownSyncs,
              commits, checksum
         case checkClean = "check_clean", checkProblems = "check_problems", checkMessages = "check_messages"
+        case repeatIndex = "repeat"
     }
 }
 

@@ -6,7 +6,8 @@ import Testing
 /// passes its check, and the JSON has one row per workload and engine with the issue's fields.
 /// Timing is not asserted here; the figures come from `make bench`.
 @Suite(.serialized) struct BenchToolTests {
-    static let fields = ["workload", "engine", "ops_per_s", "p50_us", "p99_us", "bytes", "fsyncs_per_commit", "peak_rss_bytes", "spread"]
+    static let fields = ["workload", "engine", "ops_per_s", "ops_per_s_to_close", "p50_us", "p99_us", "bytes", "fsyncs_per_commit",
+                         "peak_rss_bytes", "spread", "runs", "ratios"]
 
     static func results(_ path: String) throws -> [[String: Any]] {
         let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path)))
@@ -48,6 +49,12 @@ import Testing
             for f in Self.fields { #expect(row.keys.contains(f), "\(row["workload"] ?? "?") \(row["engine"] ?? "?"): no \(f)") }
             #expect((row["ops_per_s"] as? Double ?? 0) > 0)
         }
+        // Every run is kept with its repeat; Strata's rows carry a paired ratio to each baseline,
+        // and the fills count their close.
+        for row in rows { #expect((row["runs"] as? [[String: Any]])?.map { $0["repeat"] as? Int } == [1]) }
+        let fill = try #require(rows.first { $0["workload"] as? String == "fillrandom" && $0["engine"] as? String == "strata" })
+        #expect(Set(((fill["ratios"] as? [String: Any]) ?? [:]).keys) == ["sqlite", "lmdb"])
+        #expect((fill["ops_per_s_to_close"] as? Double ?? .infinity) < (fill["ops_per_s"] as? Double ?? 0))
         let strataSync = rows.first { $0["workload"] as? String == "fillsync" && $0["engine"] as? String == "strata" }
         #expect(strataSync?["fsyncs_per_commit"] as? Double == 1.0, "one fsync per durable commit")
     }
