@@ -36,8 +36,10 @@ public struct StoreOptions: Sendable {
     public var checkpointStepPages = 256
     /// `normal` durability: how often written commits are synced, in milliseconds.
     public var syncIntervalMilliseconds = 20
-    /// On close, compact the file when at least this fraction of it is garbage (1 disables).
-    /// Files of 4 MiB or less are never compacted on close: the rewrite would save too little.
+    /// On close, compact the file when at least this fraction of it is garbage (1 disables),
+    /// counting the log since the last checkpoint as garbage (close would checkpoint it; a
+    /// compaction instead writes the live data once, without that checkpoint). Files of 4 MiB
+    /// or less are never compacted on close: the rewrite would save too little.
     public var compactOnCloseGarbageRatio = 0.4
     /// Run the full structural check after every commit (slow; for tests, like bbolt's StrictMode).
     public var strictChecks = false

@@ -1,0 +1,80 @@
+import Testing
+@testable import StrataStorage
+
+/// What close writes (issue 12 §8, a cheaper close): when the log since the last checkpoint
+/// would make the file due for compaction, close compacts straight from the trees in memory
+/// instead of checkpointing first (which wrote every dirty page twice); otherwise it
+/// checkpoints and compacts only if the file is then due, as before.
+@Suite struct CloseCompactionTests {
+    static func options(_ fs: SimulatedFileSystem) -> StoreOptions {
+        var o = relOptions(fs, .normal)
+        o.compactOnCloseGarbageRatio = 0.4
+        o.checkpointLogBytes = 1 << 40  // no automatic checkpoint: the whole load stays in the log
+        o.checkpointDirtyBytes = 1 << 40
+        return o
+    }
+
+    /// A bulk load in many commits, closed with everything in the log: close compacts without
+    /// a checkpoint, and the file it leaves holds the data once (no commit frames), reopens
+    /// with every entry and checks clean.
+    @Test func closeAfterABulkLoadCompactsWithoutCheckpointingFirst() throws {
+        let seed: UInt64 = 20261124
+        let fs = SimulatedFileSystem()
+        let store = try Store(path: relPath, options: Self.options(fs))
+        var rng = SeededRandom(seed: seed)
+        var model: [[UInt8]: [UInt8]] = [:]
+        for batch in 0..<60 {
+            try store.write { tx in
+                let t = try tx.tree("t") ?? tx.createTree("t")
+                for i in 0..<1_000 {
+                    let v = randomBytes(100, &rng)  // incompressible: the log passes 4 MiB
+                    try t.put(key(batch * 1_000 + i), v)
+                    model[key(batch * 1_000 + i)] = v
+                }
+            }
+        }
+        let before = store.statistics
+        let logBytes = try store.info().logBytes
+        #expect(logBytes > 6 << 20, "seed \(seed): the load is mostly log: \(logBytes) bytes")
+        try store.close()
+        let after = store.statistics
+        #expect(after.checkpoints == before.checkpoints, "seed \(seed): close checkpointed before compacting")
+        #expect(after.compactions == before.compactions + 1, "seed \(seed): close did not compact")
+
+        let reopened = try Store(path: relPath, options: Self.options(fs))
+        defer { try? reopened.close() }
+        let report = try reopened.check()
+        #expect(report.isClean, "seed \(seed): \(report.problems)")
+        let info = try reopened.info()
+        #expect(info.deadBytes == 0 && info.checkpointTransactionID == info.transactionID,
+                "seed \(seed): \(info.deadBytes) dead of \(info.logBytes), replayed from \(info.checkpointTransactionID)")
+        try reopened.read { tx in
+            let t = try #require(try tx.tree("t"))
+            #expect(try t.count == model.count)
+            for (k, v) in model { #expect(try t.get(k) == v, "seed \(seed): \(k)") }
+        }
+    }
+
+    /// A large store with a short log since its checkpoint: close checkpoints and does not
+    /// compact (rewriting all the data to drop a little log would cost more than it saves).
+    @Test func closeWithAShortLogCheckpointsAndKeepsTheFile() throws {
+        let seed: UInt64 = 20261125
+        let fs = SimulatedFileSystem()
+        let store = try Store(path: relPath, options: Self.options(fs))
+        var rng = SeededRandom(seed: seed)
+        try store.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<60_000 { try t.put(key(i), randomBytes(100, &rng)) }
+        }
+        try store.compact()  // no garbage: the load's log is gone
+        try store.write { tx in try tx.tree("t")!.put(key(7), randomBytes(100, &rng)) }
+        let before = store.statistics
+        try store.close()
+        let after = store.statistics
+        #expect(after.checkpoints == before.checkpoints + 1, "seed \(seed)")
+        #expect(after.compactions == before.compactions, "seed \(seed): close compacted a file with little garbage")
+        let reopened = try Store(path: relPath, options: Self.options(fs))
+        defer { try? reopened.close() }
+        #expect(try reopened.check().isClean)
+    }
+}
