@@ -22,9 +22,11 @@ let package = Package(
         .systemLibrary(name: "CLZ4", path: "Sources/CLZ4", providers: [.apt(["liblz4-dev"])]),
         // CRC32C with the SSE4.2 instruction where the CPU has it (see docs/decisions.md).
         .target(name: "CCRC32C", path: "Sources/CCRC32C"),
+        // File hints Swift's Glibc module leaves out (sync_file_range needs _GNU_SOURCE).
+        .target(name: "CFileHints", path: "Sources/CFileHints"),
         .target(
             name: "StrataStorage",
-            dependencies: ["CLZ4", "CCRC32C"],
+            dependencies: ["CLZ4", "CCRC32C", "CFileHints"],
             path: "Sources/StrataStorage"
         ),
         .target(

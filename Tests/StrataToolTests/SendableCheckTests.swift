@@ -79,7 +79,9 @@ import Testing
                              "-I", root + "/.build/release/Modules",
                              "-Xcc", "-fmodule-map-file=" + root + "/Sources/CLZ4/module.modulemap",
                              "-Xcc", "-fmodule-map-file=" + root + "/.build/release/CCRC32C.build/module.modulemap",
-                             "-Xcc", "-I" + root + "/Sources/CCRC32C/include", file.path]
+                             "-Xcc", "-I" + root + "/Sources/CCRC32C/include",
+                             "-Xcc", "-fmodule-map-file=" + root + "/.build/release/CFileHints.build/module.modulemap",
+                             "-Xcc", "-I" + root + "/Sources/CFileHints/include", file.path]
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe

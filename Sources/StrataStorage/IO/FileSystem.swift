@@ -28,6 +28,15 @@ public protocol StorageFile: AnyObject, Sendable {
     func truncate(to length: UInt64) throws
     /// Closes the file; later calls fail.
     func close()
+    /// A hint: start writing `length` bytes at `offset` to the device now, without waiting
+    /// (Linux `sync_file_range(SYNC_FILE_RANGE_WRITE)`), so a later ``sync()`` has less left
+    /// to wait for. Durability still comes only from `sync()`; errors surface there.
+    func startWriteback(at offset: UInt64, length: UInt64)
+}
+
+extension StorageFile {
+    /// No hint: `sync()` writes everything back.
+    public func startWriteback(at offset: UInt64, length: UInt64) {}
 }
 
 /// A held advisory lock; released by `unlock()` or when the object is deallocated.

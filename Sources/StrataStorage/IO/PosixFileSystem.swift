@@ -1,3 +1,4 @@
+import CFileHints
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -195,6 +196,11 @@ final class PosixFile: StorageFile, @unchecked Sendable {
 
     func sync() throws {
         guard fdatasync(fd) == 0 else { throw posixError("fdatasync", path) }
+    }
+
+    func startWriteback(at offset: UInt64, length: UInt64) {
+        // A hint: a failure here leaves the work to sync(), which reports any real error.
+        _ = strata_start_writeback(fd, offset, length)
     }
 
     func size() throws -> UInt64 {

@@ -16,6 +16,12 @@ final class LogWriter: @unchecked Sendable {
     private(set) var allocatedEnd: UInt64
     private var scratch: UnsafeMutableRawBufferPointer
     private(set) var bytesWritten: UInt64 = 0
+    /// When set, every this many bytes appended are handed to the device at once
+    /// (``StorageFile/startWriteback(at:length:)``): for a file written whole and synced once
+    /// at the end (compaction, backup), the final sync then waits for the last stretch only,
+    /// not for all of it. The live log needs none: its sync timer writes it back as it goes.
+    var writebackStride: UInt64?
+    private var writebackFrom: UInt64 = 0
 
     init(file: any StorageFile, path: String, end: UInt64, allocatedEnd: UInt64, sync: SyncCoordinator) {
         self.file = file
@@ -23,6 +29,7 @@ final class LogWriter: @unchecked Sendable {
         self.end = end
         self.allocatedEnd = allocatedEnd
         self.sync = sync
+        writebackFrom = end
         scratch = .allocate(byteCount: 64 << 10, alignment: 16)
     }
 
@@ -76,6 +83,10 @@ final class LogWriter: @unchecked Sendable {
         end = offset + length
         bytesWritten += length
         sync.noteWritten(end)
+        if let stride = writebackStride, end - writebackFrom >= stride {
+            file.startWriteback(at: writebackFrom, length: end - writebackFrom)
+            writebackFrom = end
+        }
         return (offset, length)
     }
 
