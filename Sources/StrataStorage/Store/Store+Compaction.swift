@@ -123,6 +123,7 @@ extension Store {
         let sync = SyncCoordinator(durableEnd: Format.logStart)
         let log = LogWriter(file: file, path: path, end: Format.logStart, allocatedEnd: 0, sync: sync)
         log.writebackStride = 8 << 20
+        log.gatherWrites(upTo: 1 << 20)
         var entries: [CheckpointRecord.TreeEntry] = []
         var total: UInt64 = 0
         for (name, t) in version.trees.sorted(by: { $0.key < $1.key }) {
