@@ -33,6 +33,9 @@ public final class PreparedFetch: Sendable {
     /// What is left to check on each candidate when the index decides its term, and when not.
     let residualIfDecided: Residual
     let residualIfNotDecided: Residual
+    /// No sort and no offset: when one index range decides the predicate, the index's keys in
+    /// that range, in index order, are the answer (``RecordReader/indexKeys(_:_:_:limit:)``).
+    let answersFromOneRange: Bool
     /// The kinds of values the request was checked with last, packed 4 bits per variable
     /// (``FetchBindings/packedKinds``; 0: none yet), and every combination checked.
     private let lastCheckedKinds = Atomic<UInt64>(0)
@@ -77,6 +80,7 @@ public final class PreparedFetch: Sendable {
         var decided = plan
         if decided.decided == nil { decided.decided = plan.term }
         residualIfDecided = try Residual(decided.residual(request.predicate))
+        answersFromOneRange = request.sortDescriptors.isEmpty && request.offset == 0
     }
 
     /// The plan for these values: the index ranges made from them; nil when the values cannot
@@ -193,7 +197,33 @@ extension RecordReader {
             return try plannedFetchKeys(bound, fetch.entity)
         }
         let residual = plan.decides ? fetch.residualIfDecided : fetch.residualIfNotDecided
+        if plan.decides, case .none = residual, fetch.answersFromOneRange, case .index(let tree, let ranges, _) = plan.access,
+           ranges.count == 1 {
+            return try indexKeys(tree, ranges[0], fetch.entity, limit: fetch.request.limit)
+        }
         return try run(plan, matching: try residual.matcher(values), fetch.request, fetch.entity)
+    }
+
+    /// The primary keys in one range of an index, in index order, at most `limit`: the whole
+    /// answer of a fetch whose index decides its predicate, with no order or offset asked for
+    /// (a prepared lookup by equality or prefix). ``run(_:matching:_:_:)`` gives the same keys
+    /// for such a plan; this is its loop without what such a plan never needs (rows, sorting,
+    /// cut-value runs, duplicate ranges), which was half of a lookup's instructions.
+    func indexKeys(_ tree: String, _ range: KeyRange, _ e: EntityDescription, limit: Int?) throws -> [RowKey] {
+        try willScanRows()
+        var keys: [RowKey] = []
+        if limit == 0 { return keys }
+        guard let c = try borrowCursor(tree) else { return keys }
+        defer { giveBack(c, tree: tree) }
+        var ok = try c.seek(range.lower)
+        while ok {
+            let k = c.key
+            if let upper = range.upper, !k.starts(with: upper), !k.lexicographicallyPrecedes(upper) { break }
+            keys.append(RowKey(entity: e.index, pk: try KeyReader.trailingPrimaryKey(k, tree: tree)))
+            if let limit, keys.count == limit { break }
+            ok = try c.next()
+        }
+        return keys
     }
 }
 
