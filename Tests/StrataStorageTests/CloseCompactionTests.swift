@@ -55,6 +55,54 @@ import Testing
         }
     }
 
+    /// Small updates spread over a checkpointed store: the log since the checkpoint is short,
+    /// but the checkpoint would rewrite nearly every page and leave the old ones as garbage, so
+    /// the file would be due right after it. Close compacts at once instead of checkpointing
+    /// first (the pages the checkpoint would replace count as garbage-to-be).
+    @Test func closeAfterScatteredUpdatesCompactsWithoutCheckpointingFirst() throws {
+        let seed: UInt64 = 20261126
+        let fs = SimulatedFileSystem()
+        let store = try Store(path: relPath, options: Self.options(fs))
+        var rng = SeededRandom(seed: seed)
+        var model: [[UInt8]: [UInt8]] = [:]
+        try store.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<60_000 {
+                let v = randomBytes(100, &rng)
+                try t.put(key(i), v)
+                model[key(i)] = v
+            }
+        }
+        try store.compact()  // no garbage, nothing dirty
+        // One key in every ~25: nearly every leaf is copied, in commits of 20 updates.
+        let keys = Array(stride(from: 0, to: 60_000, by: 25))
+        for start in stride(from: 0, to: keys.count, by: 20) {
+            try store.write { tx in
+                let t = try #require(try tx.tree("t"))
+                for i in keys[start..<min(keys.count, start + 20)] {
+                    let v = randomBytes(100, &rng)
+                    try t.put(key(i), v)
+                    model[key(i)] = v
+                }
+            }
+        }
+        let info = try store.info()
+        #expect(info.deadBytes * 10 < info.logBytes, "seed \(seed): little garbage before the checkpoint: \(info.deadBytes) of \(info.logBytes)")
+        let before = store.statistics
+        try store.close()
+        let after = store.statistics
+        #expect(after.checkpoints == before.checkpoints, "seed \(seed): close checkpointed before compacting")
+        #expect(after.compactions == before.compactions + 1, "seed \(seed): close did not compact")
+        let reopened = try Store(path: relPath, options: Self.options(fs))
+        defer { try? reopened.close() }
+        #expect(try reopened.check().isClean, "seed \(seed)")
+        try reopened.read { tx in
+            let t = try #require(try tx.tree("t"))
+            #expect(try t.count == model.count)
+            for (k, v) in model { #expect(try t.get(k) == v, "seed \(seed): \(k)") }
+        }
+    }
+
     /// A large store with a short log since its checkpoint: close checkpoints and does not
     /// compact (rewriting all the data to drop a little log would cost more than it saves).
     @Test func closeWithAShortLogCheckpointsAndKeepsTheFile() throws {

@@ -59,6 +59,7 @@ extension Store {
             page.diskAddress = frame.offset
             page.diskLength = frame.length
             liveDelta += Int64(frame.length) - Int64(page.replacedFrame.length)
+            replacedBytesSinceCheckpoint -= Int64(page.replacedFrame.length)
             left -= 1
             // Readers of later versions reach the page through the cache once a checkpoint
             // publishes clean trees: a copy without children, with search heads.
@@ -117,6 +118,7 @@ extension Store {
         liveDelta = 0
         commitBytesSinceCheckpoint = 0
         dirtyBytesSinceCheckpoint = 0
+        replacedBytesSinceCheckpoint = 0
         checkpointInProgress = false
         reserveCacheForDirtyPages()
         counterState.withLock {

@@ -74,6 +74,7 @@ extension Store {
             trees[name] = Version.Tree(id: m.id, name: name, root: m.root, count: m.count)
             touched += m.pagesTouched
             dirtied += m.pagesDirtied
+            replacedBytesSinceCheckpoint += m.replacedFrameBytes
             freed += m.freedFrameBytes
             freedOverflow += m.freedOverflow
         }

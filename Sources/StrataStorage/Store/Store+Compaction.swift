@@ -73,6 +73,7 @@ extension Store {
         liveDelta = 0
         commitBytesSinceCheckpoint = 0
         dirtyBytesSinceCheckpoint = 0
+        replacedBytesSinceCheckpoint = 0
         checkpointInProgress = false
         cacheReservedBytes = 0  // a new file, a new cache
         counterState.withLock { $0.compactions += 1 }

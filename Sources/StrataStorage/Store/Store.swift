@@ -50,6 +50,12 @@ public final class Store: @unchecked Sendable {
     /// Bytes of pages made dirty since the last checkpoint (each page counted when it becomes
     /// dirty, not again for each commit that changes it while dirty).
     var dirtyBytesSinceCheckpoint: UInt64 = 0
+    /// Frame bytes of written pages that commits since the last checkpoint replaced with
+    /// copies not yet written: still counted live, garbage once the checkpoint writes the
+    /// copies. What close adds to decide whether a checkpoint would leave the file due for
+    /// compaction. Approximate (0 after a reopen; a page replaced in one commit and retired
+    /// in a later one counts in both), which only moves that decision.
+    var replacedBytesSinceCheckpoint: Int64 = 0
     /// An automatic checkpoint is under way: commits write some of its pages each, and the one
     /// that leaves none dirty writes the checkpoint frame (docs/decisions.md, "Incremental
     /// checkpoints").
@@ -299,7 +305,10 @@ public final class Store: @unchecked Sendable {
         // makes the file due for compaction, compact at once: the compaction writes every live
         // page from the trees in memory, so a checkpoint first would write the dirty ones twice
         // (after a bulk load, close spent 40% of its time on that checkpoint).
-        if compactionDueOnClose(garbage: deadBytes + commitBytesSinceCheckpoint) {
+        // The pages a checkpoint would write replace frames that become garbage then, and
+        // add about as many bytes to the file.
+        let replaced = UInt64(max(replacedBytesSinceCheckpoint, 0))
+        if compactionDueOnClose(garbage: deadBytes + commitBytesSinceCheckpoint + replaced, growth: replaced) {
             try compactLocked()
         } else {
             if commitBytesSinceCheckpoint > 0 || liveDelta != 0 { try checkpointLocked() }
@@ -309,10 +318,10 @@ public final class Store: @unchecked Sendable {
         try log.syncAll()
     }
 
-    /// Whether close should compact a file holding `garbage` dead bytes (see
-    /// ``StoreOptions/compactOnCloseGarbageRatio``).
-    private func compactionDueOnClose(garbage: UInt64) -> Bool {
-        let size = log.end
+    /// Whether close should compact a file holding `garbage` dead bytes once it has grown by
+    /// `growth` (see ``StoreOptions/compactOnCloseGarbageRatio``).
+    private func compactionDueOnClose(garbage: UInt64, growth: UInt64 = 0) -> Bool {
+        let size = log.end + growth
         return options.compactOnCloseGarbageRatio < 1 && size > 4 << 20
             && Double(garbage) >= options.compactOnCloseGarbageRatio * Double(size)
     }

@@ -21,6 +21,10 @@ final class MutableTree {
     /// transaction adds to the pages the next checkpoint writes. A copy of a page some earlier
     /// commit already copied replaces a dirty page and adds nothing.
     @exclusivity(unchecked) var pagesDirtied = 0
+    /// Frame bytes of written pages this transaction copied, less those of copies it then
+    /// retired (counted in ``freedFrameBytes``): garbage once the copies are written
+    /// (``Store/replacedBytesSinceCheckpoint``).
+    @exclusivity(unchecked) var replacedFrameBytes: Int64 = 0
     /// Frame bytes that became garbage (overflow values replaced, pages merged away).
     @exclusivity(unchecked) var freedFrameBytes: UInt64 = 0
     /// Overflow frames no longer referenced (offsets), for space accounting.
@@ -50,7 +54,10 @@ final class MutableTree {
     private func own(_ page: Page) -> Page {
         if page.owner == txid { return page }
         pagesTouched += 1
-        if page.diskAddress != 0 { pagesDirtied += 1 }
+        if page.diskAddress != 0 {
+            pagesDirtied += 1
+            replacedFrameBytes += Int64(page.diskLength)
+        }
         return Page(copying: page, owner: txid)
     }
 
@@ -58,7 +65,10 @@ final class MutableTree {
         let c = try TreeRead.child(parent, i, file)
         if c.owner == txid { return c }
         pagesTouched += 1
-        if c.diskAddress != 0 { pagesDirtied += 1 }
+        if c.diskAddress != 0 {
+            pagesDirtied += 1
+            replacedFrameBytes += Int64(c.diskLength)
+        }
         let copy = Page(copying: c, owner: txid)
         parent.children[i] = copy
         parent.setChildAddress(i, 0)
@@ -72,7 +82,12 @@ final class MutableTree {
     }
 
     private func retire(_ page: Page) {
-        if page.diskAddress != 0 { freedFrameBytes += page.diskLength } else { freedFrameBytes += page.replacedFrame.length }
+        if page.diskAddress != 0 {
+            freedFrameBytes += page.diskLength
+        } else {
+            freedFrameBytes += page.replacedFrame.length
+            replacedFrameBytes -= Int64(page.replacedFrame.length)
+        }
     }
 
     // MARK: Put
