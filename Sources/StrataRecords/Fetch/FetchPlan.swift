@@ -12,6 +12,14 @@ struct KeyRange: Sendable {
         self.lower = lower
         self.upper = upper
     }
+
+    /// Whether `key`, reached by walking up from ``lower``, lies past the range: above
+    /// ``upper`` and not starting with it (``upper`` is inclusive as a prefix).
+    @inline(__always)
+    func isPast(_ key: UnsafeRawBufferPointer) -> Bool {
+        guard let upper else { return false }
+        return !key.starts(with: upper) && !key.lexicographicallyPrecedes(upper)
+    }
 }
 
 /// How a fetch finds its candidates: a scan of every row, or ranges of one index. The

@@ -218,7 +218,7 @@ extension RecordReader {
         var ok = try c.seek(range.lower)
         while ok {
             let k = c.key
-            if let upper = range.upper, !k.starts(with: upper), !k.lexicographicallyPrecedes(upper) { break }
+            if range.isPast(k) { break }
             keys.append(RowKey(entity: e.index, pk: try KeyReader.trailingPrimaryKey(k, tree: tree)))
             if let limit, keys.count == limit { break }
             ok = try c.next()

@@ -119,7 +119,7 @@ extension RecordReader {
                 var ok = try c.seek(r.lower)
                 while ok {
                     let k = c.key
-                    if let upper = r.upper, !k.starts(with: upper), !k.lexicographicallyPrecedes(upper) { break }
+                    if r.isPast(k) { break }
                     let pk = try KeyReader.trailingPrimaryKey(k, tree: tree)
                     if cutRun.enabled {
                         var reader = KeyReader(k, tree: tree)

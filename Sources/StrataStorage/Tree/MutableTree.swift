@@ -53,22 +53,24 @@ final class MutableTree {
 
     private func own(_ page: Page) -> Page {
         if page.owner == txid { return page }
+        countCopy(of: page)
+        return Page(copying: page, owner: txid)
+    }
+
+    /// Counts a copy of `page` (not owned by this transaction): touched, and, when the page
+    /// was written, dirtied and its frame garbage-to-be.
+    @inline(__always) private func countCopy(of page: Page) {
         pagesTouched += 1
         if page.diskAddress != 0 {
             pagesDirtied += 1
             replacedFrameBytes += Int64(page.diskLength)
         }
-        return Page(copying: page, owner: txid)
     }
 
     private func ownedChild(_ parent: Page, _ i: Int) throws -> Page {
         let c = try TreeRead.child(parent, i, file)
         if c.owner == txid { return c }
-        pagesTouched += 1
-        if c.diskAddress != 0 {
-            pagesDirtied += 1
-            replacedFrameBytes += Int64(c.diskLength)
-        }
+        countCopy(of: c)
         let copy = Page(copying: c, owner: txid)
         parent.children[i] = copy
         parent.setChildAddress(i, 0)
