@@ -38,6 +38,34 @@ import Testing
         try Self.expectCloseCompactsWithoutCheckpoint(store, fs, model, seed: seed)
     }
 
+    /// A fresh store loaded with compressible values: its whole content is a log under 4 MiB,
+    /// and none of its pages has been written. Close compacts (writing each page once, as a
+    /// checkpoint would, and leaving no log behind) instead of checkpointing, finding the file
+    /// now past 4 MiB and mostly log, and compacting: every page written twice.
+    @Test func closeOfAFreshStoreWithAShortLogCompactsWithoutCheckpointingFirst() throws {
+        let seed: UInt64 = 20261127
+        let fs = SimulatedFileSystem()
+        let store = try Store(path: relPath, options: Self.options(fs))
+        var rng = SeededRandom(seed: seed)
+        var model: [[UInt8]: [UInt8]] = [:]
+        for batch in 0..<60 {
+            try store.write { tx in
+                let t = try tx.tree("t") ?? tx.createTree("t")
+                for i in 0..<1_000 {
+                    // 8 random bytes then a run: the log compresses it, and so do the pages.
+                    let v = randomBytes(8, &rng) + [UInt8](repeating: 0x61, count: 92)
+                    try t.put(key(batch * 1_000 + i), v)
+                    model[key(batch * 1_000 + i)] = v
+                }
+            }
+        }
+        let info = try store.info()
+        #expect(info.logBytes < 4 << 20, "seed \(seed): the log is past the floor on its own: \(info.logBytes) bytes")
+        #expect(store.statistics.checkpoints == 0, "seed \(seed): nothing written but the log")
+        #expect(info.logBytes + store.dirtyBytesSinceCheckpoint > 4 << 20, "seed \(seed): with its dirty pages, the store is past the floor")
+        try Self.expectCloseCompactsWithoutCheckpoint(store, fs, model, seed: seed)
+    }
+
     /// Closes `store`, expecting a compaction and no checkpoint, then reopens the file: clean,
     /// nothing dead or to replay, and exactly `model` in tree "t".
     static func expectCloseCompactsWithoutCheckpoint(_ store: Store, _ fs: SimulatedFileSystem,

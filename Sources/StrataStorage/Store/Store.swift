@@ -301,14 +301,22 @@ public final class Store: @unchecked Sendable {
             writeLock = nil
         }
         if let failure = sync.failed { throw StrataError.poisoned(cause: failure) }
-        // The log since the last checkpoint is garbage once a checkpoint is written. If that
-        // makes the file due for compaction, compact at once: the compaction writes every live
-        // page from the trees in memory, so a checkpoint first would write the dirty ones twice
-        // (after a bulk load, close spent 40% of its time on that checkpoint).
-        // The pages a checkpoint would write replace frames that become garbage then, and
-        // add about as many bytes to the file.
+        // The log since the last checkpoint is garbage once a checkpoint is written, and so are
+        // the written pages that commits replaced with copies (the checkpoint adds about as many
+        // bytes). If the file would be due for compaction after the checkpoint, compact at once:
+        // the compaction writes every live page from the trees in memory, so a checkpoint first
+        // would write the dirty pages twice (after a bulk load, close spent 40% of its time on
+        // that checkpoint). And when nearly all of the file is garbage-to-be (a fresh store
+        // whose content is its log), compact whether or not it would be due: the compaction
+        // then writes little beyond the dirty pages the checkpoint would write, and leaves no
+        // log behind. The growth of a checkpoint that writes never-written pages is not known
+        // before their compressed size is, so without this a fresh store under 4 MiB of log
+        // checkpointed, found the file due, and compacted: every page written twice.
         let replaced = UInt64(max(replacedBytesSinceCheckpoint, 0))
-        if compactionDueOnClose(garbage: deadBytes + commitBytesSinceCheckpoint + replaced, growth: replaced) {
+        let garbage = deadBytes + commitBytesSinceCheckpoint + replaced
+        let mostlyGarbage = options.compactOnCloseGarbageRatio < 1 && garbage >= log.end / 5 * 4
+            && log.end + dirtyBytesSinceCheckpoint > 4 << 20
+        if mostlyGarbage || compactionDueOnClose(garbage: garbage, growth: replaced) {
             try compactLocked()
         } else {
             if commitBytesSinceCheckpoint > 0 || liveDelta != 0 { try checkpointLocked() }

@@ -39,7 +39,10 @@ public struct StoreOptions: Sendable {
     /// On close, compact the file when at least this fraction of it is garbage (1 disables),
     /// counting the log since the last checkpoint as garbage (close would checkpoint it; a
     /// compaction instead writes the live data once, without that checkpoint). Files of 4 MiB
-    /// or less are never compacted on close: the rewrite would save too little.
+    /// or less are never compacted on close: the rewrite would save too little. (A file that is
+    /// nearly all log and replaced pages is compacted on close instead of checkpointed, as
+    /// long as it and its dirty pages pass 4 MiB: the compaction then writes little more than
+    /// the checkpoint would.)
     public var compactOnCloseGarbageRatio = 0.4
     /// Run the full structural check after every commit (slow; for tests, like bbolt's StrictMode).
     public var strictChecks = false
