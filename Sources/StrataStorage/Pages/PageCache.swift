@@ -16,6 +16,10 @@ final class PageCache: Sendable {
     private let shards: [LockedShard]
     let budget: Int
     private static let shardCount = 16
+    /// What ``reserve(_:)`` and ``reserveInFlight(_:)`` hold back: dirty pages of committed
+    /// transactions, and the copies the open write transaction has made so far. Only the
+    /// writer changes it.
+    private let held = Mutex<(dirty: Int, inFlight: Int)>((0, 0))
 
     init(budgetBytes: Int, pageSize: Int) {
         budget = budgetBytes
@@ -26,7 +30,35 @@ final class PageCache: Sendable {
     /// Sets the bytes of the budget held elsewhere (dirty pages not yet written): the cache
     /// shrinks to the rest, down to a floor of a few pages per shard, as pages are inserted.
     func reserve(_ bytes: Int) {
-        let perShard = max(bytes, 0) / Self.shardCount
+        guard let total = held.withLock({ h -> Int? in
+            let new = (dirty: max(bytes, 0), inFlight: 0)
+            guard new != h else { return nil }
+            h = new
+            return new.dirty
+        }) else { return }
+        apply(total)
+    }
+
+    /// Holds back `bytes` more for the pages the open write transaction copies (the writer
+    /// calls it every few hundred copies): both versions of a page live until the commit, so
+    /// a transaction that copies tens of megabytes would otherwise take them past the budget.
+    /// The next ``reserve(_:)`` (at commit) or ``endInFlight()`` (at rollback) releases them.
+    func reserveInFlight(_ bytes: Int) {
+        apply(held.withLock { $0.inFlight += bytes; return $0.dirty + $0.inFlight })
+    }
+
+    /// Releases what ``reserveInFlight(_:)`` held: the transaction ended without committing.
+    func endInFlight() {
+        guard let total = held.withLock({ h -> Int? in
+            guard h.inFlight != 0 else { return nil }
+            h.inFlight = 0
+            return h.dirty
+        }) else { return }
+        apply(total)
+    }
+
+    private func apply(_ bytes: Int) {
+        let perShard = bytes / Self.shardCount
         for s in shards { s.mutex.withLock { $0.reserve(perShard) } }
     }
 

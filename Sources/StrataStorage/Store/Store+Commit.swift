@@ -9,6 +9,9 @@ extension Store {
         if shared.withLock({ $0.isClosed }) { throw StrataError.closed("store") }
         try log.checkUsable()
         let tx = WriteTransaction(base: currentVersion, log: log)
+        // A commit releases the cache budget its copies held (reserving its dirty pages);
+        // every other ending releases it here.
+        defer { tx.base.file.cache.endInFlight() }
         let result: T
         do {
             result = try body(tx)
@@ -164,8 +167,7 @@ extension Store {
 
     func reserveCacheForDirtyPages() {
         let dirty = Int(clamping: dirtyBytesSinceCheckpoint)
-        guard dirty != cacheReservedBytes else { return }
-        cacheReservedBytes = dirty
+        // Also releases what the transaction's copies held while it ran.
         currentVersion.file.cache.reserve(dirty)
     }
 

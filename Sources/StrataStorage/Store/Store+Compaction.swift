@@ -75,7 +75,6 @@ extension Store {
         dirtyBytesSinceCheckpoint = 0
         replacedBytesSinceCheckpoint = 0
         checkpointInProgress = false
-        cacheReservedBytes = 0  // a new file, a new cache
         counterState.withLock { $0.compactions += 1 }
         counterState.withLock { $0.headerSyncs += 2 }
         restartSyncTimer()

@@ -60,8 +60,6 @@ public final class Store: @unchecked Sendable {
     /// that leaves none dirty writes the checkpoint frame (docs/decisions.md, "Incremental
     /// checkpoints").
     var checkpointInProgress = false
-    /// What the page cache holds back for dirty pages (``reserveCacheForDirtyPages()``).
-    var cacheReservedBytes = 0
     /// Read by `statistics` from any thread, so kept under its own lock.
     let counterState: Mutex<Counters>
     /// When the status record in the lock file was last written (throttled on commits).

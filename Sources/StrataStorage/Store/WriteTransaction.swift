@@ -57,7 +57,7 @@ public final class WriteTransaction {
     private func mutableTree(_ name: String) -> MutableTree? {
         if let t = trees[name] { return t }
         guard droppedTrees[name] == nil, let t = base.trees[name] else { return nil }
-        let m = MutableTree(id: t.id, name: name, root: t.root, count: t.count, txid: transactionID, file: base.file)
+        let m = MutableTree(id: t.id, name: name, root: t.root, count: t.count, txid: transactionID, file: base.file, reservesCache: true)
         trees[name] = m
         return m
     }
@@ -88,7 +88,7 @@ public final class WriteTransaction {
         }
         let id = nextTreeID
         nextTreeID += 1
-        let m = MutableTree(id: id, name: name, root: nil, count: 0, txid: transactionID, file: base.file)
+        let m = MutableTree(id: id, name: name, root: nil, count: 0, txid: transactionID, file: base.file, reservesCache: true)
         trees[name] = m
         record.createTree(id: id, name: name)
         return WriteTree(transaction: self, tree: m)

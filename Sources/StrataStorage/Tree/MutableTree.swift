@@ -35,14 +35,23 @@ final class MutableTree {
     /// the copy holds the same entries.)
     @exclusivity(unchecked) private(set) var modifications: UInt64 = 0
 
-    init(id: UInt32, name: String, root: Page?, count: UInt64, txid: UInt64, file: PageFile) {
+    /// Whether the copies this tree makes are held back from the page cache's budget as they
+    /// are made (``PageCache/reserveInFlight(_:)``): a write transaction's trees do; recovery's
+    /// do not (nothing else runs, and nothing would release the reservation).
+    let reservesCache: Bool
+
+    init(id: UInt32, name: String, root: Page?, count: UInt64, txid: UInt64, file: PageFile, reservesCache: Bool = false) {
         self.id = id
         self.name = name
         self.root = root
         self.count = count
         self.txid = txid
         self.file = file
+        self.reservesCache = reservesCache
     }
+
+    /// Pages copied between two in-flight reservations: 1 MiB of 4 KiB pages.
+    private static let reservationStep = 256
 
     var pageSize: Int { file.pageSize }
 
@@ -60,7 +69,7 @@ final class MutableTree {
     /// Counts a copy of `page` (not owned by this transaction): touched, and, when the page
     /// was written, dirtied and its frame garbage-to-be.
     @inline(__always) private func countCopy(of page: Page) {
-        pagesTouched += 1
+        touch()
         if page.diskAddress != 0 {
             pagesDirtied += 1
             replacedFrameBytes += Int64(page.diskLength)
@@ -77,8 +86,15 @@ final class MutableTree {
         return copy
     }
 
-    private func newPage(leaf: Bool, level: Int) -> Page {
+    @inline(__always) private func touch() {
         pagesTouched += 1
+        if reservesCache && pagesTouched % Self.reservationStep == 0 {
+            file.cache.reserveInFlight(Self.reservationStep * pageSize)
+        }
+    }
+
+    private func newPage(leaf: Bool, level: Int) -> Page {
+        touch()
         pagesDirtied += 1
         return Page(pageSize: pageSize, kind: leaf ? Format.pageKindLeaf : Format.pageKindBranch, level: level, owner: txid)
     }
