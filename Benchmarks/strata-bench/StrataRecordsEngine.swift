@@ -37,9 +37,15 @@ final class StrataRecordsEngine: RecordsEngine {
     /// `[cd]`, answered by the `canonical:` index) and the lookup by stock-keeping code.
     private let byPrefix: PreparedFetch
     private let bySKU: PreparedFetch
+    /// The writes, prepared once too: rows from arrays of values, no dictionary per row.
+    private let newList, newItem, moveItem, renameList: PreparedWrite
 
     private init(store: RecordStore) throws {
         self.store = store
+        newList = try store.prepareWrite("TodoList", properties: ["name"])
+        newItem = try store.prepareWrite("Item", properties: ["title", "sku", "amount", "list"])
+        moveItem = try store.prepareWrite("Item", properties: ["list"])
+        renameList = try store.prepareWrite("TodoList", properties: ["name"])
         byPrefix = try store.prepare(FetchRequest("TodoList", predicate: PropertyPath("searchName").beginsWith(
             .variable("prefix"), options: [.caseInsensitive, .diacriticInsensitive])))
         bySKU = try store.prepare(FetchRequest("Item", predicate: PropertyPath("sku") == .variable("sku")))
@@ -64,7 +70,7 @@ final class StrataRecordsEngine: RecordsEngine {
     func insertLists(_ lists: Range<Int>) throws {
         try store.write { tx in
             for i in lists {
-                let id = try tx.insert("TodoList", ["name": RecordsData.listName(i)])
+                let id = try tx.insert(newList, [.string(RecordsData.listName(i))])
                 guard id == Self.list(i) else { throw BenchError("strata: list \(i) got \(id)") }
             }
         }
@@ -75,8 +81,8 @@ final class StrataRecordsEngine: RecordsEngine {
             for p in items {
                 let j = Int(p.item)
                 let amount = Decimal(sign: .plus, exponent: -2, significand: Decimal(RecordsData.amountCents(j)))
-                let id = try tx.insert("Item", ["title": RecordsData.title(j), "sku": RecordsData.sku(j), "amount": amount,
-                                                "list": Self.list(Int(p.list))])
+                let id = try tx.insert(newItem, [.string(RecordsData.title(j)), .string(RecordsData.sku(j)), .decimal(amount),
+                                                 Self.list(Int(p.list)).strataValue])
                 guard id == Self.item(j) else { throw BenchError("strata: item \(j) got \(id)") }
             }
         }
@@ -84,12 +90,12 @@ final class StrataRecordsEngine: RecordsEngine {
 
     func moveItems(_ moves: ArraySlice<Placement>) throws {
         try store.write { tx in
-            for m in moves { try tx.set("list", of: Self.item(Int(m.item)), to: Self.list(Int(m.list))) }
+            for m in moves { try tx.update(Self.item(Int(m.item)), moveItem, [Self.list(Int(m.list)).strataValue]) }
         }
     }
 
     func renameList(_ list: Int, to name: String) throws {
-        try store.write { tx in try tx.update(Self.list(list), ["name": name]) }
+        try store.write { tx in try tx.update(Self.list(list), renameList, [.string(name)]) }
     }
 
     func prefixSearch(_ prefixes: ArraySlice<String>) throws -> Int {

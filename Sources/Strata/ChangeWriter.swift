@@ -9,6 +9,16 @@ struct ChangeWriter {
     let tx: RecordTransaction
     /// Temporary raw identifiers of the objects inserted by this writer, to their primary keys.
     private(set) var primaryKeys: [Int64: Int64] = [:]
+    /// By entity index: the prepared write of its stored slots, in ``EntityBinding/lockedSlots``
+    /// order (inserts give every one), made on the first insert of the pass.
+    private var insertWrites: [Int: PreparedWrite] = [:]
+    /// The prepared writes of the sets of slots updates changed (a save changes one or a few
+    /// sets: the same properties of many objects).
+    private var updateWrites: [UpdateShape: PreparedWrite] = [:]
+    private struct UpdateShape: Hashable {
+        let entity: Int
+        let slots: [Int]
+    }
 
     init(context: ModelContext, tx: RecordTransaction) {
         self.context = context
@@ -30,6 +40,21 @@ struct ChangeWriter {
         return recordID(raw, context.container.bindings[b.targetEntity[slot]]) ?? Value.null
     }
 
+    /// ``storedValue(_:_:_:)`` as the record layer's value (a to-one: the target's primary key).
+    func storedRowValue(_ o: ManagedObject, _ b: EntityBinding, _ slot: Int) -> Value {
+        let v = o._values[slot]
+        guard case .toOne = b.schema.properties[slot].kind else { return v }
+        guard case .int(let raw) = v else { return .null }
+        return recordID(raw, context.container.bindings[b.targetEntity[slot]])?.strataValue ?? .null
+    }
+
+    private mutating func insertWrite(_ b: EntityBinding) throws -> PreparedWrite {
+        if let w = insertWrites[b.index] { return w }
+        let w = try context.container.store.prepareWrite(b.name, properties: b.lockedSlots.map { b.schema.properties[$0].name })
+        insertWrites[b.index] = w
+        return w
+    }
+
     /// The stored slots of `o` that differ from its snapshot (every one without a snapshot).
     func changedSlots(_ o: ManagedObject, _ b: EntityBinding) -> [Int] {
         guard !o._values.isEmpty else { return [] }   // a fault changed nothing of its row
@@ -44,18 +69,25 @@ struct ChangeWriter {
         var unwritten = Set(objects.compactMap { o in context.binding(o).map { ModelContext.Key(entity: $0.index, raw: o._rawID) } })
         for o in objects {
             guard let b = context.binding(o) else { continue }
-            var values: [String: any ValueConvertible] = [:]
-            for slot in b.lockedSlots where slot < o._values.count {
+            // Every stored slot, in the prepared order: a to-one whose target is not written
+            // yet is nil for now (as a slot left out would be) and set once it is.
+            let write = try insertWrite(b)
+            var values: [Value] = []
+            values.reserveCapacity(b.lockedSlots.count)
+            for slot in b.lockedSlots {
+                // An object never given values (none, or all) inserts its defaults.
+                guard slot < o._values.count else { values.append(b.schema.initialValues[slot]); continue }
                 if case .toOne = b.schema.properties[slot].kind, case .int(let raw) = o._values[slot] {
                     let tb = context.container.bindings[b.targetEntity[slot]]
                     if recordID(raw, tb) == nil || unwritten.contains(ModelContext.Key(entity: tb.index, raw: raw)) {
                         deferred.append((o, b, slot))
+                        values.append(.null)
                         continue
                     }
                 }
-                values[b.schema.properties[slot].name] = storedValue(o, b, slot)
+                values.append(storedRowValue(o, b, slot))
             }
-            let id = o._rawID > 0 ? try tx.insert(b.name, primaryKey: UInt64(o._rawID), values) : try tx.insert(b.name, values)
+            let id = o._rawID > 0 ? try tx.insert(write, primaryKey: UInt64(o._rawID), values) : try tx.insert(write, values)
             primaryKeys[o._rawID] = try Self.identity(id.primaryKey, of: b.name)
             unwritten.remove(ModelContext.Key(entity: b.index, raw: o._rawID))
         }
@@ -75,11 +107,16 @@ struct ChangeWriter {
     }
 
     /// Writes `slots` of the stored object `o`.
-    func update(_ o: ManagedObject, _ b: EntityBinding, slots: [Int]) throws {
+    mutating func update(_ o: ManagedObject, _ b: EntityBinding, slots: [Int]) throws {
         guard !slots.isEmpty, let id = recordID(o._rawID, b) else { return }
-        var values: [String: any ValueConvertible] = [:]
-        for slot in slots { values[b.schema.properties[slot].name] = storedValue(o, b, slot) }
-        try tx.update(id, values)
+        let write: PreparedWrite
+        if let w = updateWrites[UpdateShape(entity: b.index, slots: slots)] {
+            write = w
+        } else {
+            write = try context.container.store.prepareWrite(b.name, properties: slots.map { b.schema.properties[$0].name })
+            updateWrites[UpdateShape(entity: b.index, slots: slots)] = write
+        }
+        try tx.update(id, write, slots.map { storedRowValue(o, b, $0) })
     }
 
     /// Makes and breaks the many-to-many links, each once.

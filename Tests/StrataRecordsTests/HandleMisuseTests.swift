@@ -36,6 +36,9 @@ import StrataStorage
     static let transactionCalls: [String: Call] = [
         "insert(_:_:)": { tx, _, _ in _ = try tx.insert("Item", ["title": "late"]) },
         "update(_:_:)": { tx, _, item in try tx.update(item, ["title": "late"]) },
+        // The prepared write's insert shares the dictionary insert's signature in the scan.
+        "insert(_:_:) prepared": { tx, _, _ in _ = try tx.insert(try PreparedWrite(entity: "Item", properties: ["title"], model: tx.model), [.string("late")]) },
+        "update(_:_:_:)": { tx, _, item in try tx.update(item, try PreparedWrite(entity: "Item", properties: ["title"], model: tx.model), [.string("late")]) },
         "set(_:of:to:)": { tx, list, item in try tx.set("list", of: item, to: list) },
         "add(_:to:of:)": { tx, list, item in try tx.add(item, to: "items", of: list) },
         "remove(_:from:of:)": { tx, list, item in try tx.remove(item, from: "items", of: list) },

@@ -203,6 +203,14 @@ public final class RecordTransaction: RecordReader {
 
     /// Writes a new row of `e` under `key` (a key that names no stored row) from `values`.
     private func writeNewRow(_ e: EntityDescription, _ key: RowKey, _ values: [String: any ValueConvertible]) throws -> ObjectID {
+        var r = newRow(e)
+        try assign(values, to: &r, entity: e)
+        return try writeNewRow(e, key, r)
+    }
+
+    /// A row of `e` before the caller's values: defaults, and zero for the counts and sums of
+    /// its (empty) relationships.
+    func newRow(_ e: EntityDescription) -> [Value] {
         var r = e.fields.map { $0.defaultValue ?? .null }
         for d in e.derivedAttributes {
             // An empty relationship counts and sums to zero from the start.
@@ -210,7 +218,11 @@ public final class RecordTransaction: RecordReader {
                 r[d.field] = d.type == .decimal ? .decimal(0) : (d.type == .double ? .double(0) : .int(0))
             }
         }
-        try assign(values, to: &r, entity: e)
+        return r
+    }
+
+    /// Writes `r` as the new row of `e` under `key` (a key that names no stored row).
+    func writeNewRow(_ e: EntityDescription, _ key: RowKey, _ r: [Value]) throws -> ObjectID {
         // A fresh or reserved primary key names no stored row (keys are never reused): nothing
         // to read.
         rowStates[key] = RowState(original: nil)
@@ -235,6 +247,11 @@ public final class RecordTransaction: RecordReader {
     @discardableResult
     package func insert(_ entity: String, primaryKey pk: UInt64, _ values: [String: any ValueConvertible]) throws -> ObjectID {
         let e = try self.entity(entity)
+        return try writeNewRow(e, try reservedRowKey(e, pk), values)
+    }
+
+    /// The row key of `pk`, a primary key of `e` reserved earlier and not used yet.
+    func reservedRowKey(_ e: EntityDescription, _ pk: UInt64) throws -> RowKey {
         let next = try nextPrimaryKeys[e.index] ?? storedPrimaryKeyCounter(e)
         nextPrimaryKeys[e.index] = next
         guard pk > 0, pk < next else {
@@ -244,7 +261,7 @@ public final class RecordTransaction: RecordReader {
         guard try row(key) == nil else {
             throw StrataError.conflict(entity: e.name, properties: [], reason: "primary key \(pk) is already used")
         }
-        return try writeNewRow(e, key, values)
+        return key
     }
 
     /// Changes attributes and to-one relationships of an existing object.
@@ -366,18 +383,8 @@ public final class RecordTransaction: RecordReader {
     /// Applies caller-supplied values to a row, converting and checking each.
     func assign(_ values: [String: any ValueConvertible], to r: inout [Value], entity e: EntityDescription) throws {
         for (name, given) in values {
-            guard let i = e.fieldIndex[name], e.fields[i].kind != .auxiliary else {
-                if e.isTransient(name) {
-                    throw StrataError.validation(entity: e.name, property: name, reason: "transient attributes are not stored; keep them in the object layer")
-                }
-                if e.relationship(name)?.isToMany == true {
-                    throw StrataError.validation(entity: e.name, property: name, reason: "a to-many relationship is changed with add(_:to:of:) and remove(_:from:of:)")
-                }
-                throw StrataError.validation(entity: e.name, property: name, reason: "no such property")
-            }
+            let i = try Self.settableField(name, of: e)
             switch e.fields[i].kind {
-            case .derived:
-                throw StrataError.validation(entity: e.name, property: name, reason: "a derived attribute is computed by the store and cannot be set")
             case .toOne(let t):
                 if let id = given as? ObjectID {
                     guard id.entity == model.entities[t].name else {
@@ -392,24 +399,41 @@ public final class RecordTransaction: RecordReader {
                 } else {
                     throw StrataError.validation(entity: e.name, property: name, reason: "a to-one relationship takes an ObjectID or nil")
                 }
-            case .attribute:
-                r[i] = try Self.convert(given, to: e.fields[i], entity: e)
-            case .auxiliary:
-                break
+            default:
+                // An ObjectID presents itself as an integer (its primary key), so only integers
+                // need the dynamic cast, which costs more than the rest of the conversion.
+                let v = given.strataValue
+                if case .int = v, given is ObjectID {
+                    throw StrataError.validation(entity: e.name, property: name, reason: "an ObjectID is not a \(e.fields[i].type.rawValue); only a to-one relationship takes one")
+                }
+                r[i] = try Self.convert(v, to: e.fields[i], entity: e)
             }
         }
     }
 
-    /// A caller's value for an attribute, converted exactly to its type, or a validation error
-    /// naming entity and attribute. An ``ObjectID`` is a relationship's value, never a number.
-    static func convert(_ given: any ValueConvertible, to field: Field, entity e: EntityDescription) throws -> Value {
-        let v = given.strataValue
-        if v.isNull { return .null }
-        // An ObjectID presents itself as an integer (its primary key), so only integers need
-        // the dynamic cast, which costs more than the rest of the conversion.
-        if case .int = v, given is ObjectID {
-            throw StrataError.validation(entity: e.name, property: field.name, reason: "an ObjectID is not a \(field.type.rawValue); only a to-one relationship takes one")
+    /// The field of the property `name` of `e` that callers may set: an attribute that is
+    /// stored and not derived, or a to-one relationship. Anything else is a validation error
+    /// naming it.
+    static func settableField(_ name: String, of e: EntityDescription) throws -> Int {
+        guard let i = e.fieldIndex[name], e.fields[i].kind != .auxiliary else {
+            if e.isTransient(name) {
+                throw StrataError.validation(entity: e.name, property: name, reason: "transient attributes are not stored; keep them in the object layer")
+            }
+            if e.relationship(name)?.isToMany == true {
+                throw StrataError.validation(entity: e.name, property: name, reason: "a to-many relationship is changed with add(_:to:of:) and remove(_:from:of:)")
+            }
+            throw StrataError.validation(entity: e.name, property: name, reason: "no such property")
         }
+        if case .derived = e.fields[i].kind {
+            throw StrataError.validation(entity: e.name, property: name, reason: "a derived attribute is computed by the store and cannot be set")
+        }
+        return i
+    }
+
+    /// A caller's value for an attribute, converted exactly to its type, or a validation error
+    /// naming entity and attribute.
+    static func convert(_ v: Value, to field: Field, entity e: EntityDescription) throws -> Value {
+        if v.isNull { return .null }
         guard let c = field.type.coerce(v) else {
             throw StrataError.validation(entity: e.name, property: field.name, reason: ValueDescription.whyNot(v, field.type))
         }

@@ -1,0 +1,151 @@
+import StrataStorage
+
+/// The properties an insert or update sets, resolved against the model once: then each row is
+/// written from an array of values in that order, without a dictionary of names or a boxed
+/// value per property (a prepared fetch's counterpart for writes; the object layer's and a
+/// bulk loader's path).
+///
+/// ```swift
+/// let newItem = try store.prepareWrite("Item", properties: ["title", "amount", "list"])
+/// try store.write { tx in
+///     for (title, amount) in items {
+///         try tx.insert(newItem, [.string(title), .decimal(amount), list.strataValue])
+///     }
+/// }
+/// ```
+///
+/// A value for an attribute is converted exactly to the attribute's type, as with
+/// ``RecordTransaction/insert(_:_:)``. A value for a to-one relationship is the target's
+/// primary key (`.int`, which is what an ``ObjectID``'s `strataValue` is) or `.null`; the target
+/// must exist. Properties not named keep their defaults (insert) or their values (update).
+///
+/// Immutable and `Sendable`: prepare once per store and share it. It runs only in write
+/// transactions of the store it was prepared for.
+public final class PreparedWrite: Sendable {
+    /// The entity whose rows it writes.
+    public let entity: String
+    /// The properties it sets, in the order of the values.
+    public let properties: [String]
+    let model: Model
+    let entityIndex: Int
+    /// Each property's field in the row.
+    let fields: [Int]
+    /// Each property's target entity when it is a to-one relationship; -1 for an attribute.
+    let targets: [Int]
+
+    init(entity name: String, properties: [String], model: Model) throws {
+        guard let e = model.entity(name) else {
+            throw StrataError.invalidArgument("no entity '\(name)' in the model")
+        }
+        var fields: [Int] = []
+        var targets: [Int] = []
+        for p in properties {
+            let i = try RecordTransaction.settableField(p, of: e)
+            guard !fields.contains(i) else {
+                throw StrataError.invalidArgument("\(e.name).\(p) is named twice in the prepared write")
+            }
+            fields.append(i)
+            if case .toOne(let t) = e.fields[i].kind { targets.append(t) } else { targets.append(-1) }
+        }
+        self.entity = e.name
+        self.properties = properties
+        self.model = model
+        self.entityIndex = e.index
+        self.fields = fields
+        self.targets = targets
+    }
+}
+
+extension RecordStore {
+    /// Resolves `properties` of `entity` once, for inserts and updates that give their values as
+    /// an array in that order (see ``PreparedWrite``).
+    ///
+    /// - Throws: `invalidArgument` for an unknown entity or a property named twice;
+    ///   `StrataError.validation` naming the property for one that cannot be set (unknown,
+    ///   derived, transient, or a to-many relationship).
+    public func prepareWrite(_ entity: String, properties: [String]) throws -> PreparedWrite {
+        try PreparedWrite(entity: entity, properties: properties, model: model)
+    }
+}
+
+extension RecordTransaction {
+    /// Inserts an object of the prepared write's entity with `values` for its properties, in
+    /// their order (``insert(_:_:)`` without the dictionary).
+    ///
+    /// - Throws: `invalidArgument` for a write prepared for another store or a count of values
+    ///   other than the properties'; `StrataError.validation` naming entity and property for a
+    ///   value its property cannot hold; `objectNotFound` for a to-one target that does not exist.
+    @discardableResult
+    public func insert(_ write: PreparedWrite, _ values: [Value]) throws -> ObjectID {
+        try checkOpen()
+        let e = try entity(of: write, values)
+        var r = newRow(e)
+        try assign(write, values, to: &r, entity: e)
+        return try writeNewRow(e, RowKey(entity: e.index, pk: try allocatePrimaryKey(e)), r)
+    }
+
+    /// ``insert(_:primaryKey:_:)`` from an array of values: the object layer's inserts of
+    /// objects whose keys it reserved.
+    @discardableResult
+    package func insert(_ write: PreparedWrite, primaryKey pk: UInt64, _ values: [Value]) throws -> ObjectID {
+        try checkOpen()
+        let e = try entity(of: write, values)
+        let key = try reservedRowKey(e, pk)
+        var r = newRow(e)
+        try assign(write, values, to: &r, entity: e)
+        return try writeNewRow(e, key, r)
+    }
+
+    /// Sets the prepared write's properties of the object `id` to `values`, in their order
+    /// (``update(_:_:)`` without the dictionary).
+    ///
+    /// - Throws: what ``insert(_:_:)-(PreparedWrite,_)`` throws, `invalidArgument` for an `id`
+    ///   of another entity, and `objectNotFound` for an object that does not exist.
+    public func update(_ id: ObjectID, _ write: PreparedWrite, _ values: [Value]) throws {
+        try checkOpen()
+        let e = try entity(of: write, values)
+        let key = try rowKey(id)
+        guard key.entity == e.index else {
+            throw StrataError.invalidArgument("the prepared write sets \(e.name) objects, not \(id.entity)")
+        }
+        guard var r = try row(key) else { throw StrataError.objectNotFound(entity: e.name, primaryKey: id.primaryKey) }
+        try assign(write, values, to: &r, entity: e)
+        try self.write(key, r)
+        explicitlyChanged.insert(key)
+    }
+
+    private func entity(of write: PreparedWrite, _ values: [Value]) throws -> EntityDescription {
+        guard write.model === model else {
+            throw StrataError.invalidArgument("the prepared write of \(write.entity) was prepared for another store's model")
+        }
+        guard values.count == write.properties.count else {
+            throw StrataError.invalidArgument("\(values.count) value\(values.count == 1 ? "" : "s") for the prepared write's "
+                + "\(write.properties.count) propert\(write.properties.count == 1 ? "y" : "ies") (\(write.properties.joined(separator: ", ")))")
+        }
+        return model.entities[write.entityIndex]
+    }
+
+    private func assign(_ write: PreparedWrite, _ values: [Value], to r: inout [Value], entity e: EntityDescription) throws {
+        for j in values.indices {
+            let i = write.fields[j]
+            let t = write.targets[j]
+            let v = values[j]
+            if t < 0 {
+                r[i] = try Self.convert(v, to: e.fields[i], entity: e)
+                continue
+            }
+            switch v {
+            case .null:
+                r[i] = .null
+            case .int(let pk) where pk > 0:
+                guard try row(RowKey(entity: t, pk: UInt64(pk))) != nil else {
+                    throw StrataError.objectNotFound(entity: model.entities[t].name, primaryKey: UInt64(pk))
+                }
+                r[i] = v
+            default:
+                throw StrataError.validation(entity: e.name, property: e.fields[i].name,
+                                             reason: "a to-one relationship takes the target's primary key (.int, an ObjectID's strataValue) or .null, got \(v)")
+            }
+        }
+    }
+}
