@@ -22,17 +22,8 @@ import Testing
         let fs = SimulatedFileSystem()
         let store = try Store(path: relPath, options: Self.options(fs))
         var rng = SeededRandom(seed: seed)
-        var model: [[UInt8]: [UInt8]] = [:]
-        for batch in 0..<60 {
-            try store.write { tx in
-                let t = try tx.tree("t") ?? tx.createTree("t")
-                for i in 0..<1_000 {
-                    let v = randomBytes(100, &rng)  // incompressible: the log passes 4 MiB
-                    try t.put(key(batch * 1_000 + i), v)
-                    model[key(batch * 1_000 + i)] = v
-                }
-            }
-        }
+        // Incompressible: the log passes 4 MiB.
+        let model = try Self.load(store) { randomBytes(100, &rng) }
         let logBytes = try store.info().logBytes
         #expect(logBytes > 6 << 20, "seed \(seed): the load is mostly log: \(logBytes) bytes")
         try Self.expectCloseCompactsWithoutCheckpoint(store, fs, model, seed: seed)
@@ -47,23 +38,29 @@ import Testing
         let fs = SimulatedFileSystem()
         let store = try Store(path: relPath, options: Self.options(fs))
         var rng = SeededRandom(seed: seed)
-        var model: [[UInt8]: [UInt8]] = [:]
-        for batch in 0..<60 {
-            try store.write { tx in
-                let t = try tx.tree("t") ?? tx.createTree("t")
-                for i in 0..<1_000 {
-                    // 8 random bytes then a run: the log compresses it, and so do the pages.
-                    let v = randomBytes(8, &rng) + [UInt8](repeating: 0x61, count: 92)
-                    try t.put(key(batch * 1_000 + i), v)
-                    model[key(batch * 1_000 + i)] = v
-                }
-            }
-        }
+        // 8 random bytes then a run: the log compresses it, and so do the pages.
+        let model = try Self.load(store) { randomBytes(8, &rng) + [UInt8](repeating: 0x61, count: 92) }
         let info = try store.info()
         #expect(info.logBytes < 4 << 20, "seed \(seed): the log is past the floor on its own: \(info.logBytes) bytes")
         #expect(store.statistics.checkpoints == 0, "seed \(seed): nothing written but the log")
         #expect(info.logBytes + store.dirtyBytesSinceCheckpoint > 4 << 20, "seed \(seed): with its dirty pages, the store is past the floor")
         try Self.expectCloseCompactsWithoutCheckpoint(store, fs, model, seed: seed)
+    }
+
+    /// Puts 60,000 keys into tree "t" in 60 commits, each value made by `value`; what it put.
+    static func load(_ store: Store, value: () -> [UInt8]) throws -> [[UInt8]: [UInt8]] {
+        var model: [[UInt8]: [UInt8]] = [:]
+        for batch in 0..<60 {
+            try store.write { tx in
+                let t = try tx.tree("t") ?? tx.createTree("t")
+                for i in 0..<1_000 {
+                    let v = value()
+                    try t.put(key(batch * 1_000 + i), v)
+                    model[key(batch * 1_000 + i)] = v
+                }
+            }
+        }
+        return model
     }
 
     /// Closes `store`, expecting a compaction and no checkpoint, then reopens the file: clean,
