@@ -38,14 +38,13 @@ final class StrataRecordsEngine: RecordsEngine {
     private let byPrefix: PreparedFetch
     private let bySKU: PreparedFetch
     /// The writes, prepared once too: rows from arrays of values, no dictionary per row.
-    private let newList, newItem, moveItem, renameList: PreparedWrite
+    private let listName, newItem, moveItem: PreparedWrite
 
     private init(store: RecordStore) throws {
         self.store = store
-        newList = try store.prepareWrite("TodoList", properties: ["name"])
+        listName = try store.prepareWrite("TodoList", properties: ["name"])
         newItem = try store.prepareWrite("Item", properties: ["title", "sku", "amount", "list"])
         moveItem = try store.prepareWrite("Item", properties: ["list"])
-        renameList = try store.prepareWrite("TodoList", properties: ["name"])
         byPrefix = try store.prepare(FetchRequest("TodoList", predicate: PropertyPath("searchName").beginsWith(
             .variable("prefix"), options: [.caseInsensitive, .diacriticInsensitive])))
         bySKU = try store.prepare(FetchRequest("Item", predicate: PropertyPath("sku") == .variable("sku")))
@@ -70,7 +69,7 @@ final class StrataRecordsEngine: RecordsEngine {
     func insertLists(_ lists: Range<Int>) throws {
         try store.write { tx in
             for i in lists {
-                let id = try tx.insert(newList, [.string(RecordsData.listName(i))])
+                let id = try tx.insert(listName, [.string(RecordsData.listName(i))])
                 guard id == Self.list(i) else { throw BenchError("strata: list \(i) got \(id)") }
             }
         }
@@ -95,7 +94,7 @@ final class StrataRecordsEngine: RecordsEngine {
     }
 
     func renameList(_ list: Int, to name: String) throws {
-        try store.write { tx in try tx.update(Self.list(list), renameList, [.string(name)]) }
+        try store.write { tx in try tx.update(Self.list(list), listName, [.string(name)]) }
     }
 
     func prefixSearch(_ prefixes: ArraySlice<String>) throws -> Int {

@@ -9,13 +9,11 @@ struct ChangeWriter {
     let tx: RecordTransaction
     /// Temporary raw identifiers of the objects inserted by this writer, to their primary keys.
     private(set) var primaryKeys: [Int64: Int64] = [:]
-    /// By entity index: the prepared write of its stored slots, in ``EntityBinding/lockedSlots``
-    /// order (inserts give every one), made on the first insert of the pass.
-    private var insertWrites: [Int: PreparedWrite] = [:]
-    /// The prepared writes of the sets of slots updates changed (a save changes one or a few
-    /// sets: the same properties of many objects).
-    private var updateWrites: [UpdateShape: PreparedWrite] = [:]
-    private struct UpdateShape: Hashable {
+    /// The prepared writes of the pass, by entity and slots written: inserts write every stored
+    /// slot (``EntityBinding/lockedSlots``), updates the slots they changed (a save changes one
+    /// or a few sets: the same properties of many objects).
+    private var writes: [WriteShape: PreparedWrite] = [:]
+    private struct WriteShape: Hashable {
         let entity: Int
         let slots: [Int]
     }
@@ -32,26 +30,20 @@ struct ChangeWriter {
         return r > 0 ? ObjectID(entity: b.name, primaryKey: UInt64(r)) : nil
     }
 
-    /// The value to write for `slot` of `o`: to-ones as the target's record identifier.
-    func storedValue(_ o: ManagedObject, _ b: EntityBinding, _ slot: Int) -> any ValueConvertible {
-        let v = o._values[slot]
-        guard case .toOne = b.schema.properties[slot].kind else { return v }
-        guard case .int(let raw) = v else { return Value.null }
-        return recordID(raw, context.container.bindings[b.targetEntity[slot]]) ?? Value.null
-    }
-
-    /// ``storedValue(_:_:_:)`` as the record layer's value (a to-one: the target's primary key).
-    func storedRowValue(_ o: ManagedObject, _ b: EntityBinding, _ slot: Int) -> Value {
+    /// The value to write for `slot` of `o`: a to-one as the target's primary key.
+    func storedValue(_ o: ManagedObject, _ b: EntityBinding, _ slot: Int) -> Value {
         let v = o._values[slot]
         guard case .toOne = b.schema.properties[slot].kind else { return v }
         guard case .int(let raw) = v else { return .null }
         return recordID(raw, context.container.bindings[b.targetEntity[slot]])?.strataValue ?? .null
     }
 
-    private mutating func insertWrite(_ b: EntityBinding) throws -> PreparedWrite {
-        if let w = insertWrites[b.index] { return w }
-        let w = try context.container.store.prepareWrite(b.name, properties: b.lockedSlots.map { b.schema.properties[$0].name })
-        insertWrites[b.index] = w
+    /// The prepared write of `slots` of `b`'s entity, made on first use in the pass.
+    private mutating func preparedWrite(_ b: EntityBinding, slots: [Int]) throws -> PreparedWrite {
+        let shape = WriteShape(entity: b.index, slots: slots)
+        if let w = writes[shape] { return w }
+        let w = try context.container.store.prepareWrite(b.name, properties: slots.map { b.schema.properties[$0].name })
+        writes[shape] = w
         return w
     }
 
@@ -71,7 +63,7 @@ struct ChangeWriter {
             guard let b = context.binding(o) else { continue }
             // Every stored slot, in the prepared order: a to-one whose target is not written
             // yet is nil for now (as a slot left out would be) and set once it is.
-            let write = try insertWrite(b)
+            let write = try preparedWrite(b, slots: b.lockedSlots)
             var values: [Value] = []
             values.reserveCapacity(b.lockedSlots.count)
             for slot in b.lockedSlots {
@@ -85,16 +77,13 @@ struct ChangeWriter {
                         continue
                     }
                 }
-                values.append(storedRowValue(o, b, slot))
+                values.append(storedValue(o, b, slot))
             }
             let id = o._rawID > 0 ? try tx.insert(write, primaryKey: UInt64(o._rawID), values) : try tx.insert(write, values)
             primaryKeys[o._rawID] = try Self.identity(id.primaryKey, of: b.name)
             unwritten.remove(ModelContext.Key(entity: b.index, raw: o._rawID))
         }
-        for (o, b, slot) in deferred {
-            guard let id = recordID(o._rawID, b) else { continue }
-            try tx.update(id, [b.schema.properties[slot].name: storedValue(o, b, slot)])
-        }
+        for (o, b, slot) in deferred { try update(o, b, slots: [slot]) }
     }
 
     /// The object identity of a primary key the store handed out. Keys count up from 1, so one
@@ -109,14 +98,7 @@ struct ChangeWriter {
     /// Writes `slots` of the stored object `o`.
     mutating func update(_ o: ManagedObject, _ b: EntityBinding, slots: [Int]) throws {
         guard !slots.isEmpty, let id = recordID(o._rawID, b) else { return }
-        let write: PreparedWrite
-        if let w = updateWrites[UpdateShape(entity: b.index, slots: slots)] {
-            write = w
-        } else {
-            write = try context.container.store.prepareWrite(b.name, properties: slots.map { b.schema.properties[$0].name })
-            updateWrites[UpdateShape(entity: b.index, slots: slots)] = write
-        }
-        try tx.update(id, write, slots.map { storedRowValue(o, b, $0) })
+        try tx.update(id, try preparedWrite(b, slots: slots), slots.map { storedValue(o, b, $0) })
     }
 
     /// Makes and breaks the many-to-many links, each once.

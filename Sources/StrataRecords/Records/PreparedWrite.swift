@@ -108,10 +108,7 @@ extension RecordTransaction {
         guard key.entity == e.index else {
             throw StrataError.invalidArgument("the prepared write sets \(e.name) objects, not \(id.entity)")
         }
-        guard var r = try row(key) else { throw StrataError.objectNotFound(entity: e.name, primaryKey: id.primaryKey) }
-        try assign(write, values, to: &r, entity: e)
-        try self.write(key, r)
-        explicitlyChanged.insert(key)
+        try rewriteRow(key) { r in try assign(write, values, to: &r, entity: e) }
     }
 
     private func entity(of write: PreparedWrite, _ values: [Value]) throws -> EntityDescription {
@@ -138,9 +135,7 @@ extension RecordTransaction {
             case .null:
                 r[i] = .null
             case .int(let pk) where pk > 0:
-                guard try row(RowKey(entity: t, pk: UInt64(pk))) != nil else {
-                    throw StrataError.objectNotFound(entity: model.entities[t].name, primaryKey: UInt64(pk))
-                }
+                try requireRow(RowKey(entity: t, pk: UInt64(pk)))
                 r[i] = v
             default:
                 throw StrataError.validation(entity: e.name, property: e.fields[i].name,

@@ -267,11 +267,25 @@ public final class RecordTransaction: RecordReader {
     /// Changes attributes and to-one relationships of an existing object.
     public func update(_ id: ObjectID, _ values: [String: any ValueConvertible]) throws {
         let key = try rowKey(id)
-        let e = model.entities[key.entity]
-        guard var r = try row(key) else { throw StrataError.objectNotFound(entity: e.name, primaryKey: id.primaryKey) }
-        try assign(values, to: &r, entity: e)
+        try rewriteRow(key) { r in try assign(values, to: &r, entity: model.entities[key.entity]) }
+    }
+
+    /// Reads the stored row at `key` (`objectNotFound` if there is none), lets `change` set
+    /// values in it, and writes it back as changed by the caller.
+    func rewriteRow(_ key: RowKey, _ change: (inout [Value]) throws -> Void) throws {
+        guard var r = try row(key) else {
+            throw StrataError.objectNotFound(entity: model.entities[key.entity].name, primaryKey: key.pk)
+        }
+        try change(&r)
         try write(key, r)
         explicitlyChanged.insert(key)
+    }
+
+    /// Throws `objectNotFound` unless a row is stored (or pending) at `key`.
+    func requireRow(_ key: RowKey) throws {
+        guard try row(key) != nil else {
+            throw StrataError.objectNotFound(entity: model.entities[key.entity].name, primaryKey: key.pk)
+        }
     }
 
     /// Sets a to-one relationship (`nil` clears it); the inverse to-many follows.
@@ -390,9 +404,7 @@ public final class RecordTransaction: RecordReader {
                     guard id.entity == model.entities[t].name else {
                         throw StrataError.validation(entity: e.name, property: name, reason: "expects a \(model.entities[t].name), got \(id.entity)")
                     }
-                    guard try row(RowKey(entity: t, pk: id.primaryKey)) != nil else {
-                        throw StrataError.objectNotFound(entity: id.entity, primaryKey: id.primaryKey)
-                    }
+                    try requireRow(RowKey(entity: t, pk: id.primaryKey))
                     r[i] = id.strataValue
                 } else if given.strataValue.isNull {
                     r[i] = .null

@@ -30,13 +30,7 @@ final class PageCache: Sendable {
     /// Sets the bytes of the budget held elsewhere (dirty pages not yet written): the cache
     /// shrinks to the rest, down to a floor of a few pages per shard, as pages are inserted.
     func reserve(_ bytes: Int) {
-        guard let total = held.withLock({ h -> Int? in
-            let new = (dirty: max(bytes, 0), inFlight: 0)
-            guard new != h else { return nil }
-            h = new
-            return new.dirty
-        }) else { return }
-        apply(total)
+        changeHeld { $0 = (max(bytes, 0), 0) }
     }
 
     /// Holds back `bytes` more for the pages the open write transaction copies (the writer
@@ -44,21 +38,23 @@ final class PageCache: Sendable {
     /// a transaction that copies tens of megabytes would otherwise take them past the budget.
     /// The next ``reserve(_:)`` (at commit) or ``endInFlight()`` (at rollback) releases them.
     func reserveInFlight(_ bytes: Int) {
-        apply(held.withLock { $0.inFlight += bytes; return $0.dirty + $0.inFlight })
+        changeHeld { $0.inFlight += bytes }
     }
 
     /// Releases what ``reserveInFlight(_:)`` held: the transaction ended without committing.
     func endInFlight() {
-        guard let total = held.withLock({ h -> Int? in
-            guard h.inFlight != 0 else { return nil }
-            h.inFlight = 0
-            return h.dirty
-        }) else { return }
-        apply(total)
+        changeHeld { $0.inFlight = 0 }
     }
 
-    private func apply(_ bytes: Int) {
-        let perShard = bytes / Self.shardCount
+    /// Applies `change` to what is held back, and the total to the shards if it moved.
+    private func changeHeld(_ change: (inout (dirty: Int, inFlight: Int)) -> Void) {
+        let total = held.withLock { h -> Int? in
+            let before = h
+            change(&h)
+            return h == before ? nil : h.dirty + h.inFlight
+        }
+        guard let total else { return }
+        let perShard = total / Self.shardCount
         for s in shards { s.mutex.withLock { $0.reserve(perShard) } }
     }
 
