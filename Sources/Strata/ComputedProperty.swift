@@ -10,8 +10,9 @@ extension ManagedObject: ModelObject {}
 
 // Computed properties are ordinary Swift properties (so they may be declared in an extension,
 // or in a subclass, as well as in the class) whose getter calls `computed` or `cached` with the
-// key paths it depends on. The first evaluation registers the property with its class's schema:
-// from then on a change of a dependency, through to-one and to-many relationships too, tells
+// key paths it depends on. A container registers the ones the class lists in
+// `computedProperties` when it opens (reading each on a probe); any other registers at its
+// first evaluation. From then on a change of a dependency, through to-one and to-many relationships too, tells
 // the property's observers, drops its cached values, and shows in
 // `changedValuesForCurrentEvent()` of the objects that own it (decision 34).
 
@@ -35,8 +36,8 @@ extension ModelObject where Self: ManagedObject {
     /// dependency changes, and ``ManagedObject/changedValuesForCurrentEvent()`` names it.
     public func computed<T>(_ name: String = #function, dependsOn dependencies: PartialKeyPath<Self>...,
                             value: () -> T) -> T {
-        if _isProbe { return probeComputed(name, value) }
         let info = computedInfo(name, isCached: false) { dependencies.map { KeyPathNames.names(of: $0) } }
+        if _isProbe { return probeComputed(name, value) }
         _trackAccess(info.observationKey)
         return value()
     }
@@ -44,8 +45,8 @@ extension ModelObject where Self: ManagedObject {
     /// ``computed(_:dependsOn:value:)`` with dependencies named as dot-separated property
     /// paths (`"items.amount"`: the `amount` of every member of `items`).
     public func computed<T>(_ name: String = #function, dependsOn dependencies: String..., value: () -> T) -> T {
-        if _isProbe { return probeComputed(name, value) }
         let info = computedInfo(name, isCached: false) { dependencies.map { $0.split(separator: ".").map(String.init) } }
+        if _isProbe { return probeComputed(name, value) }
         _trackAccess(info.observationKey)
         return value()
     }
@@ -63,15 +64,15 @@ extension ModelObject where Self: ManagedObject {
     /// ```
     public func cached<T>(_ name: String = #function, dependsOn dependencies: PartialKeyPath<Self>...,
                           value: () -> T) -> T {
-        if _isProbe { return probeComputed(name, value) }
         let info = computedInfo(name, isCached: true) { dependencies.map { KeyPathNames.names(of: $0) } }
+        if _isProbe { return probeComputed(name, value) }
         return cachedValue(info, value)
     }
 
     /// ``cached(_:dependsOn:value:)`` with dependencies named as dot-separated property paths.
     public func cached<T>(_ name: String = #function, dependsOn dependencies: String..., value: () -> T) -> T {
-        if _isProbe { return probeComputed(name, value) }
         let info = computedInfo(name, isCached: true) { dependencies.map { $0.split(separator: ".").map(String.init) } }
+        if _isProbe { return probeComputed(name, value) }
         return cachedValue(info, value)
     }
 
@@ -91,11 +92,19 @@ extension ModelObject where Self: ManagedObject {
 
 extension ManagedObject {
     /// The registered computed property `name` of this class, registered now if new.
+    /// A probe registers too (so a container that reads ``ManagedObject/computedProperties`` on a
+    /// probe learns them), and keeps what is wrong for the container to throw.
     final func computedInfo(_ name: String, isCached: Bool, _ paths: () -> [[String]]) -> ComputedInfo {
         let schema = entitySchema
-        if let known = schema.computed(named: name) { return known }
+        if let known = schema.computed(named: name) {
+            if let probe = _extras?.probe, let problem = schema.computedProblem(name) { probe.problems.append("\(name): \(problem)") }
+            return known
+        }
         let (info, problem) = schema.registerComputed(name, isCached: isCached, paths: paths())
-        if let problem { _context?.misuse.append(.invalidModel(entity: schema.name, property: name, reason: problem)) }
+        if let problem {
+            _context?.misuse.append(.invalidModel(entity: schema.name, property: name, reason: problem))
+            _extras?.probe?.problems.append("\(name): \(problem)")
+        }
         return info
     }
 

@@ -178,6 +178,7 @@ final class EntitySchema: @unchecked Sendable {
 
     /// Computed properties registered so far (by their first evaluation), by name.
     private let computedByName = Mutex<[String: ComputedInfo]>([:])
+    private let computedProblems = Mutex<[String: String]>([:])
     /// The properties of other classes (and this one) that depend on a property of this
     /// class, by the name of the property they depend on.
     private let dependentsByName = Mutex<[String: [Dependent]]>([:])
@@ -224,7 +225,38 @@ final class EntitySchema: @unchecked Sendable {
                 schema = EntitySchema.of(r.target)
             }
         }
-        return (info, problems.isEmpty ? nil : problems.joined(separator: "; "))
+        let problem = problems.isEmpty ? nil : problems.joined(separator: "; ")
+        if let problem { computedProblems.withLock { $0[name] = problem } }
+        return (info, problem)
+    }
+
+    /// What is wrong with the dependencies of the computed property `name`, if it is registered
+    /// and anything is (a container opened later refuses the class again).
+    func computedProblem(_ name: String) -> String? { computedProblems.withLock { $0[name] } }
+
+    /// Registers the computed properties the class lists in
+    /// ``ManagedObject/computedProperties``, by reading each on a probe (its getter registers
+    /// it, with its dependencies, as a first evaluation would). Returns what is wrong: a key
+    /// path of another class, one that reaches no computed property, or dependencies that
+    /// name nothing.
+    func registerDeclaredComputed() -> StrataError? {
+        for keyPath in objectClass.computedProperties {
+            let recorder = ProbeRecorder()
+            let probe = objectClass.init()
+            probe._flags.insert(.probe)
+            probe.extras.probe = recorder
+            // A key path of another root reads nothing (the subscript gives nil), so it fails
+            // the check below like any other key path that is not a computed property.
+            _ = (probe as Any)[keyPath: keyPath]
+            if let problem = recorder.problems.first {
+                return .invalidModel(entity: name, property: recorder.names.first, reason: problem)
+            }
+            guard recorder.names.count == 1, computed(named: recorder.names[0]) != nil else {
+                return .invalidModel(entity: name, property: nil, reason: "computedProperties lists \(keyPath), which is not a "
+                    + "computed property of \(objectClass) (its getter must call computed(dependsOn:) or cached(dependsOn:))")
+            }
+        }
+        return nil
     }
 
     private func addDependent(_ dependent: Dependent, on name: String) {

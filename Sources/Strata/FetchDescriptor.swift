@@ -72,7 +72,16 @@ public struct FetchDescriptor<T: ManagedObject> {
 
 extension ModelContext {
     /// The objects `descriptor` selects, uniqued with the objects the context holds.
+    ///
+    /// Throws `misuse` when the container is closed or `T` is not one of its model classes,
+    /// `invalidFetch` for a descriptor the store cannot answer (a key that names no stored
+    /// property, a computed or transient one in a predicate or sort), and the store's read
+    /// errors.
     public func fetch<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
+        try container.whileOpen("fetch") { try fetchObjects(descriptor) }
+    }
+
+    private func fetchObjects<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor) }
         let (b, raws) = try fetchRaws(descriptor)
         let objects = raws.map { object(raw: $0, binding: b) }
@@ -127,16 +136,22 @@ extension ModelContext {
     }
 
     /// How many objects `descriptor` selects.
+    /// Throws as ``fetch(_:)`` does.
     public func fetchCount<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> Int {
-        if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor).count }
-        return try fetchRaws(descriptor).1.count
+        try container.whileOpen("fetchCount") {
+            if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor).count }
+            return try fetchRaws(descriptor).1.count
+        }
     }
 
     /// The identifiers of the objects `descriptor` selects, without making objects.
+    /// Throws as ``fetch(_:)`` does.
     public func fetchIdentifiers<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [ManagedObjectID] {
-        if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor).map(\.objectID) }
-        let (b, raws) = try fetchRaws(descriptor)
-        return raws.map { ManagedObjectID(entityName: b.name, rawValue: $0) }
+        try container.whileOpen("fetchIdentifiers") {
+            if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor).map(\.objectID) }
+            let (b, raws) = try fetchRaws(descriptor)
+            return raws.map { ManagedObjectID(entityName: b.name, rawValue: $0) }
+        }
     }
 
     private func fetchRaws<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> (EntityBinding, [Int64]) {

@@ -123,8 +123,9 @@ extension ModelContext {
                         throw StrataError.invalidFetch("'\(name)' of \(b.name) is a computed property: the store cannot filter or sort by it; "
                             + "use the fetch's inMemoryFilter or inMemorySortBy")
                     }
-                    // A computed property is known by name once read; before that, and for any
-                    // other Swift property, the store only knows it has no such property.
+                    // A computed property is known by name from the container's open when its
+                    // class lists it in computedProperties, else once read; before that, and for
+                    // any other Swift property, the store only knows it has no such property.
                     throw StrataError.invalidFetch("\(b.name) has no stored property '\(name)' (in '\(path.joined(separator: "."))'); "
                         + "to filter or sort by a computed property, use the fetch's inMemoryFilter or inMemorySortBy")
                 }

@@ -19,8 +19,8 @@ extension ManagedObject {
     public final var isUpdated: Bool { _flags.contains(.updated) }
     /// Whether the object was inserted in its context and not saved yet. Never fires a fault.
     public final var isInserted: Bool { _flags.contains(.inserted) }
-    /// Whether the object is deleted in its context (not saved yet), or was deleted by a save.
-    /// Never fires a fault.
+    /// Whether the object is deleted in its context (not saved yet), or was deleted by a save
+    /// (then it is a fault whose row is gone: see ``willTurnIntoFault()``). Never fires a fault.
     public final var isDeleted: Bool { _flags.contains(.deleted) || _flags.contains(.gone) }
     /// Whether the object's values are not loaded. Never fires a fault.
     public final var isFault: Bool { _flags.contains(.fault) }

@@ -72,9 +72,20 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     open func didSave() {}
     /// Called when the object is deleted in its context, before its delete rules run at save.
     open func prepareForDeletion() {}
-    /// Called before the object is turned back into a fault (refresh, or its row deleted).
+    /// Called before the object turns into a fault, which happens when:
+    /// - ``ModelContext/refresh(_:mergeChanges:)`` drops its changes (`false`), or finds none to
+    ///   keep (`true`; ``ModelContext/refreshAllObjects()`` likewise);
+    /// - its row is gone: its deletion was saved by its own context (after ``didSave()``), a
+    ///   merged save deleted it (``ModelContext/mergeChanges(from:)`` or an automatic merge, a
+    ///   cascade of its own context's save included), or a refresh or a save's merge policy
+    ///   found it deleted. It stays ``isDeleted``; ``ModelContext/load(_:)`` then throws
+    ///   `objectNotFound` and its properties read as placeholders.
+    ///
+    /// Not called when the object leaves its context keeping its values (``ModelContext/reset()``,
+    /// the rollback of an insert) nor when its container closes.
     open func willTurnIntoFault() {}
-    /// Called after the object was turned into a fault: release caches here.
+    /// Called after the object turned into a fault (``isFault`` is true), on every path
+    /// ``willTurnIntoFault()`` lists: release caches and custom state here.
     open func didTurnIntoFault() {}
 
     // MARK: Validation (override; throw `StrataError.invalidObject` or any `StrataError`)
@@ -96,6 +107,22 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// Fetch indexes over several properties, in key order (single properties: `.indexed`).
     open class var fetchIndexes: [[String]] { [] }
+
+    /// The class's computed properties: getters that call
+    /// ``ModelObject/computed(_:dependsOn:value:)`` or ``ModelObject/cached(_:dependsOn:value:)``,
+    /// declared in the class, an extension or a subclass. Listed here, each is known with its
+    /// dependencies from the moment a container opens: a change of a dependency names it in
+    /// ``changedValuesForCurrentEvent()`` and objects-did-change, and a fetch that filters or
+    /// sorts by it says it is computed, before any object has read it. One not listed becomes
+    /// known when it is first read (or observed) in the process.
+    ///
+    /// ```swift
+    /// override class var computedProperties: [AnyKeyPath] { [\Person.fullName, \Person.initials] }
+    /// ```
+    ///
+    /// A container refuses (`StrataError.invalidModel`) a key path that is not such a property
+    /// of the class, or whose dependencies name no property.
+    open class var computedProperties: [AnyKeyPath] { [] }
 
     // MARK: Identity
 

@@ -34,12 +34,16 @@ public final class ModelContainer: Sendable {
     /// Opens (or creates) the store at `path` with the model the `classes` declare.
     ///
     /// Throws `StrataError.invalidModel` for a class the model cannot be built from (naming
-    /// entity, property and reason), `modelMismatch` for a store holding another model unless
+    /// entity, property and reason; a ``ManagedObject/computedProperties`` entry that is not a
+    /// computed property of the class, or whose dependencies name nothing), `modelMismatch` for a store holding another model unless
     /// `migration` is `.lightweight`, and the store's open errors.
     public init(for classes: [ManagedObject.Type], path: String, options: StoreOptions = StoreOptions(),
                 migration: MigrationPolicy = .none) throws {
         let schemas = classes.map { EntitySchema.of($0) }
         let model = try ModelBuilderFromClasses(schemas: schemas).build()
+        // Computed properties the classes list are known (with what depends on what) before
+        // any object is read: changes name them, fetches know they are computed.
+        for s in schemas { if let problem = s.registerDeclaredComputed() { throw problem } }
         self.store = try RecordStore(path: path, model: model, options: options, migration: migration)
         var bindings: [EntityBinding] = []
         var byName: [String: Int] = [:]
@@ -71,6 +75,24 @@ public final class ModelContainer: Sendable {
 
     /// Whether ``close()`` ran.
     public var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
+
+    /// Throws the error every context operation documents for a closed container: `misuse`,
+    /// naming `operation` (the store's own `closed` is for users of the record layer).
+    func requireOpen(_ operation: String) throws {
+        if isClosed { throw StrataError.misuse("\(operation): the context's container is closed") }
+    }
+
+    /// Runs `body`, a context operation that uses the store, as ``requireOpen(_:)`` describes,
+    /// also when ``close()`` runs on another thread while it does.
+    func whileOpen<T>(_ operation: String, _ body: () throws -> T) throws -> T {
+        try requireOpen(operation)
+        do {
+            return try body()
+        } catch StrataError.closed {
+            try requireOpen(operation)
+            throw StrataError.misuse("\(operation): the context's container is closed")
+        }
+    }
 
     /// Checkpoints and closes the store. Contexts of the container then refuse to save or
     /// fetch (`StrataError.misuse`); objects keep the values they hold; change sequences

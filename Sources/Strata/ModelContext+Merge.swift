@@ -21,8 +21,9 @@ extension ModelContext {
     }
 
     /// Merges another context's save: registered objects take the saved values (derived ones
-    /// included); objects with unsaved changes keep them on top; deleted objects are marked
-    /// deleted. A save of another container's store is not merged (its primary keys name other
+    /// included); objects with unsaved changes keep them on top; objects whose rows it deleted
+    /// are marked deleted, drop their changes and turn into faults (objects-did-change lists
+    /// them as deleted). A save of another container's store is not merged (its primary keys name other
     /// rows): it is recorded as misuse, which the next ``save()`` throws.
     public func mergeChanges(from notification: SaveNotification) {
         guard notification.containerSerial == container.serial else {
@@ -128,9 +129,10 @@ extension ModelContext {
         let read: [Value]?
         do { read = try reader().storedRow(of: id) } catch { return }
         guard let row = read else {
-            // Another save deleted it: its changes have nothing left to apply to.
+            // Another save deleted it: its changes have nothing left to apply to, and it turns
+            // into a fault as every object whose row is gone does.
             markGone(object, k)
-            runHook(object) { $0.awake(fromSnapshotEvents: .refresh) }
+            turnIntoFault(object)
             return
         }
         moveSnapshot(of: object, to: b.values(fromRow: row), b)
@@ -216,6 +218,12 @@ extension ModelContext {
     /// Records that another save deleted `object`'s row: it leaves the changed sets and reads
     /// as deleted.
     func markGone(_ object: ManagedObject, _ k: Key) {
+        // News for objects-did-change, unless this context deleted it (told then).
+        if hasChangeObservers && !object._flags.contains(.deleted) && !object._flags.contains(.gone) {
+            pendingChange.updatedObjects.remove(object)
+            pendingChange.changedKeys[object] = nil
+            pendingChange.deletedObjects.insert(object)
+        }
         object._flags.insert(.gone)
         object._flags.remove(.updated)
         updated.removeValue(forKey: k)
@@ -226,8 +234,11 @@ extension ModelContext {
     func turnIntoFault(_ object: ManagedObject) {
         runHook(object) { $0.willTurnIntoFault() }
         // Observers are told (their new values read the row again, when asked); Swift
-        // Observation hears of every property of a loaded object.
-        let watched = object._extras.map { !$0.observers.isEmpty || !$0.cache.isEmpty } ?? false
+        // Observation hears of every property of a loaded object. An object whose row is gone
+        // has no new values to tell (reading them would fire a fault that cannot be
+        // fulfilled): its deletion is what objects-did-change tells.
+        let gone = object._flags.contains(.gone)
+        let watched = !gone && (object._extras.map { !$0.observers.isEmpty || !$0.cache.isEmpty } ?? false)
         let loaded = !object._values.isEmpty
         if watched || loaded { changeBatch.depth += 1 }
         if watched, let e = object._extras {
@@ -236,7 +247,7 @@ extension ModelContext {
         if loaded {
             let schema = object.entitySchema
             for (slot, p) in schema.properties.enumerated() {
-                changeBatch.touch(object, p.name)
+                if !gone { changeBatch.touch(object, p.name) }
                 // The store's target (the snapshot's) takes the object back from an unsaved one.
                 if p.isToOne, slot < object._snapshot.count, !object._values[slot].isIdentical(to: object._snapshot[slot]) {
                     changeBatch.touchInverse(of: object, slot: slot, targets: object._values[slot], object._snapshot[slot])
@@ -276,7 +287,7 @@ extension ModelContext {
     /// write errors (then no identifier changed).
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
         for o in objects { try checkOwn(o) }
-        guard !container.isClosed else { throw StrataError.misuse("the context's container is closed") }
+        try container.requireOpen("obtainPermanentIDs")
         var wanting: [Int: [ManagedObject]] = [:]
         var seen = Set<ObjectIdentifier>()
         for o in objects where o.isInserted && o._rawID < 0 && seen.insert(ObjectIdentifier(o)).inserted {
@@ -285,12 +296,12 @@ extension ModelContext {
         }
         guard !wanting.isEmpty else { return }
         let groups = wanting.sorted { $0.key < $1.key }
-        let keys = try container.store.write { tx in
+        let keys = try container.whileOpen("obtainPermanentIDs") { try container.store.write { tx in
             try groups.map { index, group in
                 let name = container.bindings[index].name
                 return try tx.reservePrimaryKeys(name, count: group.count).map { try ChangeWriter.identity($0, of: name) }
             }
-        }
+        } }
         var renamed: [Key: Int64] = [:]
         for ((index, group), pks) in zip(groups, keys) {
             for (o, pk) in zip(group, pks) {

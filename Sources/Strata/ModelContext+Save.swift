@@ -16,7 +16,7 @@ extension ModelContext {
     @discardableResult
     public func save() throws -> SaveNotification? {
         processPendingMerges()
-        guard !container.isClosed else { throw StrataError.misuse("save of a context whose container is closed") }
+        try container.requireOpen("save")
         if !misuse.isEmpty {
             let found = misuse
             misuse = []
@@ -41,7 +41,7 @@ extension ModelContext {
         }
         var conflicts: [MergeConflictRecord] = []
         var storeWins: [(ManagedObject, [Value]?)] = []
-        let (pks, changes) = try container.store.writeReportingChanges { tx -> [Int64: Int64] in
+        let (pks, changes) = try container.whileOpen("save") { try container.store.writeReportingChanges { tx -> [Int64: Int64] in
             var writer = ChangeWriter(context: self, tx: tx)
             try writer.insert(saving.inserted)
             for o in saving.updated {
@@ -74,7 +74,7 @@ extension ModelContext {
             try writer.delete(saving.deleted)
             if !conflicts.isEmpty { throw StrataError.mergeConflicts(conflicts) }
             return writer.primaryKeys
-        }
+        } }
         statistics.saves += 1
         for (temp, pk) in pks where temp < 0 { permanentIDs[temp] = pk }
         return finishSave(saving, pks: pks, changes: changes, storeWins: storeWins)
@@ -178,12 +178,22 @@ extension ModelContext {
         pendingLinks = []
         for o in saving.inserted + saving.updated { o._extras?.clearEvents(); o._extras?.changedToMany = [] }
         for (o, stored) in storeWins {
-            if let stored { o._values = stored; o._snapshot = stored } else { o._flags.insert(.gone) }
+            guard let stored else {
+                // Another save deleted its row: nothing to take back, so it turns into a fault.
+                if let b = binding(o) { markGone(o, key(o, b)) }
+                turnIntoFault(o)
+                continue
+            }
+            o._values = stored
+            o._snapshot = stored
             runHook(o) { $0.awake(fromSnapshotEvents: .mergePolicy) }
         }
-        apply(changes, ownSave: wasChanged)
+        apply(changes, ownSave: wasChanged, faultsLater: Set(saving.deleted.map(ObjectIdentifier.init)))
         for o in saving.inserted + saving.updated { keepTransientValues(of: o) }
         for o in saving.inserted + saving.updated + saving.deleted { runHook(o) { $0.didSave() } }
+        // Their rows are gone: deleted objects turn into faults once told they were saved (as
+        // Core Data's do), so didTurnIntoFault can release what they hold.
+        for o in saving.deleted where !o.isFault { turnIntoFault(o) }
         postObjectsDidChange()
         let notification = SaveNotification(changes: changes, container: container)
         container.announce(notification, from: inbox)
@@ -192,7 +202,9 @@ extension ModelContext {
 
     /// Brings registered objects up to a committed change set: snapshots move; objects without
     /// unsaved changes take the new values; changed ones keep their changes on top.
-    func apply(_ changes: RecordChanges, ownSave: Set<ObjectIdentifier> = []) {
+    /// Rows another save deleted (or this save's delete rules did) mark their objects deleted
+    /// and turn them into faults, except `faultsLater` (turned by the caller).
+    func apply(_ changes: RecordChanges, ownSave: Set<ObjectIdentifier> = [], faultsLater: Set<ObjectIdentifier> = []) {
         // One change: observers hear each property once, with its final value.
         changeBatch.depth += 1
         defer { changeBatch.end() }
@@ -209,7 +221,10 @@ extension ModelContext {
         for row in changes.deleted {
             guard let b = container.binding(named: row.id.entity), let raw = Int64(exactly: row.id.primaryKey),
                   let u = registry[Key(entity: b.index, raw: raw)] else { continue }
-            markGone(u.takeUnretainedValue(), Key(entity: b.index, raw: raw))
+            let o = u.takeUnretainedValue()
+            markGone(o, Key(entity: b.index, raw: raw))
+            // The saving context's own deletions turn into faults after their didSave.
+            if !o.isFault && !faultsLater.contains(ObjectIdentifier(o)) { turnIntoFault(o) }
         }
     }
 }

@@ -134,7 +134,7 @@ public final class ModelContext {
 
     /// The reader faults and fetches use: the pinned snapshot, or the latest commit.
     func reader() throws -> RecordReader {
-        guard !container.isClosed else { throw StrataError.misuse("the context's container is closed") }
+        try container.requireOpen("reading the store")
         if let r = reading, pinned || r.transactionID == container.store.storage.lastCommittedTransactionID {
             return r.reader
         }
@@ -332,7 +332,10 @@ public final class ModelContext {
 
     /// Deletes an object: at the next save its row goes, and its delete rules cascade, nullify
     /// or deny. Until then it stays registered with ``ManagedObject/isDeleted`` set and leaves
-    /// to-many relationships at once. An inserted object is simply forgotten.
+    /// to-many relationships at once; after the save it is a fault (its `didSave`, then
+    /// `willTurnIntoFault` and `didTurnIntoFault`, run). An inserted object is simply forgotten.
+    ///
+    /// Throws `misuse` for an object of another context (or of none).
     public func delete(_ object: ManagedObject) throws {
         try checkOwn(object)
         guard let b = binding(object) else { return }

@@ -117,8 +117,21 @@ final class KeyObserver {
         let new = evaluate(object)
         let old = last
         last = new
-        if let e = old as? any Equatable, Self.equal(e, new) { return }
+        if Self.unchanged(old, new) { return }
         deliver(object, .didChange, old, new)
+    }
+
+    /// Whether a value observers were told is still what they hold. Attribute values are
+    /// compared as change tracking compares them (``Value/isIdentical(to:)``: NaN is NaN, a
+    /// differently spelled equivalent string is a change), so a change is told exactly when
+    /// `changedValues()` names it; other `Equatable` values (computed properties, objects)
+    /// by `==`.
+    private static func unchanged(_ old: Any, _ new: Any) -> Bool {
+        if let o = old as? any PersistentValue, let n = new as? any PersistentValue {
+            return o.storedValue.isIdentical(to: n.storedValue)
+        }
+        if let e = old as? any Equatable { return equal(e, new) }
+        return false
     }
 
     private static func equal<T: Equatable>(_ a: T, _ b: Any) -> Bool { (b as? T) == a }

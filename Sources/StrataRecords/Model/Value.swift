@@ -55,11 +55,29 @@ public enum Value: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Whether the two are stored alike: `==`, except that strings must match byte for byte
-    /// (`==` calls canonically equivalent spellings equal, but keys hold the bytes).
+    /// Whether setting `other` where `self` is held changes nothing: the one answer to "did
+    /// this value change?" that change tracking, willSave rounds, merges, observers, caches and
+    /// derivation triggers all use (decision 42).
+    ///
+    /// - Strings match byte for byte: canonically equivalent spellings (`"é"` precomposed and
+    ///   decomposed) are different values, as the row holds the bytes given.
+    /// - Numbers compare by value: `0.0` and `-0.0` are identical, and so are decimals of
+    ///   different scale (`1.0` and `1.00`); setting one over the other changes nothing, and the
+    ///   object keeps the value it held.
+    /// - Every NaN is identical to every NaN (double, date or decimal), although `==` calls NaN
+    ///   unequal to itself: a NaN set twice is one change, not a change that never settles.
+    ///   (Stores refuse NaN; the save names the attribute.)
+    /// - Values of different kinds are never identical (`.int(1)` is not `.double(1)`).
     public func isIdentical(to other: Value) -> Bool {
-        if case .string(let a) = self, case .string(let b) = other { return a.utf8.elementsEqual(b.utf8) }
-        return self == other
+        switch (self, other) {
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.double(let a), .double(let b)): return a == b || a.isNaN && b.isNaN
+        case (.date(let a), .date(let b)):
+            let x = a.timeIntervalSinceReferenceDate, y = b.timeIntervalSinceReferenceDate
+            return x == y || x.isNaN && y.isNaN
+        case (.decimal(let a), .decimal(let b)): return a.isNaN ? b.isNaN : (!b.isNaN && a == b)
+        default: return self == other
+        }
     }
 
     /// The string, when this is a ``string(_:)``; otherwise `nil`.
