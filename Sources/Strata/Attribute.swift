@@ -12,6 +12,10 @@ import StrataRecords
 /// Reading fires the object's fault; setting records a change (``ManagedObject/changedValues()``)
 /// that the next save writes. The property's Swift type decides the attribute type
 /// (``PersistentValue``); an optional type makes the attribute optional.
+///
+/// A required attribute without a default that was never set reads as its type's placeholder
+/// (`""`, `0`, empty) and the save refuses it (`StrataError.validation` naming it);
+/// ``ManagedObject/value(forKey:)`` returns nil for it, which tells "never set" from "empty".
 @propertyWrapper
 public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachingWrapper {
     /// The slot of the property plus one, once an access resolved it (0: not yet). Also what
@@ -57,6 +61,10 @@ public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper, SlotCac
 /// @Derived("items.@count") var itemCount: Int64
 /// @Derived("canonical:(name)", .indexed) var searchName: String
 /// ```
+///
+/// A `canonical:` attribute holds folded text: match it with `[cd]` (`searchName BEGINSWITH[cd]
+/// %@`, or the builder's `options: [.caseInsensitive, .diacriticInsensitive]`), which folds the
+/// argument too; without options the argument is compared as given.
 @propertyWrapper
 public struct Derived<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachingWrapper {
     @usableFromInline var slotCache: UInt8 = 0

@@ -27,5 +27,9 @@ public typealias FetchSortDescriptor = StrataRecords.FetchSortDescriptor
 public typealias MigrationPolicy = StrataRecords.MigrationPolicy
 /// Options of the page file (durability, cache size, read-only, …).
 public typealias StoreOptions = StrataStorage.StoreOptions
+/// When a commit is durable (``StoreOptions/durability``).
+public typealias Durability = StrataStorage.Durability
+/// One conflict of a save refused under ``MergePolicy/error`` (`StrataError.mergeConflicts`).
+public typealias MergeConflictRecord = StrataStorage.MergeConflictRecord
 /// A key path of the typed predicate builder: `PropertyPath(\Item.amount) > 50`.
 public typealias PropertyPath = StrataRecords.PropertyPath

@@ -19,8 +19,12 @@ extension ManagedObject {
     /// saved and is an event: ``changedValuesForCurrentEvent()`` names it). Relationships take
     /// objects of the target class: one (or nil) for a to-one, a `Set` or an array (nil: none) for a to-many.
     ///
+    /// An attribute takes a value of its Swift type, or any number it holds exactly (`5` for an
+    /// `Int64` or `Double` attribute, `2.0` for an `Int16`, `0.1` for a `Decimal`).
+    ///
     /// Throws, changing nothing: `invalidArgument` for an unknown key; `validation` for a value
-    /// of another type, nil for a required attribute, or a derived attribute; `misuse` when the
+    /// of another type or a number the attribute cannot hold exactly, nil for a required
+    /// attribute, or a derived attribute; `misuse` when the
     /// object is deleted or a related object belongs to another context or is deleted.
     public final func setValue(_ value: Any?, forKey key: String) throws {
         try setDynamicValue(value, slot: slot(forKey: key), isEvent: true)
@@ -87,7 +91,14 @@ extension ManagedObject {
         case .derived:
             throw StrataError.validation(entity: entitySchema.name, property: p.name, reason: "a derived attribute cannot be set")
         case .attribute(let a):
-            guard let stored = a.bridge.fromSwift(value) else { throw wrongType("\(a.type)\(a.isOptional ? " or nil" : "")") }
+            guard let stored = a.bridge.fromSwift(value) else {
+                let expected = "\(a.type)\(a.isOptional ? " or nil" : "")"
+                if let number = value, ValueBridge.number(number) != nil {
+                    throw StrataError.validation(entity: entitySchema.name, property: p.name,
+                                                 reason: "expects \(expected), got a \(type(of: number)) it cannot hold exactly")
+                }
+                throw wrongType(expected)
+            }
             if let c = context {
                 c.setValue(stored, slot: slot, of: self, isEvent: isEvent)
             } else {

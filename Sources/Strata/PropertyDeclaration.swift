@@ -1,3 +1,4 @@
+import Foundation
 import StrataRecords
 
 /// What one property wrapper declares, as captured while a class's schema is built.
@@ -19,7 +20,34 @@ struct ValueBridge {
             if any == nil { return T.isOptional ? .null : nil }
             if let t = any as? T { return t.storedValue }
             if let v = any as? Value { return T(storedValue: v) != nil ? v : nil }
+            // Any number the attribute holds exactly (as Core Data's key-value coding takes any
+            // NSNumber that fits): `5` for an Int64 or Double, `2.0` for an Int16, `0.1` for a
+            // Decimal; `70_000` for an Int16 or `0.5` for an Int64 is refused.
+            if let number = ValueBridge.number(any), let exact = T.attributeType.coerce(number), T(storedValue: exact) != nil {
+                return exact
+            }
             return nil
+        }
+    }
+
+    /// A Swift number as the store's value of its own kind; nil for anything else (a `Bool`
+    /// is not a number here, nor is an unsigned integer above `Int64.max`).
+    static func number(_ any: Any?) -> Value? {
+        switch any {
+        case let x as Int: return .int(Int64(x))
+        case let x as Int8: return .int(Int64(x))
+        case let x as Int16: return .int(Int64(x))
+        case let x as Int32: return .int(Int64(x))
+        case let x as Int64: return .int(x)
+        case let x as UInt: return Int64(exactly: x).map(Value.int)
+        case let x as UInt8: return .int(Int64(x))
+        case let x as UInt16: return .int(Int64(x))
+        case let x as UInt32: return .int(Int64(x))
+        case let x as UInt64: return Int64(exactly: x).map(Value.int)
+        case let x as Float: return .double(Double(x))
+        case let x as Double: return .double(x)
+        case let x as Decimal: return .decimal(x)
+        default: return nil
         }
     }
 }

@@ -31,6 +31,66 @@ final class Everything: ManagedObject {
 }
 
 @Suite struct AttributeTypeTests {
+    /// Issue 23: the key-based API takes any number an attribute holds exactly, as Core Data's
+    /// key-value coding takes any NSNumber that fits; others are `validation` naming the key.
+    @Test func keyedSetsTakeAnyNumberTheAttributeHoldsExactly() throws {
+        let cases: [(key: String, value: Any, stored: Any?)] = [
+            ("int64", 5, Int64(5)), ("int64", Int32(-7), Int64(-7)), ("int64", 2.0, Int64(2)), ("int64", UInt8(255), Int64(255)),
+            ("int64", Decimal(12), Int64(12)), ("int64", 0.5, nil), ("int64", UInt64.max, nil), ("int64", Double.nan, nil),
+            ("int16", 300, Int16(300)), ("int16", 70_000, nil), ("int16", Int64(Int16.min), Int16.min), ("int32", Float(3), Int32(3)),
+            ("int", Int16(9), 9), ("optionalInt16", 4, Int16?(4)),
+            ("double", 5, 5.0), ("double", Float(0.5), 0.5), ("double", Int64(1) << 53, Double(1 << 53)),
+            ("double", (Int64(1) << 53) + 1, nil), ("double", Decimal(string: "0.25")!, 0.25),
+            ("decimal", 7, Decimal(7)), ("decimal", 0.1, Decimal(string: "0.1")!), ("optionalDecimal", Int8(-1), Decimal?(-1)),
+            ("string", 5, nil), ("flag", 1, nil), ("date", 0, nil),
+        ]
+        try withContainer(for: [Everything.self]) { container in
+            let context = ModelContext(container)
+            let e = Everything()
+            context.insert(e)
+            for (key, value, stored) in cases {
+                let before = try e.value(forKey: key)
+                do {
+                    try e.setValue(value, forKey: key)
+                    let read = try e.value(forKey: key)
+                    #expect(stored != nil, "\(key) = \(value) (\(type(of: value))) was taken as \(String(describing: read))")
+                    #expect(String(describing: read) == String(describing: stored), "\(key) = \(value): reads \(String(describing: read))")
+                    if let read, let stored { #expect(type(of: read) == type(of: stored), "\(key) = \(value): reads a \(type(of: read))") }
+                } catch StrataError.validation(let entity, let property, _) {
+                    #expect(stored == nil && entity == "Everything" && property == key, "\(key) = \(value) (\(type(of: value))) refused")
+                    #expect(String(describing: try e.value(forKey: key)) == String(describing: before), "\(key): a refused set changed it")
+                }
+            }
+        }
+    }
+
+    /// Decision 45: a required attribute never set reads as its placeholder, `value(forKey:)`
+    /// says nil, and the save refuses it naming the attribute.
+    @Test func aRequiredAttributeNeverSetIsNilByKeyAndRefusedAtSave() throws {
+        try withContainer(for: [Journal.self]) { container in
+            let context = ModelContext(container)
+            let j = Journal()
+            context.insert(j)
+            #expect(j.title == "")
+            #expect(try j.value(forKey: "title") == nil)
+            #expect(throws: StrataError.self) { try context.save() }
+            do { try context.save() } catch StrataError.validation(let entity, let property, _) {
+                #expect(entity == "Journal" && property == "title")
+            }
+            j.title = ""
+            #expect(try j.value(forKey: "title") as? String == "")
+            try context.save()
+        }
+    }
+
+    /// `import Strata` names every type its API shows (the storage layer's too).
+    @Test func theStorageTypesOfTheAPIAreNamedThroughStrata() {
+        var options = StoreOptions()
+        options.durability = Durability.normal
+        #expect(options.durability == .normal)
+        let conflicts: [MergeConflictRecord] = []
+        #expect(conflicts.isEmpty)
+    }
     @Test func everyTypeRoundTripsOptionalAndNot() throws {
         try withContainer(for: [Everything.self]) { container in
             let context = ModelContext(container)

@@ -44,6 +44,8 @@ import Testing
         var context: ModelContext
         var object: Journal
         var peer: Journal
+        /// The save that wrote `object` (by its owner: another context or container in those states).
+        var objectSave: SaveNotification
     }
 
     struct Operation: Sendable {
@@ -116,6 +118,29 @@ import Testing
         }),
         Operation(name: "committedValues(forKeys:)", call: { w in _ = try w.object.committedValues(forKeys: ["title"]) },
                   expect: { _ in .succeeds }),
+        Operation(name: "value(forKey:)", call: { w in _ = try w.object.value(forKey: "title") }, expect: { _ in .succeeds }),
+        Operation(name: "primitiveValue(forKey:)", call: { w in _ = try w.object.primitiveValue(forKey: "title") },
+                  expect: { _ in .succeeds }),
+        Operation(name: "setPrimitiveValue(_:forKey:)", call: { w in try w.object.setPrimitiveValue("x", forKey: "title") },
+                  expect: { state in
+            switch state {
+            case .objectDeleted, .objectDeletedAndSaved: return .misuse
+            case .containerClosed: return .misuse   // at the save that would write it
+            default: return .succeeds
+            }
+        }),
+        // Calls that cannot throw do what their docs say in every state (no store access after
+        // close; another context's object is ignored); a save of another container cannot be
+        // merged: recorded, and the next save throws it.
+        Operation(name: "mergeChanges(from:)", call: { w in w.context.mergeChanges(from: w.objectSave) },
+                  expect: { $0 == .objectOfAnotherContainer ? .misuseAtSave : .succeeds }),
+        Operation(name: "refresh(_:mergeChanges:)", call: { w in w.context.refresh(w.object, mergeChanges: false) },
+                  expect: { _ in .succeeds }),
+        Operation(name: "rollback", call: { w in w.context.rollback() }, expect: { _ in .succeeds }),
+        Operation(name: "reset", call: { w in w.context.reset() }, expect: { _ in .succeeds }),
+        Operation(name: "refreshAllObjects", call: { w in w.context.refreshAllObjects() }, expect: { _ in .succeeds }),
+        Operation(name: "processPendingChanges", call: { w in w.context.processPendingChanges() }, expect: { _ in .succeeds }),
+        Operation(name: "container.close() again", call: { w in try w.container.close() }, expect: { _ in .succeeds }),
     ]
 
     /// Makes the world of `state`.
@@ -126,26 +151,28 @@ import Testing
         context.insert(peer)
         let object = Journal()
         object.title = "object"
+        var objectSave: SaveNotification?
         switch state {
         case .objectOfAnotherContext:
             let owner = ModelContext(container)
             owner.insert(object)
-            try owner.save()
+            objectSave = try owner.save()
         case .objectOfAnotherContainer:
             let owner = ModelContext(elsewhere)
             owner.insert(object)
-            try owner.save()
+            objectSave = try owner.save()
         default:
             context.insert(object)
         }
-        try context.save()
+        let save = try context.save()
+        objectSave = objectSave ?? save
         switch state {
         case .containerClosed: try container.close()
         case .objectDeleted: try context.delete(object)
         case .objectDeletedAndSaved: try context.delete(object); try context.save()
         default: break
         }
-        return World(container: container, context: context, object: object, peer: peer)
+        return World(container: container, context: context, object: object, peer: peer, objectSave: try #require(objectSave))
     }
 
     @Test(arguments: State.allCases)

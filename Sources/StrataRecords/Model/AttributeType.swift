@@ -26,7 +26,7 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable {
     /// type's width, finite doubles and dates, decimals that are numbers (`null` is checked
     /// separately, by optionality). NaN and the infinities are refused, because sums, averages,
     /// indexes and comparisons have no exact answer for them.
-    func accepts(_ value: Value) -> Bool {
+    package func accepts(_ value: Value) -> Bool {
         switch (self, value) {
         case (.bool, .bool), (.string, .string), (.uuid, .uuid), (.binary, .binary): return true
         case (.double, .double(let d)): return d.isFinite
@@ -42,7 +42,7 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable {
     /// `double` or `decimal` into an integer within its width, a `double` into a `decimal` as
     /// its shortest round-trip digits (`0.1` is 0.1), a decimal into a `double` when the double
     /// holds it exactly. Returns `nil` for anything else, and for values ``accepts(_:)`` refuses.
-    func coerce(_ value: Value) -> Value? {
+    package func coerce(_ value: Value) -> Value? {
         if accepts(value) { return value }
         let converted: Value?
         switch (self, value) {

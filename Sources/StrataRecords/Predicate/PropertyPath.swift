@@ -5,6 +5,11 @@
 ///     PropertyPath("items").count > 3
 ///     PropertyPath.any("items.amount") > 5
 ///
+/// String comparisons without options compare the argument as given. A `canonical:` derived
+/// attribute holds folded text, so compare it with `options: [.caseInsensitive,
+/// .diacriticInsensitive]` (`[cd]` in a format string): the argument is folded the same way and
+/// the attribute's index still answers.
+///
 /// A property path is also a ``PredicateArgument``, so it can be the right side
 /// (`PropertyPath("a") == PropertyPath("b")`) or a `%@`/`%K` argument. `PropertyPath` is
 /// deliberately not `Equatable`: `==` between property paths builds a predicate, and a
