@@ -106,9 +106,13 @@ extension ModelContext {
 
     /// Refreshes an object from the store. With `mergeChanges` false, its unsaved changes are
     /// dropped and it turns into a fault; with `true`, it takes the store's values and keeps
-    /// its changes on top. An inserted object is left as it is.
+    /// its changes on top. An inserted object, a fault without changes and an object whose row
+    /// is gone are left as they are.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         guard object.context === self, !object.isInserted, let b = binding(object) else { return }
+        // A fault holds nothing to drop or refresh (a deleted one keeps its deletion; one whose
+        // row is gone stays as it is): no hooks run.
+        if object.isFault && (!object.hasChanges || object._flags.contains(.gone)) { return }
         let k = key(object, b)
         // An unchanged object becomes a fault, unless a transient holds a value the fault
         // would lose: then it reads its row now.

@@ -14,6 +14,7 @@ import Testing
         case ownDeleteSaved, mergedDelete, mergedDeleteOfAChangedObject, automaticallyMergedDelete
         case mergePolicyRollbackOfADeletedRow
         case rollbackOfAnUpdate, rollbackOfAnInsert, reset, refreshAllObjects, containerClose
+        case refreshOfAFault, refreshOfAnObjectWhoseDeletionWasSaved
     }
 
     /// What a path does to the object: hooks run (in order), and the state after.
@@ -47,6 +48,11 @@ import Testing
                            registered: true, toldDeleted: true)
         case .rollbackOfAnUpdate:
             return Outcome(hooks: ["awake"], isFault: false, isDeleted: false, registered: true, toldDeleted: false)
+        case .refreshOfAFault:
+            return Outcome(hooks: [], isFault: true, isDeleted: false, registered: true, toldDeleted: false)
+        case .refreshOfAnObjectWhoseDeletionWasSaved:
+            // Turned into a fault by the save (before the hooks were recorded): nothing more.
+            return Outcome(hooks: [], isFault: true, isDeleted: true, registered: true, toldDeleted: true)
         case .rollbackOfAnInsert, .reset, .containerClose:
             // The object keeps its values; it leaves the context (reset, an insert rolled back)
             // or stays where it is (close): nothing turns into a fault.
@@ -119,6 +125,17 @@ import Testing
                 context.refreshAllObjects()
             case .containerClose:
                 try container.close()
+            case .refreshOfAFault:
+                context.refresh(j, mergeChanges: false)
+                j.hooks = []
+                context.refresh(j, mergeChanges: false)
+                context.refresh(j, mergeChanges: true)
+            case .refreshOfAnObjectWhoseDeletionWasSaved:
+                try context.delete(j)
+                try context.save()
+                j.hooks = []
+                context.refresh(j, mergeChanges: false)
+                context.refresh(j, mergeChanges: true)
             }
             context.processPendingChanges()   // the end of the event: objects-did-change is told
             let got = Outcome(hooks: j.hooks, isFault: j.isFault, isDeleted: j.isDeleted, registered: j.context === context,
