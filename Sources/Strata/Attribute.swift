@@ -25,8 +25,14 @@ public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper, SlotCac
     /// Declares the attribute. `default` is the value a new object starts with; `validation`
     /// rules are checked at save; `originalName` is its name in the previous model version
     /// (lightweight migration).
+    @inlinable
     public init(_ options: AttributeOptions = [], default defaultValue: Value? = nil, validation: [ValidationRule] = [],
                 originalName: String? = nil) {
+        if SchemaCapture.isCapturing { Self.declare(options, defaultValue, validation, originalName) }
+    }
+
+    @usableFromInline
+    static func declare(_ options: AttributeOptions, _ defaultValue: Value?, _ validation: [ValidationRule], _ originalName: String?) {
         SchemaCapture.record(.attribute(AttributeDeclaration(
             bridge: ValueBridge(Value.self), type: Value.attributeType, isOptional: Value.isOptional, options: options,
             defaultValue: defaultValue?.storedValue, validation: validation, renamedFrom: originalName)))
@@ -40,8 +46,10 @@ public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper, SlotCac
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        get { object._attributeValue(storageKeyPath, as: Value.self) }
-        set { object._setAttributeValue(newValue, storageKeyPath) }
+        // Always inlined: only in the property's own accessor is the storage key path a
+        // constant, so the slot cache becomes a field access instead of a key-path projection.
+        @inline(__always) get { object._attributeValue(storageKeyPath, as: Value.self) }
+        @inline(__always) set { object._setAttributeValue(newValue, storageKeyPath) }
     }
 
     /// Not available: the property is read through its object.
@@ -70,14 +78,20 @@ public struct Derived<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachi
     @usableFromInline var slotCache: UInt8 = 0
 
     /// Declares a derived attribute computed from `expression`; `.indexed` gives it a fetch index.
+    @inlinable
     public init(_ expression: String, _ options: AttributeOptions = [], originalName: String? = nil) {
+        if SchemaCapture.isCapturing { Self.declare(expression, options, originalName) }
+    }
+
+    @usableFromInline
+    static func declare(_ expression: String, _ options: AttributeOptions, _ originalName: String?) {
         SchemaCapture.record(.derived(DerivedDeclaration(
             bridge: ValueBridge(Value.self), type: Value.attributeType, isOptional: Value.isOptional, expression: expression,
             options: options, renamedFrom: originalName)))
     }
 
     /// Reads the derived value of `object`.
-    @inlinable
+    @inlinable @inline(__always)
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: KeyPath<Object, Value>,

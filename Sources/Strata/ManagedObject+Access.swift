@@ -6,13 +6,23 @@ import StrataRecords
 
 extension ManagedObject {
     /// The slot of the property whose wrapper `storage` reaches (-1 if the schema has none):
-    /// the wrapper's cache (a field load once inlined into the model class), else resolved.
+    /// the wrapper's cache (a field load once inlined into the model class), else resolved and
+    /// cached. Inlined whole, so the cache's store is specialized too: each new object (every
+    /// fetched fault) resolves each property it reads once, and an unspecialized key-path store
+    /// cost ~1.9K instructions of that (generic metadata, the runtime's key-path projection).
     @inlinable @inline(__always)
     final func _slot<Object: ManagedObject, W: SlotCachingWrapper>(_ storage: ReferenceWritableKeyPath<Object, W>) -> Int {
-        let cached = unsafeDowncast(self, to: Object.self)[keyPath: storage].slotCache
+        let object = unsafeDowncast(self, to: Object.self)
+        let cached = object[keyPath: storage].slotCache
         if cached != 0 { return Int(cached) - 1 }
-        return _resolveSlot(storage)
+        let slot = _slotIndex(ofStorage: storage)
+        if slot >= 0, slot < 255 { object[keyPath: storage].slotCache = UInt8(slot + 1) }
+        return slot
     }
+
+    /// The schema's slot for a wrapper's storage key path.
+    @usableFromInline
+    final func _slotIndex(ofStorage storage: AnyKeyPath) -> Int { entitySchema.slot(forStorage: storage) }
 
     /// Whether this is a probe prototype (key-path resolution).
     @usableFromInline

@@ -19,7 +19,13 @@ public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper, Sl
 
     /// Declares the relationship. `deleteRule` says what deleting this object does to the
     /// objects it reaches; `optional: false` makes a to-one required at save.
+    @inlinable
     public init(deleteRule: DeleteRule = .nullify, optional: Bool = true, originalName: String? = nil) {
+        if SchemaCapture.isCapturing { Self.declare(deleteRule, optional, originalName) }
+    }
+
+    @usableFromInline
+    static func declare(_ deleteRule: DeleteRule, _ optional: Bool, _ originalName: String?) {
         SchemaCapture.record(.relationship(RelationshipDeclaration(
             target: Value.Target.self, isToMany: Value.isToMany, isOptional: optional || Value.isToMany,
             deleteRule: deleteRule, inverse: nil, renamedFrom: originalName, bridge: RelationshipBridge(Value.self))))
@@ -27,8 +33,15 @@ public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper, Sl
 
     /// Declares the relationship and its inverse, the property of the target class that
     /// reaches back (`\Item.list`).
+    @inlinable
     public init<Inverse>(deleteRule: DeleteRule = .nullify, inverse: KeyPath<Value.Target, Inverse>, optional: Bool = true,
                          originalName: String? = nil) {
+        if SchemaCapture.isCapturing { Self.declare(deleteRule, inverse, optional, originalName) }
+    }
+
+    @usableFromInline
+    static func declare<Inverse>(_ deleteRule: DeleteRule, _ inverse: KeyPath<Value.Target, Inverse>, _ optional: Bool,
+                                 _ originalName: String?) {
         SchemaCapture.record(.relationship(RelationshipDeclaration(
             target: Value.Target.self, isToMany: Value.isToMany, isOptional: optional || Value.isToMany,
             deleteRule: deleteRule, inverse: { ManagedObject.probeName(of: inverse) }, renamedFrom: originalName,
@@ -42,7 +55,7 @@ public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper, Sl
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        get {
+        @inline(__always) get {
             if object._isProbe {
                 // A to-one hands on a probe of its target, so a chain (`\Item.list?.name`) goes on.
                 return Value(relationshipObjects: object.probeTarget(storageKeyPath, Value.Target.self, isToMany: Value.isToMany))
@@ -51,7 +64,7 @@ public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper, Sl
             if Value.isToMany { return Value(relationshipObjects: object._members(slot: slot)) }
             return Value(relationshipObjects: object._target(slot: slot).map { [$0] } ?? [])
         }
-        set {
+        @inline(__always) set {
             let slot = object._slot(storageKeyPath)
             if Value.isToMany {
                 object._setMembers(newValue.relationshipObjects, slot: slot)

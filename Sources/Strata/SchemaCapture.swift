@@ -9,7 +9,10 @@ import Synchronization
 /// would cost memory per fault, so wrappers store one byte, and the schema builder makes one
 /// prototype object with capturing switched on: each wrapper's initializer reports its
 /// declaration, in declaration order, and only on the building thread. Outside a build, a
-/// wrapper's initializer costs one relaxed atomic load.
+/// wrapper's initializer costs one relaxed atomic load (its initializer is inlined into the
+/// model class: an out-of-line generic initializer cost ~2.5K instructions per object made,
+/// mostly generic metadata look-ups, issue 24).
+@usableFromInline
 enum SchemaCapture {
     private static let active = Atomic<Bool>(false)
     private struct State: @unchecked Sendable {
@@ -19,6 +22,11 @@ enum SchemaCapture {
     private static let state = Mutex(State())
     /// Serialises schema builds (a build may start another, for a relationship's target).
     private static let buildLock = NSRecursiveLock()
+
+    /// Whether a schema build is capturing declarations (on some thread): the inlined part of a
+    /// wrapper's initializer checks this before it calls its out-of-line declaration.
+    @usableFromInline
+    static var isCapturing: Bool { active.load(ordering: .relaxed) }
 
     /// Reports a declaration if a schema build on this thread is capturing.
     @inline(__always)

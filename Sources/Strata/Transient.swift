@@ -22,7 +22,13 @@ public struct Transient<Value: PersistentValue>: ManagedPropertyWrapper, SlotCac
 
     /// Declares the transient attribute; `default` is its value in a new or reset object
     /// (else nil for an optional type, and the type's zero value, `""`, `false`… otherwise).
+    @inlinable
     public init(default defaultValue: Value? = nil) {
+        if SchemaCapture.isCapturing { Self.declare(defaultValue) }
+    }
+
+    @usableFromInline
+    static func declare(_ defaultValue: Value?) {
         SchemaCapture.record(.attribute(AttributeDeclaration(
             bridge: ValueBridge(Value.self), type: Value.attributeType, isOptional: Value.isOptional, options: [],
             defaultValue: defaultValue?.storedValue ?? (Value.isOptional ? nil : Value.placeholder.storedValue),
@@ -36,8 +42,10 @@ public struct Transient<Value: PersistentValue>: ManagedPropertyWrapper, SlotCac
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        get { object._attributeValue(storageKeyPath, as: Value.self) }
-        set { object._setAttributeValue(newValue, storageKeyPath) }
+        // Always inlined: only in the property's own accessor is the storage key path a
+        // constant, so the slot cache becomes a field access instead of a key-path projection.
+        @inline(__always) get { object._attributeValue(storageKeyPath, as: Value.self) }
+        @inline(__always) set { object._setAttributeValue(newValue, storageKeyPath) }
     }
 
     /// Not available: the property is read through its object.
