@@ -1,0 +1,52 @@
+import Foundation
+@testable import Strata
+import StrataTesting
+import Testing
+
+/// The registry's open-addressing table against `Dictionary`: random inserts, replacements,
+/// lookups and removals (dense runs of keys, as primary keys are, and scattered ones, negative
+/// temporary identifiers and 0), compared after every step.
+@Suite struct IdentityTableTests {
+    @Test(arguments: Array(UInt64(1)...6))
+    func randomOperationsMatchADictionary(seed: UInt64) {
+        var rng = SplitMix64(seed: mixSeed(0x1D_7AB1E, seed))
+        let objects = (0..<64).map { _ in ManagedObject() }
+        var table = IdentityTable()
+        var reference: [Int64: Int] = [:]
+        func key() -> Int64 {
+            switch rng.next() % 4 {
+            case 0: return Int64(rng.next() % 3000)                                   // a dense run
+            case 1: return -Int64(rng.next() % 500) - 1                               // temporary identifiers
+            case 2: return Int64(bitPattern: rng.next())                              // anywhere
+            default: return reference.keys.randomElement(using: &rng) ?? 0            // one present
+            }
+        }
+        for step in 0..<20_000 {
+            let k = key()
+            switch rng.next() % 5 {
+            case 0, 1:
+                let o = Int(rng.next() % 64)
+                table[k] = Unmanaged.passUnretained(objects[o])
+                reference[k] = o
+            case 2:
+                let removed = table.removeValue(forKey: k)
+                let expected = reference.removeValue(forKey: k)
+                #expect(removed?.toOpaque() == expected.map { Unmanaged.passUnretained(objects[$0]).toOpaque() },
+                        "seed \(seed), step \(step): removal of \(k)")
+            case 3:
+                table[k] = nil
+                reference[k] = nil
+            default:
+                #expect(table[k]?.toOpaque() == reference[k].map { Unmanaged.passUnretained(objects[$0]).toOpaque() },
+                        "seed \(seed), step \(step): lookup of \(k)")
+            }
+            #expect(table.count == reference.count, "seed \(seed), step \(step): count")
+            if step % 2_000 == 0 || step == 19_999 {
+                for (k, o) in reference {
+                    #expect(table[k]?.toOpaque() == Unmanaged.passUnretained(objects[o]).toOpaque(), "seed \(seed), step \(step): \(k)")
+                }
+                #expect(table.objects.count == reference.count)
+            }
+        }
+    }
+}
