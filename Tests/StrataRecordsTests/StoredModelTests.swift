@@ -89,4 +89,25 @@ import StrataStorage
         #expect(try tool.read { try $0.checkRecords() } == [])
         #expect(model.schemaLinesReadDifferently.isEmpty, "a declared model has no stored text")
     }
+
+    /// A line break in a pattern, a custom rule's name or a derived expression went into the
+    /// schema text as written, so the program's own store failed to open again (its text read
+    /// as other lines: `modelMismatch`). The model refuses them now.
+    @Test func lineBreaksInRulesAndExpressionsAreRefused() throws {
+        let cases: [(String, Entity)] = [
+            ("a", Entity("E") { Attribute("a", .string, validation: [.pattern("a\nb|x")]) }),
+            ("a", Entity("E") { Attribute("a", .string, validation: [.maximumLength(3), .custom(name: "two\r\nlines") { _ in nil }]) }),
+            ("d", Entity("E") { Attribute("n", .int64); Derived("d", .int64, "n +\n 1") }),
+        ]
+        for (property, entity) in cases {
+            let error = #expect(throws: StrataError.self) { _ = try Model(entities: [entity]) }
+            guard case .invalidModel("E", property?, let reason)? = error else {
+                Issue.record("\(property): \(String(describing: error))")
+                continue
+            }
+            #expect(reason.contains("line break"), "\(reason)")
+        }
+        // A pattern can still match a line break, escaped.
+        _ = try Model { Entity("E") { Attribute("a", .string, validation: [.pattern("a\\nb")]) } }
+    }
 }
