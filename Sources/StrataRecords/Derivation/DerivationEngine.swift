@@ -31,11 +31,16 @@ struct DerivationEngine {
             }
             // The aggregates over the same to-many that come next in dependency order depend
             // on nothing computed in between: one pass over the children serves them all.
+            // Except over a to-many of the entity itself (a tree): an aggregate of the group's
+            // own result (`children.low.@max` after `children.value.@min`) needs that result
+            // settled on the children first, so it starts a pass of its own.
             var members = [AggregateMember(derived: d, function: f, source: source)]
             while i < order.count, order[i].entity == e.index {
                 let next = e.derivedAttributes[order[i].derived]
                 guard case .aggregate(let g, let name, let a) = next.parsed, name == relName else { break }
-                members.append(AggregateMember(derived: next, function: g, source: a.map { model.entities[rel.targetIndex].fieldIndex[$0]! }))
+                let nextSource = a.map { model.entities[rel.targetIndex].fieldIndex[$0]! }
+                if rel.targetIndex == e.index, let nextSource, members.contains(where: { $0.derived.field == nextSource }) { break }
+                members.append(AggregateMember(derived: next, function: g, source: nextSource))
                 i += 1
             }
             try aggregateToMany(e, members, rel)

@@ -11,6 +11,11 @@ public final class Model: Sendable {
     let derivationOrder: [DerivedReference]
     /// Plans of the fetches run against this model, by shape (plans depend on the model only).
     let fetchPlans = FetchPlanCache()
+    /// For a model rebuilt from a store's schema text (``RecordStore/init(opening:)``): the
+    /// lines it was read from; `nil` for a model built from declarations. The checker compares
+    /// a store's text with these, not with ``schemaLines``: a line the text's one ambiguity
+    /// makes read back differently (``schemaLinesReadDifferently``) is no damage to the store.
+    public let storedSchemaLines: [String]?
 
     struct DerivedReference: Hashable, Sendable {
         var entity: Int
@@ -25,7 +30,13 @@ public final class Model: Sendable {
 
     /// Builds and checks a model of the `declared` entities.
     /// Throws `StrataError.invalidModel`, naming the entity, property and reason, if it cannot work.
-    public init(entities declared: [Entity]) throws {
+    public convenience init(entities declared: [Entity]) throws {
+        try self.init(entities: declared, storedSchemaLines: nil)
+    }
+
+    /// Builds and checks a model; `storedSchemaLines` is the schema text it was rebuilt from, if any.
+    init(entities declared: [Entity], storedSchemaLines: [String]?) throws {
+        self.storedSchemaLines = storedSchemaLines
         var resolver = ModelResolver(declared)
         let resolved = try resolver.resolve()
         self.entities = resolved.entities
@@ -64,5 +75,20 @@ public final class Model: Sendable {
             for i in e.indexes { lines.append("  \(e.name): index (\(i.joined(separator: ", ")))") }
         }
         return lines
+    }
+
+    /// For a model rebuilt from a store's schema text: the stored lines it prints otherwise
+    /// (in ``schemaLines``), as "stored: LINE" and "reads back as: LINE". Empty for a model
+    /// built from declarations, and for every text this version writes except one whose
+    /// pattern or custom rule name holds ", " and a whole rule signature (FORMAT.md §12,
+    /// "Schema text"): `strata check` prints these as notes, not problems.
+    public var schemaLinesReadDifferently: [String] {
+        guard let stored = storedSchemaLines?.filter({ !$0.isEmpty }) else { return [] }
+        let printed = schemaLines
+        guard stored != printed else { return [] }
+        let old = Set(stored), new = Set(printed)
+        var out = stored.filter { !new.contains($0) }.map { "stored: \($0.trimmingCharacters(in: .whitespaces))" }
+        out += printed.filter { !old.contains($0) }.map { "reads back as: \($0.trimmingCharacters(in: .whitespaces))" }
+        return out.isEmpty ? ["the stored lines read back in another order"] : out
     }
 }

@@ -42,6 +42,15 @@ struct ModelResolver {
                 guard seen.insert(name).inserted else { throw fail(e.name, name, "two properties have this name") }
             }
             for m in e.members {
+                // The schema text holds one line per fact and patterns, rule names and
+                // expressions as written: a line break in one would make the program's own store
+                // fail to open again (its stored text would read as other lines).
+                if case .attribute(let a) = m.kind, let rule = a.validation.first(where: { $0.signature.contains(where: \.isNewline) }) {
+                    throw fail(e.name, a.name, "the validation rule '\(rule.signature.prefix { !$0.isNewline })…' holds a line break; write \\n in a pattern")
+                }
+                if case .derived(let d) = m.kind, d.expression.contains(where: \.isNewline) {
+                    throw fail(e.name, d.name, "the expression holds a line break; write it on one line")
+                }
                 if case .attribute(let a) = m.kind, !a.isTransient {
                     var d = a.defaultValue?.isNull == true ? nil : a.defaultValue  // a nil default is no default
                     if a.defaultIsObjectID { throw fail(e.name, a.name, "the default value is an ObjectID, which no attribute holds") }

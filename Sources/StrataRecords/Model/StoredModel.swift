@@ -1,8 +1,18 @@
 import StrataStorage
 
 /// Rebuilds a model from the schema text stored in a file (``Model/schemaLines``), so tools
-/// can read a store without the program's Swift model. Defaults are rebuilt; validation rules
-/// are not (custom rules are code): a store opened this way is for reading and checking.
+/// can read a store without the program's Swift model.
+///
+/// Defaults and validation rules are rebuilt from their literals and signatures, so a model
+/// read from a file prints the lines it was read from (the checker compares them). One thing
+/// cannot come back: a `custom NAME` rule is code in the program, so it returns as a custom
+/// rule of that name that accepts every value. A store opened this way is for reading and
+/// checking; a write through it skips the program's custom rules.
+///
+/// One ambiguity remains in the text (FORMAT.md §12, "Schema text"): rules are joined with
+/// ", ", and a pattern or custom name that itself holds ", " followed by a rule keyword reads
+/// back as two rules. The model keeps the text it was read from (``Model/storedSchemaLines``),
+/// so such a line is a note for the tool, never a problem the checker reports.
 enum StoredModel {
     static func parse(_ lines: [String]) throws -> Model {
         var entities: [Entity] = []
@@ -15,8 +25,10 @@ enum StoredModel {
         }
         func bad(_ line: String) -> StrataError { .corrupt("stored model line '\(line)'", offset: nil) }
         for raw in lines {
-            let line = raw.trimmingCharacters(in: .whitespaces)
-            if line.isEmpty { continue }
+            // Only the indentation goes: trailing spaces can belong to a derived expression or
+            // a pattern, and the line must print back as it was read.
+            let line = String(raw.drop { $0 == " " || $0 == "\t" })
+            if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
             if line.hasPrefix("entity ") {
                 flush()
                 name = String(line.dropFirst(7))
@@ -24,7 +36,7 @@ enum StoredModel {
             }
             guard let entity = name, let colon = line.firstIndex(of: ":") else { throw bad(line) }
             let head = String(line[..<colon])
-            let body = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let body = line[line.index(after: colon)...].drop { $0 == " " }
             let words = body.split(separator: " ").map(String.init)
             guard let kind = words.first else { throw bad(line) }
             let property = head.hasPrefix(entity + ".") ? String(head.dropFirst(entity.count + 1)) : ""
@@ -38,20 +50,31 @@ enum StoredModel {
                 // `attribute TYPE [optional] [default V] [validate …]`: V is one literal
                 // (SchemaLiteral), which may hold spaces, so it is read, not split.
                 var defaultValue: Value?
+                var validation: [ValidationRule] = []
                 let afterKind = body.drop { $0 != " " }.drop { $0 == " " }
                 let afterType = afterKind.drop { $0 != " " }.drop { $0 == " " }
-                let options = afterType.hasPrefix("optional") ? afterType.dropFirst("optional".count).drop { $0 == " " } : afterType
+                let isOptional = afterType == "optional" || afterType.hasPrefix("optional ")
+                var options = isOptional ? afterType.dropFirst("optional".count).drop { $0 == " " } : afterType
                 if options.hasPrefix("default ") {
-                    guard let (v, _) = SchemaLiteral.parse(options.dropFirst("default ".count), as: type) else { throw bad(line) }
+                    guard let (v, rest) = SchemaLiteral.parse(options.dropFirst("default ".count), as: type) else { throw bad(line) }
                     defaultValue = v
+                    options = rest.drop { $0 == " " }
                 }
-                members.append(EntityMember(kind: .attribute(Attribute(property, type, optional: afterType.hasPrefix("optional"),
-                                                                       default: defaultValue, transient: kind == "transient"))))
+                if kind == "attribute", options.hasPrefix("validate ") {
+                    guard let rules = ValidationRule.rules(signatures: options.dropFirst("validate ".count)) else { throw bad(line) }
+                    validation = rules
+                }
+                members.append(EntityMember(kind: .attribute(Attribute(property, type, optional: isOptional, default: defaultValue,
+                                                                       transient: kind == "transient", validation: validation))))
             case "to-one":
-                if words.contains("optional") { optionalToOne.insert("\(entity).\(property)") }
+                // `to-one TARGET [optional]`: the target may itself be named `optional`.
+                if words.dropFirst(2).contains("optional") { optionalToOne.insert("\(entity).\(property)") }
             case "derived":
+                // `derived TYPE [optional] = EXPRESSION`: only the words before ` = ` are options
+                // (the expression may name a property `optional`, and keeps its spaces).
                 guard words.count >= 2, let type = AttributeType(rawValue: words[1]), let eq = body.range(of: " = ") else { throw bad(line) }
-                members.append(EntityMember(kind: .derived(Derived(property, type, String(body[eq.upperBound...]), optional: words.contains("optional")))))
+                let isOptional = body[..<eq.lowerBound].split(separator: " ").dropFirst(2).contains("optional")
+                members.append(EntityMember(kind: .derived(Derived(property, type, String(body[eq.upperBound...]), optional: isOptional))))
             case "relationship":
                 // relationship to-one|to-many TARGET inverse NAME delete RULE
                 guard words.count == 7, let rule = DeleteRule(rawValue: words[6]) else { throw bad(line) }
@@ -70,7 +93,7 @@ enum StoredModel {
             }
         }
         flush()
-        return try Model(entities: entities)
+        return try Model(entities: entities, storedSchemaLines: lines)
     }
 }
 
@@ -81,6 +104,3 @@ extension Entity {
         self.members = members
     }
 }
-
-
-import Foundation

@@ -27,6 +27,63 @@ public enum ValidationRule: Sendable {
         }
     }
 
+    /// The words a signature starts with, each followed by one space (``signature``).
+    static let signatureKeywords = ["min", "max", "minLength", "maxLength", "pattern", "custom"]
+
+    /// The rules of a `validate` clause of the schema text: ``signature``s joined with ", ".
+    /// Returns `nil` when the text holds no such list.
+    ///
+    /// A pattern or custom name may itself hold ", ", so the text is cut only where ", " is
+    /// followed by a keyword and a space, and a piece that then reads as no rule on its own
+    /// (`, min x`) goes back to the pattern or name before it. What stays ambiguous is a pattern
+    /// or name holding ", " and a whole signature (`a, min 3`): it reads back as two rules
+    /// (FORMAT.md §12, "Schema text"). A custom rule comes back by name, accepting every value:
+    /// its check is code in the program that wrote the store.
+    static func rules(signatures text: Substring) -> [ValidationRule]? {
+        var pieces: [Substring] = []
+        var start = text.startIndex, from = text.startIndex
+        while let comma = text[from...].range(of: ", ") {
+            let next = text[comma.upperBound...]
+            if signatureKeywords.contains(where: { next.hasPrefix($0 + " ") }) {
+                pieces.append(text[start..<comma.lowerBound])
+                start = comma.upperBound
+            }
+            from = comma.upperBound
+        }
+        pieces.append(text[start...])
+        var rules: [ValidationRule] = []
+        for piece in pieces {
+            if let rule = rule(signature: piece) {
+                rules.append(rule)
+                continue
+            }
+            switch rules.last {
+            case .pattern(let p)?: rules[rules.count - 1] = .pattern(p + ", " + piece)
+            case .custom(let name, _)?: rules[rules.count - 1] = .custom(name: name + ", " + piece, acceptAll)
+            default: return nil
+            }
+        }
+        return rules
+    }
+
+    /// The rule one ``signature`` describes, or `nil`.
+    static func rule(signature: Substring) -> ValidationRule? {
+        guard let space = signature.firstIndex(of: " ") else { return nil }
+        let argument = signature[signature.index(after: space)...]
+        switch signature[..<space] {
+        case "min": return Double(argument).map(ValidationRule.minimum)
+        case "max": return Double(argument).map(ValidationRule.maximum)
+        case "minLength": return Int(argument).map(ValidationRule.minimumLength)
+        case "maxLength": return Int(argument).map(ValidationRule.maximumLength)
+        case "pattern": return .pattern(String(argument))
+        case "custom": return .custom(name: String(argument), acceptAll)
+        default: return nil
+        }
+    }
+
+    /// The check of a custom rule read back from a file: the program's code is not there.
+    private static let acceptAll: @Sendable (Value) -> String? = { _ in nil }
+
     /// The reason `value` breaks this rule, or `nil`.
     func violation(_ value: Value) -> String? {
         switch self {

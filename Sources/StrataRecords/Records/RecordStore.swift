@@ -43,8 +43,9 @@ public final class RecordStore: Sendable {
     }
 
     /// Opens the store at `path` with the model stored in it (no Swift model needed): for
-    /// tools that inspect, dump and check any store. Validation rules are not
-    /// part of the rebuilt model, so open read-only unless you know the rules do not matter.
+    /// tools that inspect, dump and check any store. The rebuilt model has the stored
+    /// validation rules, but a custom rule comes back by name only and accepts every value (its
+    /// check is the program's code), so open read-only unless you know the rules do not matter.
     public convenience init(path: String, options: StoreOptions = StoreOptions()) throws {
         let storage = try Store(path: path, options: options)
         do {
@@ -60,7 +61,8 @@ public final class RecordStore: Sendable {
         guard let stored = try storage.read({ tx in try tx.tree(RecordTrees.meta)?.get(RecordTrees.schemaKey) }) else {
             throw StrataError.invalidArgument("the store holds no record model (a plain key/value store)")
         }
-        let lines = String(decoding: stored, as: UTF8.self).split(separator: "\n").map(String.init)
+        // Split as the checker splits it: the model keeps these lines to compare with the store's.
+        let lines = String(decoding: stored, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         try KeyFormat.refuseNewer(storage)
         self.model = try StoredModel.parse(lines)
         self.storage = storage

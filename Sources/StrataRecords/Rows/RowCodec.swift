@@ -55,8 +55,11 @@ enum RowCodec {
     static func decode(_ bytes: UnsafeRawBufferPointer, fields: [Field]) throws -> [Value] {
         var r = Reader(bytes: bytes)
         guard try r.byte() == version else { throw StrataError.corrupt("row format version", offset: nil) }
-        let n = try r.length()
-        guard n <= fields.count else { throw StrataError.corrupt("row has \(n) fields, the layout \(fields.count)", offset: nil) }
+        // The field count is bounded by the layout, not by the row's bytes: absent fields take
+        // no bytes, so seven fields of which two are set fit in five bytes.
+        let count = try r.varint()
+        guard count <= UInt64(fields.count) else { throw StrataError.corrupt("row has \(count) fields, the layout \(fields.count)", offset: nil) }
+        let n = Int(count)
         let bitmap = try r.take((n + 7) / 8)
         // Every slot is initialized to nil before any can throw, so the array is whole whatever
         // happens after (`Array(repeating:count:)` of an enum with payloads fills through the

@@ -1,0 +1,159 @@
+import Foundation
+import StrataRecords
+import StrataStorage
+
+/// Seeded writes through any model (``RandomModel`` makes them): inserts with and without the
+/// defaults, updates, to-ones set and cleared, to-many and many-to-many members added and
+/// removed, deletes through every delete rule, unique values swapped in one transaction, and
+/// inputs the store must refuse (rule violations, duplicates, `deny`, values of the wrong type
+/// or out of range). A refused transaction rolls back; anything but a ``StrataError`` is
+/// rethrown. Then ``disagreements(_:)`` checks the store as the program and as the tool see it.
+public enum RandomModelWorkload {
+    /// How many transactions committed and how many the store refused.
+    public struct Outcome: Sendable {
+        /// Transactions that committed.
+        public var committed = 0
+        /// Transactions that threw a ``StrataError`` (rolled back).
+        public var refused = 0
+        /// No transactions yet.
+        public init() {}
+    }
+
+    /// Runs `transactions` write transactions of one to three operations each on `store`.
+    /// A store that stops accepting writes (`StrataError.poisoned`) is a finding: rethrown.
+    public static func run(_ store: RecordStore, seed: UInt64, transactions: Int) throws -> Outcome {
+        var outcome = Outcome()
+        for t in 0..<transactions {
+            var rng = SplitMix64(seed: mixSeed(seed, UInt64(t), 0x574F_524B))
+            do {
+                try store.write { tx in
+                    for _ in 0..<rng.int(1...3) { try step(tx, &rng) }
+                }
+                outcome.committed += 1
+            } catch let error as StrataError {
+                if case .poisoned = error { throw error }
+                outcome.refused += 1
+            }
+        }
+        return outcome
+    }
+
+    /// One random operation in `tx`; `note` hears it described before it runs (a reproducer's
+    /// script).
+    public static func step(_ tx: RecordTransaction, _ rng: inout SplitMix64, note: (String) -> Void = { _ in }) throws {
+        let model = tx.model
+        let e = model.entities[rng.below(model.entities.count)]
+        let objects = try tx.objects(e.name)
+        func some(_ entity: String) throws -> ObjectID? {
+            let all = try tx.objects(entity)
+            return all.isEmpty ? nil : all[rng.below(all.count)]
+        }
+        let choice = objects.isEmpty ? 0 : rng.below(10)
+        switch choice {
+        case 0, 1, 2:
+            var values: [String: any ValueConvertible] = [:]
+            for a in e.attributes where !a.isTransient && !rng.chance(0.25) { values[a.name] = value(for: a, &rng) }
+            for r in e.relationships where !r.isToMany && rng.chance(0.8) {
+                if let target = try some(r.target) { values[r.name] = target }
+            }
+            note("insert \(e.name) \(values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.strataValue)" })")
+            _ = try tx.insert(e.name, values)
+        case 3, 4:
+            let id = objects[rng.below(objects.count)]
+            let stored = e.attributes.filter { !$0.isTransient }
+            guard !stored.isEmpty else { return }
+            var values: [String: any ValueConvertible] = [:]
+            for _ in 0..<rng.int(1...2) {
+                let a = stored[rng.below(stored.count)]
+                values[a.name] = value(for: a, &rng)
+            }
+            note("update \(id) \(values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.strataValue)" })")
+            try tx.update(id, values)
+        case 5:
+            let toOnes = e.relationships.filter { !$0.isToMany }
+            guard !toOnes.isEmpty else { return }
+            let r = toOnes[rng.below(toOnes.count)]
+            let id = objects[rng.below(objects.count)], target = rng.chance(0.2) ? nil : try some(r.target)
+            note("set \(r.name) of \(id) to \(target.map { "\($0)" } ?? "nil")")
+            try tx.set(r.name, of: id, to: target)
+        case 6:
+            let toManys = e.relationships.filter(\.isToMany)
+            guard !toManys.isEmpty else { return }
+            let r = toManys[rng.below(toManys.count)]
+            guard let member = try some(r.target) else { return }
+            let id = objects[rng.below(objects.count)]
+            if rng.chance(0.3) {
+                note("remove \(member) from \(r.name) of \(id)")
+                try tx.remove(member, from: r.name, of: id)
+            } else {
+                note("add \(member) to \(r.name) of \(id)")
+                try tx.add(member, to: r.name, of: id)
+            }
+        case 7 where objects.count >= 2 && e.uniquenessConstraints.contains { $0.count == 1 && e.attribute($0[0]) != nil }:
+            // Two objects trade the values of a single-attribute unique constraint: legal, since
+            // uniqueness is judged at commit.
+            let u = e.uniquenessConstraints.first { $0.count == 1 && e.attribute($0[0]) != nil }![0]
+            let x = objects[rng.below(objects.count)], y = objects[rng.below(objects.count)]
+            let vx = try tx.value(u, of: x), vy = try tx.value(u, of: y)
+            note("swap \(u) of \(x) and \(y)")
+            try tx.update(x, [u: vy])
+            try tx.update(y, [u: vx])
+        default:
+            let id = objects[rng.below(objects.count)]
+            note("delete \(id)")
+            try tx.delete(id)
+        }
+    }
+
+    /// A value for attribute `a`: mostly of its type, now and then `null` (refused when the
+    /// attribute is required) or of another type (refused).
+    static func value(for a: Attribute, _ rng: inout SplitMix64) -> Value {
+        if rng.chance(0.08) { return .null }
+        if rng.chance(0.04) { return RandomValues.value(AttributeType.allCases[rng.below(AttributeType.allCases.count)], &rng) }
+        return RandomValues.value(a.type, &rng)
+    }
+
+    /// What the program and the tool disagree about, or find wrong, in `store` (opened with the
+    /// program's model): `checkRecords()` with the program's model, the same with the model the
+    /// tool rebuilds from the stored text (``RecordStore/init(opening:)``), the rebuilt model's
+    /// text against the stored text, and every object's values and relationships read through
+    /// both. Empty when they agree and both find the store sound.
+    public static func disagreements(_ store: RecordStore) throws -> [String] {
+        var out: [String] = []
+        let tool = try RecordStore(opening: store.storage)
+        let programProblems = try store.read { try $0.checkRecords() }
+        let toolProblems = try tool.read { try $0.checkRecords() }
+        out += programProblems.map { "with the program's model: \($0)" }
+        out += toolProblems.map { "as the tool opens it: \($0)" }
+        if tool.model.schemaLines != store.model.schemaLines {
+            let lost = store.model.schemaLines.filter { !tool.model.schemaLines.contains($0) }
+            out.append("the rebuilt model prints other lines; stored lines it lost: \(lost)")
+        }
+        let mine = try store.read { try digest($0) }, theirs = try tool.read { try digest($0) }
+        if mine != theirs {
+            let first = zip(mine, theirs).first { $0 != $1 }
+            out.append("the objects read differently: \(first.map { "\($0.0) | \($0.1)" } ?? "\(mine.count) vs \(theirs.count) lines")")
+        }
+        return out
+    }
+
+    /// Every object's values and relationships, one line each, in model order.
+    public static func digest(_ r: RecordReader) throws -> [String] {
+        var out: [String] = []
+        for e in r.model.entities {
+            for id in try r.objects(e.name) {
+                let values = try r.values(of: id) ?? [:]
+                var parts = values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+                for rel in e.relationships {
+                    if rel.isToMany {
+                        parts.append("\(rel.name)->\(try r.members(of: rel.name, of: id).map(\.primaryKey).sorted())")
+                    } else {
+                        parts.append("\(rel.name)->\(try r.target(of: rel.name, of: id)?.primaryKey ?? 0)")
+                    }
+                }
+                out.append("\(e.name)/\(id.primaryKey) " + parts.joined(separator: " "))
+            }
+        }
+        return out
+    }
+}
