@@ -36,8 +36,9 @@ public enum RecordsFuzzOutcome: Sendable, CustomStringConvertible {
 
 /// The record fuzzers' oracle: opens a (damaged) record store, reads every object, fetches
 /// through every index and compares each answer with the same fetch over every row, walks every
-/// relationship both ways, runs `checkRecords()`, and — opened for writing — commits a
-/// transaction and checks again.
+/// relationship both ways, runs `checkRecords()` (with the program's model and, as `strata
+/// check` does, with the model read from the file: they must agree on whether the store is
+/// sound), and — opened for writing — commits a transaction and checks again.
 ///
 /// The damage may be invisible (a forged value no derived attribute depends on), so "intact"
 /// cannot be required. What is required: no trap, hang or runaway allocation (the caller's
@@ -57,6 +58,15 @@ public enum RecordsFuzzCheck {
             let (objects, disagreements) = try store.read { try readEverything($0) }
             if problems.isEmpty, let first = disagreements.first {
                 return .inconsistent("checkRecords() is clean, but \(first)")
+            }
+            // The tool's view (the model read from the file, as `strata check` opens it) must
+            // agree with the program's on whether the store is sound (issue 23).
+            if model != nil {
+                let toolProblems = try RecordStore(opening: store.storage).read { try $0.checkRecords(limit: 20) }
+                if toolProblems.isEmpty != problems.isEmpty {
+                    return .inconsistent("the program's check found \(problems.count) problems (\(problems.first ?? "none")), "
+                        + "the tool's \(toolProblems.count) (\(toolProblems.first ?? "none"))")
+                }
             }
             if !options.readOnly {
                 if let failure = try writeAndRecheck(store, wasClean: problems.isEmpty) { return .inconsistent(failure) }
