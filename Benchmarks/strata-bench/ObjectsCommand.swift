@@ -15,7 +15,7 @@ struct ObjectsCommand: ParsableCommand {
         commandName: "objects",
         abstract: "Objects: Strata's object layer vs its record layer and GRDB 7.")
 
-    @Option(help: "Sizes and repeats: default (what make bench runs: the issue's sizes, one run, about 20 s) or full (the same sizes, 3 runs). Size options override.")
+    @Option(help: "Sizes and repeats: default (what make bench runs: the issue's sizes, one run, about 30 s) or full (the same sizes, 3 runs). Size options override.")
     var scale: BenchScale = .default
     @Option(name: .customLong("repeat"), help: "Runs of each workload per engine, the median reported (default scale: 1; full: 3).")
     var repeats: Int?
