@@ -75,7 +75,7 @@ struct ObjectsSummary {
             }
             lines.append("  \(w.rawValue): " + parts.joined(separator: "; "))
         }
-        report.summary.append("targets, from the median rates (ratios of ops/s, > 1 = the first faster; the time ratio ≤ 1 = objects "
+        report.summary.append("targets, from the median rates without the close (ratios of ops/s, > 1 = the first faster; the time ratio ≤ 1 = objects "
                               + "faster): objects' time ≤ \(text(Self.maxTimeVersusRecords)) records'; objects ≥ "
                               + "\(text(Self.minSpeedupVersusFastestGRDB)) the fastest GRDB and ≥ \(text(Self.minSpeedupVersusGRDB)) grdb "
                               + "(Codable); records ≥ \(text(Self.minRecordsSpeedupVersusFastestGRDB)) the fastest GRDB. The fastest "
