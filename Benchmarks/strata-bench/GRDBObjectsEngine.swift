@@ -56,11 +56,17 @@ final class GRDBObjectsEngine: ObjectsEngine {
     }
 
     static func open(directory: String, data: ObjectsData) throws -> GRDBObjectsEngine {
+        GRDBObjectsEngine(pool: try openPool(path: directory + "/" + fileName), data: data)
+    }
+
+    /// The database both GRDB engines use (`grdb` and `grdb-rows`): one configuration and one
+    /// schema, so the two differ only in how records are read and written.
+    static func openPool(path: String) throws -> DatabasePool {
         var config = Configuration()
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL; PRAGMA cache_size = -262144")
         }
-        let pool = try DatabasePool(path: directory + "/" + fileName, configuration: config)
+        let pool = try DatabasePool(path: path, configuration: config)
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1") { db in
             try db.create(table: "todoList") { t in
@@ -77,7 +83,7 @@ final class GRDBObjectsEngine: ObjectsEngine {
             }
         }
         try migrator.migrate(pool)
-        return GRDBObjectsEngine(pool: pool, data: data)
+        return pool
     }
 
     func insert(lists: Range<Int>, items: Range<Int>) throws {

@@ -27,7 +27,7 @@ struct ObjectsScale: Codable, Equatable, Sendable {
     var lists: Int { (items + itemsPerList - 1) / itemsPerList }
 
     /// The sizes of `scale`: the for both. A run of every workload at these sizes takes
-    /// about 20 s on two cores, and smaller stores would time the merge and observe workloads in
+    /// about 30 s on two cores (four engines), and smaller stores would time the merge and observe workloads in
     /// microseconds; the default scale runs each workload once instead of three times.
     static func preset(_ scale: BenchScale) -> ObjectsScale {
         switch scale {

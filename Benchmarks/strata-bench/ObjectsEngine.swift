@@ -8,6 +8,12 @@ enum ObjectsEngineName: String, CaseIterable, Codable, Sendable, ExpressibleByAr
     case records
     /// GRDB 7 over the system's SQLite: `Codable` record structs and associations.
     case grdb
+    /// GRDB 7 at its best: hand-written `init(row:)` (columns by index) and `encode(to:)`,
+    /// cached statements; the same database as `grdb`.
+    case grdbRows = "grdb-rows"
+
+    /// The GRDB engines, whose faster one the targets against "GRDB at its best" use.
+    static let grdbEngines: [ObjectsEngineName] = [.grdb, .grdbRows]
 }
 
 /// What the objects workloads need from an engine. Items and lists are named by index

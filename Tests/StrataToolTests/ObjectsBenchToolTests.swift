@@ -7,7 +7,7 @@ import Testing
 /// same stores (the digests in the JSON, compared here as well as by the command). Timing and
 /// the targets are not asserted: the figures come from `make bench`.
 @Suite(.serialized) struct ObjectsBenchToolTests {
-    static let engines = ["objects", "records", "grdb"]
+    static let engines = ["objects", "records", "grdb", "grdb-rows"]
     static let workloads = ["insert", "fetchall", "fetchindexed", "traverse", "update", "merge"]
 
     @Test func objectsBenchmarkRunsAndEnginesAgree() throws {
@@ -42,10 +42,17 @@ import Testing
             }
         }
         #expect((row("faults", "objects")?["ops_per_s"] as? Double ?? 0) > 0)
-        #expect(row("faults", "grdb") == nil)
+        #expect(row("faults", "grdb") == nil && row("faults", "grdb-rows") == nil)
         #expect((row("observe", "objects")?["ops_per_s"] as? Double ?? 0) > 0 && row("observe", "records") == nil)
         let perFault = try #require((object["bytes_per_fault"] as? [String: Any])?["rss"] as? Double)
         #expect(perFault > 0)
+        // The targets against GRDB at its best take the faster GRDB engine on every workload.
+        for figure in ["speedup_objects_over_fastest_grdb", "speedup_records_over_fastest_grdb", "speedup_objects_over_grdb_rows"] {
+            let byWorkload = try #require(object[figure] as? [String: Any], "\(figure) missing")
+            #expect(Set(byWorkload.keys) == Set(Self.workloads), "\(figure): \(byWorkload)")
+            #expect(byWorkload.values.allSatisfy { ($0 as? Double ?? 0) > 0 }, "\(figure): \(byWorkload)")
+        }
+        #expect(run.stdout.contains("objects ÷ fastest GRDB (grdb"), "\(run.stdout)")
 
         // What each engine read, and what its store held after: the same for every engine.
         let digests = try #require(object["digests"] as? [String: [String: [String: Any]]])
