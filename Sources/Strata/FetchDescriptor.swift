@@ -83,7 +83,11 @@ extension ModelContext {
 
     private func fetchObjects<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor) }
-        let (b, raws) = try fetchRaws(descriptor)
+        // Faults fulfilled one by one take the rows the fetch's scan decoded, if it decoded any
+        // (batch faulting and prefetching read their own, in one read each).
+        let keepsRows = descriptor.returnsObjectsAsFaults && descriptor.fetchBatchSize == 0
+            && descriptor.relationshipKeyPathsForPrefetching.isEmpty
+        let (b, raws) = try fetchRaws(descriptor, keepingRows: keepsRows)
         let objects = raws.map { object(raw: $0, binding: b) }
         for path in descriptor.relationshipKeyPathsForPrefetching {
             guard let slot = b.schema.slotByName[path], b.schema.properties[slot].isRelationship else {
@@ -154,7 +158,10 @@ extension ModelContext {
         }
     }
 
-    private func fetchRaws<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> (EntityBinding, [Int64]) {
+    /// `keepingRows`: the rows the store's scan decoded go to ``rowCache`` for the faults made
+    /// of them (never the rows of a fetch over unsaved changes, which the store does not hold).
+    private func fetchRaws<T: ManagedObject>(_ descriptor: FetchDescriptor<T>,
+                                             keepingRows: Bool = false) throws -> (EntityBinding, [Int64]) {
         processPendingMerges()
         guard let b = container.binding(of: EntitySchema.of(T.self)) else {
             throw StrataError.misuse("\(T.self) is not one of the container's model classes")
@@ -168,8 +175,18 @@ extension ModelContext {
         if descriptor.includesPendingChanges && hasChanges && !pinned {
             return (b, try fetchWithPendingChanges(request, b))
         }
-        let ids = try reader().fetch(request)
-        return (b, ids.compactMap { $0.primaryKey <= UInt64(Int64.max) ? Int64($0.primaryKey) : nil })
+        let (pks, rows) = try reader().fetchPrimaryKeysAndRows(request)
+        var raws: [Int64] = []
+        raws.reserveCapacity(pks.count)
+        for (i, pk) in pks.enumerated() {
+            // A key above Int64.max (a forged counter) names no object.
+            guard let raw = Int64(exactly: pk) else { continue }
+            raws.append(raw)
+            if keepingRows, i < rows.count, registry[Key(entity: b.index, raw: raw)]?.takeUnretainedValue().isFault ?? true {
+                rowCache.insert(rows[i], entity: b.index, raw: raw)
+            }
+        }
+        return (b, raws)
     }
 
     /// Runs the fetch in a write transaction holding the unsaved changes, then rolls it back.

@@ -99,6 +99,7 @@ extension ModelContext {
         registry.removeAll()
         permanentIDs = [:]
         faultBatches = [:]
+        rowCache.removeAll()
         prefetchedRows = [:]
         reading?.close()
         reading = nil

@@ -43,6 +43,10 @@ public final class ModelContext {
     var pinned = false
     /// Faults a fetch with a `fetchBatchSize` made, by identity, to the batch they load with.
     var faultBatches: [Key: FaultBatch] = [:]
+    /// Rows a fetch's scan decoded for the faults it returned (decision 47), from the commit
+    /// `reading` holds: a fault takes its row out of here, so what is held shrinks as they
+    /// fire. Dropped when the context reads a newer commit, or resets.
+    var rowCache = RowCache()
     /// Rows prefetching read, from the commit `reading` holds: a fault of one of them takes
     /// its row from here (a target released and reached again reads nothing either). Dropped
     /// when the context reads a newer commit, or resets.
@@ -139,6 +143,7 @@ public final class ModelContext {
             return r.reader
         }
         reading?.close()
+        rowCache.removeAll()
         prefetchedRows = [:]
         let s = try container.store.snapshot()
         reading = s
@@ -170,7 +175,8 @@ public final class ModelContext {
         statistics.faultsFired += 1
         do {
             let r = try reader()
-            var row = prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: b.index, raw: object._rawID)]
+            var row = rowCache.take(entity: b.index, raw: object._rawID)
+                ?? (prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: b.index, raw: object._rawID)])
             if row == nil, object._rawID > 0 {
                 statistics.rowReads += 1
                 row = try r.storedRow(of: ObjectID(entity: b.name, primaryKey: UInt64(object._rawID)))
@@ -202,7 +208,10 @@ public final class ModelContext {
         var rows: [[Value]?]
         do {
             let r = try reader()
-            rows = objects.map { prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: b.index, raw: $0._rawID)] }
+            rows = objects.map {
+                rowCache.take(entity: b.index, raw: $0._rawID)
+                    ?? (prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: b.index, raw: $0._rawID)])
+            }
             let missing = rows.indices.filter { rows[$0] == nil }
             if !missing.isEmpty {
                 statistics.rowReads += 1

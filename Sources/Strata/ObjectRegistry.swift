@@ -3,7 +3,7 @@
 /// combined entity-and-identity key made entries 24 bytes, about 50 bytes per fault with the
 /// table's free buckets). Objects remove themselves when released.
 struct ObjectRegistry {
-    private var byEntity: [IdentityTable] = []
+    private var byEntity: [RawKeyTable<Unmanaged<ManagedObject>>] = []
 
     /// The object registered under `key`; setting nil removes it.
     subscript(key: ModelContext.Key) -> Unmanaged<ManagedObject>? {
@@ -11,7 +11,7 @@ struct ObjectRegistry {
         set {
             if key.entity >= byEntity.count {
                 guard newValue != nil else { return }
-                byEntity += Array(repeating: IdentityTable(), count: key.entity + 1 - byEntity.count)
+                byEntity += Array(repeating: RawKeyTable(), count: key.entity + 1 - byEntity.count)
             }
             byEntity[key.entity][key.raw] = newValue
         }
@@ -23,13 +23,34 @@ struct ObjectRegistry {
     }
 
     /// Every registered object.
-    var objects: [ManagedObject] { byEntity.flatMap { $0.objects } }
+    var objects: [ManagedObject] { byEntity.flatMap { $0.elements.map { $0.takeUnretainedValue() } } }
 
     mutating func removeAll() { byEntity = [] }
 }
 
-/// Objects by raw identity: an open-addressing table with linear probing and backward-shift
-/// deletion (no tombstones), its capacity a power of two, at most three quarters full.
+/// Stored rows read ahead of the faults that will want them (by a fetch's scan, by prefetching),
+/// by entity and primary key, from the commit the context reads: a fault takes its row out.
+struct RowCache {
+    private var byEntity: [RawKeyTable<[Value]>] = []
+
+    var isEmpty: Bool { byEntity.allSatisfy { $0.count == 0 } }
+
+    mutating func insert(_ row: [Value], entity: Int, raw: Int64) {
+        if entity >= byEntity.count { byEntity += Array(repeating: RawKeyTable(), count: entity + 1 - byEntity.count) }
+        byEntity[entity][raw] = row
+    }
+
+    /// The row of `raw`, taken out of the cache.
+    mutating func take(entity: Int, raw: Int64) -> [Value]? {
+        entity < byEntity.count ? byEntity[entity].removeValue(forKey: raw) : nil
+    }
+
+    mutating func removeAll() { byEntity = [] }
+}
+
+/// Values by raw identity (objects, rows): an open-addressing table with linear probing and
+/// backward-shift deletion (no tombstones), its capacity a power of two, at most three
+/// quarters full.
 ///
 /// Why not `Dictionary`: every registration, fault lookup and release hashed its key with
 /// SipHash (`Hasher`), ~650 instructions each and three per fetched object (callgrind,
@@ -39,20 +60,20 @@ struct ObjectRegistry {
 /// lining up in one run of buckets.
 ///
 /// Invariants: `entries.count` is 0 or a power of two; `count < entries.count` (an empty slot
-/// always ends a probe); an entry is empty exactly when its object is nil; each occupied entry
+/// always ends a probe); an entry is empty exactly when its element is nil; each occupied entry
 /// sits at or after its ideal bucket with no empty slot between them (the probe's invariant,
 /// kept by backward-shift deletion).
-struct IdentityTable {
+struct RawKeyTable<Element> {
     private struct Entry {
         var raw: Int64
-        var object: Unmanaged<ManagedObject>?
+        var object: Element?
     }
 
     private var entries: [Entry] = []
     private var shift = 64
     private(set) var count = 0
 
-    private static let seed = UInt64.random(in: .min ... .max)
+    private static var seed: UInt64 { rawKeySeed }
 
     @inline(__always)
     private func ideal(_ raw: Int64) -> Int {
@@ -72,7 +93,7 @@ struct IdentityTable {
         return nil
     }
 
-    subscript(raw: Int64) -> Unmanaged<ManagedObject>? {
+    subscript(raw: Int64) -> Element? {
         get { find(raw).map { entries[$0].object! } }
         set {
             guard let object = newValue else {
@@ -93,7 +114,7 @@ struct IdentityTable {
     }
 
     @discardableResult
-    mutating func removeValue(forKey raw: Int64) -> Unmanaged<ManagedObject>? {
+    mutating func removeValue(forKey raw: Int64) -> Element? {
         guard var hole = find(raw) else { return nil }
         let removed = entries[hole].object
         let mask = entries.count - 1
@@ -115,8 +136,8 @@ struct IdentityTable {
         return removed
     }
 
-    /// Every object in the table.
-    var objects: [ManagedObject] { entries.compactMap { $0.object?.takeUnretainedValue() } }
+    /// Every element in the table.
+    var elements: [Element] { entries.compactMap(\.object) }
 
     private mutating func grow() {
         let old = entries
@@ -127,3 +148,6 @@ struct IdentityTable {
         for e in old where e.object != nil { self[e.raw] = e.object }
     }
 }
+
+/// Mixed into every table's hash (see ``RawKeyTable``): random per process.
+private let rawKeySeed = UInt64.random(in: .min ... .max)

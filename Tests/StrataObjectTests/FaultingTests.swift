@@ -190,6 +190,32 @@ import Testing
         try context.save()
     }
 
+    /// Decision 47: the rows a fetch's scan decoded fulfil its faults without another read; a
+    /// row read before another context's save is never used after it.
+    @Test func faultsOfAFetchTakeTheRowsItsScanRead() throws {
+        try withContainer { container in
+            try Self.fill(container)
+            let context = ModelContext(container)
+            let items = try context.fetch(FetchDescriptor<Item>(predicate: try FetchPredicate(format: "title BEGINSWITH 'L1'")))
+            #expect(items.count == 20 && items.allSatisfy(\.isFault))
+            #expect(Set(items.map(\.title)).count == 20)
+            #expect(context.statistics.faultsFired == 20 && context.statistics.rowReads == 0)
+
+            let later = try context.fetch(FetchDescriptor<Item>(sortBy: [FetchSortDescriptor("title")]))
+            let faults = later.filter(\.isFault)
+            #expect(faults.count == 80)
+            let writer = ModelContext(container)
+            let renamed = try writer.existingObject(with: faults[0].objectID, as: Item.self)
+            renamed.title = "renamed"
+            try writer.save()
+            #expect(faults[0].title == "renamed")           // read again: the scan's row was older
+            #expect(context.statistics.rowReads == 1)
+            _ = faults[1].title
+            #expect(context.statistics.rowReads == 2)       // every cached row went with the commit
+            withExtendedLifetime(items) {}                  // the first 20 stayed loaded throughout
+        }
+    }
+
     @Test func theFirstFaultOfASliceLoadsTheSlice() throws {
         try withContainer { container in
             try Self.fill(container)

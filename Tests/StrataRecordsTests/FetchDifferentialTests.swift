@@ -275,6 +275,23 @@ struct FetchDifferentialRun {
             planned = try r.fetch(request)
             scanned = try r.fetch(scan)
             direct = try r.plannedFetchKeys(request, try r.entity("Thing")).map(r.objectID)
+            // With the rows the fetch read: the same keys, and each row the stored one.
+            for q in [request, scan] {
+                let (pks, rows) = try r.fetchPrimaryKeysAndRows(q)
+                let keys = try r.fetch(q).map(\.primaryKey)
+                if pks != keys || !(rows.isEmpty || rows.count == pks.count) {
+                    mismatches += 1
+                    Issue.record("seed \(seed), \(label): fetchPrimaryKeysAndRows gave \(pks.count) keys and \(rows.count) rows, fetch \(keys.count) keys for \(describe(q))")
+                }
+                if !q.usesIndexes && rows.isEmpty && !pks.isEmpty {
+                    mismatches += 1
+                    Issue.record("seed \(seed), \(label): a scan of every row kept no rows for \(describe(q))")
+                }
+                for (pk, row) in zip(pks, rows) where try r.storedRow(of: ObjectID(entity: "Thing", primaryKey: pk)) != row {
+                    mismatches += 1
+                    Issue.record("seed \(seed), \(label): the row kept for \(pk) is not the stored one for \(describe(q))")
+                }
+            }
         } catch {
             mismatches += 1
             Issue.record("seed \(seed), \(label): \(error) for \(describe(request)) [\(plan)]")

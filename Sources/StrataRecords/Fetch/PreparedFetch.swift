@@ -185,7 +185,8 @@ extension RecordReader {
     }
 
     /// `checked`: the values were checked against the fetch already (by the plan cache).
-    func fetchKeys(_ fetch: PreparedFetch, _ values: FetchBindings, checked: Bool = false) throws -> [RowKey] {
+    func fetchKeys(_ fetch: PreparedFetch, _ values: FetchBindings, checked: Bool = false,
+                   keeping kept: FetchedRows? = nil) throws -> [RowKey] {
         try checkOpen()
         guard fetch.model === model else {
             throw StrataError.invalidArgument("the prepared fetch of \(fetch.entity.name) was prepared for another store's model")
@@ -194,14 +195,14 @@ extension RecordReader {
         guard let plan = fetch.plan(for: values, derivedAreCurrent: derivedAreCurrent) else {
             var bound = fetch.request
             bound.predicate = try fetch.request.predicate?.substituting(values)
-            return try plannedFetchKeys(bound, fetch.entity)
+            return try plannedFetchKeys(bound, fetch.entity, keeping: kept)
         }
         let residual = plan.decides ? fetch.residualIfDecided : fetch.residualIfNotDecided
         if plan.decides, case .none = residual, fetch.answersFromOneRange, case .index(let tree, let ranges, _) = plan.access,
            ranges.count == 1 {
             return try indexKeys(tree, ranges[0], fetch.entity, limit: fetch.request.limit)
         }
-        return try run(plan, matching: try residual.matcher(values), fetch.request, fetch.entity)
+        return try run(plan, matching: try residual.matcher(values), fetch.request, fetch.entity, keeping: kept)
     }
 
     /// The primary keys in one range of an index, in index order, at most `limit`: the whole

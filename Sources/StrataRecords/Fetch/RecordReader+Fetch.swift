@@ -12,6 +12,21 @@ extension RecordReader {
         return try fetchKeys(request, e).map { ObjectID(entity: e.name, primaryKey: $0.pk) }
     }
 
+    /// The primary keys of the objects that match `request`, in its order, with their stored
+    /// rows (as ``storedRow(of:)`` gives them) when the fetch read them anyway: a scan of every
+    /// row, or a predicate or sort an index does not decide. `rows` is then parallel to
+    /// `primaryKeys`; it is empty when an index answered alone (reading the rows would cost one
+    /// descent each, which is what the caller saves by not asking). For the object layer: a
+    /// fetch keeps the rows its scan decoded for its faults to take.
+    ///
+    /// - Throws: what ``fetch(_:)`` throws.
+    public func fetchPrimaryKeysAndRows(_ request: FetchRequest) throws -> (primaryKeys: [UInt64], rows: [[Value]]) {
+        let e = try entity(request.entity)
+        let kept = FetchedRows()
+        let keys = try fetchKeys(request, e, keeping: kept)
+        return (keys.map(\.pk), kept.rows.count == keys.count ? kept.rows : [])
+    }
+
     /// How many objects match `request`'s predicate (its limit and offset apply).
     ///
     /// - Throws: what ``fetch(_:)`` throws.
@@ -38,9 +53,9 @@ extension RecordReader {
 
     /// Through the model's plan cache: a request of a shape seen before (other constants)
     /// runs as that shape's prepared fetch, with its constants as values.
-    func fetchKeys(_ request: FetchRequest, _ e: EntityDescription) throws -> [RowKey] {
-        guard let (prepared, values) = cachedShape(of: request) else { return try plannedFetchKeys(request, e) }
-        return try fetchKeys(prepared, values, checked: true)
+    func fetchKeys(_ request: FetchRequest, _ e: EntityDescription, keeping kept: FetchedRows? = nil) throws -> [RowKey] {
+        guard let (prepared, values) = cachedShape(of: request) else { return try plannedFetchKeys(request, e, keeping: kept) }
+        return try fetchKeys(prepared, values, checked: true, keeping: kept)
     }
 
     /// The prepared fetch of `request`'s shape and its constants as values, checked; nil when
@@ -55,33 +70,38 @@ extension RecordReader {
     }
 
     /// Checks and plans `request` with its constants, then runs it.
-    func plannedFetchKeys(_ request: FetchRequest, _ e: EntityDescription) throws -> [RowKey] {
+    func plannedFetchKeys(_ request: FetchRequest, _ e: EntityDescription, keeping kept: FetchedRows? = nil) throws -> [RowKey] {
         // Mistakes fail before any row is read (an empty store too).
         try FetchTypeChecker(model: model, entity: e).check(request)
         let plan = FetchPlan.make(request, entity: e, derivedAreCurrent: derivedAreCurrent)
         let matcher = try plan.residual(request.predicate).map { try CompiledPredicate($0) }
-        return try run(plan, matching: matcher, request, e)
+        return try run(plan, matching: matcher, request, e, keeping: kept)
     }
 
     /// Runs a checked request's plan: candidates from the plan's access, each kept when
     /// `matcher` (the predicate's residual, nil: nothing left to check) accepts it, sorted
     /// unless the index gave the order, then offset and limit.
+    /// `kept`, when given, receives the rows of the keys returned, parallel to them, when the
+    /// plan reads rows (it is left empty when an index answers alone).
     func run(_ plan: FetchPlan, matching matcher: CompiledPredicate?, _ request: FetchRequest,
-             _ e: EntityDescription) throws -> [RowKey] {
+             _ e: EntityDescription, keeping kept: FetchedRows? = nil) throws -> [RowKey] {
         try willScanRows()
         let sorts = !request.sortDescriptors.isEmpty && !plan.ordered
         // The index alone answers when it decides the predicate and fixes the order.
         let needsRows = matcher != nil || sorts
+        var scansRows = false
+        if case .allRows = plan.access { scansRows = true }
+        let keepsRows = kept != nil && (needsRows || scansRows)
         // Offset and limit are not negative (checked); their sum saturates rather than overflows.
         let stopAfter = sorts ? nil : request.limit.map { $0 > Int.max - request.offset ? Int.max : $0 + request.offset }
         var keys: [RowKey] = []
         var rows: [[Value]] = []
         /// Takes one candidate; false when enough are found.
         func consider(_ key: RowKey, _ stored: UnsafeRawBufferPointer?) throws -> Bool {
-            if needsRows {
+            if needsRows || keepsRows {
                 guard let row = try stored.map({ try row(key, stored: $0) }) ?? row(key) else { return true }
                 if let matcher, !(try matcher.evaluate(RowSubject(reader: self, key: key, row: row))) { return true }
-                if sorts { rows.append(row) }
+                if sorts || keepsRows { rows.append(row) }
             }
             keys.append(key)
             return stopAfter.map { keys.count < $0 } ?? true
@@ -148,14 +168,14 @@ extension RecordReader {
         }
         if sorts {
             let paths = request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }
-            var keyed: [(sortKey: [SortValue], key: RowKey)] = []
+            var keyed: [(sortKey: [SortValue], key: RowKey, position: Int)] = []
             keyed.reserveCapacity(keys.count)
-            for (key, row) in zip(keys, rows) {
+            for (position, (key, row)) in zip(keys, rows).enumerated() {
                 let subject = RowSubject(reader: self, key: key, row: row)
                 keyed.append((try paths.map { p in
                     if case .one(let v) = try subject.values(at: p) { return SortValue(v) }
                     return SortValue(.null)
-                }, key))
+                }, key, position))
             }
             keyed.sort { a, b in
                 for (i, d) in request.sortDescriptors.enumerated() {
@@ -165,9 +185,11 @@ extension RecordReader {
                 return a.key.pk < b.key.pk
             }
             keys = keyed.map(\.key)
+            if keepsRows { rows = keyed.map { rows[$0.position] } }
         }
         let start = min(request.offset, keys.count)
         let end = request.limit.map { $0 >= keys.count - start ? keys.count : start + $0 } ?? keys.count
+        if let kept, keepsRows { kept.rows = start == 0 && end == rows.count ? rows : Array(rows[start..<end]) }
         return start == 0 && end == keys.count ? keys : Array(keys[start..<end])
     }
 }
@@ -218,4 +240,9 @@ private struct SortValue {
         }
         return Value.compare(value, other.value) ?? 0
     }
+}
+
+/// The rows a fetch read for the keys it returns (``RecordReader/fetchPrimaryKeysAndRows(_:)``).
+final class FetchedRows {
+    var rows: [[Value]] = []
 }

@@ -6,12 +6,12 @@ import Testing
 /// The registry's open-addressing table against `Dictionary`: random inserts, replacements,
 /// lookups and removals (dense runs of keys, as primary keys are, and scattered ones, negative
 /// temporary identifiers and 0), compared after every step.
-@Suite struct IdentityTableTests {
+@Suite struct RawKeyTableTests {
     @Test(arguments: Array(UInt64(1)...6))
     func randomOperationsMatchADictionary(seed: UInt64) {
         var rng = SplitMix64(seed: mixSeed(0x1D_7AB1E, seed))
         let objects = (0..<64).map { _ in ManagedObject() }
-        var table = IdentityTable()
+        var table = RawKeyTable<Unmanaged<ManagedObject>>()
         var reference: [Int64: Int] = [:]
         func key() -> Int64 {
             switch rng.next() % 4 {
@@ -45,7 +45,7 @@ import Testing
                 for (k, o) in reference {
                     #expect(table[k]?.toOpaque() == Unmanaged.passUnretained(objects[o]).toOpaque(), "seed \(seed), step \(step): \(k)")
                 }
-                #expect(table.objects.count == reference.count)
+                #expect(table.elements.count == reference.count)
             }
         }
     }
