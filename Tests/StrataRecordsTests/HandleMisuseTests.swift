@@ -23,6 +23,7 @@ import StrataStorage
         "count(_:)": { r, _, _ in _ = try r.count("Item") },
         "objects(_:)": { r, _, _ in _ = try r.objects("Item") },
         "fetch(_:)": { r, _, _ in _ = try r.fetch(FetchRequest("Item")) },
+        "fetchPrimaryKeysAndRows(_:)": { r, _, _ in _ = try r.fetchPrimaryKeysAndRows(FetchRequest("Item")) },
         "fetchCount(_:)": { r, _, _ in _ = try r.fetchCount(FetchRequest("Item")) },
         "fetchPlanDescription(_:)": { r, _, _ in _ = try r.fetchPlanDescription(FetchRequest("Item")) },
         "fetch(_:_:)": { r, _, _ in _ = try r.fetch(try PreparedFetch(FetchRequest("Item"), model: r.model), [:]) },
