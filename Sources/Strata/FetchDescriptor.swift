@@ -182,7 +182,8 @@ extension ModelContext {
             // A key above Int64.max (a forged counter) names no object.
             guard let raw = Int64(exactly: pk) else { continue }
             raws.append(raw)
-            if keepingRows, i < rows.count, registry[Key(entity: b.index, raw: raw)]?.takeUnretainedValue().isFault ?? true {
+            if keepingRows, i < rows.count, rowCache.hasRoom,
+               registry[Key(entity: b.index, raw: raw)]?.takeUnretainedValue().isFault ?? true {
                 rowCache.insert(rows[i], entity: b.index, raw: raw)
             }
         }

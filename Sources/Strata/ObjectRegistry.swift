@@ -30,22 +30,40 @@ struct ObjectRegistry {
 
 /// Stored rows read ahead of the faults that will want them (by a fetch's scan, by prefetching),
 /// by entity and primary key, from the commit the context reads: a fault takes its row out.
+///
+/// Bounded: at most ``limit`` rows at a time. A decoded row costs ~250 bytes for a few short
+/// strings, and a fetch of a million objects that reads ten must not hold a million rows: a
+/// registered fault stays within its 128 bytes (issue 10) and a fetch's memory within what
+/// its objects need. Faults beyond the bound read their rows when they fire, as before.
 struct RowCache {
-    private var byEntity: [RawKeyTable<[Value]>] = []
+    /// The most rows held at once (about 4 MiB of rows of ~250 bytes).
+    static let limit = 16_384
 
-    var isEmpty: Bool { byEntity.allSatisfy { $0.count == 0 } }
+    private var byEntity: [RawKeyTable<[Value]>] = []
+    /// Rows held, over every entity.
+    private(set) var count = 0
+
+    /// Whether another row may be held.
+    var hasRoom: Bool { count < Self.limit }
 
     mutating func insert(_ row: [Value], entity: Int, raw: Int64) {
         if entity >= byEntity.count { byEntity += Array(repeating: RawKeyTable(), count: entity + 1 - byEntity.count) }
+        let before = byEntity[entity].count
         byEntity[entity][raw] = row
+        count += byEntity[entity].count - before
     }
 
     /// The row of `raw`, taken out of the cache.
     mutating func take(entity: Int, raw: Int64) -> [Value]? {
-        entity < byEntity.count ? byEntity[entity].removeValue(forKey: raw) : nil
+        guard count > 0, entity < byEntity.count, let row = byEntity[entity].removeValue(forKey: raw) else { return nil }
+        count -= 1
+        return row
     }
 
-    mutating func removeAll() { byEntity = [] }
+    mutating func removeAll() {
+        byEntity = []
+        count = 0
+    }
 }
 
 /// Values by raw identity (objects, rows): an open-addressing table with linear probing and

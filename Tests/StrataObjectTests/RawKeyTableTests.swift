@@ -49,4 +49,22 @@ import Testing
             }
         }
     }
+
+    /// Decision 47: a fetch keeps at most `RowCache.limit` rows for its faults (a registered
+    /// fault stays small); the faults beyond read their rows, and every fault reads its own.
+    @Test func aLargeFetchKeepsABoundedNumberOfRows() throws {
+        try withContainer(for: [Journal.self]) { container in
+            let count = RowCache.limit + 2_000
+            try container.store.write { tx in
+                for i in 0..<count { _ = try tx.insert("Journal", ["title": "j\(i)"]) }
+            }
+            let context = ModelContext(container)
+            let journals = try context.fetch(FetchDescriptor<Journal>(sortBy: [FetchSortDescriptor("revision")]))
+            #expect(journals.count == count && journals.allSatisfy(\.isFault))
+            #expect(context.rowCache.count == RowCache.limit)
+            #expect(Set(journals.map(\.title)).count == count)
+            #expect(context.statistics.rowReads == count - RowCache.limit)
+            #expect(context.rowCache.count == 0)
+        }
+    }
 }
