@@ -2,9 +2,9 @@ import Foundation
 import Strata
 import Testing
 
-/// One attribute of each kind whose values have edges where "did it change?" is easy to get
-/// wrong: NaN (unequal to itself), signed zero, decimals of different scale, canonically
-/// equivalent strings, infinities and dates at them.
+/// One attribute of every type, optional and not, with values at the edges where "did it
+/// change?" is easy to get wrong: NaN (unequal to itself), signed zero, decimals of different
+/// scale, canonically equivalent strings, infinities and dates at them, extremes.
 final class Gauge: ManagedObject {
     @Attribute(default: 0) var reading: Double
     @Attribute var spare: Double?
@@ -13,6 +13,12 @@ final class Gauge: ManagedObject {
     @Attribute(default: Date(timeIntervalSinceReferenceDate: 0)) var at: Date
     @Attribute(default: 0) var count: Int64
     @Attribute(default: []) var bytes: [UInt8]
+    @Attribute(default: false) var flag: Bool
+    @Attribute(default: 0) var small: Int16
+    @Attribute(default: 0) var medium: Int32
+    @Attribute var tag: UUID?
+    @Attribute var note: String?
+    @Attribute var blob: Data?
 }
 
 /// Issue 23, "value identity in change tracking": every edge value of every attribute kind is
@@ -64,12 +70,21 @@ final class Gauge: ManagedObject {
              storable: { $0.timeIntervalSinceReferenceDate.isFinite }),
         kind("count", \.count, [0, -1, 1, .max, .min] as [Int64], same: ==),
         kind("bytes", \.bytes, [[], [0], [0, 0], [255], Array(repeating: 7, count: 1000)] as [[UInt8]], same: ==),
+        kind("flag", \.flag, [false, true], same: ==),
+        kind("small", \.small, [0, -1, .min, .max] as [Int16], same: ==),
+        kind("medium", \.medium, [0, 1, .min, .max] as [Int32], same: ==),
+        kind("tag", \.tag, [nil, UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)),
+                             UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!,
+                             UUID(uuid: (255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255))],
+             same: ==),
+        kind("note", \.note, [nil, "", "é", "e\u{301}", "x"], same: { a, b in a.map { Array($0.utf8) } == b.map { Array($0.utf8) } }),
+        kind("blob", \.blob, [nil, Data(), Data([0]), Data([0, 0])], same: ==),
     ] }
 
     /// Every ordered pair of edge values of every kind: `from` saved, then `to` set (by the
     /// typed setter or by key), with an observer on the object, another on the context, and
     /// a second context that has the object loaded and merges the save.
-    @Test(arguments: ["reading", "spare", "amount", "label", "at", "count", "bytes"])
+    @Test(arguments: ["reading", "spare", "amount", "label", "at", "count", "bytes", "flag", "small", "medium", "tag", "note", "blob"])
     func everyEdgeValueSetOverEveryOtherIsExactlyOneChange(key: String) throws {
         let kind = try #require(Self.kinds.first { $0.key == key })
         try withContainer(for: [Gauge.self]) { container in
