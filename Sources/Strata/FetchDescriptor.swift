@@ -140,6 +140,7 @@ extension ModelContext {
     }
 
     /// How many objects `descriptor` selects.
+    ///
     /// Throws as ``fetch(_:)`` does.
     public func fetchCount<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> Int {
         try container.whileOpen("fetchCount") {
@@ -149,6 +150,7 @@ extension ModelContext {
     }
 
     /// The identifiers of the objects `descriptor` selects, without making objects.
+    ///
     /// Throws as ``fetch(_:)`` does.
     public func fetchIdentifiers<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [ManagedObjectID] {
         try container.whileOpen("fetchIdentifiers") {

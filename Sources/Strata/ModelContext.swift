@@ -175,8 +175,7 @@ public final class ModelContext {
         statistics.faultsFired += 1
         do {
             let r = try reader()
-            var row = rowCache.take(entity: b.index, raw: object._rawID)
-                ?? (prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: b.index, raw: object._rawID)])
+            var row = rowReadAhead(of: object._rawID, b)
             if row == nil, object._rawID > 0 {
                 statistics.rowReads += 1
                 row = try r.storedRow(of: ObjectID(entity: b.name, primaryKey: UInt64(object._rawID)))
@@ -208,10 +207,7 @@ public final class ModelContext {
         var rows: [[Value]?]
         do {
             let r = try reader()
-            rows = objects.map {
-                rowCache.take(entity: b.index, raw: $0._rawID)
-                    ?? (prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: b.index, raw: $0._rawID)])
-            }
+            rows = objects.map { rowReadAhead(of: $0._rawID, b) }
             let missing = rows.indices.filter { rows[$0] == nil }
             if !missing.isEmpty {
                 statistics.rowReads += 1
@@ -229,6 +225,12 @@ public final class ModelContext {
             }
             load(o, row, b)
         }
+    }
+
+    /// The row of `raw` a fetch's scan or prefetching read from the commit the context reads,
+    /// if either did (call after ``reader()``, which drops them when the commit moved).
+    private func rowReadAhead(of raw: Int64, _ b: EntityBinding) -> [Value]? {
+        rowCache.take(entity: b.index, raw: raw) ?? (prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: b.index, raw: raw)])
     }
 
     private func failFulfilment(_ object: ManagedObject, _ b: EntityBinding, _ error: StrataError) {
