@@ -87,8 +87,12 @@ extension ModelContext {
         // (batch faulting and prefetching read their own, in one read each).
         let keepsRows = descriptor.returnsObjectsAsFaults && descriptor.fetchBatchSize == 0
             && descriptor.relationshipKeyPathsForPrefetching.isEmpty
-        let (b, raws) = try fetchRaws(descriptor, keepingRows: keepsRows)
+        let (b, raws, rows) = try fetchRaws(descriptor, keepingRows: keepsRows)
         let objects = raws.map { object(raw: $0, binding: b) }
+        // Objects already loaded keep their values; the cache is bounded (RowCache.limit).
+        for (o, row) in zip(objects, rows) where o.isFault && rowCache.hasRoom {
+            rowCache.insert(row, entity: b.index, raw: o._rawID)
+        }
         for path in descriptor.relationshipKeyPathsForPrefetching {
             guard let slot = b.schema.slotByName[path], b.schema.properties[slot].isRelationship else {
                 throw StrataError.invalidFetch("'\(path)' is not a relationship of \(b.name)")
@@ -145,7 +149,7 @@ extension ModelContext {
     public func fetchCount<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> Int {
         try container.whileOpen("fetchCount") {
             if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor).count }
-            return try fetchRaws(descriptor).1.count
+            return try fetchRaws(descriptor).raws.count
         }
     }
 
@@ -155,15 +159,16 @@ extension ModelContext {
     public func fetchIdentifiers<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [ManagedObjectID] {
         try container.whileOpen("fetchIdentifiers") {
             if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor).map(\.objectID) }
-            let (b, raws) = try fetchRaws(descriptor)
+            let (b, raws, _) = try fetchRaws(descriptor)
             return raws.map { ManagedObjectID(entityName: b.name, rawValue: $0) }
         }
     }
 
-    /// `keepingRows`: the rows the store's scan decoded go to ``rowCache`` for the faults made
-    /// of them (never the rows of a fetch over unsaved changes, which the store does not hold).
-    private func fetchRaws<T: ManagedObject>(_ descriptor: FetchDescriptor<T>,
-                                             keepingRows: Bool = false) throws -> (EntityBinding, [Int64]) {
+    /// `keepingRows`: also the rows the store's scan decoded, parallel to the identities (empty
+    /// when it decoded none, and always for a fetch over unsaved changes, whose rows the store
+    /// does not hold), for ``rowCache``.
+    private func fetchRaws<T: ManagedObject>(_ descriptor: FetchDescriptor<T>, keepingRows: Bool = false) throws
+        -> (binding: EntityBinding, raws: [Int64], rows: [[Value]]) {
         processPendingMerges()
         guard let b = container.binding(of: EntitySchema.of(T.self)) else {
             throw StrataError.misuse("\(T.self) is not one of the container's model classes")
@@ -175,21 +180,15 @@ extension ModelContext {
         let request = FetchRequest(b.name, predicate: descriptor.predicate, sortedBy: descriptor.sortBy,
                                    limit: descriptor.fetchLimit, offset: descriptor.fetchOffset)
         if descriptor.includesPendingChanges && hasChanges && !pinned {
-            return (b, try fetchWithPendingChanges(request, b))
+            return (b, try fetchWithPendingChanges(request, b), [])
         }
         let (pks, rows) = try reader().fetchPrimaryKeysAndRows(request)
-        var raws: [Int64] = []
-        raws.reserveCapacity(pks.count)
-        for (i, pk) in pks.enumerated() {
-            // A key above Int64.max (a forged counter) names no object.
-            guard let raw = Int64(exactly: pk) else { continue }
-            raws.append(raw)
-            if keepingRows, i < rows.count, rowCache.hasRoom,
-               registry[Key(entity: b.index, raw: raw)]?.takeUnretainedValue().isFault ?? true {
-                rowCache.insert(rows[i], entity: b.index, raw: raw)
-            }
+        // A key above Int64.max (a forged counter) names no object.
+        guard pks.contains(where: { $0 > UInt64(Int64.max) }) else {
+            return (b, pks.map { Int64($0) }, keepingRows ? rows : [])
         }
-        return (b, raws)
+        let kept = pks.indices.filter { pks[$0] <= UInt64(Int64.max) }
+        return (b, kept.map { Int64(pks[$0]) }, keepingRows && !rows.isEmpty ? kept.map { rows[$0] } : [])
     }
 
     /// Runs the fetch in a write transaction holding the unsaved changes, then rolls it back.
