@@ -16,6 +16,9 @@ final class EntityBinding: @unchecked Sendable {
     let relationships: [RelationshipDescription?]
     /// The stored-property slots (attributes and to-ones): what optimistic locking compares.
     let lockedSlots: [Int]
+    /// Whether a row's fields are the object's slots, in order (no to-many, no bookkeeping
+    /// field): a decoded row is then the object's values as it is, with no second array.
+    let rowIsSlots: Bool
 
     init(schema: EntitySchema, entity: EntityDescription) {
         self.schema = schema
@@ -31,6 +34,7 @@ final class EntityBinding: @unchecked Sendable {
         }
         self.rowField = rowField
         self.slotOfRowField = slotOf
+        self.rowIsSlots = entity.rowFieldCount == rowField.count && rowField.indices.allSatisfy { rowField[$0] == $0 }
         self.relationships = rels
         self.lockedSlots = schema.properties.indices.filter { slot in
             switch schema.properties[slot].kind {
@@ -47,6 +51,7 @@ final class EntityBinding: @unchecked Sendable {
 
     /// The object values of a stored row.
     func values(fromRow row: [Value]) -> [Value] {
+        if rowIsSlots && row.count == rowField.count { return row }
         var values = schema.initialValues
         for (slot, f) in rowField.enumerated() where f >= 0 && f < row.count { values[slot] = row[f] }
         return values

@@ -32,6 +32,11 @@ final class EntitySchema: @unchecked Sendable {
     }
 
     let objectClass: ManagedObject.Type
+    /// Numbers the schemas of the process from 0: what a container finds a class's binding by
+    /// (an array index: a `Dictionary` keyed by the class hashed with SipHash on every fault,
+    /// property write and release, ~500 instructions per fetched object).
+    let serial: Int
+    private static let nextSerial = Atomic<Int>(0)
     /// The entity's name: the class's ``ManagedObject/entityName``.
     let name: String
     let properties: [Property]
@@ -44,12 +49,15 @@ final class EntitySchema: @unchecked Sendable {
     /// Inverse names of relationships, by slot, once resolved (resolving a declared key path
     /// makes a probe prototype: not something to repeat per assignment).
     private let inverseNames = Mutex<[Int: String?]>([:])
-    /// Storage key paths seen so far, by identity (the key path object is kept so the
-    /// identity stays unique).
-    private let keyPathSlots = Mutex<[ObjectIdentifier: KeptKeyPath]>([:])
+    /// Storage key paths seen so far (the key path object is kept so its identity stays
+    /// unique). A list searched by identity: a class has a few properties, each reached by
+    /// one key path object, and every new object resolves each property it reads once, where
+    /// hashing the identity cost more than the scan (~300 instructions a lookup).
+    private let keyPathSlots = Mutex<[KeptKeyPath]>([])
 
     private init(objectClass: ManagedObject.Type, name: String, properties: [Property], error: StrataError?) {
         self.objectClass = objectClass
+        self.serial = Self.nextSerial.add(1, ordering: .relaxed).oldValue
         self.name = name
         self.properties = properties
         var byName: [String: Int] = [:]
@@ -62,7 +70,13 @@ final class EntitySchema: @unchecked Sendable {
         self.transientSlots = properties.indices.filter { properties[$0].isTransient }
         self.observationKeys = properties.map { ManagedObject.observationKeyPath($0.name) }
         self.buildError = error
+        Self.everyBuilt.withLock { $0.append(self) }
     }
+
+    /// Every schema built in the process, so none is ever freed (the registry keeps those of
+    /// classes; this keeps the stand-ins a failed build returns too): objects hold their
+    /// schema `unowned(unsafe)`, with no reference counting per property access.
+    private static let everyBuilt = Mutex<[EntitySchema]>([])
 
     // MARK: Registry
 
@@ -275,11 +289,18 @@ final class EntitySchema: @unchecked Sendable {
     /// The slot of the property whose wrapper storage `keyPath` reaches, or -1 if the schema
     /// has none by that name.
     func slot(forStorage keyPath: AnyKeyPath) -> Int {
-        let id = ObjectIdentifier(keyPath)
-        if let hit = keyPathSlots.withLock({ $0[id] }) { return hit.slot }
+        let hit = keyPathSlots.withLock { kept -> Int? in
+            for k in kept where k.keyPath === keyPath { return k.slot }
+            return nil
+        }
+        if let hit { return hit }
         let slot = Self.propertyName(ofStorage: keyPath).flatMap { slotByName[$0] } ?? -1
         let kept = KeptKeyPath(keyPath: keyPath, slot: slot)
-        keyPathSlots.withLock { $0[id] = kept }
+        keyPathSlots.withLock { list in
+            // Bounded, should a runtime make a new key path object per access: the scan stays
+            // short and the rest are resolved by name (slower, still right).
+            if list.count < 4 * properties.count + 8, !list.contains(where: { $0.keyPath === keyPath }) { list.append(kept) }
+        }
         return slot
     }
 

@@ -19,7 +19,8 @@ public final class ModelContainer: Sendable {
     public let store: RecordStore
     let bindings: [EntityBinding]
     let bindingByName: [String: Int]
-    private let bindingByClass: [ObjectIdentifier: Int]
+    /// By ``EntitySchema/serial``: the index of the class's binding, -1 for a class not in the model.
+    private let bindingBySchema: [Int]
     private let observers = Mutex<[UInt64: @Sendable (SaveNotification) -> Void]>([:])
     private let nextObserver = Atomic<UInt64>(1)
     private let closedFlag = Atomic<Bool>(false)
@@ -47,11 +48,11 @@ public final class ModelContainer: Sendable {
         self.store = try RecordStore(path: path, model: model, options: options, migration: migration)
         var bindings: [EntityBinding] = []
         var byName: [String: Int] = [:]
-        var byClass: [ObjectIdentifier: Int] = [:]
+        var bySchema = Array(repeating: -1, count: (schemas.map(\.serial).max() ?? -1) + 1)
         for s in schemas {
             let b = EntityBinding(schema: s, entity: model.entity(s.name)!)
             byName[s.name] = bindings.count
-            byClass[ObjectIdentifier(s.objectClass)] = bindings.count
+            bySchema[s.serial] = bindings.count
             bindings.append(b)
         }
         for b in bindings {
@@ -63,12 +64,15 @@ public final class ModelContainer: Sendable {
         }
         self.bindings = bindings
         self.bindingByName = byName
-        self.bindingByClass = byClass
+        self.bindingBySchema = bySchema
     }
 
     /// The binding of a model class (nil: not in this container's model).
     func binding(of schema: EntitySchema) -> EntityBinding? {
-        bindingByClass[ObjectIdentifier(schema.objectClass)].map { bindings[$0] }
+        let serial = schema.serial
+        guard serial < bindingBySchema.count else { return nil }
+        let index = bindingBySchema[serial]
+        return index >= 0 ? bindings[index] : nil
     }
 
     func binding(named name: String) -> EntityBinding? { bindingByName[name].map { bindings[$0] } }

@@ -16,16 +16,21 @@ public final class ModelContext {
     /// its objects. Default: ``MergePolicy/error``.
     public var mergePolicy: MergePolicy = .error
     /// Statistics, for tests and tuning.
-    public internal(set) var statistics = Statistics()
+    @exclusivity(unchecked) public internal(set) var statistics = Statistics()
 
     struct Key: Hashable {
         var entity: Int
         var raw: Int64
     }
 
+    // The fields a fault, a fetch and a release touch are not checked for exclusivity at run
+    // time (decision 48: ~80 instructions an access, several per fetched object). Their
+    // mutations run no other code while the access lasts (no hook, no observer, no call back
+    // into the context), so no two accesses can overlap; keep it so.
+
     /// Every registered object, unowned: an object removes itself when released, so objects
     /// the program no longer holds and that have no changes cost nothing here.
-    var registry = ObjectRegistry()
+    @exclusivity(unchecked) var registry = ObjectRegistry()
     /// Changed objects, held strongly until saved or rolled back.
     var inserted: [Key: ManagedObject] = [:]
     var insertOrder: [Key] = []
@@ -36,21 +41,23 @@ public final class ModelContext {
     /// Misuse seen by property setters (which cannot throw); the next save throws it.
     var misuse: [StrataError] = []
     /// Temporary raw identifiers of saved objects, to their primary keys.
-    var permanentIDs: [Int64: Int64] = [:]
+    @exclusivity(unchecked) var permanentIDs: [Int64: Int64] = [:]
+    /// The container's page store, at hand: every fault asks it for the latest commit.
+    private let storage: Store
     /// The snapshot faults are read from.
-    var reading: RecordSnapshot?
+    @exclusivity(unchecked) var reading: RecordSnapshot?
     /// Set when the context is pinned to a query generation.
     var pinned = false
     /// Faults a fetch with a `fetchBatchSize` made, by identity, to the batch they load with.
-    var faultBatches: [Key: FaultBatch] = [:]
-    /// Rows a fetch's scan decoded for the faults it returned (decision 47), from the commit
+    @exclusivity(unchecked) var faultBatches: [Key: FaultBatch] = [:]
+    /// Rows a fetch's scan read for the faults it returned (decisions 47, 48), from the commit
     /// `reading` holds: a fault takes its row out of here, so what is held shrinks as they
     /// fire. Dropped when the context reads a newer commit, or resets.
-    var rowCache = RowCache()
+    @exclusivity(unchecked) var rowCache = RowCache()
     /// Rows prefetching read, from the commit `reading` holds: a fault of one of them takes
     /// its row from here (a target released and reached again reads nothing either). Dropped
     /// when the context reads a newer commit, or resets.
-    var prefetchedRows: [Key: [Value]] = [:]
+    @exclusivity(unchecked) var prefetchedRows: [Key: [Value]] = [:]
     let inbox = SaveInbox()
     /// ``automaticallyMergesChangesFromStore``'s value.
     var mergesAutomatically = false
@@ -88,6 +95,7 @@ public final class ModelContext {
     /// A context over `container`'s store.
     public init(_ container: ModelContainer) {
         self.container = container
+        self.storage = container.store.storage
         changeBatch.context = self
     }
 
@@ -139,7 +147,7 @@ public final class ModelContext {
     /// The reader faults and fetches use: the pinned snapshot, or the latest commit.
     func reader() throws -> RecordReader {
         try container.requireOpen("reading the store")
-        if let r = reading, pinned || r.transactionID == container.store.storage.lastCommittedTransactionID {
+        if let r = reading, pinned || r.transactionID == storage.lastCommittedTransactionID {
             return r.reader
         }
         reading?.close()
@@ -230,7 +238,7 @@ public final class ModelContext {
     /// The row of `raw` a fetch's scan or prefetching read from the commit the context reads,
     /// if either did (call after ``reader()``, which drops them when the commit moved).
     private func rowReadAhead(of raw: Int64, _ b: EntityBinding) -> [Value]? {
-        rowCache.take(entity: b.index, raw: raw) ?? (prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: b.index, raw: raw)])
+        rowCache.take(entity: b.entity, raw: raw) ?? (prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: b.index, raw: raw)])
     }
 
     private func failFulfilment(_ object: ManagedObject, _ b: EntityBinding, _ error: StrataError) {

@@ -28,41 +28,76 @@ struct ObjectRegistry {
     mutating func removeAll() { byEntity = [] }
 }
 
-/// Stored rows read ahead of the faults that will want them (by a fetch's scan, by prefetching),
-/// by entity and primary key, from the commit the context reads: a fault takes its row out.
+/// Stored rows a fetch's scan read ahead of the faults it returned, as the stored bytes the
+/// scan copied (decoded when a fault takes its row), by entity and primary key, from the
+/// commit the context reads: a fault takes its row out.
 ///
-/// Bounded: at most ``limit`` rows at a time. A decoded row costs ~250 bytes for a few short
-/// strings, and a fetch of a million objects that reads ten must not hold a million rows: a
-/// registered fault stays within its 128 bytes (issue 10) and a fetch's memory within what
-/// its objects need. Faults beyond the bound read their rows when they fire, as before.
+/// Bounded: at most ``byteLimit`` bytes of rows at a time. A fetch of a million objects that
+/// reads ten must not hold a million rows: a registered fault stays within its 128 bytes
+/// (issue 10) and a fetch's memory within what its objects need. Faults beyond the bound read
+/// their rows when they fire. Bytes rather than decoded rows (decision 48): a decoded row of a
+/// few short strings costs ~250 bytes, its bytes ~50, so the same memory keeps five times the
+/// rows, and rows no fault takes are never decoded.
 struct RowCache {
-    /// The most rows held at once (about 4 MiB of rows of ~250 bytes).
-    static let limit = 16_384
+    /// The most row bytes held at once (4 MiB: ~80,000 rows of ~50 bytes).
+    static let byteLimit = 4 << 20
 
-    private var byEntity: [RawKeyTable<[Value]>] = []
-    /// Rows held, over every entity.
-    private(set) var count = 0
-
-    /// Whether another row may be held.
-    var hasRoom: Bool { count < Self.limit }
-
-    mutating func insert(_ row: [Value], entity: Int, raw: Int64) {
-        if entity >= byEntity.count { byEntity += Array(repeating: RawKeyTable(), count: entity + 1 - byEntity.count) }
-        let before = byEntity[entity].count
-        byEntity[entity][raw] = row
-        count += byEntity[entity].count - before
+    /// Where a row's bytes are: which fetch's buffer, and the span in it.
+    private struct Location {
+        var buffer: Int32
+        var start: Int32
+        var count: Int32
     }
 
-    /// The row of `raw`, taken out of the cache.
-    mutating func take(entity: Int, raw: Int64) -> [Value]? {
-        guard count > 0, entity < byEntity.count, let row = byEntity[entity].removeValue(forKey: raw) else { return nil }
+    private var buffers: [[UInt8]] = []
+    private var byEntity: [RawKeyTable<Location>] = []
+    /// Rows held, over every entity.
+    private(set) var count = 0
+    /// The bytes of the buffers held (rows taken included, until every row is taken).
+    private(set) var byteCount = 0
+
+    /// How many more bytes of rows may be held.
+    var room: Int { max(0, Self.byteLimit - byteCount) }
+
+    /// Keeps the rows a fetch read for those of `objects` (parallel to `rows.spans`) that are
+    /// faults (objects already loaded keep their values).
+    mutating func insert(_ rows: FetchedRowBytes, for objects: [ManagedObject], entity: Int) {
+        guard !rows.spans.isEmpty, rows.bytes.count <= room, buffers.count < Int(Int32.max) else { return }
+        if entity >= byEntity.count { byEntity += Array(repeating: RawKeyTable(), count: entity + 1 - byEntity.count) }
+        let buffer = Int32(buffers.count)
+        buffers.append(rows.bytes)
+        byteCount += rows.bytes.count
+        byEntity[entity].reserveCapacity(byEntity[entity].count + objects.count)
+        let countBefore = count
+        for (o, span) in zip(objects, rows.spans) where span.count >= 0 && o._flags.contains(.fault) {
+            let before = byEntity[entity].count
+            byEntity[entity][o._rawID] = Location(buffer: buffer, start: span.start, count: span.count)
+            count += byEntity[entity].count - before
+        }
+        // No fault wanted a row of this fetch: its bytes are not held at all.
+        if count == countBefore {
+            buffers.removeLast()
+            byteCount -= rows.bytes.count
+        }
+    }
+
+    /// The row of `raw`, taken out of the cache and decoded with `entity`'s layout (nil: not
+    /// held, or bytes that do not decode, which the fault's own read then reports).
+    mutating func take(entity: EntityDescription, raw: Int64) -> [Value]? {
+        guard count > 0, entity.index < byEntity.count, let at = byEntity[entity.index].removeValue(forKey: raw) else { return nil }
         count -= 1
+        let row = buffers[Int(at.buffer)].withUnsafeBytes { all in
+            try? entity.decodeRow(UnsafeRawBufferPointer(rebasing: all[Int(at.start)..<Int(at.start) + Int(at.count)]))
+        }
+        if count == 0 { removeAll() }
         return row
     }
 
     mutating func removeAll() {
+        buffers = []
         byEntity = []
         count = 0
+        byteCount = 0
     }
 }
 
@@ -157,9 +192,17 @@ struct RawKeyTable<Element> {
     /// Every element in the table.
     var elements: [Element] { entries.compactMap(\.object) }
 
-    private mutating func grow() {
+    /// Grows the table so that `count` elements fit without growing again.
+    mutating func reserveCapacity(_ count: Int) {
+        var capacity = max(16, entries.count)
+        while count * 4 > capacity * 3 { capacity *= 2 }
+        if capacity > entries.count { rehash(capacity: capacity) }
+    }
+
+    private mutating func grow() { rehash(capacity: max(16, entries.count * 2)) }
+
+    private mutating func rehash(capacity: Int) {
         let old = entries
-        let capacity = max(16, old.count * 2)
         entries = Array(repeating: Entry(raw: 0, object: nil), count: capacity)
         shift = 64 - capacity.trailingZeroBitCount
         count = 0

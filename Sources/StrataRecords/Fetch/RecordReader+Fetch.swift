@@ -21,10 +21,28 @@ extension RecordReader {
     ///
     /// - Throws: what ``fetch(_:)`` throws.
     public func fetchPrimaryKeysAndRows(_ request: FetchRequest) throws -> (primaryKeys: [UInt64], rows: [[Value]]) {
+        let (pks, kept) = try fetchPrimaryKeysAndRowBytes(request, keepingAtMost: .max)
+        guard !kept.spans.isEmpty else { return (pks, []) }
+        let fields = try entity(request.entity).fields
+        let rows = try kept.spans.indices.map { i in
+            try kept.withRow(at: i) { try RowCodec.decode($0, fields: fields) } ?? []
+        }
+        return (pks, rows)
+    }
+
+    /// The primary keys of the objects that match `request`, in its order, with the stored
+    /// bytes of their rows when the fetch read the rows anyway (as
+    /// ``fetchPrimaryKeysAndRows(_:)`` says), copied into one buffer and not decoded: the
+    /// object layer keeps them for the faults it returns, which decode their own when they
+    /// fire. Bytes stop being kept once `maxBytes` are held (the later rows' spans say so).
+    package func fetchPrimaryKeysAndRowBytes(_ request: FetchRequest, keepingAtMost maxBytes: Int)
+        throws -> (primaryKeys: [UInt64], rows: FetchedRowBytes) {
         let e = try entity(request.entity)
-        let kept = FetchedRows()
+        // Nothing to keep: no collector, so the plan reads no row it does not need.
+        let kept = maxBytes > 0 ? FetchedRows(maxBytes: maxBytes) : nil
         let keys = try fetchKeys(request, e, keeping: kept)
-        return (keys.map(\.pk), kept.rows.count == keys.count ? kept.rows : [])
+        guard let kept, kept.spans.count == keys.count else { return (keys.map(\.pk), FetchedRowBytes(bytes: [], spans: [])) }
+        return (keys.map(\.pk), FetchedRowBytes(bytes: kept.bytes, spans: kept.spans))
     }
 
     /// How many objects match `request`'s predicate (its limit and offset apply).
@@ -98,10 +116,33 @@ extension RecordReader {
         var rows: [[Value]] = []
         /// Takes one candidate; false when enough are found.
         func consider(_ key: RowKey, _ stored: UnsafeRawBufferPointer?) throws -> Bool {
-            if needsRows || keepsRows {
-                guard let row = try stored.map({ try row(key, stored: $0) }) ?? row(key) else { return true }
-                if let matcher, !(try matcher.evaluate(RowSubject(reader: self, key: key, row: row))) { return true }
-                if sorts || keepsRows { rows.append(row) }
+            if needsRows {
+                let row: [Value]?
+                if let stored {
+                    row = try self.row(key, stored: stored)
+                } else {
+                    // Read in place, its bytes kept while they are at hand.
+                    row = try source.withValue(RecordTrees.rows(e), KeyEncoding.primaryKey(key.pk)) { bytes in
+                        let decoded = try RowCodec.decode(bytes, fields: e.fields)
+                        if keepsRows { kept?.add(bytes) }
+                        return decoded
+                    }
+                }
+                guard let row else { return true }
+                if let matcher, !(try matcher.evaluate(RowSubject(reader: self, key: key, row: row))) {
+                    if keepsRows && stored == nil { kept?.dropLast() }
+                    return true
+                }
+                if sorts { rows.append(row) }
+                if keepsRows, let stored { kept?.add(stored) }
+            } else if keepsRows {
+                // A scan of every row with nothing to check: its bytes are kept, not decoded.
+                guard let stored else {
+                    guard try source.withValue(RecordTrees.rows(e), KeyEncoding.primaryKey(key.pk), { kept?.add($0) }) != nil else { return true }
+                    keys.append(key)
+                    return stopAfter.map { keys.count < $0 } ?? true
+                }
+                kept?.add(stored)
             }
             keys.append(key)
             return stopAfter.map { keys.count < $0 } ?? true
@@ -185,11 +226,11 @@ extension RecordReader {
                 return a.key.pk < b.key.pk
             }
             keys = keyed.map(\.key)
-            if keepsRows { rows = keyed.map { rows[$0.position] } }
+            if let kept, keepsRows { kept.spans = keyed.map { kept.spans[$0.position] } }
         }
         let start = min(request.offset, keys.count)
         let end = request.limit.map { $0 >= keys.count - start ? keys.count : start + $0 } ?? keys.count
-        if let kept, keepsRows { kept.rows = start == 0 && end == rows.count ? rows : Array(rows[start..<end]) }
+        if let kept, keepsRows, !(start == 0 && end == kept.spans.count) { kept.spans = Array(kept.spans[start..<end]) }
         return start == 0 && end == keys.count ? keys : Array(keys[start..<end])
     }
 }
@@ -242,7 +283,61 @@ private struct SortValue {
     }
 }
 
-/// The rows a fetch read for the keys it returns (``RecordReader/fetchPrimaryKeysAndRows(_:)``).
+/// What a fetch collects of the rows it reads for the keys it returns
+/// (``RecordReader/fetchPrimaryKeysAndRowBytes(_:keepingAtMost:)``): their stored bytes, one
+/// span per key taken, in the order taken.
 final class FetchedRows {
-    var rows: [[Value]] = []
+    // Not checked for exclusivity at run time (three checks a row cost more than the copy):
+    // only `add` and `dropLast` mutate them, with plain appends that call nothing else.
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    @exclusivity(unchecked) var spans: [FetchedRowBytes.Span] = []
+    let maxBytes: Int
+
+    init(maxBytes: Int) { self.maxBytes = maxBytes }
+
+    /// Keeps a row's bytes (or, past `maxBytes`, a span that says they were not kept).
+    func add(_ row: UnsafeRawBufferPointer) {
+        guard row.count <= maxBytes - bytes.count, bytes.count + row.count <= Int(Int32.max) else {
+            spans.append(FetchedRowBytes.Span(start: 0, count: -1))
+            return
+        }
+        spans.append(FetchedRowBytes.Span(start: Int32(bytes.count), count: Int32(row.count)))
+        // As typed bytes: a raw buffer is appended byte by byte, a typed one in one copy.
+        row.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
+    }
+
+    /// Forgets the row kept last (one a predicate then refused).
+    func dropLast() {
+        guard let last = spans.popLast(), last.count >= 0 else { return }
+        bytes.removeLast(Int(last.count))
+    }
+}
+
+/// The stored bytes of rows a fetch read, in one buffer: a span per primary key the fetch
+/// returned, parallel to them.
+package struct FetchedRowBytes: Sendable {
+    /// Where one row's bytes are in `bytes` (`count` -1: not kept).
+    package struct Span: Sendable {
+        package var start: Int32
+        package var count: Int32
+    }
+
+    package let bytes: [UInt8]
+    /// Parallel to the fetch's primary keys; empty when the fetch read no rows.
+    package let spans: [Span]
+
+    /// Rows `spans` locates in `bytes`.
+    package init(bytes: [UInt8], spans: [Span]) {
+        self.bytes = bytes
+        self.spans = spans
+    }
+
+    /// Calls `body` with the bytes of the row at `index`; nil when they were not kept.
+    package func withRow<R>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
+        let span = spans[index]
+        guard span.count >= 0 else { return nil }
+        return try bytes.withUnsafeBytes { all in
+            try body(UnsafeRawBufferPointer(rebasing: all[Int(span.start)..<Int(span.start) + Int(span.count)]))
+        }
+    }
 }

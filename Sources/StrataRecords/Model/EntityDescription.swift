@@ -142,6 +142,14 @@ public final class EntityDescription: Sendable {
     /// How many slots a stored row has (``RecordReader/storedRow(of:)``).
     public var rowFieldCount: Int { fields.count }
 
+    /// Decodes a stored row of the entity from its bytes (as a fetch kept them:
+    /// ``RecordReader/fetchPrimaryKeysAndRowBytes(_:keepingAtMost:)``).
+    ///
+    /// - Throws: `StrataError.corrupt` for bytes that are not a row of this entity's layout.
+    package func decodeRow(_ bytes: UnsafeRawBufferPointer) throws -> [Value] {
+        try RowCodec.decode(bytes, fields: fields)
+    }
+
     /// The slot of the stored row holding the attribute, derived attribute or to-one
     /// relationship named `name` (to-ones hold the target's primary key), or `nil`.
     public func rowFieldIndex(of name: String) -> Int? {
