@@ -89,7 +89,7 @@ extension ModelContext {
             && descriptor.relationshipKeyPathsForPrefetching.isEmpty
         let (b, raws, rows) = try fetchRaws(descriptor, keepingRows: keepsRows)
         let objects = raws.map { object(raw: $0, binding: b) }
-        rowCache.insert(rows, for: objects, entity: b.index)
+        rowCache.insert(rows, raws: raws, objects: objects, entity: b.index)
         for path in descriptor.relationshipKeyPathsForPrefetching {
             guard let slot = b.schema.slotByName[path], b.schema.properties[slot].isRelationship else {
                 throw StrataError.invalidFetch("'\(path)' is not a relationship of \(b.name)")
@@ -181,7 +181,7 @@ extension ModelContext {
         try checkStoreKeys(of: descriptor, b)
         let request = FetchRequest(b.name, predicate: descriptor.predicate, sortedBy: descriptor.sortBy,
                                    limit: descriptor.fetchLimit, offset: descriptor.fetchOffset)
-        let none = FetchedRowBytes(bytes: [], spans: [])
+        let none = FetchedRowBytes(bytes: [], spans: [], keptCount: 0)
         if descriptor.includesPendingChanges && hasChanges && !pinned {
             return (b, try fetchWithPendingChanges(request, b), none)
         }
@@ -190,7 +190,7 @@ extension ModelContext {
         // A key above Int64.max (a forged counter) names no object.
         guard pks.contains(where: { $0 > UInt64(Int64.max) }) else { return (b, pks.map { Int64($0) }, rows) }
         let kept = pks.indices.filter { pks[$0] <= UInt64(Int64.max) }
-        let keptRows = rows.spans.isEmpty ? none : FetchedRowBytes(bytes: rows.bytes, spans: kept.map { rows.spans[$0] })
+        let keptRows = rows.spans.isEmpty ? none : FetchedRowBytes(bytes: rows.bytes, spans: kept.map { rows.spans[$0] }, keptCount: rows.keptCount)
         return (b, kept.map { Int64(pks[$0]) }, keptRows)
     }
 

@@ -41,8 +41,10 @@ extension RecordReader {
         // Nothing to keep: no collector, so the plan reads no row it does not need.
         let kept = maxBytes > 0 ? FetchedRows(maxBytes: maxBytes) : nil
         let keys = try fetchKeys(request, e, keeping: kept)
-        guard let kept, kept.spans.count == keys.count else { return (keys.map(\.pk), FetchedRowBytes(bytes: [], spans: [])) }
-        return (keys.map(\.pk), FetchedRowBytes(bytes: kept.bytes, spans: kept.spans))
+        guard let kept, kept.spans.count == keys.count, kept.keptCount > 0 else {
+            return (keys.map(\.pk), FetchedRowBytes(bytes: [], spans: [], keptCount: 0))
+        }
+        return (keys.map(\.pk), FetchedRowBytes(bytes: kept.bytes, spans: kept.spans, keptCount: kept.keptCount))
     }
 
     /// How many objects match `request`'s predicate (its limit and offset apply).
@@ -291,6 +293,8 @@ final class FetchedRows {
     // only `add` and `dropLast` mutate them, with plain appends that call nothing else.
     @exclusivity(unchecked) var bytes: [UInt8] = []
     @exclusivity(unchecked) var spans: [FetchedRowBytes.Span] = []
+    /// How many spans hold bytes.
+    @exclusivity(unchecked) var keptCount = 0
     let maxBytes: Int
 
     init(maxBytes: Int) { self.maxBytes = maxBytes }
@@ -301,7 +305,12 @@ final class FetchedRows {
             spans.append(FetchedRowBytes.Span(start: 0, count: -1))
             return
         }
+        // Grown by doubling, but never past the bound: the buffer is held as it is.
+        if bytes.count + row.count > bytes.capacity {
+            bytes.reserveCapacity(min(max(bytes.capacity * 2, 4096, bytes.count + row.count), maxBytes))
+        }
         spans.append(FetchedRowBytes.Span(start: Int32(bytes.count), count: Int32(row.count)))
+        keptCount += 1
         // As typed bytes: a raw buffer is appended byte by byte, a typed one in one copy.
         row.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
     }
@@ -310,6 +319,7 @@ final class FetchedRows {
     func dropLast() {
         guard let last = spans.popLast(), last.count >= 0 else { return }
         bytes.removeLast(Int(last.count))
+        keptCount -= 1
     }
 }
 
@@ -325,11 +335,14 @@ package struct FetchedRowBytes: Sendable {
     package let bytes: [UInt8]
     /// Parallel to the fetch's primary keys; empty when the fetch read no rows.
     package let spans: [Span]
+    /// How many of `spans` hold bytes (at most: after an offset, a limit or a filter, fewer).
+    package let keptCount: Int
 
-    /// Rows `spans` locates in `bytes`.
-    package init(bytes: [UInt8], spans: [Span]) {
+    /// Rows `spans` locates in `bytes`, at most `keptCount` of them kept.
+    package init(bytes: [UInt8], spans: [Span], keptCount: Int) {
         self.bytes = bytes
         self.spans = spans
+        self.keptCount = keptCount
     }
 
     /// Calls `body` with the bytes of the row at `index`; nil when they were not kept.
