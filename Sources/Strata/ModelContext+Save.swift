@@ -94,23 +94,43 @@ extension ModelContext {
     /// most 16 rounds, then the save fails (`misuse`), as a hook that never settles would
     /// otherwise loop forever (Core Data's documented trap).
     private func runWillSave() throws {
-        var before: [ObjectIdentifier: [Value]] = [:]
+        // The values each object held when its last willSave began, by the object's address
+        // (``ObjectSet``'s table: no SipHash per object and round). `held` keeps every object
+        // seen alive, so no address is reused by an object a hook makes.
+        var before = RawKeyTable<[Value]>()
+        var held: [ManagedObject] = []
         for _ in 0..<16 {
-            let pending = (insertOrder.compactMap { inserted[$0] } + Array(updated.values) + Array(deleted.values)).filter { o in
-                guard let values = before[ObjectIdentifier(o)] else { return true }
-                return values.count != o._values.count || zip(values, o._values).contains { !$0.isIdentical(to: $1) }
+            var pending: [ManagedObject] = []
+            func consider(_ o: ManagedObject) {
+                if let values = before[ObjectSet.address(o)], Self.unchanged(values, o._values) { return }
+                pending.append(o)
             }
+            for k in insertOrder { if let o = inserted[k] { consider(o) } }
+            for o in updated.values { consider(o) }
+            for o in deleted.values { consider(o) }
             if pending.isEmpty { return }
             for o in pending {
-                before[ObjectIdentifier(o)] = o._values
+                let a = ObjectSet.address(o)
+                if before[a] == nil { held.append(o) }
+                before[a] = o._values
                 runHook(o) { $0.willSave() }
             }
         }
         let restless = (Array(inserted.values) + Array(updated.values)).filter { o in
-            before[ObjectIdentifier(o)].map { v in zip(v, o._values).contains { !$0.isIdentical(to: $1) } } ?? false
+            before[ObjectSet.address(o)].map { v in zip(v, o._values).contains { !$0.isIdentical(to: $1) } } ?? false
         }
+        withExtendedLifetime(held) {}
         throw StrataError.misuse("willSave kept changing \(restless.map { "\($0.objectID)" }.sorted().joined(separator: ", ")) "
             + "for 16 rounds: a hook must stop changing values once they are set")
+    }
+
+    /// Whether `now` holds what `then` held. An array kept aside shares its buffer until the
+    /// object's array is written (copy on write), so the same buffer answers at once; only a
+    /// replaced array is compared value by value.
+    static func unchanged(_ then: [Value], _ now: [Value]) -> Bool {
+        guard then.count == now.count else { return false }
+        let same = then.withUnsafeBufferPointer { a in now.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+        return same || zip(then, now).allSatisfy { $0.isIdentical(to: $1) }
     }
 
     private func validateChanges() throws {
@@ -122,11 +142,11 @@ extension ModelContext {
         }
         for o in insertOrder.compactMap({ inserted[$0] }) + Array(updated.values) {
             // Every property changed since the last save, whether or not an event (a processed
-            // change or a primitive set) reported it.
+            // change or a primitive set) reported it. A relationship's value is nil.
+            let schema = o.entitySchema
             for slot in o.changedSlots() {
-                let p = o.entitySchema.properties[slot]
-                let v: Any? = p.isRelationship ? nil : bridge(p).map { $0.toSwift(o._values[slot]) }
-                run(o) { try o.validateValue(v, forKey: p.name) }
+                let v: Any? = schema.bridges[slot].map { $0.toSwift(o._values[slot]) }
+                run(o) { try o.validateValue(v, forKey: schema.properties[slot].name) }
             }
             run(o) { o.isInserted ? try o.validateForInsert() : try o.validateForUpdate() }
         }
@@ -140,6 +160,8 @@ extension ModelContext {
         let slots = o.entitySchema.transientSlots
         guard !slots.isEmpty, !o._values.isEmpty else { return }
         if o._snapshot.count != o._values.count { o._snapshot = o._values; return }
+        // A snapshot sharing the values' buffer holds them already (and writing it would copy).
+        if Self.unchanged(o._snapshot, o._values) { return }
         for slot in slots { o._snapshot[slot] = o._values[slot] }
     }
 
@@ -160,23 +182,32 @@ extension ModelContext {
             claimIdentity(o, key(o, b))
             o._flags.remove(.inserted)
         }
+        let saved = saving.inserted + saving.updated
         // To-one values naming temporary identifiers now name primary keys.
-        for o in saving.inserted + saving.updated {
+        for o in saved {
             guard let b = binding(o) else { continue }
-            for slot in b.lockedSlots where slot < o._values.count {
-                if case .toOne = b.schema.properties[slot].kind, case .int(let raw) = o._values[slot], raw < 0, let pk = permanentIDs[raw] {
+            let kinds = b.schema.slotKinds
+            for slot in b.lockedSlots where slot < o._values.count && kinds[slot] == .toOne {
+                if case .int(let raw) = o._values[slot], raw < 0, let pk = permanentIDs[raw] {
                     o._values[slot] = .int(pk)
                 }
             }
         }
         for o in saving.updated { o._flags.remove(.updated) }
-        let wasChanged = Set((saving.inserted + saving.updated).map(ObjectIdentifier.init))
+        var wasChanged = ObjectSet()
+        for o in saved { wasChanged.insert(o) }
+        var deletedHere = ObjectSet()
+        for o in saving.deleted { deletedHere.insert(o) }
         inserted = [:]
         insertOrder = []
         updated = [:]
         deleted = [:]
         pendingLinks = []
-        for o in saving.inserted + saving.updated { o._extras?.clearEvents(); o._extras?.changedToMany = [] }
+        for o in saved {
+            guard let e = o._extras else { continue }
+            e.clearEvents()
+            e.changedToMany = []
+        }
         for (o, stored) in storeWins {
             guard let stored else {
                 // Another save deleted its row: nothing to take back, so it turns into a fault.
@@ -188,9 +219,10 @@ extension ModelContext {
             o._snapshot = stored
             runHook(o) { $0.awake(fromSnapshotEvents: .mergePolicy) }
         }
-        apply(changes, ownSave: wasChanged, faultsLater: Set(saving.deleted.map(ObjectIdentifier.init)))
-        for o in saving.inserted + saving.updated { keepTransientValues(of: o) }
-        for o in saving.inserted + saving.updated + saving.deleted { runHook(o) { $0.didSave() } }
+        apply(changes, ownSave: wasChanged, faultsLater: deletedHere)
+        for o in saved { keepTransientValues(of: o) }
+        for o in saved { runHook(o) { $0.didSave() } }
+        for o in saving.deleted { runHook(o) { $0.didSave() } }
         // Their rows are gone: deleted objects turn into faults once told they were saved (as
         // Core Data's do), so didTurnIntoFault can release what they hold.
         for o in saving.deleted where !o.isFault { turnIntoFault(o) }
@@ -204,27 +236,101 @@ extension ModelContext {
     /// unsaved changes take the new values; changed ones keep their changes on top.
     /// Rows another save deleted (or this save's delete rules did) mark their objects deleted
     /// and turn them into faults, except `faultsLater` (turned by the caller).
-    func apply(_ changes: RecordChanges, ownSave: Set<ObjectIdentifier> = [], faultsLater: Set<ObjectIdentifier> = []) {
+    func apply(_ changes: RecordChanges, ownSave: ObjectSet = ObjectSet(), faultsLater: ObjectSet = ObjectSet()) {
         // One change: observers hear each property once, with its final value.
         changeBatch.depth += 1
         defer { changeBatch.end() }
+        // Rows come in runs of one entity: its binding is looked up by name once per run.
+        var last: (name: String, binding: EntityBinding?)?
+        func binding(named name: String) -> EntityBinding? {
+            if let last, last.name == name { return last.binding }
+            let b = container.binding(named: name)
+            last = (name, b)
+            return b
+        }
         // A key above Int64.max (a row the record layer wrote under a forged counter) names no
         // object, so none is registered for it.
-        for row in changes.inserted + changes.updated {
-            guard let b = container.binding(named: row.id.entity), let values = row.values, let raw = Int64(exactly: row.id.primaryKey),
-                  let u = registry[Key(entity: b.index, raw: raw)] else { continue }
-            let o = u.takeUnretainedValue()
-            if o.isFault { continue }
-            moveSnapshot(of: o, to: b.values(fromRow: values), b)
-            if !ownSave.contains(ObjectIdentifier(o)) { runHook(o) { $0.awake(fromSnapshotEvents: .merge) } }
+        for rows in [changes.inserted, changes.updated] {
+            for row in rows {
+                guard let b = binding(named: row.id.entity), let values = row.values, let raw = Int64(exactly: row.id.primaryKey),
+                      let u = registry[Key(entity: b.index, raw: raw)] else { continue }
+                let o = u.takeUnretainedValue()
+                if o.isFault { continue }
+                let own = ownSave.contains(o)
+                if own && adoptValuesAsSnapshot(o, row: values, b) { continue }
+                moveSnapshot(of: o, to: b.values(fromRow: values), b)
+                if !own { runHook(o) { $0.awake(fromSnapshotEvents: .merge) } }
+            }
         }
         for row in changes.deleted {
-            guard let b = container.binding(named: row.id.entity), let raw = Int64(exactly: row.id.primaryKey),
+            guard let b = binding(named: row.id.entity), let raw = Int64(exactly: row.id.primaryKey),
                   let u = registry[Key(entity: b.index, raw: raw)] else { continue }
             let o = u.takeUnretainedValue()
             markGone(o, Key(entity: b.index, raw: raw))
             // The saving context's own deletions turn into faults after their didSave.
-            if !o.isFault && !faultsLater.contains(ObjectIdentifier(o)) { turnIntoFault(o) }
+            if !o.isFault && !faultsLater.contains(o) { turnIntoFault(o) }
         }
     }
+
+    /// The common end of a save for an object it wrote: the committed row holds exactly the
+    /// object's values (every stored slot in the same representation, no derived value moved,
+    /// nothing else in the row's slots). Then its values stay as they are and its snapshot
+    /// becomes the same array, shared: what ``moveSnapshot(of:to:_:)`` would leave (the row's
+    /// values, transients kept, nothing to tell observers), without a fresh array from the row
+    /// and a second to compare. Returns false, changing nothing, when any slot differs (the
+    /// caller then takes that general path).
+    private func adoptValuesAsSnapshot(_ o: ManagedObject, row: [Value], _ b: EntityBinding) -> Bool {
+        guard !o.hasChanges else { return false }
+        let values = o._values
+        let schema = b.schema
+        let kinds = schema.slotKinds
+        guard values.count == kinds.count, b.rowField.count == kinds.count else { return false }
+        for slot in values.indices {
+            let f = b.rowField[slot]
+            if f >= 0 {
+                guard f < row.count, Self.sameRepresentation(values[slot], row[f]) else { return false }
+            } else if kinds[slot] != .transient {
+                // Not in the row (a to-many): the snapshot would hold the initial value.
+                guard Self.sameRepresentation(values[slot], schema.initialValues[slot]) else { return false }
+            }
+        }
+        o._snapshot = values
+        return true
+    }
+
+    /// Whether two values are the same bits, not only identical in the sense of
+    /// ``Value/isIdentical(to:)``: `-0.0` and `0.0`, or `1.0` and `1.00` as decimals, are
+    /// identical, but an object keeps the row's spelling when it takes the row's values, so
+    /// only the same representation lets it keep its own. Decimals always answer false (their
+    /// representation is not compared here): the general path handles them.
+    static func sameRepresentation(_ a: Value, _ b: Value) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.bool(let x), .bool(let y)): return x == y
+        case (.int(let x), .int(let y)): return x == y
+        case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern
+        case (.string, .string): return a.isIdentical(to: b)
+        case (.date(let x), .date(let y)):
+            return x.timeIntervalSinceReferenceDate.bitPattern == y.timeIntervalSinceReferenceDate.bitPattern
+        case (.uuid(let x), .uuid(let y)): return x == y
+        case (.binary(let x), .binary(let y)): return x == y
+        default: return false
+        }
+    }
+}
+
+/// Objects by identity, for a save's membership questions ("did this save write it?"): a
+/// ``RawKeyTable`` keyed by the object's address, without the SipHash that
+/// `Set<ObjectIdentifier>` pays per insert and lookup. It holds its objects, so no address is
+/// reused while it lives.
+struct ObjectSet {
+    private var table = RawKeyTable<ManagedObject>()
+
+    /// The key of `o`: its address (never 0).
+    @inline(__always)
+    static func address(_ o: ManagedObject) -> Int64 { Int64(Int(bitPattern: ObjectIdentifier(o))) }
+
+    mutating func insert(_ o: ManagedObject) { table[Self.address(o)] = o }
+
+    func contains(_ o: ManagedObject) -> Bool { table[Self.address(o)] === o }
 }
