@@ -124,14 +124,22 @@ extension ManagedObject {
     /// one-byte slot kinds rather than copying each slot's ``EntitySchema/Property``, and asks
     /// an inserted object's to-many whether it has members rather than listing them.
     final func changedSlots() -> [Int] {
-        guard !isFault else { return [] }
+        var slots: [Int] = []
+        changedSlots(into: &slots)
+        return slots
+    }
+
+    /// ``changedSlots()`` into `slots` (emptied first, its capacity kept): a save's loop over
+    /// its objects reuses one array.
+    final func changedSlots(into slots: inout [Int]) {
+        slots.removeAll(keepingCapacity: true)
+        guard !isFault else { return }
         let schema = entitySchema
         let c = context
         let inserted = isInserted
         let values = _values
         let base = _snapshot.isEmpty ? schema.initialValues : _snapshot
         let kinds = schema.slotKinds
-        var slots: [Int] = []
         for slot in kinds.indices {
             switch kinds[slot] {
             case .derived:
@@ -150,7 +158,6 @@ extension ManagedObject {
                 if slot < values.count, slot < base.count, !values[slot].isIdentical(to: base[slot]) { slots.append(slot) }
             }
         }
-        return slots
     }
 }
 

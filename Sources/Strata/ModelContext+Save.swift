@@ -41,17 +41,30 @@ extension ModelContext {
         }
         var conflicts: [MergeConflictRecord] = []
         var storeWins: [(ManagedObject, [Value]?)] = []
-        let (pks, changes) = try container.whileOpen("save") { try container.store.writeReportingChanges { tx -> [Int64: Int64] in
+        let (pks, changes) = try container.whileOpen("save") { try container.store.writeReportingChanges { tx -> ChangeWriter in
             var writer = ChangeWriter(context: self, tx: tx)
             try writer.insert(saving.inserted)
             for o in saving.updated {
-                guard let b = binding(o), let id = writer.recordID(o._rawID, b) else { continue }
-                let stored = try tx.storedRow(of: id).map { b.values(fromRow: $0) }
+                guard let b = binding(o), let pk = writer.recordKey(o._rawID) else { continue }
+                // The row as stored, compared slot by slot in place (stored slots all have a
+                // row field); the object's form of it is made only where a policy needs it.
+                let row = try tx.storedRow(entityIndex: b.index, primaryKey: UInt64(pk))
                 var write = writer.changedSlots(o, b)
-                let conflicting = o._snapshot.isEmpty ? [] : b.lockedSlots.filter { slot in
-                    stored.map { s in !s[slot].isIdentical(to: o._snapshot[slot]) } ?? true
+                let snapshot = o._snapshot
+                var conflicting: [Int] = []
+                if !snapshot.isEmpty {
+                    if let row {
+                        let initial = b.schema.initialValues
+                        conflicting = b.lockedSlots.filter { slot in
+                            let f = b.rowField[slot]
+                            return !(f < row.count ? row[f] : initial[slot]).isIdentical(to: snapshot[slot])
+                        }
+                    } else {
+                        conflicting = b.lockedSlots
+                    }
                 }
-                if stored == nil || !conflicting.isEmpty {
+                if row == nil || !conflicting.isEmpty {
+                    let stored = row.map { b.values(fromRow: $0) }
                     switch mergePolicy {
                     case .error:
                         conflicts.append(conflictRecord(o, b, conflicting, stored))
@@ -73,11 +86,11 @@ extension ModelContext {
             try writer.writeLinks(pendingLinks)
             try writer.delete(saving.deleted)
             if !conflicts.isEmpty { throw StrataError.mergeConflicts(conflicts) }
-            return writer.primaryKeys
+            return writer
         } }
         statistics.saves += 1
-        for (temp, pk) in pks where temp < 0 { permanentIDs[temp] = pk }
-        return finishSave(saving, pks: pks, changes: changes, storeWins: storeWins)
+        for (temp, pk) in pks.writtenOrder where temp < 0 { permanentIDs[temp] = pk }
+        return finishSave(saving, pks: pks.written, changes: changes, storeWins: storeWins)
     }
 
     private func conflictRecord(_ o: ManagedObject, _ b: EntityBinding, _ slots: [Int], _ stored: [Value]?) -> MergeConflictRecord {
@@ -93,21 +106,61 @@ extension ModelContext {
     /// since its last `willSave` began (by its own hook or another's), until none changes: at
     /// most 16 rounds, then the save fails (`misuse`), as a hook that never settles would
     /// otherwise loop forever (Core Data's documented trap).
+    ///
+    /// While no hook changes the change sets, every round is over the objects of the first
+    /// (their sets' storage stays the very same: copy on write), so an array beside them holds
+    /// what each held when its hook began and ``unchanged(_:_:)`` answers by buffer identity,
+    /// with no table by identity. A hook that inserts, updates or deletes another object sends
+    /// the remaining rounds through ``runWillSaveRounds(from:before:held:)``, which rebuilds
+    /// the list each round.
     private func runWillSave() throws {
-        // The values each object held when its last willSave began, by the object's address
-        // (``ObjectSet``'s table: no SipHash per object and round). `held` keeps every object
-        // seen alive, so no address is reused by an object a hook makes.
-        var before = RawKeyTable<[Value]>()
-        var held: [ManagedObject] = []
-        for _ in 0..<16 {
-            var pending: [ManagedObject] = []
-            func consider(_ o: ManagedObject) {
-                if let values = before[ObjectSet.address(o)], Self.unchanged(values, o._values) { return }
-                pending.append(o)
+        let sets = (inserted, insertOrder, updated, deleted)
+        var round: [ManagedObject] = []
+        round.reserveCapacity(inserted.count + updated.count + deleted.count)
+        for k in insertOrder { if let o = inserted[k] { round.append(o) } }
+        round.append(contentsOf: updated.values)
+        round.append(contentsOf: deleted.values)
+        if round.isEmpty { return }
+        var before: [[Value]] = []
+        before.reserveCapacity(round.count)
+        for o in round {
+            before.append(o._values)
+            runHook(o) { $0.willSave() }
+        }
+        for r in 1..<16 {
+            guard Self.sameStorage(sets.0, inserted), Self.sameStorage(sets.1, insertOrder), Self.sameStorage(sets.2, updated),
+                  Self.sameStorage(sets.3, deleted) else {
+                var table = KeyTable<[Value]>(capacity: round.count)
+                for (o, v) in zip(round, before) { table[ObjectSet.address(o)] = v }
+                return try runWillSaveRounds(from: r, before: table, held: round)
             }
-            for k in insertOrder { if let o = inserted[k] { consider(o) } }
-            for o in updated.values { consider(o) }
-            for o in deleted.values { consider(o) }
+            let pending = round.indices.filter { !Self.unchanged(before[$0], round[$0]._values) }
+            if pending.isEmpty { return }
+            for i in pending {
+                before[i] = round[i]._values
+                runHook(round[i]) { $0.willSave() }
+            }
+        }
+        var table = KeyTable<[Value]>(capacity: round.count)
+        for (o, v) in zip(round, before) { table[ObjectSet.address(o)] = v }
+        try runWillSaveRounds(from: 16, before: table, held: round)
+    }
+
+    /// Rounds `first` to 15 of ``runWillSave()``, each over the objects the change sets hold
+    /// then; `before` holds (by address) what each object held when its last `willSave` began,
+    /// and `held` keeps those objects alive, so no address is reused by an object a hook makes.
+    private func runWillSaveRounds(from first: Int, before: KeyTable<[Value]>, held: [ManagedObject]) throws {
+        var before = before
+        var held = held
+        for _ in first..<max(first, 16) {
+            var all: [ManagedObject] = []
+            for k in insertOrder { if let o = inserted[k] { all.append(o) } }
+            all.append(contentsOf: updated.values)
+            all.append(contentsOf: deleted.values)
+            let pending = all.filter { o in
+                guard let values = before[ObjectSet.address(o)] else { return true }
+                return !Self.unchanged(values, o._values)
+            }
             if pending.isEmpty { return }
             for o in pending {
                 let a = ObjectSet.address(o)
@@ -122,6 +175,14 @@ extension ModelContext {
         withExtendedLifetime(held) {}
         throw StrataError.misuse("willSave kept changing \(restless.map { "\($0.objectID)" }.sorted().joined(separator: ", ")) "
             + "for 16 rounds: a hook must stop changing values once they are set")
+    }
+
+    /// Whether two values of a collection type are the very same storage (their bits match:
+    /// one reference). Copy on write gives a changed collection new storage while a copy of
+    /// the old one is kept, so this tells "untouched" in one comparison; equal contents in
+    /// other storage answer false.
+    static func sameStorage<C>(_ a: C, _ b: C) -> Bool {
+        withUnsafeBytes(of: a) { pa in withUnsafeBytes(of: b) { pb in pa.elementsEqual(pb) } }
     }
 
     /// Whether `now` holds what `then` held. An array kept aside shares its buffer until the
@@ -140,11 +201,13 @@ extension ModelContext {
                 errors.append(.invalidObject(entity: o.entityName, primaryKey: o.objectID.primaryKey, property: nil, reason: "\(error)"))
             }
         }
+        var slots: [Int] = []
         for o in insertOrder.compactMap({ inserted[$0] }) + Array(updated.values) {
             // Every property changed since the last save, whether or not an event (a processed
             // change or a primitive set) reported it. A relationship's value is nil.
             let schema = o.entitySchema
-            for slot in o.changedSlots() {
+            o.changedSlots(into: &slots)
+            for slot in slots {
                 let v: Any? = schema.bridges[slot].map { $0.toSwift(o._values[slot]) }
                 run(o) { try o.validateValue(v, forKey: schema.properties[slot].name) }
             }
@@ -174,7 +237,7 @@ extension ModelContext {
     }
 
     private func finishSave(_ saving: (inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]),
-                            pks: [Int64: Int64], changes: RecordChanges, storeWins: [(ManagedObject, [Value]?)]) -> SaveNotification {
+                            pks: KeyTable<Int64>, changes: RecordChanges, storeWins: [(ManagedObject, [Value]?)]) -> SaveNotification {
         for o in saving.inserted {
             guard let b = binding(o), let pk = pks[o._rawID] else { continue }
             registry.removeValue(forKey: key(o, b))
@@ -194,9 +257,9 @@ extension ModelContext {
             }
         }
         for o in saving.updated { o._flags.remove(.updated) }
-        var wasChanged = ObjectSet()
+        var wasChanged = ObjectSet(capacity: saved.count)
         for o in saved { wasChanged.insert(o) }
-        var deletedHere = ObjectSet()
+        var deletedHere = ObjectSet(capacity: saving.deleted.count)
         for o in saving.deleted { deletedHere.insert(o) }
         inserted = [:]
         insertOrder = []
@@ -317,20 +380,4 @@ extension ModelContext {
         default: return false
         }
     }
-}
-
-/// Objects by identity, for a save's membership questions ("did this save write it?"): a
-/// ``RawKeyTable`` keyed by the object's address, without the SipHash that
-/// `Set<ObjectIdentifier>` pays per insert and lookup. It holds its objects, so no address is
-/// reused while it lives.
-struct ObjectSet {
-    private var table = RawKeyTable<ManagedObject>()
-
-    /// The key of `o`: its address (never 0).
-    @inline(__always)
-    static func address(_ o: ManagedObject) -> Int64 { Int64(Int(bitPattern: ObjectIdentifier(o))) }
-
-    mutating func insert(_ o: ManagedObject) { table[Self.address(o)] = o }
-
-    func contains(_ o: ManagedObject) -> Bool { table[Self.address(o)] === o }
 }

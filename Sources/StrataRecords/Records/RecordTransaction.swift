@@ -223,12 +223,26 @@ public final class RecordTransaction: RecordReader {
 
     /// Writes `r` as the new row of `e` under `key` (a key that names no stored row).
     func writeNewRow(_ e: EntityDescription, _ key: RowKey, _ r: [Value]) throws -> ObjectID {
+        try writeNewRow(key, r)
+        return ObjectID(entity: e.name, primaryKey: key.pk)
+    }
+
+    /// Writes `r` as the new row under `key` (a key that names no stored row).
+    func writeNewRow(_ key: RowKey, _ r: [Value]) throws {
         // A fresh or reserved primary key names no stored row (keys are never reused): nothing
         // to read.
         rowStates[key] = RowState(original: nil)
         try write(key, r)
         explicitlyChanged.insert(key)
-        return ObjectID(entity: e.name, primaryKey: key.pk)
+    }
+
+    /// ``storedRow(of:)`` by entity index and primary key: the object layer's save reads the
+    /// rows of the objects it updates (optimistic locking) by the keys it holds, with no entity
+    /// name to look up per row. Nil for an index outside the model.
+    package func storedRow(entityIndex: Int, primaryKey pk: UInt64) throws -> [Value]? {
+        try willRead()
+        guard model.entities.indices.contains(entityIndex) else { return nil }
+        return try row(RowKey(entity: entityIndex, pk: pk))
     }
 
     /// Reserves `count` primary keys of `entity` for objects inserted later with
