@@ -71,7 +71,14 @@ struct ChangeWriter {
         guard !values.isEmpty else { return [] }   // a fault changed nothing of its row
         let snapshot = o._snapshot
         if snapshot.isEmpty { return b.lockedSlots }
-        return b.lockedSlots.filter { !values[$0].isIdentical(to: snapshot[$0]) }
+        let locked = b.lockedSlots
+        guard let last = locked.last, last < values.count, last < snapshot.count else {
+            return locked.filter { !values[$0].isIdentical(to: snapshot[$0]) }
+        }
+        // Slots in range (they ascend): compared in place, from their bits first.
+        return values.withUnsafeBufferPointer { vp in
+            snapshot.withUnsafeBufferPointer { sp in locked.filter { !Value.identical(vp, $0, sp, $0) } }
+        }
     }
 
     /// Inserts `objects` in order.

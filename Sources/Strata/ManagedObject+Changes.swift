@@ -140,22 +140,26 @@ extension ManagedObject {
         let values = _values
         let base = _snapshot.isEmpty ? schema.initialValues : _snapshot
         let kinds = schema.slotKinds
-        for slot in kinds.indices {
-            switch kinds[slot] {
-            case .derived:
-                continue
-            case .toMany:
-                if c != nil, !inserted {
-                    if _extras?.changedToMany.contains(slot) == true { slots.append(slot) }
-                } else if let c {
-                    if c.hasMembers(slot: slot, ofInserted: self) { slots.append(slot) }
-                } else if _extras?.detachedToMany[slot]?.isEmpty == false {
-                    slots.append(slot)
+        values.withUnsafeBufferPointer { vp in
+            base.withUnsafeBufferPointer { bp in
+                for slot in kinds.indices {
+                    switch kinds[slot] {
+                    case .derived:
+                        continue
+                    case .toMany:
+                        if c != nil, !inserted {
+                            if _extras?.changedToMany.contains(slot) == true { slots.append(slot) }
+                        } else if let c {
+                            if c.hasMembers(slot: slot, ofInserted: self) { slots.append(slot) }
+                        } else if _extras?.detachedToMany[slot]?.isEmpty == false {
+                            slots.append(slot)
+                        }
+                    case .toOne where c == nil:
+                        if _extras?.detachedToOne[slot] != nil { slots.append(slot) }
+                    default:
+                        if slot < vp.count, slot < bp.count, !Value.identical(vp, slot, bp, slot) { slots.append(slot) }
+                    }
                 }
-            case .toOne where c == nil:
-                if _extras?.detachedToOne[slot] != nil { slots.append(slot) }
-            default:
-                if slot < values.count, slot < base.count, !values[slot].isIdentical(to: base[slot]) { slots.append(slot) }
             }
         }
     }

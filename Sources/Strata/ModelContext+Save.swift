@@ -1,3 +1,4 @@
+import Foundation
 import StrataRecords
 import StrataStorage
 
@@ -48,16 +49,21 @@ extension ModelContext {
                 guard let b = binding(o), let pk = writer.recordKey(o._rawID) else { continue }
                 // The row as stored, compared slot by slot in place (stored slots all have a
                 // row field); the object's form of it is made only where a policy needs it.
-                let row = try tx.storedRow(entityIndex: b.index, primaryKey: UInt64(pk))
+                let row = try tx.unsettledRow(entityIndex: b.index, primaryKey: UInt64(pk))
                 var write = writer.changedSlots(o, b)
                 let snapshot = o._snapshot
                 var conflicting: [Int] = []
                 if !snapshot.isEmpty {
                     if let row {
                         let initial = b.schema.initialValues
-                        conflicting = b.lockedSlots.filter { slot in
-                            let f = b.rowField[slot]
-                            return !(f < row.count ? row[f] : initial[slot]).isIdentical(to: snapshot[slot])
+                        conflicting = row.withUnsafeBufferPointer { rp in
+                            snapshot.withUnsafeBufferPointer { sp in
+                                b.lockedSlots.filter { slot in
+                                    let f = b.rowField[slot]
+                                    guard f < rp.count, slot < sp.count else { return !initial[slot].isIdentical(to: snapshot[slot]) }
+                                    return !Value.identical(rp, f, sp, slot)
+                                }
+                            }
                         }
                     } else {
                         conflicting = b.lockedSlots
@@ -348,15 +354,24 @@ extension ModelContext {
         let schema = b.schema
         let kinds = schema.slotKinds
         guard values.count == kinds.count, b.rowField.count == kinds.count else { return false }
-        for slot in values.indices {
-            let f = b.rowField[slot]
-            if f >= 0 {
-                guard f < row.count, Self.sameRepresentation(values[slot], row[f]) else { return false }
-            } else if kinds[slot] != .transient {
-                // Not in the row (a to-many): the snapshot would hold the initial value.
-                guard Self.sameRepresentation(values[slot], schema.initialValues[slot]) else { return false }
+        let same = values.withUnsafeBufferPointer { vp in
+            row.withUnsafeBufferPointer { rp in
+                for slot in 0..<vp.count {
+                    let f = b.rowField[slot]
+                    if f >= 0 {
+                        // The same bits are the same representation; else compare.
+                        guard f < rp.count else { return false }
+                        if memcmp(vp.baseAddress! + slot, rp.baseAddress! + f, MemoryLayout<Value>.size) == 0 { continue }
+                        guard Self.sameRepresentation(vp[slot], rp[f]) else { return false }
+                    } else if kinds[slot] != .transient {
+                        // Not in the row (a to-many): the snapshot would hold the initial value.
+                        guard Self.sameRepresentation(vp[slot], schema.initialValues[slot]) else { return false }
+                    }
+                }
+                return true
             }
         }
+        guard same else { return false }
         o._snapshot = values
         return true
     }

@@ -245,6 +245,20 @@ public final class RecordTransaction: RecordReader {
         return try row(RowKey(entity: entityIndex, pk: pk))
     }
 
+    /// ``storedRow(entityIndex:primaryKey:)`` without settling first where settling could
+    /// change nothing a caller sees: the model derives nothing and no delete awaits its rules
+    /// (then a settle only moves bookkeeping that derivation reads). The object layer's save
+    /// reads the row of each object it updates (optimistic locking) right after writing the
+    /// one before, so each read settled again. Otherwise it settles as that read does.
+    package func unsettledRow(entityIndex: Int, primaryKey pk: UInt64) throws -> [Value]? {
+        guard model.derivationOrder.isEmpty, settledDeletes == pendingDeletes.count else {
+            return try storedRow(entityIndex: entityIndex, primaryKey: pk)
+        }
+        try checkOpen()
+        guard model.entities.indices.contains(entityIndex) else { return nil }
+        return try row(RowKey(entity: entityIndex, pk: pk))
+    }
+
     /// Reserves `count` primary keys of `entity` for objects inserted later with
     /// ``insert(_:primaryKey:_:)`` (the object layer's `obtainPermanentIDs`): the key counter
     /// moves past them when the transaction commits, so no other insert ever gets them.
@@ -531,7 +545,9 @@ public final class RecordTransaction: RecordReader {
     /// an index whose values did not change is not touched (nor its keys encoded).
     private func updateIndexes(_ e: EntityDescription, _ pk: UInt64, _ old: [Value]?, _ new: [Value]?) throws {
         for (i, fields) in e.indexFields.enumerated() {
-            if let old, let new, fields.allSatisfy({ old[$0].isIdentical(to: new[$0]) }) { continue }
+            if let old, let new, old.count == new.count, old.withUnsafeBufferPointer({ o in
+                new.withUnsafeBufferPointer { n in fields.allSatisfy { Value.identical(o, $0, n, $0) } }
+            }) { continue }
             let ok = old.map { o in KeyEncoding.indexKey(fields.map { o[$0] }, pk: pk) }
             let nk = new.map { n in KeyEncoding.indexKey(fields.map { n[$0] }, pk: pk) }
             if ok == nk { continue }
