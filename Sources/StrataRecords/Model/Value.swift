@@ -80,7 +80,12 @@ public enum Value: Hashable, Sendable, CustomStringConvertible {
             let x = a.timeIntervalSinceReferenceDate, y = b.timeIntervalSinceReferenceDate
             return x == y || x.isNaN && y.isNaN
         case (.decimal(let a), .decimal(let b)): return a.isNaN ? b.isNaN : (!b.isNaN && a == b)
-        default: return self == other
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.int(let a), .int(let b)): return a == b
+        case (.uuid(let a), .uuid(let b)): return a == b
+        case (.binary(let a), .binary(let b)): return a == b
+        default: return false   // values of different kinds
         }
     }
 
