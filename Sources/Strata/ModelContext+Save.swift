@@ -244,27 +244,29 @@ extension ModelContext {
 
     private func finishSave(_ saving: (inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]),
                             pks: KeyTable<Int64>, changes: RecordChanges, storeWins: [(ManagedObject, [Value]?)]) -> SaveNotification {
-        for o in saving.inserted {
-            guard let b = binding(o), let pk = pks[o._rawID] else { continue }
-            registry.removeValue(forKey: key(o, b))
-            o._rawID = pk
-            claimIdentity(o, key(o, b))
-            o._flags.remove(.inserted)
-        }
+        // One pass per object (its binding looked up once): inserted objects take their
+        // primary keys; to-one values naming temporary identifiers now name primary keys
+        // (every insert of the save has its key by now); the changed sets' marks go.
         let saved = saving.inserted + saving.updated
-        // To-one values naming temporary identifiers now name primary keys.
-        for o in saved {
-            guard let b = binding(o) else { continue }
-            let kinds = b.schema.slotKinds
-            for slot in b.lockedSlots where slot < o._values.count && kinds[slot] == .toOne {
-                if case .int(let raw) = o._values[slot], raw < 0, let pk = permanentIDs[raw] {
-                    o._values[slot] = .int(pk)
-                }
-            }
-        }
-        for o in saving.updated { o._flags.remove(.updated) }
         var wasChanged = ObjectSet(capacity: saved.count)
-        for o in saved { wasChanged.insert(o) }
+        for o in saving.inserted {
+            wasChanged.insert(o)
+            clearChangeMarks(o)
+            guard let b = binding(o) else { continue }
+            if let pk = pks[o._rawID] {
+                registry.removeValue(forKey: key(o, b))
+                o._rawID = pk
+                claimIdentity(o, key(o, b))
+                o._flags.remove(.inserted)
+            }
+            renameTemporaryTargets(o, b)
+        }
+        for o in saving.updated {
+            wasChanged.insert(o)
+            clearChangeMarks(o)
+            o._flags.remove(.updated)
+            if let b = binding(o) { renameTemporaryTargets(o, b) }
+        }
         var deletedHere = ObjectSet(capacity: saving.deleted.count)
         for o in saving.deleted { deletedHere.insert(o) }
         inserted = [:]
@@ -272,11 +274,6 @@ extension ModelContext {
         updated = [:]
         deleted = [:]
         pendingLinks = []
-        for o in saved {
-            guard let e = o._extras else { continue }
-            e.clearEvents()
-            e.changedToMany = []
-        }
         for (o, stored) in storeWins {
             guard let stored else {
                 // Another save deleted its row: nothing to take back, so it turns into a fault.
@@ -299,6 +296,23 @@ extension ModelContext {
         let notification = SaveNotification(changes: changes, container: container)
         container.announce(notification, from: inbox)
         return notification
+    }
+
+    /// A saved object's to-one values that name a temporary identifier name its primary key.
+    private func renameTemporaryTargets(_ o: ManagedObject, _ b: EntityBinding) {
+        let kinds = b.schema.slotKinds
+        for slot in b.lockedSlots where kinds[slot] == .toOne && slot < o._values.count {
+            if case .int(let raw) = o._values[slot], raw < 0, let pk = permanentIDs[raw] {
+                o._values[slot] = .int(pk)
+            }
+        }
+    }
+
+    /// A saved object's events and to-many change marks end with the save.
+    private func clearChangeMarks(_ o: ManagedObject) {
+        guard let e = o._extras else { return }
+        e.clearEvents()
+        e.changedToMany = []
     }
 
     /// Brings registered objects up to a committed change set: snapshots move; objects without
