@@ -36,7 +36,6 @@ struct ValueBridge {
     /// instructions, callgrind); the conversion is the same. Nil for another type (the
     /// generic closure serves it).
     private static func concreteToSwift<T: PersistentValue>(_: T.Type) -> ((Value) -> Any)? {
-        func make<U: PersistentValue>(_: U.Type) -> (Value) -> Any { { U(storedValue: $0) ?? U.placeholder } }
         let t: Any.Type = T.self
         switch ObjectIdentifier(t) {
         case ObjectIdentifier(String.self): return make(String.self)
@@ -66,6 +65,10 @@ struct ValueBridge {
         default: return nil
         }
     }
+
+    /// The `toSwift` closure of `U`, specialized where `U` is a concrete type (outside any
+    /// generic context, so the closure depends on nothing but `U`).
+    private static func make<U: PersistentValue>(_: U.Type) -> (Value) -> Any { { U(storedValue: $0) ?? U.placeholder } }
 
     /// A Swift number as the store's value of its own kind; nil for anything else (a `Bool`
     /// is not a number here, nor is an unsigned integer above `Int64.max`).
