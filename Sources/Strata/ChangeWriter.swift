@@ -7,12 +7,16 @@ import StrataRecords
 struct ChangeWriter {
     let context: ModelContext
     let tx: RecordTransaction
-    /// Temporary raw identifiers of the objects inserted by this writer, to their primary keys.
-    private(set) var primaryKeys: [Int64: Int64] = [:]
+    /// The primary keys of the objects inserted by this writer, by their raw identifiers as
+    /// they were (temporary or reserved), and the same pairs in the order written.
+    private(set) var written = KeyTable<Int64>()
+    private(set) var writtenOrder: [(raw: Int64, pk: Int64)] = []
     /// The prepared writes of the pass, by entity and slots written: inserts write every stored
     /// slot (``EntityBinding/lockedSlots``), updates the slots they changed (a save changes one
-    /// or a few sets: the same properties of many objects).
+    /// or a few sets: the same properties of many objects). The last one used answers first,
+    /// without hashing its slot array.
     private var writes: [WriteShape: PreparedWrite] = [:]
+    private var lastWrite: (entity: Int, slots: [Int], write: PreparedWrite)?
     private struct WriteShape: Hashable {
         let entity: Int
         let slots: [Int]
@@ -23,65 +27,102 @@ struct ChangeWriter {
         self.tx = tx
     }
 
-    /// The record identifier of `raw` (a primary key, or a temporary identifier saved before or
+    /// Temporary raw identifiers of the objects inserted by this writer, to their primary keys.
+    var primaryKeys: [Int64: Int64] { Dictionary(writtenOrder.map { ($0.raw, $0.pk) }, uniquingKeysWith: { $1 }) }
+
+    /// The primary key of `raw` (a primary key, or a temporary identifier saved before or
     /// inserted by this writer), or nil for an object without a primary key yet.
+    func recordKey(_ raw: Int64) -> Int64? {
+        let r = raw < 0 ? (written[raw] ?? context.permanentIDs[raw] ?? raw) : raw
+        return r > 0 ? r : nil
+    }
+
+    /// The record identifier of `raw` (see ``recordKey(_:)``).
     func recordID(_ raw: Int64, _ b: EntityBinding) -> ObjectID? {
-        let r = raw < 0 ? (primaryKeys[raw] ?? context.permanentIDs[raw] ?? raw) : raw
-        return r > 0 ? ObjectID(entity: b.name, primaryKey: UInt64(r)) : nil
+        recordKey(raw).map { ObjectID(entity: b.name, primaryKey: UInt64($0)) }
     }
 
     /// The value to write for `slot` of `o`: a to-one as the target's primary key.
     func storedValue(_ o: ManagedObject, _ b: EntityBinding, _ slot: Int) -> Value {
         let v = o._values[slot]
-        guard case .toOne = b.schema.properties[slot].kind else { return v }
-        guard case .int(let raw) = v else { return .null }
-        return recordID(raw, context.container.bindings[b.targetEntity[slot]])?.strataValue ?? .null
+        guard b.schema.slotKinds[slot] == .toOne else { return v }
+        guard case .int(let raw) = v, let pk = recordKey(raw) else { return .null }
+        return .int(pk)
     }
 
     /// The prepared write of `slots` of `b`'s entity, made on first use in the pass.
     private mutating func preparedWrite(_ b: EntityBinding, slots: [Int]) throws -> PreparedWrite {
+        if let last = lastWrite, last.entity == b.index, last.slots == slots { return last.write }
         let shape = WriteShape(entity: b.index, slots: slots)
-        if let w = writes[shape] { return w }
-        let w = try context.container.store.prepareWrite(b.name, properties: slots.map { b.schema.properties[$0].name })
-        writes[shape] = w
+        let w: PreparedWrite
+        if let known = writes[shape] {
+            w = known
+        } else {
+            w = try context.container.store.prepareWrite(b.name, properties: slots.map { b.schema.properties[$0].name })
+            writes[shape] = w
+        }
+        lastWrite = (b.index, slots, w)
         return w
     }
 
     /// The stored slots of `o` that differ from its snapshot (every one without a snapshot).
     func changedSlots(_ o: ManagedObject, _ b: EntityBinding) -> [Int] {
-        guard !o._values.isEmpty else { return [] }   // a fault changed nothing of its row
-        return b.lockedSlots.filter { o._snapshot.isEmpty || !o._values[$0].isIdentical(to: o._snapshot[$0]) }
+        let values = o._values
+        guard !values.isEmpty else { return [] }   // a fault changed nothing of its row
+        let snapshot = o._snapshot
+        if snapshot.isEmpty { return b.lockedSlots }
+        let locked = b.lockedSlots
+        guard let last = locked.last, last < values.count, last < snapshot.count else {
+            return locked.filter { !values[$0].isIdentical(to: snapshot[$0]) }
+        }
+        // Slots in range (they ascend): compared in place, from their bits first.
+        return values.withUnsafeBufferPointer { vp in
+            snapshot.withUnsafeBufferPointer { sp in locked.filter { !Value.identical(vp, $0, sp, $0) } }
+        }
     }
 
     /// Inserts `objects` in order.
     mutating func insert(_ objects: [ManagedObject]) throws {
+        if written.count == 0 { written = KeyTable(capacity: objects.count) }
+        writtenOrder.reserveCapacity(writtenOrder.count + objects.count)
         var deferred: [(ManagedObject, EntityBinding, Int)] = []
-        // Objects not written yet (by entity and identity): a to-one naming one of them waits,
-        // whether it has a temporary identifier or a reserved primary key.
-        var unwritten = Set(objects.compactMap { o in context.binding(o).map { ModelContext.Key(entity: $0.index, raw: o._rawID) } })
+        // Objects with reserved primary keys not written yet (by entity and key): a to-one
+        // naming one of them waits. One with a temporary identifier needs no entry: until it
+        // is written, ``recordKey(_:)`` has no key for it (temporary identifiers are never
+        // reused, so none of them is among those saved before).
+        var unwritten = Set<ModelContext.Key>()
+        for o in objects where o._rawID > 0 {
+            if let b = context.binding(o) { unwritten.insert(ModelContext.Key(entity: b.index, raw: o._rawID)) }
+        }
         for o in objects {
             guard let b = context.binding(o) else { continue }
             // Every stored slot, in the prepared order: a to-one whose target is not written
             // yet is nil for now (as a slot left out would be) and set once it is.
             let write = try preparedWrite(b, slots: b.lockedSlots)
+            let kinds = b.schema.slotKinds
+            let current = o._values
             var values: [Value] = []
             values.reserveCapacity(b.lockedSlots.count)
             for slot in b.lockedSlots {
                 // An object never given values (none, or all) inserts its defaults.
-                guard slot < o._values.count else { values.append(b.schema.initialValues[slot]); continue }
-                if case .toOne = b.schema.properties[slot].kind, case .int(let raw) = o._values[slot] {
-                    let tb = context.container.bindings[b.targetEntity[slot]]
-                    if recordID(raw, tb) == nil || unwritten.contains(ModelContext.Key(entity: tb.index, raw: raw)) {
-                        deferred.append((o, b, slot))
-                        values.append(.null)
-                        continue
-                    }
+                guard slot < current.count else { values.append(b.schema.initialValues[slot]); continue }
+                let v = current[slot]
+                guard kinds[slot] == .toOne else { values.append(v); continue }
+                guard case .int(let raw) = v else { values.append(.null); continue }
+                if let pk = recordKey(raw),
+                   unwritten.isEmpty || !unwritten.contains(ModelContext.Key(entity: context.container.bindings[b.targetEntity[slot]].index, raw: raw)) {
+                    values.append(.int(pk))
+                } else {
+                    deferred.append((o, b, slot))
+                    values.append(.null)
                 }
-                values.append(storedValue(o, b, slot))
             }
-            let id = o._rawID > 0 ? try tx.insert(write, primaryKey: UInt64(o._rawID), values) : try tx.insert(write, values)
-            primaryKeys[o._rawID] = try Self.identity(id.primaryKey, of: b.name)
-            unwritten.remove(ModelContext.Key(entity: b.index, raw: o._rawID))
+            let raw = o._rawID
+            let key = try tx.insertRow(write, primaryKey: raw > 0 ? UInt64(raw) : nil, values)
+            let pk = try Self.identity(key, of: b.name)
+            written[raw] = pk
+            writtenOrder.append((raw, pk))
+            if raw > 0 { unwritten.remove(ModelContext.Key(entity: b.index, raw: raw)) }
         }
         for (o, b, slot) in deferred { try update(o, b, slots: [slot]) }
     }
@@ -97,8 +138,12 @@ struct ChangeWriter {
 
     /// Writes `slots` of the stored object `o`.
     mutating func update(_ o: ManagedObject, _ b: EntityBinding, slots: [Int]) throws {
-        guard !slots.isEmpty, let id = recordID(o._rawID, b) else { return }
-        try tx.update(id, try preparedWrite(b, slots: slots), slots.map { storedValue(o, b, $0) })
+        guard !slots.isEmpty, let pk = recordKey(o._rawID) else { return }
+        let write = try preparedWrite(b, slots: slots)
+        var values: [Value] = []
+        values.reserveCapacity(slots.count)
+        for slot in slots { values.append(storedValue(o, b, slot)) }
+        try tx.update(primaryKey: UInt64(pk), write, values)
     }
 
     /// Makes and breaks the many-to-many links, each once.

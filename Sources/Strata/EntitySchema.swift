@@ -19,6 +19,17 @@ final class EntitySchema: @unchecked Sendable {
         case derived(DerivedDeclaration)
     }
 
+    /// A property's kind without its declaration (see ``slotKinds``).
+    enum SlotKind: UInt8 {
+        /// A stored attribute.
+        case attribute
+        /// A transient attribute (modelled, never stored).
+        case transient
+        case toOne
+        case toMany
+        case derived
+    }
+
     struct Property {
         var name: String
         var kind: Kind
@@ -46,6 +57,12 @@ final class EntitySchema: @unchecked Sendable {
     /// The slots of transient attributes (modelled, never stored).
     let transientSlots: [Int]
     let buildError: StrataError?
+    /// What each slot holds, one byte per slot, and the value bridge of each attribute (nil for
+    /// relationships): a save's loops over objects and slots read these rather than copy a
+    /// ``Property`` per slot (its declaration's closures, arrays and strings retained and
+    /// released each time).
+    let slotKinds: [SlotKind]
+    let bridges: [ValueBridge?]
     /// Inverse names of relationships, by slot, once resolved (resolving a declared key path
     /// makes a probe prototype: not something to repeat per assignment).
     private let inverseNames = Mutex<[Int: String?]>([:])
@@ -68,6 +85,21 @@ final class EntitySchema: @unchecked Sendable {
             return .null
         }
         self.transientSlots = properties.indices.filter { properties[$0].isTransient }
+        self.slotKinds = properties.map { p in
+            switch p.kind {
+            case .attribute(let a): return a.isTransient ? .transient : .attribute
+            case .toOne: return .toOne
+            case .toMany: return .toMany
+            case .derived: return .derived
+            }
+        }
+        self.bridges = properties.map { p in
+            switch p.kind {
+            case .attribute(let a): return a.bridge
+            case .derived(let d): return d.bridge
+            case .toOne, .toMany: return nil
+            }
+        }
         self.observationKeys = properties.map { ManagedObject.observationKeyPath($0.name) }
         self.buildError = error
         Self.everyBuilt.withLock { $0.append(self) }

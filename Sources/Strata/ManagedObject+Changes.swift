@@ -67,8 +67,8 @@ extension ManagedObject {
     /// Whether the object's persistent properties differ from its committed values
     /// (``changedValues()`` names a property other than a transient one). Never fires a fault.
     public final var hasPersistentChangedValues: Bool {
-        let schema = entitySchema
-        return changedSlots().contains { !schema.properties[$0].isTransient }
+        let kinds = entitySchema.slotKinds
+        return changedSlots().contains { kinds[$0] != .transient }
     }
 
     /// The identifiers of the objects in the relationship named `name`, with this context's
@@ -119,28 +119,72 @@ extension ManagedObject {
 
     /// The slots of persistent properties that differ from the committed values (from the
     /// initial values for an object not saved yet).
+    ///
+    /// A save asks this of every object it writes (validation), so it reads the schema's
+    /// one-byte slot kinds rather than copying each slot's ``EntitySchema/Property``, and asks
+    /// an inserted object's to-many whether it has members rather than listing them.
     final func changedSlots() -> [Int] {
-        guard !isFault else { return [] }
-        let schema = entitySchema
-        let detached = context == nil
-        let base = _snapshot.isEmpty ? schema.initialValues : _snapshot
         var slots: [Int] = []
-        for (slot, p) in schema.properties.enumerated() {
-            switch p.kind {
-            case .derived:
-                continue
-            case .toMany:
-                if detached || isInserted {
-                    if !_members(slot: slot, tracking: false).isEmpty { slots.append(slot) }
-                } else if _extras?.changedToMany.contains(slot) == true {
-                    slots.append(slot)
+        changedSlots(into: &slots)
+        return slots
+    }
+
+    /// ``changedSlots()`` into `slots` (emptied first, its capacity kept): a save's loop over
+    /// its objects reuses one array.
+    final func changedSlots(into slots: inout [Int]) {
+        slots.removeAll(keepingCapacity: true)
+        guard !isFault else { return }
+        let schema = entitySchema
+        let c = context
+        let inserted = isInserted
+        let values = _values
+        let base = _snapshot.isEmpty ? schema.initialValues : _snapshot
+        let kinds = schema.slotKinds
+        values.withUnsafeBufferPointer { vp in
+            base.withUnsafeBufferPointer { bp in
+                for slot in kinds.indices {
+                    switch kinds[slot] {
+                    case .derived:
+                        continue
+                    case .toMany:
+                        if c != nil, !inserted {
+                            if _extras?.changedToMany.contains(slot) == true { slots.append(slot) }
+                        } else if let c {
+                            if c.hasMembers(slot: slot, ofInserted: self) { slots.append(slot) }
+                        } else if _extras?.detachedToMany[slot]?.isEmpty == false {
+                            slots.append(slot)
+                        }
+                    case .toOne where c == nil:
+                        if _extras?.detachedToOne[slot] != nil { slots.append(slot) }
+                    default:
+                        if slot < vp.count, slot < bp.count, !Value.identical(vp, slot, bp, slot) { slots.append(slot) }
+                    }
                 }
-            case .toOne where detached:
-                if _extras?.detachedToOne[slot] != nil { slots.append(slot) }
-            default:
-                if slot < _values.count, slot < base.count, !_values[slot].isIdentical(to: base[slot]) { slots.append(slot) }
             }
         }
-        return slots
+    }
+}
+
+extension ModelContext {
+    /// Whether the to-many in `slot` of an inserted object has members: what
+    /// `!members(slot:of:).isEmpty` answers (keep the two in step), without building the member
+    /// list. An inserted object has no stored members, so with a to-one inverse its members are
+    /// the pending objects whose inverse names it: the first one found answers. A many-to-many
+    /// (members from pending links) takes the full list.
+    func hasMembers(slot: Int, ofInserted object: ManagedObject) -> Bool {
+        guard let b = binding(object), let rel = b.relationships[slot], b.targetEntity[slot] >= 0 else { return false }
+        let inverse = b.inverseSlot[slot]
+        guard !rel.isManyToMany, inverse >= 0, object._flags.contains(.inserted) else {
+            return !memberRaws(slot: slot, of: object).isEmpty
+        }
+        let target = container.bindings[b.targetEntity[slot]].index
+        let raw = object._rawID
+        for group in [inserted, updated] {
+            for (k, o) in group where k.entity == target {
+                guard inverse < o._values.count, case .int(let r) = o._values[inverse], r == raw else { continue }
+                if deleted[Key(entity: k.entity, raw: o._rawID)] == nil { return true }
+            }
+        }
+        return false
     }
 }

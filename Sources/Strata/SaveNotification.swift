@@ -8,37 +8,78 @@ public struct SaveNotification: Sendable {
     let changes: RecordChanges
     /// The ``ModelContainer/serial`` of the container whose store the save wrote.
     let containerSerial: UInt64
+    /// The identifiers and changed keys, made on first use: most saves are merged from
+    /// ``changes`` (or not at all) and nobody reads them, and making them costs an identifier
+    /// (an entity name) per row and a dictionary entry per updated row.
+    private let identifiers: LazyIdentifiers
+
     /// Objects the save inserted.
-    public let insertedIDs: [ManagedObjectID]
+    public var insertedIDs: [ManagedObjectID] { identifiers.value.inserted }
     /// Objects whose stored or derived values the save changed.
-    public let updatedIDs: [ManagedObjectID]
+    public var updatedIDs: [ManagedObjectID] { identifiers.value.updated }
     /// Objects the save deleted (cascades included).
-    public let deletedIDs: [ManagedObjectID]
+    public var deletedIDs: [ManagedObjectID] { identifiers.value.deleted }
     /// For each updated object, the names of the properties that changed.
-    public let changedKeys: [ManagedObjectID: [String]]
+    public var changedKeys: [ManagedObjectID: [String]] { identifiers.value.changedKeys }
     /// The store transaction that committed the save.
     public var transactionID: UInt64 { changes.transactionID }
 
     init(changes: RecordChanges, container: ModelContainer) {
         self.changes = changes
         self.containerSerial = container.serial
-        func id(_ r: RecordChanges.Row) -> ManagedObjectID { ManagedObjectID(entityName: r.id.entity, primaryKey: r.id.primaryKey) }
-        insertedIDs = changes.inserted.map(id)
-        updatedIDs = changes.updated.map(id)
-        deletedIDs = changes.deleted.map(id)
-        var keys: [ManagedObjectID: [String]] = [:]
-        for r in changes.updated {
-            guard let b = container.binding(named: r.id.entity) else { continue }
-            keys[id(r)] = r.changedFields.compactMap { f in
-                let slot = b.slotOfRowField[f]
-                return slot >= 0 ? b.schema.properties[slot].name : nil
+        self.identifiers = LazyIdentifiers(changes: changes, bindings: container.bindings, byName: container.bindingByName)
+    }
+
+    /// What the public properties list, computed once.
+    struct Identifiers: Sendable {
+        var inserted: [ManagedObjectID]
+        var updated: [ManagedObjectID]
+        var deleted: [ManagedObjectID]
+        var changedKeys: [ManagedObjectID: [String]]
+    }
+
+    /// ``Identifiers`` made from the change set on first read (by any thread: notifications
+    /// go to observers), then kept. The container's bindings are kept, not the container.
+    final class LazyIdentifiers: Sendable {
+        private let changes: RecordChanges
+        private let bindings: [EntityBinding]
+        private let byName: [String: Int]
+        private let made = Mutex<Identifiers?>(nil)
+
+        init(changes: RecordChanges, bindings: [EntityBinding], byName: [String: Int]) {
+            self.changes = changes
+            self.bindings = bindings
+            self.byName = byName
+        }
+
+        var value: Identifiers {
+            if let known = made.withLock({ $0 }) { return known }
+            let fresh = make()
+            return made.withLock { kept in
+                if let kept { return kept }
+                kept = fresh
+                return fresh
             }
         }
-        for l in changes.links {
-            let i = ManagedObjectID(entityName: l.id.entity, primaryKey: l.id.primaryKey)
-            keys[i, default: []].append(l.relationship)
+
+        private func make() -> Identifiers {
+            func id(_ r: RecordChanges.Row) -> ManagedObjectID { ManagedObjectID(entityName: r.id.entity, primaryKey: r.id.primaryKey) }
+            var keys: [ManagedObjectID: [String]] = [:]
+            for r in changes.updated {
+                guard let i = byName[r.id.entity] else { continue }
+                let b = bindings[i]
+                keys[id(r)] = r.changedFields.compactMap { f in
+                    let slot = b.slotOfRowField[f]
+                    return slot >= 0 ? b.schema.properties[slot].name : nil
+                }
+            }
+            for l in changes.links {
+                let i = ManagedObjectID(entityName: l.id.entity, primaryKey: l.id.primaryKey)
+                keys[i, default: []].append(l.relationship)
+            }
+            return Identifiers(inserted: changes.inserted.map(id), updated: changes.updated.map(id),
+                               deleted: changes.deleted.map(id), changedKeys: keys)
         }
-        changedKeys = keys
     }
 }
 

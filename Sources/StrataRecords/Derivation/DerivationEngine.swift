@@ -94,7 +94,7 @@ struct DerivationEngine {
             guard let state = tx.rowStates[key], let current = state.current else { continue }
             let v: Value
             if let original = state.original {
-                guard tx.explicitlyChanged.contains(key) else { continue }
+                guard state.explicit else { continue }
                 let changed = e.fields.indices.contains { i in
                     switch e.fields[i].kind {
                     case .attribute, .toOne: return original[i] != current[i]

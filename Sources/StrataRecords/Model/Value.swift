@@ -68,16 +68,61 @@ public enum Value: Hashable, Sendable, CustomStringConvertible {
     ///   unequal to itself: a NaN set twice is one change, not a change that never settles.
     ///   (Stores refuse NaN; the save names the attribute.)
     /// - Values of different kinds are never identical (`.int(1)` is not `.double(1)`).
+    ///
+    /// Inlinable: the object layer asks this per slot of every object it saves, and in its
+    /// own code the common cases (integers, the same string storage) are a few instructions.
+    @inlinable
     public func isIdentical(to other: Value) -> Bool {
         switch (self, other) {
-        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.string(let a), .string(let b)): return Self.sameBytes(a, b)
         case (.double(let a), .double(let b)): return a == b || a.isNaN && b.isNaN
         case (.date(let a), .date(let b)):
             let x = a.timeIntervalSinceReferenceDate, y = b.timeIntervalSinceReferenceDate
             return x == y || x.isNaN && y.isNaN
         case (.decimal(let a), .decimal(let b)): return a.isNaN ? b.isNaN : (!b.isNaN && a == b)
-        default: return self == other
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.int(let a), .int(let b)): return a == b
+        case (.uuid(let a), .uuid(let b)): return a == b
+        case (.binary(let a), .binary(let b)): return a == b
+        default: return false   // values of different kinds
         }
+    }
+
+    /// ``isIdentical(to:)`` of two values in place, from their bits first: a value copied from
+    /// another (an object's values and its snapshot, a row and the copy a write changed) holds
+    /// the very same bits, string storage included, so most comparisons a save makes end with
+    /// one `memcmp`, no payload retained. Different bits (or a payload's spare bytes left
+    /// different) fall back to the comparison, so the answer is always `isIdentical`'s.
+    @inlinable @inline(__always)
+    package static func identical(_ a: UnsafePointer<Value>, _ b: UnsafePointer<Value>) -> Bool {
+        memcmp(a, b, MemoryLayout<Value>.size) == 0 || a.pointee.isIdentical(to: b.pointee)
+    }
+
+    /// ``identical(_:_:)`` of `a[i]` and `b[j]` (indices checked by the caller).
+    @inlinable @inline(__always)
+    package static func identical(_ a: UnsafeBufferPointer<Value>, _ i: Int, _ b: UnsafeBufferPointer<Value>, _ j: Int) -> Bool {
+        identical(a.baseAddress! + i, b.baseAddress! + j)
+    }
+
+    /// Whether two strings hold the same UTF-8 bytes. Every save compares each stored string
+    /// with its snapshot (often the very same storage), so this is a length check and one
+    /// `memcmp` of the contiguous bytes, not `utf8.elementsEqual` (a generic loop over code
+    /// units: ~1K instructions for a 30-byte title). A bridged string without contiguous UTF-8
+    /// falls back to the loop.
+    @inlinable @inline(__always)
+    static func sameBytes(_ a: String, _ b: String) -> Bool {
+        let au = a.utf8, bu = b.utf8
+        let n = au.count
+        guard n == bu.count else { return false }
+        if n == 0 { return true }
+        let same: Bool?? = au.withContiguousStorageIfAvailable { pa in
+            bu.withContiguousStorageIfAvailable { pb in
+                pa.baseAddress == pb.baseAddress || memcmp(pa.baseAddress!, pb.baseAddress!, n) == 0
+            }
+        }
+        if case .some(.some(let same)) = same { return same }
+        return au.elementsEqual(bu)
     }
 
     /// The string, when this is a ``string(_:)``; otherwise `nil`.

@@ -77,23 +77,30 @@ extension RecordTransaction {
     ///   value its property cannot hold; `objectNotFound` for a to-one target that does not exist.
     @discardableResult
     public func insert(_ write: PreparedWrite, _ values: [Value]) throws -> ObjectID {
-        try checkOpen()
-        let e = try entity(of: write, values)
-        var r = newRow(e)
-        try assign(write, values, to: &r, entity: e)
-        return try writeNewRow(e, RowKey(entity: e.index, pk: try allocatePrimaryKey(e)), r)
+        ObjectID(entity: write.entity, primaryKey: try insertRow(write, primaryKey: nil, values))
     }
 
     /// ``insert(_:primaryKey:_:)`` from an array of values: the object layer's inserts of
     /// objects whose keys it reserved.
     @discardableResult
     package func insert(_ write: PreparedWrite, primaryKey pk: UInt64, _ values: [Value]) throws -> ObjectID {
+        ObjectID(entity: write.entity, primaryKey: try insertRow(write, primaryKey: pk, values))
+    }
+
+    /// Inserts a row as ``insert(_:_:)-(PreparedWrite,_)`` does (`pk` nil), or under a reserved
+    /// key as ``insert(_:primaryKey:_:)-(PreparedWrite,_,_)`` does, and returns its primary key:
+    /// the object layer's save, which keeps keys, not identifiers (no entity name per row).
+    package func insertRow(_ write: PreparedWrite, primaryKey pk: UInt64?, _ values: [Value]) throws -> UInt64 {
         try checkOpen()
         let e = try entity(of: write, values)
-        let key = try reservedRowKey(e, pk)
+        // A reserved key is checked before the values; a fresh one is allocated after them, so
+        // a refused insert moves no counter.
+        let reserved = try pk.map { try reservedRowKey(e, $0) }
         var r = newRow(e)
         try assign(write, values, to: &r, entity: e)
-        return try writeNewRow(e, key, r)
+        let key = try reserved ?? RowKey(entity: e.index, pk: allocatePrimaryKey(e))
+        try writeNewRow(key, r)
+        return key.pk
     }
 
     /// Sets the prepared write's properties of the object `id` to `values`, in their order
@@ -109,6 +116,15 @@ extension RecordTransaction {
             throw StrataError.invalidArgument("the prepared write sets \(e.name) objects, not \(id.entity)")
         }
         try rewriteRow(key) { r in try assign(write, values, to: &r, entity: e) }
+    }
+
+    /// ``update(_:_:_:)-(ObjectID,PreparedWrite,_)`` of the object of the prepared write's
+    /// entity with primary key `pk`: the object layer's save, which holds keys, not identifiers
+    /// (no entity name to look up per row).
+    package func update(primaryKey pk: UInt64, _ write: PreparedWrite, _ values: [Value]) throws {
+        try checkOpen()
+        let e = try entity(of: write, values)
+        try rewriteRow(RowKey(entity: e.index, pk: pk)) { r in try assign(write, values, to: &r, entity: e) }
     }
 
     private func entity(of write: PreparedWrite, _ values: [Value]) throws -> EntityDescription {

@@ -47,6 +47,12 @@ extension RecordTransaction {
     /// the row it began as.
     func changes() -> RecordChanges {
         var out = RecordChanges(transactionID: tx.transactionID)
+        // Every slot of an inserted or deleted row: one array per row length, shared.
+        var allFields: [[Int]] = []
+        func every(_ count: Int) -> [Int] {
+            while allFields.count <= count { allFields.append(Array(0..<allFields.count)) }
+            return allFields[count]
+        }
         for keys in writtenKeys {
             for key in keys {
                 guard let state = rowStates[key] else { continue }
@@ -54,11 +60,14 @@ extension RecordTransaction {
                 switch (state.original, state.current) {
                 case (nil, nil): continue  // inserted and deleted again
                 case (nil, let now?):
-                    out.inserted.append(.init(id: id, values: now, previous: nil, changedFields: Array(now.indices)))
+                    out.inserted.append(.init(id: id, values: now, previous: nil, changedFields: every(now.count)))
                 case (let was?, nil):
-                    out.deleted.append(.init(id: id, values: nil, previous: was, changedFields: Array(was.indices)))
+                    out.deleted.append(.init(id: id, values: nil, previous: was, changedFields: every(was.count)))
                 case (let was?, let now?):
-                    let changed = now.indices.filter { !now[$0].isIdentical(to: was[$0]) }
+                    // Rows of one entity have one length; compared in place, from their bits.
+                    let changed = now.count == was.count
+                        ? now.withUnsafeBufferPointer { n in was.withUnsafeBufferPointer { w in n.indices.filter { !Value.identical(n, $0, w, $0) } } }
+                        : now.indices.filter { !now[$0].isIdentical(to: was[$0]) }
                     if !changed.isEmpty { out.updated.append(.init(id: id, values: now, previous: was, changedFields: changed)) }
                 }
             }

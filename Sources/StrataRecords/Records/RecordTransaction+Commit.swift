@@ -54,8 +54,7 @@ extension RecordTransaction {
                     for r in alive {
                         guard var row = try row(r) else { continue }
                         row[f] = .null
-                        try write(r, row)
-                        explicitlyChanged.insert(r)
+                        try write(r, row, explicit: true)
                     }
                 }
             }
@@ -121,7 +120,7 @@ extension RecordTransaction {
         for key in writtenKeys.joined() {
             guard let state = rowStates[key], let r = state.current else { continue }
             let e = model.entities[key.entity]
-            let unchanged = explicitlyChanged.contains(key) ? nil : state.original
+            let unchanged = state.explicit ? nil : state.original
             for i in e.fields.indices {
                 if let unchanged, unchanged[i] == r[i] { continue }
                 if e.fields[i].kind == .auxiliary { continue }

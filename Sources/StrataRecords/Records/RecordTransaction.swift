@@ -27,8 +27,6 @@ public final class RecordTransaction: RecordReader {
     /// Rows whose new state is not in the rows tree yet: each is encoded once, at commit (or
     /// before a scan of the rows tree), however often derivation changes it.
     var dirtyKeys: [RowKey] = []
-    /// Rows whose own stored attributes or to-one relationships a caller changed (`now()`).
-    var explicitlyChanged = Set<RowKey>()
     /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
     var pendingDeletes: [RowKey] = []
     var settledDeletes = 0
@@ -43,7 +41,7 @@ public final class RecordTransaction: RecordReader {
     /// The error a settle failed with: the transaction cannot go on (its derived values are
     /// half moved), so every later call, and the commit, throws it again.
     var settleFailure: (any Error)?
-    var nextPrimaryKeys: [Int: UInt64] = [:]
+    var nextPrimaryKeys: KeyCounters
     /// The storage trees rows and their entries are written to, looked up once each.
     lazy var trees = WriteTrees(tx: tx, model: model)
     var rowsRead = 0
@@ -75,6 +73,9 @@ public final class RecordTransaction: RecordReader {
         var pending = false
         /// Changed since it was last put into its rows tree.
         var dirty = false
+        /// Its own stored attributes or to-one relationships were set by a caller (inserted,
+        /// updated, or nullified by a delete rule), not only derived (`now()`, validation).
+        var explicit = false
 
         init(original: [Value]?) {
             self.original = original
@@ -88,6 +89,7 @@ public final class RecordTransaction: RecordReader {
         self.timestamp = timestamp
         self.writtenKeys = Array(repeating: [], count: model.entities.count)
         self.pendingKeys = Array(repeating: [], count: model.entities.count)
+        self.nextPrimaryKeys = KeyCounters(entities: model.entities.count)
         super.init(model: model, source: .write(tx))
     }
 
@@ -174,13 +176,18 @@ public final class RecordTransaction: RecordReader {
 
     /// Puts every changed row into its rows tree.
     func flushRows() throws {
+        // One in-place access per row: its state is taken as clean, its row returned.
+        func takeDirty(_ s: inout RowState?) -> [Value]?? {
+            guard s?.dirty == true else { return nil }
+            s!.dirty = false
+            return .some(s!.current)
+        }
         for key in dirtyKeys {
-            guard let state = rowStates[key], state.dirty else { continue }
-            rowStates[key]!.dirty = false
+            guard let current = takeDirty(&rowStates[key]) else { continue }
             let e = model.entities[key.entity]
             let rows = try trees.rows(e)
             let pk = KeyEncoding.primaryKey(key.pk)
-            if let new = state.current { try rows.put(pk, RowCodec.encode(new, fields: e.fields)) } else { _ = try rows.delete(pk) }
+            if let new = current { try rows.put(pk, RowCodec.encode(new, fields: e.fields)) } else { _ = try rows.delete(pk) }
         }
         dirtyKeys.removeAll(keepingCapacity: true)
     }
@@ -223,12 +230,38 @@ public final class RecordTransaction: RecordReader {
 
     /// Writes `r` as the new row of `e` under `key` (a key that names no stored row).
     func writeNewRow(_ e: EntityDescription, _ key: RowKey, _ r: [Value]) throws -> ObjectID {
-        // A fresh or reserved primary key names no stored row (keys are never reused): nothing
-        // to read.
-        rowStates[key] = RowState(original: nil)
-        try write(key, r)
-        explicitlyChanged.insert(key)
+        try writeNewRow(key, r)
         return ObjectID(entity: e.name, primaryKey: key.pk)
+    }
+
+    /// Writes `r` as the new row under `key` (a key that names no stored row).
+    func writeNewRow(_ key: RowKey, _ r: [Value]) throws {
+        // A fresh or reserved primary key names no stored row (keys are never reused): nothing
+        // to read, nothing to look up.
+        try write(key, r, from: RowState(original: nil), explicit: true)
+    }
+
+    /// ``storedRow(of:)`` by entity index and primary key: the object layer's save reads the
+    /// rows of the objects it updates (optimistic locking) by the keys it holds, with no entity
+    /// name to look up per row. Nil for an index outside the model.
+    package func storedRow(entityIndex: Int, primaryKey pk: UInt64) throws -> [Value]? {
+        try willRead()
+        guard model.entities.indices.contains(entityIndex) else { return nil }
+        return try row(RowKey(entity: entityIndex, pk: pk))
+    }
+
+    /// ``storedRow(entityIndex:primaryKey:)`` without settling first where settling could
+    /// change nothing a caller sees: the model derives nothing and no delete awaits its rules
+    /// (then a settle only moves bookkeeping that derivation reads). The object layer's save
+    /// reads the row of each object it updates (optimistic locking) right after writing the
+    /// one before, so each read settled again. Otherwise it settles as that read does.
+    package func unsettledRow(entityIndex: Int, primaryKey pk: UInt64) throws -> [Value]? {
+        guard model.derivationOrder.isEmpty, settledDeletes == pendingDeletes.count else {
+            return try storedRow(entityIndex: entityIndex, primaryKey: pk)
+        }
+        try checkOpen()
+        guard model.entities.indices.contains(entityIndex) else { return nil }
+        return try row(RowKey(entity: entityIndex, pk: pk))
     }
 
     /// Reserves `count` primary keys of `entity` for objects inserted later with
@@ -273,12 +306,22 @@ public final class RecordTransaction: RecordReader {
     /// Reads the stored row at `key` (`objectNotFound` if there is none), lets `change` set
     /// values in it, and writes it back as changed by the caller.
     func rewriteRow(_ key: RowKey, _ change: (inout [Value]) throws -> Void) throws {
-        guard var r = try row(key) else {
+        // The state is looked up (or read) once: `change` only reads other rows.
+        let state = try rowState(key)
+        guard var r = state.current else {
             throw StrataError.objectNotFound(entity: model.entities[key.entity].name, primaryKey: key.pk)
         }
         try change(&r)
-        try write(key, r)
-        explicitlyChanged.insert(key)
+        try write(key, r, from: state, explicit: true)
+    }
+
+    /// The state of the row at `key`, read and kept as ``row(_:)`` does on first use.
+    private func rowState(_ key: RowKey) throws -> RowState {
+        if let s = rowStates[key] { return s }
+        rowsRead += 1
+        let s = RowState(original: try super.row(key))
+        rowStates[key] = s
+        return s
     }
 
     /// Throws `objectNotFound` unless a row is stored (or pending) at `key`.
@@ -455,14 +498,22 @@ public final class RecordTransaction: RecordReader {
     /// Records a row's new state (or its deletion) and updates its fetch indexes and the inverse
     /// indexes of its to-one relationships; the row itself reaches its tree at commit
     /// (``flushRows()``). Uniqueness is settled at commit.
-    func write(_ key: RowKey, _ new: [Value]?) throws {
-        var state: RowState
+    func write(_ key: RowKey, _ new: [Value]?, explicit: Bool = false) throws {
+        let state: RowState
         if let known = rowStates[key] {
             state = known
         } else {
             rowsRead += 1
             state = RowState(original: try super.row(key))
         }
+        try write(key, new, from: state, explicit: explicit)
+    }
+
+    /// ``write(_:_:explicit:)`` of the row whose state the caller just looked up or made:
+    /// the table is hashed once, to store the new state. `explicit`: a caller's change of the
+    /// row's own values, marked once its index entries moved.
+    private func write(_ key: RowKey, _ new: [Value]?, from known: RowState, explicit: Bool) throws {
+        var state = known
         let old = state.current
         state.current = new
         if !state.written {
@@ -479,8 +530,16 @@ public final class RecordTransaction: RecordReader {
             dirtyKeys.append(key)
             rowsWritten += 1
         }
+        let newlyExplicit = explicit && !state.explicit
+        if newlyExplicit { state.explicit = true }
         rowStates[key] = state
-        try updateIndexes(model.entities[key.entity], key.pk, old, new)
+        do {
+            try updateIndexes(model.entities[key.entity], key.pk, old, new)
+        } catch {
+            // A write whose entries failed to move is not a change the caller made.
+            if newlyExplicit { rowStates[key]?.explicit = false }
+            throw error
+        }
     }
 
     /// Sets fields of an existing row, as derivation does: in place when none of them has
@@ -517,7 +576,9 @@ public final class RecordTransaction: RecordReader {
     /// an index whose values did not change is not touched (nor its keys encoded).
     private func updateIndexes(_ e: EntityDescription, _ pk: UInt64, _ old: [Value]?, _ new: [Value]?) throws {
         for (i, fields) in e.indexFields.enumerated() {
-            if let old, let new, fields.allSatisfy({ old[$0].isIdentical(to: new[$0]) }) { continue }
+            if let old, let new, old.count == new.count, old.withUnsafeBufferPointer({ o in
+                new.withUnsafeBufferPointer { n in fields.allSatisfy { Value.identical(o, $0, n, $0) } }
+            }) { continue }
             let ok = old.map { o in KeyEncoding.indexKey(fields.map { o[$0] }, pk: pk) }
             let nk = new.map { n in KeyEncoding.indexKey(fields.map { n[$0] }, pk: pk) }
             if ok == nk { continue }
@@ -532,5 +593,30 @@ public final class RecordTransaction: RecordReader {
             if case .int(let p)? = ot { _ = try t.delete(RecordTrees.pair(UInt64(bitPattern: p), pk)) }
             if case .int(let p)? = nt { try t.put(RecordTrees.pair(UInt64(bitPattern: p), pk), []) }
         }
+    }
+}
+
+/// The primary-key counters a transaction moved, by entity index: an array (a model has few
+/// entities), not a dictionary hashed twice per insert. Iterates the moved counters in entity
+/// order.
+struct KeyCounters: Sequence {
+    private var next: [UInt64?]
+
+    init(entities: Int) { next = Array(repeating: nil, count: entities) }
+
+    /// The next key of the entity at `index`, once this transaction moved or read its counter.
+    subscript(index: Int) -> UInt64? {
+        get { index < next.count ? next[index] : nil }
+        set {
+            if index >= next.count { next += Array(repeating: nil, count: index + 1 - next.count) }
+            next[index] = newValue
+        }
+    }
+
+    /// Whether no counter was read or moved.
+    var isEmpty: Bool { !next.contains { $0 != nil } }
+
+    func makeIterator() -> some IteratorProtocol<(Int, UInt64)> {
+        next.enumerated().lazy.compactMap { i, n in n.map { (i, $0) } }.makeIterator()
     }
 }
