@@ -77,10 +77,11 @@ final class RecordLayerObjectsEngine: ObjectsEngine {
     private func bool(_ v: Value) -> Bool { if case .bool(let b) = v { return b }; return false }
 
     func fetchAll() throws -> ObjectsDigest {
+        // The record layer at its best for "every row": one scan that returns the rows it read
+        // (issue 24: a baseline is the peer on its fast path, not fetch + a descent per id).
         try store.read { r in
             var d = ObjectsDigest()
-            for id in try r.fetch(FetchRequest("Item")) {
-                guard let row = try r.storedRow(of: id) else { continue }
+            for row in try r.fetchPrimaryKeysAndRows(FetchRequest("Item")).rows {
                 d.add(title: string(row[title]), amount: int(row[amount]), done: bool(row[done]))
             }
             return d
