@@ -41,10 +41,10 @@ struct ObjectRegistry {
 /// of a million objects that reads ten must not hold a million rows: a registered fault stays
 /// within its 128 bytes (issue 10) and a fetch's memory within what its objects need. Faults
 /// beyond the bound read their rows when they fire. Bytes rather than decoded rows (decision
-/// 48): a decoded row of a few short strings costs ~250 bytes, its bytes ~50, so the same
-/// memory keeps five times the rows, and rows no fault takes are never decoded.
+/// 48): a decoded row of a few short strings costs ~250 bytes, its bytes ~42, so the same
+/// memory keeps about five times the rows, and rows no fault takes are never decoded.
 struct RowCache {
-    /// The most row bytes held at once (4 MiB: ~80,000 rows of ~50 bytes).
+    /// The most row bytes held at once (4 MiB: ~100,000 rows of the benchmark's ~42 bytes).
     static let byteLimit = 4 << 20
     /// The most fetches whose rows are held at once (the oldest goes first).
     static let fetchLimit = 8

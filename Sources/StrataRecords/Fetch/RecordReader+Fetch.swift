@@ -137,13 +137,11 @@ extension RecordReader {
                 }
                 if sorts { rows.append(row) }
                 if keepsRows, let stored { kept?.add(stored) }
-            } else if keepsRows {
-                // A scan of every row with nothing to check: its bytes are kept, not decoded.
-                guard let stored else {
-                    guard try source.withValue(RecordTrees.rows(e), KeyEncoding.primaryKey(key.pk), { kept?.add($0) }) != nil else { return true }
-                    keys.append(key)
-                    return stopAfter.map { keys.count < $0 } ?? true
-                }
+            } else if keepsRows, let stored {
+                // A scan of every row with nothing to check (the only plan that keeps rows it
+                // does not need, and it always reads in place): its bytes are kept, not decoded.
+                // Were a row ever missed here, the spans would not match the keys and the
+                // fetch would return none (fetchPrimaryKeysAndRowBytes checks).
                 kept?.add(stored)
             }
             keys.append(key)
