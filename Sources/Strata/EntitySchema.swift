@@ -101,9 +101,13 @@ final class EntitySchema: @unchecked Sendable {
             }
         }
         self.observationKeys = properties.map { ManagedObject.observationKeyPath($0.name) }
+        observationKeyRefs = .allocate(capacity: max(observationKeys.count, 1))
+        for (i, key) in observationKeys.enumerated() { (observationKeyRefs + i).initialize(to: Unmanaged.passUnretained(key)) }
         self.buildError = error
         Self.everyBuilt.withLock { $0.append(self) }
     }
+
+    deinit { observationKeyRefs.deallocate() }
 
     /// Every schema built in the process, so none is ever freed (the registry keeps those of
     /// classes; this keeps the stand-ins a failed build returns too): objects hold their
@@ -233,6 +237,10 @@ final class EntitySchema: @unchecked Sendable {
     let hasDependents = Atomic<Bool>(false)
     /// What Swift Observation tracks for each stored property, by slot.
     let observationKeys: [KeyPath<ManagedObject, Int>]
+    /// `observationKeys` unretained, by slot (kept alive by the array), for reads that borrow
+    /// them (``ManagedObject/_trackAccess(slot:)``). Freed with the schema, which no object
+    /// outlives (schemas are never freed: ``everyBuilt``).
+    let observationKeyRefs: UnsafeMutablePointer<Unmanaged<KeyPath<ManagedObject, Int>>>
     /// Swift Observation's registrar for the objects of the class (decision 34).
     let registrar = ObservationRegistrar()
 

@@ -69,7 +69,7 @@ extension ManagedObject {
     final func _persistentValue(_ slot: Int) -> Value {
         _prepareValues()
         guard slot >= 0, slot < _values.count else { return .null }
-        _trackAccess(entitySchema.observationKeys[slot])
+        _trackAccess(slot: slot)
         return _values[slot]
     }
 
@@ -90,7 +90,7 @@ extension ManagedObject {
     @usableFromInline
     final func _target(slot: Int, tracking: Bool = true) -> ManagedObject? {
         guard slot >= 0 else { return nil }
-        if tracking { _trackAccess(entitySchema.observationKeys[slot]) }
+        if tracking { _trackAccess(slot: slot) }
         if let c = context { return c.target(slot: slot, of: self) }
         return _extras?.detachedToOne[slot]
     }
@@ -110,7 +110,7 @@ extension ManagedObject {
     @usableFromInline
     final func _members(slot: Int, tracking: Bool = true) -> [ManagedObject] {
         guard slot >= 0 else { return [] }
-        if tracking { _trackAccess(entitySchema.observationKeys[slot]) }
+        if tracking { _trackAccess(slot: slot) }
         if let c = context { return c.members(slot: slot, of: self) }
         return _extras?.detachedToMany[slot] ?? []
     }

@@ -186,7 +186,7 @@ public final class ModelContext {
             var row = rowReadAhead(of: object._rawID, b)
             if row == nil, object._rawID > 0 {
                 statistics.rowReads += 1
-                row = try r.storedRow(of: ObjectID(entity: b.name, primaryKey: UInt64(object._rawID)))
+                row = try r.storedRow(entityIndex: b.index, primaryKey: UInt64(object._rawID))
             }
             guard let row else {
                 failFulfilment(object, b, .objectNotFound(entity: b.name, primaryKey: UInt64(max(object._rawID, 0))))

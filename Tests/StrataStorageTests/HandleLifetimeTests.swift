@@ -32,6 +32,7 @@ import Testing
             ("WriteTree.delete", { try t.delete(key(2)) }),
             ("WriteTree.delete", { _ = try key(2).withUnsafeBytes { try t.delete($0) } }),
             ("WriteTree.get", { _ = try t.get(key(3)) }),
+            ("WriteTree.withValue", { _ = try key(3).withUnsafeBytes { k in try t.withValue(forKey: k) { $0.count } } }),
             ("WriteTree.contains", { _ = try t.contains(key(3)) }),
             ("WriteTree.makeCursor", { try t.makeCursor().first() }),
             ("WriteTree.entries", { _ = try t.entries() }),

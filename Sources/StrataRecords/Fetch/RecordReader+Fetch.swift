@@ -124,7 +124,7 @@ extension RecordReader {
                     row = try self.row(key, stored: stored)
                 } else {
                     // Read in place, its bytes kept while they are at hand.
-                    row = try source.withValue(RecordTrees.rows(e), KeyEncoding.primaryKey(key.pk)) { bytes in
+                    row = try withStoredRow(e, key.pk) { bytes in
                         let decoded = try RowCodec.decode(bytes, fields: e.fields)
                         if keepsRows { kept?.add(bytes) }
                         return decoded

@@ -18,6 +18,15 @@ public class RecordReader {
     /// A few, searched linearly: comparing a tree's name with the same string is cheaper than
     /// hashing it.
     private var idleCursors: [(tree: String, cursor: Cursor)] = []
+    /// A snapshot's cursor on each entity's rows tree, by entity index, for point reads (a
+    /// stored row, a fault): kept between reads, so that reads in key order find their rows in
+    /// the leaf the last one rested on instead of descending from the root (``Cursor`` seeks
+    /// within its leaf first), and no read looks its tree up by name. Unchecked exclusivity:
+    /// only ``row(_:)`` touches it, with a plain load or store.
+    @exclusivity(unchecked) private var rowCursors: [Cursor?] = []
+    /// The entity the last name lookup found: readers mostly ask for one entity many times,
+    /// and comparing a name with the same (usually small) string is cheaper than hashing it.
+    @exclusivity(unchecked) private var lastEntity: EntityDescription?
 
     init(model: Model, source: TreeSource) {
         self.model = model
@@ -39,7 +48,9 @@ public class RecordReader {
     /// none works on a reader whose closure ended.
     func entity(_ name: String) throws -> EntityDescription {
         try checkOpen()
+        if let last = lastEntity, last.name == name { return last }
         guard let e = model.entity(name) else { throw StrataError.invalidArgument("no entity '\(name)' in the model") }
+        lastEntity = e
         return e
     }
 
@@ -54,7 +65,30 @@ public class RecordReader {
     /// The row's stored fields, or nil when there is no such row.
     func row(_ key: RowKey) throws -> [Value]? {
         let e = model.entities[key.entity]
-        return try source.withValue(RecordTrees.rows(e), KeyEncoding.primaryKey(key.pk)) { try RowCodec.decode($0, fields: e.fields) }
+        return try withStoredRow(e, key.pk) { try RowCodec.decode($0, fields: e.fields) }
+    }
+
+    /// Calls `body` with the stored bytes of `e`'s row `pk`, borrowed (valid only inside `body`,
+    /// which must not read another row of `e` through this reader: a snapshot reads with the
+    /// entity's one row cursor), and returns its result; nil when there is no such row.
+    func withStoredRow<R>(_ e: EntityDescription, _ pk: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        let stored = pk.bigEndian
+        return try withUnsafeBytes(of: stored) { k in
+            guard case .read = source else { return try source.withValue(RecordTrees.rows(e), k, body) }
+            guard let cursor = try rowCursor(e), try cursor.seek(k) else { return nil }
+            let found = cursor.key
+            guard found.count == 8, found.loadUnaligned(as: UInt64.self) == stored else { return nil }
+            return try body(cursor.value)
+        }
+    }
+
+    /// The snapshot's cursor on `e`'s rows (nil: the store has no rows tree for it yet).
+    private func rowCursor(_ e: EntityDescription) throws -> Cursor? {
+        if e.index < rowCursors.count, let c = rowCursors[e.index] { return c }
+        guard let c = try source.cursor(RecordTrees.rows(e)) else { return nil }
+        if rowCursors.count <= e.index { rowCursors += Array(repeating: nil, count: e.index + 1 - rowCursors.count) }
+        rowCursors[e.index] = c
+        return c
     }
 
     /// The row whose stored bytes a scan of its rows tree is positioned on: decoded from them
@@ -88,6 +122,15 @@ public class RecordReader {
     public func storedRow(of id: ObjectID) throws -> [Value]? {
         try willRead()
         return try row(rowKey(id))
+    }
+
+    /// ``storedRow(of:)`` by entity index and primary key: the object layer reads the rows of
+    /// its faults, and its save those of the objects it updates (optimistic locking), by the keys
+    /// it holds, with no entity name to look up per row. Nil for an index outside the model.
+    package func storedRow(entityIndex: Int, primaryKey pk: UInt64) throws -> [Value]? {
+        try willRead()
+        guard model.entities.indices.contains(entityIndex) else { return nil }
+        return try row(RowKey(entity: entityIndex, pk: pk))
     }
 
     /// The stored rows of many objects of `entity` at once (as ``storedRow(of:)`` gives each;

@@ -241,15 +241,6 @@ public final class RecordTransaction: RecordReader {
         try write(key, r, from: RowState(original: nil), explicit: true)
     }
 
-    /// ``storedRow(of:)`` by entity index and primary key: the object layer's save reads the
-    /// rows of the objects it updates (optimistic locking) by the keys it holds, with no entity
-    /// name to look up per row. Nil for an index outside the model.
-    package func storedRow(entityIndex: Int, primaryKey pk: UInt64) throws -> [Value]? {
-        try willRead()
-        guard model.entities.indices.contains(entityIndex) else { return nil }
-        return try row(RowKey(entity: entityIndex, pk: pk))
-    }
-
     /// ``storedRow(entityIndex:primaryKey:)`` without settling first where settling could
     /// change nothing a caller sees: the model derives nothing and no delete awaits its rules
     /// (then a settle only moves bookkeeping that derivation reads). The object layer's save

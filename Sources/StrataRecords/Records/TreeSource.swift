@@ -13,12 +13,12 @@ enum TreeSource {
         }
     }
 
-    /// Calls `body` with the value of `key`, borrowed where the transaction allows (a snapshot's
-    /// pages are immutable), or returns nil when there is none.
-    func withValue<R>(_ tree: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    /// Calls `body` with the value of `key`, borrowed (`body` reads it and changes no tree), or
+    /// returns nil when there is none.
+    func withValue<R>(_ tree: String, _ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         switch self {
         case .read(let tx): return try tx.tree(tree)?.withValue(forKey: key, body)
-        case .write(let tx): return try tx.tree(tree)?.get(key).map { v in try v.withUnsafeBytes(body) }
+        case .write(let tx): return try tx.tree(tree)?.withValue(forKey: key, body)
         }
     }
 

@@ -18,8 +18,11 @@ enum RowCodec {
     static let version: UInt8 = 1
 
     static func encode(_ values: [Value], fields: [Field]) -> [UInt8] {
-        var out: [UInt8] = [version]
-        out.reserveCapacity(16 + values.count * 8)
+        // One allocation, of a bound on the row's size: a guessed capacity grew two or three
+        // times per row with a string in it (callgrind, an update of 10,000 rows).
+        var out: [UInt8] = []
+        out.reserveCapacity(sizeBound(values))
+        out.append(version)
         appendVarint(&out, UInt64(values.count))
         let bitmapStart = out.count
         out.append(contentsOf: repeatElement(0, count: (values.count + 7) / 8))
@@ -44,6 +47,25 @@ enum RowCodec {
             }
         }
         return out
+    }
+
+    /// At least the bytes ``encode(_:fields:)`` writes for `values` (varints counted at their
+    /// longest, decimals at their largest mantissa: 128 bits).
+    static func sizeBound(_ values: [Value]) -> Int {
+        var n = 1 + 10 + (values.count + 7) / 8
+        for v in values {
+            switch v {
+            case .null: break
+            case .bool: n += 1
+            case .int: n += 10
+            case .double, .date: n += 8
+            case .decimal: n += 3 + 16
+            case .string(let s): n += 10 + s.utf8.count
+            case .binary(let b): n += 10 + b.count
+            case .uuid: n += 16
+            }
+        }
+        return n
     }
 
     /// Decodes a row of `fields`. Throws `corrupt` when the bytes do not fit the layout.

@@ -297,6 +297,32 @@ final class Page: @unchecked Sendable {
         return true
     }
 
+    /// Leaf: replaces cell `index` with a cell of `key` (the key the cell holds) without moving
+    /// any other cell: in place when the new cell is no larger, else in the contiguous free
+    /// space when it fits there (the slot is reused); the bytes the old cell leaves become
+    /// fragmented space. `false` (the page unchanged) when neither holds: the caller removes and
+    /// inserts. An update mostly keeps a row's size or grows it by a byte, and removing the cell
+    /// then inserting the new one in a full page compacted every cell of it (~2.5K instructions
+    /// per updated row, callgrind).
+    func replaceLeafCell(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, overflowLength: Int?) -> Bool {
+        assert(heads == nil, "a page with search heads is shared and must not change")
+        let off = slot(index)
+        let old = cellSize(at: off)
+        let size = Page.leafCellSize(keyLength: key.count, valueLength: value.count)
+        if size <= old {
+            Page.writeLeafCell(at: buffer + off, key: key, value: value, overflowLength: overflowLength)
+            fragmented += old - size
+            return true
+        }
+        guard contiguousFree >= size else { return false }
+        let newStart = cellStart - size
+        Page.writeLeafCell(at: buffer + newStart, key: key, value: value, overflowLength: overflowLength)
+        cellStart = newStart
+        setSlot(index, newStart)
+        fragmented += old
+        return true
+    }
+
     /// Branch: inserts a cell at `index` for `child`. Returns `false` if it does not fit.
     func insertBranchCell(at index: Int, key: UnsafeRawBufferPointer, childAddress: UInt64, child: Page?) -> Bool {
         let size = Page.branchCellSize(keyLength: key.count)

@@ -97,6 +97,21 @@ public struct WriteTree {
         }
     }
 
+    /// Calls `body` with the value under `key` as this transaction sees it, borrowed without
+    /// copying (valid only inside `body`, which must not change this tree: the bytes are the
+    /// page's own), and returns its result; `nil` if the key is absent.
+    public func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try transaction.lifetime.check()
+        guard let root = tree.root, !key.isEmpty else { return nil }
+        let (leaf, i, found) = try TreeRead.find(root, key, tree.file)
+        guard found else { return nil }
+        if leaf.valueInfo(i).isOverflow {
+            let value = try TreeRead.value(leaf, i, tree.file)
+            return try value.withUnsafeBytes(body)
+        }
+        return try body(leaf.valueBytes(i))
+    }
+
     /// Whether `key` has a value, as this transaction sees it.
     public func contains(_ key: [UInt8]) throws -> Bool { try get(key) != nil }
 

@@ -154,8 +154,9 @@ public final class Cursor {
     /// rests on an entry. `key` is read only during the call.
     @discardableResult
     public func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
-        guard var page = try restart() else { return false }
         let k = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
+        if try seekWithinLeaf(k, key.count) { return true }
+        guard var page = try restart() else { return false }
         while !page.isLeaf {
             let i = page.childIndex(for: k, key.count)
             path.append((page, i))
@@ -202,6 +203,25 @@ public final class Cursor {
             return try land()
         }
         return try retreatLeaf()
+    }
+
+    /// A snapshot cursor's seek to a key within the leaf it rests on, found in that leaf alone
+    /// (no descent): in a B+tree every key between a leaf's first and last lies in that leaf if
+    /// it is stored at all, and a snapshot's leaf never changes. Point reads in key order (the
+    /// rows of a relationship's members, a batch of faults) mostly land in the leaf the last one
+    /// did: SQLite's table seek checks its current leaf the same way. False when the key is
+    /// outside the leaf (or the cursor is not resting on one): the caller descends.
+    @inline(__always)
+    private func seekWithinLeaf(_ k: UnsafeRawPointer, _ n: Int) throws -> Bool {
+        guard writeTree == nil, positioned, let top = path.last else { return false }
+        let leaf = top.page
+        let count = leaf.count
+        guard count > 0, leaf.isLeaf,
+              compareKeys(leaf.key(0), UnsafeRawBufferPointer(start: k, count: n)) <= 0,
+              compareKeys(UnsafeRawBufferPointer(start: k, count: n), leaf.key(count - 1)) <= 0 else { return false }
+        try lifetime.check()
+        path[path.count - 1].index = leaf.lowerBound(k, n).index
+        return try land()
     }
 
     // MARK: Walking

@@ -152,6 +152,7 @@ final class MutableTree {
             let (i, found) = page.lowerBound(k, key.count)
             if found {
                 if page.valueInfo(i).isOverflow { replaced = page.overflowAddress(i) }
+                if page.replaceLeafCell(at: i, key: key, value: value, overflowLength: overflowLength) { return nil }
                 page.removeCell(at: i)
             } else {
                 count += 1
