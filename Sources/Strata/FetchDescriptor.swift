@@ -88,6 +88,9 @@ extension ModelContext {
         let keepsRows = descriptor.returnsObjectsAsFaults && descriptor.fetchBatchSize == 0
             && descriptor.relationshipKeyPathsForPrefetching.isEmpty
         let (b, raws, rows) = try fetchRaws(descriptor, keepingRows: keepsRows)
+        // The registry's table grows once, not by doublings on the way (each rehashed every
+        // entry). Not beyond what a refetch of registered objects needs.
+        registry.reserveCapacity(raws.count, entity: b.index)
         let objects = raws.map { object(raw: $0, binding: b) }
         rowCache.insert(rows, raws: raws, objects: objects, entity: b.index)
         for path in descriptor.relationshipKeyPathsForPrefetching {

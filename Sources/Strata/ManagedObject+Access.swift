@@ -22,7 +22,11 @@ extension ManagedObject {
 
     /// The schema's slot for a wrapper's storage key path.
     @usableFromInline
-    final func _slotIndex(ofStorage storage: AnyKeyPath) -> Int { entitySchema.slot(forStorage: storage) }
+    final func _slotIndex(ofStorage storage: AnyKeyPath) -> Int {
+        // Borrowed: every new object resolves each property it reads once through here.
+        if let schema = _schemaRef { return schema._withUnsafeGuaranteedRef { $0.slot(forStorage: storage) } }
+        return entitySchema.slot(forStorage: storage)
+    }
 
     /// Whether this is a probe prototype (key-path resolution).
     @usableFromInline

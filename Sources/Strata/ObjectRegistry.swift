@@ -22,6 +22,14 @@ struct ObjectRegistry {
         key.entity < byEntity.count ? byEntity[key.entity].removeValue(forKey: key.raw) : nil
     }
 
+    /// Grows `entity`'s table to hold `count` objects, or as many as it holds already if that is
+    /// more (a fetch of objects that are mostly registered adds few).
+    mutating func reserveCapacity(_ count: Int, entity: Int) {
+        guard entity >= 0, count > 0 else { return }
+        if entity >= byEntity.count { byEntity += Array(repeating: RawKeyTable(), count: entity + 1 - byEntity.count) }
+        byEntity[entity].reserveCapacity(max(count, byEntity[entity].count))
+    }
+
     /// Every registered object.
     var objects: [ManagedObject] { byEntity.flatMap { $0.elements.map { $0.takeUnretainedValue() } } }
 
