@@ -32,7 +32,7 @@ extension ModelContext {
             return
         }
         // To-many members are read from the store when accessed: no cache to move for links.
-        apply(notification.changes)
+        merge(notification.changes)
         postObjectsDidChange()
     }
 
@@ -44,9 +44,49 @@ extension ModelContext {
     }
 
     func processPendingMerges() {
-        let saves = inbox.take()
-        for n in saves { apply(n.changes) }
+        // In commit order: each saving thread posts its save after committing it, so two saves
+        // committed close together can arrive in the other order.
+        let saves = inbox.take().sorted { $0.transactionID < $1.transactionID }
+        for n in saves { merge(n.changes) }
         if !saves.isEmpty { postObjectsDidChange() }
+    }
+
+    /// Applies another context's save. One older than a commit this context already took in
+    /// (its own save, or a merged one: it arrived late) carries values that commit replaced, so
+    /// its rows' values are read again from the store: an object must never go back to an older
+    /// state (a list's derived count went from 40 back to 30 when two concurrent saves were
+    /// posted in the other order than they committed).
+    func merge(_ changes: RecordChanges) {
+        defer { newestMergedTransactionID = max(newestMergedTransactionID, changes.transactionID) }
+        guard changes.transactionID <= newestMergedTransactionID else { return apply(changes) }
+        var current = changes
+        // The newest commit, even for a context pinned to an older generation: the values must
+        // not be older than those it already took in.
+        var latest: RecordSnapshot?
+        defer { latest?.close() }
+        do {
+            let r: RecordReader
+            if pinned {
+                try container.requireOpen("reading the store")
+                let s = try container.store.snapshot()
+                latest = s
+                r = s.reader
+            } else {
+                r = try reader()
+            }
+            for rows in [\RecordChanges.inserted, \RecordChanges.updated] {
+                for i in current[keyPath: rows].indices {
+                    let id = current[keyPath: rows][i].id
+                    guard let b = container.binding(named: id.entity) else { continue }
+                    current[keyPath: rows][i].values = try r.storedRow(entityIndex: b.index, primaryKey: id.primaryKey)
+                }
+            }
+        } catch {
+            // The store cannot be read: the objects keep what they have rather than go back.
+            current.inserted = []
+            current.updated = []
+        }
+        apply(current)
     }
 
     /// Drops every unsaved change: updated and deleted objects take their snapshots back,

@@ -126,8 +126,10 @@ extension ModelContext {
             let r = try reader()
             let generation = reading?.transactionID ?? 0
             if let cached = object._extras?.storeMembers[slot], cached.generation == generation { return cached.raws }
-            let ids = try r.members(of: rel.name, of: ObjectID(entity: b.name, primaryKey: UInt64(object._rawID)))
-            let raws = ids.compactMap { $0.primaryKey <= UInt64(Int64.max) ? Int64($0.primaryKey) : nil }
+            let keys = try r.memberPrimaryKeys(of: rel.name, entityIndex: b.index, primaryKey: UInt64(object._rawID))
+            var raws: [Int64] = []
+            raws.reserveCapacity(keys.count)
+            for k in keys where k <= UInt64(Int64.max) { raws.append(Int64(k)) }
             object.extras.storeMembers[slot] = StoreMembers(generation: generation, raws: raws)
             return raws
         } catch {

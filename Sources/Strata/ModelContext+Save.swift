@@ -286,6 +286,7 @@ extension ModelContext {
             runHook(o) { $0.awake(fromSnapshotEvents: .mergePolicy) }
         }
         apply(changes, ownSave: wasChanged, faultsLater: deletedHere)
+        newestMergedTransactionID = max(newestMergedTransactionID, changes.transactionID)
         for o in saved { keepTransientValues(of: o) }
         for o in saved { runHook(o) { $0.didSave() } }
         for o in saving.deleted { runHook(o) { $0.didSave() } }

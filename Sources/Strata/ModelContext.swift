@@ -35,6 +35,9 @@ public final class ModelContext {
     var inserted: [Key: ManagedObject] = [:]
     var insertOrder: [Key] = []
     var updated: [Key: ManagedObject] = [:]
+    /// The newest commit whose changes this context took in (its own saves and merged ones): a
+    /// save merged after it carries older values (``merge(_:)``).
+    var newestMergedTransactionID: UInt64 = 0
     var deleted: [Key: ManagedObject] = [:]
     /// Many-to-many links made or broken since the last save.
     var pendingLinks: [LinkChange] = []
@@ -125,10 +128,7 @@ public final class ModelContext {
     func objectDidDeallocate(_ object: ManagedObject) {
         guard let b = binding(object) else { return }
         let k = key(object, b)
-        if let u = registry[k], u.toOpaque() == Unmanaged.passUnretained(object).toOpaque() {
-            registry.removeValue(forKey: k)
-            if !faultBatches.isEmpty { faultBatches.removeValue(forKey: k) }
-        }
+        if registry.remove(k, ifItIs: object), !faultBatches.isEmpty { faultBatches.removeValue(forKey: k) }
     }
 
     /// The registered objects (those the program or the context still holds).

@@ -22,6 +22,14 @@ struct ObjectRegistry {
         key.entity < byEntity.count ? byEntity[key.entity].removeValue(forKey: key.raw) : nil
     }
 
+    /// Removes the entry under `key` if it is `object` (one probe: a released object unregisters
+    /// itself, unless another object took its identity since).
+    mutating func remove(_ key: ModelContext.Key, ifItIs object: ManagedObject) -> Bool {
+        guard key.entity < byEntity.count else { return false }
+        let address = Unmanaged.passUnretained(object).toOpaque()
+        return byEntity[key.entity].removeValue(forKey: key.raw) { $0.toOpaque() == address }
+    }
+
     /// Grows `entity`'s table to hold `count` objects, or as many as it holds already if that is
     /// more (a fetch of objects that are mostly registered adds few).
     mutating func reserveCapacity(_ count: Int, entity: Int) {
@@ -224,8 +232,23 @@ struct RawKeyTable<Element> {
 
     @discardableResult
     mutating func removeValue(forKey raw: Int64) -> Element? {
-        guard var hole = find(raw) else { return nil }
-        let removed = entries[hole].object
+        guard let i = find(raw) else { return nil }
+        let removed = entries[i].object
+        removeEntry(at: i)
+        return removed
+    }
+
+    /// Removes the element under `raw` if `matches` accepts it, with one probe; returns whether
+    /// it did.
+    @inline(__always) @discardableResult
+    mutating func removeValue(forKey raw: Int64, if matches: (Element) -> Bool) -> Bool {
+        guard let i = find(raw), let element = entries[i].object, matches(element) else { return false }
+        removeEntry(at: i)
+        return true
+    }
+
+    private mutating func removeEntry(at index: Int) {
+        var hole = index
         let mask = entries.count - 1
         var next = (hole + 1) & mask
         // Backward shift: an entry after the hole moves into it unless its ideal bucket lies
@@ -242,7 +265,6 @@ struct RawKeyTable<Element> {
         }
         entries[hole] = Entry(raw: 0, object: nil)
         count -= 1
-        return removed
     }
 
     /// Every element in the table.

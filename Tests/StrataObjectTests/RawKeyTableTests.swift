@@ -34,8 +34,18 @@ import Testing
                 #expect(removed?.toOpaque() == expected.map { Unmanaged.passUnretained(objects[$0]).toOpaque() },
                         "seed \(seed), step \(step): removal of \(k)")
             case 3:
-                table[k] = nil
-                reference[k] = nil
+                if rng.next() % 2 == 0 {
+                    table[k] = nil
+                    reference[k] = nil
+                } else {
+                    // A conditional removal: only if the entry holds object `o`.
+                    let o = Int(rng.next() % 64)
+                    let address = Unmanaged.passUnretained(objects[o]).toOpaque()
+                    let removed = table.removeValue(forKey: k) { $0.toOpaque() == address }
+                    let expected = reference[k] == o
+                    if expected { reference[k] = nil }
+                    #expect(removed == expected, "seed \(seed), step \(step): conditional removal of \(k)")
+                }
             default:
                 #expect(table[k]?.toOpaque() == reference[k].map { Unmanaged.passUnretained(objects[$0]).toOpaque() },
                         "seed \(seed), step \(step): lookup of \(k)")

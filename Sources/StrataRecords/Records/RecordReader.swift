@@ -179,6 +179,19 @@ public class RecordReader {
         return try memberKeys(rel, of: key).map { ObjectID(entity: rel.target, primaryKey: $0) }
     }
 
+    /// ``members(of:of:)`` of the object of entity `entityIndex` with primary key `pk`, as
+    /// primary keys: the object layer holds keys, not identifiers, and an `ObjectID` per member
+    /// was made only to be taken apart again. Empty for an index outside the model.
+    package func memberPrimaryKeys(of relationship: String, entityIndex: Int, primaryKey pk: UInt64) throws -> [UInt64] {
+        try willRead()
+        guard model.entities.indices.contains(entityIndex) else { return [] }
+        let e = model.entities[entityIndex]
+        guard let rel = e.relationship(relationship), rel.isToMany else {
+            throw StrataError.invalidArgument("'\(relationship)' is not a to-many relationship of \(e.name)")
+        }
+        return try memberKeys(rel, of: RowKey(entity: entityIndex, pk: pk))
+    }
+
     /// Primary keys of the objects a to-many relationship of `key` reaches.
     func memberKeys(_ rel: RelationshipDescription, of key: RowKey) throws -> [UInt64] {
         let target = model.entities[rel.targetIndex]

@@ -119,10 +119,15 @@ struct FuzzCommand: ParsableCommand {
     }
 
     /// Each case allocates and frees file images of a few hundred KB: glibc keeps them in the
-    /// heap instead of an mmap/munmap (and page faults) each time. A crashing worker prints no
-    /// backtrace (the reproduction command does).
+    /// heap instead of an mmap/munmap (and page faults) each time. At most two malloc arenas:
+    /// glibc gives a thread that finds the main arena busy an arena of its own, reserving 64 MiB
+    /// of address space, up to eight per CPU; the stores' sync timers run on dispatch threads,
+    /// and on a loaded machine enough arenas appeared to fill the 1 GiB address-space limit
+    /// (a CI run: "failed to allocate 1040352 bytes" in two cases that pass alone, with the
+    /// worker's resident size under 50 MiB). A crashing worker prints no backtrace (the
+    /// reproduction command does).
     static let workerEnvironment = [
-        "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456",
+        "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456:glibc.malloc.arena_max=2",
         "SWIFT_BACKTRACE": "enable=no",
     ]
 
