@@ -9,6 +9,14 @@ import Testing
 /// `actorsAndTasksSaveConcurrentlyAndAMergingContextSeesEverySave` on a loaded machine: a
 /// list's derived count went from 40 back to 30).
 @Suite struct MergeOrderTests {
+    /// Another context's save adding `count` items of `amount` to `list`.
+    static func addItems(_ count: Int, amount: Decimal, to list: TodoList, in container: ModelContainer) throws -> SaveNotification {
+        let other = ModelContext(container)
+        let l = try other.existingObject(with: list.objectID, as: TodoList.self)
+        l.items.formUnion((0..<count).map { Item(title: "item \($0)", amount: amount) })
+        return try #require(try other.save())
+    }
+
     /// Two saves of other contexts, each adding items to one list; the merging context gets them
     /// newest first, by hand and through its inbox; every order ends at the newest state.
     @Test(arguments: [false, true])
@@ -20,14 +28,8 @@ import Testing
             try main.save()
             #expect(list.itemCount == 0)
 
-            func addItems(_ count: Int) throws -> SaveNotification {
-                let other = ModelContext(container)
-                let l = try other.existingObject(with: list.objectID, as: TodoList.self)
-                l.items.formUnion((0..<count).map { Item(title: "item \($0)", amount: 1) })
-                return try #require(try other.save())
-            }
-            let older = try addItems(10)
-            let newer = try addItems(5)
+            let older = try Self.addItems(10, amount: 1, to: list, in: container)
+            let newer = try Self.addItems(5, amount: 1, to: list, in: container)
             #expect(older.transactionID < newer.transactionID)
 
             if throughTheInbox {
@@ -80,14 +82,8 @@ import Testing
             main.insert(list)
             try main.save()
             try main.pinQueryGeneration()
-            func addItems(_ count: Int) throws -> SaveNotification {
-                let other = ModelContext(container)
-                let l = try other.existingObject(with: list.objectID, as: TodoList.self)
-                l.items.formUnion((0..<count).map { Item(title: "item \($0)", amount: 2) })
-                return try #require(try other.save())
-            }
-            let older = try addItems(3)
-            let newer = try addItems(4)
+            let older = try Self.addItems(3, amount: 2, to: list, in: container)
+            let newer = try Self.addItems(4, amount: 2, to: list, in: container)
             main.mergeChanges(from: newer)
             main.mergeChanges(from: older)
             #expect(list.itemCount == 7)
