@@ -22,7 +22,7 @@ public class RecordReader {
     /// stored row, a fault): kept between reads, so that reads in key order find their rows in
     /// the leaf the last one rested on instead of descending from the root (``Cursor`` seeks
     /// within its leaf first), and no read looks its tree up by name. Unchecked exclusivity:
-    /// only ``row(_:)`` touches it, with a plain load or store.
+    /// only `rowCursor(_:)` touches it, with a plain load or store.
     @exclusivity(unchecked) private var rowCursors: [Cursor?] = []
     /// The entity the last name lookup found: readers mostly ask for one entity many times,
     /// and comparing a name with the same (usually small) string is cheaper than hashing it.

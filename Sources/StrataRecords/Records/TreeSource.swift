@@ -53,14 +53,8 @@ enum TreeSource {
     /// there: rows, inverse and join keys); a key of another length throws `corrupt`.
     func keys(_ tree: String, prefix: [UInt8]) throws -> [UInt64] {
         var out: [UInt64] = []
-        let length = prefix.count + 8
         try scan(tree, prefix: prefix) { key, _ in
-            // Checked and read in place: a call per key through the general decoder (its
-            // generic byte loop, its error's tree name) cost as much as the cursor's step.
-            guard key.count == length else {
-                throw StrataError.corrupt("a key of \(tree) is \(key.count) bytes, not the \(length) it must hold", offset: nil)
-            }
-            out.append(UInt64(bigEndian: key.loadUnaligned(fromByteOffset: prefix.count, as: UInt64.self)))
+            out.append(try RecordTrees.primaryKey(key, at: prefix.count, exactLength: prefix.count + 8, tree: tree))
             return true
         }
         return out
