@@ -213,9 +213,11 @@ final class ObjectExtras {
     /// Why the last fault fulfilment failed (the row is gone, an I/O error).
     var faultError: StrataError?
     /// Slots changed since the last `processPendingChanges` (changedValuesForCurrentEvent).
-    var eventChanges: SlotSet = []
+    /// Unchecked for exclusivity at run time, as the object's own fields are: a setter and a
+    /// save touch it per changed object, with plain loads and stores.
+    @exclusivity(unchecked) var eventChanges: SlotSet = []
     /// To-many slots changed through the other side (or links), since the last save.
-    var changedToMany: Set<Int> = []
+    @exclusivity(unchecked) var changedToMany: Set<Int> = []
     /// What reads of a probe prototype record (key-path resolution).
     var probe: ProbeRecorder?
     /// To-many members read from the store, by slot (``ModelContext/storeMemberRaws(slot:of:)``).
@@ -223,7 +225,7 @@ final class ObjectExtras {
     /// Values of cached computed properties, by name.
     var cache: [String: Any] = [:]
     /// Computed properties whose dependencies changed since the last `processPendingChanges`.
-    var computedEvents: Set<String> = []
+    @exclusivity(unchecked) var computedEvents: Set<String> = []
     /// Property observers (``ModelObject/observe(_:options:changeHandler:)``).
     var observers: [KeyObserver] = []
 

@@ -21,6 +21,13 @@ public final class ModelContext {
     struct Key: Hashable {
         var entity: Int
         var raw: Int64
+
+        /// The hash `Dictionary` and `Set` use: one word (entity index in the top 16 bits),
+        /// mixed without `Hasher` (the change sets hash each changed object's key; see
+        /// `WordHash`). Equal keys hash equally; the rare colliding ones differ by `==`.
+        func _rawHashValue(seed: Int) -> Int {
+            WordHash.hash(UInt64(truncatingIfNeeded: entity) << 48 ^ UInt64(bitPattern: raw), seed: seed)
+        }
     }
 
     // The fields a fault, a fetch and a release touch are not checked for exclusivity at run
@@ -31,14 +38,16 @@ public final class ModelContext {
     /// Every registered object, unowned: an object removes itself when released, so objects
     /// the program no longer holds and that have no changes cost nothing here.
     @exclusivity(unchecked) var registry = ObjectRegistry()
-    /// Changed objects, held strongly until saved or rolled back.
-    var inserted: [Key: ManagedObject] = [:]
-    var insertOrder: [Key] = []
-    var updated: [Key: ManagedObject] = [:]
+    /// Changed objects, held strongly until saved or rolled back. Unchecked too: a setter
+    /// and a save touch them per object, and no access is ever held across other code (they
+    /// are never passed `inout`, nor changed through a method that takes a closure).
+    @exclusivity(unchecked) var inserted: [Key: ManagedObject] = [:]
+    @exclusivity(unchecked) var insertOrder: [Key] = []
+    @exclusivity(unchecked) var updated: [Key: ManagedObject] = [:]
     /// The newest commit whose changes this context took in (its own saves and merged ones): a
     /// save merged after it carries older values (``merge(_:)``).
     var newestMergedTransactionID: UInt64 = 0
-    var deleted: [Key: ManagedObject] = [:]
+    @exclusivity(unchecked) var deleted: [Key: ManagedObject] = [:]
     /// Many-to-many links made or broken since the last save.
     var pendingLinks: [LinkChange] = []
     /// Misuse seen by property setters (which cannot throw); the next save throws it.

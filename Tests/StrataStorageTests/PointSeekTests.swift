@@ -107,7 +107,7 @@ import Testing
         return (0..<copy.count).map { (Array(copy.key($0)), Array(copy.valueBytes($0))) }
     }
 
-    @Test func aCellIsReplacedInPlaceOrInTheFreeSpaceOrNotAtAll() throws {
+    @Test func aCellIsReplacedInPlaceOrGrownInPlaceOrNotAtAll() throws {
         let page = Self.leaf(count: 40, valueLength: 20)
         var model = try Self.cells(of: page)
         func replace(_ i: Int, length: Int) -> Bool {
@@ -119,15 +119,37 @@ import Testing
         // Smaller: in place, its spare bytes fragmented.
         #expect(replace(3, length: 5))
         #expect(page.fragmented == 15)
-        // Larger, with contiguous room: written there, the old cell's bytes fragmented.
+        // Larger, with contiguous room: grown where it is, the cells below moved down by the
+        // growth alone; nothing more fragmented.
         let free = page.contiguousFree
         #expect(replace(7, length: 30))
-        #expect(page.contiguousFree == free - (Format.leafCellHeader + 8 + 30))
+        #expect(page.contiguousFree == free - 10)
+        #expect(page.fragmented == 15)
         #expect(try Self.cells(of: page).elementsEqual(model, by: ==))
-        // Larger than the contiguous room: refused, the page unchanged.
+        // The cell stored lowest (the last inserted) and the highest grow too.
+        #expect(replace(39, length: 24))
+        #expect(replace(0, length: 26))
+        #expect(page.contiguousFree == free - 10 - 4 - 6)
+        #expect(try Self.cells(of: page).elementsEqual(model, by: ==))
+        // Growing by more than the contiguous room: refused, the page unchanged.
         let before = try Self.cells(of: page)
-        #expect(!replace(9, length: page.contiguousFree + 1))
+        #expect(!replace(9, length: 20 + page.contiguousFree + 1))
         #expect(try Self.cells(of: page).elementsEqual(before, by: ==))
+        #expect(try Self.cells(of: page).elementsEqual(model, by: ==))
+    }
+
+    /// A page nearly full: a cell grows by exactly the contiguous room, which is then gone.
+    @Test func aCellGrowsByExactlyTheRoomLeft() throws {
+        let page = Self.leaf(count: 40, valueLength: 80)
+        var model = try Self.cells(of: page)
+        let room = page.contiguousFree
+        try #require(room > 0 && room < 400, "the page is nearly full")
+        let value = [UInt8](repeating: 0xCD, count: 80 + room)
+        let done = key(9).withUnsafeBytes { k in value.withUnsafeBytes { page.replaceLeafCell(at: 9, key: k, value: $0, overflowLength: nil) } }
+        #expect(done)
+        model[9].1 = value
+        #expect(page.contiguousFree == 0)
+        #expect(page.fragmented == 0)
         #expect(try Self.cells(of: page).elementsEqual(model, by: ==))
     }
 
@@ -151,9 +173,8 @@ import Testing
             model[i].1 = value
             #expect(page.totalFree == 4096 - Format.pageHeaderLength - 2 * 60 - model.reduce(0) { $0 + Format.leafCellHeader + $1.0.count + $1.1.count },
                     "seed \(seed) step \(step): free bytes")
-            if step % 50 == 0 {
-                #expect(try Self.cells(of: page).elementsEqual(model, by: ==), "seed \(seed) step \(step)")
-            }
+            // Every step: a slot left behind by a move shows at once.
+            #expect(try Self.cells(of: page).elementsEqual(model, by: ==), "seed \(seed) step \(step)")
         }
         #expect(try Self.cells(of: page).elementsEqual(model, by: ==), "seed \(seed)")
     }

@@ -1,3 +1,5 @@
+import StrataStorage
+
 /// A stable object identifier: the entity and an engine-assigned 64-bit primary key, never
 /// reused, valid across reopening.
 public struct ObjectID: Hashable, Sendable, CustomStringConvertible, ValueConvertible {
@@ -30,5 +32,11 @@ struct RowKey: Hashable, Sendable {
     /// keys that collide are still told apart by `==`.
     func hash(into hasher: inout Hasher) {
         hasher.combine(UInt64(truncatingIfNeeded: entity) << 48 ^ pk)
+    }
+
+    /// The hash `Dictionary` and `Set` use: the same word, mixed without `Hasher` (a
+    /// transaction looks each row up several times; see ``WordHash``).
+    func _rawHashValue(seed: Int) -> Int {
+        WordHash.hash(UInt64(truncatingIfNeeded: entity) << 48 ^ pk, seed: seed)
     }
 }

@@ -74,12 +74,20 @@ public class RecordReader {
     func withStoredRow<R>(_ e: EntityDescription, _ pk: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         let stored = pk.bigEndian
         return try withUnsafeBytes(of: stored) { k in
-            guard case .read = source else { return try source.withValue(RecordTrees.rows(e), k, body) }
+            guard case .read = source else { return try pointReadTree(e)?.withValue(forKey: k, body) }
             guard let cursor = try rowCursor(e), try cursor.seek(k) else { return nil }
             let found = cursor.key
             guard found.count == 8, found.loadUnaligned(as: UInt64.self) == stored else { return nil }
             return try body(cursor.value)
         }
+    }
+
+    /// A reader over a write transaction: `e`'s rows tree for a point read (nil: there is
+    /// none yet). A record transaction keeps the trees it found; a plain reader (a migration
+    /// reading the old rows before it drops their trees) looks the tree up each time.
+    func pointReadTree(_ e: EntityDescription) throws -> WriteTree? {
+        guard case .write(let tx) = source else { return nil }
+        return try tx.tree(RecordTrees.rows(e))
     }
 
     /// The snapshot's cursor on `e`'s rows (nil: the store has no rows tree for it yet).

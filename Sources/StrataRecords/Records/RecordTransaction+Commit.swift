@@ -117,27 +117,33 @@ extension RecordTransaction {
     /// inserted or changed, and the changed fields of rows only derivation changed (their
     /// other fields are as the last commit validated them).
     func validate() throws {
-        for key in writtenKeys.joined() {
-            guard let state = rowStates[key], let r = state.current else { continue }
-            let e = model.entities[key.entity]
-            let unchanged = state.explicit ? nil : state.original
-            for i in e.fields.indices {
-                if let unchanged, unchanged[i] == r[i] { continue }
-                if e.fields[i].kind == .auxiliary { continue }
-                let v = r[i]
-                if v.isNull {
-                    if !e.fields[i].isOptional {
-                        throw StrataError.validation(entity: e.name, property: e.fields[i].name, reason: "\(objectID(key)) needs a value")
+        for keys in writtenKeys {
+            for key in keys {
+                guard let state = rowStates[key], let r = state.current else { continue }
+                let e = model.entities[key.entity]
+                let unchanged = state.explicit ? nil : state.original
+                for check in e.fieldChecks {
+                    let i = check.field
+                    if let unchanged, unchanged[i] == r[i] { continue }
+                    // Read in place: only a value a rule judges is copied.
+                    if case .null = r[i] {
+                        if !check.isOptional {
+                            throw StrataError.validation(entity: e.name, property: e.fields[i].name, reason: "\(objectID(key)) needs a value")
+                        }
+                        continue
                     }
-                    continue
-                }
-                if let range = e.fields[i].type.integerRange, case .int(let x) = v, !range.contains(x) {
-                    throw StrataError.validation(entity: e.name, property: e.fields[i].name, reason: "\(x) does not fit \(e.fields[i].type.rawValue)")
-                }
-                for rule in e.fields[i].validation {
-                    if let why = rule.violation(v) { throw StrataError.validation(entity: e.name, property: e.fields[i].name, reason: why) }
+                    if let range = check.integerRange, case .int(let x) = r[i], !range.contains(x) {
+                        throw StrataError.validation(entity: e.name, property: e.fields[i].name,
+                                                     reason: "\(x) does not fit \(e.fields[i].type.rawValue)")
+                    }
+                    guard check.hasRules else { continue }
+                    let v = r[i]
+                    for rule in e.fields[i].validation {
+                        if let why = rule.violation(v) { throw StrataError.validation(entity: e.name, property: e.fields[i].name, reason: why) }
+                    }
                 }
             }
         }
     }
+
 }

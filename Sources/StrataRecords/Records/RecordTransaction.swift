@@ -17,16 +17,22 @@ public final class RecordTransaction: RecordReader {
     /// The time `now()` stamps on the rows this transaction changes: when it began (as
     /// PostgreSQL's `now()`), one value for the whole commit.
     let timestamp: Date
+    // The row bookkeeping below is touched several times per row read or written, and is not
+    // checked for exclusivity at run time (~80 instructions an access; decision 50): only
+    // this class's own methods access it, none holds an access across other code (the
+    // in-place changes go through small local functions that call nothing else), and the
+    // derivation engine reaches it through those methods. Keep it so.
+
     /// Every row this transaction read or wrote: one dictionary, so a row costs one lookup.
-    var rowStates: [RowKey: RowState] = [:]
+    @exclusivity(unchecked) var rowStates: [RowKey: RowState] = [:]
     /// Rows written, per entity, in the order of their first write (the change set).
-    var writtenKeys: [[RowKey]]
+    @exclusivity(unchecked) var writtenKeys: [[RowKey]]
     /// Rows written since the last settle, per entity, in write order: the change set the
     /// next settle derives from.
-    var pendingKeys: [[RowKey]]
+    @exclusivity(unchecked) var pendingKeys: [[RowKey]]
     /// Rows whose new state is not in the rows tree yet: each is encoded once, at commit (or
     /// before a scan of the rows tree), however often derivation changes it.
-    var dirtyKeys: [RowKey] = []
+    @exclusivity(unchecked) var dirtyKeys: [RowKey] = []
     /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
     var pendingDeletes: [RowKey] = []
     var settledDeletes = 0
@@ -37,15 +43,15 @@ public final class RecordTransaction: RecordReader {
     var linkChanges: [LinkChange] = []
     var settledLinks = 0
     /// Whether anything changed since the last settle.
-    var needsSettle = false
+    @exclusivity(unchecked) var needsSettle = false
     /// The error a settle failed with: the transaction cannot go on (its derived values are
     /// half moved), so every later call, and the commit, throws it again.
     var settleFailure: (any Error)?
     var nextPrimaryKeys: KeyCounters
     /// The storage trees rows and their entries are written to, looked up once each.
-    lazy var trees = WriteTrees(tx: tx, model: model)
-    var rowsRead = 0
-    var rowsWritten = 0
+    let trees: WriteTrees
+    @exclusivity(unchecked) var rowsRead = 0
+    @exclusivity(unchecked) var rowsWritten = 0
     /// Engine counters: settles that had something to do, and changed rows they examined.
     var settles = 0
     var rowsExamined = 0
@@ -90,6 +96,7 @@ public final class RecordTransaction: RecordReader {
         self.writtenKeys = Array(repeating: [], count: model.entities.count)
         self.pendingKeys = Array(repeating: [], count: model.entities.count)
         self.nextPrimaryKeys = KeyCounters(entities: model.entities.count)
+        self.trees = WriteTrees(tx: tx, model: model)
         super.init(model: model, source: .write(tx))
     }
 
@@ -119,6 +126,12 @@ public final class RecordTransaction: RecordReader {
         let r = try super.row(key)
         rowStates[key] = RowState(original: r)
         return r
+    }
+
+    /// The rows tree of `e` as this transaction has it, looked up by name once (a point read
+    /// looked it up per row, hashing its name).
+    override func pointReadTree(_ e: EntityDescription) throws -> WriteTree? {
+        try trees.existingRows(e)
     }
 
     override func row(_ key: RowKey, stored: UnsafeRawBufferPointer) throws -> [Value]? {
@@ -182,12 +195,21 @@ public final class RecordTransaction: RecordReader {
             s!.dirty = false
             return .some(s!.current)
         }
+        // Each row is encoded into one buffer, and its key read from the stack: no allocation
+        // per row.
+        var encoded: [UInt8] = []
         for key in dirtyKeys {
             guard let current = takeDirty(&rowStates[key]) else { continue }
             let e = model.entities[key.entity]
             let rows = try trees.rows(e)
-            let pk = KeyEncoding.primaryKey(key.pk)
-            if let new = current { try rows.put(pk, RowCodec.encode(new, fields: e.fields)) } else { _ = try rows.delete(pk) }
+            try withUnsafeBytes(of: key.pk.bigEndian) { pk in
+                if let new = current {
+                    RowCodec.encode(new, fields: e.fields, into: &encoded)
+                    try encoded.withUnsafeBytes { try rows.put(pk, $0) }
+                } else {
+                    _ = try rows.delete(pk)
+                }
+            }
         }
         dirtyKeys.removeAll(keepingCapacity: true)
     }

@@ -104,9 +104,11 @@ struct EntityTreeNames: Sendable {
 /// so a handle stays valid for the transaction's life.
 final class WriteTrees {
     private let tx: WriteTransaction
-    private var rowTrees: [WriteTree?]
-    private var indexTrees: [[WriteTree?]]
-    private var inverseTrees: [[WriteTree?]]
+    // Read per row written (and per point read); unchecked for exclusivity at run time (~80
+    // instructions an access): each access is a plain load or store of one element.
+    @exclusivity(unchecked) private var rowTrees: [WriteTree?]
+    @exclusivity(unchecked) private var indexTrees: [[WriteTree?]]
+    @exclusivity(unchecked) private var inverseTrees: [[WriteTree?]]
 
     init(tx: WriteTransaction, model: Model) {
         self.tx = tx
@@ -118,6 +120,14 @@ final class WriteTrees {
     func rows(_ e: EntityDescription) throws -> WriteTree {
         if let t = rowTrees[e.index] { return t }
         let t = try tx.tree(RecordTrees.rows(e), createIfMissing: true)!
+        rowTrees[e.index] = t
+        return t
+    }
+
+    /// `e`'s rows tree if it exists (a read must not create it), kept once found.
+    func existingRows(_ e: EntityDescription) throws -> WriteTree? {
+        if let t = rowTrees[e.index] { return t }
+        guard let t = try tx.tree(RecordTrees.rows(e)) else { return nil }
         rowTrees[e.index] = t
         return t
     }

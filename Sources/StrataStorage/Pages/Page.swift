@@ -297,13 +297,19 @@ final class Page: @unchecked Sendable {
         return true
     }
 
-    /// Leaf: replaces cell `index` with a cell of `key` (the key the cell holds) without moving
-    /// any other cell: in place when the new cell is no larger, else in the contiguous free
-    /// space when it fits there (the slot is reused); the bytes the old cell leaves become
-    /// fragmented space. `false` (the page unchanged) when neither holds: the caller removes and
-    /// inserts. An update mostly keeps a row's size or grows it by a byte, and removing the cell
-    /// then inserting the new one in a full page compacted every cell of it (~2.5K instructions
-    /// per updated row, callgrind).
+    /// Leaf: replaces cell `index` with a cell of `key` (the key the cell holds), keeping the
+    /// page's other cells where they are or close by: in place when the new cell is no larger
+    /// (the bytes it no longer needs become fragmented space); when it grows by `d` bytes and
+    /// the contiguous free space holds `d`, the cells stored below it (between the cell area's
+    /// start and the cell) move down by `d` and it grows in place. `false` (the page unchanged)
+    /// when neither holds: the caller removes and inserts.
+    ///
+    /// An update mostly keeps a row's size or grows it by a byte. Removing and inserting in a
+    /// full page compacted every cell of it (~2.5K instructions an updated row); writing the
+    /// grown cell into the contiguous free space instead left its old bytes fragmented, so a
+    /// page packed full by sequential inserts compacted again every second or third growth
+    /// (callgrind: 4,159 compactions in 10,000 updates). Moving the cells below costs a
+    /// `memmove` of at most a page and one pass over the slots, and uses only `d` bytes.
     func replaceLeafCell(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, overflowLength: Int?) -> Bool {
         assert(heads == nil, "a page with search heads is shared and must not change")
         let off = slot(index)
@@ -314,12 +320,20 @@ final class Page: @unchecked Sendable {
             fragmented += old - size
             return true
         }
-        guard contiguousFree >= size else { return false }
-        let newStart = cellStart - size
-        Page.writeLeafCell(at: buffer + newStart, key: key, value: value, overflowLength: overflowLength)
-        cellStart = newStart
-        setSlot(index, newStart)
-        fragmented += old
+        let grow = size - old
+        guard contiguousFree >= grow else { return false }
+        let start = cellStart
+        if off > start {
+            // Overlapping ranges: copyMemory moves as memmove does.
+            (buffer + start - grow).copyMemory(from: buffer + start, byteCount: off - start)
+            for i in 0..<count {
+                let o = slot(i)
+                if o >= start && o < off { setSlot(i, o - grow) }
+            }
+        }
+        cellStart = start - grow
+        Page.writeLeafCell(at: buffer + off - grow, key: key, value: value, overflowLength: overflowLength)
+        setSlot(index, off - grow)
         return true
     }
 
