@@ -64,20 +64,20 @@ test: deps
 	$(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --disable-xctest --no-parallel
 
 # libFuzzer runs of both fuzz targets, FUZZ_SECONDS each (default one hour), one after the
-# other, from seed corpora that `strata fuzz` writes; findings land in fuzz-out/. The Swift
-# sanitizers go in one -sanitize= flag: swiftc keeps only the last -sanitize= it is given, and
-# SwiftPM passes one per --sanitize (alone, --sanitize=fuzzer --sanitize=address builds
+# other, from seed corpora that `strata-harness fuzz` writes; findings land in fuzz-out/. The
+# Swift sanitizers go in one -sanitize= flag: swiftc keeps only the last -sanitize= it is given,
+# and SwiftPM passes one per --sanitize (alone, --sanitize=fuzzer --sanitize=address builds
 # ASan-only Swift code without coverage, and libFuzzer runs blind). ASAN_OPTIONS: LeakSanitizer
 # reports the Swift runtime's one-time allocations at exit.
 FUZZ_SECONDS ?= 3600
 FUZZ_FLAGS = -c release --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer,address --scratch-path .build-fuzz
 
 fuzz: deps
-	$(SWIFT) build -c release --product strata
+	$(SWIFT) build -c release --product strata-harness
 	$(SWIFT) build $(FUZZ_FLAGS) --product strata-fuzz
 	$(SWIFT) build $(FUZZ_FLAGS) --product strata-fuzz-records
 	mkdir -p fuzz-out/storage fuzz-out/records
-	.build/release/strata fuzz --write-corpus fuzz-out/storage --write-records-corpus fuzz-out/records
+	.build/release/strata-harness fuzz --write-corpus fuzz-out/storage --write-records-corpus fuzz-out/records
 	cd fuzz-out && SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 ../.build-fuzz/release/strata-fuzz \
 	  -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -print_final_stats=1 storage
 	cd fuzz-out && SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0 ../.build-fuzz/release/strata-fuzz-records \

@@ -48,14 +48,25 @@ let package = Package(
             dependencies: ["StrataStorage", "StrataRecords"],
             path: "Sources/StrataTesting"
         ),
+        // The operator tool: info, check, compact, dump, backup.
         .executableTarget(
             name: "strata",
+            dependencies: [
+                "StrataStorage", "StrataRecords",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/strata"
+        ),
+        // The crash and fuzz harness (README, "Reliability"): crash-test, fuzz, their worker
+        // processes and the live-reader test's writer. Not a product: nothing a user installs.
+        .executableTarget(
+            name: "strata-harness",
             dependencies: [
                 // CLZ4: the fuzzer decompresses pages itself to forge fields inside them.
                 "StrataStorage", "StrataRecords", "StrataTesting", "CLZ4",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            path: "Sources/strata"
+            path: "Sources/strata-harness"
         ),
         // The seeds' scenarios as runnable examples of the object layer (README, "Properties
         // and observation").
@@ -105,18 +116,18 @@ let package = Package(
             dependencies: ["StrataRecords", "StrataTesting", "CSQLite"],
             path: "Tests/StrataRecordsTests"
         ),
-        // Runs the built tools (`strata crash-test`, `strata fuzz`, the fuzz targets' replay,
-        // `strata-bench` at a tiny scale). The fuzz targets are not dependencies: SwiftPM links
-        // an executable dependency's code into the test bundle, and both define
-        // `LLVMFuzzerTestOneInput`; `swift build` builds them anyway.
         .testTarget(
             name: "StrataObjectTests",
             dependencies: ["Strata", "StrataTesting"],
             path: "Tests/StrataObjectTests"
         ),
+        // Runs the built tools (`strata`, `strata-harness crash-test` and `fuzz`, the fuzz targets'
+        // replay, `strata-bench` at a tiny scale). The fuzz targets are not dependencies: SwiftPM
+        // links an executable dependency's code into the test bundle, and both define
+        // `LLVMFuzzerTestOneInput`; `swift build` builds them anyway.
         .testTarget(
             name: "StrataToolTests",
-            dependencies: ["strata", "strata-bench", "strata-examples", "StrataRecords", "StrataTesting"],
+            dependencies: ["strata", "strata-harness", "strata-bench", "strata-examples", "StrataRecords", "StrataTesting"],
             path: "Tests/StrataToolTests"
         ),
     ],

@@ -6,8 +6,8 @@ import Glibc
 /// A store's whole content: tree name → key → value.
 public typealias StoreContent = [String: [[UInt8]: [UInt8]]]
 
-/// The crash tests' workload (the suites' `CrashTests` and `strata crash-test`): seeded write
-/// transactions and the store's content after each commit.
+/// The crash tests' workload (the suites' `CrashTests` and `strata-harness crash-test`): seeded
+/// write transactions and the store's content after each commit.
 ///
 /// Fifty committed transactions of 1–8 puts and deletes over trees that are created and dropped
 /// along the way (`alpha`, `beta` at the start; `gamma` at 12; `delta` from 17 to 23; `beta`

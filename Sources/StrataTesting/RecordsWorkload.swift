@@ -4,8 +4,8 @@ import StrataStorage
 
 /// Seeded record-layer transactions over ``todoModel()``: inserts, renames (which fan out to
 /// derived copies), moves between lists, deletes that cascade, many-to-many links made and
-/// broken, amounts and weights changed. `strata crash-test` crashes them; `strata fuzz` builds
-/// its record seed store from them.
+/// broken, amounts and weights changed. `strata-harness crash-test` crashes them;
+/// `strata-harness fuzz` builds its record seed store from them.
 public enum RecordsWorkload {
     /// Transaction `t` of the workload for `seed`: a pure function of both and of the store's
     /// content, so a rerun on the same content makes the same primary keys and the same states.

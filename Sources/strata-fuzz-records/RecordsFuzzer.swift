@@ -17,7 +17,7 @@ import Glibc
 // transaction. A finding is a trap, a sanitizer report, a hang, a runaway allocation, an error
 // that is not a `StrataError`, or inconsistent answers from a store `checkRecords()` calls sound.
 //
-// Build and run (seed corpus from `strata fuzz --write-records-corpus DIR`):
+// Build and run (seed corpus from `strata-harness fuzz --write-records-corpus DIR`):
 //   swift build -c release --sanitize=fuzzer --sanitize=address --product strata-fuzz-records --scratch-path .build-fuzz
 //   SWIFT_BACKTRACE=enable=no .build-fuzz/release/strata-fuzz-records -max_total_time=3600 -timeout=10 \
 //     -rss_limit_mb=2048 -malloc_limit_mb=1024 -detect_leaks=0 DIR

@@ -6,15 +6,14 @@ import Glibc
 import Darwin
 #endif
 
-/// The `strata` operator tool: one subcommand per file under Commands/.
+/// The `strata` operator tool: one subcommand per file under Commands/. (The crash and fuzz
+/// harness is an executable of its own, `strata-harness`.)
 @main
 struct StrataCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
         abstract: "Inspect, check and maintain Strata store files.",
-        subcommands: [InfoCommand.self, CheckCommand.self, CompactCommand.self, DumpCommand.self, BackupCommand.self,
-                      CrashTestCommand.self, FuzzCommand.self, CrashTestWriterCommand.self, FuzzWorkerCommand.self,
-                      WriteLoadCommand.self])
+        subcommands: [InfoCommand.self, CheckCommand.self, CompactCommand.self, DumpCommand.self, BackupCommand.self])
 
     /// Replaces ArgumentParser's entry point so that every failure, a usage error included,
     /// reads `strata: <description>` on stderr and exits 1, as operators' scripts expect.

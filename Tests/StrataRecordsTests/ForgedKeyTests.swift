@@ -54,7 +54,7 @@ import StrataStorage
     }
 
     /// A key counter at or below a key in use, or record trees whose meta tree is gone, would
-    /// make the next insert overwrite a row: both are corruption (found by `strata fuzz`).
+    /// make the next insert overwrite a row: both are corruption (found by `strata-harness fuzz`).
     @Test func countersThatWouldReuseAKeyAreCorruption() throws {
         let fs = SimulatedFileSystem()
         let store = try makeStore(try todoModel(), fs: fs)

@@ -364,9 +364,10 @@ import Glibc
         }
     }
 
-    /// Regression (found by `strata fuzz`, frame splicing): a whole valid page frame copied over
-    /// another page frame read as the page its parent pointed at — keys out of order, wrong
-    /// data, every checksum intact. The header checksum now covers the frame's own offset.
+    /// Regression (found by `strata-harness fuzz`, frame splicing): a whole valid page frame
+    /// copied over another page frame read as the page its parent pointed at — keys out of
+    /// order, wrong data, every checksum intact. The header checksum now covers the frame's own
+    /// offset.
     @Test func validFrameCopiedElsewhereIsCorrupt() throws {
         let f = try #require(CorruptionTests.fixtureOrNil)
         let pages = f.frames.filter { $0.type == .page && $0.offset < f.checkpointOffset }
@@ -385,8 +386,8 @@ import Glibc
         #expect(corrupt > 0)
     }
 
-    /// Regression (found by `strata fuzz`, a checkpoint's entry count forged to 2^63 with its
-    /// checksums recomputed): `Int(count)` trapped. Counts above 2^48 are now corrupt.
+    /// Regression (found by `strata-harness fuzz`, a checkpoint's entry count forged to 2^63
+    /// with its checksums recomputed): `Int(count)` trapped. Counts above 2^48 are now corrupt.
     @Test func forgedEntryCountIsCorruptNotATrap() throws {
         let f = try #require(CorruptionTests.fixtureOrNil)
         // Checkpoint payload: txid u64, next tree id u32, live u64, n u32, then the first entry
@@ -403,7 +404,7 @@ import Glibc
         }
     }
 
-    /// Regression (found by `strata fuzz`): a synced commit frame whose type was forged to
+    /// Regression (found by `strata-harness fuzz`): a synced commit frame whose type was forged to
     /// "page" (checksums recomputed) was skipped, the next commit broke the txid sequence and
     /// recovery stopped there as at a torn tail, silently dropping two synced commits. A valid
     /// transaction out of sequence whose durable end covers its first frame is now corrupt.

@@ -137,7 +137,7 @@ func relOptions(_ fs: SimulatedFileSystem, _ durability: Durability = .full) -> 
 
 let relPath = "/db/store.strata"
 
-/// The crash workload, shared with `strata crash-test` (StrataTesting's ``CrashWorkload``):
+/// The crash workload, shared with `strata-harness crash-test` (StrataTesting's ``CrashWorkload``):
 /// seeded transactions and the content after each commit (`states` are ``RelTrees``).
 typealias RelWorkload = CrashWorkload
 

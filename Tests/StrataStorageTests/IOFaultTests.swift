@@ -173,7 +173,7 @@ import Testing
                 } catch {
                     Issue.record("\(label): a write after the failed sync threw \(error), expected poisoned")
                 }
-                // Regression (found by `strata crash-test`): close() returned normally on a
+                // Regression (found by `strata-harness crash-test`): close() returned normally on a
                 // failed store, so a caller believed commits durable that were not.
                 do {
                     try store.close()

@@ -6,8 +6,8 @@ import Testing
 /// ``StrataError/limitExceeded(what:limit:)`` (or, read from a file, `corrupt`) before anything
 /// is written, never by a trap or by a frame that recovery would refuse.
 @Suite struct LimitTests {
-    /// A header slot with sequence 2^64 − 1 (checksum valid) was found by `strata fuzz` to trap
-    /// the next checkpoint's `sequence + 1`. No writer writes it: it is corrupt, like any
+    /// A header slot with sequence 2^64 − 1 (checksum valid) was found by `strata-harness fuzz`
+    /// to trap the next checkpoint's `sequence + 1`. No writer writes it: it is corrupt, like any
     /// impossible field, in either slot, for read-only and writable opens.
     @Test func headerSequenceWithoutSuccessorIsCorrupt() throws {
         let dir = TempDir()

@@ -3,8 +3,8 @@ import Testing
 
 /// Every input in `Tests/FuzzRegressions` — hostile files the hardening issue names and inputs
 /// the fuzzers once failed on — and a fresh copy of the generated ones
-/// (`strata fuzz --write-regressions`, so they follow the current writer), each replayed in its
-/// own process so that one trap does not hide the others:
+/// (`strata-harness fuzz --write-regressions`, so they follow the current writer), each
+/// replayed in its own process so that one trap does not hide the others:
 /// - a store file (`.strata`) through `strata-fuzz` (no trap, only typed errors, no data that
 ///   breaks the store's invariants while `check()` calls it clean), and, when `MANIFEST` says
 ///   `rejected`, `strata check` must refuse it (exit 1, not a signal);
@@ -80,7 +80,7 @@ import Testing
     @Test func freshlyGeneratedHostileInputs() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-hostile-\(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let written = try Tool.run("strata", ["fuzz", "--write-regressions", dir])
+        let written = try Tool.run("strata-harness", ["fuzz", "--write-regressions", dir])
         try #require(written.status == 0, "\(written.stdout)\(written.stderr)")
         let inputs = try Self.inputs(in: dir)
         #expect(inputs.count >= 17 && inputs.allSatisfy { $0.expectation != nil }, "\(inputs.map(\.name))")

@@ -5,10 +5,10 @@ import Synchronization
 
 /// Regression (issue item 3): read-only opens of a live store reported false corruption ("invalid
 /// frame followed by a valid frame written after it was durable") about one time in three
-/// beside a writer at `.full` durability. Two real processes: `strata write-load` commits in a
-/// loop while this process opens the store read-only again and again; every open must succeed
-/// and show exactly the state after some commit, never older than the previous open's. The
-/// `strata` commands that open read-only (check, dump, info) run beside it too.
+/// beside a writer at `.full` durability. Two real processes: `strata-harness write-load`
+/// commits in a loop while this process opens the store read-only again and again; every open
+/// must succeed and show exactly the state after some commit, never older than the previous
+/// open's. The `strata` commands that open read-only (check, dump, info) run beside it too.
 @Suite(.serialized) struct LiveReaderTests {
     static let opens = 1000
     static let readers = 4
@@ -125,7 +125,7 @@ import Synchronization
         let stop = dir + "/stop"
 
         let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: Tool.productsDirectory + "/strata")
+        writer.executableURL = URL(fileURLWithPath: Tool.productsDirectory + "/strata-harness")
         writer.arguments = ["write-load", path, "--stop-file", stop, "--durability", durability]
         var environment = ProcessInfo.processInfo.environment
         environment["SWIFT_BACKTRACE"] = "enable=no"

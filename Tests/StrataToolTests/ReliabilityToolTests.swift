@@ -1,26 +1,27 @@
 import Foundation
 import Testing
 
-/// The reliability tools, run as users run them: the built `strata` binary's `crash-test`
-/// (simulated crashes and real SIGKILLs) and `fuzz` (storage and record stores), and the
-/// libFuzzer targets' replay of their seed corpora (the regression inputs have their own
-/// suite, ``FuzzRegressionTests``).
+/// The reliability tools, run as users run them: the built `strata-harness` binary's
+/// `crash-test` (simulated crashes and real SIGKILLs) and `fuzz` (storage and record stores),
+/// and the libFuzzer targets' replay of their seed corpora (the regression inputs have their
+/// own suite, ``FuzzRegressionTests``).
 ///
 /// Budgets here are the suite's share (issue 3: ≥ 1,000 crash points, ≥ 20 process kills,
 /// ≥ 10,000 storage fuzz cases; record cases come on top); the long runs are
-/// `strata crash-test --rounds 10000` and `strata fuzz --iterations 1000000` (README, "Reliability").
+/// `strata-harness crash-test --rounds 10000` and `strata-harness fuzz --iterations 1000000`
+/// (README, "Reliability").
 @Suite(.serialized) struct ReliabilityToolTests {
     static let seed: UInt64 = 20_261_122
 
     @Test func simulatedCrashesLoseNothing() throws {
-        let run = try Tool.run("strata", ["crash-test", "--rounds", "1000", "--seed", "\(Self.seed)"])
+        let run = try Tool.run("strata-harness", ["crash-test", "--rounds", "1000", "--seed", "\(Self.seed)"])
         let line = try #require(run.lastLine(startingWith: "crash-test: ", containing: " lost, "), "no summary (seed \(Self.seed)):\n\(run.stderr)")
         #expect(line == "crash-test: 1000 rounds, 0 lost, 0 corrupt, 0 unrecoverable", "seed \(Self.seed):\n\(run.stderr)")
         #expect(run.status == 0)
     }
 
     @Test func killedWriterProcessesLoseNoAcknowledgedCommit() throws {
-        let run = try Tool.run("strata", ["crash-test", "--process", "--kills", "20", "--seed", "\(Self.seed)"])
+        let run = try Tool.run("strata-harness", ["crash-test", "--process", "--kills", "20", "--seed", "\(Self.seed)"])
         let line = try #require(run.lastLine(startingWith: "crash-test: ", containing: " lost, "), "no summary (seed \(Self.seed)):\n\(run.stderr)")
         #expect(line == "crash-test: 20 rounds, 0 lost, 0 corrupt, 0 unrecoverable", "seed \(Self.seed):\n\(run.stderr)")
         #expect(run.status == 0)
@@ -29,7 +30,7 @@ import Testing
     /// 14,000 cases: of every twelve, nine damage a store file and three a record store
     /// (10,502 and 3,498).
     @Test func damagedFilesReadCorrectlyOrFailWithTypedErrors() throws {
-        let run = try Tool.run("strata", ["fuzz", "--iterations", "14000", "--seed", "\(Self.seed)"])
+        let run = try Tool.run("strata-harness", ["fuzz", "--iterations", "14000", "--seed", "\(Self.seed)"])
         let line = try #require(run.lastLine(startingWith: "fuzz: 14000 cases", containing: " crashes, "), "no summary (seed \(Self.seed)):\n\(run.stdout)\n\(run.stderr)")
         #expect(line.hasPrefix("fuzz: 14000 cases, 0 crashes, 0 hangs, "), "seed \(Self.seed):\n\(run.stdout)\n\(run.stderr)")
         #expect(run.stdout.contains("fuzz: 0 wrong data"), "seed \(Self.seed):\n\(run.stdout)\n\(run.stderr)")
@@ -45,8 +46,8 @@ import Testing
     @Test func fuzzTargetsReplayTheirSeedCorpora() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("strata-corpus-\(getpid())").path
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let written = try Tool.run("strata", ["fuzz", "--write-corpus", dir + "/storage", "--write-records-corpus", dir + "/records",
-                                              "--seed", "\(Self.seed)"])
+        let written = try Tool.run("strata-harness", ["fuzz", "--write-corpus", dir + "/storage", "--write-records-corpus", dir + "/records",
+                                                      "--seed", "\(Self.seed)"])
         #expect(written.status == 0, "\(written.stderr)")
         for (target, sub, minimum) in [("strata-fuzz", "storage", 5), ("strata-fuzz-records", "records", 6)] {
             let inputs = try FileManager.default.contentsOfDirectory(atPath: "\(dir)/\(sub)").map { "\(dir)/\(sub)/\($0)" }.sorted()

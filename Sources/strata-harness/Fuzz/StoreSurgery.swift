@@ -58,7 +58,7 @@ struct StoreSurgery {
             let seq = readLE(bytes, at + 16, 8)
             if best == nil || seq > best!.seq { best = (seq, slot) }
         }
-        guard let best else { throw ToolError("store surgery: no valid header slot") }
+        guard let best else { throw HarnessError("store surgery: no valid header slot") }
         currentSlot = best.slot
         checkpointOffset = Int(truncatingIfNeeded: readLE(bytes, best.slot * 4096 + 24, 8))
         pageSize = Int(readLE(bytes, best.slot * 4096 + 12, 4))
@@ -69,7 +69,7 @@ struct StoreSurgery {
             offset += fr.length
         }
         logEnd = offset
-        guard checkpointEnd > 0 else { throw ToolError("store surgery: the header's checkpoint frame is not in the log") }
+        guard checkpointEnd > 0 else { throw HarnessError("store surgery: the header's checkpoint frame is not in the log") }
         // Walk every tree from its root, recording each page's parent.
         let p = checkpointOffset + 40
         let count = Int(readLE(bytes, p + 20, 4))
@@ -110,7 +110,7 @@ struct StoreSurgery {
 
     /// The raw payload of the valid page frame at `offset`, decompressed when it is compressed.
     static func pageImage(in b: [UInt8], at offset: Int) throws -> [UInt8] {
-        guard let fr = frame(in: b, at: offset), fr.type == 1 else { throw ToolError("store surgery: no page frame at \(offset)") }
+        guard let fr = frame(in: b, at: offset), fr.type == 1 else { throw HarnessError("store surgery: no page frame at \(offset)") }
         let payload = Array(b[(offset + 40)..<(offset + 40 + fr.stored)])
         guard fr.flags & 1 != 0 else { return payload }
         let raw = Int(readLE(b, offset + 12, 4))
@@ -121,7 +121,7 @@ struct StoreSurgery {
                                     Int32(src.count), Int32(dst.count))
             }
         }
-        guard n == Int32(raw) else { throw ToolError("store surgery: the page frame at \(offset) does not decompress") }
+        guard n == Int32(raw) else { throw HarnessError("store surgery: the page frame at \(offset) does not decompress") }
         return out
     }
 
@@ -191,7 +191,7 @@ struct StoreSurgery {
         var newImage = image
         var rootField: Int?
         while rootField == nil {
-            guard let parent = parents[current] else { throw ToolError("store surgery: the page at \(current) is not reachable") }
+            guard let parent = parents[current] else { throw HarnessError("store surgery: the page at \(current) is not reachable") }
             replacedLength += frames.first { $0.offset == current }?.length ?? 0
             let at = checkpointOffset + inserted.count
             inserted += StoreSurgery.makeFrame(type: 1, payload: newImage, txid: readLE(bytes, current + 16, 8),

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import StrataStorage
 import StrataTesting
 #if canImport(Glibc)
@@ -82,15 +83,15 @@ struct SimulatedCrashTest {
             }
             if verbose { printError("round \(r) \(p.durability) \(label): \(verdict)") }
             if case .ok(let i) = verdict { recovered[i, default: 0] += 1 }
-            counts.record(verdict, "round \(r) (seed \(seed), \(p.durability), \(label); rerun: strata crash-test --seed \(seed) --only \(r))")
+            counts.record(verdict, "round \(r) (seed \(seed), \(p.durability), \(label); rerun: strata-harness crash-test --seed \(seed) --only \(r))")
             if (r + 1) % 1000 == 0 && only == nil {
                 let t = monotonicSeconds() - start
-                printError("crash-test: \(r + 1)/\(rounds) rounds, \(counts.lost) lost, \(counts.corrupt) corrupt, \(counts.unrecoverable) unrecoverable (\(fixed(t, 1))s, \(fixed(Double(r + 1) / t, 0)) rounds/s)")
+                printError("crash-test: \(r + 1)/\(rounds) rounds, \(counts.lost) lost, \(counts.corrupt) corrupt, \(counts.unrecoverable) unrecoverable (\(String(format: "%.1f", t))s, \(String(format: "%.0f", Double(r + 1) / t)) rounds/s)")
             }
         }
         let t = monotonicSeconds() - start
         printError("crash-test: recoveries reached \(recovered.count) distinct committed states (\(recovered[0] ?? 0) rounds the empty start, \(recovered.filter { $0.key >= 50 }.values.reduce(0, +)) the final state)")
-        printError("crash-test: \(counts.rounds) rounds in \(fixed(t, 1))s (\(fixed(Double(counts.rounds) / max(t, 1e-9), 1)) rounds/s)")
+        printError("crash-test: \(counts.rounds) rounds in \(String(format: "%.1f", t))s (\(String(format: "%.1f", Double(counts.rounds) / max(t, 1e-9))) rounds/s)")
         return counts
     }
 

@@ -44,7 +44,7 @@ enum FuzzLayer: CustomStringConvertible {
     /// A fresh directory for the POSIX layer's case files: under /dev/shm (tmpfs) when it
     /// exists, else under `$TMPDIR`.
     static func makeCaseDirectory(_ prefix: String) throws -> String {
-        guard let dir = makeFuzzCaseDirectory(prefix) else { throw ToolError("cannot create a directory for fuzz cases") }
+        guard let dir = makeFuzzCaseDirectory(prefix) else { throw HarnessError("cannot create a directory for fuzz cases") }
         return dir
     }
 }

@@ -62,7 +62,7 @@ struct RecordsCrashTest {
             }
             try store.close()
         } catch {
-            return (.corrupt("the uncrashed workload failed: \(describe(error))"), "reference")
+            return (.corrupt("the uncrashed workload failed: \(error)"), "reference")
         }
         var rng = SplitMix64(seed: crashSeed)
         let stopAt = rng.below(max(1, reference.mutationCount))
@@ -78,7 +78,7 @@ struct RecordsCrashTest {
             }
             try store.close()
         } catch {
-            if !fs.hasCrashed { return (.corrupt("the workload failed before its crash point: \(describe(error))"), "crashAfter(\(stopAt))") }
+            if !fs.hasCrashed { return (.corrupt("the workload failed before its crash point: \(error)"), "crashAfter(\(stopAt))") }
         }
         let summary = fs.crash(seed: crashSeed)
         let label = "crashAfter(\(stopAt)) of \(reference.mutationCount) calls, crash \(summary)"

@@ -1,11 +1,12 @@
 import ArgumentParser
+import Foundation
 import StrataStorage
 import StrataTesting
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `strata crash-test`: crashes a seeded workload at random points and checks that every
+/// `strata-harness crash-test`: crashes a seeded workload at random points and checks that every
 /// recovery is exactly a committed prefix that keeps every acknowledged commit.
 ///
 /// Simulated mode (default): each round runs a ~50-transaction workload on a
@@ -74,7 +75,7 @@ struct CrashTestCommand: ParsableCommand {
             let start = monotonicSeconds()
             try RecordsCrashTest(seed: seed, rounds: recordRounds, verbose: verbose).run(into: &counts)
             if recordRounds > 0 {
-                printError("crash-test: \(recordRounds) record-layer rounds in \(fixed(monotonicSeconds() - start, 1))s")
+                printError("crash-test: \(recordRounds) record-layer rounds in \(String(format: "%.1f", monotonicSeconds() - start))s")
             }
         }
         print("crash-test: \(counts.rounds) rounds, \(counts.lost) lost, \(counts.corrupt) corrupt, \(counts.unrecoverable) unrecoverable")
@@ -114,7 +115,7 @@ enum CrashVerdict {
 
     /// An error met while recovering, reading or writing the recovered store.
     static func from(_ error: any Error, _ during: String) -> CrashVerdict {
-        if isCorruptError(error) || error is HarnessFailure || error is CrashWorkloadFailure { return .corrupt("\(during): \(describe(error))") }
-        return .unrecoverable("\(during): \(describe(error))")
+        if isCorruptError(error) || error is HarnessFailure || error is CrashWorkloadFailure { return .corrupt("\(during): \(error)") }
+        return .unrecoverable("\(during): \(error)")
     }
 }

@@ -103,7 +103,7 @@ struct FuzzFixture {
         logEnd = map.logEnd
         commitEnds = frames.filter { $0.type == 2 && $0.offset > checkpointOffset }.map { $0.offset + $0.length }
         guard commitEnds.count == states.count - 1, commitEnds.count >= 2 else {
-            throw ToolError("seed store: unexpected frame map (\(frames.count) frames, \(commitEnds.count) commits after the checkpoint)")
+            throw HarnessError("seed store: unexpected frame map (\(frames.count) frames, \(commitEnds.count) commits after the checkpoint)")
         }
         lastCommitRegion = commitEnds[commitEnds.count - 2]
     }
@@ -111,13 +111,13 @@ struct FuzzFixture {
     /// The page surgery must be invisible when it forges nothing: every reachable page
     /// rewritten as itself reads back as the same store, and `check()` finds nothing.
     func checkSurgery() throws {
-        guard let surgery else { throw ToolError("seed store: no frame map") }
+        guard let surgery else { throw HarnessError("seed store: no frame map") }
         for offset in surgery.pageImages.keys.sorted() {
             var s = surgery
             try s.replacePage(at: offset, with: surgery.pageImages[offset]!)
             let outcome = FuzzCase.examine(s.bytes, readOnly: true, layer: .simulated, fixture: self)
             guard case .read(let index, let problems) = outcome, index == full, problems.isEmpty else {
-                throw ToolError("seed store: the page at \(offset) rewritten as itself reads as \(outcome)")
+                throw HarnessError("seed store: the page at \(offset) rewritten as itself reads as \(outcome)")
             }
         }
     }
@@ -137,7 +137,7 @@ struct FuzzFixture {
                 o.readOnly = readOnly
                 let outcome = RecordsFuzzCheck.examine(path: RecordsImage.path, options: o, model: readOnly ? nil : model)
                 guard case .read(let n, let problems) = outcome, problems.isEmpty, n >= 60 else {
-                    throw ToolError("record seed store (\(placement), \(readOnly ? "read-only" : "read-write")): \(outcome)")
+                    throw HarnessError("record seed store (\(placement), \(readOnly ? "read-only" : "read-write")): \(outcome)")
                 }
             }
         }
@@ -171,10 +171,10 @@ struct FuzzFixture {
             switch p[0] {
             case "state": f.states.append(ContentDigest())
             case "tree":
-                guard p.count == 4, let count = Int(p[2]), let sum = UInt64(p[3]) else { throw ToolError("bad fixture line: \(line)") }
+                guard p.count == 4, let count = Int(p[2]), let sum = UInt64(p[3]) else { throw HarnessError("bad fixture line: \(line)") }
                 let name = String(decoding: p[1].split(separator: ",").compactMap { UInt8($0, radix: 16) }, as: UTF8.self)
                 f.states[f.states.count - 1].trees[name] = ContentDigest.Tree(count: count, sum: sum)
-            default: throw ToolError("bad fixture line: \(line)")
+            default: throw HarnessError("bad fixture line: \(line)")
             }
         }
         try f.mapFrames()

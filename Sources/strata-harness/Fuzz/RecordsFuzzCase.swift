@@ -260,7 +260,7 @@ enum RecordsFuzzCase {
                 }
                 out.append((label, outcome))
             } catch {
-                out.append((label, .otherError("placing the case: \(describe(error))")))
+                out.append((label, .otherError("placing the case: \(error)")))
             }
         }
         return out

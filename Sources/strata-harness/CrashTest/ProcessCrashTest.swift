@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import StrataStorage
 import StrataTesting
 #if canImport(Glibc)
@@ -61,7 +62,7 @@ enum ProcessWorkload {
     }
 }
 
-/// `strata crash-test-writer --path P --seed S` (hidden): the writer `crash-test --process`
+/// `strata-harness crash-test-writer --path P --seed S` (hidden): the writer `crash-test --process`
 /// kills. Prints each step after its commit returned (durable: `full` durability), one per line.
 struct CrashTestWriterCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -144,7 +145,7 @@ struct ProcessCrashTest {
             while let line = child.readLine(timeoutMilliseconds: -1) { take(line) }
             let status = child.wait()
             totalAcks += acks
-            let label = "kill \(k + 1) after \(fixed(delay * 1000, 0))ms (\(acks) commits acknowledged, last step \(lastAck))"
+            let label = "kill \(k + 1) after \(String(format: "%.0f", delay * 1000))ms (\(acks) commits acknowledged, last step \(lastAck))"
             if status.signal != SIGKILL {
                 counts.record(.unrecoverable("the writer ended by itself (\(status))"), label)
                 continue
@@ -157,7 +158,7 @@ struct ProcessCrashTest {
             counts.record(verdict, label)
         }
         let t = monotonicSeconds() - start
-        printError("crash-test: \(kills) kills in \(fixed(t, 1))s, \(totalAcks) acknowledged commits")
+        printError("crash-test: \(kills) kills in \(String(format: "%.1f", t))s, \(totalAcks) acknowledged commits")
         if counts.lost + counts.corrupt + counts.unrecoverable == 0 {
             removeDirectory(dir)
         } else {

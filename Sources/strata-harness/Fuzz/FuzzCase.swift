@@ -327,7 +327,7 @@ struct FuzzCase {
         } catch let e as HarnessFailure {
             return .inconsistent(e.description)
         } catch {
-            return .otherError(describe(error))
+            return .otherError(String(describing: error))
         }
     }
 

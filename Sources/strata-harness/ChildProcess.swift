@@ -18,7 +18,7 @@ final class ChildProcess {
     /// is a pipe; stdin and stderr are inherited.
     init(arguments: [String], environment: [String: String] = [:]) throws {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw ToolError("pipe failed: errno \(errno)") }
+        guard pipe(&fds) == 0 else { throw HarnessError("pipe failed: errno \(errno)") }
         // Neither end leaks into other children; dup2 gives the child's stdout without the flag.
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
@@ -26,7 +26,7 @@ final class ChildProcess {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        let argv: [UnsafeMutablePointer<CChar>?] = (["strata"] + arguments).map { strdup($0) } + [nil]
+        let argv: [UnsafeMutablePointer<CChar>?] = (["strata-harness"] + arguments).map { strdup($0) } + [nil]
         defer { for p in argv { free(p) } }
         var env: [UnsafeMutablePointer<CChar>?] = []
         var e = environ
@@ -43,7 +43,7 @@ final class ChildProcess {
         close(fds[1])
         guard rc == 0 else {
             close(fds[0])
-            throw ToolError("cannot start a child process: errno \(rc)")
+            throw HarnessError("cannot start a child process: errno \(rc)")
         }
         pid = child
         output = fds[0]
@@ -110,13 +110,14 @@ struct ExitStatus: CustomStringConvertible {
     }
 }
 
-/// Writes a line to stdout at once (no buffering: a parent reads it while this process may die).
-func writeLineUnbuffered(_ text: String) {
+/// Writes a line to stdout (or `descriptor`) at once (no buffering: a parent reads it while
+/// this process may die).
+func writeLineUnbuffered(_ text: String, to descriptor: Int32 = 1) {
     var bytes = Array(text.utf8)
     bytes.append(UInt8(ascii: "\n"))
     var done = 0
     while done < bytes.count {
-        let n = bytes[done...].withUnsafeBytes { Glibc.write(1, $0.baseAddress, $0.count) }
+        let n = bytes[done...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
         if n <= 0 {
             if n < 0 && errno == EINTR { continue }
             break
@@ -124,6 +125,9 @@ func writeLineUnbuffered(_ text: String) {
         done += n
     }
 }
+
+/// Writes a line to stderr: progress, failures and diagnostics (the summaries go to stdout).
+func printError(_ text: String) { writeLineUnbuffered(text, to: 2) }
 
 /// Monotonic seconds.
 func monotonicSeconds() -> Double {
@@ -137,7 +141,7 @@ func makeTemporaryDirectory(_ prefix: String) throws -> String {
     let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
     var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
     guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-        throw ToolError("cannot create a temporary directory under \(base): errno \(errno)")
+        throw HarnessError("cannot create a temporary directory under \(base): errno \(errno)")
     }
     return String(cString: p)
 }
@@ -150,32 +154,32 @@ func makeDirectories(_ dir: String) throws {
     var path = dir.hasPrefix("/") ? "" : "."
     for part in dir.split(separator: "/") {
         path += "/" + part
-        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw ToolError("cannot create \(path): errno \(errno)") }
+        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw HarnessError("cannot create \(path): errno \(errno)") }
     }
 }
 
 
 func writeFile(_ path: String, _ bytes: [UInt8]) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw ToolError("cannot create \(path): errno \(errno)") }
+    guard fd >= 0 else { throw HarnessError("cannot create \(path): errno \(errno)") }
     defer { close(fd) }
     var done = 0
     while done < bytes.count {
         let n = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { throw ToolError("cannot write \(path): errno \(errno)") }
+        guard n > 0 else { throw HarnessError("cannot write \(path): errno \(errno)") }
         done += n
     }
 }
 
 func readFile(_ path: String) throws -> [UInt8] {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw ToolError("cannot open \(path): errno \(errno)") }
+    guard fd >= 0 else { throw HarnessError("cannot open \(path): errno \(errno)") }
     defer { close(fd) }
     var out: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while true {
         let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n < 0 { throw ToolError("cannot read \(path): errno \(errno)") }
+        if n < 0 { throw HarnessError("cannot read \(path): errno \(errno)") }
         if n == 0 { return out }
         out += chunk[..<n]
     }

@@ -5,7 +5,7 @@ import StrataTesting
 import Glibc
 #endif
 
-/// `strata fuzz-worker` (hidden): runs cases `from..<from+count` and prints one line per case:
+/// `strata-harness fuzz-worker` (hidden): runs cases `from..<from+count` and prints one line per case:
 /// `INDEX CODE DETAIL` with CODE `I` (intact), `C` (intact, check() reported damage), `P`
 /// (an allowed committed prefix), `E` (a `StrataError`), `W` (wrong data).
 struct FuzzWorkerCommand: ParsableCommand {
@@ -32,7 +32,7 @@ struct FuzzWorkerCommand: ParsableCommand {
         let cases = try caseDirectory ?? FuzzLayer.makeCaseDirectory("strata-fuzz-worker")
         // One case file per worker: workers may share the directory.
         let posixDirectory = cases + "/worker-\(getpid())"
-        if mkdir(posixDirectory, 0o700) != 0 && errno != EEXIST { throw ToolError("cannot create \(posixDirectory): errno \(errno)") }
+        if mkdir(posixDirectory, 0o700) != 0 && errno != EEXIST { throw HarnessError("cannot create \(posixDirectory): errno \(errno)") }
         defer {
             removeDirectory(posixDirectory)
             if ownDirectory { removeDirectory(cases) }
@@ -66,7 +66,7 @@ struct FuzzWorkerCommand: ParsableCommand {
         do {
             bytes = try image.storeBytes()
         } catch {
-            return "W the storage engine failed to write the damaged record store: \(describe(error))"
+            return "W the storage engine failed to write the damaged record store: \(error)"
         }
         guard let model = try? todoModel() else { return "W the TodoList model does not build" }
         let outcomes = RecordsFuzzCase.examineAll(bytes, posixDirectory: posixDirectory, model: model)

@@ -1,10 +1,11 @@
 import ArgumentParser
+import Foundation
 import StrataStorage
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `strata fuzz`: damages a real store file in seeded ways and checks that every damaged copy
+/// `strata-harness fuzz`: damages a real store file in seeded ways and checks that every damaged copy
 /// either reads back as committed data or fails with a `StrataError`, never a trap, a hang, a
 /// huge allocation or wrong data.
 ///
@@ -96,13 +97,13 @@ struct FuzzCommand: ParsableCommand {
         let caseDirectory = try FuzzLayer.makeCaseDirectory("strata-fuzz-cases")
         defer { removeDirectory(caseDirectory) }
         let built = monotonicSeconds() - start
-        printError("fuzz: seed store \(fixture.bytes.count) bytes, \(fixture.frames.count) frames, \(fixture.full) commits after its checkpoint; record seed store \(fixture.records.trees.count) trees, \(fixture.records.trees.reduce(0) { $0 + $1.entries.count }) entries (built in \(fixed(built, 2))s)")
+        printError("fuzz: seed store \(fixture.bytes.count) bytes, \(fixture.frames.count) frames, \(fixture.full) commits after its checkpoint; record seed store \(fixture.records.trees.count) trees, \(fixture.records.trees.reduce(0) { $0 + $1.entries.count }) entries (built in \(String(format: "%.2f", built))s)")
         let workers = jobs ?? max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         var tally = FuzzTally()
         try runWorkers(fixture: fixture, dir: dir, caseDirectory: caseDirectory, workers: workers, tally: &tally, start: start)
         let t = monotonicSeconds() - start
         let typed = tally.errorKinds.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        print("fuzz: \(tally.cases) cases in \(fixed(t, 1))s (\(fixed(Double(tally.cases) / max(t, 1e-9), 0)) cases/s, \(workers) workers): \(tally.intact) intact, \(tally.prefix) committed prefix, \(tally.typed) typed errors (\(typed.isEmpty ? "none" : typed)), \(tally.checkFlagged) with check() problems")
+        print("fuzz: \(tally.cases) cases in \(String(format: "%.1f", t))s (\(String(format: "%.0f", Double(tally.cases) / max(t, 1e-9))) cases/s, \(workers) workers): \(tally.intact) intact, \(tally.prefix) committed prefix, \(tally.typed) typed errors (\(typed.isEmpty ? "none" : typed)), \(tally.checkFlagged) with check() problems")
         let byKind = tally.failuresByKind.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         for (domain, name) in ["storage", "records"].enumerated() {
             let d = tally.byDomain[domain]
@@ -112,7 +113,7 @@ struct FuzzCommand: ParsableCommand {
         print("fuzz: \(tally.wrong) wrong data\(byKind.isEmpty ? "" : " (failures by mutation: \(byKind))")")
         print("fuzz: \(tally.cases) cases, \(tally.crashes) crashes, \(tally.hangs) hangs, \(tally.typed) typed errors")
         if tally.crashes + tally.hangs + tally.wrong > 0 {
-            printError("fuzz: fixture kept for reproduction: \(dir) (strata fuzz-worker --fixture \(dir) --seed \(seed) --from CASE --count 1 --verbose)")
+            printError("fuzz: fixture kept for reproduction: \(dir) (strata-harness fuzz-worker --fixture \(dir) --seed \(seed) --from CASE --count 1 --verbose)")
             throw ExitCode(1)
         }
         removeDirectory(dir)
@@ -197,7 +198,7 @@ struct FuzzCommand: ParsableCommand {
             }
             var fds = running.map { pollfd(fd: $0.child.output, events: Int16(POLLIN), revents: 0) }
             let r = poll(&fds, nfds_t(fds.count), 1000)
-            if r < 0 && errno != EINTR { throw ToolError("poll failed: errno \(errno)") }
+            if r < 0 && errno != EINTR { throw HarnessError("poll failed: errno \(errno)") }
             let now = monotonicSeconds()
             var finished: [Int] = []
             for i in running.indices {
@@ -246,7 +247,7 @@ struct FuzzCommand: ParsableCommand {
                 if run.killedForTime || status.signal == SIGALRM {
                     tally.byDomain[domain]["hang", default: 0] += 1
                     tally.hangs += 1
-                    report(run.next, "HANG (\(run.killedForTime ? "no answer for \(fixed(backstop, 0))s" : "over \(timeoutMs)ms"))")
+                    report(run.next, "HANG (\(run.killedForTime ? "no answer for \(String(format: "%.0f", backstop))s" : "over \(timeoutMs)ms"))")
                 } else {
                     tally.byDomain[domain]["crash", default: 0] += 1
                     tally.crashes += 1
@@ -258,7 +259,7 @@ struct FuzzCommand: ParsableCommand {
                 while nextProgress <= tally.cases { nextProgress += 50_000 }
                 lastProgressTime = now
                 let t = now - start
-                printError("fuzz: \(tally.cases)/\(iterations) cases, \(tally.crashes) crashes, \(tally.hangs) hangs, \(tally.wrong) wrong, \(tally.typed) typed errors (\(fixed(t, 0))s, \(fixed(Double(tally.cases) / t, 0)) cases/s)")
+                printError("fuzz: \(tally.cases)/\(iterations) cases, \(tally.crashes) crashes, \(tally.hangs) hangs, \(tally.wrong) wrong, \(tally.typed) typed errors (\(String(format: "%.0f", t))s, \(String(format: "%.0f", Double(tally.cases) / t)) cases/s)")
             }
         }
     }

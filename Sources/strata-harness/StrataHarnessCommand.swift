@@ -1,0 +1,20 @@
+import ArgumentParser
+
+/// `strata-harness`: the crash and fuzz harness (README, "Reliability"). Not a product: it
+/// links the test support and liblz4, which the operator tool `strata` does not need, and
+/// runs its own worker processes (`crash-test-writer`, `fuzz-worker`) by re-executing itself.
+@main
+struct StrataHarnessCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "strata-harness",
+        abstract: "The crash and fuzz harness of Strata (not shipped).",
+        subcommands: [CrashTestCommand.self, FuzzCommand.self, CrashTestWriterCommand.self, FuzzWorkerCommand.self,
+                      WriteLoadCommand.self])
+}
+
+/// A failure of the harness itself (a file, a child process, a seed store it cannot build or
+/// map), as opposed to a ``HarnessFailure``: the engine returning something wrong.
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
