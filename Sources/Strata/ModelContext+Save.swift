@@ -44,6 +44,7 @@ extension ModelContext {
         var storeWins: [(ManagedObject, [Value]?)] = []
         let (pks, changes) = try container.whileOpen("save") { try container.store.writeReportingChanges { tx -> ChangeWriter in
             var writer = ChangeWriter(context: self, tx: tx)
+            tx.reserveRows(saving.inserted.count + saving.updated.count + saving.deleted.count)
             try writer.insert(saving.inserted)
             for o in saving.updated {
                 guard let b = binding(o), let pk = writer.recordKey(o._rawID) else { continue }

@@ -85,6 +85,14 @@ private final class LockedShard: Sendable {
     init(_ shard: Shard) { mutex = Mutex(shard) }
 }
 
+/// A page's file offset as a table key, hashed without `Hasher` (see ``WordHash``): every
+/// descent that misses a page's child reference looks its child up here.
+private struct PageOffset: Hashable {
+    let offset: UInt64
+    init(_ offset: UInt64) { self.offset = offset }
+    func _rawHashValue(seed: Int) -> Int { WordHash.hash(offset, seed: seed) }
+}
+
 private struct Shard {
     struct Entry {
         var page: Page
@@ -97,11 +105,11 @@ private struct Shard {
     let ghostLimit: Int
     /// Pages of this shard's budget held by dirty pages (``PageCache/reserve(_:)``).
     private var reservedPages = 0
-    var entries: [UInt64: Entry] = [:]
+    var entries: [PageOffset: Entry] = [:]
     var probation = Deque64()
     var protectedRing = Deque64()
     var ghosts = Deque64()
-    var ghostSet: Set<UInt64> = []
+    var ghostSet: Set<PageOffset> = []
     var probationCount = 0
     var protectedCount = 0
     var hits = 0
@@ -121,21 +129,21 @@ private struct Shard {
     private var protectedLimit: Int { max(pages - probationLimit, 1) }
 
     mutating func get(_ offset: UInt64) -> Page? {
-        guard let e = entries[offset] else { misses += 1; return nil }
+        guard let e = entries[PageOffset(offset)] else { misses += 1; return nil }
         hits += 1
-        if e.isProtected && !e.referenced { entries[offset]!.referenced = true }
+        if e.isProtected && !e.referenced { entries[PageOffset(offset)]!.referenced = true }
         return e.page
     }
 
     mutating func insert(_ page: Page, at offset: UInt64) {
-        if entries[offset] != nil { return }
-        if ghostSet.remove(offset) != nil {
-            entries[offset] = Entry(page: page, referenced: false, isProtected: true)
+        if entries[PageOffset(offset)] != nil { return }
+        if ghostSet.remove(PageOffset(offset)) != nil {
+            entries[PageOffset(offset)] = Entry(page: page, referenced: false, isProtected: true)
             protectedRing.append(offset)
             protectedCount += 1
             evictProtected()
         } else {
-            entries[offset] = Entry(page: page, referenced: false, isProtected: false)
+            entries[PageOffset(offset)] = Entry(page: page, referenced: false, isProtected: false)
             probation.append(offset)
             probationCount += 1
             evictProbation()
@@ -156,24 +164,24 @@ private struct Shard {
 
     private mutating func evictProbation() {
         while probationCount > probationLimit, let victim = probation.popFirst() {
-            guard let e = entries[victim], !e.isProtected else { continue }
-            entries[victim] = nil
+            guard let e = entries[PageOffset(victim)], !e.isProtected else { continue }
+            entries[PageOffset(victim)] = nil
             probationCount -= 1
             ghosts.append(victim)
-            ghostSet.insert(victim)
-            while ghostSet.count > ghostLimit, let old = ghosts.popFirst() { ghostSet.remove(old) }
+            ghostSet.insert(PageOffset(victim))
+            while ghostSet.count > ghostLimit, let old = ghosts.popFirst() { ghostSet.remove(PageOffset(old)) }
         }
     }
 
     private mutating func evictProtected() {
         // CLOCK: pages referenced since the hand last passed get a second chance.
         while protectedCount > protectedLimit, let victim = protectedRing.popFirst() {
-            guard let e = entries[victim], e.isProtected else { continue }
+            guard let e = entries[PageOffset(victim)], e.isProtected else { continue }
             if e.referenced {
-                entries[victim]!.referenced = false
+                entries[PageOffset(victim)]!.referenced = false
                 protectedRing.append(victim)
             } else {
-                entries[victim] = nil
+                entries[PageOffset(victim)] = nil
                 protectedCount -= 1
             }
         }
