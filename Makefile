@@ -20,7 +20,7 @@ deps:
 # SQLite and LMDB, then the record layer against SQLite with Core Data's recount triggers and
 # with incremental triggers, then the object layer against the record layer and GRDB 7.
 # SCALE=default (about 2 minutes on two cores) or SCALE=full (the issue's sizes, three runs
-# each, about 45 minutes); KV_ARGS, RECORDS_ARGS and OBJECTS_ARGS pass options to each (see
+# each, and objects' growth pass at 1,000,000 items: about 50 minutes); KV_ARGS, RECORDS_ARGS and OBJECTS_ARGS pass options to each (see
 # --help). Each writes its JSON to .build/bench/; REPORT=FILE.html puts all three on one HTML
 # page (bar charts and tables). strace counts SQLite's and LMDB's fsyncs in the benchmark.
 SCALE ?= default

@@ -57,7 +57,7 @@ let package = Package(
             ],
             path: "Sources/strata"
         ),
-        // The crash and fuzz harness (README, "Reliability"): crash-test, fuzz, their worker
+        // The crash and fuzz harness (docs/reliability.md): crash-test, fuzz, their worker
         // processes and the live-reader test's writer. Not a product: nothing a user installs.
         .executableTarget(
             name: "strata-harness",
@@ -75,7 +75,7 @@ let package = Package(
             dependencies: ["Strata", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Sources/strata-examples"
         ),
-        // The libFuzzer target (README, "Reliability"); without libFuzzer, CFuzzDriver's weak
+        // The libFuzzer target (docs/reliability.md); without libFuzzer, CFuzzDriver's weak
         // `main` replays input files through it, so a plain build still links.
         .target(name: "CFuzzDriver", path: "Sources/CFuzzDriver"),
         .executableTarget(

@@ -41,6 +41,8 @@ struct ObjectsCommand: ParsableCommand {
     @Option(help: "Items with a property observer in observe, object layer (both scales: 10000).") var observed: Int?
     @Option(help: "Observed items the save in observe changes (both scales: 100).") var observedChanges: Int?
     @Option(help: "Seed of every value and random choice.") var seed: UInt64?
+    @Option(help: "Also run insert, fetchall and traverse with this many items, in a table of their own, so the growth of each cost shows (full scale: 1000000; default scale: off).")
+    var largeItems: Int?
 
     /// Repeats: the option, else the scale's.
     var repeatCount: Int { repeats ?? (scale == .full ? 3 : 1) }
@@ -52,6 +54,7 @@ struct ObjectsCommand: ParsableCommand {
             .allSatisfy({ $0 >= 1 }) else { throw ValidationError("every size and count must be at least 1") }
         _ = try parsedEngines()
         _ = try parsedWorkloads()
+        if let largeItems, largeItems < 1 { throw ValidationError("--large-items must be at least 1") }
     }
 
     /// The scale's sizes with every size option given on the command line in their place.
@@ -93,22 +96,58 @@ struct ObjectsCommand: ParsableCommand {
         return ObjectsWorkload.allCases.filter(named.contains)
     }
 
+    /// Items of the second pass (insert, fetchall and traverse again, with this many items):
+    /// the option, else the full scale's 1,000,000; none at the default scale.
+    var largeItemCount: Int? { largeItems ?? (scale == .full ? 1_000_000 : nil) }
+
+    /// The workloads the second pass runs: those whose cost grows with the store.
+    static let growthWorkloads: [ObjectsWorkload] = [.insert, .fetchall, .traverse]
+
     func run() throws {
         let started = Measure.now()
         defer { log("strata-bench objects: \(RateFormat.duration(Double(Measure.now() - started) / 1e9)) in all") }
         let scale = sizes()
-        let repeats = repeatCount
         let engines = try parsedEngines()
         let workloads = try parsedWorkloads()
         let root = try Measure.makeWorkDirectory(under: dir)
         defer {
             if keep { log("work files kept in \(root)") } else { try? FileManager.default.removeItem(atPath: root) }
         }
+        var passes = [try runPass(scale, workloads, engines, root: root + "/main", named: nil)]
+        passes[0].report.printTable()
+        if let n = largeItemCount, n != scale.items {
+            var large = scale
+            large.items = n
+            let grown = workloads.filter(Self.growthWorkloads.contains)
+            if !grown.isEmpty {
+                passes.append(try runPass(large, grown, engines, root: root + "/large", named: "\(n) items"))
+                passes[1].report.printTable()
+            }
+        }
+        if let json { try Self.writeJSON(passes.map { ($0.report, $0.runs) }, to: json) }
+        if let html = self.report { try HTMLReport(sections: passes.map { ReportSection($0.report) }).write(to: html) }
+        if passes.contains(where: \.failed) { throw ExitCode(1) }
+    }
+
+    /// What one pass over the workloads gave: its report, every run by "workload/engine", and
+    /// whether a run failed, engines disagreed or a store did not check clean.
+    struct Pass {
+        var report: Report<ObjectsRunResult>
+        var runs: [String: [ObjectsRunResult]]
+        var failed: Bool
+    }
+
+    /// Runs `workloads` on `engines` at `scale`, every repeat, each run in a child process under
+    /// `root`. `named`: what sets a second pass apart, in its log lines and title.
+    func runPass(_ scale: ObjectsScale, _ workloads: [ObjectsWorkload], _ engines: [ObjectsEngineName], root: String,
+                 named: String?) throws -> Pass {
+        let repeats = repeatCount
+        let tag = named.map { " (\($0))" } ?? ""
         let scaleJSON = String(decoding: try JSONEncoder().encode(scale), as: UTF8.self)
         func child(_ engine: ObjectsEngineName, _ w: ObjectsWorkload, _ dir: String, insertStore: String, rep: Int) throws -> ObjectsRunResult {
             try ChildProcess.launch(Measure.executablePath(), ["objects-run", "--engine", engine.rawValue, "--workload", w.rawValue,
                                                                "--dir", dir, "--insert-store", insertStore, "--scale", scaleJSON],
-                                    as: ObjectsRunResult.self, label: "[\(rep)/\(repeats)] \(w.rawValue) \(engine.rawValue)")
+                                    as: ObjectsRunResult.self, label: "[\(rep)/\(repeats)]\(tag) \(w.rawValue) \(engine.rawValue)")
         }
 
         var runs: [String: [ObjectsRunResult]] = [:]
@@ -124,11 +163,11 @@ struct ObjectsCommand: ParsableCommand {
             let order = (0..<engines.count).map { engines[($0 + rep - 1) % engines.count] }
             if !workloads.contains(.insert) && workloads.contains(where: \.needsInsertStore) {
                 for engine in order {
-                    log("[\(rep)/\(repeats)] (prepare) insert \(engine.rawValue)")
+                    log("[\(rep)/\(repeats)]\(tag) (prepare) insert \(engine.rawValue)")
                     do {
                         noteCheck(rep, try child(engine, .insert, "\(repDir)/\(engine.rawValue)/insert", insertStore: "", rep: rep), prepare: true)
                     } catch {
-                        log("[\(rep)/\(repeats)] (prepare) insert \(engine.rawValue) FAILED: \(error)")
+                        log("[\(rep)/\(repeats)]\(tag) (prepare) insert \(engine.rawValue) FAILED: \(error)")
                     }
                 }
             }
@@ -146,15 +185,15 @@ struct ObjectsCommand: ParsableCommand {
                         runs[key(workload, engine), default: []].append(r)
                         noteCheck(rep, r)
                         results.append((engine, r))
-                        log(r.progressLine(workload: r.workload, repeatIndex: rep, repeats: repeats))
+                        log(r.progressLine(workload: r.workload + tag, repeatIndex: rep, repeats: repeats))
                     } catch {
                         failures[key(workload, engine)] = "\(error)"
-                        log("[\(rep)/\(repeats)] \(workload.rawValue) \(engine.rawValue) FAILED: \(error)")
+                        log("[\(rep)/\(repeats)]\(tag) \(workload.rawValue) \(engine.rawValue) FAILED: \(error)")
                     }
                 }
                 for problem in Self.disagreements(workload, results, scale) {
                     failures[key(workload, results[0].0)] = problem
-                    log("[\(rep)/\(repeats)] \(workload.rawValue): \(problem)")
+                    log("[\(rep)/\(repeats)]\(tag) \(workload.rawValue): \(problem)")
                 }
             }
             if !keep { try? FileManager.default.removeItem(atPath: repDir) }
@@ -167,12 +206,17 @@ struct ObjectsCommand: ParsableCommand {
                                       failure: failures[key(workload, engine)]))
             }
         }
-        var report = Report(
-            title: "strata-bench objects: \(scale.items) items in \(scale.lists) lists of \(scale.itemsPerList), "
+        let title = named == nil
+            ? "strata-bench objects: \(scale.items) items in \(scale.lists) lists of \(scale.itemsPerList), "
                 + "\(scale.batch) per save; \(scale.queries) indexed queries (\(scale.queryBatch) per read transaction); "
                 + "\(scale.traversals) traversals; \(scale.updates) updates; \(scale.merges) merged; \(scale.faults) faults; "
                 + "\(scale.observedChanges) of \(scale.observed) observed changed; seed \(scale.seed); median of \(repeats) run(s)"
-                + (scale == ObjectsScale.preset(self.scale) ? "; \(self.scale.rawValue) scale" : ""),
+                + (scale == ObjectsScale.preset(self.scale) ? "; \(self.scale.rawValue) scale" : "")
+            : "strata-bench objects, growth: \(workloads.map(\.rawValue).joined(separator: ", ")) with \(scale.items) items in "
+                + "\(scale.lists) lists of \(scale.itemsPerList), \(scale.batch) per save; \(scale.traversals) traversals; "
+                + "seed \(scale.seed); median of \(repeats) run(s)"
+        var report = Report(
+            title: title,
             configurations: engines.map(Self.configuration),
             notes: ["ops/s counts items inserted, objects read (fetchall: 3 properties each; traverse: members), queries "
                     + "answered, objects changed, objects merged, faults registered, observed objects changed (observe: from the merge's start until every observer was told); p50/p99 per save (insert), per "
@@ -183,30 +227,35 @@ struct ObjectsCommand: ParsableCommand {
             baselines: engines.filter { $0 != .objects }.map(\.rawValue), checks: checks,
             parameters: ["items": scale.items, "items_per_list": scale.itemsPerList, "repeats": repeats])
         ObjectsSummary(rows: rows, engines: engines).add(to: &report)
-        report.printTable()
-        if let json { try Self.writeJSON(report, digests: runs, to: json) }
-        if let html = self.report { try HTMLReport(sections: [ReportSection(report)]).write(to: html) }
-        if !failures.isEmpty || checks.contains(where: { !$0.clean }) { throw ExitCode(1) }
+        return Pass(report: report, runs: runs, failed: !failures.isEmpty || checks.contains(where: { !$0.clean }))
     }
 
-    /// The report's JSON plus `digests`: workload → engine → what its first run read and what
-    /// its store held after (hex checksums, counts), so a reader can see the engines agree.
-    static func writeJSON(_ report: Report<ObjectsRunResult>, digests runs: [String: [ObjectsRunResult]], to path: String) throws {
-        guard var object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any] else {
-            throw BenchError("the report did not encode as an object")
+    /// The first pass's report as JSON plus `digests`: workload → engine → what its first run
+    /// read and what its store held after (hex checksums, counts), so a reader can see the
+    /// engines agree. A second pass (the growth workloads at more items) goes under `growth`,
+    /// in the same form.
+    static func writeJSON(_ passes: [(Report<ObjectsRunResult>, [String: [ObjectsRunResult]])], to path: String) throws {
+        func object(_ report: Report<ObjectsRunResult>, _ runs: [String: [ObjectsRunResult]]) throws -> [String: Any] {
+            guard var object = try JSONSerialization.jsonObject(with: JSONEncoder().encode(report)) as? [String: Any] else {
+                throw BenchError("the report did not encode as an object")
+            }
+            func describe(_ d: ObjectsDigest) -> [String: Any] {
+                ["objects": d.objects, "lists": d.lists, "checksum": String(d.checksum, radix: 16)]
+            }
+            var digests: [String: [String: Any]] = [:]
+            for (_, list) in runs {
+                guard let r = list.first else { continue }
+                var entry: [String: Any] = ["read": describe(r.digest)]
+                if let store = r.store { entry["store"] = describe(store) }
+                digests[r.workload, default: [:]][r.engine] = entry
+            }
+            object["digests"] = digests
+            return object
         }
-        func describe(_ d: ObjectsDigest) -> [String: Any] {
-            ["objects": d.objects, "lists": d.lists, "checksum": String(d.checksum, radix: 16)]
-        }
-        var digests: [String: [String: Any]] = [:]
-        for (_, list) in runs {
-            guard let r = list.first else { continue }
-            var entry: [String: Any] = ["read": describe(r.digest)]
-            if let store = r.store { entry["store"] = describe(store) }
-            digests[r.workload, default: [:]][r.engine] = entry
-        }
-        object["digests"] = digests
-        try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+        guard let first = passes.first else { return }
+        var top = try object(first.0, first.1)
+        if passes.count > 1 { top["growth"] = try object(passes[1].0, passes[1].1) }
+        try JSONSerialization.data(withJSONObject: top, options: [.prettyPrinted, .sortedKeys])
             .write(to: URL(fileURLWithPath: path))
     }
 

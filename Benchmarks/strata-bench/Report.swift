@@ -199,6 +199,9 @@ struct Report<Run: BenchRun> {
 
     func printTable() {
         for line in ReportSection(self).textLines { print(line) }
+        // Flushed now: a second table's progress lines (stderr) follow, and stdout into a
+        // file is buffered until exit.
+        fflush(nil)
     }
 
     /// `strata check: N/N files clean`, or which stores had problems and what they were.

@@ -57,7 +57,7 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
     /// may not be in the file. `close()` throws it as well (and still releases the lock).
     /// Reads of snapshots keep working. Reopen the store: recovery finds what reached the disk.
     /// Nothing else poisons a store: a failed write or a full disk fails only its operation
-    /// (docs/decisions.md, "Poisoning").
+    /// (docs/decisions.md, decision 28).
     indirect case poisoned(cause: StrataError)
     /// Thrown by ``Cursor/next()``, ``Cursor/previous()`` and ``Cursor/copyValue()`` of a cursor
     /// of a write transaction when the cursor's tree was changed (put, delete, drop) since the

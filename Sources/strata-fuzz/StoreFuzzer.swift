@@ -8,7 +8,7 @@ import StrataTesting
 // that breaks the store's own invariants (key order, forward = backward, `get` agrees with the
 // scan, `count` agrees with the scan) while `check()` calls the file clean.
 //
-// Build and run (README, "Reliability"):
+// Build and run (docs/reliability.md):
 //   swift build -c release --sanitize=fuzzer --sanitize=address --product strata-fuzz
 //   SWIFT_BACKTRACE=enable=no .build/release/strata-fuzz -max_total_time=3600 CORPUS/
 // Without `--sanitize=fuzzer` the weak `main` in CFuzzDriver links instead and replays files.

@@ -1,6 +1,6 @@
 import ArgumentParser
 
-/// `strata-harness`: the crash and fuzz harness (README, "Reliability"). Not a product: it
+/// `strata-harness`: the crash and fuzz harness (docs/reliability.md). Not a product: it
 /// links the test support and liblz4, which the operator tool `strata` does not need, and
 /// runs its own worker processes (`crash-test-writer`, `fuzz-worker`) by re-executing itself.
 @main

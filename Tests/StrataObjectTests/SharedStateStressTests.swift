@@ -32,7 +32,7 @@ final class StressCounters: Sendable {
 }
 
 /// The object layer's process-wide shared state under many tasks at once (run it under Thread
-/// Sanitizer, README "Reliability"): schemas built on first use of a class, the key-path caches
+/// Sanitizer, docs/reliability.md): schemas built on first use of a class, the key-path caches
 /// (storage slots, typed key-path names, declared inverses), the container's save observers
 /// and the inboxes of contexts that merge automatically.
 @Suite struct SharedStateStressTests {

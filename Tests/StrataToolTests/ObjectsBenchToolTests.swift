@@ -72,4 +72,30 @@ import Testing
         #expect((digests["update"]?["objects"]?["store"] as? [String: AnyHashable])?["checksum"]
                 != (digests["insert"]?["objects"]?["store"] as? [String: AnyHashable])?["checksum"])
     }
+
+    /// `--large-items`: insert, fetchall and traverse run again with more items, in a second
+    /// table and under `growth` in the JSON, the engines agreeing there too.
+    @Test func aSecondPassShowsTheGrowthOfEachCost() throws {
+        let json = FileManager.default.temporaryDirectory.appendingPathComponent("objects-growth-\(getpid()).json").path
+        defer { try? FileManager.default.removeItem(atPath: json) }
+        let run = try Tool.run("strata-bench", [
+            "objects", "--repeat", "1", "--items", "400", "--items-per-list", "200", "--batch", "100", "--traversals", "2",
+            "--workloads", "insert,fetchall,traverse,update", "--updates", "20", "--large-items", "1000", "--json", json,
+        ])
+        #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
+        #expect(run.stdout.contains("strata-bench objects, growth: insert, fetchall, traverse with 1000 items in 5 lists of 200"),
+                "\(run.stdout)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: Any])
+        #expect((object["results"] as? [[String: Any]])?.count == 4 * Self.engines.count)
+        let growth = try #require(object["growth"] as? [String: Any], "no growth pass in the JSON")
+        let rows = try #require(growth["results"] as? [[String: Any]])
+        #expect(Set(rows.compactMap { $0["workload"] as? String }) == ["insert", "fetchall", "traverse"])
+        #expect(rows.count == 3 * Self.engines.count)
+        #expect(rows.allSatisfy { ($0["ops_per_s"] as? Double ?? 0) > 0 }, "\(rows)")
+        let digests = try #require(growth["digests"] as? [String: [String: [String: Any]]])
+        for e in Self.engines {
+            #expect((digests["fetchall"]?[e]?["read"] as? [String: AnyHashable])?["objects"] as? Int == 1000, "\(e)")
+            #expect((digests["insert"]?[e]?["store"] as? [String: AnyHashable])?["objects"] as? Int == 1000, "\(e)")
+        }
+    }
 }

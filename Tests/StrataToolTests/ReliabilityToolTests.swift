@@ -9,7 +9,7 @@ import Testing
 /// Budgets here are the suite's share (issue 3: ≥ 1,000 crash points, ≥ 20 process kills,
 /// ≥ 10,000 storage fuzz cases; record cases come on top); the long runs are
 /// `strata-harness crash-test --rounds 10000` and `strata-harness fuzz --iterations 1000000`
-/// (README, "Reliability").
+/// (docs/reliability.md).
 @Suite(.serialized) struct ReliabilityToolTests {
     static let seed: UInt64 = 20_261_122
 

@@ -7,7 +7,7 @@ import Darwin
 /// memcmp order over byte strings: the only key order Strata has.
 ///
 /// Compares eight bytes at a time as big-endian integers (two loads beat a `memcmp` call for
-/// short keys, measured in TOOLCHAIN.md), then the tail byte by byte.
+/// short keys, measured in the shared toolchain notes, TOOLCHAIN.md), then the tail byte by byte.
 @inline(__always)
 func compareKeys(_ a: UnsafeRawPointer, _ aCount: Int, _ b: UnsafeRawPointer, _ bCount: Int) -> Int {
     let common = aCount < bCount ? aCount : bCount

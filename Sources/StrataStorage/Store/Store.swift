@@ -57,8 +57,8 @@ public final class Store: @unchecked Sendable {
     /// in a later one counts in both), which only moves that decision.
     var replacedBytesSinceCheckpoint: Int64 = 0
     /// An automatic checkpoint is under way: commits write some of its pages each, and the one
-    /// that leaves none dirty writes the checkpoint frame (docs/decisions.md, "Incremental
-    /// checkpoints").
+    /// that leaves none dirty writes the checkpoint frame (docs/decisions.md,
+    /// decision 37).
     var checkpointInProgress = false
     /// Read by `statistics` from any thread, so kept under its own lock.
     let counterState: Mutex<Counters>
