@@ -1,6 +1,10 @@
 import Foundation
-import Glibc
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Collects the declarations of property wrappers while a class's schema is built.
 ///
@@ -16,7 +20,9 @@ import Synchronization
 enum SchemaCapture {
     private static let active = Atomic<Bool>(false)
     private struct State: @unchecked Sendable {
-        var thread: pthread_t = 0
+        /// The thread building a schema (none outside a build): `pthread_t` is an integer on
+        /// Linux and a pointer on Darwin, so no value of it means "none" on both.
+        var thread: pthread_t?
         var declarations: [PropertyDeclaration] = []
     }
     private static let state = Mutex(State())
@@ -34,7 +40,7 @@ enum SchemaCapture {
         guard active.load(ordering: .relaxed) else { return }
         let me = pthread_self()
         state.withLock { s in
-            if s.thread == me { s.declarations.append(declaration()) }
+            if let t = s.thread, pthread_equal(t, me) != 0 { s.declarations.append(declaration()) }
         }
     }
 

@@ -63,4 +63,6 @@ enum TreeSource {
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
