@@ -42,7 +42,7 @@ let package = Package(
         ),
         // Test support shared by the tools, the benchmark and the test suites (the simulated file
         // system, seeded randomness, the crash workloads, the TodoList model): a target, not a
-        // product, so it stays out of what users link.
+        // product, at `package` access, so it stays out of what users link and see.
         .target(
             name: "StrataTesting",
             dependencies: ["StrataStorage", "StrataRecords"],

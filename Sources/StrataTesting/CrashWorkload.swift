@@ -4,7 +4,7 @@ import Glibc
 #endif
 
 /// A store's whole content: tree name → key → value.
-public typealias StoreContent = [String: [[UInt8]: [UInt8]]]
+package typealias StoreContent = [String: [[UInt8]: [UInt8]]]
 
 /// The crash tests' workload (the suites' `CrashTests` and `strata-harness crash-test`): seeded
 /// write transactions and the store's content after each commit.
@@ -14,9 +14,9 @@ public typealias StoreContent = [String: [[UInt8]: [UInt8]]]
 /// dropped at 30 and created again at 38), values of 0–200 bytes and about one in eight of
 /// 10–100 KB (overflow frames, half of them compressible), one rolled-back transaction with a
 /// large value after commit 20 (garbage frames in the log), and a compaction half-way.
-public struct CrashWorkload: Sendable {
+package struct CrashWorkload: Sendable {
     /// One change inside a transaction.
-    public enum Op: Sendable {
+    package enum Op: Sendable {
         case put(tree: String, key: [UInt8], value: [UInt8])
         case delete(tree: String, key: [UInt8])
         case createTree(String)
@@ -24,25 +24,25 @@ public struct CrashWorkload: Sendable {
     }
 
     /// One transaction.
-    public struct Step: Sendable {
+    package struct Step: Sendable {
         /// The changes, applied in order.
-        public var ops: [Op] = []
+        package var ops: [Op] = []
         /// The transaction throws at the end: its changes (overflow frames included) are discarded.
-        public var rollback = false
+        package var rollback = false
         /// `store.compact()` runs after this step.
-        public var compactAfter = false
+        package var compactAfter = false
 
         /// A step of `ops`, committed, with no compaction after it.
-        public init(ops: [Op] = []) { self.ops = ops }
+        package init(ops: [Op] = []) { self.ops = ops }
     }
 
     /// The transactions in order, the rolled-back one included.
-    public var steps: [Step] = []
+    package var steps: [Step] = []
     /// `states[i]`: the content after the first `i` committed steps (rolled-back ones do not count).
-    public var states: [StoreContent] = [[:]]
+    package var states: [StoreContent] = [[:]]
 
     /// `key-000042` for 42: keys of one width, so byte order is numeric order.
-    public static func key(_ i: Int) -> [UInt8] {
+    package static func key(_ i: Int) -> [UInt8] {
         var s = String(i)
         while s.count < 6 { s = "0" + s }
         return Array("key-\(s)".utf8)
@@ -50,7 +50,7 @@ public struct CrashWorkload: Sendable {
 
     /// Values: mostly 0–200 bytes; about one in eight 10–100 KB (overflow frames), half of
     /// those compressible.
-    public static func value(_ rng: inout SplitMix64) -> [UInt8] {
+    package static func value(_ rng: inout SplitMix64) -> [UInt8] {
         if rng.below(8) == 0 {
             let n = rng.int(10_000...100_000)
             if rng.chance(0.5) { return rng.bytes(n) }
@@ -64,7 +64,7 @@ public struct CrashWorkload: Sendable {
     }
 
     /// The workload of `seed`: the same seed gives the same transactions and states.
-    public static func make(seed: UInt64, transactions: Int = 50) -> CrashWorkload {
+    package static func make(seed: UInt64, transactions: Int = 50) -> CrashWorkload {
         var rng = SplitMix64(seed: seed)
         var w = CrashWorkload()
         var model: StoreContent = [:]
@@ -119,7 +119,7 @@ public struct CrashWorkload: Sendable {
 
     /// Applies `step`'s changes in `tx` (it does not roll back: the caller throws for that).
     /// Throws ``CrashWorkloadFailure`` when a tree the workload expects is missing.
-    public static func apply(_ step: Step, _ tx: WriteTransaction) throws {
+    package static func apply(_ step: Step, _ tx: WriteTransaction) throws {
         for op in step.ops {
             switch op {
             case .put(let t, let k, let v):
@@ -136,15 +136,15 @@ public struct CrashWorkload: Sendable {
 }
 
 /// The store did not hold what a workload expects (not a `StrataError`: the harness saw it).
-public struct CrashWorkloadFailure: Error, CustomStringConvertible {
+package struct CrashWorkloadFailure: Error, CustomStringConvertible {
     /// What was missing.
-    public let description: String
+    package let description: String
     /// A failure described by `description`.
-    public init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }
 
 /// `memcmp` order, shorter first on a tie (the store's key order): negative, zero or positive.
-public func compareKeyBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+package func compareKeyBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
     a.withUnsafeBytes { pa in
         b.withUnsafeBytes { pb in
             let n = min(pa.count, pb.count)

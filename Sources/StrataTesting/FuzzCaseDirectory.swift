@@ -8,7 +8,7 @@ import Glibc
 /// The directory is on tmpfs (`/dev/shm`) when there is one, so `fsync` costs nothing;
 /// otherwise under `$TMPDIR` or `/tmp`. Returns `nil` without calling `body` when no
 /// directory can be made.
-public func withFuzzCaseDirectory<T>(_ prefix: String, _ body: (String) throws -> T) rethrows -> T? {
+package func withFuzzCaseDirectory<T>(_ prefix: String, _ body: (String) throws -> T) rethrows -> T? {
     guard let dir = makeFuzzCaseDirectory(prefix) else { return nil }
     defer { removeFuzzCaseDirectory(dir) }
     return try body(dir)
@@ -17,7 +17,7 @@ public func withFuzzCaseDirectory<T>(_ prefix: String, _ body: (String) throws -
 /// Writes `bytes` as the whole file at `path` through the engine's POSIX layer, replacing what
 /// was there; returns that file system, or `nil` when the file cannot be written. The fuzz
 /// targets place each input this way so it reaches the engine through real file I/O.
-public func placeRealFile(_ bytes: [UInt8], at path: String) -> PosixFileSystem? {
+package func placeRealFile(_ bytes: [UInt8], at path: String) -> PosixFileSystem? {
     let fs = PosixFileSystem()
     do {
         try fs.remove(path)
@@ -34,7 +34,7 @@ public func placeRealFile(_ bytes: [UInt8], at path: String) -> PosixFileSystem?
 /// replays inputs which may trap puts the directories a trap leaves behind where it cleans up),
 /// else under `/dev/shm` when it is usable, else under `$TMPDIR` or `/tmp`; `nil` when none can
 /// be made.
-public func makeFuzzCaseDirectory(_ prefix: String) -> String? {
+package func makeFuzzCaseDirectory(_ prefix: String) -> String? {
     var bases: [String] = []
     if let base = getenv("STRATA_FUZZ_CASE_DIR") { bases.append(String(cString: base)) }
     if access("/dev/shm", W_OK) == 0 { bases.append("/dev/shm") }
@@ -47,7 +47,7 @@ public func makeFuzzCaseDirectory(_ prefix: String) -> String? {
 }
 
 /// Removes `dir` and everything inside it.
-public func removeFuzzCaseDirectory(_ dir: String) {
+package func removeFuzzCaseDirectory(_ dir: String) {
     if let d = opendir(dir) {
         while let e = readdir(d) {
             let name = withUnsafeBytes(of: e.pointee.d_name) { raw in

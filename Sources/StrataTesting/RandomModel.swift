@@ -13,14 +13,14 @@ import StrataRecords
 /// names that are keywords of the text (`optional`, `default`, `validate`, …), expressions with
 /// odd spacing. The same seed gives the same model; ``RandomModelWorkload`` drives writes
 /// through it.
-public enum RandomModel {
+package enum RandomModel {
     /// The model for `seed` and its declarations (for printing a reproducer).
-    public static func make(seed: UInt64) throws -> Model {
+    package static func make(seed: UInt64) throws -> Model {
         try Model(entities: declarations(seed: seed))
     }
 
     /// The entities of the model for `seed`.
-    public static func declarations(seed: UInt64) -> [Entity] {
+    package static func declarations(seed: UInt64) -> [Entity] {
         var plan = Plan(rng: SplitMix64(seed: mixSeed(seed, 0x4D4F_4445_4C)))
         plan.build()
         return plan.entities()
@@ -30,11 +30,11 @@ public enum RandomModel {
     /// which joins rules in the schema text, one followed by a rule keyword (`, min x`, which
     /// is no rule); none holds ", " and a whole rule signature (that one ambiguity of the text
     /// is tested on its own).
-    public static let patterns = ["[a-z]+", "[A-Z]{3}-[0-9]+", "(ab|cd)*", "[a-z]+, [a-z]+", "x, maxi|[a-z]*", "ab, min x|[a-z]*", ".*"]
+    package static let patterns = ["[a-z]+", "[A-Z]{3}-[0-9]+", "(ab|cd)*", "[a-z]+, [a-z]+", "x, maxi|[a-z]*", "ab, min x|[a-z]*", ".*"]
 
     /// The custom rule every generated model may use, by its name: it refuses values whose text
     /// ends in 7 (`Value.description`), so some workload values fail it.
-    public static func customRule(_ name: String) -> ValidationRule {
+    package static func customRule(_ name: String) -> ValidationRule {
         .custom(name: name) { v in v.description.hasSuffix("7") ? "ends in 7" : nil }
     }
 }
@@ -293,13 +293,13 @@ private struct Plan {
 
 /// Values of every attribute type drawn from small pools, so uniqueness collides, rules both
 /// pass and fail, and integers sometimes overflow their width.
-public enum RandomValues {
+package enum RandomValues {
     /// Strings: some match each of ``RandomModel/patterns``, some are long, one ends in 7.
-    public static let strings = ["abc", "ABC-12", "abab", "ab, cd", "x, maxi", "", "Zürich", "x y", "STRASSE", "straße",
+    package static let strings = ["abc", "ABC-12", "abab", "ab, cd", "x, maxi", "", "Zürich", "x y", "STRASSE", "straße",
                                  String(repeating: "long", count: 6), "a7", "Ωmega"]
 
     /// Whether an attribute of `type` holds `v` (integers within its width).
-    public static func fits(_ v: Value, _ type: AttributeType) -> Bool {
+    package static func fits(_ v: Value, _ type: AttributeType) -> Bool {
         guard case .int(let i) = v else { return true }
         switch type {
         case .int16: return Int16(exactly: i) != nil
@@ -309,7 +309,7 @@ public enum RandomValues {
     }
 
     /// A value of `type` (never `null`).
-    public static func value(_ type: AttributeType, _ rng: inout SplitMix64) -> Value {
+    package static func value(_ type: AttributeType, _ rng: inout SplitMix64) -> Value {
         func pick<T>(_ xs: [T]) -> T { xs[rng.below(xs.count)] }
         switch type {
         case .bool: return .bool(rng.chance(0.5))

@@ -8,20 +8,20 @@ import StrataStorage
 /// inputs the store must refuse (rule violations, duplicates, `deny`, values of the wrong type
 /// or out of range). A refused transaction rolls back; anything but a ``StrataError`` is
 /// rethrown. Then ``disagreements(_:)`` checks the store as the program and as the tool see it.
-public enum RandomModelWorkload {
+package enum RandomModelWorkload {
     /// How many transactions committed and how many the store refused.
-    public struct Outcome: Sendable {
+    package struct Outcome: Sendable {
         /// Transactions that committed.
-        public var committed = 0
+        package var committed = 0
         /// Transactions that threw a ``StrataError`` (rolled back).
-        public var refused = 0
+        package var refused = 0
         /// No transactions yet.
-        public init() {}
+        package init() {}
     }
 
     /// Runs `transactions` write transactions of one to three operations each on `store`.
     /// A store that stops accepting writes (`StrataError.poisoned`) is a finding: rethrown.
-    public static func run(_ store: RecordStore, seed: UInt64, transactions: Int) throws -> Outcome {
+    package static func run(_ store: RecordStore, seed: UInt64, transactions: Int) throws -> Outcome {
         var outcome = Outcome()
         for t in 0..<transactions {
             var rng = SplitMix64(seed: mixSeed(seed, UInt64(t), 0x574F_524B))
@@ -40,7 +40,7 @@ public enum RandomModelWorkload {
 
     /// One random operation in `tx`; `note` hears it described before it runs (a reproducer's
     /// script).
-    public static func step(_ tx: RecordTransaction, _ rng: inout SplitMix64, note: (String) -> Void = { _ in }) throws {
+    package static func step(_ tx: RecordTransaction, _ rng: inout SplitMix64, note: (String) -> Void = { _ in }) throws {
         let model = tx.model
         let e = model.entities[rng.below(model.entities.count)]
         let objects = try tx.objects(e.name)
@@ -118,7 +118,7 @@ public enum RandomModelWorkload {
     /// tool rebuilds from the stored text (``RecordStore/init(opening:)``), the rebuilt model's
     /// text against the stored text, and every object's values and relationships read through
     /// both. Empty when they agree and both find the store sound.
-    public static func disagreements(_ store: RecordStore) throws -> [String] {
+    package static func disagreements(_ store: RecordStore) throws -> [String] {
         var out: [String] = []
         let tool = try RecordStore(opening: store.storage)
         let programProblems = try store.read { try $0.checkRecords() }
@@ -138,7 +138,7 @@ public enum RandomModelWorkload {
     }
 
     /// Every object's values and relationships, one line each, in model order.
-    public static func digest(_ r: RecordReader) throws -> [String] {
+    package static func digest(_ r: RecordReader) throws -> [String] {
         var out: [String] = []
         for e in r.model.entities {
             for id in try r.objects(e.name) {

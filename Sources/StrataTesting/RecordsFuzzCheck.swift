@@ -3,7 +3,7 @@ import StrataRecords
 import StrataStorage
 
 /// What opening a damaged record store came to.
-public enum RecordsFuzzOutcome: Sendable, CustomStringConvertible {
+package enum RecordsFuzzOutcome: Sendable, CustomStringConvertible {
     /// Opened and read in full; `problems` are what `checkRecords()` reported (empty: none).
     case read(objects: Int, problems: [String])
     /// A `StrataError`: the damage was refused.
@@ -15,7 +15,7 @@ public enum RecordsFuzzOutcome: Sendable, CustomStringConvertible {
     case otherError(String)
 
     /// Whether this outcome is a finding (wrong data or an untyped error).
-    public var isFailure: Bool {
+    package var isFailure: Bool {
         switch self {
         case .read, .typed: return false
         case .inconsistent, .otherError: return true
@@ -23,7 +23,7 @@ public enum RecordsFuzzOutcome: Sendable, CustomStringConvertible {
     }
 
     /// `N objects, clean`, `StrataError …`, `INCONSISTENT …`, `NON-STRATA ERROR …`.
-    public var description: String {
+    package var description: String {
         switch self {
         case .read(let n, let problems):
             return "\(n) objects, " + (problems.isEmpty ? "clean" : "checkRecords: \(problems.prefix(2).joined(separator: "; "))")
@@ -45,11 +45,11 @@ public enum RecordsFuzzOutcome: Sendable, CustomStringConvertible {
 /// process limits catch those); every error a `StrataError`; and when `checkRecords()` finds
 /// nothing, every way of reading agrees (an index answers what a scan answers, a relationship
 /// reads the same from both ends), and a committed transaction leaves the store sound.
-public enum RecordsFuzzCheck {
+package enum RecordsFuzzCheck {
     /// Opens the store at `path` with `options` — with `model`, or with the model stored in the
     /// file when `nil` — and examines it; a writable store then takes a transaction. The store
     /// is closed before returning.
-    public static func examine(path: String, options: StoreOptions, model: Model?) -> RecordsFuzzOutcome {
+    package static func examine(path: String, options: StoreOptions, model: Model?) -> RecordsFuzzOutcome {
         do {
             let store = try model.map { try RecordStore(path: path, model: $0, options: options) }
                 ?? RecordStore(path: path, options: options)

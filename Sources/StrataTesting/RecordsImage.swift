@@ -14,33 +14,33 @@ import StrataStorage
 /// image): `u8 placement` (modulo 3), then trees until the end: `u8 name length`, the name
 /// (UTF-8), `u16le entry count`, and per entry `u16le key length`, the key, `u16le value length`,
 /// the value.
-public struct RecordsImage: Sendable, Equatable {
+package struct RecordsImage: Sendable, Equatable {
     /// One key and its value.
-    public struct Entry: Sendable, Equatable {
-        public var key: [UInt8]
-        public var value: [UInt8]
+    package struct Entry: Sendable, Equatable {
+        package var key: [UInt8]
+        package var value: [UInt8]
 
         /// An entry of `key` and `value`.
-        public init(key: [UInt8], value: [UInt8]) {
+        package init(key: [UInt8], value: [UInt8]) {
             self.key = key
             self.value = value
         }
     }
 
     /// One tree: its name and entries (in any order; the store sorts them).
-    public struct Tree: Sendable, Equatable {
-        public var name: String
-        public var entries: [Entry]
+    package struct Tree: Sendable, Equatable {
+        package var name: String
+        package var entries: [Entry]
 
         /// A tree named `name` holding `entries`.
-        public init(name: String, entries: [Entry]) {
+        package init(name: String, entries: [Entry]) {
             self.name = name
             self.entries = entries
         }
     }
 
     /// Where the entries are when the store is opened.
-    public enum Placement: UInt8, Sendable, CaseIterable {
+    package enum Placement: UInt8, Sendable, CaseIterable {
         /// In page images: written, then checkpointed.
         case pages = 0
         /// In commit records after the checkpoint, replayed at open (the store was not closed).
@@ -50,18 +50,18 @@ public struct RecordsImage: Sendable, Equatable {
     }
 
     /// The trees, in the order they are created.
-    public var trees: [Tree]
+    package var trees: [Tree]
     /// Where the entries are when the store is opened.
-    public var placement: Placement
+    package var placement: Placement
 
     /// An image of `trees` placed as `placement` says.
-    public init(trees: [Tree], placement: Placement = .pages) {
+    package init(trees: [Tree], placement: Placement = .pages) {
         self.trees = trees
         self.placement = placement
     }
 
     /// Parses the byte format; never fails (a cut or overlong field ends the image there).
-    public init(bytes: [UInt8]) {
+    package init(bytes: [UInt8]) {
         placement = Placement(rawValue: (bytes.first ?? 0) % 3) ?? .pages
         trees = []
         var at = 1
@@ -93,7 +93,7 @@ public struct RecordsImage: Sendable, Equatable {
 
     /// The byte format of this image. Names longer than 255 bytes, keys or values longer than
     /// 65,535 bytes and trees of more than 65,535 entries are cut to fit.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var out: [UInt8] = [placement.rawValue]
         func u16(_ v: Int) { out += [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8)] }
         for tree in trees {
@@ -113,7 +113,7 @@ public struct RecordsImage: Sendable, Equatable {
     }
 
     /// Every tree of `store`'s last commit (placement `.pages`).
-    public static func read(from store: Store) throws -> RecordsImage {
+    package static func read(from store: Store) throws -> RecordsImage {
         try store.read { tx in
             var trees: [Tree] = []
             for name in try tx.treeNames {
@@ -125,11 +125,11 @@ public struct RecordsImage: Sendable, Equatable {
     }
 
     /// The path the image's store has in ``storeBytes()``'s simulated file system.
-    public static let path = "/records/image.strata"
+    package static let path = "/records/image.strata"
 
     /// The options ``storeBytes()`` writes with: no timer syncs, no compaction, a checkpoint
     /// only when asked.
-    public static func options(_ fs: any FileSystem) -> StoreOptions {
+    package static func options(_ fs: any FileSystem) -> StoreOptions {
         var o = StoreOptions(durability: .normal)
         o.fileSystem = fs
         o.syncIntervalMilliseconds = 3_600_000
@@ -145,7 +145,7 @@ public struct RecordsImage: Sendable, Equatable {
     /// rejects) are left out. `.pages`: one transaction, then closed (a checkpoint). `.log`:
     /// one transaction after the creation's checkpoint, the file left as a crash leaves it.
     /// `.split`: the even entries of each tree, a checkpoint, then the odd ones, left so.
-    public func storeBytes() throws -> [UInt8] {
+    package func storeBytes() throws -> [UInt8] {
         let fs = SimulatedFileSystem()
         let store = try Store(path: RecordsImage.path, options: RecordsImage.options(fs))
         func put(_ select: (Int) -> Bool) throws {

@@ -6,10 +6,10 @@ import StrataStorage
 /// derived copies), moves between lists, deletes that cascade, many-to-many links made and
 /// broken, amounts and weights changed. `strata-harness crash-test` crashes them;
 /// `strata-harness fuzz` builds its record seed store from them.
-public enum RecordsWorkload {
+package enum RecordsWorkload {
     /// Transaction `t` of the workload for `seed`: a pure function of both and of the store's
     /// content, so a rerun on the same content makes the same primary keys and the same states.
-    public static func step(_ tx: RecordTransaction, seed: UInt64, t: Int) throws {
+    package static func step(_ tx: RecordTransaction, seed: UInt64, t: Int) throws {
         var rng = SplitMix64(seed: mixSeed(seed, UInt64(t), 0x5245_4353))
         let names = ["Home", "Café", "STRASSE", "Ørsted", "work", "Groceries"]
         let lists = try tx.objects("TodoList"), items = try tx.objects("Item"), tags = try tx.objects("Tag")
@@ -52,7 +52,7 @@ public enum RecordsWorkload {
 
     /// Every object's stored values (derived ones included, `now()`'s `modified` left out: it
     /// differs between two runs of the same transactions) and to-one targets, one line each.
-    public static func digest(_ r: RecordReader) throws -> [String] {
+    package static func digest(_ r: RecordReader) throws -> [String] {
         var out: [String] = []
         for e in r.model.entities {
             for id in try r.objects(e.name) {
@@ -70,7 +70,7 @@ extension RecordsWorkload {
     /// The record fuzzers' seed store: `transactions` steps of the workload on ``todoModel()``
     /// (lists, items, tags, many-to-many links, every derived form, the indexes and the unique
     /// constraint all populated), as an image.
-    public static func seedImage(seed: UInt64, transactions: Int = 150) throws -> RecordsImage {
+    package static func seedImage(seed: UInt64, transactions: Int = 150) throws -> RecordsImage {
         let store = try makeStore(try todoModel())
         for t in 0..<transactions { try store.write { try step($0, seed: seed, t: t) } }
         let image = try RecordsImage.read(from: store.storage)

@@ -24,14 +24,14 @@ import Synchronization
 /// with `EIO`, `ENOSPC` or as a short write; ``capacity`` simulates a full disk.
 ///
 /// Thread-safe: one mutex guards all state.
-public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
+package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     /// The kinds of call that are counted (and can be made to fail).
-    public enum Operation: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    package enum Operation: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
         /// One case per ``FileSystem`` and ``StorageFile`` call; `lock` counts exclusive and shared locks.
         case open, read, write, sync, size, truncate, rename, remove, syncDirectory, lock
 
         /// Calls that change files or the namespace: the crash points.
-        public var isMutating: Bool {
+        package var isMutating: Bool {
             switch self {
             case .write, .sync, .truncate, .rename, .remove, .syncDirectory: return true
             case .open, .read, .size, .lock: return false
@@ -39,10 +39,10 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         }
 
         /// The case's name.
-        public var description: String { rawValue }
+        package var description: String { rawValue }
 
         /// The case's position in `allCases` (counters are stored in that order).
-        public var index: Int {
+        package var index: Int {
             switch self {
             case .open: return 0
             case .read: return 1
@@ -59,7 +59,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
 
     /// What an injected failure does.
-    public enum Fault: Sendable, Equatable, CustomStringConvertible {
+    package enum Fault: Sendable, Equatable, CustomStringConvertible {
         /// Nothing happens; the call throws ``StrataError/ioFailure(operation:path:errno:)`` (EIO).
         case ioError
         /// Nothing happens; the call throws ``StrataError/diskFull(path:)`` (ENOSPC).
@@ -69,7 +69,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         case shortWrite(bytes: Int?)
 
         /// `EIO`, `ENOSPC` or `short write(n)`, for test logs.
-        public var description: String {
+        package var description: String {
             switch self {
             case .ioError: return "EIO"
             case .diskFull: return "ENOSPC"
@@ -79,7 +79,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
 
     /// What happens to unsynced directory operations at a crash.
-    public enum DirectoryFate: Sendable, Equatable {
+    package enum DirectoryFate: Sendable, Equatable {
         /// All lost: unsynced creations vanish, unsynced renames and removals are undone.
         case lost
         /// A random prefix of them survives (a journaling file system may commit them any time).
@@ -89,22 +89,22 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
 
     /// How a crash treats unsynced data.
-    public struct CrashPolicy: Sendable {
+    package struct CrashPolicy: Sendable {
         /// Seeds the random choices, so that the same policy and seed give the same crash.
-        public var seed: UInt64
+        package var seed: UInt64
         /// Probability that an unsynced write (or truncation) survives whole.
-        public var keepProbability: Double
+        package var keepProbability: Double
         /// Probability that it is lost entirely. The rest are torn (truncations are never torn:
         /// they are kept or lost).
-        public var dropProbability: Double
+        package var dropProbability: Double
         /// Of the torn writes, the fraction torn sector by sector (each 512-byte sector new, old
         /// or garbage) rather than cut to a prefix.
-        public var sectorTearFraction: Double
+        package var sectorTearFraction: Double
         /// What happens to unsynced directory operations.
-        public var directory: DirectoryFate
+        package var directory: DirectoryFate
 
         /// A policy with these probabilities; by default unsynced directory operations are lost.
-        public init(seed: UInt64, keepProbability: Double = 0.4, dropProbability: Double = 0.3,
+        package init(seed: UInt64, keepProbability: Double = 0.4, dropProbability: Double = 0.3,
                     sectorTearFraction: Double = 0.5, directory: DirectoryFate = .lost) {
             self.seed = seed
             self.keepProbability = keepProbability
@@ -114,30 +114,30 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         }
 
         /// Every unsynced operation survives (a process crash, not a power failure).
-        public static func keepAll(directory: DirectoryFate = .kept) -> CrashPolicy {
+        package static func keepAll(directory: DirectoryFate = .kept) -> CrashPolicy {
             CrashPolicy(seed: 0, keepProbability: 1, dropProbability: 0, directory: directory)
         }
 
         /// Every unsynced operation is lost.
-        public static var dropAll: CrashPolicy { CrashPolicy(seed: 0, keepProbability: 0, dropProbability: 1) }
+        package static var dropAll: CrashPolicy { CrashPolicy(seed: 0, keepProbability: 0, dropProbability: 1) }
     }
 
     /// What a crash did, for test diagnostics.
-    public struct CrashSummary: Sendable, CustomStringConvertible {
+    package struct CrashSummary: Sendable, CustomStringConvertible {
         /// Unsynced writes and truncations that survived whole.
-        public var kept = 0
+        package var kept = 0
         /// Unsynced writes and truncations that were lost.
-        public var dropped = 0
+        package var dropped = 0
         /// Unsynced writes that were torn.
-        public var torn = 0
+        package var torn = 0
         /// `kept K, dropped D, torn T`.
-        public var description: String { "kept \(kept), dropped \(dropped), torn \(torn)" }
+        package var description: String { "kept \(kept), dropped \(dropped), torn \(torn)" }
     }
 
     /// The size in bytes of the sectors a write is torn by.
-    public static let sectorSize = 512
+    package static let sectorSize = 512
     /// Files may not grow beyond this (a corrupt length must fail, not allocate terabytes).
-    public static let maxFileSize = 1 << 34
+    package static let maxFileSize = 1 << 34
 
     // MARK: State
 
@@ -220,25 +220,25 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     let state: Mutex<State>
 
     /// An empty file system, with no faults set and no crash point armed.
-    public init() {
+    package init() {
         state = Mutex(State())
     }
 
     // MARK: Test controls
 
     /// Number of calls of `kind` so far.
-    public func count(of kind: Operation) -> Int { state.withLock { $0.counts[kind.index] } }
+    package func count(of kind: Operation) -> Int { state.withLock { $0.counts[kind.index] } }
 
     /// Calls per kind so far.
-    public var counts: [Operation: Int] {
+    package var counts: [Operation: Int] {
         state.withLock { s in Dictionary(uniqueKeysWithValues: Operation.allCases.map { ($0, s.counts[$0.index]) }) }
     }
 
     /// Mutating calls so far (writes, syncs, truncations, renames, removals, directory syncs).
-    public var mutationCount: Int { state.withLock { $0.mutations } }
+    package var mutationCount: Int { state.withLock { $0.mutations } }
 
     /// Sets every counter (and the mutation count) back to zero.
-    public func resetCounters() {
+    package func resetCounters() {
         state.withLock {
             $0.counts = [Int](repeating: 0, count: Operation.allCases.count)
             $0.mutations = 0
@@ -247,29 +247,29 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// Makes call number `callIndex` (1-based, counted like ``count(of:)``) of `kind` fail,
     /// optionally only on paths ending in `pathSuffix` (it still counts every call).
-    public func failAt(_ kind: Operation, callIndex: Int, fault: Fault = .ioError, pathSuffix: String? = nil) {
+    package func failAt(_ kind: Operation, callIndex: Int, fault: Fault = .ioError, pathSuffix: String? = nil) {
         state.withLock { $0.failpoints.append(Failpoint(kind: kind, callIndex: callIndex, fault: fault, pathSuffix: pathSuffix)) }
     }
 
     /// Makes every later call of `kind` fail until ``clearFaults()``.
-    public func failAlways(_ kind: Operation, fault: Fault = .ioError, pathSuffix: String? = nil) {
+    package func failAlways(_ kind: Operation, fault: Fault = .ioError, pathSuffix: String? = nil) {
         state.withLock { $0.failpoints.append(Failpoint(kind: kind, callIndex: nil, fault: fault, pathSuffix: pathSuffix)) }
     }
 
     /// Removes every fault ``failAt(_:callIndex:fault:pathSuffix:)`` and
     /// ``failAlways(_:fault:pathSuffix:)`` set.
-    public func clearFaults() { state.withLock { $0.failpoints = [] } }
+    package func clearFaults() { state.withLock { $0.failpoints = [] } }
 
     /// Total bytes all files may hold; growing past it fails with `ENOSPC` (a write writes what
     /// fits first). `nil`: unlimited.
-    public var capacity: Int? {
+    package var capacity: Int? {
         get { state.withLock { $0.capacity } }
         set { state.withLock { $0.capacity = newValue } }
     }
 
     /// Arms a crash point: the next `operations` mutating calls succeed; the one after and every
     /// later call (of any kind) throws `EIO` until ``crash(seed:)``.
-    public func crashAfter(operations: Int) {
+    package func crashAfter(operations: Int) {
         state.withLock {
             $0.crashBudget = max(0, operations)
             $0.tripped = false
@@ -277,29 +277,29 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
 
     /// Whether an armed crash point has been reached.
-    public var hasCrashed: Bool { state.withLock { $0.tripped } }
+    package var hasCrashed: Bool { state.withLock { $0.tripped } }
 
     /// Called after every successful mutating call with the mutation count and the kind, outside
     /// the lock, on the calling thread. Tests use it to fork the state at every crash point.
-    public func onMutation(_ body: (@Sendable (Int, Operation) -> Void)?) {
+    package func onMutation(_ body: (@Sendable (Int, Operation) -> Void)?) {
         state.withLock { $0.observer = body }
     }
 
     /// The path of the most recent successful mutating call (for observers that filter by file).
-    public var lastMutatedPath: String? { state.withLock { $0.lastMutatedPath } }
+    package var lastMutatedPath: String? { state.withLock { $0.lastMutatedPath } }
 
     /// Names of the files that exist now, sorted.
-    public var fileNames: [String] { state.withLock { $0.names.keys.sorted() } }
+    package var fileNames: [String] { state.withLock { $0.names.keys.sorted() } }
 
     /// The bytes of `path` as reads see them now, or `nil` if it does not exist.
-    public func contents(of path: String) -> [UInt8]? { state.withLock { $0.names[path]?.current } }
+    package func contents(of path: String) -> [UInt8]? { state.withLock { $0.names[path]?.current } }
 
     /// The durable bytes of the file durably named `path` (what a crash dropping every unsynced
     /// operation would leave), or `nil`.
-    public func durableContents(of path: String) -> [UInt8]? { state.withLock { $0.durableNames[path]?.durable } }
+    package func durableContents(of path: String) -> [UInt8]? { state.withLock { $0.durableNames[path]?.durable } }
 
     /// Creates or replaces `path` with `bytes`, durably (contents and name).
-    public func setContents(_ bytes: [UInt8], of path: String) {
+    package func setContents(_ bytes: [UInt8], of path: String) {
         state.withLock {
             let node = Node(current: bytes)
             $0.names[path] = node
@@ -309,7 +309,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// An independent copy of the whole state (files, durable images, unsynced operations,
     /// namespace). Counters start at zero; faults, crash points, observers and locks are not copied.
-    public func clone() -> SimulatedFileSystem {
+    package func clone() -> SimulatedFileSystem {
         let copy = SimulatedFileSystem()
         state.withLock { s in
             var map: [ObjectIdentifier: Node] = [:]
@@ -337,11 +337,11 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// Simulates a power failure with the default policy for `seed`.
     @discardableResult
-    public func crash(seed: UInt64) -> CrashSummary { crash(policy: CrashPolicy(seed: seed)) }
+    package func crash(seed: UInt64) -> CrashSummary { crash(policy: CrashPolicy(seed: seed)) }
 
     /// Simulates a power failure: see ``CrashPolicy``.
     @discardableResult
-    public func crash(policy: CrashPolicy) -> CrashSummary {
+    package func crash(policy: CrashPolicy) -> CrashSummary {
         var rng = SplitMix64(seed: policy.seed)
         var summary = CrashSummary()
         state.withLock { s in
@@ -537,7 +537,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     // MARK: FileSystem
 
     /// Opens `path`; a file `.create` makes is visible at once, durable after ``syncDirectory(containing:)``.
-    public func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
+    package func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
         try state.withLock { s in
             if let fault = try begin(&s, .open, path) { throw fail(fault, .open, path) }
             if let node = s.names[path] {
@@ -552,10 +552,10 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
 
     /// Whether `path` is in the visible namespace, durable or not.
-    public func fileExists(_ path: String) -> Bool { state.withLock { $0.names[path] != nil } }
+    package func fileExists(_ path: String) -> Bool { state.withLock { $0.names[path] != nil } }
 
     /// Moves `source` to `destination` in the visible namespace; durable after ``syncDirectory(containing:)``.
-    public func rename(_ source: String, to destination: String) throws {
+    package func rename(_ source: String, to destination: String) throws {
         try mutate(.rename, source) { s, fault in
             if let fault { throw fail(fault, .rename, source) }
             guard let node = s.names[source] else { throw StrataError.ioFailure(operation: "rename", path: source, errno: 2) }
@@ -567,7 +567,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// Removes `path` from the visible namespace (a missing path is not an error); durable after
     /// ``syncDirectory(containing:)``.
-    public func remove(_ path: String) throws {
+    package func remove(_ path: String) throws {
         try mutate(.remove, path) { s, fault in
             if let fault { throw fail(fault, .remove, path) }
             guard s.names[path] != nil else { return }
@@ -577,7 +577,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
 
     /// Makes the pending creations, renames and removals that touch the directory of `path` durable.
-    public func syncDirectory(containing path: String) throws {
+    package func syncDirectory(containing path: String) throws {
         let dir = simDirectoryName(of: path)
         try mutate(.syncDirectory, path) { s, fault in
             if let fault { throw fail(fault, .syncDirectory, dir) }
@@ -594,9 +594,9 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
 
     /// Takes an exclusive lock on `path`; throws ``StrataError/locked(path:)`` when anyone holds one.
-    public func lockExclusive(_ path: String) throws -> any FileLock { try lock(path, exclusive: true) }
+    package func lockExclusive(_ path: String) throws -> any FileLock { try lock(path, exclusive: true) }
     /// Takes a shared lock on `path`; throws ``StrataError/locked(path:)`` when an exclusive one is held.
-    public func lockShared(_ path: String) throws -> any FileLock { try lock(path, exclusive: false) }
+    package func lockShared(_ path: String) throws -> any FileLock { try lock(path, exclusive: false) }
 
     private func lock(_ path: String, exclusive: Bool) throws -> any FileLock {
         try state.withLock { s in
@@ -615,7 +615,7 @@ public final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
 
     /// Whether some holder has a lock on `path` now.
-    public func isLocked(_ path: String) -> Bool { state.withLock { !($0.locks[path]?.holders.isEmpty ?? true) } }
+    package func isLocked(_ path: String) -> Bool { state.withLock { !($0.locks[path]?.holders.isEmpty ?? true) } }
 
     func unlock(_ path: String, id: Int, generation: Int) {
         state.withLock { s in

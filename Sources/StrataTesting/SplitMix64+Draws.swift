@@ -2,16 +2,16 @@
 
 extension SplitMix64 {
     /// Uniform in `0..<n` (`n > 0`).
-    public mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+    package mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 
     /// Uniform in `range`.
-    public mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + below(range.count) }
+    package mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + below(range.count) }
 
     /// True with probability `p`.
-    public mutating func chance(_ p: Double) -> Bool { unit() < p }
+    package mutating func chance(_ p: Double) -> Bool { unit() < p }
 
     /// `n` random bytes, eight at a time.
-    public mutating func bytes(_ n: Int) -> [UInt8] {
+    package mutating func bytes(_ n: Int) -> [UInt8] {
         if n == 0 { return [] }
         return [UInt8](unsafeUninitializedCapacity: n) { buffer, initialized in
             let base = UnsafeMutableRawPointer(buffer.baseAddress!)
@@ -28,7 +28,7 @@ extension SplitMix64 {
 }
 
 /// Mixes several numbers into one seed (each round's and each case's generator is independent).
-public func mixSeed(_ parts: UInt64...) -> UInt64 {
+package func mixSeed(_ parts: UInt64...) -> UInt64 {
     var h: UInt64 = 0x243F_6A88_85A3_08D3
     for p in parts { h = fmix64(h ^ p &+ 0x9E37_79B9_7F4A_7C15) }
     return h
@@ -36,7 +36,7 @@ public func mixSeed(_ parts: UInt64...) -> UInt64 {
 
 /// MurmurHash3's 64-bit finaliser: every input bit affects every output bit.
 @inline(__always)
-public func fmix64(_ x: UInt64) -> UInt64 {
+package func fmix64(_ x: UInt64) -> UInt64 {
     var k = x
     k ^= k >> 33
     k = k &* 0xFF51_AFD7_ED55_8CCD

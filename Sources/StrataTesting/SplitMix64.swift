@@ -3,15 +3,15 @@
 /// The simulated file system, the test suites, the `strata` tool's crash and fuzz runs and the
 /// benchmark all need randomness that a printed seed reproduces exactly; this is that one
 /// generator (Steele, Lea & Flood, 2014), not a source of secrets.
-public struct SplitMix64: RandomNumberGenerator, Sendable {
+package struct SplitMix64: RandomNumberGenerator, Sendable {
     /// The generator's whole state: a copy continues the same sequence.
-    public var state: UInt64
+    package var state: UInt64
 
     /// A generator whose sequence `seed` determines entirely.
-    public init(seed: UInt64) { state = seed }
+    package init(seed: UInt64) { state = seed }
 
     /// The next 64 random bits; advances the state.
-    public mutating func next() -> UInt64 {
+    package mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -20,5 +20,5 @@ public struct SplitMix64: RandomNumberGenerator, Sendable {
     }
 
     /// Uniform in [0, 1).
-    public mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
+    package mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }

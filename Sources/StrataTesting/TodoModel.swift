@@ -12,7 +12,7 @@ import StrataStorage
 /// - `Item`: `title` (indexed), `amount`, `quantity`, optional `weight`; to-one `list`; copies
 ///   through the to-one (of a stored and of a derived value), `lowercase:`, arithmetic.
 /// - `Tag`: `label` (unique), `score`; many-to-many `lists`; a count and a sum over a derived value.
-public func todoModel() throws -> Model {
+package func todoModel() throws -> Model {
     try Model {
         Entity("TodoList") {
             Attribute("name", .string)
@@ -59,7 +59,7 @@ public func todoModel() throws -> Model {
 
 /// A fresh record store for one test on a simulated file system (`normal` durability, no timer
 /// syncs, no compaction on close), at `path` in `fs`.
-public func makeStore(_ model: Model, fs: SimulatedFileSystem = SimulatedFileSystem(), path: String = "/db/records.strata") throws -> RecordStore {
+package func makeStore(_ model: Model, fs: SimulatedFileSystem = SimulatedFileSystem(), path: String = "/db/records.strata") throws -> RecordStore {
     var o = StoreOptions(durability: .normal)
     o.fileSystem = fs
     o.syncIntervalMilliseconds = 3_600_000
