@@ -18,10 +18,10 @@ public final class RecordTransaction: RecordReader {
     /// PostgreSQL's `now()`), one value for the whole commit.
     let timestamp: Date
     // The row bookkeeping below is touched several times per row read or written, and is not
-    // checked for exclusivity at run time (~80 instructions an access; decision 50): only
-    // this class's own methods access it, none holds an access across other code (the
-    // in-place changes go through small local functions that call nothing else), and the
-    // derivation engine reaches it through those methods. Keep it so.
+    // checked for exclusivity at run time (~80 instructions an access; decision 50): only this
+    // class's own methods change it, none holds an access across other code (the in-place
+    // changes go through small local functions that call nothing else), and what reads it
+    // elsewhere (the derivation's deltas, the checker) reads a copy at once. Keep it so.
 
     /// Every row this transaction read or wrote: one dictionary, so a row costs one lookup.
     @exclusivity(unchecked) var rowStates: [RowKey: RowState] = [:]

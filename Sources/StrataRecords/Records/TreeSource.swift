@@ -13,15 +13,6 @@ enum TreeSource {
         }
     }
 
-    /// Calls `body` with the value of `key`, borrowed (`body` reads it and changes no tree), or
-    /// returns nil when there is none.
-    func withValue<R>(_ tree: String, _ key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        switch self {
-        case .read(let tx): return try tx.tree(tree)?.withValue(forKey: key, body)
-        case .write(let tx): return try tx.tree(tree)?.withValue(forKey: key, body)
-        }
-    }
-
     func cursor(_ tree: String) throws -> Cursor? {
         switch self {
         case .read(let tx): return try tx.tree(tree)?.makeCursor()
