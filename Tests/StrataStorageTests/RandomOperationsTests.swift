@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import StrataStorage
 
@@ -358,10 +359,14 @@ import Testing
         return totals
     }
 
-    static let seeds: [(UInt64, Durability)] = [(101, .full), (102, .normal), (103, .full), (104, .normal)]
+    /// Odd seeds run with full durability, even ones with normal. 115 and 133 left an empty
+    /// leaf under a branch with one child (found by widening the sweep to 101…200;
+    /// `TreeShapeTests` closes the class). `STRATA_SEED=N` reruns one seed.
+    static let seeds: [(UInt64, Durability)] = (ProcessInfo.processInfo.environment["STRATA_SEED"].flatMap(UInt64.init).map { [$0] }
+        ?? [101, 102, 103, 104, 115, 133]).map { ($0, $0 % 2 == 1 ? .full : .normal) }
     static let operationsPerSeed = 25_000
 
-    @Test(arguments: 0..<4)
+    @Test(arguments: 0..<RandomOperationsTests.seeds.count)
     func randomOperations(_ index: Int) throws {
         let (seed, durability) = RandomOperationsTests.seeds[index]
         let clock = ContinuousClock()

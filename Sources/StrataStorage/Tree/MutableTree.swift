@@ -251,10 +251,21 @@ final class MutableTree {
         // the caller fails the transaction.
         modifications &+= 1
         owned[owned.count - 1].removeCell(at: i)
-        // Merge upwards while pages fall under a quarter full.
+        // Upwards: an emptied page leaves its parent (always possible: it only frees room); one
+        // under a quarter full merges with a neighbour when both fit. Removing, not merging, is
+        // what keeps a branch left with one child (its neighbour too full to merge, which long
+        // keys make possible) from holding an empty page once that child empties.
         var level = indices.count - 1
-        while level >= 0 && owned[level + 1].usedBytes < pageSize / 4 {
-            try merge(owned[level], around: indices[level])
+        while level >= 0 {
+            let child = owned[level + 1]
+            if child.count == 0 {
+                removeChild(of: owned[level], at: indices[level])
+                retire(child)
+            } else if child.usedBytes < pageSize / 4 {
+                try merge(owned[level], around: indices[level])
+            } else {
+                break
+            }
             level -= 1
         }
         // The count started from the file: one that runs below zero was forged or damaged.
@@ -266,13 +277,28 @@ final class MutableTree {
             retire(top)
             top = only
         }
-        if top.isLeaf && top.count == 0 {
+        if top.count == 0 {
             retire(top)
             root = nil
         } else {
             root = top
         }
         return (true, oldOverflow)
+    }
+
+    /// Removes cell `index` of the branch `parent`. When that is cell 0, the next cell becomes
+    /// cell 0 and loses its key (FORMAT.md: cell 0 has none; the parent's own bound covers it).
+    private func removeChild(of parent: Page, at index: Int) {
+        guard index == 0 && parent.count > 1 else {
+            parent.removeCell(at: index)
+            return
+        }
+        let address = parent.childAddress(1)
+        let next = parent.children[1]
+        parent.removeCell(at: 1)
+        parent.removeCell(at: 0)
+        // Cannot fail: the two cells removed were larger than the one put back.
+        _ = parent.insertBranchCell(at: 0, key: MutableTree.noKey, childAddress: address, child: next)
     }
 
     /// Merges child `ci` of `parent` with a neighbour when both fit in one page.
