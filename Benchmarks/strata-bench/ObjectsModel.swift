@@ -2,7 +2,7 @@ import Strata
 
 // The objects benchmark's model as the object layer declares it: a list with a to-many of
 // items, an indexed `sku`. Only `Strata` is imported here: the record layer's model DSL also
-// names `Attribute` and `Relationship`.
+// names `AttributeDescription` and `RelationshipDescription`.
 
 /// A list of items (entity `TodoList`, as in the record layer's model).
 final class BenchList: ManagedObject {

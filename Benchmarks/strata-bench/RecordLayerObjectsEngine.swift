@@ -18,15 +18,15 @@ final class RecordLayerObjectsEngine: ObjectsEngine {
     static func model() throws -> Model {
         try Model {
             Entity("TodoList") {
-                Attribute("name", .string)
-                Relationship("items", toMany: "Item", inverse: "list", deleteRule: .cascade)
+                AttributeDescription("name", .string)
+                RelationshipDescription("items", toMany: "Item", inverse: "list", deleteRule: .cascade)
             }
             Entity("Item") {
-                Attribute("title", .string)
-                Attribute("sku", .string)
-                Attribute("amount", .int64, default: Int64(0))
-                Attribute("done", .bool, default: false)
-                Relationship("list", toOne: "TodoList", inverse: "items")
+                AttributeDescription("title", .string)
+                AttributeDescription("sku", .string)
+                AttributeDescription("amount", .int64, default: Int64(0))
+                AttributeDescription("done", .bool, default: false)
+                RelationshipDescription("list", toOne: "TodoList", inverse: "items")
                 FetchIndex("sku")
             }
         }
@@ -38,7 +38,7 @@ final class RecordLayerObjectsEngine: ObjectsEngine {
     private let title, amount, done, list: Int
     private var toUpdate: [(ObjectID, Int)] = []
     /// The merge's second view: rows by primary key, and the change set of the first view's save.
-    private var cache: [UInt64: [Value]] = [:]
+    private var cache: [UInt64: [StoredValue]] = [:]
     private var changes: RecordChanges?
     /// Prepared writes: a list's name; an item's five properties; an item's amount.
     private let newList, newItem, setAmount: PreparedWrite
@@ -78,11 +78,11 @@ final class RecordLayerObjectsEngine: ObjectsEngine {
     }
 
     @inline(__always)
-    private func string(_ v: Value) -> String { if case .string(let s) = v { return s }; return "" }
+    private func string(_ v: StoredValue) -> String { if case .string(let s) = v { return s }; return "" }
     @inline(__always)
-    private func int(_ v: Value) -> Int64 { if case .int(let i) = v { return i }; return 0 }
+    private func int(_ v: StoredValue) -> Int64 { if case .int(let i) = v { return i }; return 0 }
     @inline(__always)
-    private func bool(_ v: Value) -> Bool { if case .bool(let b) = v { return b }; return false }
+    private func bool(_ v: StoredValue) -> Bool { if case .bool(let b) = v { return b }; return false }
 
     func fetchAll() throws -> ObjectsDigest {
         // The record layer at its best for "every row": one scan that returns the rows it read
@@ -133,7 +133,7 @@ final class RecordLayerObjectsEngine: ObjectsEngine {
 
     func prepareMerge(_ items: [Int]) throws {
         cache = try store.read { r in
-            var rows: [UInt64: [Value]] = [:]
+            var rows: [UInt64: [StoredValue]] = [:]
             for j in items { rows[Self.item(j).primaryKey] = try r.storedRow(of: Self.item(j)) }
             return rows
         }

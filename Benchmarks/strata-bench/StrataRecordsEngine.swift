@@ -14,19 +14,19 @@ final class StrataRecordsEngine: RecordsEngine {
     static func model() throws -> Model {
         try Model {
             Entity("TodoList") {
-                Attribute("name", .string)
-                Relationship("items", toMany: "Item", inverse: "list", deleteRule: .cascade)
-                Derived("itemCount", .int64, "items.@count")
-                Derived("total", .decimal, "items.amount.@sum")
-                Derived("searchName", .string, "canonical:(name)")
+                AttributeDescription("name", .string)
+                RelationshipDescription("items", toMany: "Item", inverse: "list", deleteRule: .cascade)
+                DerivedAttributeDescription("itemCount", .int64, "items.@count")
+                DerivedAttributeDescription("total", .decimal, "items.amount.@sum")
+                DerivedAttributeDescription("searchName", .string, "canonical:(name)")
                 FetchIndex("searchName")
             }
             Entity("Item") {
-                Attribute("title", .string)
-                Attribute("sku", .string)
-                Attribute("amount", .decimal, default: Decimal(0))
-                Relationship("list", toOne: "TodoList", inverse: "items")
-                Derived("listName", .string, "list.name", optional: true)
+                AttributeDescription("title", .string)
+                AttributeDescription("sku", .string)
+                AttributeDescription("amount", .decimal, default: Decimal(0))
+                RelationshipDescription("list", toOne: "TodoList", inverse: "items")
+                DerivedAttributeDescription("listName", .string, "list.name", optional: true)
                 FetchIndex("sku")
             }
         }
@@ -116,7 +116,7 @@ final class StrataRecordsEngine: RecordsEngine {
     func digest() throws -> RecordsDigest {
         try store.read { r in
             var d = RecordsDigest()
-            var names: [UInt64: Value] = [:]
+            var names: [UInt64: StoredValue] = [:]
             for id in try r.objects("TodoList") {
                 guard let v = try r.values(of: id) else { continue }
                 d.lists += 1

@@ -3,16 +3,16 @@ import StrataStorage
 
 // The record layer comes with `import Strata`: its predicate builder's operators
 // (`PropertyPath(\Item.amount) > 50`) are members of its types and are found only when its
-// module is visible. The object layer's `Attribute`, `Relationship` and `Derived` (property
-// wrappers) shadow the record layer's model-DSL types of the same names for code that imports
-// Strata alone (a module's declarations shadow those of modules it imports); code importing
-// both writes `StrataRecords.Attribute` for the DSL's. The aliases below name the record-layer
-// types an object-layer user meets, so they resolve to one declaration.
+// module is visible. Its names are its own (decision 51): the model builder's
+// `AttributeDescription`, `RelationshipDescription` and `DerivedAttributeDescription`, the value
+// type `StoredValue`, so nothing it exports shadows the object layer's `Attribute`,
+// `Relationship` and `Derived` wrappers, and one file can use both layers. The aliases below
+// name the lower layers' types an object-layer user meets, so each resolves to one declaration.
 
 /// Errors of every layer (see ``StrataStorage/StrataError``).
 public typealias StrataError = StrataStorage.StrataError
-/// One attribute value as the store keeps it (``StrataRecords/Value``).
-public typealias Value = StrataRecords.Value
+/// One attribute value as the store keeps it (``StrataRecords/StoredValue``).
+public typealias StoredValue = StrataRecords.StoredValue
 /// The type of an attribute (``StrataRecords/AttributeType``).
 public typealias AttributeType = StrataRecords.AttributeType
 /// What deleting an object does to the objects a relationship reaches.

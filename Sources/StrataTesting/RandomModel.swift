@@ -33,7 +33,7 @@ package enum RandomModel {
     package static let patterns = ["[a-z]+", "[A-Z]{3}-[0-9]+", "(ab|cd)*", "[a-z]+, [a-z]+", "x, maxi|[a-z]*", "ab, min x|[a-z]*", ".*"]
 
     /// The custom rule every generated model may use, by its name: it refuses values whose text
-    /// ends in 7 (`Value.description`), so some workload values fail it.
+    /// ends in 7 (`StoredValue.description`), so some workload values fail it.
     package static func customRule(_ name: String) -> ValidationRule {
         .custom(name: name) { v in v.description.hasSuffix("7") ? "ends in 7" : nil }
     }
@@ -45,7 +45,7 @@ private struct Plan {
         var name: String
         var type: AttributeType
         var optional: Bool
-        var defaultValue: Value?
+        var defaultValue: StoredValue?
         var rules: [ValidationRule]
         var transient: Bool
     }
@@ -275,15 +275,15 @@ private struct Plan {
         ents.map { e in
             var members: [EntityMember] = []
             for a in e.attrs {
-                members.append(EntityMember(Attribute(a.name, a.type, optional: a.optional, default: a.defaultValue, transient: a.transient, validation: a.rules)))
+                members.append(EntityMember(AttributeDescription(a.name, a.type, optional: a.optional, default: a.defaultValue, transient: a.transient, validation: a.rules)))
             }
             for r in e.rels {
                 let target = ents[r.target].name
                 members.append(EntityMember(r.toMany
-                    ? Relationship(r.name, toMany: target, inverse: r.inverse, deleteRule: r.rule)
-                    : Relationship(r.name, toOne: target, inverse: r.inverse, deleteRule: r.rule, optional: r.optional)))
+                    ? RelationshipDescription(r.name, toMany: target, inverse: r.inverse, deleteRule: r.rule)
+                    : RelationshipDescription(r.name, toOne: target, inverse: r.inverse, deleteRule: r.rule, optional: r.optional)))
             }
-            for d in e.derived { members.append(EntityMember(Derived(d.name, d.type, d.expression, optional: d.optional))) }
+            for d in e.derived { members.append(EntityMember(DerivedAttributeDescription(d.name, d.type, d.expression, optional: d.optional))) }
             for u in e.uniques { members.append(EntityMember(Unique(u))) }
             for i in e.indexes { members.append(EntityMember(FetchIndex(i))) }
             return Entity(e.name, members: members)
@@ -299,7 +299,7 @@ package enum RandomValues {
                                  String(repeating: "long", count: 6), "a7", "Ωmega"]
 
     /// Whether an attribute of `type` holds `v` (integers within its width).
-    package static func fits(_ v: Value, _ type: AttributeType) -> Bool {
+    package static func fits(_ v: StoredValue, _ type: AttributeType) -> Bool {
         guard case .int(let i) = v else { return true }
         switch type {
         case .int16: return Int16(exactly: i) != nil
@@ -309,7 +309,7 @@ package enum RandomValues {
     }
 
     /// A value of `type` (never `null`).
-    package static func value(_ type: AttributeType, _ rng: inout SplitMix64) -> Value {
+    package static func value(_ type: AttributeType, _ rng: inout SplitMix64) -> StoredValue {
         func pick<T>(_ xs: [T]) -> T { xs[rng.below(xs.count)] }
         switch type {
         case .bool: return .bool(rng.chance(0.5))

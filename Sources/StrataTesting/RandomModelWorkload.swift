@@ -107,7 +107,7 @@ package enum RandomModelWorkload {
 
     /// A value for attribute `a`: mostly of its type, now and then `null` (refused when the
     /// attribute is required) or of another type (refused).
-    static func value(for a: Attribute, _ rng: inout SplitMix64) -> Value {
+    static func value(for a: AttributeDescription, _ rng: inout SplitMix64) -> StoredValue {
         if rng.chance(0.08) { return .null }
         if rng.chance(0.04) { return RandomValues.value(AttributeType.allCases[rng.below(AttributeType.allCases.count)], &rng) }
         return RandomValues.value(a.type, &rng)

@@ -88,7 +88,7 @@ package enum RecordsFuzzCheck {
             let all = try r.objects(e.name)
             total += all.count
             if try r.count(e.name) != all.count { disagreements.append("\(e.name): count() \(try r.count(e.name)) but \(all.count) objects") }
-            var values: [ObjectID: [String: Value]] = [:]
+            var values: [ObjectID: [String: StoredValue]] = [:]
             for id in all {
                 guard let v = try r.values(of: id) else {
                     disagreements.append("\(id) is listed but has no values")
@@ -108,18 +108,18 @@ package enum RecordsFuzzCheck {
     /// Every index (and every unique constraint) of `e`: equality on a few stored values and a
     /// prefix of strings, through the index and by a full scan; the index's order against a
     /// sort of every row.
-    static func compareFetches(_ r: RecordReader, _ e: EntityDescription, all: [ObjectID], values: [ObjectID: [String: Value]],
+    static func compareFetches(_ r: RecordReader, _ e: EntityDescription, all: [ObjectID], values: [ObjectID: [String: StoredValue]],
                                into out: inout [String]) throws {
         let leads = Set((e.indexes + e.uniquenessConstraints).compactMap(\.first))
         for a in leads.sorted() {
-            var samples: [Value] = []
+            var samples: [StoredValue] = []
             for id in all.prefix(64) {
                 if let v = values[id]?[a], !samples.contains(v) { samples.append(v) }
                 if samples.count == 3 { break }
             }
             var predicates: [FetchPredicate] = samples.map { .comparison(Comparison(.keyPath([a]), .equal, .constant($0))) }
             for case .string(let s) in samples where !s.isEmpty {
-                let prefix = Value.string(String(s.prefix(2)))
+                let prefix = StoredValue.string(String(s.prefix(2)))
                 predicates.append(.comparison(Comparison(.keyPath([a]), .beginsWith, .constant(prefix))))
                 predicates.append(.comparison(Comparison(.keyPath([a]), .beginsWith, .constant(prefix),
                                                          options: [.caseInsensitive, .diacriticInsensitive])))
@@ -136,14 +136,14 @@ package enum RecordsFuzzCheck {
             // The planner takes the order from the index; the harness sorts every row itself.
             let ordered = try r.fetch(FetchRequest(e.name, sortedBy: [FetchSortDescriptor(a)], limit: 20, offset: 1))
             let sorted = all.sorted { x, y in
-                let c = Value.compare(values[x]?[a] ?? .null, values[y]?[a] ?? .null) ?? 0
+                let c = StoredValue.compare(values[x]?[a] ?? .null, values[y]?[a] ?? .null) ?? 0
                 return c != 0 ? c < 0 : x.primaryKey < y.primaryKey
             }.dropFirst().prefix(20)
             if ordered != Array(sorted) { out.append("\(e.name) sorted by \(a): the fetch's order differs from a sort of every row") }
         }
         // Uniqueness: no two objects share a constrained value.
         for constraint in e.uniquenessConstraints {
-            var seen: [[Value]: ObjectID] = [:]
+            var seen: [[StoredValue]: ObjectID] = [:]
             for id in all {
                 guard let v = values[id] else { continue }
                 let key = constraint.map { v[$0] ?? .null }
@@ -174,7 +174,7 @@ package enum RecordsFuzzCheck {
     }
 
     /// A value of `type` that every validation rule of the fuzzed models accepts.
-    static func sample(_ type: AttributeType, _ n: Int) -> Value {
+    static func sample(_ type: AttributeType, _ n: Int) -> StoredValue {
         switch type {
         case .bool: return .bool(n % 2 == 0)
         case .int16, .int32, .int64: return .int(Int64(n % 100))
@@ -211,7 +211,7 @@ package enum RecordsFuzzCheck {
             for e in model.entities {
                 let objects = try tx.objects(e.name)
                 if let first = objects.first, let a = e.attributes.first(where: { !$0.isTransient && $0.type == .string }) {
-                    try tx.update(first, [a.name: Value.string("fuzz update \(n)")])
+                    try tx.update(first, [a.name: StoredValue.string("fuzz update \(n)")])
                 }
                 // The last object that was there before, unless it is the first (updated) one.
                 if let last = objects.last(where: { !made.contains($0) }), last != objects.first { try tx.delete(last) }

@@ -7,28 +7,28 @@ import StrataStorage
     static func model() throws -> Model {
         try Model {
             Entity("Folder") {
-                Attribute("name", .string)
-                Relationship("notes", toMany: "Note", inverse: "folder", deleteRule: .cascade)
-                Relationship("owner", toOne: "User", inverse: "folders")
+                AttributeDescription("name", .string)
+                RelationshipDescription("notes", toMany: "Note", inverse: "folder", deleteRule: .cascade)
+                RelationshipDescription("owner", toOne: "User", inverse: "folders")
             }
             Entity("Note") {
-                Attribute("text", .string)
-                Relationship("folder", toOne: "Folder", inverse: "notes")
-                Relationship("comments", toMany: "Comment", inverse: "note", deleteRule: .cascade)
-                Relationship("labels", toMany: "Label", inverse: "notes")
+                AttributeDescription("text", .string)
+                RelationshipDescription("folder", toOne: "Folder", inverse: "notes")
+                RelationshipDescription("comments", toMany: "Comment", inverse: "note", deleteRule: .cascade)
+                RelationshipDescription("labels", toMany: "Label", inverse: "notes")
             }
             Entity("Comment") {
-                Attribute("text", .string)
-                Relationship("note", toOne: "Note", inverse: "comments")
+                AttributeDescription("text", .string)
+                RelationshipDescription("note", toOne: "Note", inverse: "comments")
             }
             Entity("User") {
-                Attribute("name", .string)
-                Relationship("folders", toMany: "Folder", inverse: "owner", deleteRule: .deny)
+                AttributeDescription("name", .string)
+                RelationshipDescription("folders", toMany: "Folder", inverse: "owner", deleteRule: .deny)
             }
             Entity("Label") {
-                Attribute("name", .string)
-                Relationship("notes", toMany: "Note", inverse: "labels")
-                Derived("noteCount", .int64, "notes.@count")
+                AttributeDescription("name", .string)
+                RelationshipDescription("notes", toMany: "Note", inverse: "labels")
+                DerivedAttributeDescription("noteCount", .int64, "notes.@count")
             }
         }
     }
@@ -112,15 +112,15 @@ import StrataStorage
     @Test func nowIsNotBumpedByDerivationAndOverflowIsAnError() throws {
         let model = try Model {
             Entity("List") {
-                Attribute("name", .string)
-                Relationship("items", toMany: "Item", inverse: "list")
-                Derived("count", .int64, "items.@count")
-                Derived("total", .int64, "items.n.@sum")
-                Derived("modified", .date, "now()")
+                AttributeDescription("name", .string)
+                RelationshipDescription("items", toMany: "Item", inverse: "list")
+                DerivedAttributeDescription("count", .int64, "items.@count")
+                DerivedAttributeDescription("total", .int64, "items.n.@sum")
+                DerivedAttributeDescription("modified", .date, "now()")
             }
             Entity("Item") {
-                Attribute("n", .int64)
-                Relationship("list", toOne: "List", inverse: "items")
+                AttributeDescription("n", .int64)
+                RelationshipDescription("list", toOne: "List", inverse: "items")
             }
         }
         let store = try makeStore(model)

@@ -49,12 +49,12 @@ struct ReferenceWorld {
     }
 
     /// Every derived attribute of a list, as `checkRecords` would recompute it (now() aside).
-    func derived(list pk: UInt64, members: [Item]) -> [String: Value] {
+    func derived(list pk: UInt64, members: [Item]) -> [String: StoredValue] {
         let l = lists[pk]!
         let amounts = members.map(\.amount)
         let weights = members.compactMap(\.weight)
         let total = amounts.reduce(Decimal(0), +)
-        var out: [String: Value] = [
+        var out: [String: StoredValue] = [
             "itemCount": .int(Int64(members.count)),
             "total": .decimal(total),
             "weightSum": .double(Self.exactSum(weights)),
@@ -66,12 +66,12 @@ struct ReferenceWorld {
         ]
         out["averageAmount"] = amounts.isEmpty ? .null : .decimal(total / Decimal(amounts.count))
         out["averageWeight"] = weights.isEmpty ? .null : .double(Self.exactSum(weights) / Double(weights.count))
-        out["cheapest"] = amounts.min().map(Value.decimal) ?? .null
-        out["dearest"] = amounts.max().map(Value.decimal) ?? .null
+        out["cheapest"] = amounts.min().map(StoredValue.decimal) ?? .null
+        out["dearest"] = amounts.max().map(StoredValue.decimal) ?? .null
         return out
     }
 
-    func derived(item pk: UInt64) -> [String: Value] {
+    func derived(item pk: UInt64) -> [String: StoredValue] {
         let i = items[pk]!
         let list = i.list.flatMap { lists[$0] }
         return [
@@ -82,7 +82,7 @@ struct ReferenceWorld {
         ]
     }
 
-    func derived(tag pk: UInt64, members: [UInt64: [Item]]) -> [String: Value] {
+    func derived(tag pk: UInt64, members: [UInt64: [Item]]) -> [String: StoredValue] {
         let t = tags[pk]!
         return [
             "listCount": .int(Int64(t.lists.count)),
@@ -117,7 +117,7 @@ struct DerivationModelRun {
     var store: RecordStore
     var world = ReferenceWorld()
     /// Each list's `modified` (now()) as last seen, to check it moves exactly when it should.
-    var modified: [UInt64: Value] = [:]
+    var modified: [UInt64: StoredValue] = [:]
     var deleted: [ObjectID] = []
     var commits = 0, rollbacks = 0, conflicts = 0
 
@@ -238,7 +238,7 @@ struct DerivationModelRun {
             switch rng.next() % 4 {
             case 0: let a = amount(); try tx.update(item(pk), ["amount": a]); w.items[pk]!.amount = a
             case 1: let q = Int64(rng.next() % 20); try tx.update(item(pk), ["quantity": Int(q)]); w.items[pk]!.quantity = q
-            case 2: let wt = weight(); try tx.update(item(pk), ["weight": wt.map { Value.double($0) } ?? .null]); w.items[pk]!.weight = wt
+            case 2: let wt = weight(); try tx.update(item(pk), ["weight": wt.map { StoredValue.double($0) } ?? .null]); w.items[pk]!.weight = wt
             default: let s = pick(Self.names); try tx.update(item(pk), ["title": s]); w.items[pk]!.title = s
             }
         case 52..<66:
@@ -308,14 +308,14 @@ struct DerivationModelRun {
         let members = w.membersByList()
         let expectedCounts = ["TodoList": w.lists.count, "Item": w.items.count, "Tag": w.tags.count]
         let seed = self.seed
-        var stamps = Set<Value>()
+        var stamps = Set<StoredValue>()
         var mismatches = 0
-        var newModified: [UInt64: Value] = [:]
+        var newModified: [UInt64: StoredValue] = [:]
         try store.read { r in
             for (entity, n) in expectedCounts {
                 #expect(try r.count(entity) == n, "seed \(seed), \(label): \(entity) count")
             }
-            func expect(_ id: ObjectID, _ want: [String: Value]) throws {
+            func expect(_ id: ObjectID, _ want: [String: StoredValue]) throws {
                 guard let got = try r.values(of: id) else {
                     Issue.record("seed \(seed), \(label): \(id) is missing")
                     return
@@ -356,7 +356,7 @@ struct DerivationModelRun {
     mutating func compareInside(_ tx: RecordTransaction, _ w: ReferenceWorld, _ label: String) throws {
         let members = w.membersByList()
         var mismatches = 0
-        func expect(_ id: ObjectID, _ want: [String: Value]) throws {
+        func expect(_ id: ObjectID, _ want: [String: StoredValue]) throws {
             guard let got = try tx.values(of: id) else {
                 Issue.record("seed \(seed), \(label): \(id) is missing")
                 return

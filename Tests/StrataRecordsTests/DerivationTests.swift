@@ -110,20 +110,20 @@ import StrataStorage
         func reason(_ build: () throws -> Model) -> (String, String?, String)? {
             do { _ = try build(); return nil } catch StrataError.invalidModel(let e, let p, let r) { return (e, p, r) } catch { return nil }
         }
-        let unknownPath = reason { try Model { Entity("A") { Attribute("x", .string); Derived("y", .string, "lowercase:(z)") } } }
+        let unknownPath = reason { try Model { Entity("A") { AttributeDescription("x", .string); DerivedAttributeDescription("y", .string, "lowercase:(z)") } } }
         #expect(unknownPath?.0 == "A" && unknownPath?.1 == "y")
         let missingInverse = reason { try Model {
-            Entity("A") { Relationship("bs", toMany: "B", inverse: "a") }
-            Entity("B") { Attribute("x", .int64) }
+            Entity("A") { RelationshipDescription("bs", toMany: "B", inverse: "a") }
+            Entity("B") { AttributeDescription("x", .int64) }
         } }
         #expect(missingInverse?.1 == "bs")
-        let wrongType = reason { try Model { Entity("A") { Attribute("x", .string); Derived("y", .int64, "uppercase:(x)") } } }
+        let wrongType = reason { try Model { Entity("A") { AttributeDescription("x", .string); DerivedAttributeDescription("y", .int64, "uppercase:(x)") } } }
         #expect(wrongType?.2.contains("yields string") == true)
         let cycle = reason { try Model {
             Entity("A") {
-                Attribute("x", .int64)
-                Derived("p", .int64, "q + 1")
-                Derived("q", .int64, "p + 1")
+                AttributeDescription("x", .int64)
+                DerivedAttributeDescription("p", .int64, "q + 1")
+                DerivedAttributeDescription("q", .int64, "p + 1")
             }
         } }
         #expect(cycle?.2.contains("cycle") == true)
@@ -135,14 +135,14 @@ import StrataStorage
     /// children's `low` had settled, so a grandparent kept its old value (nil where 10 was due).
     @Test(arguments: ["@min", "@max", "@sum", "@avg"])
     func anAggregateOfAnAggregateOverATreeSettlesAfterIt(function: String) throws {
-        let high = function == "@sum" ? Derived("high", .int64, "children.low.@sum")
-            : Derived("high", function == "@avg" ? .decimal : .int64, "children.low.\(function)", optional: true)
+        let high = function == "@sum" ? DerivedAttributeDescription("high", .int64, "children.low.@sum")
+            : DerivedAttributeDescription("high", function == "@avg" ? .decimal : .int64, "children.low.\(function)", optional: true)
         let store = try makeStore(try Model {
             Entity("Node") {
-                Attribute("value", .int32, optional: true)
-                Relationship("parent", toOne: "Node", inverse: "children")
-                Relationship("children", toMany: "Node", inverse: "parent")
-                Derived("low", .int64, "children.value.@min", optional: true)
+                AttributeDescription("value", .int32, optional: true)
+                RelationshipDescription("parent", toOne: "Node", inverse: "children")
+                RelationshipDescription("children", toMany: "Node", inverse: "parent")
+                DerivedAttributeDescription("low", .int64, "children.value.@min", optional: true)
                 high
             }
         })
@@ -155,7 +155,7 @@ import StrataStorage
         }
         try store.write { tx in try tx.set("parent", of: leaf, to: parent) }
         #expect(try store.value("low", of: parent) == .int(10))
-        let expected: Value = function == "@avg" ? .decimal(10) : .int(10)
+        let expected: StoredValue = function == "@avg" ? .decimal(10) : .int(10)
         #expect(try store.value("high", of: grand) == expected)
         try expectConsistent(store, function)
         try store.write { tx in try tx.update(leaf, ["value": 4]) }

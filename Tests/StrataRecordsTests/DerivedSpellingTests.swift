@@ -11,7 +11,7 @@ import StrataStorage
 @Suite struct DerivedSpellingTests {
     static let nfc = "Caf\u{E9}", nfd = "Cafe\u{301}"
 
-    static func bytes(_ v: Value) -> [UInt8]? { v.stringValue.map { Array($0.utf8) } }
+    static func bytes(_ v: StoredValue) -> [UInt8]? { v.stringValue.map { Array($0.utf8) } }
 
     @Test func rowLocalDerivedValuesFollowTheSpelling() throws {
         let store = try makeStore(try todoModel())
@@ -33,18 +33,18 @@ import StrataStorage
     static func extremesModel() throws -> Model {
         try Model {
             Entity("Box") {
-                Relationship("things", toMany: "Thing", inverse: "box")
-                Relationship("labels", toMany: "Label", inverse: "boxes")
-                Derived("lastThing", .string, "things.name.@max", optional: true)
-                Derived("firstLabel", .string, "labels.text.@min", optional: true)
+                RelationshipDescription("things", toMany: "Thing", inverse: "box")
+                RelationshipDescription("labels", toMany: "Label", inverse: "boxes")
+                DerivedAttributeDescription("lastThing", .string, "things.name.@max", optional: true)
+                DerivedAttributeDescription("firstLabel", .string, "labels.text.@min", optional: true)
             }
             Entity("Thing") {
-                Attribute("name", .string)
-                Relationship("box", toOne: "Box", inverse: "things")
+                AttributeDescription("name", .string)
+                RelationshipDescription("box", toOne: "Box", inverse: "things")
             }
             Entity("Label") {
-                Attribute("text", .string)
-                Relationship("boxes", toMany: "Box", inverse: "labels")
+                AttributeDescription("text", .string)
+                RelationshipDescription("boxes", toMany: "Box", inverse: "labels")
             }
         }
     }

@@ -9,23 +9,23 @@ import StrataStorage
     static func model() throws -> Model {
         try Model {
             Entity("Owner") {
-                Attribute("name", .string)
-                Relationship("lists", toMany: "List", inverse: "owner")
+                AttributeDescription("name", .string)
+                RelationshipDescription("lists", toMany: "List", inverse: "owner")
             }
             Entity("List") {
-                Attribute("title", .string)
-                Attribute("rate", .decimal, default: 1)
-                Relationship("owner", toOne: "Owner", inverse: "lists")
-                Relationship("items", toMany: "Item", inverse: "list")
-                Derived("ownerName", .string, "owner.name", optional: true)
+                AttributeDescription("title", .string)
+                AttributeDescription("rate", .decimal, default: 1)
+                RelationshipDescription("owner", toOne: "Owner", inverse: "lists")
+                RelationshipDescription("items", toMany: "Item", inverse: "list")
+                DerivedAttributeDescription("ownerName", .string, "owner.name", optional: true)
             }
             Entity("Item") {
-                Attribute("amount", .decimal, default: 0)
-                Relationship("list", toOne: "List", inverse: "items")
-                Derived("ownerName", .string, "list.owner.name", optional: true)
-                Derived("viaDerived", .string, "list.ownerName", optional: true)
-                Derived("cost", .decimal, "amount * list.rate", optional: true)
-                Derived("loud", .string, "uppercase:(list.owner.name)", optional: true)
+                AttributeDescription("amount", .decimal, default: 0)
+                RelationshipDescription("list", toOne: "List", inverse: "items")
+                DerivedAttributeDescription("ownerName", .string, "list.owner.name", optional: true)
+                DerivedAttributeDescription("viaDerived", .string, "list.ownerName", optional: true)
+                DerivedAttributeDescription("cost", .decimal, "amount * list.rate", optional: true)
+                DerivedAttributeDescription("loud", .string, "uppercase:(list.owner.name)", optional: true)
             }
         }
     }

@@ -40,26 +40,26 @@ struct FetchDifferentialRun {
     static func model() throws -> Model {
         try Model {
             Entity("Owner") {
-                Attribute("name", .string)
-                Relationship("things", toMany: "Thing", inverse: "owner")
-                Derived("thingCount", .int64, "things.@count")
+                AttributeDescription("name", .string)
+                RelationshipDescription("things", toMany: "Thing", inverse: "owner")
+                DerivedAttributeDescription("thingCount", .int64, "things.@count")
                 FetchIndex("name")
             }
             Entity("Thing") {
-                Attribute("s", .string, optional: true)
-                Attribute("t", .string, default: "")
-                Attribute("i", .int64, optional: true)
-                Attribute("n", .int16, optional: true)
-                Attribute("d", .double, optional: true)
-                Attribute("dec", .decimal, optional: true)
-                Attribute("b", .bool, optional: true)
-                Attribute("when", .date, optional: true)
-                Attribute("u", .uuid, optional: true)
-                Attribute("bin", .binary, optional: true)
-                Relationship("owner", toOne: "Owner", inverse: "things")
-                Derived("folded", .string, "canonical:(s)", optional: true)
-                Derived("lower", .string, "lowercase:(s)", optional: true)
-                Derived("ownerName", .string, "owner.name", optional: true)
+                AttributeDescription("s", .string, optional: true)
+                AttributeDescription("t", .string, default: "")
+                AttributeDescription("i", .int64, optional: true)
+                AttributeDescription("n", .int16, optional: true)
+                AttributeDescription("d", .double, optional: true)
+                AttributeDescription("dec", .decimal, optional: true)
+                AttributeDescription("b", .bool, optional: true)
+                AttributeDescription("when", .date, optional: true)
+                AttributeDescription("u", .uuid, optional: true)
+                AttributeDescription("bin", .binary, optional: true)
+                RelationshipDescription("owner", toOne: "Owner", inverse: "things")
+                DerivedAttributeDescription("folded", .string, "canonical:(s)", optional: true)
+                DerivedAttributeDescription("lower", .string, "lowercase:(s)", optional: true)
+                DerivedAttributeDescription("ownerName", .string, "owner.name", optional: true)
                 FetchIndex("s")
                 FetchIndex("t", "i")
                 FetchIndex("i")
@@ -167,7 +167,7 @@ struct FetchDifferentialRun {
         }
     }
 
-    mutating func maybe(_ v: Value) -> Value { chance(0.1) ? .null : v }
+    mutating func maybe(_ v: StoredValue) -> StoredValue { chance(0.1) ? .null : v }
 
     mutating func thingValues() -> [String: any ValueConvertible] {
         var v: [String: any ValueConvertible] = [
@@ -343,7 +343,7 @@ struct FetchDifferentialRun {
     /// of the scan's objects when paged without a sort).
     mutating func comparePrepared(_ request: FetchRequest, in r: RecordReader, planned: [ObjectID], scanned: [ObjectID],
                                   label: String) throws {
-        var values: [String: Value] = [:]
+        var values: [String: StoredValue] = [:]
         var template = request
         template.predicate = request.predicate.map { abstracted($0, &values) }
         guard !values.isEmpty else { return }
@@ -405,7 +405,7 @@ struct FetchDifferentialRun {
 
     /// `p` with each constant (each element of a list too) made a variable `$v<n>` with
     /// probability 0.8, its value put in `values`.
-    mutating func abstracted(_ p: FetchPredicate, _ values: inout [String: Value]) -> FetchPredicate {
+    mutating func abstracted(_ p: FetchPredicate, _ values: inout [String: StoredValue]) -> FetchPredicate {
         func expression(_ x: FetchExpression, _ run: inout FetchDifferentialRun) -> FetchExpression {
             switch x {
             case .constant(let v) where run.chance(0.8):
@@ -487,7 +487,7 @@ struct FetchDifferentialRun {
             : []
         switch op {
         case .in:
-            let values = (0..<(1 + below(4))).map { _ in chance(0.1) ? Value.null : constant(kind) }
+            let values = (0..<(1 + below(4))).map { _ in chance(0.1) ? StoredValue.null : constant(kind) }
             return make(.in, .list(values.map { .constant($0) }), options)
         case .between:
             return make(.between, .list([.constant(constant(kind)), .constant(constant(kind))]), options)
@@ -523,7 +523,7 @@ struct FetchDifferentialRun {
 
     /// A constant for a key path of `kind`, of that kind or another that compares with it
     /// (numbers across int, double and decimal; integers for objects).
-    mutating func constant(_ kind: Kind) -> Value {
+    mutating func constant(_ kind: Kind) -> StoredValue {
         switch kind {
         case .string: return .string(chance(0.5) && !stored.isEmpty ? variant(of: pick(stored)) : string())
         case .int, .int16, .double, .decimal:

@@ -89,8 +89,8 @@ import StrataStorage
     @Test func aCompositeIndexDoesNotGiveTheOrderOfItsFirstAttribute() throws {
         let model = try Model {
             Entity("Item") {
-                Attribute("title", .string)
-                Attribute("amount", .int64)
+                AttributeDescription("title", .string)
+                AttributeDescription("amount", .int64)
                 FetchIndex("title", "amount")
             }
         }
@@ -107,8 +107,8 @@ import StrataStorage
     @Test func longValuesInACompositeIndexFitTheKeyLimit() throws {
         let model = try Model {
             Entity("Blob") {
-                Attribute("a", .string)
-                Attribute("b", .binary)
+                AttributeDescription("a", .string)
+                AttributeDescription("b", .binary)
                 FetchIndex("a", "b")
                 FetchIndex("b")
             }
@@ -172,8 +172,8 @@ import StrataStorage
     @Test func sortingDoublesAgreesWithTheIndexOrder() throws {
         let model = try Model {
             Entity("Reading") {
-                Attribute("x", .double)
-                Attribute("y", .double)
+                AttributeDescription("x", .double)
+                AttributeDescription("y", .double)
                 FetchIndex("x")
             }
         }

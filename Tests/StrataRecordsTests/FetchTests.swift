@@ -41,9 +41,9 @@ import StrataStorage
     @Test func indexedEqualityConvertsTheConstantToTheAttributesType() throws {
         let model = try Model {
             Entity("Reading") {
-                Attribute("celsius", .double)
-                Attribute("price", .decimal)
-                Attribute("count", .int32)
+                AttributeDescription("celsius", .double)
+                AttributeDescription("price", .decimal)
+                AttributeDescription("count", .int32)
                 FetchIndex("celsius")
                 FetchIndex("price")
                 FetchIndex("count")
@@ -154,7 +154,7 @@ import StrataStorage
                 #expect(try store.read { try $0.fetchCount(request) } == fetched.count, "\(format)")
                 if !sort.isEmpty {
                     let values = try store.read { r in try fetched.map { try r.value(sort[0].keyPath, of: $0) } }
-                    #expect(zip(values, values.dropFirst()).allSatisfy { (Value.compare($0, $1) ?? 0) * (sort[0].ascending ? 1 : -1) <= 0 }, "\(format): order")
+                    #expect(zip(values, values.dropFirst()).allSatisfy { (StoredValue.compare($0, $1) ?? 0) * (sort[0].ascending ? 1 : -1) <= 0 }, "\(format): order")
                 }
             }
             // The same inside a write transaction, which answers from its own changes.
@@ -172,7 +172,7 @@ import StrataStorage
         #expect(try store.read { try $0.fetchPlanDescription(page) }.contains("in order"))
         let names = try store.read { r in try r.fetch(page).map { try r.value("searchName", of: $0) } }
         let sorted = try store.read { r in try r.objects("TodoList").map { try r.value("searchName", of: $0) } }
-            .sorted { Value.compare($0, $1)! < 0 }
+            .sorted { StoredValue.compare($0, $1)! < 0 }
         #expect(names == Array(sorted[2..<5]))
         #expect(try store.read { try $0.fetchCount(FetchRequest("Item", predicate: try FetchPredicate(format: "title == 't0'"))) } == 15)
     }
@@ -187,8 +187,8 @@ import StrataStorage
         }
         #expect(rows.count == 45)
         let expected = rows.sorted { a, b in
-            let t = Value.compare(a.0, b.0)!
-            return t != 0 ? t < 0 : Value.compare(a.1, b.1)! > 0
+            let t = StoredValue.compare(a.0, b.0)!
+            return t != 0 ? t < 0 : StoredValue.compare(a.1, b.1)! > 0
         }
         #expect(rows.map(\.0) == expected.map(\.0))
         #expect(rows.map(\.1) == expected.map(\.1))
@@ -197,8 +197,8 @@ import StrataStorage
     @Test func transientAttributesAreAClearErrorInStoredFetches() throws {
         let model = try Model {
             Entity("Person") {
-                Attribute("first", .string)
-                Attribute("fullName", .string, optional: true, transient: true)
+                AttributeDescription("first", .string)
+                AttributeDescription("fullName", .string, optional: true, transient: true)
             }
         }
         let store = try makeStore(model)

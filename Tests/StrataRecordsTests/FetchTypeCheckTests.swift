@@ -14,17 +14,17 @@ import StrataStorage
     static func model() throws -> Model {
         try Model {
             Entity("Holder") {
-                Attribute("label", .string)
-                Relationship("parts", toMany: "Part", inverse: "holder")
-                Relationship("main", toOne: "Part", inverse: "mainOf")
-                Derived("partCount", .int64, "parts.@count")
+                AttributeDescription("label", .string)
+                RelationshipDescription("parts", toMany: "Part", inverse: "holder")
+                RelationshipDescription("main", toOne: "Part", inverse: "mainOf")
+                DerivedAttributeDescription("partCount", .int64, "parts.@count")
             }
             Entity("Part") {
-                for t in AttributeType.allCases { Attribute("a_\(t.rawValue)", t, optional: true) }
-                Attribute("note", .string, optional: true, transient: true)
-                Relationship("holder", toOne: "Holder", inverse: "parts")
-                Relationship("mainOf", toMany: "Holder", inverse: "main")
-                Derived("folded", .string, "canonical:(a_string)", optional: true)
+                for t in AttributeType.allCases { AttributeDescription("a_\(t.rawValue)", t, optional: true) }
+                AttributeDescription("note", .string, optional: true, transient: true)
+                RelationshipDescription("holder", toOne: "Holder", inverse: "parts")
+                RelationshipDescription("mainOf", toMany: "Holder", inverse: "main")
+                DerivedAttributeDescription("folded", .string, "canonical:(a_string)", optional: true)
                 FetchIndex("a_string")
                 FetchIndex("a_int64")
             }
@@ -45,7 +45,7 @@ import StrataStorage
         }
     }
 
-    static let constants: [(Value, Kind, String)] = [
+    static let constants: [(StoredValue, Kind, String)] = [
         (.bool(true), .bool, "bool"), (.int(5), .number, "integer"), (.double(2.5), .number, "double"),
         (.decimal(Decimal(string: "1.25")!), .number, "decimal"), (.string("x"), .string, "string"),
         (.date(Date(timeIntervalSinceReferenceDate: 5)), .date, "date"), (.uuid(UUID()), .uuid, "UUID"),
@@ -62,7 +62,7 @@ import StrataStorage
         return lhs == rhs
     }
 
-    static func predicate(_ lhs: FetchExpression, _ op: ComparisonOperator, _ rhs: Value,
+    static func predicate(_ lhs: FetchExpression, _ op: ComparisonOperator, _ rhs: StoredValue,
                           quantifier: Quantifier = .direct) -> FetchPredicate {
         let right: FetchExpression
         switch op {

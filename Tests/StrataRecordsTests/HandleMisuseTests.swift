@@ -137,7 +137,7 @@ import StrataStorage
         }
     }
 
-    /// `public func value(_ property: String, of id: ObjectID) throws -> Value` → `value(_:of:)`.
+    /// `public func value(_ property: String, of id: ObjectID) throws -> StoredValue` → `value(_:of:)`.
     static func signature(_ line: String) -> String {
         let afterFunc = line.components(separatedBy: "func ")[1]
         let name = afterFunc.prefix { $0 != "(" && $0 != "<" }

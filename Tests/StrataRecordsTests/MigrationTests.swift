@@ -7,19 +7,19 @@ import StrataStorage
     static func v1() throws -> Model {
         try Model {
             Entity("TodoList") {
-                Attribute("name", .string)
-                Attribute("created", .int32, default: 0)
-                Relationship("items", toMany: "Item", inverse: "list", deleteRule: .cascade)
-                Relationship("tags", toMany: "Tag", inverse: "lists")
+                AttributeDescription("name", .string)
+                AttributeDescription("created", .int32, default: 0)
+                RelationshipDescription("items", toMany: "Item", inverse: "list", deleteRule: .cascade)
+                RelationshipDescription("tags", toMany: "Tag", inverse: "lists")
             }
             Entity("Item") {
-                Attribute("title", .string)
-                Attribute("amount", .decimal, default: Decimal(0))
-                Relationship("list", toOne: "TodoList", inverse: "items")
+                AttributeDescription("title", .string)
+                AttributeDescription("amount", .decimal, default: Decimal(0))
+                RelationshipDescription("list", toOne: "TodoList", inverse: "items")
             }
             Entity("Tag") {
-                Attribute("label", .string)
-                Relationship("lists", toMany: "TodoList", inverse: "tags")
+                AttributeDescription("label", .string)
+                RelationshipDescription("lists", toMany: "TodoList", inverse: "tags")
             }
         }
     }
@@ -27,24 +27,24 @@ import StrataStorage
     static func v2() throws -> Model {
         try Model {
             Entity("List", renamedFrom: "TodoList") {
-                Attribute("name", .string)
-                Attribute("created", .int64, default: 0)  // widened
-                Attribute("color", .string, default: "blue")  // added
-                Relationship("entries", toMany: "Item", inverse: "list", deleteRule: .cascade, renamedFrom: "items")
-                Relationship("tags", toMany: "Tag", inverse: "lists")
-                Derived("itemCount", .int64, "entries.@count")  // backfilled
-                Derived("searchName", .string, "canonical:(name)")
+                AttributeDescription("name", .string)
+                AttributeDescription("created", .int64, default: 0)  // widened
+                AttributeDescription("color", .string, default: "blue")  // added
+                RelationshipDescription("entries", toMany: "Item", inverse: "list", deleteRule: .cascade, renamedFrom: "items")
+                RelationshipDescription("tags", toMany: "Tag", inverse: "lists")
+                DerivedAttributeDescription("itemCount", .int64, "entries.@count")  // backfilled
+                DerivedAttributeDescription("searchName", .string, "canonical:(name)")
                 FetchIndex("searchName")  // backfilled
             }
             Entity("Item") {
-                Attribute("label", .string, renamedFrom: "title")  // renamed; amount removed
-                Relationship("list", toOne: "List", inverse: "entries")
-                Derived("listName", .string, "list.name", optional: true)
+                AttributeDescription("label", .string, renamedFrom: "title")  // renamed; amount removed
+                RelationshipDescription("list", toOne: "List", inverse: "entries")
+                DerivedAttributeDescription("listName", .string, "list.name", optional: true)
             }
             Entity("Tag") {
-                Attribute("label", .string)
-                Relationship("lists", toMany: "List", inverse: "tags")
-                Derived("listCount", .int64, "lists.@count")
+                AttributeDescription("label", .string)
+                RelationshipDescription("lists", toMany: "List", inverse: "tags")
+                DerivedAttributeDescription("listCount", .int64, "lists.@count")
             }
         }
     }
@@ -90,12 +90,12 @@ import StrataStorage
 
     @Test func aChangedTypeIsRefusedNamingTheProperty() throws {
         let fs = SimulatedFileSystem()
-        let store = try makeStore(try Model { Entity("A") { Attribute("x", .string) } }, fs: fs)
+        let store = try makeStore(try Model { Entity("A") { AttributeDescription("x", .string) } }, fs: fs)
         try store.close()
         var o = StoreOptions(durability: .normal)
         o.fileSystem = fs
         do {
-            _ = try RecordStore(path: "/db/records.strata", model: try Model { Entity("A") { Attribute("x", .int64) } }, options: o, migration: .lightweight)
+            _ = try RecordStore(path: "/db/records.strata", model: try Model { Entity("A") { AttributeDescription("x", .int64) } }, options: o, migration: .lightweight)
             Issue.record("a type change was migrated")
         } catch StrataError.modelMismatch(let differences) {
             #expect(differences.contains { $0.contains("A.x") && $0.contains("type changed") })
@@ -111,16 +111,16 @@ extension MigrationTests {
         let fs = SimulatedFileSystem()
         let v1 = try Model {
             Entity("Note") {
-                Attribute("text", .string)
-                Derived("modified", .date, "now()")
+                AttributeDescription("text", .string)
+                DerivedAttributeDescription("modified", .date, "now()")
             }
         }
         let v2 = try Model {
             Entity("Note") {
-                Attribute("text", .string)
-                Attribute("pinned", .bool, default: false)
-                Derived("modified", .date, "now()")
-                Derived("migrated", .date, "now()")
+                AttributeDescription("text", .string)
+                AttributeDescription("pinned", .bool, default: false)
+                DerivedAttributeDescription("modified", .date, "now()")
+                DerivedAttributeDescription("migrated", .date, "now()")
             }
         }
         let store = try makeStore(v1, fs: fs)

@@ -24,7 +24,7 @@ import Testing
             (PropertyPath("a") == PropertyPath("b.c"), "a == b.c", []),
             (PropertyPath("a") == true, "a == YES", []),
             (PropertyPath("tag").in(["a", "b"]), "tag IN {'a', 'b'}", []),
-            (PropertyPath("tag").in([1, "b", Value.null]), "tag IN {1, 'b', nil}", []),
+            (PropertyPath("tag").in([1, "b", StoredValue.null]), "tag IN {1, 'b', nil}", []),
             (PropertyPath("tag").in(["x"], options: .caseInsensitive), "tag IN[c] {'x'}", []),
             (PropertyPath("tag").in(PropertyPath("list.tags")), "tag IN list.tags", []),
             (PropertyPath("amount").between(1, 10), "amount BETWEEN {1, 10}", []),

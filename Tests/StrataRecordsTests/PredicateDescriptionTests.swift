@@ -178,7 +178,7 @@ struct RandomPredicates {
         "\u{7f}", "%@", "%K", "*", "?", "[c]", " AND ", "😀", "ß", "{", "}", "(", "#", "@count", "\r\n",
     ]
 
-    private mutating func value() -> Value {
+    private mutating func value() -> StoredValue {
         switch below(10) {
         case 0: return .null
         case 1: return .bool(chance(50))

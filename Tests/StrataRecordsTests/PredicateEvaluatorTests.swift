@@ -120,7 +120,7 @@ import Testing
     }
 
     @Test func sumsStayExact() throws {
-        let d = { (s: String) in Value.decimal(Decimal(string: s)!) }
+        let d = { (s: String) in StoredValue.decimal(Decimal(string: s)!) }
         #expect(try Aggregation.apply(.sum, to: .many([.int(1), .int(2)])) == .int(3))
         #expect(try Aggregation.apply(.sum, to: .many([.int(1), d("0.1"), d("0.2")])) == d("1.3"))
         // One arithmetic for fetch aggregates, derived attributes and the checker: an integer

@@ -173,7 +173,7 @@ import Testing
         #expect(try parse("a == %@", uuid) == cmp(kp("a"), .equal, c(.uuid(uuid))))
         #expect(try parse("a == %@", Decimal(string: "1.25")!) == cmp(kp("a"), .equal, c(.decimal(Decimal(string: "1.25")!))))
         #expect(try parse("a == %@", [UInt8]([1, 2])) == cmp(kp("a"), .equal, c(.binary([1, 2]))))
-        #expect(try parse("a == %@", Value.string("v")) == cmp(kp("a"), .equal, c(.string("v"))))
+        #expect(try parse("a == %@", StoredValue.string("v")) == cmp(kp("a"), .equal, c(.string("v"))))
         #expect(try parse("a == %@", nil) == cmp(kp("a"), .equal, c(.null)))
         let missing: String? = nil
         #expect(try parse("a == %@", missing) == cmp(kp("a"), .equal, c(.null)))
@@ -181,7 +181,7 @@ import Testing
         #expect(try parse("a == %@", present) == cmp(kp("a"), .equal, c(.string("p"))))
         #expect(try parse("a IN %@", ["x", "y"]) == cmp(kp("a"), .in, .list([c(.string("x")), c(.string("y"))])))
         #expect(try parse("a IN %@", [1, 2, 3]) == cmp(kp("a"), .in, .list([c(.int(1)), c(.int(2)), c(.int(3))])))
-        #expect(try parse("a IN %@", [Value.int(1), .string("x")]) == cmp(kp("a"), .in, .list([c(.int(1)), c(.string("x"))])))
+        #expect(try parse("a IN %@", [StoredValue.int(1), .string("x")]) == cmp(kp("a"), .in, .list([c(.int(1)), c(.string("x"))])))
         #expect(try parse("a BETWEEN %@", [1, 9]) == cmp(kp("a"), .between, .list([c(.int(1)), c(.int(9))])))
         #expect(try parse("a BETWEEN {%@, %@}", 1, 9.5) == cmp(kp("a"), .between, .list([c(.int(1)), c(.double(9.5))])))
         #expect(try parse("a == %d AND b == %i AND d == %f AND e == %ld", 3, 4, 0.5, 6)

@@ -8,7 +8,7 @@ import Testing
 /// A class, because relationships form a graph.
 final class TestObject: PredicateSubject {
     enum Field {
-        case value(Value)
+        case value(StoredValue)
         case toOne(TestObject?)
         case toMany([TestObject])
     }
@@ -32,7 +32,7 @@ final class TestObject: PredicateSubject {
         for (k, name) in keyPath.enumerated() {
             let last = k == keyPath.count - 1
             var next: [TestObject?] = []
-            var values: [Value] = []
+            var values: [StoredValue] = []
             for object in current {
                 guard let object else {
                     if !many { return .one(.null) }
@@ -72,7 +72,7 @@ func invalidFetchMessage(_ body: () throws -> Void) -> String? {
 
 /// Shorthands for expected trees.
 func kp(_ path: String) -> FetchExpression { .keyPath(path.split(separator: ".").map(String.init)) }
-func c(_ v: Value) -> FetchExpression { .constant(v) }
+func c(_ v: StoredValue) -> FetchExpression { .constant(v) }
 func cmp(_ lhs: FetchExpression, _ op: ComparisonOperator, _ rhs: FetchExpression,
          _ quantifier: Quantifier = .direct, _ options: StringOptions = []) -> FetchPredicate {
     .comparison(Comparison(lhs, op, rhs, quantifier: quantifier, options: options))

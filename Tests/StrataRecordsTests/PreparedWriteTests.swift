@@ -55,7 +55,7 @@ import StrataStorage
                     case 0:
                         ls.append(try tx.insert(newList, [.string("list \(op.a)"), .decimal(Decimal(op.b))]))
                     case 1 where !ls.isEmpty:
-                        let weight: Value = op.c == 0 ? .null : .double(Double(op.c) / 4)
+                        let weight: StoredValue = op.c == 0 ? .null : .double(Double(op.c) / 4)
                         its.append(try tx.insert(newItem, [.string("item \(op.a)"), .decimal(Decimal(op.b) / 100), .int(Int64(op.c + 1)), weight,
                                                            ls[op.a % ls.count].strataValue]))
                     case 2 where !its.isEmpty && !ls.isEmpty:

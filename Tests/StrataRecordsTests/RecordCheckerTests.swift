@@ -62,7 +62,7 @@ import StrataStorage
         }
 
         /// Rewrites one field of a stored row (by the row codec, so the row itself decodes).
-        func forgeField(_ id: ObjectID, _ field: String, _ value: Value) throws {
+        func forgeField(_ id: ObjectID, _ field: String, _ value: StoredValue) throws {
             let e = store.model.entity(id.entity)!
             var r = try store.read { try $0.row(RowKey(entity: e.index, pk: id.primaryKey)) }!
             r[e.fieldIndex[field]!] = value
@@ -156,10 +156,10 @@ import StrataStorage
 
     // MARK: Auxiliary fields of the derivation engine
 
-    @Test(arguments: [("_averageWeight.sum", Value.double(1e6)), ("_averageWeight.compensation", .double(0.5)),
+    @Test(arguments: [("_averageWeight.sum", StoredValue.double(1e6)), ("_averageWeight.compensation", .double(0.5)),
                       ("_averageWeight.count", .int(99)), ("_weightSum.sum", .double(-3)), ("_weightSum.compensation", .double(7)),
                       ("_averageAmount.sum", .decimal(12345)), ("_averageAmount.count", .int(0))])
-    func auxiliaryFieldForged(field: String, value: Value) throws {
+    func auxiliaryFieldForged(field: String, value: StoredValue) throws {
         let f = try Fixture()
         try f.forgeField(f.lists[0], field, value)
         try f.expectReported("TodoList/\(f.lists[0].primaryKey)", field)
@@ -310,62 +310,62 @@ import StrataStorage
     static func everyFormModel() throws -> Model {
         try Model {
             Entity("Group") {
-                Attribute("name", .string)
-                Relationship("members", toMany: "Member", inverse: "group", deleteRule: .cascade)
-                Relationship("badges", toMany: "Badge", inverse: "groups")
-                Derived("memberCount", .int64, "members.@count")
-                Derived("scoreSum", .int64, "members.score.@sum")
-                Derived("scoreSumAsDouble", .double, "members.score.@sum")
-                Derived("scoreSumAsDecimal", .decimal, "members.score.@sum")
-                Derived("scoreAvg", .double, "members.score.@avg", optional: true)
-                Derived("scoreAvgAsDecimal", .decimal, "members.score.@avg", optional: true)
-                Derived("priceSum", .decimal, "members.price.@sum")
-                Derived("priceSumAsDouble", .double, "members.price.@sum")
-                Derived("priceAvg", .decimal, "members.price.@avg", optional: true)
-                Derived("heightSum", .double, "members.height.@sum")
-                Derived("heightSumAsDecimal", .decimal, "members.height.@sum")
-                Derived("heightAvg", .double, "members.height.@avg", optional: true)
-                Derived("minHeight", .double, "members.height.@min", optional: true)
-                Derived("maxPrice", .decimal, "members.price.@max", optional: true)
-                Derived("lastNick", .string, "members.nick.@max", optional: true)
-                Derived("firstJoined", .date, "members.joined.@min", optional: true)
-                Derived("doubledSum", .int64, "members.doubled.@sum")
-                Derived("badgeCount", .int64, "badges.@count")
-                Derived("badgeWeight", .double, "badges.weight.@sum")
-                Derived("badgeWeightAvg", .double, "badges.weight.@avg", optional: true)
-                Derived("badgeLevelMax", .int64, "badges.level.@max", optional: true)
-                Derived("badgeLevelAvg", .decimal, "badges.level.@avg", optional: true)
-                Derived("folded", .string, "canonical:(name)")
-                Derived("touched", .date, "now()")
+                AttributeDescription("name", .string)
+                RelationshipDescription("members", toMany: "Member", inverse: "group", deleteRule: .cascade)
+                RelationshipDescription("badges", toMany: "Badge", inverse: "groups")
+                DerivedAttributeDescription("memberCount", .int64, "members.@count")
+                DerivedAttributeDescription("scoreSum", .int64, "members.score.@sum")
+                DerivedAttributeDescription("scoreSumAsDouble", .double, "members.score.@sum")
+                DerivedAttributeDescription("scoreSumAsDecimal", .decimal, "members.score.@sum")
+                DerivedAttributeDescription("scoreAvg", .double, "members.score.@avg", optional: true)
+                DerivedAttributeDescription("scoreAvgAsDecimal", .decimal, "members.score.@avg", optional: true)
+                DerivedAttributeDescription("priceSum", .decimal, "members.price.@sum")
+                DerivedAttributeDescription("priceSumAsDouble", .double, "members.price.@sum")
+                DerivedAttributeDescription("priceAvg", .decimal, "members.price.@avg", optional: true)
+                DerivedAttributeDescription("heightSum", .double, "members.height.@sum")
+                DerivedAttributeDescription("heightSumAsDecimal", .decimal, "members.height.@sum")
+                DerivedAttributeDescription("heightAvg", .double, "members.height.@avg", optional: true)
+                DerivedAttributeDescription("minHeight", .double, "members.height.@min", optional: true)
+                DerivedAttributeDescription("maxPrice", .decimal, "members.price.@max", optional: true)
+                DerivedAttributeDescription("lastNick", .string, "members.nick.@max", optional: true)
+                DerivedAttributeDescription("firstJoined", .date, "members.joined.@min", optional: true)
+                DerivedAttributeDescription("doubledSum", .int64, "members.doubled.@sum")
+                DerivedAttributeDescription("badgeCount", .int64, "badges.@count")
+                DerivedAttributeDescription("badgeWeight", .double, "badges.weight.@sum")
+                DerivedAttributeDescription("badgeWeightAvg", .double, "badges.weight.@avg", optional: true)
+                DerivedAttributeDescription("badgeLevelMax", .int64, "badges.level.@max", optional: true)
+                DerivedAttributeDescription("badgeLevelAvg", .decimal, "badges.level.@avg", optional: true)
+                DerivedAttributeDescription("folded", .string, "canonical:(name)")
+                DerivedAttributeDescription("touched", .date, "now()")
                 FetchIndex("folded")
             }
             Entity("Member") {
-                Attribute("nick", .string)
-                Attribute("score", .int32, default: 0)
-                Attribute("price", .decimal, default: Decimal(0))
-                Attribute("height", .double, optional: true)
-                Attribute("joined", .date, optional: true)
-                Relationship("group", toOne: "Group", inverse: "members")
-                Relationship("mentor", toOne: "Member", inverse: "mentees")
-                Relationship("mentees", toMany: "Member", inverse: "mentor")
-                Derived("groupName", .string, "group.name", optional: true)
-                Derived("groupFolded", .string, "group.folded", optional: true)
-                Derived("mentorGroup", .string, "mentor.group.name", optional: true)
-                Derived("doubled", .int64, "score * 2")
-                Derived("loud", .string, "uppercase:(nick)")
-                Derived("menteeCount", .int64, "mentees.@count")
+                AttributeDescription("nick", .string)
+                AttributeDescription("score", .int32, default: 0)
+                AttributeDescription("price", .decimal, default: Decimal(0))
+                AttributeDescription("height", .double, optional: true)
+                AttributeDescription("joined", .date, optional: true)
+                RelationshipDescription("group", toOne: "Group", inverse: "members")
+                RelationshipDescription("mentor", toOne: "Member", inverse: "mentees")
+                RelationshipDescription("mentees", toMany: "Member", inverse: "mentor")
+                DerivedAttributeDescription("groupName", .string, "group.name", optional: true)
+                DerivedAttributeDescription("groupFolded", .string, "group.folded", optional: true)
+                DerivedAttributeDescription("mentorGroup", .string, "mentor.group.name", optional: true)
+                DerivedAttributeDescription("doubled", .int64, "score * 2")
+                DerivedAttributeDescription("loud", .string, "uppercase:(nick)")
+                DerivedAttributeDescription("menteeCount", .int64, "mentees.@count")
                 Unique("nick", "score")
                 FetchIndex("score", "nick")
             }
             Entity("Badge") {
-                Attribute("title", .string)
-                Attribute("weight", .double, default: 1.0)
-                Attribute("level", .int16, default: 1)
-                Relationship("groups", toMany: "Group", inverse: "badges")
-                Relationship("peers", toMany: "Badge", inverse: "peers")
-                Derived("groupCount", .int64, "groups.@count")
-                Derived("groupMembers", .int64, "groups.memberCount.@sum")
-                Derived("peerCount", .int64, "peers.@count")
+                AttributeDescription("title", .string)
+                AttributeDescription("weight", .double, default: 1.0)
+                AttributeDescription("level", .int16, default: 1)
+                RelationshipDescription("groups", toMany: "Group", inverse: "badges")
+                RelationshipDescription("peers", toMany: "Badge", inverse: "peers")
+                DerivedAttributeDescription("groupCount", .int64, "groups.@count")
+                DerivedAttributeDescription("groupMembers", .int64, "groups.memberCount.@sum")
+                DerivedAttributeDescription("peerCount", .int64, "peers.@count")
                 Unique("title")
             }
         }
@@ -406,11 +406,11 @@ import StrataStorage
                             var values: [String: any ValueConvertible] = [:]
                             switch rng.below(5) {
                             case 0: values["score"] = rng.int(-50...50)
-                            case 1: values["height"] = heights[rng.below(heights.count)].map { $0 as any ValueConvertible } ?? Value.null
+                            case 1: values["height"] = heights[rng.below(heights.count)].map { $0 as any ValueConvertible } ?? StoredValue.null
                             case 2: values["price"] = prices[rng.below(prices.count)]
                             case 3:
                                 let g = groups.randomElement(using: &rng)
-                                values["group"] = try g.flatMap { try tx.exists($0) ? $0 : nil }.map { $0 as any ValueConvertible } ?? Value.null
+                                values["group"] = try g.flatMap { try tx.exists($0) ? $0 : nil }.map { $0 as any ValueConvertible } ?? StoredValue.null
                             default: values["nick"] = nicks[rng.below(nicks.count)] + "\(rng.below(1000))"
                             }
                             try tx.update(m, values)

@@ -11,7 +11,7 @@ import StrataStorage
 
 extension RecordStore {
     /// One property of one object, read in its own snapshot.
-    func value(_ property: String, of id: ObjectID) throws -> Value {
+    func value(_ property: String, of id: ObjectID) throws -> StoredValue {
         try read { try $0.value(property, of: id) }
     }
 }

@@ -48,7 +48,7 @@ import StrataStorage
 
     @Test func everyTypeRoundTripsAndDamageNeverTraps() throws {
         let fields = Self.fields
-        let values: [Value] = [.bool(true), .int(-7), .int(123_456), .int(Int64.min), .double(-0.5), .decimal(Decimal(string: "-12.345")!),
+        let values: [StoredValue] = [.bool(true), .int(-7), .int(123_456), .int(Int64.min), .double(-0.5), .decimal(Decimal(string: "-12.345")!),
                                .string("Café ☕️"), .date(Date(timeIntervalSinceReferenceDate: 12345.5)), .uuid(UUID()), .binary([0, 1, 255])]
         let row = values
         let bytes = RowCodec.encode(row, fields: fields)
@@ -75,7 +75,7 @@ import StrataStorage
     /// after its commit wrote it.
     @Test func rowsWithMoreFieldsThanBytesDecode() throws {
         let fields = Self.fields
-        let empty = [Value](repeating: .null, count: fields.count)
+        let empty = [StoredValue](repeating: .null, count: fields.count)
         #expect(RowCodec.encode(empty, fields: fields).count < fields.count)
         #expect(try RowCodec.decode(RowCodec.encode(empty, fields: fields), fields: fields) == empty)
         var one = empty
@@ -87,7 +87,7 @@ import StrataStorage
         #expect(throws: StrataError.self) { try RowCodec.decode(forged, fields: fields) }
 
         let store = try makeStore(try Model {
-            Entity("Sparse") { for t in AttributeType.allCases { Attribute("f\(t.rawValue)", t, optional: true) } }
+            Entity("Sparse") { for t in AttributeType.allCases { AttributeDescription("f\(t.rawValue)", t, optional: true) } }
         })
         let id = try store.write { tx in try tx.insert("Sparse", ["fbool": false]) }
         #expect(try store.read { try $0.values(of: id) }?["fbool"] == .bool(false))

@@ -11,29 +11,29 @@ import StrataStorage
     static func model() throws -> Model {
         try Model {
             Entity("Shelf") {
-                Attribute("name", .string)
-                Attribute("opened", .date, optional: true)
-                Attribute("code", .uuid, optional: true)
-                Attribute("blob", .binary, optional: true)
-                Attribute("open", .bool, default: true)
-                Relationship("books", toMany: "Book", inverse: "shelf")
-                Derived("pages", .int64, "books.pageCount.@sum")
-                Derived("pagesAsDouble", .double, "books.pageCount.@sum")
-                Derived("priceAsDouble", .double, "books.price.@sum")
-                Derived("weight", .double, "books.grams.@sum")
-                Derived("meanPages", .double, "books.pageCount.@avg", optional: true)
-                Derived("meanPrice", .decimal, "books.price.@avg", optional: true)
-                Derived("meanGrams", .double, "books.grams.@avg", optional: true)
-                Derived("count", .int16, "books.@count")
-                Derived("lower", .string, "lowercase:(name)")
+                AttributeDescription("name", .string)
+                AttributeDescription("opened", .date, optional: true)
+                AttributeDescription("code", .uuid, optional: true)
+                AttributeDescription("blob", .binary, optional: true)
+                AttributeDescription("open", .bool, default: true)
+                RelationshipDescription("books", toMany: "Book", inverse: "shelf")
+                DerivedAttributeDescription("pages", .int64, "books.pageCount.@sum")
+                DerivedAttributeDescription("pagesAsDouble", .double, "books.pageCount.@sum")
+                DerivedAttributeDescription("priceAsDouble", .double, "books.price.@sum")
+                DerivedAttributeDescription("weight", .double, "books.grams.@sum")
+                DerivedAttributeDescription("meanPages", .double, "books.pageCount.@avg", optional: true)
+                DerivedAttributeDescription("meanPrice", .decimal, "books.price.@avg", optional: true)
+                DerivedAttributeDescription("meanGrams", .double, "books.grams.@avg", optional: true)
+                DerivedAttributeDescription("count", .int16, "books.@count")
+                DerivedAttributeDescription("lower", .string, "lowercase:(name)")
             }
             Entity("Book") {
-                Attribute("title", .string)
-                Attribute("pageCount", .int32, default: 1)
-                Attribute("price", .decimal, default: 0)
-                Attribute("grams", .double, optional: true)
-                Relationship("shelf", toOne: "Shelf", inverse: "books")
-                Derived("shelfName", .string, "shelf.name", optional: true)
+                AttributeDescription("title", .string)
+                AttributeDescription("pageCount", .int32, default: 1)
+                AttributeDescription("price", .decimal, default: 0)
+                AttributeDescription("grams", .double, optional: true)
+                RelationshipDescription("shelf", toOne: "Shelf", inverse: "books")
+                DerivedAttributeDescription("shelfName", .string, "shelf.name", optional: true)
             }
         }
     }
@@ -107,13 +107,13 @@ import StrataStorage
         mutating func take(_ n: Int) -> [UInt8] { defer { at += n }; return Array(b[at..<at + n]) }
     }
 
-    static func decodeRow(_ bytes: [UInt8], _ layout: Layout) -> [Value] {
+    static func decodeRow(_ bytes: [UInt8], _ layout: Layout) -> [StoredValue] {
         var r = Bytes(b: bytes)
         #expect(r.byte() == 1, "row version")
         let n = Int(r.varint())
         #expect(n == layout.names.count, "a row written by this layout has all its fields")
         let bitmap = r.take((n + 7) / 8)
-        var out: [Value] = []
+        var out: [StoredValue] = []
         for i in 0..<n {
             guard bitmap[i / 8] & (1 << (i % 8)) != 0 else { out.append(.null); continue }
             switch layout.types[i] {
@@ -166,7 +166,7 @@ import StrataStorage
         let schema = try store.storage.read { tx in try tx.tree("records:meta")!.get(Array("schema".utf8))! }
         let layouts = Self.layouts(String(decoding: schema, as: UTF8.self))
         #expect(layouts["Shelf"]!.names.count == 5 + 9 + 1 + 1 + 2 + 2 + 2 + 3)
-        var rows: [String: [UInt64: [Value]]] = [:]
+        var rows: [String: [UInt64: [StoredValue]]] = [:]
         try store.storage.read { tx in
             for entity in ["Shelf", "Book"] {
                 let c = try tx.tree("rows:\(entity)")!.makeCursor()
@@ -195,7 +195,7 @@ import StrataStorage
                     guard entity == "Shelf" else { continue }
                     // The auxiliary fields hold what §12 says: exact sums and counts of the non-nil values.
                     let books = try r.members(of: "books", of: id).map { try r.values(of: $0)! }
-                    func aux(_ name: String) -> Value { fields[layout.names.firstIndex(of: name)!] }
+                    func aux(_ name: String) -> StoredValue { fields[layout.names.firstIndex(of: name)!] }
                     let pages = books.compactMap { if case .int(let p)? = $0["pageCount"] { return p }; return nil }.reduce(0, +)
                     let prices = books.compactMap { if case .decimal(let p)? = $0["price"] { return p }; return nil }
                     let grams = books.compactMap { if case .double(let g)? = $0["grams"] { return g }; return nil }

@@ -3,7 +3,7 @@ import Foundation
 @testable import StrataRecords
 
 /// A minimal SQLite connection for the differential tests: statements cached by SQL text,
-/// values in and out as the record layer's ``Value``, and Strata's own string functions
+/// values in and out as the record layer's ``StoredValue``, and Strata's own string functions
 /// registered as SQL functions (SQLite's `lower()` folds ASCII only).
 final class SQLiteConnection {
     struct Failure: Error, CustomStringConvertible {
@@ -54,7 +54,7 @@ final class SQLiteConnection {
 
     /// Runs one statement with `arguments`, returning its rows.
     @discardableResult
-    func query(_ sql: String, _ arguments: [Value] = []) throws -> [[Value]] {
+    func query(_ sql: String, _ arguments: [StoredValue] = []) throws -> [[StoredValue]] {
         let s = try statement(sql)
         defer { sqlite3_reset(s); sqlite3_clear_bindings(s) }
         for (i, v) in arguments.enumerated() {
@@ -68,12 +68,12 @@ final class SQLiteConnection {
             default: throw Failure(description: "cannot bind \(v)")
             }
         }
-        var rows: [[Value]] = []
+        var rows: [[StoredValue]] = []
         while true {
             let rc = sqlite3_step(s)
             if rc == SQLITE_DONE { break }
             guard rc == SQLITE_ROW else { throw Failure(description: "\(String(cString: sqlite3_errmsg(db))) in: \(sql)") }
-            var row: [Value] = []
+            var row: [StoredValue] = []
             for c in 0..<sqlite3_column_count(s) {
                 switch sqlite3_column_type(s, c) {
                 case SQLITE_INTEGER: row.append(.int(sqlite3_column_int64(s, c)))

@@ -40,36 +40,36 @@ struct DifferentialRun {
     static func model() throws -> Model {
         try Model {
             Entity("Shelf") {
-                Attribute("name", .string)
-                Relationship("books", toMany: "Book", inverse: "shelf", deleteRule: .cascade)
-                Relationship("labels", toMany: "Label", inverse: "shelves")
-                Derived("bookCount", .int64, "books.@count")
-                Derived("pageSum", .int64, "books.pages.@sum")
-                Derived("weightSum", .double, "books.weight.@sum")
-                Derived("averagePages", .double, "books.pages.@avg", optional: true)
-                Derived("fewestPages", .int64, "books.pages.@min", optional: true)
-                Derived("mostPages", .int64, "books.pages.@max", optional: true)
-                Derived("searchName", .string, "canonical:(name)")
-                Derived("lowerName", .string, "lowercase:(name)")
-                Derived("upperName", .string, "uppercase:(name)")
-                Derived("labelCount", .int64, "labels.@count")
+                AttributeDescription("name", .string)
+                RelationshipDescription("books", toMany: "Book", inverse: "shelf", deleteRule: .cascade)
+                RelationshipDescription("labels", toMany: "Label", inverse: "shelves")
+                DerivedAttributeDescription("bookCount", .int64, "books.@count")
+                DerivedAttributeDescription("pageSum", .int64, "books.pages.@sum")
+                DerivedAttributeDescription("weightSum", .double, "books.weight.@sum")
+                DerivedAttributeDescription("averagePages", .double, "books.pages.@avg", optional: true)
+                DerivedAttributeDescription("fewestPages", .int64, "books.pages.@min", optional: true)
+                DerivedAttributeDescription("mostPages", .int64, "books.pages.@max", optional: true)
+                DerivedAttributeDescription("searchName", .string, "canonical:(name)")
+                DerivedAttributeDescription("lowerName", .string, "lowercase:(name)")
+                DerivedAttributeDescription("upperName", .string, "uppercase:(name)")
+                DerivedAttributeDescription("labelCount", .int64, "labels.@count")
             }
             Entity("Book") {
-                Attribute("title", .string)
-                Attribute("pages", .int64, default: 0)
-                Attribute("weight", .double, optional: true)
-                Relationship("shelf", toOne: "Shelf", inverse: "books")
-                Derived("shelfName", .string, "shelf.name", optional: true)
-                Derived("shelfSearch", .string, "canonical:(shelf.name)", optional: true)
-                Derived("lowerTitle", .string, "lowercase:(title)")
-                Derived("spread", .int64, "pages * 2 + 1")
+                AttributeDescription("title", .string)
+                AttributeDescription("pages", .int64, default: 0)
+                AttributeDescription("weight", .double, optional: true)
+                RelationshipDescription("shelf", toOne: "Shelf", inverse: "books")
+                DerivedAttributeDescription("shelfName", .string, "shelf.name", optional: true)
+                DerivedAttributeDescription("shelfSearch", .string, "canonical:(shelf.name)", optional: true)
+                DerivedAttributeDescription("lowerTitle", .string, "lowercase:(title)")
+                DerivedAttributeDescription("spread", .int64, "pages * 2 + 1")
             }
             Entity("Label") {
-                Attribute("text", .string)
-                Relationship("shelves", toMany: "Shelf", inverse: "labels")
-                Derived("shelfCount", .int64, "shelves.@count")
-                Derived("bookTotal", .int64, "shelves.bookCount.@sum")
-                Derived("pageTotal", .int64, "shelves.pageSum.@sum")
+                AttributeDescription("text", .string)
+                RelationshipDescription("shelves", toMany: "Shelf", inverse: "labels")
+                DerivedAttributeDescription("shelfCount", .int64, "shelves.@count")
+                DerivedAttributeDescription("bookTotal", .int64, "shelves.bookCount.@sum")
+                DerivedAttributeDescription("pageTotal", .int64, "shelves.pageSum.@sum")
             }
         }
     }
@@ -233,7 +233,7 @@ struct DifferentialRun {
             if let shelf { values["shelf"] = id("Shelf", shelf) }
             let pk = try tx.insert("Book", values).primaryKey
             try db.query("INSERT INTO ZBOOK(Z_PK, ZTITLE, ZPAGES, ZWEIGHT, ZSHELF) VALUES (?, ?, ?, ?, ?)",
-                         [.int(Int64(pk)), .string(title), .int(pages), weight.map(Value.double) ?? .null,
+                         [.int(Int64(pk)), .string(title), .int(pages), weight.map(StoredValue.double) ?? .null,
                           shelf.map { .int(Int64($0)) } ?? .null])
             books.append(pk)
         case 40..<55:
@@ -244,7 +244,7 @@ struct DifferentialRun {
                 try tx.update(id("Book", pk), ["pages": Int(pages)])
                 try db.query("UPDATE ZBOOK SET ZPAGES = ? WHERE Z_PK = ?", [.int(pages), .int(Int64(pk))])
             case 1:
-                let weight: Value = chance(0.2) ? .null : .double(rng.unit() * 900)
+                let weight: StoredValue = chance(0.2) ? .null : .double(rng.unit() * 900)
                 try tx.update(id("Book", pk), ["weight": weight])
                 try db.query("UPDATE ZBOOK SET ZWEIGHT = ? WHERE Z_PK = ?", [weight, .int(Int64(pk))])
             default:
@@ -288,7 +288,7 @@ struct DifferentialRun {
             labels.append(pk)
         case 89..<98:
             guard let l = pick(labels), let s = pick(shelves) else { return }
-            let pair: [Value] = [.int(Int64(s)), .int(Int64(l))]
+            let pair: [StoredValue] = [.int(Int64(s)), .int(Int64(l))]
             if chance(0.65) {
                 try tx.add(id("Shelf", s), to: "shelves", of: id("Label", l))
                 try db.query("INSERT OR IGNORE INTO Z_1LABELS(Z_1SHELVES, Z_3LABELS) VALUES (?, ?)", pair)
@@ -312,7 +312,7 @@ struct DifferentialRun {
             for (entity, table, columns) in Self.compared {
                 let rows = try db.query("SELECT Z_PK, \(columns.map(\.1).joined(separator: ", ")) FROM \(table) ORDER BY Z_PK")
                 let ids = try r.objects(entity)
-                #expect(ids.map { Value.int(Int64($0.primaryKey)) } == rows.map { $0[0] },
+                #expect(ids.map { StoredValue.int(Int64($0.primaryKey)) } == rows.map { $0[0] },
                         "seed \(seed), \(label): \(entity) objects differ from \(table) rows")
                 for (id, row) in zip(ids, rows) {
                     guard let values = try r.values(of: id) else { continue }

@@ -100,12 +100,12 @@ import StrataStorage
     @Test func aFailedSettleEndsTheTransaction() throws {
         let model = try Model {
             Entity("List") {
-                Relationship("items", toMany: "Item", inverse: "list")
-                Derived("total", .int64, "items.n.@sum")
+                RelationshipDescription("items", toMany: "Item", inverse: "list")
+                DerivedAttributeDescription("total", .int64, "items.n.@sum")
             }
             Entity("Item") {
-                Attribute("n", .int64)
-                Relationship("list", toOne: "List", inverse: "items")
+                AttributeDescription("n", .int64)
+                RelationshipDescription("list", toOne: "List", inverse: "items")
             }
         }
         let store = try makeStore(model)

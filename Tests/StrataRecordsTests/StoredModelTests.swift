@@ -29,7 +29,7 @@ import StrataStorage
         let store = try makeStore(try todoModel(), fs: fs)
         try store.close()
         let other = try Model {
-            Entity("TodoList") { Attribute("name", .string); Attribute("color", .string, optional: true) }
+            Entity("TodoList") { AttributeDescription("name", .string); AttributeDescription("color", .string, optional: true) }
         }
         do {
             _ = try makeStore(other, fs: fs)
@@ -70,7 +70,7 @@ import StrataStorage
     @Test func anAmbiguousPatternIsANoteNotAProblem() throws {
         let fs = SimulatedFileSystem()
         let model = try Model {
-            Entity("Code") { Attribute("text", .string, validation: [.pattern("[a-z]+, min 3")]) }
+            Entity("Code") { AttributeDescription("text", .string, validation: [.pattern("[a-z]+, min 3")]) }
         }
         let store = try makeStore(model, fs: fs)
         try store.write { tx in _ = try tx.insert("Code", ["text": "abc, min 3"]) }
@@ -95,9 +95,9 @@ import StrataStorage
     /// as other lines: `modelMismatch`). The model refuses them now.
     @Test func lineBreaksInRulesAndExpressionsAreRefused() throws {
         let cases: [(String, Entity)] = [
-            ("a", Entity("E") { Attribute("a", .string, validation: [.pattern("a\nb|x")]) }),
-            ("a", Entity("E") { Attribute("a", .string, validation: [.maximumLength(3), .custom(name: "two\r\nlines") { _ in nil }]) }),
-            ("d", Entity("E") { Attribute("n", .int64); Derived("d", .int64, "n +\n 1") }),
+            ("a", Entity("E") { AttributeDescription("a", .string, validation: [.pattern("a\nb|x")]) }),
+            ("a", Entity("E") { AttributeDescription("a", .string, validation: [.maximumLength(3), .custom(name: "two\r\nlines") { _ in nil }]) }),
+            ("d", Entity("E") { AttributeDescription("n", .int64); DerivedAttributeDescription("d", .int64, "n +\n 1") }),
         ]
         for (property, entity) in cases {
             let error = #expect(throws: StrataError.self) { _ = try Model(entities: [entity]) }
@@ -108,6 +108,6 @@ import StrataStorage
             #expect(reason.contains("line break"), "\(reason)")
         }
         // A pattern can still match a line break, escaped.
-        _ = try Model { Entity("E") { Attribute("a", .string, validation: [.pattern("a\\nb")]) } }
+        _ = try Model { Entity("E") { AttributeDescription("a", .string, validation: [.pattern("a\\nb")]) } }
     }
 }

@@ -13,19 +13,19 @@ import StrataStorage
     static func projectModel() throws -> Model {
         try Model {
             Entity("Project") {
-                Attribute("name", .string)
-                Relationship("tasks", toMany: "Task", inverse: "project", deleteRule: .deny)
-                Derived("taskCount", .int64, "tasks.@count")
-                Derived("estimateSum", .decimal, "tasks.estimate.@sum")
+                AttributeDescription("name", .string)
+                RelationshipDescription("tasks", toMany: "Task", inverse: "project", deleteRule: .deny)
+                DerivedAttributeDescription("taskCount", .int64, "tasks.@count")
+                DerivedAttributeDescription("estimateSum", .decimal, "tasks.estimate.@sum")
                 Unique("name")
             }
             Entity("Task") {
-                Attribute("title", .string, validation: [.maximumLength(20)])
-                Attribute("priority", .int16, default: 0, validation: [.minimum(0), .maximum(10)])
-                Attribute("estimate", .decimal, default: Decimal(0))
-                Attribute("code", .string, optional: true, validation: [.pattern("[A-Z]{3}-[0-9]+")])
-                Relationship("project", toOne: "Project", inverse: "tasks")
-                Derived("projectName", .string, "project.name", optional: true)
+                AttributeDescription("title", .string, validation: [.maximumLength(20)])
+                AttributeDescription("priority", .int16, default: 0, validation: [.minimum(0), .maximum(10)])
+                AttributeDescription("estimate", .decimal, default: Decimal(0))
+                AttributeDescription("code", .string, optional: true, validation: [.pattern("[A-Z]{3}-[0-9]+")])
+                RelationshipDescription("project", toOne: "Project", inverse: "tasks")
+                DerivedAttributeDescription("projectName", .string, "project.name", optional: true)
             }
         }
     }

@@ -10,29 +10,29 @@ import StrataStorage
     static func model() throws -> Model {
         try Model {
             Entity("Box") {
-                Attribute("d", .decimal, optional: true)
-                Attribute("x", .double, optional: true)
-                Attribute("i", .int64, optional: true)
-                Attribute("s", .int16, optional: true)
-                Attribute("when", .date, optional: true)
-                Relationship("parts", toMany: "Part", inverse: "box")
-                Derived("total", .decimal, "parts.amount.@sum")
-                Derived("quantities", .int64, "parts.quantity.@sum")
-                Derived("quantitiesAsDouble", .double, "parts.quantity.@sum")
-                Derived("quantitiesAsDecimal", .decimal, "parts.quantity.@sum")
-                Derived("amountsAsDouble", .double, "parts.amount.@sum")
-                Derived("partCountAsDouble", .double, "parts.@count")
-                Derived("meanQuantity", .double, "parts.quantity.@avg", optional: true)
-                Derived("meanAmount", .decimal, "parts.amount.@avg", optional: true)
-                Derived("weights", .double, "parts.weight.@sum")
+                AttributeDescription("d", .decimal, optional: true)
+                AttributeDescription("x", .double, optional: true)
+                AttributeDescription("i", .int64, optional: true)
+                AttributeDescription("s", .int16, optional: true)
+                AttributeDescription("when", .date, optional: true)
+                RelationshipDescription("parts", toMany: "Part", inverse: "box")
+                DerivedAttributeDescription("total", .decimal, "parts.amount.@sum")
+                DerivedAttributeDescription("quantities", .int64, "parts.quantity.@sum")
+                DerivedAttributeDescription("quantitiesAsDouble", .double, "parts.quantity.@sum")
+                DerivedAttributeDescription("quantitiesAsDecimal", .decimal, "parts.quantity.@sum")
+                DerivedAttributeDescription("amountsAsDouble", .double, "parts.amount.@sum")
+                DerivedAttributeDescription("partCountAsDouble", .double, "parts.@count")
+                DerivedAttributeDescription("meanQuantity", .double, "parts.quantity.@avg", optional: true)
+                DerivedAttributeDescription("meanAmount", .decimal, "parts.amount.@avg", optional: true)
+                DerivedAttributeDescription("weights", .double, "parts.weight.@sum")
             }
             Entity("Part") {
-                Attribute("amount", .decimal, default: 0)
-                Attribute("quantity", .int64, default: 1)
-                Attribute("weight", .double, default: 0)
-                Relationship("box", toOne: "Box", inverse: "parts")
-                Derived("line", .decimal, "amount * quantity")
-                Derived("square", .double, "weight * weight")
+                AttributeDescription("amount", .decimal, default: 0)
+                AttributeDescription("quantity", .int64, default: 1)
+                AttributeDescription("weight", .double, default: 0)
+                RelationshipDescription("box", toOne: "Box", inverse: "parts")
+                DerivedAttributeDescription("line", .decimal, "amount * quantity")
+                DerivedAttributeDescription("square", .double, "weight * weight")
             }
         }
     }
@@ -70,7 +70,7 @@ import StrataStorage
 
     @Test func numbersThatFitComeBackExactly() throws {
         let store = try makeStore(try Self.model())
-        let accepted: [(String, any ValueConvertible, Value)] = [
+        let accepted: [(String, any ValueConvertible, StoredValue)] = [
             ("d", 0.1, .decimal(Decimal(string: "0.1")!)),
             ("d", Int64.max, .decimal(Decimal(Int64.max))),
             ("d", Decimal.greatestFiniteMagnitude, .decimal(.greatestFiniteMagnitude)),
@@ -98,7 +98,7 @@ import StrataStorage
         ]
         for (type, value) in defaults {
             do {
-                _ = try Model { Entity("A") { Attribute("a", type, default: value) } }
+                _ = try Model { Entity("A") { AttributeDescription("a", type, default: value) } }
                 Issue.record("default \(value) accepted for \(type)")
             } catch StrataError.invalidModel(let entity, let property, _) {
                 #expect(entity == "A" && property == "a")

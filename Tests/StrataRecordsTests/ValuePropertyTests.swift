@@ -20,26 +20,26 @@ import StrataStorage
     static func model(defaults: [String: any ValueConvertible] = [:]) throws -> Model {
         try Model {
             Entity("Holder") {
-                for (name, type) in attributes { Attribute(name, type, optional: true, default: defaults[name]) }
-                Relationship("parts", toMany: "Part", inverse: "holder")
-                Derived("total", .decimal, "parts.amount.@sum")
-                Derived("count", .int64, "parts.quantity.@sum")
-                Derived("weights", .double, "parts.weight.@sum")
-                Derived("meanCount", .double, "parts.quantity.@avg", optional: true)
-                Derived("meanAmount", .decimal, "parts.amount.@avg", optional: true)
-                Derived("least", .decimal, "parts.amount.@min", optional: true)
+                for (name, type) in attributes { AttributeDescription(name, type, optional: true, default: defaults[name]) }
+                RelationshipDescription("parts", toMany: "Part", inverse: "holder")
+                DerivedAttributeDescription("total", .decimal, "parts.amount.@sum")
+                DerivedAttributeDescription("count", .int64, "parts.quantity.@sum")
+                DerivedAttributeDescription("weights", .double, "parts.weight.@sum")
+                DerivedAttributeDescription("meanCount", .double, "parts.quantity.@avg", optional: true)
+                DerivedAttributeDescription("meanAmount", .decimal, "parts.amount.@avg", optional: true)
+                DerivedAttributeDescription("least", .decimal, "parts.amount.@min", optional: true)
                 FetchIndex("text")
                 FetchIndex("money")
                 FetchIndex("real")
             }
             Entity("Part") {
-                Attribute("amount", .decimal, default: 0)
-                Attribute("quantity", .int64, default: 0)
-                Attribute("weight", .double, default: 0)
-                Relationship("holder", toOne: "Holder", inverse: "parts")
-                Derived("line", .decimal, "amount * quantity")
-                Derived("scaled", .double, "weight * quantity + weight")
-                Derived("sum", .int64, "quantity + quantity")
+                AttributeDescription("amount", .decimal, default: 0)
+                AttributeDescription("quantity", .int64, default: 0)
+                AttributeDescription("weight", .double, default: 0)
+                RelationshipDescription("holder", toOne: "Holder", inverse: "parts")
+                DerivedAttributeDescription("line", .decimal, "amount * quantity")
+                DerivedAttributeDescription("scaled", .double, "weight * quantity + weight")
+                DerivedAttributeDescription("sum", .int64, "quantity + quantity")
             }
         }
     }
@@ -58,7 +58,7 @@ import StrataStorage
             Date.distantPast, Date.distantFuture, Date(timeIntervalSinceReferenceDate: .infinity),
             Date(timeIntervalSinceReferenceDate: .nan), Date(timeIntervalSinceReferenceDate: -0.0),
             UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)), UUID(),
-            Value.null, Value.int(.min), Value.binary([0]),
+            StoredValue.null, StoredValue.int(.min), StoredValue.binary([0]),
         ]
         for bounds in [Int64(Int16.min)...Int64(Int16.max), Int64(Int32.min)...Int64(Int32.max)] {
             for x in [bounds.lowerBound - 1, bounds.lowerBound, bounds.upperBound, bounds.upperBound + 1] {
@@ -82,7 +82,7 @@ import StrataStorage
     }
 
     /// Whether `stored` is exactly what `given` means for an attribute of `type`.
-    static func roundTrips(_ given: Value, _ stored: Value, _ type: AttributeType) -> Bool {
+    static func roundTrips(_ given: StoredValue, _ stored: StoredValue, _ type: AttributeType) -> Bool {
         switch (given, stored) {
         case (.double(let a), .double(let b)): return a.bitPattern == b.bitPattern
         case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)

@@ -12,7 +12,7 @@ import Glibc
 @Suite struct ForgedPageTests {
     static let pageSize = 4096
 
-    enum Value {
+    enum StoredValue {
         case inline([UInt8])
         /// A reference to the `index`-th genuine overflow frame of the file, or to a raw offset.
         case overflow(Int)
@@ -33,7 +33,7 @@ import Glibc
 
     struct Forgery: CustomStringConvertible {
         var name: String
-        var leaves: [[(key: String, value: Value)]]
+        var leaves: [[(key: String, value: StoredValue)]]
         /// Cells of the root branch (`nil`: the first leaf is the root).
         var branch: [(key: String, child: Child)]?
         var description: String { name }
@@ -43,7 +43,7 @@ import Glibc
     /// larger than a quarter page to be legal in a leaf).
     static let overflowValues: [[UInt8]] = [[UInt8](repeating: 0x5A, count: 3000), [UInt8](repeating: 0xA5, count: 5000)]
 
-    static func v(_ s: String) -> Value { .inline(Array(s.utf8)) }
+    static func v(_ s: String) -> StoredValue { .inline(Array(s.utf8)) }
 
     /// The generator: each forgery breaks one rule (order in a page, order across pages, a
     /// shared child, an impossible child or overflow offset) and nothing else.
@@ -55,7 +55,7 @@ import Glibc
         out.append(Forgery(name: "leaf keys descending in a child", leaves: [[("a", v("1")), ("b", v("2"))], [("o", v("3")), ("n", v("4"))]],
                            branch: [("", .leaf(0)), ("m", .leaf(1))]))
         // Order inside a branch, shared children.
-        let three: [[(key: String, value: Value)]] = [[("a", v("1")), ("b", v("2"))], [("m", v("3")), ("n", v("4"))], [("t", v("5")), ("u", v("6"))]]
+        let three: [[(key: String, value: StoredValue)]] = [[("a", v("1")), ("b", v("2"))], [("m", v("3")), ("n", v("4"))], [("t", v("5")), ("u", v("6"))]]
         out.append(Forgery(name: "two branch cells share a child", leaves: three, branch: [("", .leaf(0)), ("m", .leaf(0)), ("t", .leaf(2))]))
         out.append(Forgery(name: "two branch cells share the last child", leaves: three, branch: [("", .leaf(0)), ("m", .leaf(1)), ("t", .leaf(1))]))
         out.append(Forgery(name: "branch keys descending", leaves: three, branch: [("", .leaf(0)), ("t", .leaf(1)), ("m", .leaf(2))]))
@@ -82,7 +82,7 @@ import Glibc
             out.append(Forgery(name: "child offset \(name)", leaves: three, branch: [("", .leaf(0)), ("m", child), ("t", .leaf(2))]))
         }
         // Overflow references a file cannot hold, or that point at the wrong frame.
-        let badOverflow: [(String, Value)] = [
+        let badOverflow: [(String, StoredValue)] = [
             ("2^63", .overflowAt(1 << 63, length: 3000)), ("2^63-1", .overflowAt((1 << 63) - 1, length: 3000)),
             ("2^64-1", .overflowAt(.max, length: 3000)), ("2^64-16", .overflowAt(.max - 15, length: 3000)), ("0", .overflowAt(0, length: 3000)),
             ("4096 (header)", .overflowAt(4096, length: 3000)), ("past the end of the file", .overflowAt(1 << 30, length: 3000)),

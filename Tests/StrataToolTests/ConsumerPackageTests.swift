@@ -101,6 +101,57 @@ import Testing
         return (process.terminationStatus, String(decoding: data, as: UTF8.self))
     }
 
+    /// A file that imports Foundation, Strata and StrataRecords together and uses both layers'
+    /// names unqualified (issue 25: one vocabulary per import): an object-layer class with its
+    /// wrappers beside a record-layer model, values and predicates. An ambiguous or shadowed name
+    /// fails the build.
+    static let bothLayersSource = #"""
+        // Both layers in one file: no name of one shadows a name of the other.
+        import Foundation
+        import Strata
+        import StrataRecords
+
+        final class Drink: ManagedObject {
+            @Attribute var name: String
+            @Attribute(default: 0) var price: Decimal
+        }
+
+        func bothLayersInOneFile() throws {
+            let directory = FileManager.default.currentDirectoryPath
+            let model = try Model {
+                Entity("Shelf") {
+                    AttributeDescription("label", .string)
+                    RelationshipDescription("drinks", toMany: "Bottle", inverse: "shelf")
+                    DerivedAttributeDescription("drinkCount", .int64, "drinks.@count")
+                }
+                Entity("Bottle") {
+                    AttributeDescription("name", .string)
+                    RelationshipDescription("shelf", toOne: "Shelf", inverse: "drinks")
+                }
+            }
+            let store = try RecordStore(path: directory + "/both-records.strata", model: model)
+            let shelf = try store.write { tx in
+                let shelf = try tx.insert("Shelf", ["label": "top"])
+                try tx.insert("Bottle", ["name": "tea", "shelf": shelf])
+                try tx.insert("Bottle", ["name": "mate", "shelf": shelf])
+                return shelf
+            }
+            let count: StoredValue = try store.read { try $0.value("drinkCount", of: shelf) }
+            try store.close()
+
+            let container = try ModelContainer(for: [Drink.self], path: directory + "/both-objects.strata")
+            let context = ModelContext(container)
+            let drink = Drink()
+            drink.name = "tea"
+            context.insert(drink)
+            try context.save()
+            let found = try context.fetch(FetchDescriptor<Drink>(predicate: try FetchPredicate(format: "name == %@", "tea")))
+            print("both layers: \(count.doubleValue.map { Int($0) } ?? -1) rows, \(found.count) object, \(found.first?.name ?? "?")")
+            try container.close()
+        }
+
+        """#
+
     @Test func readmeExamplesBuildAndRunInAConsumerOfATaggedClone() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("strata-consumer-\(getpid())").path
         try? FileManager.default.removeItem(atPath: root)
@@ -117,8 +168,10 @@ import Testing
         for (n, block) in blocks.enumerated() {
             try Self.sourceFile(block, n).write(toFile: "\(root)/consumer/Sources/Consumer/ReadmeExample\(n + 1).swift", atomically: true, encoding: .utf8)
         }
-        let main = "// Runs the README's examples in order.\n"
-            + blocks.indices.map { "try \(Self.isAsync(blocks[$0]) ? "await " : "")readmeExample\($0 + 1)()" }.joined(separator: "\n") + "\n"
+        try Self.bothLayersSource.write(toFile: root + "/consumer/Sources/Consumer/BothLayers.swift", atomically: true, encoding: .utf8)
+        let main = "// Runs the README's examples in order, then both layers in one file.\n"
+            + blocks.indices.map { "try \(Self.isAsync(blocks[$0]) ? "await " : "")readmeExample\($0 + 1)()" }.joined(separator: "\n")
+            + "\ntry bothLayersInOneFile()\n"
         try main.write(toFile: root + "/consumer/Sources/Consumer/main.swift", atomically: true, encoding: .utf8)
         let manifest = """
             // swift-tools-version:6.0
@@ -167,6 +220,7 @@ import Testing
         #expect(run.status == 0, "the README's examples fail when run:\n\(run.output)")
         #expect(run.output.contains("Ada Lovelace"), "\(run.output)")
         #expect(run.output.contains("Groceries: 2 items, total 5.5"), "the Objects example printed:\n\(run.output)")
+        #expect(run.output.contains("both layers: 2 rows, 1 object, tea"), "the file importing both layers printed:\n\(run.output)")
         for line in ["fullName: Ada Lovelace -> Ada King", "position changed", #"["fullName", "lastName", "latitude", "position"]"#, "true true",
                      #"["Ada King", "Alan Turing", "Grace Hopper"]"#, #"["Ada King", "Alan Kay", "Grace Hopper"]"#] {
             #expect(run.output.contains(line), "the Properties example did not print \(line):\n\(run.output)")

@@ -88,7 +88,7 @@ import StrataTesting
         }
         let path = "\(dir)/ambiguous.strata"
         let store = try RecordStore(path: path, model: try Model {
-            Entity("Code") { Attribute("text", .string, validation: [.pattern("[a-z]+, min 3"), .maximumLength(20)]) }
+            Entity("Code") { AttributeDescription("text", .string, validation: [.pattern("[a-z]+, min 3"), .maximumLength(20)]) }
         })
         try store.write { tx in _ = try tx.insert("Code", ["text": "abc, min 3"]) }
         try store.close()

@@ -43,7 +43,7 @@ struct ChangeWriter {
     }
 
     /// The value to write for `slot` of `o`: a to-one as the target's primary key.
-    func storedValue(_ o: ManagedObject, _ b: EntityBinding, _ slot: Int) -> Value {
+    func storedValue(_ o: ManagedObject, _ b: EntityBinding, _ slot: Int) -> StoredValue {
         let v = o._values[slot]
         guard b.schema.slotKinds[slot] == .toOne else { return v }
         guard case .int(let raw) = v, let pk = recordKey(raw) else { return .null }
@@ -77,7 +77,7 @@ struct ChangeWriter {
         }
         // Slots in range (they ascend): compared in place, from their bits first.
         return values.withUnsafeBufferPointer { vp in
-            snapshot.withUnsafeBufferPointer { sp in locked.filter { !Value.identical(vp, $0, sp, $0) } }
+            snapshot.withUnsafeBufferPointer { sp in locked.filter { !StoredValue.identical(vp, $0, sp, $0) } }
         }
     }
 
@@ -101,7 +101,7 @@ struct ChangeWriter {
             let write = try preparedWrite(b, slots: b.lockedSlots)
             let kinds = b.schema.slotKinds
             let current = o._values
-            var values: [Value] = []
+            var values: [StoredValue] = []
             values.reserveCapacity(b.lockedSlots.count)
             for slot in b.lockedSlots {
                 // An object never given values (none, or all) inserts its defaults.
@@ -140,7 +140,7 @@ struct ChangeWriter {
     mutating func update(_ o: ManagedObject, _ b: EntityBinding, slots: [Int]) throws {
         guard !slots.isEmpty, let pk = recordKey(o._rawID) else { return }
         let write = try preparedWrite(b, slots: slots)
-        var values: [Value] = []
+        var values: [StoredValue] = []
         values.reserveCapacity(slots.count)
         for slot in slots { values.append(storedValue(o, b, slot)) }
         try tx.update(primaryKey: UInt64(pk), write, values)

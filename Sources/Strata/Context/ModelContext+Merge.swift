@@ -171,7 +171,7 @@ extension ModelContext {
             return
         }
         guard let id = object.objectID.recordID else { return }
-        let read: [Value]?
+        let read: [StoredValue]?
         do { read = try reader().storedRow(of: id) } catch { return }
         guard let row = read else {
             // Another save deleted it: its changes have nothing left to apply to, and it turns
@@ -225,7 +225,7 @@ extension ModelContext {
     /// Gives `object` the store's `fresh` values as its snapshot: an object without unsaved
     /// changes takes them as its values; a changed one keeps its changed stored properties on
     /// top (derived values always come from the store).
-    func moveSnapshot(of object: ManagedObject, to fresh: [Value], _ b: EntityBinding) {
+    func moveSnapshot(of object: ManagedObject, to fresh: [StoredValue], _ b: EntityBinding) {
         var snapshot = fresh
         if object._values.count == fresh.count {
             var values = fresh

@@ -151,7 +151,7 @@ extension ModelContext {
     }
 
     /// The target a stored to-one value names (`.int(raw)`), or nil.
-    func target(of value: Value, slot: Int, of object: ManagedObject) -> ManagedObject? {
+    func target(of value: StoredValue, slot: Int, of object: ManagedObject) -> ManagedObject? {
         guard case .int(let raw) = value else { return nil }
         return self.object(raw: raw, slot: slot, of: object)
     }

@@ -41,7 +41,7 @@ extension ModelContext {
             return nil
         }
         var conflicts: [MergeConflictRecord] = []
-        var storeWins: [(ManagedObject, [Value]?)] = []
+        var storeWins: [(ManagedObject, [StoredValue]?)] = []
         let (pks, changes) = try container.whileOpen("save") { try container.store.writeReportingChanges { tx -> ChangeWriter in
             var writer = ChangeWriter(context: self, tx: tx)
             tx.reserveRows(saving.inserted.count + saving.updated.count + saving.deleted.count)
@@ -62,7 +62,7 @@ extension ModelContext {
                                 b.lockedSlots.filter { slot in
                                     let f = b.rowField[slot]
                                     guard f < rp.count, slot < sp.count else { return !initial[slot].isIdentical(to: snapshot[slot]) }
-                                    return !Value.identical(rp, f, sp, slot)
+                                    return !StoredValue.identical(rp, f, sp, slot)
                                 }
                             }
                         }
@@ -100,9 +100,9 @@ extension ModelContext {
         return finishSave(saving, pks: pks.written, changes: changes, storeWins: storeWins)
     }
 
-    private func conflictRecord(_ o: ManagedObject, _ b: EntityBinding, _ slots: [Int], _ stored: [Value]?) -> MergeConflictRecord {
+    private func conflictRecord(_ o: ManagedObject, _ b: EntityBinding, _ slots: [Int], _ stored: [StoredValue]?) -> MergeConflictRecord {
         let names = slots.map { b.schema.properties[$0].name }
-        func text(_ values: [Value]) -> [String: String] {
+        func text(_ values: [StoredValue]) -> [String: String] {
             Dictionary(uniqueKeysWithValues: slots.map { (b.schema.properties[$0].name, values[$0].description) })
         }
         return MergeConflictRecord(entity: b.name, primaryKey: UInt64(max(o._rawID, 0)), properties: names, snapshot: text(o._snapshot),
@@ -128,7 +128,7 @@ extension ModelContext {
         round.append(contentsOf: updated.values)
         round.append(contentsOf: deleted.values)
         if round.isEmpty { return }
-        var before: [[Value]] = []
+        var before: [[StoredValue]] = []
         before.reserveCapacity(round.count)
         for o in round {
             before.append(o._values)
@@ -137,7 +137,7 @@ extension ModelContext {
         for r in 1..<16 {
             guard Self.sameStorage(sets.0, inserted), Self.sameStorage(sets.1, insertOrder), Self.sameStorage(sets.2, updated),
                   Self.sameStorage(sets.3, deleted) else {
-                var table = KeyTable<[Value]>(capacity: round.count)
+                var table = KeyTable<[StoredValue]>(capacity: round.count)
                 for (o, v) in zip(round, before) { table[ObjectSet.address(o)] = v }
                 return try runWillSaveRounds(from: r, before: table, held: round)
             }
@@ -148,7 +148,7 @@ extension ModelContext {
                 runHook(round[i]) { $0.willSave() }
             }
         }
-        var table = KeyTable<[Value]>(capacity: round.count)
+        var table = KeyTable<[StoredValue]>(capacity: round.count)
         for (o, v) in zip(round, before) { table[ObjectSet.address(o)] = v }
         try runWillSaveRounds(from: 16, before: table, held: round)
     }
@@ -156,7 +156,7 @@ extension ModelContext {
     /// Rounds `first` to 15 of ``runWillSave()``, each over the objects the change sets hold
     /// then; `before` holds (by address) what each object held when its last `willSave` began,
     /// and `held` keeps those objects alive, so no address is reused by an object a hook makes.
-    private func runWillSaveRounds(from first: Int, before: KeyTable<[Value]>, held: [ManagedObject]) throws {
+    private func runWillSaveRounds(from first: Int, before: KeyTable<[StoredValue]>, held: [ManagedObject]) throws {
         var before = before
         var held = held
         for _ in first..<max(first, 16) {
@@ -195,7 +195,7 @@ extension ModelContext {
     /// Whether `now` holds what `then` held. An array kept aside shares its buffer until the
     /// object's array is written (copy on write), so the same buffer answers at once; only a
     /// replaced array is compared value by value.
-    static func unchanged(_ then: [Value], _ now: [Value]) -> Bool {
+    static func unchanged(_ then: [StoredValue], _ now: [StoredValue]) -> Bool {
         guard then.count == now.count else { return false }
         let same = then.withUnsafeBufferPointer { a in now.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
         return same || zip(then, now).allSatisfy { $0.isIdentical(to: $1) }
@@ -244,7 +244,7 @@ extension ModelContext {
     }
 
     private func finishSave(_ saving: (inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]),
-                            pks: KeyTable<Int64>, changes: RecordChanges, storeWins: [(ManagedObject, [Value]?)]) -> SaveNotification {
+                            pks: KeyTable<Int64>, changes: RecordChanges, storeWins: [(ManagedObject, [StoredValue]?)]) -> SaveNotification {
         // One pass per object (its binding looked up once): inserted objects take their
         // primary keys; to-one values naming temporary identifiers now name primary keys
         // (every insert of the save has its key by now); the changed sets' marks go.
@@ -364,7 +364,7 @@ extension ModelContext {
     /// values, transients kept, nothing to tell observers), without a fresh array from the row
     /// and a second to compare. Returns false, changing nothing, when any slot differs (the
     /// caller then takes that general path).
-    private func adoptValuesAsSnapshot(_ o: ManagedObject, row: [Value], _ b: EntityBinding) -> Bool {
+    private func adoptValuesAsSnapshot(_ o: ManagedObject, row: [StoredValue], _ b: EntityBinding) -> Bool {
         guard !o.hasChanges else { return false }
         let values = o._values
         let schema = b.schema
@@ -377,7 +377,7 @@ extension ModelContext {
                     if f >= 0 {
                         // The same bits are the same representation; else compare.
                         guard f < rp.count else { return false }
-                        if memcmp(vp.baseAddress! + slot, rp.baseAddress! + f, MemoryLayout<Value>.size) == 0 { continue }
+                        if memcmp(vp.baseAddress! + slot, rp.baseAddress! + f, MemoryLayout<StoredValue>.size) == 0 { continue }
                         guard Self.sameRepresentation(vp[slot], rp[f]) else { return false }
                     } else if kinds[slot] != .transient {
                         // Not in the row (a to-many): the snapshot would hold the initial value.
@@ -393,11 +393,11 @@ extension ModelContext {
     }
 
     /// Whether two values are the same bits, not only identical in the sense of
-    /// ``Value/isIdentical(to:)``: `-0.0` and `0.0`, or `1.0` and `1.00` as decimals, are
+    /// ``StoredValue/isIdentical(to:)``: `-0.0` and `0.0`, or `1.0` and `1.00` as decimals, are
     /// identical, but an object keeps the row's spelling when it takes the row's values, so
     /// only the same representation lets it keep its own. Decimals always answer false (their
     /// representation is not compared here): the general path handles them.
-    static func sameRepresentation(_ a: Value, _ b: Value) -> Bool {
+    static func sameRepresentation(_ a: StoredValue, _ b: StoredValue) -> Bool {
         switch (a, b) {
         case (.null, .null): return true
         case (.bool(let x), .bool(let y)): return x == y

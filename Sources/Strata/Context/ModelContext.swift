@@ -69,7 +69,7 @@ public final class ModelContext {
     /// Rows prefetching read, from the commit `reading` holds: a fault of one of them takes
     /// its row from here (a target released and reached again reads nothing either). Dropped
     /// when the context reads a newer commit, or resets.
-    @exclusivity(unchecked) var prefetchedRows: [Key: [Value]] = [:]
+    @exclusivity(unchecked) var prefetchedRows: [Key: [StoredValue]] = [:]
     let inbox = SaveInbox()
     /// ``automaticallyMergesChangesFromStore``'s value.
     var mergesAutomatically = false
@@ -208,7 +208,7 @@ public final class ModelContext {
     }
 
     /// Gives a fault its stored row's values.
-    private func load(_ object: ManagedObject, _ row: [Value], _ b: EntityBinding) {
+    private func load(_ object: ManagedObject, _ row: [StoredValue], _ b: EntityBinding) {
         let values = b.values(fromRow: row)
         object._values = values
         object._snapshot = values
@@ -221,7 +221,7 @@ public final class ModelContext {
         guard !objects.isEmpty else { return }
         for o in objects { o._flags.remove(.fault) }
         statistics.faultsFired += objects.count
-        var rows: [[Value]?]
+        var rows: [[StoredValue]?]
         do {
             let r = try reader()
             rows = objects.map { rowReadAhead(of: $0._rawID, b) }
@@ -246,7 +246,7 @@ public final class ModelContext {
 
     /// The row of `raw` a fetch's scan or prefetching read from the commit the context reads,
     /// if either did (call after ``reader()``, which drops them when the commit moved).
-    private func rowReadAhead(of raw: Int64, _ b: EntityBinding) -> [Value]? {
+    private func rowReadAhead(of raw: Int64, _ b: EntityBinding) -> [StoredValue]? {
         rowCache.take(entity: b.entity, raw: raw) ?? (prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: b.index, raw: raw)])
     }
 
@@ -391,7 +391,7 @@ public final class ModelContext {
 
     /// Sets a stored property; `isEvent` false (a primitive set) records the change for the
     /// save but not as an event of ``ManagedObject/changedValuesForCurrentEvent()``.
-    func setValue(_ value: Value, slot: Int, of object: ManagedObject, isEvent: Bool = true) {
+    func setValue(_ value: StoredValue, slot: Int, of object: ManagedObject, isEvent: Bool = true) {
         object._prepareValues()
         guard slot < object._values.count else { return }
         if object.isDeleted {

@@ -63,7 +63,7 @@ public struct FetchDescriptor<T: ManagedObject> {
     /// once, whatever its constants (docs/decisions.md §36).
     ///
     /// - Throws: `StrataError.invalidFetch` naming a variable `values` has no value for.
-    public func substituting(_ values: [String: Value]) throws -> FetchDescriptor<T> {
+    public func substituting(_ values: [String: StoredValue]) throws -> FetchDescriptor<T> {
         var d = self
         d.predicate = try predicate?.substituting(values)
         return d

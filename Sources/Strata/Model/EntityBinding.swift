@@ -13,7 +13,7 @@ final class EntityBinding: @unchecked Sendable {
     var targetEntity: [Int]
     var inverseSlot: [Int]
     /// By object slot: the relationship's record description (nil for other properties).
-    let relationships: [RelationshipDescription?]
+    let relationships: [ResolvedRelationship?]
     /// The stored-property slots (attributes and to-ones): what optimistic locking compares.
     let lockedSlots: [Int]
     /// Whether a row's fields are the object's slots, in order (no to-many, no bookkeeping
@@ -25,7 +25,7 @@ final class EntityBinding: @unchecked Sendable {
         self.entity = entity
         var rowField: [Int] = []
         var slotOf = Array(repeating: -1, count: entity.rowFieldCount)
-        var rels: [RelationshipDescription?] = []
+        var rels: [ResolvedRelationship?] = []
         for (slot, p) in schema.properties.enumerated() {
             let f = p.isToMany ? -1 : (entity.rowFieldIndex(of: p.name) ?? -1)
             rowField.append(f)
@@ -50,7 +50,7 @@ final class EntityBinding: @unchecked Sendable {
     var index: Int { entity.index }
 
     /// The object values of a stored row.
-    func values(fromRow row: [Value]) -> [Value] {
+    func values(fromRow row: [StoredValue]) -> [StoredValue] {
         if rowIsSlots && row.count == rowField.count { return row }
         var values = schema.initialValues
         for (slot, f) in rowField.enumerated() where f >= 0 && f < row.count { values[slot] = row[f] }

@@ -53,7 +53,7 @@ final class EntitySchema: @unchecked Sendable {
     let properties: [Property]
     let slotByName: [String: Int]
     /// The values a new object starts with, by slot (defaults, else `null`).
-    let initialValues: [Value]
+    let initialValues: [StoredValue]
     /// The slots of transient attributes (modelled, never stored).
     let transientSlots: [Int]
     let buildError: StrataError?

@@ -42,13 +42,13 @@ struct ModelBuilderFromClasses {
             for p in s.properties {
                 switch p.kind {
                 case .attribute(let a):
-                    members.append(EntityMember(StrataRecords.Attribute(p.name, a.type, optional: a.isOptional, default: a.defaultValue,
+                    members.append(EntityMember(StrataRecords.AttributeDescription(p.name, a.type, optional: a.isOptional, default: a.defaultValue,
                                                                        transient: a.isTransient, validation: a.validation,
                                                                        renamedFrom: a.renamedFrom)))
                     if a.options.contains(.unique) { members.append(EntityMember(Unique(p.name))) }
                     if a.options.contains(.indexed) { members.append(EntityMember(FetchIndex(p.name))) }
                 case .derived(let d):
-                    members.append(EntityMember(StrataRecords.Derived(p.name, d.type, d.expression, optional: d.isOptional,
+                    members.append(EntityMember(StrataRecords.DerivedAttributeDescription(p.name, d.type, d.expression, optional: d.isOptional,
                                                                      renamedFrom: d.renamedFrom)))
                     if d.options.contains(.unique) { members.append(EntityMember(Unique(p.name))) }
                     if d.options.contains(.indexed) { members.append(EntityMember(FetchIndex(p.name))) }
@@ -59,10 +59,10 @@ struct ModelBuilderFromClasses {
                     }
                     let inv = try inverse["\(s.name).\(p.name)"] ?? soleInverse(of: p.name, in: s, target: target)
                     if r.isToMany {
-                        members.append(EntityMember(StrataRecords.Relationship(p.name, toMany: target.name, inverse: inv,
+                        members.append(EntityMember(StrataRecords.RelationshipDescription(p.name, toMany: target.name, inverse: inv,
                                                                               deleteRule: r.deleteRule, renamedFrom: r.renamedFrom)))
                     } else {
-                        members.append(EntityMember(StrataRecords.Relationship(p.name, toOne: target.name, inverse: inv,
+                        members.append(EntityMember(StrataRecords.RelationshipDescription(p.name, toOne: target.name, inverse: inv,
                                                                               deleteRule: r.deleteRule, optional: r.isOptional,
                                                                               renamedFrom: r.renamedFrom)))
                     }

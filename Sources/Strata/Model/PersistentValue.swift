@@ -2,7 +2,7 @@ import Foundation
 import StrataRecords
 
 /// A Swift type an ``Attribute`` or ``Derived`` property can have: it names its
-/// ``AttributeType`` and converts to and from the store's ``Value``.
+/// ``AttributeType`` and converts to and from the store's ``StoredValue``.
 ///
 /// Conforming types: `Bool`, `Int`, `Int16`, `Int32`, `Int64`, `Double`, `Decimal`, `String`,
 /// `Date`, `UUID`, `[UInt8]`, `Data`, and `Optional` of each (an optional attribute).
@@ -15,9 +15,9 @@ public protocol PersistentValue {
     /// attribute not set yet, a fault that could not be fulfilled): `nil`, zero, empty.
     static var placeholder: Self { get }
     /// The value from the store's representation, or `nil` when it is of another kind.
-    init?(storedValue: Value)
+    init?(storedValue: StoredValue)
     /// The value as the store keeps it.
-    var storedValue: Value { get }
+    var storedValue: StoredValue { get }
 }
 
 extension PersistentValue {
@@ -28,107 +28,107 @@ extension PersistentValue {
 extension Bool: PersistentValue {
     public static var attributeType: AttributeType { .bool }
     public static var placeholder: Bool { false }
-    public init?(storedValue: Value) { guard case .bool(let b) = storedValue else { return nil }; self = b }
-    public var storedValue: Value { .bool(self) }
+    public init?(storedValue: StoredValue) { guard case .bool(let b) = storedValue else { return nil }; self = b }
+    public var storedValue: StoredValue { .bool(self) }
 }
 
 extension Int: PersistentValue {
     public static var attributeType: AttributeType { .int64 }
     public static var placeholder: Int { 0 }
-    public init?(storedValue: Value) { guard case .int(let i) = storedValue, let v = Int(exactly: i) else { return nil }; self = v }
-    public var storedValue: Value { .int(Int64(self)) }
+    public init?(storedValue: StoredValue) { guard case .int(let i) = storedValue, let v = Int(exactly: i) else { return nil }; self = v }
+    public var storedValue: StoredValue { .int(Int64(self)) }
 }
 
 extension Int64: PersistentValue {
     public static var attributeType: AttributeType { .int64 }
     public static var placeholder: Int64 { 0 }
-    public init?(storedValue: Value) { guard case .int(let i) = storedValue else { return nil }; self = i }
-    public var storedValue: Value { .int(self) }
+    public init?(storedValue: StoredValue) { guard case .int(let i) = storedValue else { return nil }; self = i }
+    public var storedValue: StoredValue { .int(self) }
 }
 
 extension Int32: PersistentValue {
     public static var attributeType: AttributeType { .int32 }
     public static var placeholder: Int32 { 0 }
-    public init?(storedValue: Value) { guard case .int(let i) = storedValue, let v = Int32(exactly: i) else { return nil }; self = v }
-    public var storedValue: Value { .int(Int64(self)) }
+    public init?(storedValue: StoredValue) { guard case .int(let i) = storedValue, let v = Int32(exactly: i) else { return nil }; self = v }
+    public var storedValue: StoredValue { .int(Int64(self)) }
 }
 
 extension Int16: PersistentValue {
     public static var attributeType: AttributeType { .int16 }
     public static var placeholder: Int16 { 0 }
-    public init?(storedValue: Value) { guard case .int(let i) = storedValue, let v = Int16(exactly: i) else { return nil }; self = v }
-    public var storedValue: Value { .int(Int64(self)) }
+    public init?(storedValue: StoredValue) { guard case .int(let i) = storedValue, let v = Int16(exactly: i) else { return nil }; self = v }
+    public var storedValue: StoredValue { .int(Int64(self)) }
 }
 
 extension Double: PersistentValue {
     public static var attributeType: AttributeType { .double }
     public static var placeholder: Double { 0 }
-    public init?(storedValue: Value) {
+    public init?(storedValue: StoredValue) {
         switch storedValue {
         case .double(let d): self = d
         case .int(let i): self = Double(i)
         default: return nil
         }
     }
-    public var storedValue: Value { .double(self) }
+    public var storedValue: StoredValue { .double(self) }
 }
 
 extension Decimal: PersistentValue {
     public static var attributeType: AttributeType { .decimal }
     public static var placeholder: Decimal { 0 }
-    public init?(storedValue: Value) {
+    public init?(storedValue: StoredValue) {
         switch storedValue {
         case .decimal(let d): self = d
         case .int(let i): self = Decimal(i)
         default: return nil
         }
     }
-    public var storedValue: Value { .decimal(self) }
+    public var storedValue: StoredValue { .decimal(self) }
 }
 
 extension String: PersistentValue {
     public static var attributeType: AttributeType { .string }
     public static var placeholder: String { "" }
-    public init?(storedValue: Value) { guard case .string(let s) = storedValue else { return nil }; self = s }
-    public var storedValue: Value { .string(self) }
+    public init?(storedValue: StoredValue) { guard case .string(let s) = storedValue else { return nil }; self = s }
+    public var storedValue: StoredValue { .string(self) }
 }
 
 extension Date: PersistentValue {
     public static var attributeType: AttributeType { .date }
     public static var placeholder: Date { Date(timeIntervalSinceReferenceDate: 0) }
-    public init?(storedValue: Value) { guard case .date(let d) = storedValue else { return nil }; self = d }
-    public var storedValue: Value { .date(self) }
+    public init?(storedValue: StoredValue) { guard case .date(let d) = storedValue else { return nil }; self = d }
+    public var storedValue: StoredValue { .date(self) }
 }
 
 extension UUID: PersistentValue {
     public static var attributeType: AttributeType { .uuid }
     public static var placeholder: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
-    public init?(storedValue: Value) { guard case .uuid(let u) = storedValue else { return nil }; self = u }
-    public var storedValue: Value { .uuid(self) }
+    public init?(storedValue: StoredValue) { guard case .uuid(let u) = storedValue else { return nil }; self = u }
+    public var storedValue: StoredValue { .uuid(self) }
 }
 
 extension Array: PersistentValue where Element == UInt8 {
     public static var attributeType: AttributeType { .binary }
     public static var placeholder: [UInt8] { [] }
-    public init?(storedValue: Value) { guard case .binary(let b) = storedValue else { return nil }; self = b }
-    public var storedValue: Value { .binary(self) }
+    public init?(storedValue: StoredValue) { guard case .binary(let b) = storedValue else { return nil }; self = b }
+    public var storedValue: StoredValue { .binary(self) }
 }
 
 extension Data: PersistentValue {
     public static var attributeType: AttributeType { .binary }
     public static var placeholder: Data { Data() }
-    public init?(storedValue: Value) { guard case .binary(let b) = storedValue else { return nil }; self = Data(b) }
-    public var storedValue: Value { .binary([UInt8](self)) }
+    public init?(storedValue: StoredValue) { guard case .binary(let b) = storedValue else { return nil }; self = Data(b) }
+    public var storedValue: StoredValue { .binary([UInt8](self)) }
 }
 
 extension Optional: PersistentValue where Wrapped: PersistentValue {
     public static var attributeType: AttributeType { Wrapped.attributeType }
     public static var isOptional: Bool { true }
     public static var placeholder: Wrapped? { nil }
-    public init?(storedValue: Value) {
+    public init?(storedValue: StoredValue) {
         if case .null = storedValue { self = .none; return }
         guard let w = Wrapped(storedValue: storedValue) else { return nil }
         self = .some(w)
     }
-    public var storedValue: Value { self?.storedValue ?? .null }
+    public var storedValue: StoredValue { self?.storedValue ?? .null }
 }

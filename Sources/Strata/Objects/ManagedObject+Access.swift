@@ -70,7 +70,7 @@ extension ManagedObject {
 
     /// The stored form of the property in `slot` (firing the fault first).
     @usableFromInline
-    final func _persistentValue(_ slot: Int) -> Value {
+    final func _persistentValue(_ slot: Int) -> StoredValue {
         _prepareValues()
         guard slot >= 0, slot < _values.count else { return .null }
         _trackAccess(slot: slot)
@@ -79,7 +79,7 @@ extension ManagedObject {
 
     /// Sets the property in `slot` and records the change.
     @usableFromInline
-    final func _setPersistentValue(_ value: Value, slot: Int) {
+    final func _setPersistentValue(_ value: StoredValue, slot: Int) {
         guard slot >= 0 else { return }
         if let c = context {
             c.setValue(value, slot: slot, of: self)

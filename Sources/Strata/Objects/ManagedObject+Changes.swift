@@ -157,7 +157,7 @@ extension ManagedObject {
                     case .toOne where c == nil:
                         if _extras?.detachedToOne[slot] != nil { slots.append(slot) }
                     default:
-                        if slot < vp.count, slot < bp.count, !Value.identical(vp, slot, bp, slot) { slots.append(slot) }
+                        if slot < vp.count, slot < bp.count, !StoredValue.identical(vp, slot, bp, slot) { slots.append(slot) }
                     }
                 }
             }

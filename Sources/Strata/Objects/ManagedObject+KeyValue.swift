@@ -67,7 +67,7 @@ extension ManagedObject {
     }
 
     /// The Swift value of a stored `value`, unwrapped: nil for `null`.
-    static func swiftValue(_ value: Value, _ bridge: ValueBridge) -> Any? {
+    static func swiftValue(_ value: StoredValue, _ bridge: ValueBridge) -> Any? {
         if case .null = value { return nil }
         let any = bridge.toSwift(value)
         if let optional = any as? any OptionalUnwrapping { return optional.unwrappedAny }

@@ -51,9 +51,9 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Positive: primary key; negative: temporary identifier; 0: not given one yet.
     @exclusivity(unchecked) final var _rawID: Int64 = 0
     /// Current values by slot (empty while a fault).
-    @exclusivity(unchecked) final var _values: [Value] = []
+    @exclusivity(unchecked) final var _values: [StoredValue] = []
     /// The values last read from or saved to the store, by slot (empty: none).
-    @exclusivity(unchecked) final var _snapshot: [Value] = []
+    @exclusivity(unchecked) final var _snapshot: [StoredValue] = []
     @exclusivity(unchecked) final var _extras: ObjectExtras?
     @exclusivity(unchecked) final var _flags: ObjectFlags = []
 

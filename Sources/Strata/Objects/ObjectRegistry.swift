@@ -133,7 +133,7 @@ struct RowCache {
 
     /// The row of `raw`, taken out of the cache and decoded with `entity`'s layout (nil: not
     /// held, or bytes that do not decode, which the fault's own read then reports).
-    mutating func take(entity: EntityDescription, raw: Int64) -> [Value]? {
+    mutating func take(entity: EntityDescription, raw: Int64) -> [StoredValue]? {
         guard count > 0 else { return nil }
         for (f, fetched) in fetches.enumerated() where fetched.entity == entity.index {
             guard let i = fetched.position(of: raw) else { continue }

@@ -122,7 +122,7 @@ final class KeyObserver {
     }
 
     /// Whether a value observers were told is still what they hold. Attribute values are
-    /// compared as change tracking compares them (``Value/isIdentical(to:)``: NaN is NaN, a
+    /// compared as change tracking compares them (``StoredValue/isIdentical(to:)``: NaN is NaN, a
     /// differently spelled equivalent string is a change), so a change is told exactly when
     /// `changedValues()` names it; other `Equatable` values (computed properties, objects)
     /// by `==`.
@@ -183,7 +183,7 @@ final class ChangeBatch {
     /// telling Swift Observation and, when the object is watched, the rest once the outermost
     /// change ends. `didSet` runs right after the value moved (the context records the change).
     @inline(__always)
-    static func set(_ value: Value, slot: Int, of object: ManagedObject, in batch: ChangeBatch?, didSet: () -> Void = {}) {
+    static func set(_ value: StoredValue, slot: Int, of object: ManagedObject, in batch: ChangeBatch?, didSet: () -> Void = {}) {
         let schema = object.entitySchema
         guard isWatched(object) else {
             schema.registrar.willSet(object, keyPath: schema.observationKeys[slot])
@@ -202,7 +202,7 @@ final class ChangeBatch {
 
     /// Replaces `object`'s values as a whole (a merge, a rollback: `values` has one per
     /// slot), telling what changed as ``set(_:slot:of:in:didSet:)`` does.
-    static func replace(_ values: [Value], of object: ManagedObject, in batch: ChangeBatch) {
+    static func replace(_ values: [StoredValue], of object: ManagedObject, in batch: ChangeBatch) {
         guard object._values.count == values.count else {
             object._values = values
             return
@@ -229,7 +229,7 @@ final class ChangeBatch {
     /// the object out of one target's to-many and into another's: registered targets among
     /// `targets` (raw identifiers) have their inverse touched, so caches over it drop and its
     /// observers hear. An unregistered target holds no cache and no observer.
-    func touchInverse(of object: ManagedObject, slot: Int, targets: Value...) {
+    func touchInverse(of object: ManagedObject, slot: Int, targets: StoredValue...) {
         guard let context, let b = context.binding(object), b.targetEntity[slot] >= 0, b.inverseSlot[slot] >= 0 else { return }
         let tb = context.container.bindings[b.targetEntity[slot]]
         let inverse = tb.schema.properties[b.inverseSlot[slot]].name

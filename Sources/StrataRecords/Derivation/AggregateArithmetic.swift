@@ -14,7 +14,7 @@ import StrataStorage
 ///   are the one inexact form: a running sum and a sum from scratch may differ in the last bits.
 /// - Averages are the sum (as above) divided by the count, rounded once: integers to the
 ///   nearest double, decimals by `Decimal` division.
-/// - `@min`/`@max` order values as ``Value/compare(_:_:)`` does.
+/// - `@min`/`@max` order values as ``StoredValue/compare(_:_:)`` does.
 enum AggregateArithmetic {
     /// A result that its type cannot hold: the caller turns it into the error of its context
     /// (a validation error naming entity and attribute at commit, an invalid fetch, a problem
@@ -107,7 +107,7 @@ enum AggregateArithmetic {
 
     /// A stored `@count`, in whatever numeric type it is declared (a count is a whole number
     /// far below 2^53, so a double or decimal holds it exactly); `nil` is 0.
-    static func countValue(_ v: Value) throws -> Int64 {
+    static func countValue(_ v: StoredValue) throws -> Int64 {
         switch v {
         case .double(let x): if let i = Int64(exactly: x) { return i }
         case .decimal(let x): if let i = ExactConversion.integer(x) { return i }
@@ -116,7 +116,7 @@ enum AggregateArithmetic {
         throw StrataError.corrupt("a stored count is not a whole number", offset: nil)
     }
 
-    static func integer(_ v: Value) throws -> Int64 {
+    static func integer(_ v: StoredValue) throws -> Int64 {
         switch v {
         case .int(let i): return i
         case .null: return 0
@@ -124,7 +124,7 @@ enum AggregateArithmetic {
         }
     }
 
-    static func decimal(_ v: Value) throws -> Decimal {
+    static func decimal(_ v: StoredValue) throws -> Decimal {
         switch v {
         case .decimal(let d): return d
         case .int(let i): return Decimal(i)
@@ -133,7 +133,7 @@ enum AggregateArithmetic {
         }
     }
 
-    static func double(_ v: Value) throws -> Double {
+    static func double(_ v: StoredValue) throws -> Double {
         switch v {
         case .double(let d): return d
         case .int(let i): return Double(i)
@@ -147,7 +147,7 @@ enum AggregateArithmetic {
     /// The mean of a sum of `count` values, rounded once: an integer sum to the nearest
     /// double (or exactly divided as a decimal when `type` is decimal), a decimal sum by
     /// `Decimal` division, a double sum by double division. `nil` for no values.
-    static func mean(sum: Value, count: Int64, as type: AttributeType) throws(Overflow) -> Value {
+    static func mean(sum: StoredValue, count: Int64, as type: AttributeType) throws(Overflow) -> StoredValue {
         guard count > 0 else { return .null }
         switch sum {
         case .int(let s):
@@ -162,7 +162,7 @@ enum AggregateArithmetic {
         }
     }
 
-    private static func decimalMean(_ s: Decimal, _ count: Int64) throws(Overflow) -> Value {
+    private static func decimalMean(_ s: Decimal, _ count: Int64) throws(Overflow) -> StoredValue {
         let m = s / Decimal(count)
         guard !m.isNaN else { throw Overflow(reason: "the decimal average cannot be represented") }
         return .decimal(m)
@@ -188,7 +188,7 @@ enum AggregateArithmetic {
     /// The sum of `values` (nils and non-numbers skipped): integers stay `Int64` unless a
     /// decimal or double is among them, decimals stay decimal unless a double is. `nil` when
     /// there is no number at all.
-    static func sum(_ values: [Value]) throws(Overflow) -> (total: Value, count: Int64)? {
+    static func sum(_ values: [StoredValue]) throws(Overflow) -> (total: StoredValue, count: Int64)? {
         var kind: SumKind?
         for v in values {
             switch v {
@@ -233,7 +233,7 @@ enum AggregateArithmetic {
 
     /// An aggregate over values, from scratch, in the values' own kind: `@count` of the values,
     /// `@sum` (0 of nothing), `@avg` (nil of nothing; integers average to a double), `@min`, `@max`.
-    static func aggregate(_ function: AggregateFunction, of values: [Value]) throws(Overflow) -> Value {
+    static func aggregate(_ function: AggregateFunction, of values: [StoredValue]) throws(Overflow) -> StoredValue {
         switch function {
         case .count:
             return .int(Int64(values.count))
@@ -253,11 +253,11 @@ enum AggregateArithmetic {
     }
 
     /// The least or greatest non-nil value.
-    static func extreme(_ values: [Value], max: Bool) -> Value {
-        var best: Value?
+    static func extreme(_ values: [StoredValue], max: Bool) -> StoredValue {
+        var best: StoredValue?
         for v in values where !v.isNull {
             guard let current = best else { best = v; continue }
-            if let c = Value.compare(v, current), max ? c > 0 : c < 0 { best = v }
+            if let c = StoredValue.compare(v, current), max ? c > 0 : c < 0 { best = v }
         }
         return best ?? .null
     }

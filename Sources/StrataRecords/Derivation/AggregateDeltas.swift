@@ -5,13 +5,13 @@ import StrataStorage
 struct AggregateDelta {
     var count: Int64 = 0
     /// Values that entered (+) and left (−), non-nil ones only.
-    var added: [Value] = []
-    var removed: [Value] = []
+    var added: [StoredValue] = []
+    var removed: [StoredValue] = []
 }
 
 /// One aggregate derived attribute: what it computes, and over which child field.
 struct AggregateMember {
-    let derived: DerivedDescription
+    let derived: ResolvedDerivedAttribute
     let function: AggregateFunction
     /// The child's field (nil for `@count`).
     let source: Int?
@@ -22,7 +22,7 @@ extension DerivationEngine {
     /// every member at once (the aggregates of one relationship that follow each other in
     /// dependency order): each touched child moves its contribution from its old parent and
     /// value to its new ones, and each parent is written once.
-    func aggregateToMany(_ e: EntityDescription, _ members: [AggregateMember], _ rel: RelationshipDescription) throws {
+    func aggregateToMany(_ e: EntityDescription, _ members: [AggregateMember], _ rel: ResolvedRelationship) throws {
         let c = model.entities[rel.targetIndex]
         let fk = rel.inverseField!
         let empty = [AggregateDelta](repeating: AggregateDelta(), count: members.count)
@@ -48,8 +48,8 @@ extension DerivationEngine {
 
     /// The same over a many-to-many: a touched child (a value changed, or links made or
     /// broken) leaves the parents it had and enters the parents it has.
-    func aggregateManyToMany(_ e: EntityDescription, _ d: DerivedDescription, _ f: AggregateFunction,
-                             _ rel: RelationshipDescription, _ source: Int?) throws {
+    func aggregateManyToMany(_ e: EntityDescription, _ d: ResolvedDerivedAttribute, _ f: AggregateFunction,
+                             _ rel: ResolvedRelationship, _ source: Int?) throws {
         let c = model.entities[rel.targetIndex]
         var children = Set(touched(c.index).map(\.pk))
         var changesOf: [UInt64: [RecordTransaction.LinkChange]] = [:]
@@ -61,7 +61,7 @@ extension DerivationEngine {
         for child in children.sorted() {
             tx.rowsExamined += 1
             let key = RowKey(entity: c.index, pk: child)
-            let o: [Value]?? = tx.settled(key)
+            let o: [StoredValue]?? = tx.settled(key)
             let n = try tx.row(key)
             let before = o == nil ? n : o!  // untouched row: same values before and after
             let vo = source.map { before?[$0] ?? .null } ?? .null
@@ -84,14 +84,14 @@ extension DerivationEngine {
         try apply(deltas, e, [AggregateMember(derived: d, function: f, source: source)], childEntity: c)
     }
 
-    func parent(_ v: Value?) -> UInt64? {
+    func parent(_ v: StoredValue?) -> UInt64? {
         if case .int(let p)? = v { return UInt64(bitPattern: p) }
         return nil
     }
 
     /// Keeps the `@min`/`@max` tree (parent, child value, child) in step with one child.
-    func moveExtreme(_ e: EntityDescription, _ d: DerivedDescription, child: UInt64,
-                     from old: (UInt64?, Value), to new: (UInt64?, Value)) throws {
+    func moveExtreme(_ e: EntityDescription, _ d: ResolvedDerivedAttribute, child: UInt64,
+                     from old: (UInt64?, StoredValue), to new: (UInt64?, StoredValue)) throws {
         let t = try tx.tx.tree(RecordTrees.extremes(e, d.name), createIfMissing: true)!
         if let p = old.0, !old.1.isNull { _ = try t.delete(RecordTrees.extremesKey(parent: p, value: old.1, child: child)) }
         if let p = new.0, !new.1.isNull { try t.put(RecordTrees.extremesKey(parent: p, value: new.1, child: child), []) }
@@ -101,7 +101,7 @@ extension DerivationEngine {
     /// fields. The row is only read here; the fields that change are set in place, once.
     func apply(_ deltas: [UInt64: [AggregateDelta]], _ e: EntityDescription, _ members: [AggregateMember],
                childEntity c: EntityDescription) throws {
-        var changes: [(field: Int, value: Value)] = []
+        var changes: [(field: Int, value: StoredValue)] = []
         for (pk, memberDeltas) in deltas.sorted(by: { $0.key < $1.key }) {
             let key = RowKey(entity: e.index, pk: pk)
             guard let r = try tx.row(key) else { continue }  // the parent is gone
@@ -115,9 +115,9 @@ extension DerivationEngine {
 
     /// The fields one member's delta changes in a parent row `r`, by ``AggregateArithmetic``.
     private func applyDelta(_ delta: AggregateDelta, _ member: AggregateMember, _ e: EntityDescription, parent pk: UInt64,
-                            row r: [Value], childEntity c: EntityDescription, into changes: inout [(field: Int, value: Value)]) throws {
+                            row r: [StoredValue], childEntity c: EntityDescription, into changes: inout [(field: Int, value: StoredValue)]) throws {
         let d = member.derived, source = member.source
-        func set(_ field: Int, _ v: Value) { if !r[field].isIdentical(to: v) { changes.append((field, v)) } }
+        func set(_ field: Int, _ v: StoredValue) { if !r[field].isIdentical(to: v) { changes.append((field, v)) } }
         do {
             switch member.function {
             case .count:
@@ -155,9 +155,9 @@ extension DerivationEngine {
     /// A running sum moved by a delta: kept in `field` (in the values' kind), with a double
     /// sum's compensation in `compensation`. Returns the total in the values' kind; sets the
     /// fields it changed through `set`.
-    private func movedSum(_ kind: AggregateArithmetic.SumKind, _ r: [Value], _ field: Int, compensation: Int?, _ delta: AggregateDelta,
-                          _ set: (Int, Value) -> Void) throws -> Value {
-        let total: Value
+    private func movedSum(_ kind: AggregateArithmetic.SumKind, _ r: [StoredValue], _ field: Int, compensation: Int?, _ delta: AggregateDelta,
+                          _ set: (Int, StoredValue) -> Void) throws -> StoredValue {
+        let total: StoredValue
         switch kind {
         case .integer:
             var s = try AggregateArithmetic.integer(r[field])
@@ -186,25 +186,25 @@ extension DerivationEngine {
     /// A parent's `@min`/`@max` after `delta`: values that entered can only improve on the
     /// current extreme, so the extremes tree is consulted only when a value equal to the
     /// current extreme left (the one seek that replaces a rescan).
-    func movedExtreme(_ current: Value, _ delta: AggregateDelta, _ e: EntityDescription, _ d: DerivedDescription,
-                      parent: UInt64, max: Bool, source: Int, childEntity c: EntityDescription) throws -> Value {
+    func movedExtreme(_ current: StoredValue, _ delta: AggregateDelta, _ e: EntityDescription, _ d: ResolvedDerivedAttribute,
+                      parent: UInt64, max: Bool, source: Int, childEntity c: EntityDescription) throws -> StoredValue {
         var extremeLeft = current.isNull && !delta.removed.isEmpty
         for v in delta.removed where !extremeLeft {
-            extremeLeft = Value.compare(try DerivedValues.convert(v, to: d.type), current) == 0
+            extremeLeft = StoredValue.compare(try DerivedValues.convert(v, to: d.type), current) == 0
         }
         if extremeLeft { return try extreme(e, d, parent: parent, max: max, source: source, childEntity: c) }
         var best = current
         for v in delta.added {
             let x = try DerivedValues.convert(v, to: d.type)
-            let order = Value.compare(x, best) ?? 0
+            let order = StoredValue.compare(x, best) ?? 0
             if best.isNull || (max ? order > 0 : order < 0) { best = x }
         }
         return best
     }
 
     /// The smallest or largest child value of `parent`, from the extremes tree.
-    func extreme(_ e: EntityDescription, _ d: DerivedDescription, parent: UInt64, max: Bool, source: Int,
-                 childEntity c: EntityDescription) throws -> Value {
+    func extreme(_ e: EntityDescription, _ d: ResolvedDerivedAttribute, parent: UInt64, max: Bool, source: Int,
+                 childEntity c: EntityDescription) throws -> StoredValue {
         guard let cursor = try tx.source.cursor(RecordTrees.extremes(e, d.name)) else { return .null }
         let prefix = KeyEncoding.primaryKey(parent)
         let found: Bool
@@ -224,12 +224,12 @@ extension DerivationEngine {
 }
 
 extension AggregateDelta {
-    mutating func enter(_ v: Value) {
+    mutating func enter(_ v: StoredValue) {
         count += 1
         if !v.isNull { added.append(v) }
     }
 
-    mutating func leave(_ v: Value) {
+    mutating func leave(_ v: StoredValue) {
         count -= 1
         if !v.isNull { removed.append(v) }
     }

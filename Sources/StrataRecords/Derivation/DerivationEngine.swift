@@ -60,7 +60,7 @@ struct DerivationEngine {
 
     // MARK: Row-local derived attributes (copies, string functions, arithmetic, now())
 
-    func recompute(_ e: EntityDescription, _ d: DerivedDescription) throws {
+    func recompute(_ e: EntityDescription, _ d: ResolvedDerivedAttribute) throws {
         if d.parsed == .now { return try stamp(e, d) }
         var candidates = Set<RowKey>()
         let paths = d.parsed.paths
@@ -88,11 +88,11 @@ struct DerivationEngine {
     /// or to-one relationships a caller changed, compared with the start of the transaction
     /// (so settling several times gives what one settle at commit gives: a row changed and
     /// changed back keeps its stamp).
-    func stamp(_ e: EntityDescription, _ d: DerivedDescription) throws {
+    func stamp(_ e: EntityDescription, _ d: ResolvedDerivedAttribute) throws {
         for key in touched(e.index) {
             tx.rowsExamined += 1
             guard let state = tx.rowStates[key], let current = state.current else { continue }
-            let v: Value
+            let v: StoredValue
             if let original = state.original {
                 guard state.explicit else { continue }
                 let changed = e.fields.indices.contains { i in

@@ -15,12 +15,12 @@ struct DerivedEvaluator {
     }
 
     /// The expression's value for the row `key`, converted to `type`.
-    func value(of x: DerivedExpression, at key: RowKey, as type: AttributeType) throws -> Value {
+    func value(of x: DerivedExpression, at key: RowKey, as type: AttributeType) throws -> StoredValue {
         let v = try value(of: x, at: key)
         do { return try DerivedValues.convert(v, to: type) } catch { throw self.error(error) }
     }
 
-    func value(of x: DerivedExpression, at key: RowKey) throws -> Value {
+    func value(of x: DerivedExpression, at key: RowKey) throws -> StoredValue {
         switch x {
         case .literal(let v): return v
         case .now: return .null  // set by the engine

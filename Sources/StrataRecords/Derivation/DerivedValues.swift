@@ -10,7 +10,7 @@ enum DerivedValues {
     /// `v` as a value of `type`: integers within the type's width (a double, from a division,
     /// truncated toward zero like Swift's `/`), integers to the nearest double or exactly to a
     /// decimal, decimals to the nearest double, doubles to their shortest decimal digits.
-    static func convert(_ v: Value, to type: AttributeType) throws(Overflow) -> Value {
+    static func convert(_ v: StoredValue, to type: AttributeType) throws(Overflow) -> StoredValue {
         switch (v, type) {
         case (.null, _):
             return .null
@@ -48,7 +48,7 @@ enum DerivedValues {
     /// division gives a double, which an integer attribute truncates), decimals with
     /// Foundation's rounding to 38 digits but never past its range, doubles that stay finite.
     /// `nil` in, `nil` out; division by zero is `nil`.
-    static func arithmetic(_ op: DerivedExpression.ArithmeticOperator, _ a: Value, _ b: Value) throws(Overflow) -> Value {
+    static func arithmetic(_ op: DerivedExpression.ArithmeticOperator, _ a: StoredValue, _ b: StoredValue) throws(Overflow) -> StoredValue {
         switch (a, b) {
         case (.null, _), (_, .null):
             return .null
@@ -96,7 +96,7 @@ enum DerivedValues {
         }
     }
 
-    static func negate(_ v: Value) throws(Overflow) -> Value {
+    static func negate(_ v: StoredValue) throws(Overflow) -> StoredValue {
         switch v {
         case .int(let i):
             guard i != .min else { throw Overflow(reason: "integer overflow") }
@@ -107,7 +107,7 @@ enum DerivedValues {
         }
     }
 
-    private static func decimal(_ v: Value) throws(Overflow) -> Decimal? {
+    private static func decimal(_ v: StoredValue) throws(Overflow) -> Decimal? {
         switch v {
         case .decimal(let d): return d
         case .int(let i): return Decimal(i)
@@ -118,7 +118,7 @@ enum DerivedValues {
         }
     }
 
-    private static func double(_ v: Value) -> Double? {
+    private static func double(_ v: StoredValue) -> Double? {
         switch v {
         case .int(let i): return Double(i)
         case .double(let d): return d

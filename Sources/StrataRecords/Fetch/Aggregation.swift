@@ -7,8 +7,8 @@ import StrataStorage
 /// by the arithmetic aggregates. `@avg`, `@min` and `@max` of nothing are `nil`; `@sum` of
 /// nothing is 0. A sum its type cannot hold throws `StrataError.invalidFetch`.
 enum Aggregation {
-    static func apply(_ function: AggregateFunction, to values: KeyPathValues) throws -> Value {
-        let elements: [Value]
+    static func apply(_ function: AggregateFunction, to values: KeyPathValues) throws -> StoredValue {
+        let elements: [StoredValue]
         switch values {
         case .one(.null): elements = []  // a nil to-one on the way: no objects
         case .one(let v): elements = [v]

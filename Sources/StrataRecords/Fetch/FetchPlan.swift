@@ -184,7 +184,7 @@ struct FetchPlan: CustomStringConvertible {
         }
         let type = lead.type
         var whole = true
-        func key(_ v: Value) -> [UInt8]? {
+        func key(_ v: StoredValue) -> [UInt8]? {
             var v = v
             // NaN equals nothing, not even its own key.
             if case .double(let d) = v, d.isNaN { whole = false }
@@ -202,7 +202,7 @@ struct FetchPlan: CustomStringConvertible {
         }
         // A constant, or a variable's value. While planning, a stand-in of the kind the
         // operator takes: its keys are thrown away with the ranges.
-        func value(_ x: FetchExpression) -> Value? {
+        func value(_ x: FetchExpression) -> StoredValue? {
             switch x {
             case .constant(let v): return v
             case .variable(let name): return planning ? (term.op == .beginsWith ? .string("") : .null) : bindings?[name]
@@ -253,7 +253,7 @@ struct FetchPlan: CustomStringConvertible {
     /// decimal constant becomes an integer key only when it is a whole number in range, and an
     /// integer a double or decimal key always. Doubles never become decimal keys, nor decimals
     /// double keys. Other kinds must match the attribute's.
-    static func indexConstant(_ v: Value, for type: AttributeType) -> Value? {
+    static func indexConstant(_ v: StoredValue, for type: AttributeType) -> StoredValue? {
         switch (type, v) {
         case (.bool, .bool), (.string, .string), (.date, .date), (.uuid, .uuid), (.binary, .binary),
              (.double, .double), (.decimal, .decimal):

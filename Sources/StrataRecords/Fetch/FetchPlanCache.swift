@@ -19,10 +19,10 @@ final class FetchPlanCache: Sendable {
     ///
     /// Finding it walks the request twice (a hash, then a comparison with the cached shape),
     /// building nothing but the array of constants.
-    func prepared(for request: FetchRequest, model: Model) throws -> (PreparedFetch, [Value])? {
+    func prepared(for request: FetchRequest, model: Model) throws -> (PreparedFetch, [StoredValue])? {
         guard request.usesIndexes, let predicate = request.predicate else { return nil }
         var hasher = ShapeHasher()
-        var constants: [Value] = []
+        var constants: [StoredValue] = []
         hasher.combine(request.entity)
         for s in request.sortDescriptors {
             hasher.combine(s.keyPath)
@@ -118,7 +118,7 @@ extension FetchRequest {
 extension FetchPredicate {
     /// Hashes the structure (not the constants, which are appended to `constants` in the
     /// order ``FetchRequest/shape()`` makes them variables); false when a variable appears.
-    func hashShape(into hasher: inout ShapeHasher, constants: inout [Value]) -> Bool {
+    func hashShape(into hasher: inout ShapeHasher, constants: inout [StoredValue]) -> Bool {
         switch self {
         case .constant(let b):
             hasher.combine(b ? 1 : 2)
@@ -158,7 +158,7 @@ extension FetchPredicate {
 }
 
 extension FetchExpression {
-    fileprivate func hashShape(into hasher: inout ShapeHasher, constants: inout [Value]) -> Bool {
+    fileprivate func hashShape(into hasher: inout ShapeHasher, constants: inout [StoredValue]) -> Bool {
         switch self {
         case .constant(let v):
             hasher.combine(7)

@@ -27,7 +27,7 @@ public struct FetchRequest: Hashable, Sendable {
 }
 
 /// One sort key: a key path (an attribute, a derived attribute, or through to-one relationships)
-/// and a direction. Values sort as ``Value/compare(_:_:)`` orders them, which is the order of
+/// and a direction. Values sort as ``StoredValue/compare(_:_:)`` orders them, which is the order of
 /// their index keys: `nil` first, NaN after every number, strings by the Unicode scalars of
 /// their NFC forms. Objects that tie on every sort key come in primary-key order.
 public struct FetchSortDescriptor: Hashable, Sendable {

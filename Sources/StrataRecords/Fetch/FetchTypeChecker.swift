@@ -175,7 +175,7 @@ struct FetchTypeChecker {
         }
     }
 
-    private func constant(_ v: Value) -> Operand {
+    private func constant(_ v: StoredValue) -> Operand {
         switch v {
         case .null: return Operand(kind: .null, role: .constant)
         case .bool: return Operand(kind: .bool, role: .constant)

@@ -96,8 +96,8 @@ public final class PreparedFetch: Sendable {
     }
 
     /// The values by name, checked to be exactly the request's variables.
-    func bindings(_ values: [String: Value]) throws -> FetchBindings {
-        var ordered: [Value] = []
+    func bindings(_ values: [String: StoredValue]) throws -> FetchBindings {
+        var ordered: [StoredValue] = []
         ordered.reserveCapacity(variables.count)
         for name in variables {
             guard let v = values[name] else {
@@ -113,7 +113,7 @@ public final class PreparedFetch: Sendable {
     }
 
     /// Values in the order of ``variables``, checked to be as many.
-    func bindings(_ values: [Value]) throws -> FetchBindings {
+    func bindings(_ values: [StoredValue]) throws -> FetchBindings {
         guard values.count == variables.count else {
             throw StrataError.invalidFetch("\(values.count) value\(values.count == 1 ? "" : "s") for the prepared fetch's \(variables.count) variable\(variables.count == 1 ? "" : "s") (\(variableList))")
         }
@@ -160,14 +160,14 @@ extension RecordReader {
     /// - Throws: what fetching the request with the values written in as constants throws;
     ///   `invalidFetch` when `values` misses one of its variables or names another;
     ///   `invalidArgument` when `fetch` was prepared for another store's model.
-    public func fetch(_ fetch: PreparedFetch, _ values: [String: Value] = [:]) throws -> [ObjectID] {
+    public func fetch(_ fetch: PreparedFetch, _ values: [String: StoredValue] = [:]) throws -> [ObjectID] {
         let name = fetch.entity.name
         return try fetchKeys(fetch, try fetch.bindings(values)).map { ObjectID(entity: name, primaryKey: $0.pk) }
     }
 
     /// ``fetch(_:_:)`` with the values in the order of the fetch's ``PreparedFetch/variables``
     /// (the form for hot loops: no dictionary per run).
-    public func fetch(_ fetch: PreparedFetch, values: [Value]) throws -> [ObjectID] {
+    public func fetch(_ fetch: PreparedFetch, values: [StoredValue]) throws -> [ObjectID] {
         let name = fetch.entity.name
         return try fetchKeys(fetch, try fetch.bindings(values)).map { ObjectID(entity: name, primaryKey: $0.pk) }
     }
@@ -175,12 +175,12 @@ extension RecordReader {
     /// How many objects match `fetch` with `values` (its limit and offset apply).
     ///
     /// - Throws: what ``fetch(_:_:)`` throws.
-    public func fetchCount(_ fetch: PreparedFetch, _ values: [String: Value] = [:]) throws -> Int {
+    public func fetchCount(_ fetch: PreparedFetch, _ values: [String: StoredValue] = [:]) throws -> Int {
         try fetchKeys(fetch, try fetch.bindings(values)).count
     }
 
     /// ``fetchCount(_:_:)`` with the values in the order of the fetch's variables.
-    public func fetchCount(_ fetch: PreparedFetch, values: [Value]) throws -> Int {
+    public func fetchCount(_ fetch: PreparedFetch, values: [StoredValue]) throws -> Int {
         try fetchKeys(fetch, try fetch.bindings(values)).count
     }
 
@@ -232,9 +232,9 @@ extension RecordReader {
 /// by a linear search, cheaper than hashing).
 struct FetchBindings {
     let names: [String]
-    let values: [Value]
+    let values: [StoredValue]
 
-    subscript(name: String) -> Value? {
+    subscript(name: String) -> StoredValue? {
         for i in names.indices where names[i] == name { return values[i] }
         return nil
     }
@@ -260,7 +260,7 @@ extension FetchPredicate {
     /// `withSubstitutionVariables`).
     ///
     /// - Throws: `StrataError.invalidFetch` naming a variable `values` has no value for.
-    public func substituting(_ values: [String: Value]) throws -> FetchPredicate {
+    public func substituting(_ values: [String: StoredValue]) throws -> FetchPredicate {
         try substituting(FetchBindings(names: Array(values.keys), values: Array(values.values)))
     }
 
@@ -307,7 +307,7 @@ extension FetchExpression {
     }
 }
 
-extension Value {
+extension StoredValue {
     /// One byte per kind of value: what a prepared fetch's type check depends on.
     var kindTag: UInt8 {
         switch self {

@@ -20,7 +20,7 @@ extension RecordReader {
     /// fetch keeps the rows its scan decoded for its faults to take.
     ///
     /// - Throws: what ``fetch(_:)`` throws.
-    public func fetchPrimaryKeysAndRows(_ request: FetchRequest) throws -> (primaryKeys: [UInt64], rows: [[Value]]) {
+    public func fetchPrimaryKeysAndRows(_ request: FetchRequest) throws -> (primaryKeys: [UInt64], rows: [[StoredValue]]) {
         let (pks, kept) = try fetchPrimaryKeysAndRowBytes(request, keepingAtMost: .max)
         guard !kept.spans.isEmpty else { return (pks, []) }
         let fields = try entity(request.entity).fields
@@ -115,11 +115,11 @@ extension RecordReader {
         // Offset and limit are not negative (checked); their sum saturates rather than overflows.
         let stopAfter = sorts ? nil : request.limit.map { $0 > Int.max - request.offset ? Int.max : $0 + request.offset }
         var keys: [RowKey] = []
-        var rows: [[Value]] = []
+        var rows: [[StoredValue]] = []
         /// Takes one candidate; false when enough are found.
         func consider(_ key: RowKey, _ stored: UnsafeRawBufferPointer?) throws -> Bool {
             if needsRows {
-                let row: [Value]?
+                let row: [StoredValue]?
                 if let stored {
                     row = try self.row(key, stored: stored)
                 } else {
@@ -160,13 +160,13 @@ extension RecordReader {
             var cutRun = CutRun()
             if plan.ordered && (leadType == .string || leadType == .binary) { cutRun.enabled = true }
             func takeCutRun() throws -> Bool {
-                var members: [(value: Value, pk: UInt64)] = []
+                var members: [(value: StoredValue, pk: UInt64)] = []
                 for pk in cutRun.take() {
                     guard let row = try row(RowKey(entity: e.index, pk: pk)) else { continue }
                     members.append((row[field], pk))
                 }
                 members.sort { a, b in
-                    let c = Value.compare(a.value, b.value) ?? 0
+                    let c = StoredValue.compare(a.value, b.value) ?? 0
                     return c != 0 ? c < 0 : a.pk < b.pk
                 }
                 for m in members where !(try consider(RowKey(entity: e.index, pk: m.pk), nil)) { return false }
@@ -260,12 +260,12 @@ private struct CutRun {
 }
 
 /// A sort key's value with a string's NFC bytes computed once per row rather than once per
-/// comparison; it orders as ``Value/compare(_:_:)`` does.
+/// comparison; it orders as ``StoredValue/compare(_:_:)`` does.
 private struct SortValue {
-    let value: Value
+    let value: StoredValue
     let nfc: [UInt8]?
 
-    init(_ value: Value) {
+    init(_ value: StoredValue) {
         self.value = value
         if case .string(let s) = value, !TextOrder.isASCII(s) { nfc = s._nfcCodeUnits } else { nfc = nil }
     }
@@ -279,7 +279,7 @@ private struct SortValue {
             case (nil, let y?): return TextOrder.compareBytes(Array(a.utf8), y)
             }
         }
-        return Value.compare(value, other.value) ?? 0
+        return StoredValue.compare(value, other.value) ?? 0
     }
 }
 

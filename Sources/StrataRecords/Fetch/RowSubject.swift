@@ -6,7 +6,7 @@ import StrataStorage
 struct RowSubject: PredicateSubject {
     let reader: RecordReader
     let key: RowKey
-    let row: [Value]
+    let row: [StoredValue]
 
     func values(at keyPath: [String]) throws -> KeyPathValues {
         if keyPath.isEmpty { return .one(.int(Int64(bitPattern: key.pk))) }  // SELF
@@ -32,14 +32,14 @@ struct RowSubject: PredicateSubject {
 
     /// The rest of `keyPath` from component `start`, where it leaves attributes and to-one
     /// hops (a to-many relationship, or a name that is no stored field), for the row `key`.
-    private func frontierValues(_ keyPath: [String], from start: Int, key: RowKey, row: [Value]) throws -> KeyPathValues {
-        var frontier: [(RowKey, [Value])] = [(key, row)]
+    private func frontierValues(_ keyPath: [String], from start: Int, key: RowKey, row: [StoredValue]) throws -> KeyPathValues {
+        var frontier: [(RowKey, [StoredValue])] = [(key, row)]
         var many = false
         for depth in start..<keyPath.count {
             let name = keyPath[depth]
             let last = depth == keyPath.count - 1
-            var next: [(RowKey, [Value])] = []
-            var out: [Value] = []
+            var next: [(RowKey, [StoredValue])] = []
+            var out: [StoredValue] = []
             for (k, r) in frontier {
                 let e = reader.model.entities[k.entity]
                 if let f = e.fieldIndex[name], e.fields[f].kind != .auxiliary {

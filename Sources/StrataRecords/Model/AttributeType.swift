@@ -2,7 +2,7 @@ import Foundation
 
 /// The type of a stored attribute.
 public enum AttributeType: String, Hashable, Sendable, CaseIterable {
-    /// The stored types. `int16`, `int32` and `int64` all hold a ``Value/int(_:)`` bounded by their
+    /// The stored types. `int16`, `int32` and `int64` all hold a ``StoredValue/int(_:)`` bounded by their
     /// width; `date` is a point in time; `binary` is raw bytes.
     case bool, int16, int32, int64, double, decimal, string, date, uuid, binary
 
@@ -26,7 +26,7 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable {
     /// type's width, finite doubles and dates, decimals that are numbers (`null` is checked
     /// separately, by optionality). NaN and the infinities are refused, because sums, averages,
     /// indexes and comparisons have no exact answer for them.
-    package func accepts(_ value: Value) -> Bool {
+    package func accepts(_ value: StoredValue) -> Bool {
         switch (self, value) {
         case (.bool, .bool), (.string, .string), (.uuid, .uuid), (.binary, .binary): return true
         case (.double, .double(let d)): return d.isFinite
@@ -42,23 +42,23 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable {
     /// `double` or `decimal` into an integer within its width, a `double` into a `decimal` as
     /// its shortest round-trip digits (`0.1` is 0.1), a decimal into a `double` when the double
     /// holds it exactly. Returns `nil` for anything else, and for values ``accepts(_:)`` refuses.
-    package func coerce(_ value: Value) -> Value? {
+    package func coerce(_ value: StoredValue) -> StoredValue? {
         if accepts(value) { return value }
-        let converted: Value?
+        let converted: StoredValue?
         switch (self, value) {
         case (.double, .int(let i)):
             let d = Double(i)
             converted = Int64(exactly: d) == i ? .double(d) : nil
         case (.double, .decimal(let x)):
-            converted = ExactConversion.double(x).map(Value.double)
+            converted = ExactConversion.double(x).map(StoredValue.double)
         case (.decimal, .int(let i)):
             converted = .decimal(Decimal(i))
         case (.decimal, .double(let d)):
-            converted = ExactConversion.decimal(d).map(Value.decimal)
+            converted = ExactConversion.decimal(d).map(StoredValue.decimal)
         case (.int16, .double(let d)), (.int32, .double(let d)), (.int64, .double(let d)):
-            converted = Int64(exactly: d).map(Value.int)
+            converted = Int64(exactly: d).map(StoredValue.int)
         case (.int16, .decimal(let x)), (.int32, .decimal(let x)), (.int64, .decimal(let x)):
-            converted = ExactConversion.integer(x).map(Value.int)
+            converted = ExactConversion.integer(x).map(StoredValue.int)
         default:
             converted = nil
         }
@@ -110,7 +110,7 @@ enum ExactConversion {
 /// Texts for errors about values; they name the kind of value, never the value itself
 /// (``StrataError`` descriptions hold no user data).
 enum ValueDescription {
-    static func kind(_ v: Value) -> String {
+    static func kind(_ v: StoredValue) -> String {
         switch v {
         case .null: return "nil"
         case .bool: return "a bool"
@@ -125,7 +125,7 @@ enum ValueDescription {
     }
 
     /// Why `v` cannot be stored in an attribute of `type`.
-    static func whyNot(_ v: Value, _ type: AttributeType) -> String {
+    static func whyNot(_ v: StoredValue, _ type: AttributeType) -> String {
         switch (v, type) {
         case (.int, _) where type.isInteger,
              (.double, _) where type.isInteger || type == .decimal,

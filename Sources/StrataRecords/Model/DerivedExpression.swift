@@ -8,7 +8,7 @@ indirect enum DerivedExpression: Hashable, Sendable {
     /// `relationship.@count`, `relationship.attribute.@sum|@avg|@min|@max` over a to-many.
     case aggregate(AggregateFunction, relationship: String, attribute: String?)
     case now
-    case literal(Value)
+    case literal(StoredValue)
     case arithmetic(ArithmeticOperator, DerivedExpression, DerivedExpression)
     case negate(DerivedExpression)
 

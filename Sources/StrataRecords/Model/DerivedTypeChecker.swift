@@ -8,14 +8,14 @@ struct DerivedTypeChecker {
     let entities: [Entity]
     let names: [String: Int]
     let layouts: [[Field]]
-    let relationships: [[RelationshipDescription]]
+    let relationships: [[ResolvedRelationship]]
 
     struct Typed {
         var type: AttributeType
         var canBeNil: Bool
     }
 
-    func check(_ e: DerivedExpression, declared d: Derived, entity ei: Int) throws {
+    func check(_ e: DerivedExpression, declared d: DerivedAttributeDescription, entity ei: Int) throws {
         let name = entities[ei].name
         func fail(_ reason: String) -> StrataError { .invalidModel(entity: name, property: d.name, reason: reason) }
         let t = try type(of: e, entity: ei, fail: fail)

@@ -16,14 +16,14 @@ struct Field: Sendable {
     /// The value type (`int64` for to-one keys).
     var type: AttributeType
     var isOptional: Bool
-    var defaultValue: Value?
+    var defaultValue: StoredValue?
     var validation: [ValidationRule]
     /// The field's name in the previous model version (lightweight migration).
     var renamedFrom: String? = nil
 }
 
 /// A relationship of an entity, resolved against the model.
-public struct RelationshipDescription: Sendable {
+public struct ResolvedRelationship: Sendable {
     /// The relationship's name, unique among its entity's properties.
     public let name: String
     /// The target entity's name.
@@ -49,12 +49,12 @@ public struct RelationshipDescription: Sendable {
 }
 
 /// A derived attribute, resolved.
-public struct DerivedDescription: Sendable {
+public struct ResolvedDerivedAttribute: Sendable {
     /// The derived attribute's name.
     public let name: String
     /// The type of the computed value.
     public let type: AttributeType
-    /// The expression the value is computed from, as declared (see ``Derived``).
+    /// The expression the value is computed from, as declared (see ``DerivedAttributeDescription``).
     public let expression: String
     /// Whether the computed value may be `null` (an optional to-one on its path, an empty `@avg`,
     /// a division by zero).
@@ -78,11 +78,11 @@ public final class EntityDescription: Sendable {
     /// The entity's name in the previous model version (lightweight migration).
     public let renamingIdentifier: String?
     /// Declared attributes, transient ones included.
-    public let attributes: [Attribute]
+    public let attributes: [AttributeDescription]
     /// The entity's relationships, in declaration order.
-    public let relationships: [RelationshipDescription]
+    public let relationships: [ResolvedRelationship]
     /// The entity's derived attributes, in declaration order.
-    public let derivedAttributes: [DerivedDescription]
+    public let derivedAttributes: [ResolvedDerivedAttribute]
     /// Each constraint's property names.
     public let uniquenessConstraints: [[String]]
     /// Each index's property names.
@@ -114,8 +114,8 @@ public final class EntityDescription: Sendable {
         let hasRules: Bool
     }
 
-    init(name: String, index: Int, renamingIdentifier: String?, attributes: [Attribute], relationships: [RelationshipDescription],
-         derived: [DerivedDescription], unique: [[String]], indexes: [[String]], fields: [Field]) {
+    init(name: String, index: Int, renamingIdentifier: String?, attributes: [AttributeDescription], relationships: [ResolvedRelationship],
+         derived: [ResolvedDerivedAttribute], unique: [[String]], indexes: [[String]], fields: [Field]) {
         self.name = name
         self.renamingIdentifier = renamingIdentifier
         self.index = index
@@ -164,7 +164,7 @@ public final class EntityDescription: Sendable {
     /// ``RecordReader/fetchPrimaryKeysAndRowBytes(_:keepingAtMost:)``).
     ///
     /// - Throws: `StrataError.corrupt` for bytes that are not a row of this entity's layout.
-    package func decodeRow(_ bytes: UnsafeRawBufferPointer) throws -> [Value] {
+    package func decodeRow(_ bytes: UnsafeRawBufferPointer) throws -> [StoredValue] {
         try RowCodec.decode(bytes, fields: fields)
     }
 
@@ -182,10 +182,10 @@ public final class EntityDescription: Sendable {
     public func rowFieldName(_ index: Int) -> String { fields[index].name }
 
     /// The relationship named `name`.
-    public func relationship(_ name: String) -> RelationshipDescription? { relationshipIndex[name].map { relationships[$0] } }
+    public func relationship(_ name: String) -> ResolvedRelationship? { relationshipIndex[name].map { relationships[$0] } }
 
     /// The declared attribute named `name` (stored or transient).
-    public func attribute(_ name: String) -> Attribute? { attributes.first { $0.name == name } }
+    public func attribute(_ name: String) -> AttributeDescription? { attributes.first { $0.name == name } }
 
     /// Whether `name` is a transient attribute (modelled, never stored).
     public func isTransient(_ name: String) -> Bool { attribute(name)?.isTransient ?? false }

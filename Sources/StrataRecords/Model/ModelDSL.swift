@@ -18,7 +18,7 @@
 /// ```
 
 /// A stored (or, with `transient: true`, a modelled but never stored) attribute.
-public struct Attribute: Sendable {
+public struct AttributeDescription: Sendable {
     /// The attribute's name: letters, digits and `_`, not starting with `_` or a digit.
     public var name: String
     /// The type of the attribute's values.
@@ -27,7 +27,7 @@ public struct Attribute: Sendable {
     /// `StrataError.validation`.
     public var isOptional: Bool
     /// The value a new object starts with; `nil` means it starts `null`.
-    public var defaultValue: Value?
+    public var defaultValue: StoredValue?
     /// Whether the attribute is only modelled: never stored, and not usable in a fetch.
     public var isTransient: Bool
     /// Rules every non-`null` value must satisfy at commit (`StrataError.validation`).
@@ -56,7 +56,7 @@ public struct Attribute: Sendable {
 /// A relationship: to-one (stored in the row), to-many (answered by an index on the inverse
 /// to-one), or many-to-many (both sides to-many: a join tree). Every relationship names its
 /// inverse; the record layer keeps both sides consistent.
-public struct Relationship: Sendable {
+public struct RelationshipDescription: Sendable {
     /// The relationship's name.
     public var name: String
     /// The name of the entity the relationship reaches.
@@ -111,7 +111,7 @@ public struct Relationship: Sendable {
 /// Sums and averages follow one arithmetic (docs/decisions.md): exact for integers and
 /// decimals, rounded once; a result the attribute cannot hold fails with
 /// `StrataError.validation` naming entity and attribute.
-public struct Derived: Sendable {
+public struct DerivedAttributeDescription: Sendable {
     /// The derived attribute's name.
     public var name: String
     /// The type of the computed value; it must fit the expression (checked when the model is built).
@@ -160,16 +160,16 @@ public struct FetchIndex: Sendable {
 /// One declaration inside an `Entity { … }` block.
 public struct EntityMember: Sendable {
     enum Kind: Sendable {
-        case attribute(Attribute), relationship(Relationship), derived(Derived), unique(Unique), index(FetchIndex)
+        case attribute(AttributeDescription), relationship(RelationshipDescription), derived(DerivedAttributeDescription), unique(Unique), index(FetchIndex)
     }
     let kind: Kind
     init(kind: Kind) { self.kind = kind }
     /// An attribute declaration, for models built by code rather than in an `Entity { … }` block.
-    public init(_ attribute: Attribute) { kind = .attribute(attribute) }
+    public init(_ attribute: AttributeDescription) { kind = .attribute(attribute) }
     /// A relationship declaration.
-    public init(_ relationship: Relationship) { kind = .relationship(relationship) }
+    public init(_ relationship: RelationshipDescription) { kind = .relationship(relationship) }
     /// A derived attribute declaration.
-    public init(_ derived: Derived) { kind = .derived(derived) }
+    public init(_ derived: DerivedAttributeDescription) { kind = .derived(derived) }
     /// A uniqueness constraint.
     public init(_ unique: Unique) { kind = .unique(unique) }
     /// A fetch index.
@@ -180,11 +180,11 @@ public struct EntityMember: Sendable {
 @resultBuilder
 public enum EntityBuilder {
     /// Adds an attribute to the entity.
-    public static func buildExpression(_ a: Attribute) -> [EntityMember] { [EntityMember(kind: .attribute(a))] }
+    public static func buildExpression(_ a: AttributeDescription) -> [EntityMember] { [EntityMember(kind: .attribute(a))] }
     /// Adds a relationship to the entity.
-    public static func buildExpression(_ r: Relationship) -> [EntityMember] { [EntityMember(kind: .relationship(r))] }
+    public static func buildExpression(_ r: RelationshipDescription) -> [EntityMember] { [EntityMember(kind: .relationship(r))] }
     /// Adds a derived attribute to the entity.
-    public static func buildExpression(_ d: Derived) -> [EntityMember] { [EntityMember(kind: .derived(d))] }
+    public static func buildExpression(_ d: DerivedAttributeDescription) -> [EntityMember] { [EntityMember(kind: .derived(d))] }
     /// Adds a uniqueness constraint to the entity.
     public static func buildExpression(_ u: Unique) -> [EntityMember] { [EntityMember(kind: .unique(u))] }
     /// Adds an index to the entity.

@@ -85,12 +85,12 @@ struct ModelResolver {
             for m in e.members {
                 guard case .derived(let d) = m.kind, let parsed = try? DerivedExpressionParser.parse(d.expression),
                       case .aggregate(let f, let relName, let attr?) = parsed, f == .sum || f == .avg else { continue }
-                guard let rel = e.members.compactMap({ m -> Relationship? in if case .relationship(let r) = m.kind, r.name == relName { return r }; return nil }).first,
+                guard let rel = e.members.compactMap({ m -> RelationshipDescription? in if case .relationship(let r) = m.kind, r.name == relName { return r }; return nil }).first,
                       let ti = names[rel.target], let source = layouts[ti].first(where: { $0.name == attr }) else { continue }
                 let kind = AggregateArithmetic.SumKind(source.type)
                 let sumType = kind.type
                 var aux: [Int] = []
-                func add(_ suffix: String, _ type: AttributeType, _ initial: Value) {
+                func add(_ suffix: String, _ type: AttributeType, _ initial: StoredValue) {
                     aux.append(layouts[ei].count)
                     layouts[ei].append(Field(name: "_\(d.name).\(suffix)", kind: .auxiliary, type: type, isOptional: false, defaultValue: initial, validation: []))
                 }
@@ -108,13 +108,13 @@ struct ModelResolver {
             }
         }
         // Pass 2: relationships with their inverses.
-        var relationships: [[RelationshipDescription]] = []
+        var relationships: [[ResolvedRelationship]] = []
         for (ei, e) in declared.enumerated() {
-            var rels: [RelationshipDescription] = []
+            var rels: [ResolvedRelationship] = []
             for m in e.members {
                 guard case .relationship(let r) = m.kind else { continue }
                 guard let ti = names[r.target] else { throw fail(e.name, r.name, "target entity '\(r.target)' is not in the model") }
-                let inverse = declared[ti].members.compactMap { m -> Relationship? in
+                let inverse = declared[ti].members.compactMap { m -> RelationshipDescription? in
                     if case .relationship(let x) = m.kind, x.name == r.inverse { return x }
                     return nil
                 }.first
@@ -130,7 +130,7 @@ struct ModelResolver {
                 }
                 let field = r.isToMany ? nil : layouts[ei].firstIndex { $0.name == r.name }
                 let inverseField = r.isToMany && !inverse.isToMany ? layouts[ti].firstIndex { $0.name == inverse.name } : nil
-                rels.append(RelationshipDescription(
+                rels.append(ResolvedRelationship(
                     name: r.name, target: r.target, inverse: r.inverse, isToMany: r.isToMany, deleteRule: r.deleteRule,
                     isOptional: r.isOptional, isManyToMany: r.isToMany && inverse.isToMany, targetIndex: ti,
                     field: field, inverseField: inverseField, renamedFrom: r.renamingIdentifier))
@@ -138,9 +138,9 @@ struct ModelResolver {
             relationships.append(rels)
         }
         // Pass 3: derived attributes.
-        var derived: [[DerivedDescription]] = []
+        var derived: [[ResolvedDerivedAttribute]] = []
         for (ei, e) in declared.enumerated() {
-            var ds: [DerivedDescription] = []
+            var ds: [ResolvedDerivedAttribute] = []
             for m in e.members {
                 guard case .derived(let d) = m.kind else { continue }
                 let parsed: DerivedExpression
@@ -153,7 +153,7 @@ struct ModelResolver {
                 if case .aggregate(_, let relName, let attr?) = parsed, let rel = relationships[ei].first(where: { $0.name == relName }) {
                     sourceType = layouts[rel.targetIndex].first { $0.name == attr }?.type
                 }
-                ds.append(DerivedDescription(name: d.name, type: d.type, expression: d.expression, isOptional: d.isOptional, parsed: parsed,
+                ds.append(ResolvedDerivedAttribute(name: d.name, type: d.type, expression: d.expression, isOptional: d.isOptional, parsed: parsed,
                                              field: layouts[ei].firstIndex { $0.name == d.name }!, auxiliaryFields: auxiliaries[ei][d.name] ?? [],
                                              aggregateSourceType: sourceType))
             }
@@ -183,7 +183,7 @@ struct ModelResolver {
                 }
                 if case .unique = m.kind { unique.append(props) } else { indexes.append(props) }
             }
-            let attrs = e.members.compactMap { m -> Attribute? in if case .attribute(let a) = m.kind { return a }; return nil }
+            let attrs = e.members.compactMap { m -> AttributeDescription? in if case .attribute(let a) = m.kind { return a }; return nil }
             entities.append(EntityDescription(name: e.name, index: ei, renamingIdentifier: e.renamingIdentifier, attributes: attrs, relationships: relationships[ei],
                                               derived: derived[ei], unique: unique, indexes: indexes, fields: layouts[ei]))
         }

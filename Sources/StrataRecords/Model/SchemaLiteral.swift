@@ -15,7 +15,7 @@ import Foundation
 /// | uuid | the 36-character form, upper case |
 /// | binary | `x'…'`, two lower-case hex digits per byte |
 enum SchemaLiteral {
-    static func text(_ v: Value) -> String {
+    static func text(_ v: StoredValue) -> String {
         switch v {
         case .null: return "nil"
         case .bool(let b): return b ? "true" : "false"
@@ -48,7 +48,7 @@ enum SchemaLiteral {
 
     /// Reads the literal at the start of `text` as a value of `type`; returns it and the rest of
     /// the text, or nil when the text does not hold one.
-    static func parse(_ text: Substring, as type: AttributeType) -> (Value, Substring)? {
+    static func parse(_ text: Substring, as type: AttributeType) -> (StoredValue, Substring)? {
         switch type {
         case .string:
             let scalars = Array(text.unicodeScalars)
@@ -101,13 +101,13 @@ enum SchemaLiteral {
         default:
             let word = text.prefix { $0 != " " }
             let rest = text[word.endIndex...]
-            let value: Value?
+            let value: StoredValue?
             switch type {
             case .bool: value = word == "true" ? .bool(true) : (word == "false" ? .bool(false) : nil)
-            case .int16, .int32, .int64: value = Int64(word).map(Value.int)
-            case .double: value = Double(word).map(Value.double)
-            case .decimal: value = Decimal(string: String(word), locale: Locale(identifier: "en_US_POSIX")).map(Value.decimal)
-            case .uuid: value = UUID(uuidString: String(word)).map(Value.uuid)
+            case .int16, .int32, .int64: value = Int64(word).map(StoredValue.int)
+            case .double: value = Double(word).map(StoredValue.double)
+            case .decimal: value = Decimal(string: String(word), locale: Locale(identifier: "en_US_POSIX")).map(StoredValue.decimal)
+            case .uuid: value = UUID(uuidString: String(word)).map(StoredValue.uuid)
             default: value = nil
             }
             return value.map { ($0, rest) }

@@ -49,7 +49,7 @@ enum StoredModel {
                 guard words.count >= 2, let type = AttributeType(rawValue: words[1]) else { throw bad(line) }
                 // `attribute TYPE [optional] [default V] [validate …]`: V is one literal
                 // (SchemaLiteral), which may hold spaces, so it is read, not split.
-                var defaultValue: Value?
+                var defaultValue: StoredValue?
                 var validation: [ValidationRule] = []
                 let afterKind = body.drop { $0 != " " }.drop { $0 == " " }
                 let afterType = afterKind.drop { $0 != " " }.drop { $0 == " " }
@@ -64,7 +64,7 @@ enum StoredModel {
                     guard let rules = ValidationRule.rules(signatures: options.dropFirst("validate ".count)) else { throw bad(line) }
                     validation = rules
                 }
-                members.append(EntityMember(kind: .attribute(Attribute(property, type, optional: isOptional, default: defaultValue,
+                members.append(EntityMember(kind: .attribute(AttributeDescription(property, type, optional: isOptional, default: defaultValue,
                                                                        transient: kind == "transient", validation: validation))))
             case "to-one":
                 // `to-one TARGET [optional]`: the target may itself be named `optional`.
@@ -74,15 +74,15 @@ enum StoredModel {
                 // (the expression may name a property `optional`, and keeps its spaces).
                 guard words.count >= 2, let type = AttributeType(rawValue: words[1]), let eq = body.range(of: " = ") else { throw bad(line) }
                 let isOptional = body[..<eq.lowerBound].split(separator: " ").dropFirst(2).contains("optional")
-                members.append(EntityMember(kind: .derived(Derived(property, type, String(body[eq.upperBound...]), optional: isOptional))))
+                members.append(EntityMember(kind: .derived(DerivedAttributeDescription(property, type, String(body[eq.upperBound...]), optional: isOptional))))
             case "relationship":
                 // relationship to-one|to-many TARGET inverse NAME delete RULE
                 guard words.count == 7, let rule = DeleteRule(rawValue: words[6]) else { throw bad(line) }
                 if words[1] == "to-one" {
-                    members.append(EntityMember(kind: .relationship(Relationship(property, toOne: words[2], inverse: words[4], deleteRule: rule,
+                    members.append(EntityMember(kind: .relationship(RelationshipDescription(property, toOne: words[2], inverse: words[4], deleteRule: rule,
                                                                                   optional: optionalToOne.contains("\(entity).\(property)")))))
                 } else {
-                    members.append(EntityMember(kind: .relationship(Relationship(property, toMany: words[2], inverse: words[4], deleteRule: rule))))
+                    members.append(EntityMember(kind: .relationship(RelationshipDescription(property, toMany: words[2], inverse: words[4], deleteRule: rule))))
                 }
             case "unique":
                 members.append(EntityMember(kind: .unique(Unique(list()))))

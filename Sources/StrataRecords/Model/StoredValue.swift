@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Integers of every width are `int` (the attribute's type bounds them); dates are seconds
 /// since 2001-01-01 as Foundation counts them. `null` is an absent optional value.
-public enum Value: Hashable, Sendable, CustomStringConvertible {
+public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     /// No value: an absent optional value.
     case null
     /// A Boolean.
@@ -72,7 +72,7 @@ public enum Value: Hashable, Sendable, CustomStringConvertible {
     /// Inlinable: the object layer asks this per slot of every object it saves, and in its
     /// own code the common cases (integers, the same string storage) are a few instructions.
     @inlinable
-    public func isIdentical(to other: Value) -> Bool {
+    public func isIdentical(to other: StoredValue) -> Bool {
         switch (self, other) {
         case (.string(let a), .string(let b)): return Self.sameBytes(a, b)
         case (.double(let a), .double(let b)): return a == b || a.isNaN && b.isNaN
@@ -95,13 +95,13 @@ public enum Value: Hashable, Sendable, CustomStringConvertible {
     /// one `memcmp`, no payload retained. Different bits (or a payload's spare bytes left
     /// different) fall back to the comparison, so the answer is always `isIdentical`'s.
     @inlinable @inline(__always)
-    package static func identical(_ a: UnsafePointer<Value>, _ b: UnsafePointer<Value>) -> Bool {
-        memcmp(a, b, MemoryLayout<Value>.size) == 0 || a.pointee.isIdentical(to: b.pointee)
+    package static func identical(_ a: UnsafePointer<StoredValue>, _ b: UnsafePointer<StoredValue>) -> Bool {
+        memcmp(a, b, MemoryLayout<StoredValue>.size) == 0 || a.pointee.isIdentical(to: b.pointee)
     }
 
     /// ``identical(_:_:)`` of `a[i]` and `b[j]` (indices checked by the caller).
     @inlinable @inline(__always)
-    package static func identical(_ a: UnsafeBufferPointer<Value>, _ i: Int, _ b: UnsafeBufferPointer<Value>, _ j: Int) -> Bool {
+    package static func identical(_ a: UnsafeBufferPointer<StoredValue>, _ i: Int, _ b: UnsafeBufferPointer<StoredValue>, _ j: Int) -> Bool {
         identical(a.baseAddress! + i, b.baseAddress! + j)
     }
 
@@ -133,7 +133,7 @@ public enum Value: Hashable, Sendable, CustomStringConvertible {
     /// strings by the Unicode scalars of their NFC forms, so canonically equivalent spellings are
     /// equal (``TextOrder``); `null` before everything. Returns `nil` for values of kinds that
     /// do not compare.
-    public static func compare(_ a: Value, _ b: Value) -> Int? {
+    public static func compare(_ a: StoredValue, _ b: StoredValue) -> Int? {
         switch (a, b) {
         case (.null, .null): return 0
         case (.null, _): return -1

@@ -13,7 +13,7 @@ public enum ValidationRule: Sendable {
     /// Strings that match this regular expression (the whole string).
     case pattern(String)
     /// Anything: return a reason to reject the value, or `nil` to accept it.
-    case custom(name: String, @Sendable (Value) -> String?)
+    case custom(name: String, @Sendable (StoredValue) -> String?)
 
     /// A stable description, stored with the model (a custom rule by its name).
     var signature: String {
@@ -82,10 +82,10 @@ public enum ValidationRule: Sendable {
     }
 
     /// The check of a custom rule read back from a file: the program's code is not there.
-    private static let acceptAll: @Sendable (Value) -> String? = { _ in nil }
+    private static let acceptAll: @Sendable (StoredValue) -> String? = { _ in nil }
 
     /// The reason `value` breaks this rule, or `nil`.
-    func violation(_ value: Value) -> String? {
+    func violation(_ value: StoredValue) -> String? {
         switch self {
         case .minimum(let m):
             if let d = value.doubleValue, d < m { return "\(value) is below the minimum \(m)" }
@@ -106,7 +106,7 @@ public enum ValidationRule: Sendable {
         return nil
     }
 
-    private static func length(_ value: Value) -> Int? {
+    private static func length(_ value: StoredValue) -> Int? {
         switch value {
         case .string(let s): return s.count
         case .binary(let b): return b.count

@@ -122,7 +122,7 @@ struct CompiledComparison: Sendable {
     /// evaluator's cache for a pattern read from the row.
     private static func prepare(_ values: KeyPathValues, op: ComparisonOperator, mode: TextMode,
                                 regex: (String) throws -> NSRegularExpression) throws -> PreparedRight {
-        func operand(_ v: Value) throws -> PreparedOperand {
+        func operand(_ v: StoredValue) throws -> PreparedOperand {
             let prepared = PreparedValue(v, mode: mode)
             var pattern: PreparedOperand.Pattern?
             if let text = prepared.text {
@@ -170,7 +170,7 @@ struct CompiledComparison: Sendable {
     /// One value of the left side against the right side. A right side of many values (a
     /// list, or a to-many path) matches when one of them does, except for `IN` and
     /// `BETWEEN`, which take the collection as a whole.
-    private func test(_ v: Value, against right: PreparedRight) -> Bool {
+    private func test(_ v: StoredValue, against right: PreparedRight) -> Bool {
         let a = PreparedValue(v, mode: mode)
         switch op {
         case .equal:

@@ -3,9 +3,9 @@
 ///
 /// It is immutable and `Sendable`: compile once per fetch and share it between tasks, each
 /// evaluating through its own ``PredicateEvaluator``.
-public struct CompiledPredicate: Sendable {
+struct CompiledPredicate: Sendable {
     /// The predicate this was compiled from.
-    public let predicate: FetchPredicate
+    let predicate: FetchPredicate
     private let root: Node
 
     private indirect enum Node: Sendable {
@@ -47,14 +47,14 @@ public struct CompiledPredicate: Sendable {
     ///
     /// - Throws: `StrataError.invalidFetch` for a `MATCHES` constant that is not a valid
     ///   regular expression, or a `BETWEEN` whose right side is not a list of two bounds.
-    public init(_ predicate: FetchPredicate) throws {
+    init(_ predicate: FetchPredicate) throws {
         self.predicate = predicate
         root = try Node(predicate)
     }
 
     /// Whether `subject` satisfies the predicate. `MATCHES` patterns read from the subject
     /// are compiled afresh on each call; a ``PredicateEvaluator`` caches them.
-    public func evaluate(_ subject: some PredicateSubject) throws -> Bool {
+    func evaluate(_ subject: some PredicateSubject) throws -> Bool {
         var cache = RegexCache()
         return try root.evaluate(subject, cache: &cache)
     }

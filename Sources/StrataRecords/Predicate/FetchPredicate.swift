@@ -41,7 +41,7 @@ public struct Comparison: Hashable, Sendable {
 /// What a comparison compares.
 public indirect enum FetchExpression: Hashable, Sendable {
     /// A constant (after `%@` substitution).
-    case constant(Value)
+    case constant(StoredValue)
     /// A key path from the evaluated object: `name`, `list.name` (through to-one), or
     /// `items.amount` (through to-many: many values, used with a quantifier).
     case keyPath([String])

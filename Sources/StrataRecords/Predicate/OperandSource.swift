@@ -2,7 +2,7 @@ import StrataStorage
 
 /// Where one side of a compiled comparison gets its values for a row.
 indirect enum OperandSource: Sendable {
-    case constant(Value)
+    case constant(StoredValue)
     case keyPath([String])
     case aggregate(AggregateFunction, [String])
     case list([OperandSource])
@@ -25,7 +25,7 @@ indirect enum OperandSource: Sendable {
         case .constant(let v): return .one(v)
         case .keyPath, .aggregate: return nil
         case .list(let elements):
-            var values: [Value] = []
+            var values: [StoredValue] = []
             for element in elements {
                 switch element.constantValues {
                 case .one(let v)?: values.append(v)
@@ -47,7 +47,7 @@ indirect enum OperandSource: Sendable {
             return .one(try Aggregation.apply(function, to: try subject.values(at: path)))
         case .list(let elements):
             // A list holds values, not collections: a to-many element contributes each of its own.
-            var values: [Value] = []
+            var values: [StoredValue] = []
             for element in elements {
                 switch try element.resolve(subject) {
                 case .one(let v): values.append(v)

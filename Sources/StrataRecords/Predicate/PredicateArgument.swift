@@ -5,8 +5,8 @@ import Foundation
 /// `PropertyPath("itemCount") > 5`.
 ///
 /// Integers of every width, `Double`, `Float`, `Bool`, `String`, `Date`, `UUID`, `Decimal`,
-/// `[UInt8]` (bytes), ``Value``, ``PropertyPath``, optionals of these (`nil` is `NIL`) and arrays of
-/// these (a list, for `IN` and `BETWEEN`) conform. A mixed list is an array of ``Value``.
+/// `[UInt8]` (bytes), ``StoredValue``, ``PropertyPath``, optionals of these (`nil` is `NIL`) and arrays of
+/// these (a list, for `IN` and `BETWEEN`) conform. A mixed list is an array of ``StoredValue``.
 public protocol PredicateArgument {
     /// The expression this argument stands for: usually a constant, a list for an array.
     var predicateExpression: FetchExpression { get }
@@ -25,7 +25,7 @@ extension PredicateArgument {
     }
 }
 
-extension Value: PredicateArgument {
+extension StoredValue: PredicateArgument {
     /// The value itself as a constant.
     public var predicateExpression: FetchExpression { .constant(self) }
 }

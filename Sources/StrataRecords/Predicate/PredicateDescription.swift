@@ -98,7 +98,7 @@ extension FetchExpression: CustomStringConvertible {
         return name
     }
 
-    static func literal(_ value: Value) -> String {
+    static func literal(_ value: StoredValue) -> String {
         switch value {
         case .null: return "nil"
         case .bool(let b): return b ? "TRUE" : "FALSE"

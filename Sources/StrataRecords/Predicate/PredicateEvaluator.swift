@@ -18,20 +18,20 @@
 ///
 /// An evaluator keeps a cache of regular expressions for `MATCHES` patterns read from the
 /// objects, so it is not `Sendable`: make one per task from a shared ``CompiledPredicate``.
-public final class PredicateEvaluator {
+final class PredicateEvaluator {
     /// The compiled predicate this evaluates.
-    public let compiled: CompiledPredicate
+    let compiled: CompiledPredicate
     private var cache = RegexCache()
 
     /// An evaluator of an already compiled predicate (the cheap way to get one per task).
-    public init(_ compiled: CompiledPredicate) {
+    init(_ compiled: CompiledPredicate) {
         self.compiled = compiled
     }
 
     /// Compiles `predicate` and makes an evaluator of it.
     ///
     /// - Throws: `StrataError.invalidFetch` as ``CompiledPredicate/init(_:)`` does.
-    public convenience init(_ predicate: FetchPredicate) throws {
+    convenience init(_ predicate: FetchPredicate) throws {
         self.init(try CompiledPredicate(predicate))
     }
 
@@ -39,7 +39,7 @@ public final class PredicateEvaluator {
     ///
     /// - Throws: what `subject.values(at:)` throws, and `StrataError.invalidFetch` when a
     ///   `MATCHES` pattern read from the subject is not a valid regular expression.
-    public func evaluate(_ subject: some PredicateSubject) throws -> Bool {
+    func evaluate(_ subject: some PredicateSubject) throws -> Bool {
         try compiled.evaluate(subject, cache: &cache)
     }
 }
@@ -52,7 +52,7 @@ extension FetchPredicate {
     /// many objects, compile once with ``PredicateEvaluator``.
     ///
     /// - Throws: `StrataError.invalidFetch` for a malformed predicate, and what the subject throws.
-    public func evaluate(_ subject: some PredicateSubject) throws -> Bool {
+    func evaluate(_ subject: some PredicateSubject) throws -> Bool {
         try CompiledPredicate(self).evaluate(subject)
     }
 }

@@ -23,12 +23,12 @@ extension PropertyPath {
 
     /// `key == nil`: the value is absent (or a to-one on the way is nil).
     public static func == (lhs: PropertyPath, rhs: _OptionalNilComparisonType) -> FetchPredicate {
-        lhs.compared(.equal, to: Value.null)
+        lhs.compared(.equal, to: StoredValue.null)
     }
 
     /// `key != nil`: the value is present.
     public static func != (lhs: PropertyPath, rhs: _OptionalNilComparisonType) -> FetchPredicate {
-        lhs.compared(.notEqual, to: Value.null)
+        lhs.compared(.notEqual, to: StoredValue.null)
     }
 
     /// `key ==[options] value`, for case- or diacritic-insensitive equality.

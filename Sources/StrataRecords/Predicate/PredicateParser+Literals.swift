@@ -6,7 +6,7 @@ import Foundation
 extension PredicateParser {
     /// Integers are `int` (a `decimal` when too large, so they stay exact); a fraction or
     /// exponent makes a `double`, as in `NSPredicate`.
-    func number(_ text: String, at token: PredicateToken) throws -> Value {
+    func number(_ text: String, at token: PredicateToken) throws -> StoredValue {
         var digits = Substring(text)
         let negative = digits.hasPrefix("-")
         if negative { digits = digits.dropFirst() }
@@ -32,11 +32,11 @@ extension PredicateParser {
 
     /// `CAST(value, "Type")`: how ``FetchPredicate/description`` writes the kinds that have no
     /// literal (dates, decimals, UUIDs, bytes), with Core Data's type names.
-    mutating func parseCast(at castToken: PredicateToken) throws -> Value {
+    mutating func parseCast(at castToken: PredicateToken) throws -> StoredValue {
         try expect(symbol: "(", "'(' after CAST")
         let operandToken = current
         let text: String?
-        let operand: Value
+        let operand: StoredValue
         switch operandToken.kind {
         case .number(let t):
             text = t
@@ -66,7 +66,7 @@ extension PredicateParser {
         return value
     }
 
-    static func cast(_ operand: Value, text: String?, to typeName: String) -> Value? {
+    static func cast(_ operand: StoredValue, text: String?, to typeName: String) -> StoredValue? {
         switch typeName.lowercased() {
         case "nsdate", "date":
             switch operand {
@@ -101,7 +101,7 @@ extension PredicateParser {
         }
     }
 
-    private static func numericText(_ v: Value) -> String? {
+    private static func numericText(_ v: StoredValue) -> String? {
         if case .int(let i) = v { return String(i) }
         return nil
     }
@@ -152,6 +152,6 @@ private extension Character {
     var isASCIIDigitCharacter: Bool { isASCII && isNumber }
 }
 
-private extension Value {
+private extension StoredValue {
     var isUUID: Bool { if case .uuid = self { return true } else { return false } }
 }

@@ -1,5 +1,5 @@
 /// One object a predicate is evaluated against; the record layer implements it over a row.
-public protocol PredicateSubject {
+protocol PredicateSubject {
     /// The value at `keyPath`: `.one` through attributes and to-one relationships (nil
     /// when a to-one on the way is nil), `.many` when the path crosses a to-many
     /// relationship (a to-many relationship itself yields its objects' primary keys as `.int`).
@@ -11,9 +11,9 @@ public protocol PredicateSubject {
 
 /// What a key path yields for one object: one value, or a collection through a to-many
 /// relationship (which a comparison without a quantifier tests with ANY, as Core Data does).
-public enum KeyPathValues: Hashable, Sendable {
+enum KeyPathValues: Hashable, Sendable {
     /// The value through attributes and to-one relationships (`.null` when absent).
-    case one(Value)
+    case one(StoredValue)
     /// The values through a to-many relationship, one per object reached (none for none).
-    case many([Value])
+    case many([StoredValue])
 }

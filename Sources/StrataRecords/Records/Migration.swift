@@ -61,13 +61,13 @@ struct Migration {
         try storage.write { tx in
             // Everything the old layout holds, read before its trees go.
             let reader = RecordReader(model: old, source: .write(tx))
-            var rows: [Int: [(UInt64, [Value])]] = [:]
-            var links: [(RelationshipDescription, EntityDescription, UInt64, UInt64)] = []
+            var rows: [Int: [(UInt64, [StoredValue])]] = [:]
+            var links: [(ResolvedRelationship, EntityDescription, UInt64, UInt64)] = []
             var counters: [Int: UInt64] = [:]
             let meta = try tx.tree(RecordTrees.meta, createIfMissing: true)!
             for e in new.entities {
                 guard let o = source(of: e) else { continue }
-                var list: [(UInt64, [Value])] = []
+                var list: [(UInt64, [StoredValue])] = []
                 for id in try reader.objects(o.name) {
                     if let r = try reader.row(RowKey(entity: o.index, pk: id.primaryKey)) { list.append((id.primaryKey, r)) }
                 }
@@ -90,7 +90,7 @@ struct Migration {
             }
             // The rows again, in the new layout, as inserts: the commit derives everything.
             let rtx = RecordTransaction(model: new, tx: tx)
-            var keptNow: [(RowKey, Int, Value)] = []
+            var keptNow: [(RowKey, Int, StoredValue)] = []
             for e in new.entities {
                 guard let o = source(of: e), let list = rows[e.index] else { continue }
                 for (pk, r) in list {

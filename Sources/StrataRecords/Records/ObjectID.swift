@@ -17,5 +17,5 @@ public struct ObjectID: Hashable, Sendable, CustomStringConvertible, ValueConver
     public var description: String { "\(entity)/\(primaryKey)" }
 
     /// To-one relationships are stored as the target's primary key.
-    public var strataValue: Value { .int(Int64(bitPattern: primaryKey)) }
+    public var strataValue: StoredValue { .int(Int64(bitPattern: primaryKey)) }
 }

@@ -76,21 +76,21 @@ extension RecordTransaction {
     ///   other than the properties'; `StrataError.validation` naming entity and property for a
     ///   value its property cannot hold; `objectNotFound` for a to-one target that does not exist.
     @discardableResult
-    public func insert(_ write: PreparedWrite, _ values: [Value]) throws -> ObjectID {
+    public func insert(_ write: PreparedWrite, _ values: [StoredValue]) throws -> ObjectID {
         ObjectID(entity: write.entity, primaryKey: try insertRow(write, primaryKey: nil, values))
     }
 
     /// ``insert(_:primaryKey:_:)`` from an array of values: the object layer's inserts of
     /// objects whose keys it reserved.
     @discardableResult
-    package func insert(_ write: PreparedWrite, primaryKey pk: UInt64, _ values: [Value]) throws -> ObjectID {
+    package func insert(_ write: PreparedWrite, primaryKey pk: UInt64, _ values: [StoredValue]) throws -> ObjectID {
         ObjectID(entity: write.entity, primaryKey: try insertRow(write, primaryKey: pk, values))
     }
 
     /// Inserts a row as ``insert(_:_:)-(PreparedWrite,_)`` does (`pk` nil), or under a reserved
     /// key as ``insert(_:primaryKey:_:)-(PreparedWrite,_,_)`` does, and returns its primary key:
     /// the object layer's save, which keeps keys, not identifiers (no entity name per row).
-    package func insertRow(_ write: PreparedWrite, primaryKey pk: UInt64?, _ values: [Value]) throws -> UInt64 {
+    package func insertRow(_ write: PreparedWrite, primaryKey pk: UInt64?, _ values: [StoredValue]) throws -> UInt64 {
         try checkOpen()
         let e = try entity(of: write, values)
         // A reserved key is checked before the values; a fresh one is allocated after them, so
@@ -108,7 +108,7 @@ extension RecordTransaction {
     ///
     /// - Throws: what ``insert(_:_:)-(PreparedWrite,_)`` throws, `invalidArgument` for an `id`
     ///   of another entity, and `objectNotFound` for an object that does not exist.
-    public func update(_ id: ObjectID, _ write: PreparedWrite, _ values: [Value]) throws {
+    public func update(_ id: ObjectID, _ write: PreparedWrite, _ values: [StoredValue]) throws {
         try checkOpen()
         let e = try entity(of: write, values)
         let key = try rowKey(id)
@@ -121,13 +121,13 @@ extension RecordTransaction {
     /// ``update(_:_:_:)-(ObjectID,PreparedWrite,_)`` of the object of the prepared write's
     /// entity with primary key `pk`: the object layer's save, which holds keys, not identifiers
     /// (no entity name to look up per row).
-    package func update(primaryKey pk: UInt64, _ write: PreparedWrite, _ values: [Value]) throws {
+    package func update(primaryKey pk: UInt64, _ write: PreparedWrite, _ values: [StoredValue]) throws {
         try checkOpen()
         let e = try entity(of: write, values)
         try rewriteRow(RowKey(entity: e.index, pk: pk)) { r in try assign(write, values, to: &r, entity: e) }
     }
 
-    private func entity(of write: PreparedWrite, _ values: [Value]) throws -> EntityDescription {
+    private func entity(of write: PreparedWrite, _ values: [StoredValue]) throws -> EntityDescription {
         guard write.model === model else {
             throw StrataError.invalidArgument("the prepared write of \(write.entity) was prepared for another store's model")
         }
@@ -138,7 +138,7 @@ extension RecordTransaction {
         return model.entities[write.entityIndex]
     }
 
-    private func assign(_ write: PreparedWrite, _ values: [Value], to r: inout [Value], entity e: EntityDescription) throws {
+    private func assign(_ write: PreparedWrite, _ values: [StoredValue], to r: inout [StoredValue], entity e: EntityDescription) throws {
         for j in values.indices {
             let i = write.fields[j]
             let t = write.targets[j]

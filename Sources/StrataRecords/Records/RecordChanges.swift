@@ -10,9 +10,9 @@ public struct RecordChanges: Sendable {
         public var id: ObjectID
         /// The row as committed, slots as ``EntityDescription/rowFieldIndex(of:)`` says;
         /// `nil` for a deleted object.
-        public var values: [Value]?
+        public var values: [StoredValue]?
         /// The row as it was before the transaction; `nil` for an inserted object.
-        public var previous: [Value]?
+        public var previous: [StoredValue]?
         /// The slots whose values changed (every slot for an inserted or deleted object).
         public var changedFields: [Int]
     }
@@ -66,7 +66,7 @@ extension RecordTransaction {
                 case (let was?, let now?):
                     // Rows of one entity have one length; compared in place, from their bits.
                     let changed = now.count == was.count
-                        ? now.withUnsafeBufferPointer { n in was.withUnsafeBufferPointer { w in n.indices.filter { !Value.identical(n, $0, w, $0) } } }
+                        ? now.withUnsafeBufferPointer { n in was.withUnsafeBufferPointer { w in n.indices.filter { !StoredValue.identical(n, $0, w, $0) } } }
                         : now.indices.filter { !now[$0].isIdentical(to: was[$0]) }
                     if !changed.isEmpty { out.updated.append(.init(id: id, values: now, previous: was, changedFields: changed)) }
                 }

@@ -31,7 +31,7 @@ extension RecordCheck {
                 let evaluator = DerivedEvaluator(tx: rowReader, entity: e, property: d.name)
                 for (n, r) in rows.rows.enumerated() {
                     let pk = rows.keys[n]
-                    let expected: Value
+                    let expected: StoredValue
                     do {
                         expected = try evaluator.value(of: d.parsed, at: RowKey(entity: e.index, pk: pk), as: d.type)
                     } catch StrataError.validation(_, _, let reason) {
@@ -51,11 +51,11 @@ extension RecordCheck {
 
     /// One parent's aggregate `d` over its members (`values`: their non-nil values of the
     /// aggregated attribute, of sum kind `kind`), and the auxiliary fields behind it.
-    func checkAggregate(_ e: EntityDescription, _ d: DerivedDescription, _ f: AggregateFunction, pk: UInt64, row r: [Value],
-                        members: Int, values: [Value], kind: AggregateArithmetic.SumKind?) {
+    func checkAggregate(_ e: EntityDescription, _ d: ResolvedDerivedAttribute, _ f: AggregateFunction, pk: UInt64, row r: [StoredValue],
+                        members: Int, values: [StoredValue], kind: AggregateArithmetic.SumKind?) {
         let label = "\(e.name)/\(pk).\(d.name)"
         let stored = r[d.field]
-        func expect(_ expected: Value, from source: String = "recomputed from scratch") {
+        func expect(_ expected: StoredValue, from source: String = "recomputed from scratch") {
             if !stored.isIdentical(to: expected) { report("\(label) = \(stored), \(source): \(expected)") }
         }
         do {
@@ -69,7 +69,7 @@ extension RecordCheck {
                 let aux = d.auxiliaryFields
                 // The running sum in the values' kind: the attribute itself when it is of that
                 // kind and keeps no auxiliary sum, else the first auxiliary field.
-                let running: Value
+                let running: StoredValue
                 if kind == .double {
                     let sumField = aux[0], compensationField = aux[f == .avg ? 2 : 1]
                     guard case .double(let s) = r[sumField], case .double(let c) = r[compensationField] else {
@@ -148,7 +148,7 @@ enum RunningSumTolerance {
 /// SQLite): exactly, except the sums and averages of doubles, which may differ in the last
 /// bits (by at most 1e-9 of the magnitude).
 enum DerivedComparison {
-    static func agree(_ a: Value, _ b: Value, tolerant: Bool = true) -> Bool {
+    static func agree(_ a: StoredValue, _ b: StoredValue, tolerant: Bool = true) -> Bool {
         if a == b { return true }
         if tolerant, case .double(let x) = a, case .double(let y) = b {
             return abs(x - y) <= 1e-9 * max(abs(x), abs(y), 1e-300) || abs(x - y) < 1e-12
@@ -161,7 +161,7 @@ enum DerivedComparison {
     }
 
     /// Whether `d` is a sum or average over doubles: the one inexact aggregate.
-    static func isInexact(_ d: DerivedDescription) -> Bool {
+    static func isInexact(_ d: ResolvedDerivedAttribute) -> Bool {
         guard case .aggregate(let f, _, _) = d.parsed, f == .sum || f == .avg else { return false }
         return d.aggregateSourceType == .double
     }

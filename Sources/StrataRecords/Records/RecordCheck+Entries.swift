@@ -153,10 +153,10 @@ extension RecordCheck {
     /// The rows a uniqueness tree reflects: the stored rows, except that inside a write
     /// transaction rows it inserted are left out and rows it changed or deleted count as the
     /// transaction found them (their entries move at commit).
-    func uniquenessRows(_ e: EntityDescription) -> [(UInt64, [Value])] {
+    func uniquenessRows(_ e: EntityDescription) -> [(UInt64, [StoredValue])] {
         let rows = entities[e.index]
         guard let tx = transaction else { return Array(zip(rows.keys, rows.rows)) }
-        var out: [(UInt64, [Value])] = []
+        var out: [(UInt64, [StoredValue])] = []
         for (n, pk) in rows.keys.enumerated() where tx.original(RowKey(entity: e.index, pk: pk)) == nil {
             out.append((pk, rows.rows[n]))
         }
@@ -240,7 +240,7 @@ extension RecordCheck {
 
     /// The members of every parent of `e` through the to-many `rel`, as positions in the
     /// target's rows: from the children's to-one fields, or from `e`'s side of the join.
-    func membership(_ rel: RelationshipDescription, of e: EntityDescription) throws -> [UInt64: [Int]] {
+    func membership(_ rel: ResolvedRelationship, of e: EntityDescription) throws -> [UInt64: [Int]] {
         let c = model.entities[rel.targetIndex]
         if let fk = rel.inverseField {
             if let known = children[c.index]?[fk] { return known }

@@ -175,16 +175,16 @@ final class RecordCheck {
 struct CheckedRows {
     /// Primary keys, ascending (the rows tree's order).
     var keys: [UInt64] = []
-    var rows: [[Value]] = []
+    var rows: [[StoredValue]] = []
     var position: [UInt64: Int] = [:]
 
-    mutating func append(_ pk: UInt64, _ row: [Value]) {
+    mutating func append(_ pk: UInt64, _ row: [StoredValue]) {
         position[pk] = rows.count
         keys.append(pk)
         rows.append(row)
     }
 
-    func row(_ pk: UInt64) -> [Value]? { position[pk].map { rows[$0] } }
+    func row(_ pk: UInt64) -> [StoredValue]? { position[pk].map { rows[$0] } }
 }
 
 /// A reader whose rows are the ones a ``RecordCheck`` read and decoded: the derivation
@@ -199,7 +199,7 @@ final class CheckedRowsReader: RecordReader {
         super.init(model: model, source: source)
     }
 
-    override func row(_ key: RowKey) throws -> [Value]? {
+    override func row(_ key: RowKey) throws -> [StoredValue]? {
         guard key.entity >= 0, key.entity < check.entities.count else { return nil }
         return check.entities[key.entity].row(key.pk)
     }

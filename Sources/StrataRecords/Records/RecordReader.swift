@@ -63,7 +63,7 @@ public class RecordReader {
     func willScanRows() throws { try willRead() }
 
     /// The row's stored fields, or nil when there is no such row.
-    func row(_ key: RowKey) throws -> [Value]? {
+    func row(_ key: RowKey) throws -> [StoredValue]? {
         let e = model.entities[key.entity]
         return try withStoredRow(e, key.pk) { try RowCodec.decode($0, fields: e.fields) }
     }
@@ -101,7 +101,7 @@ public class RecordReader {
 
     /// The row whose stored bytes a scan of its rows tree is positioned on: decoded from them
     /// (a transaction answers from its own changes first).
-    func row(_ key: RowKey, stored: UnsafeRawBufferPointer) throws -> [Value]? {
+    func row(_ key: RowKey, stored: UnsafeRawBufferPointer) throws -> [StoredValue]? {
         try RowCodec.decode(stored, fields: model.entities[key.entity].fields)
     }
 
@@ -113,12 +113,12 @@ public class RecordReader {
 
     /// Every stored attribute and derived attribute of the object (not relationships), or nil
     /// when it does not exist.
-    public func values(of id: ObjectID) throws -> [String: Value]? {
+    public func values(of id: ObjectID) throws -> [String: StoredValue]? {
         try willRead()
         let key = try rowKey(id)
         guard let r = try row(key) else { return nil }
         let e = model.entities[key.entity]
-        var out: [String: Value] = [:]
+        var out: [String: StoredValue] = [:]
         for (i, f) in e.fields.enumerated() where f.kind == .attribute || f.kind == .derived { out[f.name] = r[i] }
         return out
     }
@@ -127,7 +127,7 @@ public class RecordReader {
     /// says (to-one relationships: the target's primary key as an `int`; auxiliary slots hold
     /// bookkeeping), or nil when the object does not exist. One read, no dictionary: the object
     /// layer fills its objects from this.
-    public func storedRow(of id: ObjectID) throws -> [Value]? {
+    public func storedRow(of id: ObjectID) throws -> [StoredValue]? {
         try willRead()
         return try row(rowKey(id))
     }
@@ -135,7 +135,7 @@ public class RecordReader {
     /// ``storedRow(of:)`` by entity index and primary key: the object layer reads the rows of
     /// its faults, and its save those of the objects it updates (optimistic locking), by the keys
     /// it holds, with no entity name to look up per row. Nil for an index outside the model.
-    package func storedRow(entityIndex: Int, primaryKey pk: UInt64) throws -> [Value]? {
+    package func storedRow(entityIndex: Int, primaryKey pk: UInt64) throws -> [StoredValue]? {
         try willRead()
         guard model.entities.indices.contains(entityIndex) else { return nil }
         return try row(RowKey(entity: entityIndex, pk: pk))
@@ -144,14 +144,14 @@ public class RecordReader {
     /// The stored rows of many objects of `entity` at once (as ``storedRow(of:)`` gives each;
     /// nil for a key with no object), in the order of `primaryKeys`: the entity is resolved and
     /// the reader checked once, for batch faulting and prefetching.
-    public func storedRows(of entity: String, primaryKeys: [UInt64]) throws -> [[Value]?] {
+    public func storedRows(of entity: String, primaryKeys: [UInt64]) throws -> [[StoredValue]?] {
         try willRead()
         let e = try self.entity(entity)
         return try primaryKeys.map { try row(RowKey(entity: e.index, pk: $0)) }
     }
 
     /// One attribute or derived attribute (to-one relationships: the target's primary key).
-    public func value(_ property: String, of id: ObjectID) throws -> Value {
+    public func value(_ property: String, of id: ObjectID) throws -> StoredValue {
         try willRead()
         let key = try rowKey(id)
         let e = model.entities[key.entity]
@@ -201,7 +201,7 @@ public class RecordReader {
     }
 
     /// Primary keys of the objects a to-many relationship of `key` reaches.
-    func memberKeys(_ rel: RelationshipDescription, of key: RowKey) throws -> [UInt64] {
+    func memberKeys(_ rel: ResolvedRelationship, of key: RowKey) throws -> [UInt64] {
         let target = model.entities[rel.targetIndex]
         if let f = rel.inverseField {
             return try source.keys(RecordTrees.inverse(target, f), prefix: KeyEncoding.primaryKey(key.pk))

@@ -104,7 +104,7 @@ extension RecordTransaction {
     }
 
     /// The uniqueness key of some values; nil when one is nil (SQL semantics: nils never clash).
-    func uniqueKey(_ values: [Value], _ e: EntityDescription, _ i: Int) throws -> [UInt8]? {
+    func uniqueKey(_ values: [StoredValue], _ e: EntityDescription, _ i: Int) throws -> [UInt8]? {
         guard let (key, whole) = RecordTrees.uniqueKey(values) else { return nil }
         guard whole else {
             throw StrataError.validation(entity: e.name, property: e.uniquenessConstraints[i].joined(separator: ","),

@@ -37,7 +37,7 @@ public final class RecordTransaction: RecordReader {
     var pendingDeletes: [RowKey] = []
     var settledDeletes = 0
     /// `deny` rules met while settling: judged at commit, when every delete is known.
-    var denials: [(RowKey, RelationshipDescription, [RowKey])] = []
+    var denials: [(RowKey, ResolvedRelationship, [RowKey])] = []
     /// Many-to-many links made or broken: (entity, relationship, row, other row, added);
     /// those from `settledLinks` on are not settled yet.
     var linkChanges: [LinkChange] = []
@@ -67,12 +67,12 @@ public final class RecordTransaction: RecordReader {
     /// A row as the transaction knows it.
     struct RowState {
         /// As it was when the transaction began (`nil`: it did not exist).
-        var original: [Value]?
+        var original: [StoredValue]?
         /// As it is now (`nil`: deleted, or never existed).
-        var current: [Value]?
+        var current: [StoredValue]?
         /// As it was at the last settle: the state its derived values and its contributions
         /// to other rows' derived values reflect.
-        var settled: [Value]?
+        var settled: [StoredValue]?
         /// Changed by this transaction (else only read).
         var written = false
         /// Changed since the last settle.
@@ -83,7 +83,7 @@ public final class RecordTransaction: RecordReader {
         /// updated, or nullified by a delete rule), not only derived (`now()`, validation).
         var explicit = false
 
-        init(original: [Value]?) {
+        init(original: [StoredValue]?) {
             self.original = original
             self.current = original
             self.settled = original
@@ -102,14 +102,14 @@ public final class RecordTransaction: RecordReader {
 
     /// The row as it was when the transaction began, or `nil` when this transaction has not
     /// changed it (`.some(nil)`: inserted here).
-    func original(_ key: RowKey) -> [Value]?? {
+    func original(_ key: RowKey) -> [StoredValue]?? {
         guard let s = rowStates[key], s.written else { return nil }
         return .some(s.original)
     }
 
     /// The row as of the last settle, or `nil` when it has not changed since
     /// (`.some(nil)`: it did not exist then).
-    func settled(_ key: RowKey) -> [Value]?? {
+    func settled(_ key: RowKey) -> [StoredValue]?? {
         guard let s = rowStates[key], s.pending else { return nil }
         return .some(s.settled)
     }
@@ -120,7 +120,7 @@ public final class RecordTransaction: RecordReader {
     /// The many-to-many link changes since the last settle.
     var pendingLinkChanges: ArraySlice<LinkChange> { linkChanges[settledLinks...] }
 
-    override func row(_ key: RowKey) throws -> [Value]? {
+    override func row(_ key: RowKey) throws -> [StoredValue]? {
         if let s = rowStates[key] { return s.current }
         rowsRead += 1
         let r = try super.row(key)
@@ -134,7 +134,7 @@ public final class RecordTransaction: RecordReader {
         try trees.existingRows(e)
     }
 
-    override func row(_ key: RowKey, stored: UnsafeRawBufferPointer) throws -> [Value]? {
+    override func row(_ key: RowKey, stored: UnsafeRawBufferPointer) throws -> [StoredValue]? {
         if let s = rowStates[key] { return s.current }
         return try super.row(key, stored: stored)
     }
@@ -190,7 +190,7 @@ public final class RecordTransaction: RecordReader {
     /// Puts every changed row into its rows tree.
     func flushRows() throws {
         // One in-place access per row: its state is taken as clean, its row returned.
-        func takeDirty(_ s: inout RowState?) -> [Value]?? {
+        func takeDirty(_ s: inout RowState?) -> [StoredValue]?? {
             guard s?.dirty == true else { return nil }
             s!.dirty = false
             return .some(s!.current)
@@ -239,7 +239,7 @@ public final class RecordTransaction: RecordReader {
 
     /// A row of `e` before the caller's values: defaults, and zero for the counts and sums of
     /// its (empty) relationships.
-    func newRow(_ e: EntityDescription) -> [Value] {
+    func newRow(_ e: EntityDescription) -> [StoredValue] {
         var r = e.fields.map { $0.defaultValue ?? .null }
         for d in e.derivedAttributes {
             // An empty relationship counts and sums to zero from the start.
@@ -251,13 +251,13 @@ public final class RecordTransaction: RecordReader {
     }
 
     /// Writes `r` as the new row of `e` under `key` (a key that names no stored row).
-    func writeNewRow(_ e: EntityDescription, _ key: RowKey, _ r: [Value]) throws -> ObjectID {
+    func writeNewRow(_ e: EntityDescription, _ key: RowKey, _ r: [StoredValue]) throws -> ObjectID {
         try writeNewRow(key, r)
         return ObjectID(entity: e.name, primaryKey: key.pk)
     }
 
     /// Writes `r` as the new row under `key` (a key that names no stored row).
-    func writeNewRow(_ key: RowKey, _ r: [Value]) throws {
+    func writeNewRow(_ key: RowKey, _ r: [StoredValue]) throws {
         // A fresh or reserved primary key names no stored row (keys are never reused): nothing
         // to read, nothing to look up.
         try write(key, r, from: RowState(original: nil), explicit: true)
@@ -275,7 +275,7 @@ public final class RecordTransaction: RecordReader {
     /// (then a settle only moves bookkeeping that derivation reads). The object layer's save
     /// reads the row of each object it updates (optimistic locking) right after writing the
     /// one before, so each read settled again. Otherwise it settles as that read does.
-    package func unsettledRow(entityIndex: Int, primaryKey pk: UInt64) throws -> [Value]? {
+    package func unsettledRow(entityIndex: Int, primaryKey pk: UInt64) throws -> [StoredValue]? {
         guard model.derivationOrder.isEmpty, settledDeletes == pendingDeletes.count else {
             return try storedRow(entityIndex: entityIndex, primaryKey: pk)
         }
@@ -325,7 +325,7 @@ public final class RecordTransaction: RecordReader {
 
     /// Reads the stored row at `key` (`objectNotFound` if there is none), lets `change` set
     /// values in it, and writes it back as changed by the caller.
-    func rewriteRow(_ key: RowKey, _ change: (inout [Value]) throws -> Void) throws {
+    func rewriteRow(_ key: RowKey, _ change: (inout [StoredValue]) throws -> Void) throws {
         // The state is looked up (or read) once: `change` only reads other rows.
         let state = try rowState(key)
         guard var r = state.current else {
@@ -353,7 +353,7 @@ public final class RecordTransaction: RecordReader {
 
     /// Sets a to-one relationship (`nil` clears it); the inverse to-many follows.
     public func set(_ relationship: String, of id: ObjectID, to target: ObjectID?) throws {
-        try update(id, [relationship: target.map { $0 as any ValueConvertible } ?? Value.null])
+        try update(id, [relationship: target.map { $0 as any ValueConvertible } ?? StoredValue.null])
     }
 
     /// Adds `member` to a to-many relationship of `id` (for a to-many whose inverse is to-one,
@@ -392,7 +392,7 @@ public final class RecordTransaction: RecordReader {
 
     // MARK: Internals
 
-    private func toMany(_ relationship: String, _ id: ObjectID, _ member: ObjectID) throws -> (RelationshipDescription, RowKey, RowKey) {
+    private func toMany(_ relationship: String, _ id: ObjectID, _ member: ObjectID) throws -> (ResolvedRelationship, RowKey, RowKey) {
         let key = try rowKey(id)
         let e = model.entities[key.entity]
         guard let rel = e.relationship(relationship), rel.isToMany else {
@@ -408,7 +408,7 @@ public final class RecordTransaction: RecordReader {
     }
 
     /// Links or unlinks two rows through a many-to-many relationship (both join trees).
-    func link(_ rel: RelationshipDescription, _ key: RowKey, _ other: RowKey, add: Bool) throws {
+    func link(_ rel: ResolvedRelationship, _ key: RowKey, _ other: RowKey, add: Bool) throws {
         let e = model.entities[key.entity]
         let t = model.entities[other.entity]
         let here = try tx.tree(RecordTrees.join(e, rel.name), createIfMissing: true)!
@@ -458,7 +458,7 @@ public final class RecordTransaction: RecordReader {
     }
 
     /// Applies caller-supplied values to a row, converting and checking each.
-    func assign(_ values: [String: any ValueConvertible], to r: inout [Value], entity e: EntityDescription) throws {
+    func assign(_ values: [String: any ValueConvertible], to r: inout [StoredValue], entity e: EntityDescription) throws {
         for (name, given) in values {
             let i = try Self.settableField(name, of: e)
             switch e.fields[i].kind {
@@ -507,7 +507,7 @@ public final class RecordTransaction: RecordReader {
 
     /// A caller's value for an attribute, converted exactly to its type, or a validation error
     /// naming entity and attribute.
-    static func convert(_ v: Value, to field: Field, entity e: EntityDescription) throws -> Value {
+    static func convert(_ v: StoredValue, to field: Field, entity e: EntityDescription) throws -> StoredValue {
         if v.isNull { return .null }
         guard let c = field.type.coerce(v) else {
             throw StrataError.validation(entity: e.name, property: field.name, reason: ValueDescription.whyNot(v, field.type))
@@ -518,7 +518,7 @@ public final class RecordTransaction: RecordReader {
     /// Records a row's new state (or its deletion) and updates its fetch indexes and the inverse
     /// indexes of its to-one relationships; the row itself reaches its tree at commit
     /// (``flushRows()``). Uniqueness is settled at commit.
-    func write(_ key: RowKey, _ new: [Value]?, explicit: Bool = false) throws {
+    func write(_ key: RowKey, _ new: [StoredValue]?, explicit: Bool = false) throws {
         let state: RowState
         if let known = rowStates[key] {
             state = known
@@ -532,7 +532,7 @@ public final class RecordTransaction: RecordReader {
     /// ``write(_:_:explicit:)`` of the row whose state the caller just looked up or made:
     /// the table is hashed once, to store the new state. `explicit`: a caller's change of the
     /// row's own values, marked once its index entries moved.
-    private func write(_ key: RowKey, _ new: [Value]?, from known: RowState, explicit: Bool) throws {
+    private func write(_ key: RowKey, _ new: [StoredValue]?, from known: RowState, explicit: Bool) throws {
         var state = known
         let old = state.current
         state.current = new
@@ -565,7 +565,7 @@ public final class RecordTransaction: RecordReader {
     /// Sets fields of an existing row, as derivation does: in place when none of them has
     /// index or inverse entries to move (no copy of the row, no key encoded), else through
     /// ``write(_:_:)``. A row that does not exist is left alone.
-    func setFields(_ key: RowKey, _ changes: [(field: Int, value: Value)]) throws {
+    func setFields(_ key: RowKey, _ changes: [(field: Int, value: StoredValue)]) throws {
         let e = model.entities[key.entity]
         guard !changes.contains(where: { e.fieldHasEntries[$0.field] }), rowStates[key]?.current != nil else {
             guard var r = try row(key) else { return }
@@ -594,10 +594,10 @@ public final class RecordTransaction: RecordReader {
 
     /// Moves the row's fetch-index and inverse entries from its old values to its new ones;
     /// an index whose values did not change is not touched (nor its keys encoded).
-    private func updateIndexes(_ e: EntityDescription, _ pk: UInt64, _ old: [Value]?, _ new: [Value]?) throws {
+    private func updateIndexes(_ e: EntityDescription, _ pk: UInt64, _ old: [StoredValue]?, _ new: [StoredValue]?) throws {
         for (i, fields) in e.indexFields.enumerated() {
             if let old, let new, old.count == new.count, old.withUnsafeBufferPointer({ o in
-                new.withUnsafeBufferPointer { n in fields.allSatisfy { Value.identical(o, $0, n, $0) } }
+                new.withUnsafeBufferPointer { n in fields.allSatisfy { StoredValue.identical(o, $0, n, $0) } }
             }) { continue }
             let ok = old.map { o in KeyEncoding.indexKey(fields.map { o[$0] }, pk: pk) }
             let nk = new.map { n in KeyEncoding.indexKey(fields.map { n[$0] }, pk: pk) }

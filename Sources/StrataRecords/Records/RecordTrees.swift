@@ -35,7 +35,7 @@ enum RecordTrees {
     /// The key of a `@min`/`@max` bookkeeping entry: the parent's key, the child's value as a
     /// key value, the child's key. One definition for the engine that writes the entries and
     /// the checker that recomputes them.
-    static func extremesKey(parent: UInt64, value: Value, child: UInt64) -> [UInt8] {
+    static func extremesKey(parent: UInt64, value: StoredValue, child: UInt64) -> [UInt8] {
         var k = KeyEncoding.primaryKey(parent)
         KeyEncoding.append(value, to: &k)
         return k + KeyEncoding.primaryKey(child)
@@ -45,7 +45,7 @@ enum RecordTrees {
     /// nil (nils never clash); `whole` is false when a value was cut at
     /// ``KeyEncoding/maxValueBytes`` (a commit refuses such a value). One definition for the
     /// commit that writes the entries and the checker that recomputes them.
-    static func uniqueKey(_ values: [Value]) -> (key: [UInt8], whole: Bool)? {
+    static func uniqueKey(_ values: [StoredValue]) -> (key: [UInt8], whole: Bool)? {
         if values.contains(where: \.isNull) { return nil }
         var out: [UInt8] = []
         var whole = true

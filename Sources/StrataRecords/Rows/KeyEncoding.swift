@@ -8,7 +8,7 @@ import Foundation
 /// is one NaN, after +∞); strings are their NFC bytes (``TextOrder``) and binaries their bytes,
 /// with `00` escaped as `00 FF` and ended by `00 01`, or by `00 02` when cut to fit the key;
 /// decimals are sign, adjusted exponent, digits. Equal keys are equal values (for values that
-/// were not cut), and key order is the order ``Value/compare(_:_:)`` gives.
+/// were not cut), and key order is the order ``StoredValue/compare(_:_:)`` gives.
 enum KeyEncoding {
     static let tagNull: UInt8 = 0x01
     static let tagValue: UInt8 = 0x02
@@ -44,7 +44,7 @@ enum KeyEncoding {
     /// Appends `value` with a budget of its own (``maxEncodedValuesBytes``); returns false when
     /// it had to be cut.
     @discardableResult
-    static func append(_ value: Value, to out: inout [UInt8]) -> Bool {
+    static func append(_ value: StoredValue, to out: inout [UInt8]) -> Bool {
         var budget = maxEncodedValuesBytes
         return append(value, to: &out, budget: &budget)
     }
@@ -52,7 +52,7 @@ enum KeyEncoding {
     /// Appends `value` within `budget` bytes and takes what it used from the budget. Returns
     /// false when the value did not fit whole: a string or binary is then cut (it ends with
     /// ``endCut``); any other value is left out. Either way the key is full.
-    static func append(_ value: Value, to out: inout [UInt8], budget: inout Int) -> Bool {
+    static func append(_ value: StoredValue, to out: inout [UInt8], budget: inout Int) -> Bool {
         let start = out.count
         defer { budget -= out.count - start }
         if value.isNull {
@@ -154,7 +154,7 @@ enum KeyEncoding {
     /// The key of an index entry: the values within one budget of
     /// ``maxEncodedValuesBytes`` (those after a cut value are left out), then the primary key,
     /// which keeps entries unique.
-    static func indexKey(_ values: [Value], pk: UInt64) -> [UInt8] {
+    static func indexKey(_ values: [StoredValue], pk: UInt64) -> [UInt8] {
         var out: [UInt8] = []
         var budget = maxEncodedValuesBytes
         for v in values {

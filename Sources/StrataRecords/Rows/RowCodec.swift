@@ -17,7 +17,7 @@ import StrataStorage
 enum RowCodec {
     static let version: UInt8 = 1
 
-    static func encode(_ values: [Value], fields: [Field]) -> [UInt8] {
+    static func encode(_ values: [StoredValue], fields: [Field]) -> [UInt8] {
         var out: [UInt8] = []
         encode(values, fields: fields, into: &out)
         return out
@@ -25,7 +25,7 @@ enum RowCodec {
 
     /// ``encode(_:fields:)`` into `out`, replacing what it held: a transaction writing many
     /// rows encodes each into one buffer it keeps, and allocates nothing per row.
-    static func encode(_ values: [Value], fields: [Field], into out: inout [UInt8]) {
+    static func encode(_ values: [StoredValue], fields: [Field], into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
         // One allocation at most, of a bound on the row's size: a guessed capacity grew two
         // or three times per row with a string in it (callgrind, an update of 10,000 rows).
@@ -58,7 +58,7 @@ enum RowCodec {
 
     /// At least the bytes ``encode(_:fields:)`` writes for `values` (varints counted at their
     /// longest, decimals at their largest mantissa: 128 bits).
-    static func sizeBound(_ values: [Value]) -> Int {
+    static func sizeBound(_ values: [StoredValue]) -> Int {
         var n = 1 + 10 + (values.count + 7) / 8
         for v in values {
             switch v {
@@ -76,12 +76,12 @@ enum RowCodec {
     }
 
     /// Decodes a row of `fields`. Throws `corrupt` when the bytes do not fit the layout.
-    static func decode(_ bytes: [UInt8], fields: [Field]) throws -> [Value] {
+    static func decode(_ bytes: [UInt8], fields: [Field]) throws -> [StoredValue] {
         try bytes.withUnsafeBytes { try decode($0, fields: fields) }
     }
 
     /// Decodes a row from borrowed bytes (a tree's value, read in place).
-    static func decode(_ bytes: UnsafeRawBufferPointer, fields: [Field]) throws -> [Value] {
+    static func decode(_ bytes: UnsafeRawBufferPointer, fields: [Field]) throws -> [StoredValue] {
         var r = Reader(bytes: bytes)
         guard try r.byte() == version else { throw StrataError.corrupt("row format version", offset: nil) }
         // The field count is bounded by the layout, not by the row's bytes: absent fields take
@@ -95,7 +95,7 @@ enum RowCodec {
         // through the generic value witnesses (~700 instructions a row) and
         // `Array(unsafeUninitializedCapacity:)` allocates through the runtime's generic metadata
         // lookup (~650). A throw drops the partial array with the row.
-        var values: [Value] = []
+        var values: [StoredValue] = []
         values.reserveCapacity(fields.count)
         for i in 0..<fields.count {
             guard i < n, bitmap[bitmap.startIndex + i / 8] & (1 << UInt8(i % 8)) != 0 else {

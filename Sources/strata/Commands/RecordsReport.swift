@@ -45,7 +45,7 @@ enum RecordsReport {
         }
     }
 
-    static func json(_ v: Value) -> String {
+    static func json(_ v: StoredValue) -> String {
         switch v {
         case .null: return "null"
         case .bool(let b): return b ? "true" : "false"
