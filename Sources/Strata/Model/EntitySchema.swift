@@ -123,7 +123,7 @@ final class EntitySchema: @unchecked Sendable {
 
     /// Every schema built in the process, so none is ever freed (the registry keeps those of
     /// classes; this keeps the stand-ins a failed build returns too): objects hold their
-    /// schema `unowned(unsafe)`, with no reference counting per property access.
+    /// schema as `Unmanaged` (decision 49), with no reference counting per property access.
     private static let everyBuilt = Mutex<[EntitySchema]>([])
 
     // MARK: Registry
