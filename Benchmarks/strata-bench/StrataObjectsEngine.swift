@@ -73,7 +73,11 @@ final class StrataObjectsEngine: ObjectsEngine {
 
     func fetchAll() throws -> ObjectsDigest {
         let context = ModelContext(container)
-        let items = try context.fetch(FetchDescriptor<BenchItem>())
+        // Every object is read: loaded by the fetch from the rows its scan read, as a Core Data
+        // user asks with `returnsObjectsAsFaults = false` (GRDB's records are loaded too).
+        var descriptor = FetchDescriptor<BenchItem>()
+        descriptor.returnsObjectsAsFaults = false
+        let items = try context.fetch(descriptor)
         var d = ObjectsDigest()
         for item in items { d.add(title: item.title, amount: item.amount, done: item.done) }
         return d

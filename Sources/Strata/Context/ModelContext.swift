@@ -244,6 +244,19 @@ public final class ModelContext {
         }
     }
 
+    /// Loads the faults among `objects` (a fetch's results, in its order) from the rows its
+    /// scan kept, `rows` parallel to them: no second read. A fault whose row was not kept or
+    /// does not decode stays one (``fulfill(_:_:)`` then reads it, and reports what it finds).
+    func load(_ objects: [ManagedObject], fromScanned rows: FetchedRowBytes, _ b: EntityBinding) {
+        guard rows.keptCount > 0, rows.spans.count == objects.count else { return }
+        for (index, object) in objects.enumerated() where object._flags.contains(.fault) && object._rawID > 0 {
+            guard let row = try? rows.withRow(at: index, { try b.entity.decodeRow($0) }) else { continue }
+            object._flags.remove(.fault)
+            statistics.faultsFired += 1
+            load(object, row, b)
+        }
+    }
+
     /// The row of `raw` a fetch's scan or prefetching read from the commit the context reads,
     /// if either did (call after ``reader()``, which drops them when the commit moved).
     private func rowReadAhead(of raw: Int64, _ b: EntityBinding) -> [StoredValue]? {

@@ -83,16 +83,21 @@ extension ModelContext {
 
     private func fetchObjects<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor) }
-        // Faults fulfilled one by one take the rows the fetch's scan decoded, if it decoded any
-        // (batch faulting and prefetching read their own, in one read each).
-        let keepsRows = descriptor.returnsObjectsAsFaults && descriptor.fetchBatchSize == 0
-            && descriptor.relationshipKeyPathsForPrefetching.isEmpty
-        let (b, raws, rows) = try fetchRaws(descriptor, keepingRows: keepsRows)
+        // Faults fulfilled one by one take the rows the fetch's scan read, if it read any
+        // (batch faulting reads its own, in one read per slice). Objects returned loaded take
+        // theirs at once, however many: they hold their values from here anyway.
+        let loadsNow = !descriptor.returnsObjectsAsFaults || !descriptor.relationshipKeyPathsForPrefetching.isEmpty
+        let keeping: RowKeeping = loadsNow ? .all : descriptor.fetchBatchSize == 0 ? .forFaults : .none
+        let (b, raws, rows) = try fetchRaws(descriptor, keeping: keeping)
         // The registry's table grows once, not by doublings on the way (each rehashed every
         // entry). Not beyond what a refetch of registered objects needs.
         registry.reserveCapacity(raws.count, entity: b.index)
         let objects = raws.map { object(raw: $0, binding: b) }
-        rowCache.insert(rows, raws: raws, objects: objects, entity: b.index)
+        if loadsNow {
+            load(objects, fromScanned: rows, b)
+        } else {
+            rowCache.insert(rows, raws: raws, objects: objects, entity: b.index)
+        }
         for path in descriptor.relationshipKeyPathsForPrefetching {
             guard let slot = b.schema.slotByName[path], b.schema.properties[slot].isRelationship else {
                 throw StrataError.invalidFetch("'\(path)' is not a relationship of \(b.name)")
@@ -169,10 +174,20 @@ extension ModelContext {
         }
     }
 
-    /// `keepingRows`: also the stored bytes of the rows the store's scan read, parallel to the
+    /// Which of the rows the store's scan reads a fetch keeps.
+    private enum RowKeeping {
+        /// None (counts, identifiers, batch faulting).
+        case none
+        /// As many as ``rowCache`` has room for, for the faults returned to take.
+        case forFaults
+        /// Every one: the objects are loaded now.
+        case all
+    }
+
+    /// With `keeping`, also the stored bytes of the rows the store's scan read, parallel to the
     /// identities (none when it read none, and always for a fetch over unsaved changes, whose
-    /// rows the store does not hold), as many as ``rowCache`` has room for.
-    private func fetchRaws<T: ManagedObject>(_ descriptor: FetchDescriptor<T>, keepingRows: Bool = false) throws
+    /// rows the store does not hold).
+    private func fetchRaws<T: ManagedObject>(_ descriptor: FetchDescriptor<T>, keeping: RowKeeping = .none) throws
         -> (binding: EntityBinding, raws: [Int64], rows: FetchedRowBytes) {
         processPendingMerges()
         guard let b = container.binding(of: EntitySchema.of(T.self)) else {
@@ -189,7 +204,8 @@ extension ModelContext {
             return (b, try fetchWithPendingChanges(request, b), none)
         }
         let r = try reader()   // first: a newer commit empties the cache, and so makes room
-        let (pks, rows) = try r.fetchPrimaryKeysAndRowBytes(request, keepingAtMost: keepingRows ? rowCache.room : 0)
+        let most = switch keeping { case .none: 0; case .forFaults: rowCache.room; case .all: Int.max }
+        let (pks, rows) = try r.fetchPrimaryKeysAndRowBytes(request, keepingAtMost: most)
         // A key above Int64.max (a forged counter) names no object.
         guard pks.contains(where: { $0 > UInt64(Int64.max) }) else { return (b, pks.map { Int64($0) }, rows) }
         let kept = pks.indices.filter { pks[$0] <= UInt64(Int64.max) }
