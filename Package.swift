@@ -41,8 +41,10 @@ let package = Package(
             path: "Sources/Strata"
         ),
         // Test support shared by the tools, the benchmark and the test suites (the simulated file
-        // system, seeded randomness, the crash workloads, the TodoList model): a target, not a
-        // product, at `package` access, so it stays out of what users link and see.
+        // system, seeded randomness, the crash workloads, the TodoList model, and `Reference/`: a
+        // codec of the file format written from FORMAT.md alone, which imports nothing of the
+        // engine's): a target, not a product, at `package` access, so it stays out of what users
+        // link and see.
         .target(
             name: "StrataTesting",
             dependencies: ["StrataStorage", "StrataRecords"],
@@ -62,8 +64,7 @@ let package = Package(
         .executableTarget(
             name: "strata-harness",
             dependencies: [
-                // CLZ4: the fuzzer decompresses pages itself to forge fields inside them.
-                "StrataStorage", "StrataRecords", "StrataTesting", "CLZ4",
+                "StrataStorage", "StrataRecords", "StrataTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/strata-harness"

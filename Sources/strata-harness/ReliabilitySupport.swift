@@ -4,8 +4,8 @@ import StrataTesting
 import Glibc
 #endif
 
-// Shared by `crash-test` and `fuzz`: content digests of a store, and a CRC-32C of their own
-// for forging frames (the tools check the engine, so they do not borrow its checksum code).
+// Shared by `crash-test` and `fuzz`: content digests of a store. (Forging frames goes through
+// StrataTesting's reference codec, `ReferenceFormat`.)
 
 // MARK: Content digests
 
@@ -140,45 +140,4 @@ func digestContent(_ tx: ReadTransaction, thorough: Bool = false) throws -> Cont
 func isCorruptError(_ error: any Error) -> Bool {
     if case StrataError.corrupt? = error as? StrataError { return true }
     return false
-}
-
-// MARK: CRC-32C (for re-sealing forged frames and header slots)
-
-enum ToolCRC32C {
-    static let table: [UInt32] = (0..<256).map { i in
-        var c = UInt32(i)
-        for _ in 0..<8 { c = c & 1 != 0 ? (c >> 1) ^ 0x82F6_3B78 : c >> 1 }
-        return c
-    }
-
-    static func checksum(_ p: UnsafeRawBufferPointer) -> UInt32 {
-        table.withUnsafeBufferPointer { t in
-            var c: UInt32 = 0xFFFF_FFFF
-            for b in p { c = t[Int((c ^ UInt32(b)) & 0xFF)] ^ (c >> 8) }
-            return c ^ 0xFFFF_FFFF
-        }
-    }
-
-    static func checksum(_ bytes: [UInt8], _ range: Range<Int>) -> UInt32 {
-        bytes.withUnsafeBytes { checksum(UnsafeRawBufferPointer(rebasing: $0[range])) }
-    }
-
-    /// A frame's header checksum (FORMAT.md §3): its 36 header bytes, then its own offset.
-    static func frameHeader(_ bytes: [UInt8], at offset: Int) -> UInt32 {
-        var sealed = Array(bytes[offset..<offset + 36])
-        for i in 0..<8 { sealed.append(UInt8(truncatingIfNeeded: UInt64(offset) >> (8 * UInt64(i)))) }
-        return checksum(sealed, 0..<44)
-    }
-}
-
-// MARK: Little-endian fields
-
-func readLE(_ b: [UInt8], _ at: Int, _ width: Int) -> UInt64 {
-    var v: UInt64 = 0
-    for i in (0..<width).reversed() { v = v << 8 | UInt64(b[at + i]) }
-    return v
-}
-
-func writeLE(_ b: inout [UInt8], _ at: Int, _ width: Int, _ value: UInt64) {
-    for i in 0..<width { b[at + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))) }
 }

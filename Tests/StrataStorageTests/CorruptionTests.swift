@@ -174,28 +174,10 @@ import Glibc
         fixture.commitEnds.filter { $0 <= UInt64(length) }.count
     }
 
-    static func reseal(frameAt offset: Int, _ b: inout [UInt8]) {
-        let crc = b.withUnsafeBytes { FrameHeader.headerChecksum($0.baseAddress! + offset, at: UInt64(offset)) }
-        b.replaceSubrange((offset + 36)..<(offset + 40), with: le(crc))
-    }
-
-    /// Recomputes a frame's payload checksum (uncompressed payloads), then its header checksum.
-    static func resealPayload(frameAt offset: Int, _ b: inout [UInt8]) {
-        let stored = Int(b.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset + 8, as: UInt32.self).littleEndian })
-        let crc = b.withUnsafeBytes { CRC32C.checksum($0.baseAddress! + offset + 40, count: stored) }
-        b.replaceSubrange((offset + 32)..<(offset + 36), with: le(crc))
-        reseal(frameAt: offset, &b)
-    }
-
-    static func reseal(slot: Int, _ b: inout [UInt8]) {
-        let at = slot * Format.slotSize
-        let crc = b.withUnsafeBytes { CRC32C.checksum($0.baseAddress! + at, count: 60) }
-        b.replaceSubrange((at + 60)..<(at + 64), with: le(crc))
-    }
-
-    static func le<T: FixedWidthInteger>(_ v: T) -> [UInt8] {
-        withUnsafeBytes(of: v.littleEndian) { Array($0) }
-    }
+    // Forging goes through the reference codec (StrataTesting's `ReferenceFormat`, FORMAT.md
+    // read a second time): a forgery's checksums do not come from the code under test.
+    typealias HeaderSlot = ReferenceFormat.HeaderSlot
+    typealias FrameField = ReferenceFormat.FrameHeader.Field
 
     static let extremes: [UInt64] = [0, 1, 0xFFFF_FFFF, 0x8000_0000, UInt64.max, UInt64.max - 7]
 
@@ -213,7 +195,8 @@ import Glibc
             /// A damaged offset: mostly in the log, sometimes in the header slots.
             func offset() -> Int {
                 switch Int.random(in: 0..<10, using: &rng) {
-                case 0: return Int.random(in: 0..<64, using: &rng) + Format.slotSize * Int.random(in: 0...1, using: &rng)
+                case 0: return Int.random(in: 0..<ReferenceFormat.slotLength, using: &rng)
+                    + HeaderSlot.start(ofSlot: Int.random(in: 0...1, using: &rng))
                 case 1: return Int.random(in: 0..<b.count, using: &rng)
                 default: return Int.random(in: Int(Format.logStart)..<Int(f.logEnd), using: &rng)
                 }
@@ -260,32 +243,24 @@ import Glibc
             case 4:
                 let fr = f.frames.randomElement(using: &rng)!
                 let at = Int(fr.offset)
-                let field = Int.random(in: 0..<6, using: &rng)
+                let fields: [FrameField] = [.storedLength, .rawLength, .txid, .durableEnd, .type, .flags]
+                let field = fields[Int.random(in: 0..<fields.count, using: &rng)]
                 let v = CorruptionTests.extremes.randomElement(using: &rng)!
-                switch field {
-                case 0: b.replaceSubrange((at + 8)..<(at + 12), with: CorruptionTests.le(UInt32(truncatingIfNeeded: v)))
-                case 1: b.replaceSubrange((at + 12)..<(at + 16), with: CorruptionTests.le(UInt32(truncatingIfNeeded: v)))
-                case 2: b.replaceSubrange((at + 16)..<(at + 24), with: CorruptionTests.le(v))
-                case 3: b.replaceSubrange((at + 24)..<(at + 32), with: CorruptionTests.le(v))
-                case 4: b[at + 4] = UInt8(truncatingIfNeeded: v)
-                default: b[at + 5] = UInt8(truncatingIfNeeded: v)
-                }
+                b.setLittleEndian(v, at: at + field.offset, width: field.width)
                 let sealed = Int.random(in: 0..<10, using: &rng) < 7
-                if sealed { CorruptionTests.reseal(frameAt: at, &b) }
+                if sealed { ReferenceFormat.Frame.resealHeader(&b, frameAt: at) }
                 damaged(upTo: at)
-                what = "\(fr.type) frame at \(at): field \(["stored length", "raw length", "txid", "durable end", "type", "flags"][field]) = \(v)\(sealed ? " (resealed)" : "")"
+                what = "\(fr.type) frame at \(at): field \(field.name) = \(v)\(sealed ? " (resealed)" : "")"
             case 5:
                 let slot = Int.random(in: 0...1, using: &rng)
-                let at = slot * Format.slotSize
-                let fields = [(8, 4, "format version"), (12, 4, "page size"), (16, 8, "sequence"), (24, 8, "checkpoint offset"),
-                              (32, 8, "durable end"), (40, 8, "checkpoint txid"), (56, 4, "flags")]
-                let (pos, width, name) = fields.randomElement(using: &rng)!
+                let fields: [HeaderSlot.Field] = [.formatVersion, .pageSize, .sequence, .checkpointOffset, .durableEnd,
+                                                  .checkpointTxid, .flags]
+                let field = fields.randomElement(using: &rng)!
                 let v = CorruptionTests.extremes.randomElement(using: &rng)!
-                let raw = width == 4 ? CorruptionTests.le(UInt32(truncatingIfNeeded: v)) : CorruptionTests.le(v)
-                b.replaceSubrange((at + pos)..<(at + pos + width), with: raw)
+                b.setLittleEndian(v, at: HeaderSlot.position(of: field, slot: slot), width: field.width)
                 let sealed = Int.random(in: 0..<10, using: &rng) < 7
-                if sealed { CorruptionTests.reseal(slot: slot, &b) }
-                what = "header slot \(slot): \(name) = \(v)\(sealed ? " (resealed)" : "")"
+                if sealed { HeaderSlot.reseal(&b, slot: slot) }
+                what = "header slot \(slot): \(field.name) = \(v)\(sealed ? " (resealed)" : "")"
             default:
                 // A lost sector or block: zeros (or stale garbage) in place of 512 / 4096 bytes.
                 let size = Bool.random(using: &rng) ? 512 : 4096
@@ -324,8 +299,11 @@ import Glibc
         for (j, fr) in commits.enumerated() {
             for place in ["header", "payload"] {
                 var b = f.bytes
-                let at = place == "header" ? Int(fr.offset) + Int.random(in: 0..<36, using: &rng)
-                    : Int(fr.offset) + 40 + Int.random(in: 0..<(Int(fr.length) - 48), using: &rng)
+                // The header bytes its checksum covers, or the payload (never the padding).
+                let payloadBytes = Int(fr.length) - ReferenceFormat.frameHeaderLength - ReferenceFormat.frameAlignment
+                let headerBytes = FrameField.headerChecksum.offset
+                let at = place == "header" ? Int(fr.offset) + Int.random(in: 0..<headerBytes, using: &rng)
+                    : Int(fr.offset) + ReferenceFormat.frameHeaderLength + Int.random(in: 0..<payloadBytes, using: &rng)
                 b[at] ^= 1 << UInt8.random(in: 0...7, using: &rng)
                 for readOnly in [true, false] {
                     let label = "seed 7: flip in the \(place) of commit \(j + 1) of \(commits.count) at \(at) (\(readOnly ? "read-only" : "read-write"))"
@@ -345,7 +323,8 @@ import Glibc
     @Test func flipInCheckpointOrReachablePageIsCorrupt() throws {
         let f = try #require(CorruptionTests.fixtureOrNil)
         var b = f.bytes
-        b[Int(f.checkpointOffset) + 44] ^= 0x10
+        let nextTreeIDAt = ReferenceFormat.frameHeaderLength + ReferenceFormat.CheckpointRecord.nextTreeIDPosition
+        b[Int(f.checkpointOffset) + nextTreeIDAt] ^= 0x10
         for readOnly in [true, false] {
             let outcome = CorruptionTests.examine(b, readOnly: readOnly, allowed: [], label: "checkpoint frame flip")
             guard case .failed(.corrupt)? = outcome else { Issue.record("checkpoint frame flip: \(String(describing: outcome))"); continue }
@@ -358,7 +337,8 @@ import Glibc
         #expect(lastCheckpointPages.count > 20)
         for fr in lastCheckpointPages.prefix(40) {
             var d = f.bytes
-            d[Int(fr.offset) + 40 + Int(fr.length - 48) / 2] ^= 0x01
+            let payloadBytes = Int(fr.length) - ReferenceFormat.frameHeaderLength - ReferenceFormat.frameAlignment
+            d[Int(fr.offset) + ReferenceFormat.frameHeaderLength + payloadBytes / 2] ^= 0x01
             let outcome = CorruptionTests.examine(d, readOnly: true, allowed: [], label: "page frame at \(fr.offset)")
             guard case .failed(.corrupt)? = outcome else { Issue.record("page frame at \(fr.offset): \(String(describing: outcome))"); continue }
         }
@@ -390,13 +370,15 @@ import Glibc
     /// with its checksums recomputed): `Int(count)` trapped. Counts above 2^48 are now corrupt.
     @Test func forgedEntryCountIsCorruptNotATrap() throws {
         let f = try #require(CorruptionTests.fixtureOrNil)
-        // Checkpoint payload: txid u64, next tree id u32, live u64, n u32, then the first entry
-        // ("blobs"): id u32, name length u16, name, root u64, count u64.
-        let at = Int(f.checkpointOffset) + 40 + 8 + 4 + 8 + 4 + 4 + 2 + 5 + 8
+        // The first tree entry's count ("blobs"), in the checkpoint payload.
+        let checkpoint = try ReferenceFormat.Frame(in: f.bytes, at: Int(f.checkpointOffset))
+        let firstEntry = try #require(ReferenceFormat.CheckpointRecord.entryPlaces(in: checkpoint.payload).first)
+        #expect(checkpoint.payload[(firstEntry.nameLengthPosition + 2)...].starts(with: bytes("blobs")))
+        let at = Int(f.checkpointOffset) + ReferenceFormat.frameHeaderLength + firstEntry.entryCountPosition
         for forged in [UInt64(1) << 63, UInt64.max, (UInt64(1) << 48) + 1] {
             var b = f.bytes
-            b.replaceSubrange(at..<(at + 8), with: CorruptionTests.le(forged))
-            CorruptionTests.resealPayload(frameAt: Int(f.checkpointOffset), &b)
+            b.setLittleEndian(forged, at: at, width: 8)
+            ReferenceFormat.Frame.reseal(&b, frameAt: Int(f.checkpointOffset))
             for readOnly in [true, false] {
                 let outcome = CorruptionTests.examine(b, readOnly: readOnly, allowed: [], label: "entry count \(forged)")
                 guard case .failed(.corrupt)? = outcome else { Issue.record("entry count \(forged): \(String(describing: outcome))"); continue }
@@ -413,8 +395,8 @@ import Glibc
         let commits = f.frames.filter { $0.type == .commit && $0.offset > f.checkpointOffset }
         for fr in commits.dropLast() {
             var b = f.bytes
-            b[Int(fr.offset) + 4] = FrameType.page.rawValue
-            CorruptionTests.reseal(frameAt: Int(fr.offset), &b)
+            b[Int(fr.offset) + FrameField.type.offset] = ReferenceFrameType.page.rawValue
+            ReferenceFormat.Frame.resealHeader(&b, frameAt: Int(fr.offset))
             for readOnly in [true, false] {
                 let outcome = CorruptionTests.examine(b, readOnly: readOnly, allowed: [], label: "commit \(fr.txid) retyped")
                 guard case .failed(.corrupt)? = outcome else { Issue.record("commit \(fr.txid) retyped: \(String(describing: outcome))"); continue }
@@ -425,19 +407,21 @@ import Glibc
     /// A damaged newest header slot falls back to the older one (full data); both damaged is corrupt.
     @Test func headerSlots() throws {
         let f = try #require(CorruptionTests.fixtureOrNil)
-        let slots = (0...1).map { s in f.bytes.withUnsafeBytes { FileHeader.decode(UnsafeRawBufferPointer(rebasing: $0[(s * 4096)..<(s * 4096 + 64)])) } }
+        let slots = (0...1).map { HeaderSlot.read(f.bytes, slot: $0) }
         let newest = slots.enumerated().max { a, b in
-            guard case .valid(let x) = a.element else { return true }
-            guard case .valid(let y) = b.element else { return false }
+            guard case .sealed(let x) = a.element else { return true }
+            guard case .sealed(let y) = b.element else { return false }
             return x.sequence < y.sequence
         }!.offset
+        // A byte of the sequence: the slot's checksum no longer matches.
+        let sequenceByte = HeaderSlot.Field.sequence.offset + 4
         var one = f.bytes
-        one[newest * 4096 + 20] ^= 0xFF
+        one[HeaderSlot.start(ofSlot: newest) + sequenceByte] ^= 0xFF
         for readOnly in [true, false] {
             #expect(CorruptionTests.examine(one, readOnly: readOnly, allowed: [f.full], label: "newest slot damaged").map { "\($0)" } == "state \(f.full)")
         }
         var both = one
-        both[(1 - newest) * 4096 + 20] ^= 0xFF
+        both[HeaderSlot.start(ofSlot: 1 - newest) + sequenceByte] ^= 0xFF
         for readOnly in [true, false] {
             let outcome = CorruptionTests.examine(both, readOnly: readOnly, allowed: [], label: "both slots damaged")
             guard case .failed(.corrupt)? = outcome else { Issue.record("both slots damaged: \(String(describing: outcome))"); continue }
@@ -450,28 +434,30 @@ import Glibc
         }
     }
 
-    /// Header-slot forgeries: field (offset, width), forged value, the error expected.
-    static let slotForgeries: [(field: Int, width: Int, value: UInt64, expected: StrataError, name: String)] = [
-        (8, 4, 2, .unsupportedFormatVersion(found: 2, supported: Format.version), "format version 2"),
-        (8, 4, 0xFFFF_FFFF, .unsupportedFormatVersion(found: 0xFFFF_FFFF, supported: Format.version), "format version 2^32-1"),
-        (8, 4, 0, .corrupt("", offset: 0), "format version 0"),
-        (12, 4, 1024, .corrupt("", offset: 0), "page size 1024"),
-        (12, 4, 6000, .corrupt("", offset: 0), "page size 6000"),
-        (12, 4, 65536, .corrupt("", offset: 0), "page size 65536"),
-        (12, 4, 0, .corrupt("", offset: 0), "page size 0"),
-        (12, 4, 8192, .corrupt("", offset: 0), "page size 8192 (the other slot says 4096)"),
-        (48, 8, 12345, .corrupt("", offset: 0), "another file id"),
-        (56, 4, 1, .corrupt("", offset: 0), "flags 1"),
-        (56, 4, 0x8000_0000, .corrupt("", offset: 0), "flags 2^31"),
+    /// A header-slot forgery: the field, the forged value, the error expected.
+    typealias SlotForgery = (field: HeaderSlot.Field, value: UInt64, expected: StrataError, name: String)
+
+    static let slotForgeries: [SlotForgery] = [
+        (.formatVersion, 2, .unsupportedFormatVersion(found: 2, supported: Format.version), "format version 2"),
+        (.formatVersion, 0xFFFF_FFFF, .unsupportedFormatVersion(found: 0xFFFF_FFFF, supported: Format.version),
+         "format version 2^32-1"),
+        (.formatVersion, 0, .corrupt("", offset: 0), "format version 0"),
+        (.pageSize, 1024, .corrupt("", offset: 0), "page size 1024"),
+        (.pageSize, 6000, .corrupt("", offset: 0), "page size 6000"),
+        (.pageSize, 65536, .corrupt("", offset: 0), "page size 65536"),
+        (.pageSize, 0, .corrupt("", offset: 0), "page size 0"),
+        (.pageSize, 8192, .corrupt("", offset: 0), "page size 8192 (the other slot says 4096)"),
+        (.fileID, 12345, .corrupt("", offset: 0), "another file id"),
+        (.flags, 1, .corrupt("", offset: 0), "flags 1"),
+        (.flags, 0x8000_0000, .corrupt("", offset: 0), "flags 2^31"),
     ]
 
     /// `bytes` with `forgery` written into header slot `slot`, its checksum recomputed.
-    static func forge(_ bytes: [UInt8], slot: Int, _ forgery: (field: Int, width: Int, value: UInt64, expected: StrataError, name: String)) -> [UInt8] {
+    static func forge(_ bytes: [UInt8], slot: Int, _ forgery: SlotForgery) -> [UInt8] {
         var b = bytes
-        let at = slot * Format.slotSize + forgery.field
-        let raw = forgery.width == 4 ? le(UInt32(truncatingIfNeeded: forgery.value)) : le(forgery.value)
-        b.replaceSubrange(at..<(at + forgery.width), with: raw)
-        reseal(slot: slot, &b)
+        let at = HeaderSlot.position(of: forgery.field, slot: slot)
+        b.setLittleEndian(forgery.value, at: at, width: forgery.field.width)
+        HeaderSlot.reseal(&b, slot: slot)
         return b
     }
 
@@ -482,9 +468,7 @@ import Glibc
     /// the file is corrupt, whichever slot it is.
     @Test func checksumValidSlotsWithImpossibleFieldsAreRefused() throws {
         let f = try #require(CorruptionTests.fixtureOrNil)
-        let sequences = (0...1).map { s in
-            f.bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: s * Format.slotSize + 16, as: UInt64.self).littleEndian }
-        }
+        let sequences = (0...1).map { f.bytes.littleEndian(at: HeaderSlot.position(of: .sequence, slot: $0), width: 8) }
         let newest = sequences[0] > sequences[1] ? 0 : 1
         for forgery in CorruptionTests.slotForgeries {
             for slot in [newest, 1 - newest] {

@@ -36,23 +36,20 @@ import Glibc
         try store.log.syncAll()
     }
 
-    /// A commit record built from raw fields (the writer's API refuses what these forge).
+    /// A commit record built from raw fields (the writer's API refuses what these forge),
+    /// encoded by the reference codec.
     struct Record {
-        var w = ByteWriter()
+        var operations: [ReferenceFormat.CommitRecord.Operation] = []
         mutating func put(_ tree: UInt64, _ key: [UInt8], _ value: [UInt8]) {
-            w.u8(Format.opPut); w.varint(tree); w.varint(UInt64(key.count)); w.append(key); w.varint(UInt64(value.count)); w.append(value)
+            operations.append(.put(tree: tree, key: key, value: value))
         }
         mutating func putOverflow(_ tree: UInt64, _ key: [UInt8], length: UInt64, frame: UInt64) {
-            w.u8(Format.opPutOverflow); w.varint(tree); w.varint(UInt64(key.count)); w.append(key); w.varint(length); w.u64(frame)
+            operations.append(.putOverflow(tree: tree, key: key, valueLength: length, frameOffset: frame))
         }
-        mutating func delete(_ tree: UInt64, _ key: [UInt8]) {
-            w.u8(Format.opDelete); w.varint(tree); w.varint(UInt64(key.count)); w.append(key)
-        }
-        mutating func create(_ id: UInt64, _ name: [UInt8]) {
-            w.u8(Format.opCreateTree); w.varint(id); w.varint(UInt64(name.count)); w.append(name)
-        }
-        mutating func drop(_ id: UInt64) { w.u8(Format.opDropTree); w.varint(id) }
-        var bytes: [UInt8] { w.bytes }
+        mutating func delete(_ tree: UInt64, _ key: [UInt8]) { operations.append(.delete(tree: tree, key: key)) }
+        mutating func create(_ id: UInt64, _ name: [UInt8]) { operations.append(.createTree(id: id, name: name)) }
+        mutating func drop(_ id: UInt64) { operations.append(.dropTree(id: id)) }
+        var bytes: [UInt8] { ReferenceFormat.CommitRecord.encode(operations) }
     }
 
     static func record(_ build: (inout Record) -> Void) -> [UInt8] {
@@ -102,7 +99,12 @@ import Glibc
             ("inline value too large for a leaf", { _ in [ForgedRecordTests.record { $0.put(1, bytes("k"), [UInt8](repeating: 1, count: 1100)) }] }),
             ("overflow value small enough to be inline", { o in [ForgedRecordTests.record { $0.putOverflow(1, bytes("k"), length: 10, frame: o.small) }] }),
             ("overflow reference with another length", { o in [ForgedRecordTests.record { $0.putOverflow(1, bytes("k"), length: 3001, frame: o.large) }] }),
-            ("overflow reference to the checkpoint frame", { _ in [ForgedRecordTests.record { $0.putOverflow(1, bytes("k"), length: 3000, frame: 8192) }] }),
+            ("overflow reference to the checkpoint frame", { _ in
+                let checkpointFrame = UInt64(ReferenceFormat.logStart)
+                return [ForgedRecordTests.record {
+                    $0.putOverflow(1, bytes("k"), length: 3000, frame: checkpointFrame)
+                }]
+            }),
             ("overflow reference inside a frame", { o in [ForgedRecordTests.record { $0.putOverflow(1, bytes("k"), length: 3000, frame: o.large + 8) }] }),
             ("overflow reference past the commit", { _ in [ForgedRecordTests.record { $0.putOverflow(1, bytes("k"), length: 3000, frame: 1 << 20) }] }),
             ("overflow reference 2^63", { _ in [ForgedRecordTests.record { $0.putOverflow(1, bytes("k"), length: 3000, frame: 1 << 63) }] }),
@@ -154,24 +156,16 @@ import Glibc
     }
 
     /// Checkpoint payload: txid, next tree id, live bytes (`nil`: the whole file up to the end
-    /// of the checkpoint frame), count, then entries (empty trees), then `trailing`.
+    /// of the checkpoint frame), count, then entries (empty trees), then `trailing`; encoded by
+    /// the reference codec.
     static func checkpoint(_ frameEnd: UInt64, txid: UInt64 = 1, next: UInt32 = 3, live: UInt64? = nil, count: UInt32? = nil,
                            names: [[UInt8]], ids: [UInt32]? = nil, trailing: [UInt8] = []) -> [UInt8] {
-        var w = ByteWriter()
-        w.u64(txid)
-        w.u32(next)
-        w.u64(live ?? frameEnd)
-        w.u32(count ?? UInt32(names.count))
-        for (i, name) in names.enumerated() {
-            w.u32(ids?[i] ?? UInt32(i + 1))
-            w.u16(UInt16(name.count))
-            w.append(name)
-            w.u64(0)
-            w.u64(0)
-            w.u8(0)
+        let trees = names.enumerated().map { index, name in
+            ReferenceFormat.CheckpointRecord.TreeEntry(id: ids?[index] ?? UInt32(index + 1), name: name)
         }
-        w.append(trailing)
-        return w.bytes
+        let record = ReferenceFormat.CheckpointRecord(txid: txid, nextTreeID: next, liveBytes: live ?? frameEnd,
+                                                      trees: trees)
+        return record.encoded(claimedTreeCount: count) + trailing
     }
 
     /// Forged checkpoint records, each breaking one rule of FORMAT.md §6.
@@ -224,11 +218,10 @@ import Glibc
         let fs = SimulatedFileSystem()
         try ForgedRecordTests.storeWithCompressedCheckpoint(fs: fs)
         let image = try #require(fs.contents(of: relPath))
-        let compressed = image.withUnsafeBytes { raw in
-            stride(from: Int(Format.logStart), to: image.count - 40, by: 8).contains {
-                raw[$0 + 4] == FrameType.checkpoint.rawValue && raw[$0 + 5] & Format.flagCompressed != 0
-                    && raw.loadUnaligned(fromByteOffset: $0, as: UInt32.self).littleEndian == Format.frameMagic
-            }
+        let compressed = stride(from: ReferenceFormat.logStart, to: image.count - ReferenceFormat.frameHeaderLength,
+                                by: ReferenceFormat.frameAlignment).contains {
+            let header = ReferenceFormat.FrameHeader(fieldsIn: image, at: $0)
+            return header.type == .checkpoint && header.isCompressed && header.magic == ReferenceFormat.frameMagic
         }
         #expect(compressed, "the forged checkpoint frame is compressed")
         ForgedRecordTests.expectCorrupt(fs, "a compressed checkpoint frame")

@@ -20,9 +20,8 @@ import Testing
         let original = [UInt8](try #require(FileManager.default.contents(atPath: path)))
         for slot in 0...1 {
             var b = original
-            let at = slot * Format.slotSize
-            b.replaceSubrange((at + 16)..<(at + 24), with: CorruptionTests.le(UInt64.max))
-            CorruptionTests.reseal(slot: slot, &b)
+            b.setLittleEndian(UInt64.max, at: ReferenceFormat.HeaderSlot.position(of: .sequence, slot: slot), width: 8)
+            ReferenceFormat.HeaderSlot.reseal(&b, slot: slot)
             #expect(FileManager.default.createFile(atPath: path, contents: Data(b)))
             for readOnly in [true, false] {
                 var options = testOptions()

@@ -36,8 +36,7 @@ enum ProcessWorkload {
                 ops.append(.put(tree: tree, key: CrashWorkload.key(rng.below(150)), value: CrashWorkload.value(&rng)))
             }
         }
-        var le = UInt64(s).littleEndian
-        ops.append(.put(tree: metaTree, key: metaKey, value: withUnsafeBytes(of: &le) { Array($0) }))
+        ops.append(.put(tree: metaTree, key: metaKey, value: ReferenceFormat.littleEndianBytes(UInt64(s), width: 8)))
         return ops
     }
 
@@ -77,7 +76,7 @@ struct CrashTestWriterCommand: ParsableCommand {
         let store = try Store(path: path, options: ProcessWorkload.options())
         var step = try store.read { tx -> Int in
             guard let v = try tx.tree(ProcessWorkload.metaTree)?.get(ProcessWorkload.metaKey), v.count == 8 else { return 0 }
-            return Int(readLE(v, 0, 8))
+            return Int(v.littleEndian(at: 0, width: 8))
         }
         while step < maxStep {
             step += 1
@@ -187,7 +186,7 @@ struct ProcessCrashTest {
             let (content, step) = try store.read { tx -> (ContentDigest, Int) in
                 let c = try digestContent(tx)
                 guard let v = try tx.tree(ProcessWorkload.metaTree)?.get(ProcessWorkload.metaKey), v.count == 8 else { return (c, 0) }
-                return (c, Int(readLE(v, 0, 8)))
+                return (c, Int(v.littleEndian(at: 0, width: 8)))
             }
             if let readOnlyContent, readOnlyContent != content {
                 return .corrupt("read-only open saw \(readOnlyContent.summary), the writer's recovery \(content.summary)")

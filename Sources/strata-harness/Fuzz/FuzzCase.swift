@@ -51,9 +51,11 @@ struct FuzzCase {
         /// A damaged offset: mostly in the log, sometimes in the header slots or anywhere.
         func offset() -> Int {
             switch rng.below(10) {
-            case 0: return rng.below(64) + 4096 * rng.below(2)
+            case 0:
+                let inSlot = rng.below(ReferenceFormat.slotLength)
+                return inSlot + ReferenceFormat.HeaderSlot.start(ofSlot: rng.below(2))
             case 1: return rng.below(b.count)
-            default: return 8192 + rng.below(f.logEnd - 8192)
+            default: return ReferenceFormat.logStart + rng.below(f.logEnd - ReferenceFormat.logStart)
             }
         }
         /// Damage to bytes `lo...hi`. Reaching the last commit's frames, it may read as a torn
@@ -64,7 +66,6 @@ struct FuzzCase {
             if hi >= f.frames.last!.offset && lo >= f.checkpointEnd { allowed.insert(f.commitsWithin(lo)) }
         }
         func pick<T>(_ a: [T]) -> T { a[rng.below(a.count)] }
-        func reseal(frameAt at: Int) { writeLE(&b, at + 36, 4, UInt64(ToolCRC32C.frameHeader(b, at: at))) }
 
         switch index % cycle {
         case 0:
@@ -84,7 +85,8 @@ struct FuzzCase {
             damaged(x, x + length - 1)
             what = "run of \(length) \(["zeros", "0xFF", "random bytes"][fill]) at \(x)"
         case 2:
-            let length = rng.below(10) == 0 ? rng.int(0...8192) : rng.int(f.checkpointOffset...b.count)
+            let length = rng.below(10) == 0 ? rng.int(0...ReferenceFormat.logStart)
+                                            : rng.int(f.checkpointOffset...b.count)
             b.removeSubrange(length...)
             if length >= f.logEnd {
                 allowed = [f.full]
@@ -103,7 +105,7 @@ struct FuzzCase {
                 // A stale copy of an old frame after the log (as a reused block would hold).
                 let fr = pick(f.frames)
                 b += Array(b[fr.offset..<(fr.offset + fr.length)])
-                what = "copy of the type-\(fr.type) frame at \(fr.offset) appended"
+                what = "copy of the type-\(fr.type.rawValue) frame at \(fr.offset) appended"
             }
         case 4:
             let dst = pick(f.frames)
@@ -114,35 +116,31 @@ struct FuzzCase {
             let copy = Array(f.bytes[src.offset..<(src.offset + n)])
             b.replaceSubrange(dst.offset..<(dst.offset + n), with: copy)
             damaged(dst.offset, dst.offset + n - 1)
-            what = "type-\(src.type) frame at \(src.offset) (\(src.length) bytes) copied over the type-\(dst.type) frame at \(dst.offset) (\(dst.length) bytes)\(whole ? "" : ", cut to its length")"
+            what = "type-\(src.type.rawValue) frame at \(src.offset) (\(src.length) bytes) copied over the "
+                + "type-\(dst.type.rawValue) frame at \(dst.offset) (\(dst.length) bytes)"
+                + (whole ? "" : ", cut to its length")
         case 5:
             let fr = pick(f.frames)
             let at = fr.offset
-            let field = rng.below(6)
+            let fields: [ReferenceFormat.FrameHeader.Field] = [.storedLength, .rawLength, .txid, .durableEnd, .type,
+                                                               .flags]
+            let field = fields[rng.below(fields.count)]
             let v = pick(extremes)
-            switch field {
-            case 0: writeLE(&b, at + 8, 4, v)
-            case 1: writeLE(&b, at + 12, 4, v)
-            case 2: writeLE(&b, at + 16, 8, v)
-            case 3: writeLE(&b, at + 24, 8, v)
-            case 4: b[at + 4] = UInt8(truncatingIfNeeded: v)
-            default: b[at + 5] = UInt8(truncatingIfNeeded: v)
-            }
+            b.setLittleEndian(v, at: at + field.offset, width: field.width)
             let sealed = rng.below(10) < 7
-            if sealed { reseal(frameAt: at) }
-            damaged(at, at + 39)
-            what = "type-\(fr.type) frame at \(at): \(["stored length", "raw length", "txid", "durable end", "type", "flags"][field]) = \(v)\(sealed ? " (resealed)" : "")"
+            if sealed { ReferenceFormat.Frame.resealHeader(&b, frameAt: at) }
+            damaged(at, at + ReferenceFormat.frameHeaderLength - 1)
+            what = "type-\(fr.type.rawValue) frame at \(at): \(field.name) = \(v)\(sealed ? " (resealed)" : "")"
         case 6:
             let slot = rng.below(2)
-            let at = slot * 4096
-            let fields = [(8, 4, "format version"), (12, 4, "page size"), (16, 8, "sequence"), (24, 8, "checkpoint offset"),
-                          (32, 8, "durable end"), (40, 8, "checkpoint txid"), (56, 4, "flags")]
-            let (pos, width, name) = pick(fields)
+            let fields: [ReferenceFormat.HeaderSlot.Field] = [.formatVersion, .pageSize, .sequence, .checkpointOffset,
+                                                              .durableEnd, .checkpointTxid, .flags]
+            let field = pick(fields)
             let v = pick(extremes)
-            writeLE(&b, at + pos, width, v)
+            b.setLittleEndian(v, at: ReferenceFormat.HeaderSlot.position(of: field, slot: slot), width: field.width)
             let sealed = rng.below(10) < 7
-            if sealed { writeLE(&b, at + 60, 4, UInt64(ToolCRC32C.checksum(b, at..<at + 60))) }
-            what = "header slot \(slot): \(name) = \(v)\(sealed ? " (resealed)" : "")"
+            if sealed { ReferenceFormat.HeaderSlot.reseal(&b, slot: slot) }
+            what = "header slot \(slot): \(field.name) = \(v)\(sealed ? " (resealed)" : "")"
         case 7:
             let size = rng.chance(0.5) ? 512 : 4096
             let x = rng.below(b.count / size) * size
@@ -166,110 +164,122 @@ struct FuzzCase {
     /// compressed frame is appended uncompressed with its ancestors (``StoreSurgery``).
     /// Returns a description and the damaged frame's offset.
     static func forgePayloadField(_ f: FuzzFixture, _ b: inout [UInt8], _ rng: inout SplitMix64) -> (String, Int) {
+        typealias PageImage = ReferenceFormat.PageImage
         guard let surgery = f.surgery else { return ("no frame map", 0) }
         let candidates = f.frames.filter {
-            $0.type != 4 && $0.stored > 0 && ($0.flags == 0 || ($0.type == 1 && surgery.pageImages[$0.offset] != nil))
+            $0.type != .overflow && $0.storedLength > 0
+                && (!$0.isCompressed || ($0.type == .page && surgery.pageImages[$0.offset] != nil))
         }
         let fr = candidates[rng.below(candidates.count)]
         let badOffsets: [UInt64] = [0, 1, 4096, 8191, 0xFFFF_FFFF, 1 << 40, 1 << 63, (1 << 63) - 1, (1 << 63) - 8,
                                     UInt64.max, UInt64.max - 7, UInt64(f.bytes.count + 8) & ~7]
         /// A frame of another type than `type` (a valid frame, but the wrong kind).
-        func wrongFrame(_ type: UInt8) -> [UInt64] {
+        func wrongFrame(_ type: ReferenceFrameType) -> [UInt64] {
             f.frames.filter { $0.type != type }.prefix(200).map { UInt64($0.offset) }.suffix(3)
         }
         /// One way to forge the payload: a description and the change, on the raw payload.
         typealias Edit = (name: String, apply: (inout [UInt8]) -> Void)
         var edits: [Edit] = []
-        func field(_ pos: Int, _ width: Int, _ name: String, _ values: [UInt64]) {
-            let v = values[rng.below(values.count)]
-            edits.append(("\(name) = \(v)", { writeLE(&$0, pos, width, v) }))
+        func field(_ position: Int, _ width: Int, _ name: String, _ values: [UInt64]) {
+            let value = values[rng.below(values.count)]
+            edits.append(("\(name) = \(value)", { $0.setLittleEndian(value, at: position, width: width) }))
         }
-        var payload = fr.type == 1 ? surgery.pageImages[fr.offset] ?? Array(b[(fr.offset + 40)..<(fr.offset + 40 + fr.stored)])
-                                   : Array(b[(fr.offset + 40)..<(fr.offset + 40 + fr.stored)])
+        let payloadStart = fr.offset + ReferenceFormat.frameHeaderLength
+        let storedPayload = Array(b[payloadStart..<(payloadStart + fr.storedLength)])
+        var payload = fr.type == .page ? surgery.pageImages[fr.offset] ?? storedPayload : storedPayload
         let end = payload.count
         switch fr.type {
-        case 3:
-            // txid u64, next tree id u32, live bytes u64, tree count u32, then entries.
-            field(12, 8, "live bytes", [0, 1 << 63, UInt64.max])
-            field(20, 4, "tree count", [0xFFFF, 0xFFFF_FFFF, 0x8000_0000])
-            var q = 24
-            while q + 7 <= end {
-                let nameLength = Int(readLE(payload, q + 4, 2))
-                let rootAt = q + 6 + nameLength
-                guard rootAt + 17 <= end else { break }
-                field(q + 4, 2, "tree name length", [0xFFFF, 256])
-                field(rootAt, 8, "tree root offset", badOffsets.filter { $0 != 0 } + wrongFrame(1))
-                field(rootAt + 8, 8, "tree entry count", [UInt64.max, 1 << 63, 1 << 62])
-                field(rootAt + 16, 1, "tree height", [33, 0xFF])
-                q = rootAt + 17
+        case .checkpoint:
+            typealias CheckpointRecord = ReferenceFormat.CheckpointRecord
+            field(CheckpointRecord.liveBytesPosition, 8, "live bytes", [0, 1 << 63, UInt64.max])
+            field(CheckpointRecord.treeCountPosition, 4, "tree count", [0xFFFF, 0xFFFF_FFFF, 0x8000_0000])
+            for entry in CheckpointRecord.entryPlaces(in: payload) {
+                field(entry.nameLengthPosition, 2, "tree name length", [0xFFFF, 256])
+                field(entry.rootOffsetPosition, 8, "tree root offset",
+                      badOffsets.filter { $0 != 0 } + wrongFrame(.page))
+                field(entry.entryCountPosition, 8, "tree entry count", [UInt64.max, 1 << 63, 1 << 62])
+                field(entry.heightPosition, 1, "tree height", [33, 0xFF])
             }
-        case 1:
-            let cells = StoreSurgery.cells(of: payload, pageSize: surgery.pageSize)
-            let isLeaf = payload[0] == 1
-            field(1, 1, "page level", [32, 0xFF])
-            field(2, 2, "page cell count", [0xFFFF, UInt64(cells.count + 1)])
-            field(4, 2, "page cell start", [0, 1, 0xFFFF])
-            let slots = cells.map { readLE(payload, $0.slotAt, 2) }
+        case .page:
+            let cells = PageImage.cellPlaces(in: payload)
+            let isLeaf = payload[PageImage.Field.kind.offset] == ReferenceFormat.leafKind
+            field(PageImage.Field.level.offset, 1, "page level", [32, 0xFF])
+            field(PageImage.Field.count.offset, 2, "page cell count", [0xFFFF, UInt64(cells.count + 1)])
+            field(PageImage.Field.cellStart.offset, 2, "page cell start", [0, 1, 0xFFFF])
+            let slots = cells.map { payload.littleEndian(at: $0.slotPosition, width: 2) }
+            /// Where cell `index`'s child offset lies (a branch's cells).
+            func childPosition(_ index: Int) -> Int { cells[index].cellPosition + PageImage.BranchCell.childOffset }
             for (i, cell) in cells.enumerated() {
                 // Another cell's slot: a duplicated key, and keys out of order.
-                field(cell.slotAt, 2, "page slot \(i)", [0, 7, 0xFFFF] + slots.filter { $0 != slots[i] }.prefix(2))
-                field(cell.at, 2, "cell \(i) key length", [0xFFFF, 1025, 0])
+                field(cell.slotPosition, 2, "page slot \(i)",
+                      [0, 7, 0xFFFF] + slots.filter { $0 != slots[i] }.prefix(2))
+                field(cell.cellPosition, 2, "cell \(i) key length", [0xFFFF, 1025, 0])
                 if isLeaf {
-                    let info = readLE(payload, cell.at + 2, 4)
-                    field(cell.at + 2, 4, "cell \(i) value info", [0x7FFF_FFFF, 0xFFFF_FFFF, 0x8000_0000 | (64 << 20) + 1])
-                    if info & 0x8000_0000 != 0, cell.at + 6 + cell.keyLength + 8 <= end {
-                        field(cell.at + 6 + cell.keyLength, 8, "cell \(i) overflow offset", badOffsets + wrongFrame(4))
+                    let infoPosition = cell.cellPosition + PageImage.LeafCell.valueInfoOffset
+                    let info = payload.littleEndian(at: infoPosition, width: 4)
+                    field(infoPosition, 4, "cell \(i) value info",
+                          [0x7FFF_FFFF, 0xFFFF_FFFF, 0x8000_0000 | (64 << 20) + 1])
+                    let referencePosition = cell.cellPosition + PageImage.LeafCell.keyOffset + cell.keyLength
+                    if info & UInt64(ReferenceFormat.overflowBit) != 0, referencePosition + 8 <= end {
+                        field(referencePosition, 8, "cell \(i) overflow offset", badOffsets + wrongFrame(.overflow))
                     }
                 } else {
-                    let children = cells.map { readLE(payload, $0.at + 2, 8) }
+                    let children = cells.indices.map { payload.littleEndian(at: childPosition($0), width: 8) }
                     // A sibling's child: two cells share one child.
-                    field(cell.at + 2, 8, "cell \(i) child offset", badOffsets + wrongFrame(1) + children.filter { $0 != children[i] }.prefix(2))
+                    field(childPosition(i), 8, "cell \(i) child offset",
+                          badOffsets + wrongFrame(.page) + children.filter { $0 != children[i] }.prefix(2))
                 }
             }
             if cells.count >= 2 {
                 let i = rng.below(cells.count), j = (i + 1 + rng.below(cells.count - 1)) % cells.count
                 if isLeaf {
-                    edits.append(("slots \(i) and \(j) swapped", { p in
-                        let a = readLE(p, cells[i].slotAt, 2), c = readLE(p, cells[j].slotAt, 2)
-                        writeLE(&p, cells[i].slotAt, 2, c)
-                        writeLE(&p, cells[j].slotAt, 2, a)
+                    edits.append(("slots \(i) and \(j) swapped", { image in
+                        let first = image.littleEndian(at: cells[i].slotPosition, width: 2)
+                        let second = image.littleEndian(at: cells[j].slotPosition, width: 2)
+                        image.setLittleEndian(second, at: cells[i].slotPosition, width: 2)
+                        image.setLittleEndian(first, at: cells[j].slotPosition, width: 2)
                     }))
-                    edits.append(("slots reversed (keys descending)", { p in
-                        for (k, v) in slots.reversed().enumerated() { writeLE(&p, cells[k].slotAt, 2, v) }
+                    edits.append(("slots reversed (keys descending)", { image in
+                        for (k, slot) in slots.reversed().enumerated() {
+                            image.setLittleEndian(slot, at: cells[k].slotPosition, width: 2)
+                        }
                     }))
                 } else {
-                    edits.append(("children of cells \(i) and \(j) swapped", { p in
-                        let a = readLE(p, cells[i].at + 2, 8), c = readLE(p, cells[j].at + 2, 8)
-                        writeLE(&p, cells[i].at + 2, 8, c)
-                        writeLE(&p, cells[j].at + 2, 8, a)
+                    edits.append(("children of cells \(i) and \(j) swapped", { image in
+                        let first = image.littleEndian(at: childPosition(i), width: 8)
+                        let second = image.littleEndian(at: childPosition(j), width: 8)
+                        image.setLittleEndian(second, at: childPosition(i), width: 8)
+                        image.setLittleEndian(first, at: childPosition(j), width: 8)
                     }))
                 }
             }
-        default:
+        case .commit, .overflow:
             // Commit records: the op codes and the overflow references of put-overflow operations.
-            CommitOpWalk.forEach(in: payload, from: 0, to: end) { site in
+            for site in ReferenceFormat.CommitRecord.sites(in: payload, from: 0, to: end) {
                 switch site {
                 case .opCode(let at): field(at, 1, "commit op code", [0, 6, 0xFF])
-                case .overflowReference(let at): field(at, 8, "commit overflow offset", badOffsets + wrongFrame(4))
+                case .overflowReference(let at):
+                    field(at, 8, "commit overflow offset", badOffsets + wrongFrame(.overflow))
                 }
             }
         }
-        guard !edits.isEmpty else { return ("payload of type-\(fr.type) frame at \(fr.offset): no field to forge", fr.offset) }
+        guard !edits.isEmpty else {
+            return ("payload of type-\(fr.type.rawValue) frame at \(fr.offset): no field to forge", fr.offset)
+        }
         let edit = edits[rng.below(edits.count)]
         edit.apply(&payload)
-        let compressed = fr.flags & 1 != 0
-        if !compressed {
-            b.replaceSubrange((fr.offset + 40)..<(fr.offset + 40 + fr.stored), with: payload)
-            writeLE(&b, fr.offset + 32, 4, UInt64(ToolCRC32C.checksum(b, (fr.offset + 40)..<(fr.offset + 40 + fr.stored))))
-            writeLE(&b, fr.offset + 36, 4, UInt64(ToolCRC32C.frameHeader(b, at: fr.offset)))
-            return ("payload of type-\(fr.type) frame at \(fr.offset): \(edit.name) (resealed)", fr.offset)
+        if !fr.isCompressed {
+            b.replaceSubrange(payloadStart..<(payloadStart + fr.storedLength), with: payload)
+            ReferenceFormat.Frame.reseal(&b, frameAt: fr.offset)
+            return ("payload of type-\(fr.type.rawValue) frame at \(fr.offset): \(edit.name) (resealed)", fr.offset)
         }
         var s = surgery
         guard let inserted = try? s.replacePage(at: fr.offset, with: payload) else {
             return ("page in the compressed frame at \(fr.offset): not reachable, left as it was", fr.offset)
         }
         b = s.bytes
-        return ("page in the compressed frame at \(fr.offset): \(edit.name) (rewritten uncompressed at \(inserted[0]) with \(inserted.count - 1) ancestor\(inserted.count == 2 ? "" : "s"), resealed)", fr.offset)
+        return ("page in the compressed frame at \(fr.offset): \(edit.name) (rewritten uncompressed at \(inserted[0]) "
+                + "with \(inserted.count - 1) ancestor\(inserted.count == 2 ? "" : "s"), resealed)", fr.offset)
     }
 
     enum Outcome: CustomStringConvertible {

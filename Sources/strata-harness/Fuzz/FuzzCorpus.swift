@@ -79,7 +79,8 @@ enum FuzzCorpus {
         }
         var bytes = fs.contents(of: path) ?? []
         // Preallocated zeros after the log teach the fuzzer nothing: keep a little of them.
-        while bytes.count > 8192, bytes.last == 0, bytes[bytes.count - 64..<bytes.count].allSatisfy({ $0 == 0 }) {
+        while bytes.count > ReferenceFormat.logStart, bytes.last == 0,
+              bytes[bytes.count - 64..<bytes.count].allSatisfy({ $0 == 0 }) {
             bytes.removeLast(64)
         }
         return bytes

@@ -101,7 +101,7 @@ struct FuzzFixture {
         checkpointOffset = map.checkpointOffset
         checkpointEnd = map.checkpointEnd
         logEnd = map.logEnd
-        commitEnds = frames.filter { $0.type == 2 && $0.offset > checkpointOffset }.map { $0.offset + $0.length }
+        commitEnds = frames.filter { $0.type == .commit && $0.offset > checkpointOffset }.map(\.end)
         guard commitEnds.count == states.count - 1, commitEnds.count >= 2 else {
             throw HarnessError("seed store: unexpected frame map (\(frames.count) frames, \(commitEnds.count) commits after the checkpoint)")
         }

@@ -50,14 +50,20 @@ enum HostileFiles {
     }
 
     static func storageFiles() throws -> [File] {
+        typealias PageImage = ReferenceFormat.PageImage
         let base = try StoreSurgery(try baseStore())
         guard let root = base.parents.first(where: { if case .root = $0.value { return true } else { return false } })?.key,
-              let rootImage = base.pageImages[root], rootImage[0] == 2 else { throw HarnessError("hostile files: the base store has no branch root") }
-        let cells = StoreSurgery.cells(of: rootImage, pageSize: base.pageSize)
+              let rootImage = base.pageImages[root],
+              rootImage[PageImage.Field.kind.offset] == ReferenceFormat.branchKind else {
+            throw HarnessError("hostile files: the base store has no branch root")
+        }
+        let cells = PageImage.cellPlaces(in: rootImage)
         guard cells.count >= 3 else { throw HarnessError("hostile files: the base store's root has \(cells.count) children") }
-        let firstLeaf = Int(readLE(rootImage, cells[0].at + 2, 8))
+        /// Where the root's cell `index` keeps its child's offset.
+        func childPosition(_ index: Int) -> Int { cells[index].cellPosition + PageImage.BranchCell.childOffset }
+        let firstLeaf = Int(rootImage.littleEndian(at: childPosition(0), width: 8))
         guard let leafImage = base.pageImages[firstLeaf] else { throw HarnessError("hostile files: no first leaf") }
-        let leafCells = StoreSurgery.cells(of: leafImage, pageSize: base.pageSize)
+        let leafCells = PageImage.cellPlaces(in: leafImage)
 
         func forgedRoot(_ edit: (inout [UInt8]) -> Void) throws -> [UInt8] {
             var s = base
@@ -73,7 +79,9 @@ enum HostileFiles {
             try s.replacePage(at: firstLeaf, with: image)
             return s.bytes
         }
-        func child(_ v: UInt64) throws -> [UInt8] { try forgedRoot { writeLE(&$0, cells[1].at + 2, 8, v) } }
+        func child(_ offset: UInt64) throws -> [UInt8] {
+            try forgedRoot { $0.setLittleEndian(offset, at: childPosition(1), width: 8) }
+        }
         var files: [File] = []
         files.append(File(name: "branch-child-offset-2p63.strata", bytes: try child(1 << 63), expectation: "rejected",
                           what: "a branch cell's child offset is 2^63 (trapped in PosixFile.read converting it to off_t)"))
@@ -82,36 +90,47 @@ enum HostileFiles {
         files.append(File(name: "branch-child-offset-max.strata", bytes: try child(UInt64.max), expectation: "rejected",
                           what: "a branch cell's child offset is UInt64.max"))
         files.append(File(name: "branch-cells-share-child.strata",
-                          bytes: try forgedRoot { writeLE(&$0, cells[1].at + 2, 8, readLE(rootImage, cells[0].at + 2, 8)) },
+                          bytes: try forgedRoot { image in
+                              let firstChild = rootImage.littleEndian(at: childPosition(0), width: 8)
+                              image.setLittleEndian(firstChild, at: childPosition(1), width: 8)
+                          },
                           expectation: "rejected", what: "two cells of the root branch point at the same child (its keys read twice)"))
         files.append(File(name: "leaves-out-of-order.strata", bytes: try forgedRoot { image in
-            let a = readLE(rootImage, cells[0].at + 2, 8), b = readLE(rootImage, cells[1].at + 2, 8)
-            writeLE(&image, cells[0].at + 2, 8, b)
-            writeLE(&image, cells[1].at + 2, 8, a)
+            let first = rootImage.littleEndian(at: childPosition(0), width: 8)
+            let second = rootImage.littleEndian(at: childPosition(1), width: 8)
+            image.setLittleEndian(second, at: childPosition(0), width: 8)
+            image.setLittleEndian(first, at: childPosition(1), width: 8)
         }, expectation: "rejected", what: "the root's first two children swapped: keys out of order across two leaves"))
         files.append(File(name: "leaf-keys-descending.strata", bytes: try forgedLeaf { image in
-            let slots = leafCells.map { readLE(leafImage, $0.slotAt, 2) }
-            for (i, v) in slots.reversed().enumerated() { writeLE(&image, leafCells[i].slotAt, 2, v) }
+            let slots = leafCells.map { leafImage.littleEndian(at: $0.slotPosition, width: 2) }
+            for (i, slot) in slots.reversed().enumerated() {
+                image.setLittleEndian(slot, at: leafCells[i].slotPosition, width: 2)
+            }
         }, expectation: "rejected", what: "a leaf's slots reversed: its keys descend"))
         files.append(File(name: "leaf-keys-duplicated.strata", bytes: try forgedLeaf { image in
-            writeLE(&image, leafCells[1].slotAt, 2, readLE(leafImage, leafCells[0].slotAt, 2))
+            let firstSlot = leafImage.littleEndian(at: leafCells[0].slotPosition, width: 2)
+            image.setLittleEndian(firstSlot, at: leafCells[1].slotPosition, width: 2)
         }, expectation: "rejected", what: "a leaf's second slot points at its first cell: a key duplicated"))
 
         // Header slots: the current one is the newer (the close's checkpoint); the other, older
         // one is valid too.
+        typealias HeaderSlot = ReferenceFormat.HeaderSlot
         var future = base
-        writeLE(&future.bytes, future.currentSlot * 4096 + 8, 4, 2)
-        future.resealSlot(future.currentSlot)
+        future.bytes.setLittleEndian(2, at: HeaderSlot.position(of: .formatVersion, slot: future.currentSlot), width: 4)
+        HeaderSlot.reseal(&future.bytes, slot: future.currentSlot)
         files.append(File(name: "header-future-version.strata", bytes: future.bytes, expectation: "rejected",
                           what: "the newer header slot, checksum valid, says format version 2 beside an older valid version-1 slot (must be refused, not read through the older slot)"))
         var sequence = base
-        writeLE(&sequence.bytes, sequence.currentSlot * 4096 + 16, 8, UInt64.max)
-        sequence.resealSlot(sequence.currentSlot)
+        let sequenceAt = HeaderSlot.position(of: .sequence, slot: sequence.currentSlot)
+        sequence.bytes.setLittleEndian(UInt64.max, at: sequenceAt, width: 8)
+        HeaderSlot.reseal(&sequence.bytes, slot: sequence.currentSlot)
         files.append(File(name: "header-sequence-max.strata", bytes: sequence.bytes, expectation: "readable",
                           what: "the current header slot's sequence is UInt64.max (closing a writable store trapped computing the next)"))
         var live = base
-        writeLE(&live.bytes, live.checkpointOffset + 40 + 12, 8, UInt64.max)
-        live.reseal(frameAt: live.checkpointOffset)
+        let liveBytesAt = live.checkpointOffset + ReferenceFormat.frameHeaderLength
+            + ReferenceFormat.CheckpointRecord.liveBytesPosition
+        live.bytes.setLittleEndian(UInt64.max, at: liveBytesAt, width: 8)
+        ReferenceFormat.Frame.reseal(&live.bytes, frameAt: live.checkpointOffset)
         files.append(File(name: "checkpoint-live-bytes-max.strata", bytes: live.bytes, expectation: "rejected",
                           what: "the checkpoint frame's live bytes is UInt64.max (trapped in the space accounting)"))
         return files
@@ -145,7 +164,7 @@ enum HostileFiles {
                 guard let at = row.indices.first(where: { row[$0...].starts(with: title) }), at > 0 else {
                     throw HarnessError("hostile files: no title in the first Item row")
                 }
-                row.replaceSubrange((at - 1)..<at, with: RecordsFuzzCase.varint(length))
+                row.replaceSubrange((at - 1)..<at, with: ReferenceFormat.ByteWriter.varint(length))
                 image.trees[t].entries[0].value = row
             }
         }

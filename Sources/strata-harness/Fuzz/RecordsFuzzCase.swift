@@ -32,19 +32,6 @@ enum RecordsFuzzCase {
         image.trees.indices.filter { i in prefixes.contains { image.trees[i].name.hasPrefix($0) } && !image.trees[i].entries.isEmpty }
     }
 
-    /// A 10-byte (or shorter) LEB128 varint of `v`.
-    static func varint(_ v: UInt64) -> [UInt8] {
-        var out: [UInt8] = []
-        var x = v
-        repeat {
-            var b = UInt8(x & 0x7F)
-            x >>= 7
-            if x != 0 { b |= 0x80 }
-            out.append(b)
-        } while x != 0
-        return out
-    }
-
     static let extremes: [UInt64] = [0, 1, 0x7F, 0x80, 0xFFFF, 0xFFFF_FFFF, 1 << 40, (1 << 63) - 1, 1 << 63, UInt64.max]
 
     /// Damages one thing of the given kind; returns what.
@@ -81,7 +68,7 @@ enum RecordsFuzzCase {
                 }
                 let v = pick(extremes)
                 if let i = lengths.randomElement(using: &rng) {
-                    row.replaceSubrange((i - 1)..<i, with: varint(v))
+                    row.replaceSubrange((i - 1)..<i, with: ReferenceFormat.ByteWriter.varint(v))
                     what = "string length at \(i - 1) = \(v)"
                 } else {
                     what = "no string length found"
@@ -89,7 +76,7 @@ enum RecordsFuzzCase {
             case 5:
                 // The field count after the version byte.
                 let v = pick(extremes)
-                if row.count >= 2 { row.replaceSubrange(1..<2, with: varint(v)) }
+                if row.count >= 2 { row.replaceSubrange(1..<2, with: ReferenceFormat.ByteWriter.varint(v)) }
                 what = "field count = \(v)"
             case 6:
                 let v = pick([0, 2, 0xFF] as [UInt8])
