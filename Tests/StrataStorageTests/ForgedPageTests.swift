@@ -12,7 +12,7 @@ import Glibc
 @Suite struct ForgedPageTests {
     static let pageSize = 4096
 
-    enum StoredValue {
+    enum CellValue {
         case inline([UInt8])
         /// A reference to the `index`-th genuine overflow frame of the file, or to a raw offset.
         case overflow(Int)
@@ -33,9 +33,11 @@ import Glibc
 
     struct Forgery: CustomStringConvertible {
         var name: String
-        var leaves: [[(key: String, value: StoredValue)]]
+        var leaves: [[(key: String, value: CellValue)]]
         /// Cells of the root branch (`nil`: the first leaf is the root).
         var branch: [(key: String, child: Child)]?
+        /// The `fragmented` field of every leaf's image (FORMAT.md §4: 0 in an image).
+        var leafFragmented: UInt16 = 0
         var description: String { name }
     }
 
@@ -43,7 +45,7 @@ import Glibc
     /// larger than a quarter page to be legal in a leaf).
     static let overflowValues: [[UInt8]] = [[UInt8](repeating: 0x5A, count: 3000), [UInt8](repeating: 0xA5, count: 5000)]
 
-    static func v(_ s: String) -> StoredValue { .inline(Array(s.utf8)) }
+    static func v(_ s: String) -> CellValue { .inline(Array(s.utf8)) }
 
     /// The generator: each forgery breaks one rule (order in a page, order across pages, a
     /// shared child, an impossible child or overflow offset) and nothing else.
@@ -55,7 +57,7 @@ import Glibc
         out.append(Forgery(name: "leaf keys descending in a child", leaves: [[("a", v("1")), ("b", v("2"))], [("o", v("3")), ("n", v("4"))]],
                            branch: [("", .leaf(0)), ("m", .leaf(1))]))
         // Order inside a branch, shared children.
-        let three: [[(key: String, value: StoredValue)]] = [[("a", v("1")), ("b", v("2"))], [("m", v("3")), ("n", v("4"))], [("t", v("5")), ("u", v("6"))]]
+        let three: [[(key: String, value: CellValue)]] = [[("a", v("1")), ("b", v("2"))], [("m", v("3")), ("n", v("4"))], [("t", v("5")), ("u", v("6"))]]
         out.append(Forgery(name: "two branch cells share a child", leaves: three, branch: [("", .leaf(0)), ("m", .leaf(0)), ("t", .leaf(2))]))
         out.append(Forgery(name: "two branch cells share the last child", leaves: three, branch: [("", .leaf(0)), ("m", .leaf(1)), ("t", .leaf(1))]))
         out.append(Forgery(name: "branch keys descending", leaves: three, branch: [("", .leaf(0)), ("t", .leaf(1)), ("m", .leaf(2))]))
@@ -82,7 +84,7 @@ import Glibc
             out.append(Forgery(name: "child offset \(name)", leaves: three, branch: [("", .leaf(0)), ("m", child), ("t", .leaf(2))]))
         }
         // Overflow references a file cannot hold, or that point at the wrong frame.
-        let badOverflow: [(String, StoredValue)] = [
+        let badOverflow: [(String, CellValue)] = [
             ("2^63", .overflowAt(1 << 63, length: 3000)), ("2^63-1", .overflowAt((1 << 63) - 1, length: 3000)),
             ("2^64-1", .overflowAt(.max, length: 3000)), ("2^64-16", .overflowAt(.max - 15, length: 3000)), ("0", .overflowAt(0, length: 3000)),
             ("4096 (header)", .overflowAt(4096, length: 3000)), ("past the end of the file", .overflowAt(1 << 30, length: 3000)),
@@ -97,6 +99,12 @@ import Glibc
         // An inline value too large to be inline (a writer's split relies on the quarter-page rule).
         out.append(Forgery(name: "inline value larger than a quarter page",
                            leaves: [[("a", .inline([UInt8](repeating: 1, count: 2000))), ("b", v("2"))]], branch: nil))
+        // A page image is always packed: fragmented bytes were forged.
+        for fragmented: UInt16 in [1, 8, 0xFFFF] {
+            var forgery = Forgery(name: "leaf image with \(fragmented) fragmented bytes", leaves: three, branch: [("", .leaf(0)), ("m", .leaf(1)), ("t", .leaf(2))])
+            forgery.leafFragmented = fragmented
+            out.append(forgery)
+        }
         return out
     }
 
@@ -115,8 +123,9 @@ import Glibc
         }
         let scratch = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
         defer { scratch.deallocate() }
-        func append(_ page: Page) throws -> UInt64 {
+        func append(_ page: Page, fragmented: UInt16 = 0) throws -> UInt64 {
             let length = page.encodeImage(into: scratch)
+            scratch.storeBytes(of: fragmented.littleEndian, toByteOffset: 6, as: UInt16.self)
             return try log.append(.page, txid: 0, payload: UnsafeRawBufferPointer(start: scratch, count: length), compress: false).offset
         }
         var leafOffsets: [UInt64] = []
@@ -142,7 +151,7 @@ import Glibc
                 precondition(ok, "forged leaf overflows its page")
                 count += 1
             }
-            leafOffsets.append(try append(leaf))
+            leafOffsets.append(try append(leaf, fragmented: forgery.leafFragmented))
         }
         var root = leafOffsets[0]
         var height: UInt8 = 1

@@ -31,7 +31,7 @@ extension Page {
 
     /// Decodes and validates an image read from the frame at `offset` (FORMAT.md §4). Throws
     /// `corrupt` for anything a well-formed page cannot contain; never traps. Checked: kind and
-    /// level, the slot array and every cell inside the page, key lengths (1...1024; a branch's
+    /// level, a fragmented count of 0, the slot array and every cell inside the page, key lengths (1...1024; a branch's
     /// cell 0 empty), keys strictly ascending, the inline rule of leaf values, and every child or
     /// overflow offset: in the log, 8-aligned, before this frame (a checkpoint or compaction
     /// writes children and values first), and no child twice.
@@ -53,6 +53,8 @@ extension Page {
         guard Int(image.loadUnaligned(fromByteOffset: 4, as: UInt16.self).littleEndian) == cellStart else {
             throw bad("cell start disagrees with image length")
         }
+        // An image is always packed (FORMAT.md §4): a fragmented count says bytes were forged.
+        guard image.loadUnaligned(fromByteOffset: 6, as: UInt16.self) == 0 else { throw bad("fragmented bytes in an image") }
         if kind == Format.pageKindBranch && n == 0 { throw bad("empty branch page") }
         let page = Page(pageSize: pageSize, kind: kind, level: level, owner: 0)
         page.buffer.copyMemory(from: image.baseAddress!, byteCount: slotsEnd)

@@ -124,8 +124,8 @@ enum HostileFiles {
         let sequenceAt = HeaderSlot.position(of: .sequence, slot: sequence.currentSlot)
         sequence.bytes.setLittleEndian(UInt64.max, at: sequenceAt, width: 8)
         HeaderSlot.reseal(&sequence.bytes, slot: sequence.currentSlot)
-        files.append(File(name: "header-sequence-max.strata", bytes: sequence.bytes, expectation: "readable",
-                          what: "the current header slot's sequence is UInt64.max (closing a writable store trapped computing the next)"))
+        files.append(File(name: "header-sequence-max.strata", bytes: sequence.bytes, expectation: "rejected",
+                          what: "the current header slot's sequence is UInt64.max, which FORMAT.md §2 calls corrupt (closing a writable store once trapped computing the next)"))
         var live = base
         let liveBytesAt = live.checkpointOffset + ReferenceFormat.frameHeaderLength
             + ReferenceFormat.CheckpointRecord.liveBytesPosition
