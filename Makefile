@@ -1,7 +1,7 @@
 # The two commands of the README. Each installs what is missing first (Debian packages).
 SWIFT ?= swift
 
-.PHONY: deps bench-deps bench test fuzz examples
+.PHONY: deps bench-deps bench test fuzz examples docs
 
 PACKAGES = liblz4-dev liblmdb-dev libsqlite3-dev
 
@@ -54,6 +54,22 @@ bench: bench-deps
 examples: deps
 	$(SWIFT) build -c release --product strata-examples
 	.build/release/strata-examples all
+
+# The API documentation: a DocC archive per library (catalogs in Sources/<Module>/<Module>.docc,
+# and the doc comments), in .build/plugins/Swift-DocC/outputs/. Fails on any DocC warning (a
+# symbol link that does not resolve, …) or compiler warning in this package; warnings in the
+# plugin's own dependencies (.build/checkouts/) do not count. .ci/run runs it after the tests.
+DOC_TARGETS = --target StrataStorage --target StrataRecords --target Strata
+DOCS_LOG = .build/docs.log
+
+docs: deps
+	@mkdir -p .build
+	@{ $(SWIFT) package generate-documentation $(DOC_TARGETS) 2>&1; echo $$? > $(DOCS_LOG).status; } | tee $(DOCS_LOG)
+	@status=$$(cat $(DOCS_LOG).status); [ "$$status" = 0 ] || { echo "make docs: generate-documentation failed ($$status)"; exit 1; }
+	@if grep "warning:" $(DOCS_LOG) | grep -v "/.build/checkouts/" >/dev/null; then \
+	  echo "make docs: warnings (each is repeated below; fix them: a doc comment, a catalog article)"; \
+	  grep "warning:" $(DOCS_LOG) | grep -v "/.build/checkouts/"; exit 1; \
+	fi
 
 # The whole test suite, release build with testable imports (the debug build is too slow for
 # the model-based and crash tests on two cores). Suites run one after another: the concurrency

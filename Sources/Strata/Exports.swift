@@ -9,11 +9,11 @@ import StrataStorage
 // `Relationship` and `Derived` wrappers, and one file can use both layers. The aliases below
 // name the lower layers' types an object-layer user meets, so each resolves to one declaration.
 
-/// Errors of every layer (see ``StrataStorage/StrataError``).
+/// Errors of every layer (`StrataStorage.StrataError`).
 public typealias StrataError = StrataStorage.StrataError
-/// One attribute value as the store keeps it (``StrataRecords/StoredValue``).
+/// One attribute value as the store keeps it (`StrataRecords.StoredValue`).
 public typealias StoredValue = StrataRecords.StoredValue
-/// The type of an attribute (``StrataRecords/AttributeType``).
+/// The type of an attribute (`StrataRecords.AttributeType`).
 public typealias AttributeType = StrataRecords.AttributeType
 /// What deleting an object does to the objects a relationship reaches.
 public typealias DeleteRule = StrataRecords.DeleteRule
@@ -27,7 +27,7 @@ public typealias FetchSortDescriptor = StrataRecords.FetchSortDescriptor
 public typealias MigrationPolicy = StrataRecords.MigrationPolicy
 /// Options of the page file (durability, cache size, read-only, …).
 public typealias StoreOptions = StrataStorage.StoreOptions
-/// When a commit is durable (``StoreOptions/durability``).
+/// When a commit is durable (`StoreOptions.durability`).
 public typealias Durability = StrataStorage.Durability
 /// One conflict of a save refused under ``MergePolicy/error`` (`StrataError.mergeConflicts`).
 public typealias MergeConflictRecord = StrataStorage.MergeConflictRecord

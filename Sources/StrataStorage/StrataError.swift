@@ -64,7 +64,7 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
     /// cursor was positioned: its position may no longer exist. Reposition it with
     /// ``Cursor/first()``, ``Cursor/last()`` or `seek(_:)`.
     case cursorInvalidated
-    /// Thrown by ``Store/write(_:)`` with ``StoreOptions/strictChecks`` when the full check run
+    /// Thrown by ``Store/write(_:)-81bh`` with ``StoreOptions/strictChecks`` when the full check run
     /// after the commit found problems. The commit *was* published (and made durable, with
     /// `full` durability): this is not a failed commit, it is a report that the store is
     /// damaged, for tests and debugging. `problems` are the check's findings.

@@ -53,9 +53,9 @@ extension ModelObject where Self: ManagedObject {
 
     /// The value of a cached computed property: evaluated on first read, then kept until a
     /// dependency changes (or the object turns into a fault, or is refreshed or rolled back).
-    /// Dependencies as for ``computed(_:dependsOn:value:)``; the invalidation is a change of
-    /// the property: observers are told and ``ManagedObject/changedValuesForCurrentEvent()``
-    /// names it.
+    /// Dependencies as for ``computed(_:dependsOn:value:)-(_,PartialKeyPath<Self>...,_)``; the
+    /// invalidation is a change of the property: observers are told and
+    /// ``ManagedObject/changedValuesForCurrentEvent()`` names it.
     ///
     /// ```swift
     /// var coreLocation: Location {

@@ -20,9 +20,11 @@ extension ManagedObject {
     /// The persistent properties changed since the context last processed its pending changes
     /// (``ModelContext/processPendingChanges()``, a save, a rollback), with their new values:
     /// the changes of the current event. Primitive sets (``setPrimitiveValue(_:forKey:)``) are
-    /// not events. Computed properties (``ModelObject/computed(_:dependsOn:value:)``,
-    /// ``ModelObject/cached(_:dependsOn:value:)``) whose dependencies changed are named too,
-    /// with nil (their values are computed when read). Never fires a fault.
+    /// not events. Computed properties
+    /// (``ModelObject/computed(_:dependsOn:value:)-(_,PartialKeyPath<Self>...,_)``,
+    /// ``ModelObject/cached(_:dependsOn:value:)-(_,PartialKeyPath<Self>...,_)``) whose
+    /// dependencies changed are named too, with nil (their values are computed when read).
+    /// Never fires a fault.
     public final func changedValuesForCurrentEvent() -> [String: Any] {
         guard let e = _extras, !e.eventChanges.isEmpty || !e.computedEvents.isEmpty else { return [:] }
         var result: [String: Any] = [:]

@@ -119,7 +119,8 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     open class var fetchIndexes: [[String]] { [] }
 
     /// The class's computed properties: getters that call
-    /// ``ModelObject/computed(_:dependsOn:value:)`` or ``ModelObject/cached(_:dependsOn:value:)``,
+    /// ``ModelObject/computed(_:dependsOn:value:)-(_,PartialKeyPath<Self>...,_)`` or
+    /// ``ModelObject/cached(_:dependsOn:value:)-(_,PartialKeyPath<Self>...,_)``,
     /// declared in the class, an extension or a subclass. Listed here, each is known with its
     /// dependencies from the moment a container opens: a change of a dependency names it in
     /// ``changedValuesForCurrentEvent()`` and objects-did-change, and a fetch that filters or

@@ -131,7 +131,7 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     /// Orders two values the way predicates and sort descriptors do, which is the order of their
     /// index keys: numbers by value across int, double and decimal (NaN after every number);
     /// strings by the Unicode scalars of their NFC forms, so canonically equivalent spellings are
-    /// equal (``TextOrder``); `null` before everything. Returns `nil` for values of kinds that
+    /// equal (`TextOrder`); `null` before everything. Returns `nil` for values of kinds that
     /// do not compare.
     public static func compare(_ a: StoredValue, _ b: StoredValue) -> Int? {
         switch (a, b) {

@@ -1,6 +1,6 @@
 /// A condition on the objects of one entity, as a tree: what a format string such as
 /// `"itemCount > %@ AND searchName BEGINSWITH[cd] %@"` parses into, or what the typed
-/// builder makes. Evaluated against rows (``PredicateEvaluator``) and planned onto indexes.
+/// builder makes. Evaluated against rows (`PredicateEvaluator`) and planned onto indexes.
 public indirect enum FetchPredicate: Hashable, Sendable {
     /// Always true or always false (`TRUEPREDICATE`, `FALSEPREDICATE`).
     case constant(Bool)

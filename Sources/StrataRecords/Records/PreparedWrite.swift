@@ -15,7 +15,7 @@ import StrataStorage
 /// ```
 ///
 /// A value for an attribute is converted exactly to the attribute's type, as with
-/// ``RecordTransaction/insert(_:_:)``. A value for a to-one relationship is the target's
+/// ``RecordTransaction/insert(_:_:)-(String,_)``. A value for a to-one relationship is the target's
 /// primary key (`.int`, which is what an ``ObjectID``'s `strataValue` is) or `.null`; the target
 /// must exist. Properties not named keep their defaults (insert) or their values (update).
 ///

@@ -83,7 +83,7 @@ extension RecordTransaction {
 }
 
 extension RecordStore {
-    /// Runs `body` in the write transaction as ``write(_:)-(RecordTransaction)`` does, and also
+    /// Runs `body` in the write transaction as ``write(_:)-2573y`` does, and also
     /// returns what the commit changed (derived values and cascades included).
     public func writeReportingChanges<T>(_ body: (RecordTransaction) throws -> T) throws -> (result: T, changes: RecordChanges) {
         var changes: RecordChanges?

@@ -36,11 +36,11 @@ extension RecordReader {
     ///   child) for every member of every parent with a non-nil value, nothing else; values empty.
     /// - **Derived values**: each equals its recomputation from the rows (copies through to-one,
     ///   string functions, arithmetic, every aggregate), by the derivation engine's own
-    ///   evaluator and the arithmetic of ``AggregateArithmetic``, exactly (strings byte for
+    ///   evaluator and the arithmetic of `AggregateArithmetic`, exactly (strings byte for
     ///   byte); `now()` is set when required (its time cannot be recomputed).
     /// - **Auxiliary fields** (FORMAT.md §12, "Row layout"): running counts and integer and
     ///   decimal running sums equal their recomputation exactly; a double running sum
-    ///   (sum + compensation) is within ``RunningSumTolerance`` of the compensated sum from
+    ///   (sum + compensation) is within `RunningSumTolerance` of the compensated sum from
     ///   scratch; and the derived value equals exactly what its own auxiliary fields give.
     ///
     /// Inside a write transaction the transaction settles first and its pending rows are

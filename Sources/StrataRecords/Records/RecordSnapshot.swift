@@ -4,8 +4,8 @@ import StrataStorage
 /// ``close()`` (or until the snapshot is released), for readers that span many calls (the
 /// object layer's contexts read their faults through one).
 ///
-/// While it lives it pins its commit's pages, as a ``ReadTransaction`` does: close it, or move
-/// on to a newer one, when the store has moved on. Not `Sendable`: use it where it was made.
+/// While it lives it pins its commit's pages, as the storage layer's `ReadTransaction` does:
+/// close it, or move on to a newer one, when the store has moved on. Not `Sendable`: use it where it was made.
 public final class RecordSnapshot {
     /// The reader over this snapshot.
     public let reader: RecordReader
@@ -18,8 +18,8 @@ public final class RecordSnapshot {
 
     deinit { close() }
 
-    /// The id of the last transaction the snapshot sees (``Store/lastCommittedTransactionID``
-    /// is larger once another commit landed).
+    /// The id of the last transaction the snapshot sees (the storage layer's
+    /// `Store.lastCommittedTransactionID` is larger once another commit landed).
     public var transactionID: UInt64 { transaction.transactionID }
 
     /// Ends the snapshot: its reader then throws `StrataError.closed`. Closing again does nothing.

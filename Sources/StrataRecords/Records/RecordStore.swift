@@ -153,7 +153,7 @@ public final class RecordStore: Sendable {
         return result
     }
 
-    /// What the last commit made through ``write(_:)-(RecordTransaction)`` touched.
+    /// What the last commit made through ``write(_:)-2573y`` touched.
     public var lastCommitStatistics: CommitStatistics { statisticsState.withLock { $0 } }
 
     /// Checkpoints and closes the page file.

@@ -10,7 +10,7 @@ import StrataStorage
 /// changed since the last settle, as the commit's derivation does; a read after no change
 /// costs nothing extra. `deny` rules, uniqueness and validation are judged at commit.
 ///
-/// A transaction lives for the closure of ``RecordStore/write(_:)-(RecordTransaction)``: used
+/// A transaction lives for the closure of ``RecordStore/write(_:)-2573y``: used
 /// after it returned or threw, every method throws `StrataError.closed`.
 public final class RecordTransaction: RecordReader {
     let tx: WriteTransaction

@@ -14,7 +14,7 @@ import Dispatch
 ///
 /// **Guarantees.** One write transaction at a time (others wait, in order); any number of
 /// snapshots, on any threads, never blocked by the writer. A commit is atomic; with
-/// ``Durability/full`` it is durable when ``write(_:)`` returns. After a crash the store
+/// ``Durability/full`` it is durable when ``write(_:)-81bh`` returns. After a crash the store
 /// opens with exactly a prefix of the committed transactions. A second process that opens the
 /// store for writing gets ``StrataError/locked(path:)``; any process may open it read-only.
 ///

@@ -1,5 +1,5 @@
 /// The one write transaction of the moment: it sees its own changes, and commits all of them
-/// atomically when the closure passed to ``Store/write(_:)`` returns (or none, if it throws or
+/// atomically when the closure passed to ``Store/write(_:)-81bh`` returns (or none, if it throws or
 /// calls ``rollback()``).
 ///
 /// **Lifetime.** The transaction, and every ``WriteTree`` and ``Cursor`` made from it, may be
