@@ -87,7 +87,11 @@ final class Crate: ManagedObject {
         return v
     }
 
-    @Test(arguments: Array(UInt64(1)...10)) func randomStepsAgainstAReference(seed: UInt64) throws {
+    /// Seeds 1…10; `STRATA_MODEL_SEEDS=N` runs 1…N (the closing notes' wider sweeps).
+    static let modelSeeds: [UInt64] = ProcessInfo.processInfo.environment["STRATA_MODEL_SEEDS"].flatMap(UInt64.init)
+        .map { Array(1...max(1, $0)) } ?? Array(1...10)
+
+    @Test(arguments: modelSeeds) func randomStepsAgainstAReference(seed: UInt64) throws {
         try withContainer(for: [Gadget.self, Crate.self]) { container in
             var rng = SplitMix64(seed: seed &* 0x9E37_79B9_7F4A_7C15 ^ 0x5EED)
             let context = ModelContext(container)
