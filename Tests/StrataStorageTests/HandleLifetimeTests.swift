@@ -142,8 +142,10 @@ import Testing
             content["t"]![key(5)] = [UInt8](repeating: 9, count: 3_000)
             let u = try tx.createTree("u")
             for i in 0..<uCount { content["u"]![key(i)] = relRandomBytes(100, &rng) }
+            // In key order: a dictionary's order changes from process to process, and with it
+            // the trees' shape (how many keys the last leaf of "u" holds).
             for (name, tree) in [("t", t), ("u", u)] {
-                for (k, v) in content[name]! { try tree.put(k, v) }
+                for (k, v) in content[name]!.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) { try tree.put(k, v) }
             }
         }
         try store.close()
@@ -236,10 +238,13 @@ import Testing
 
     /// Fails `tx` for real: deletes keys from the end of tree "u" (its last leaf is loaded
     /// first) with every file read failing, until a merge needs the left neighbour, which no
-    /// one has read yet: that delete must fail the transaction.
+    /// one has read yet: that delete must fail the transaction. The second-to-last key is read
+    /// too: when the last leaf holds one key, deleting it empties the leaf, which leaves its
+    /// parent with no read, and the next delete starts in the leaf before.
     static func failTransaction(_ tx: WriteTransaction, _ fs: SimulatedFileSystem) throws {
         let u = try #require(try tx.tree("u"))
         _ = try u.get(key(uCount - 1))
+        _ = try u.get(key(uCount - 2))
         fs.failAlways(.read)
         defer { fs.clearFaults() }
         for i in stride(from: uCount - 1, through: 0, by: -1) {
