@@ -31,9 +31,8 @@ enum ChildProcess {
         forwarded.wait()
         let lines = output.split(separator: UInt8(ascii: "\n")).reversed()
         guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            if let failure = lines.lazy.compactMap({ try? JSONDecoder().decode(ChildFailure.self, from: Data($0)) }).first {
-                throw BenchError(failure.error)
-            }
+            let failure = lines.lazy.compactMap { try? JSONDecoder().decode(ChildFailure.self, from: Data($0)) }.first
+            if let failure { throw BenchError(failure.error) }
             throw BenchError("child `\(args.joined(separator: " "))` failed (status \(process.terminationStatus))")
         }
         // The result is the last line that parses; anything an engine prints before it is ignored.
