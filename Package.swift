@@ -9,13 +9,10 @@ let package = Package(
         .library(name: "StrataRecords", targets: ["StrataRecords"]),
         .library(name: "Strata", targets: ["Strata"]),
         .executable(name: "strata", targets: ["strata"]),
-        .executable(name: "strata-bench", targets: ["strata-bench"]),
         .executable(name: "strata-examples", targets: ["strata-examples"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        // The objects benchmark's baseline only (strata-bench); no library of this package uses it.
-        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         // `swift package generate-documentation` (`make docs`): a command plugin, no target uses it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -42,11 +39,12 @@ let package = Package(
             dependencies: ["StrataRecords", "StrataStorage"],
             path: "Sources/Strata"
         ),
-        // Test support shared by the tools, the benchmark and the test suites (the simulated file
-        // system, seeded randomness, the crash workloads, the TodoList model, and `Reference/`: a
-        // codec of the file format written from FORMAT.md alone, which imports nothing of the
-        // engine's): a target, not a product, at `package` access, so it stays out of what users
-        // link and see.
+        // Test support shared by the tools and the test suites (the simulated file system, seeded
+        // randomness, the crash workloads, the TodoList model, and `Reference/`: a codec of the
+        // file format written from FORMAT.md alone, which imports nothing of the engine's): a
+        // target, not a product, at `package` access, so it stays out of what users link and see.
+        // The benchmark package cannot see it, and compiles SplitMix64.swift itself through a
+        // link (decision 53).
         .target(
             name: "StrataTesting",
             dependencies: ["StrataStorage", "StrataRecords"],
@@ -93,21 +91,10 @@ let package = Package(
             dependencies: ["StrataStorage", "StrataRecords", "StrataTesting", "CFuzzDriver"],
             path: "Sources/strata-fuzz-records"
         ),
-        // Benchmark baselines: the system's SQLite and LMDB, and GRDB 7 (over the system's SQLite)
-        // for the object layer.
-        .systemLibrary(name: "CSQLite", path: "Benchmarks/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
-        .systemLibrary(name: "CLMDB", path: "Benchmarks/CLMDB", providers: [.apt(["liblmdb-dev"])]),
-        // glibc's <malloc.h> (not in Swift's Glibc module), for the objects benchmark's memory figures.
-        .systemLibrary(name: "CMalloc", path: "Benchmarks/CMalloc"),
-        .executableTarget(
-            name: "strata-bench",
-            dependencies: [
-                "StrataStorage", "StrataRecords", "Strata", "StrataTesting", "CSQLite", "CLMDB", "CMalloc",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "GRDB", package: "GRDB.swift"),
-            ],
-            path: "Benchmarks/strata-bench"
-        ),
+        // The system's SQLite, for the record layer's differential tests only. Under Tests/, beside
+        // the one target that imports it, so no reader takes it for part of what users link; the
+        // benchmark package (Benchmarks/) declares its own, with LMDB and GRDB.
+        .systemLibrary(name: "CSQLite", path: "Tests/CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .testTarget(
             name: "StrataStorageTests",
             dependencies: ["StrataStorage", "StrataTesting"],
@@ -125,12 +112,12 @@ let package = Package(
             path: "Tests/StrataObjectTests"
         ),
         // Runs the built tools (`strata`, `strata-harness crash-test` and `fuzz`, the fuzz targets'
-        // replay, `strata-bench` at a tiny scale). The fuzz targets are not dependencies: SwiftPM
-        // links an executable dependency's code into the test bundle, and both define
-        // `LLVMFuzzerTestOneInput`; `swift build` builds them anyway.
+        // replay, `strata-examples`; `strata-bench`'s tests are in Benchmarks/). The fuzz targets
+        // are not dependencies: SwiftPM links an executable dependency's code into the test
+        // bundle, and both define `LLVMFuzzerTestOneInput`; `swift build` builds them anyway.
         .testTarget(
             name: "StrataToolTests",
-            dependencies: ["strata", "strata-harness", "strata-bench", "strata-examples", "StrataRecords", "StrataTesting"],
+            dependencies: ["strata", "strata-harness", "strata-examples", "StrataRecords", "StrataTesting"],
             path: "Tests/StrataToolTests"
         ),
     ],

@@ -1,0 +1,138 @@
+import Foundation
+
+/// Runs one records workload on one engine, generic so each engine's calls are direct.
+struct RecordsRunner<Engine: RecordsEngine> {
+    let engineName: RecordsEngineName
+    let scale: RecordsScale
+    /// The directory this run owns.
+    let directory: String
+    /// The store `bulkinsert` left, for the workloads that start from it.
+    let bulkStore: String?
+
+    func run(_ workload: RecordsWorkload) throws -> RecordsRunResult {
+        switch workload {
+        case .bulkInsert: return try bulkInsert()
+        case .insertIntoList(let size): return try insertIntoList(size)
+        case .moveItems: return try moveItems()
+        case .renameFanout: return try renameFanout()
+        case .prefixSearch: return try query(.prefixSearch, RecordsData.prefixQueries(scale.queries, lists: scale.lists, seed: RecordsSeeds.prefixes)) { e, batch in try e.prefixSearch(batch) }
+        case .fetchIndexed: return try query(.fetchIndexed, RecordsData.skuQueries(scale.queries, items: scale.bulkItems, seed: RecordsSeeds.skus)) { e, batch in try e.fetchBySKU(batch) }
+        }
+    }
+
+    /// The label of `w`'s progress lines.
+    private func label(_ w: RecordsWorkload) -> String { "\(w.name) \(engineName.rawValue)" }
+
+    private func result(_ w: RecordsWorkload, ops: Int, _ timing: Timing) -> RecordsRunResult {
+        RecordsRunResult(core: RunCore(workload: w.name, engine: engineName.rawValue, ops: ops, timing: timing),
+                         details: RecordsRunDetails())
+    }
+
+    /// Untimed: the digest, then a timed close, the bytes left, and (Strata) the store's check.
+    private func finish(_ engine: Engine, _ r: inout RecordsRunResult) throws {
+        r.details.digest = try engine.digest()
+        try r.core.close(engine.close, leaving: directory) { Engine.checkStore(directory: directory) }
+    }
+
+    private func slices<T>(_ all: [T], _ i: Int) -> ArraySlice<T> {
+        all[(i * scale.batch)..<min(all.count, (i + 1) * scale.batch)]
+    }
+
+    private func transactions(_ count: Int) -> Int { (count + scale.batch - 1) / scale.batch }
+
+    private func bulkInsert() throws -> RecordsRunResult {
+        let engine = try Engine.open(directory: directory, name: engineName)
+        let placements = RecordsData.shuffledPlacements(lists: scale.lists, perList: scale.itemsPerList, seed: RecordsSeeds.bulkOrder)
+        let listTransactions = transactions(scale.lists)
+        let t = try Timing.calls(label(.bulkInsert), listTransactions + transactions(placements.count), ops: scale.lists + placements.count) { i in
+            if i < listTransactions {
+                try engine.insertLists((i * scale.batch)..<min(scale.lists, (i + 1) * scale.batch))
+            } else {
+                try engine.insertItems(slices(placements, i - listTransactions))
+            }
+        }
+        var r = result(.bulkInsert, ops: scale.lists + placements.count, t)
+        try finish(engine, &r)
+        return r
+    }
+
+    private func insertIntoList(_ size: Int) throws -> RecordsRunResult {
+        let engine = try Engine.open(directory: directory, name: engineName)
+        let lists = max(1, scale.setupItems / size)
+        let setup = RecordsData.shuffledPlacements(lists: lists, perList: size, seed: RecordsSeeds.sizedOrder)
+        try engine.load(lists: lists, placements: setup)
+        // Each transaction adds its items to one list, the next transaction to the next list:
+        // every size pays for one parent per transaction, so only the list's size differs.
+        // (Lists of N hold up to N + batch items meanwhile, which flatters recounting at small N.)
+        let inserts = (0..<scale.inserts).map { Placement(item: Int32(setup.count + $0), list: Int32(($0 / scale.batch) % lists)) }
+        let w = RecordsWorkload.insertIntoList(size: size)
+        guard scale.isWindowed(engineName, w) else {
+            let t = try Timing.calls(label(w), transactions(inserts.count), ops: inserts.count) { i in try engine.insertItems(slices(inserts, i)) }
+            var r = result(w, ops: inserts.count, t)
+            try finish(engine, &r)
+            return r
+        }
+        // Recount triggers cost O(list size) per insert: a fixed count on a big list takes
+        // minutes, so the run measures what it does in a fixed time instead.
+        let t = try Timing.window(label(w), scale.recountWindow, transactions(inserts.count), opsPerCall: scale.batch) { i in
+            try engine.insertItems(slices(inserts, i))
+        }
+        let done = min(inserts.count, t.calls * scale.batch)
+        var r = result(w, ops: done, t)
+        r.details.timeWindowSeconds = scale.recountWindow
+        try finish(engine, &r)
+        // The store holds fewer items than the other engines' stores, so the parent cannot
+        // compare it with theirs: check it against what this run inserted instead.
+        let expected = RecordsDigest.expected(lists: lists, items: setup.count + done)
+        guard r.details.digest == expected else {
+            throw BenchError("\(engineName.rawValue): \(w.name) after a time window: store has \(r.details.digest), expected \(expected)")
+        }
+        return r
+    }
+
+    private func requireBulkStore() throws -> String {
+        guard let bulkStore, FileManager.default.fileExists(atPath: bulkStore) else {
+            throw BenchError("\(engineName.rawValue): this workload needs the store bulkinsert leaves")
+        }
+        return bulkStore
+    }
+
+    private func moveItems() throws -> RecordsRunResult {
+        // A copy: the query workloads read the bulk store as bulkinsert left it.
+        try Measure.copyDirectory(try requireBulkStore(), to: directory)
+        let engine = try Engine.open(directory: directory, name: engineName)
+        var placements = RecordsData.shuffledPlacements(lists: scale.lists, perList: scale.itemsPerList, seed: RecordsSeeds.bulkOrder)
+        let moves = RecordsData.moves(scale.moves, placements: &placements, lists: scale.lists, seed: RecordsSeeds.moves)
+        let t = try Timing.calls(label(.moveItems), transactions(moves.count), ops: moves.count) { i in try engine.moveItems(slices(moves, i)) }
+        var r = result(.moveItems, ops: moves.count, t)
+        try finish(engine, &r)
+        return r
+    }
+
+    private func renameFanout() throws -> RecordsRunResult {
+        let engine = try Engine.open(directory: directory, name: engineName)
+        let setup = RecordsData.shuffledPlacements(lists: scale.fanoutLists, perList: scale.fanoutItems, seed: RecordsSeeds.fanout)
+        try engine.load(lists: scale.fanoutLists, placements: setup)
+        let t = try Timing.calls(label(.renameFanout), scale.renames, ops: scale.renames) { i in
+            try engine.renameList(i % scale.fanoutLists, to: "Renamed Ünïcode \(i) \(RecordsData.listName(i))")
+        }
+        var r = result(.renameFanout, ops: scale.renames, t)
+        try finish(engine, &r)
+        return r
+    }
+
+    /// A query workload on the bulk store: one untimed pass to warm every cache, then the
+    /// timed pass, in batches of `scale.batch` queries per read transaction.
+    private func query(_ w: RecordsWorkload, _ queries: [String], _ ask: (Engine, ArraySlice<String>) throws -> Int) throws -> RecordsRunResult {
+        let engine = try Engine.open(directory: try requireBulkStore(), name: engineName)
+        defer { try? engine.close() }
+        var warm = 0
+        for i in 0..<transactions(queries.count) { warm += try ask(engine, slices(queries, i)) }
+        var hits = 0
+        let t = try Timing.calls(label(w), transactions(queries.count), ops: queries.count) { i in hits += try ask(engine, slices(queries, i)) }
+        guard hits == warm else { throw BenchError("\(engineName.rawValue): \(w.name) found \(hits), then \(warm)") }
+        var r = result(w, ops: queries.count, t)
+        r.details.digest.hits = hits
+        return r
+    }
+}

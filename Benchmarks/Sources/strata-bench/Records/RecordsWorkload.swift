@@ -1,0 +1,54 @@
+import Foundation
+
+/// The workloads of `strata-bench records`, by the names the issue gives them.
+enum RecordsWorkload: Hashable, Sendable {
+    /// `lists × itemsPerList` items (and their lists) inserted, items in shuffled list order.
+    case bulkInsert
+    /// Items inserted into lists that already hold `size` items (cost per insert at that size),
+    /// each transaction's items into one list.
+    case insertIntoList(size: Int)
+    /// Items moved between random lists of the bulk store.
+    case moveItems
+    /// Lists with `fanoutItems` items renamed, one rename per transaction.
+    case renameFanout
+    /// Case- and diacritic-insensitive 3-letter prefix queries on `searchName`.
+    case prefixSearch
+    /// Equality fetches of items by their indexed `sku`.
+    case fetchIndexed
+
+    static func all(_ scale: RecordsScale) -> [RecordsWorkload] {
+        [.bulkInsert] + scale.listSizes.map { .insertIntoList(size: $0) } + [.moveItems, .renameFanout, .prefixSearch, .fetchIndexed]
+    }
+
+    var name: String {
+        switch self {
+        case .bulkInsert: return "bulkinsert"
+        case .insertIntoList(let size): return "insert_list\(size)"
+        case .moveItems: return "moveitems"
+        case .renameFanout: return "renamefanout"
+        case .prefixSearch: return "prefixsearch"
+        case .fetchIndexed: return "fetchindexed"
+        }
+    }
+
+    init?(name: String) {
+        switch name {
+        case "bulkinsert": self = .bulkInsert
+        case "moveitems": self = .moveItems
+        case "renamefanout": self = .renameFanout
+        case "prefixsearch": self = .prefixSearch
+        case "fetchindexed": self = .fetchIndexed
+        default:
+            guard name.hasPrefix("insert_list"), let size = Int(name.dropFirst("insert_list".count)), size > 0 else { return nil }
+            self = .insertIntoList(size: size)
+        }
+    }
+
+    /// Workloads that leave a store of their own (measured and checked after close).
+    var leavesStore: Bool { self != .prefixSearch && self != .fetchIndexed }
+}
+
+extension RecordsWorkload: BenchWorkload {
+    /// Workloads that start from the store `bulkinsert` leaves.
+    var needsStore: Bool { self == .moveItems || self == .prefixSearch || self == .fetchIndexed }
+}

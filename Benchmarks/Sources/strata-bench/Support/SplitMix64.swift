@@ -1,0 +1,1 @@
+../../../../Sources/StrataTesting/SplitMix64.swift
