@@ -103,7 +103,8 @@ extension ModelContext {
                 throw StrataError.invalidFetch("'\(path)' is not a relationship of \(b.name)")
             }
         }
-        if !descriptor.returnsObjectsAsFaults || !descriptor.relationshipKeyPathsForPrefetching.isEmpty {
+        if loadsNow {
+            // What the scan did not read (an index answered alone; unsaved changes): one read.
             fulfill(objects.filter(\.isFault), b)
         } else if descriptor.fetchBatchSize > 0 {
             // Batch faulting: the first fault of a slice that fires loads the whole slice.
