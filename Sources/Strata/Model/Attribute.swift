@@ -17,10 +17,10 @@ import StrataRecords
 /// (`""`, `0`, empty) and the save refuses it (`StrataError.validation` naming it);
 /// ``ManagedObject/value(forKey:)`` returns nil for it, which tells "never set" from "empty".
 @propertyWrapper
-public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachingWrapper {
-    /// The slot of the property plus one, once an access resolved it (0: not yet). Also what
-    /// gives each wrapper a distinct offset, so storage key paths tell properties apart.
-    @usableFromInline var slotCache: UInt8 = 0
+public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper {
+    /// A byte that gives each wrapper a distinct offset in its object, so the storage key paths
+    /// of two properties never compare equal (zero-sized wrappers could share an offset).
+    @usableFromInline var distinctOffset: UInt8 = 0
 
     /// Declares the attribute. `default` is the value a new object starts with; `validation`
     /// rules are checked at save; `originalName` is its name in the previous model version
@@ -38,16 +38,16 @@ public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper, SlotCac
             defaultValue: defaultValue?.storedValue, validation: validation, renamedFrom: originalName)))
     }
 
-    /// Reads and writes the attribute of `object`. Inlinable: in the model class's own
-    /// (specialized) code the slot cache is a field load, not a key-path projection.
+    /// Reads and writes the attribute of `object`. Inlinable: the model class's own accessor
+    /// then reads the stored value with no generic call in between.
     @inlinable
     public static subscript<Object: ManagedObject>(
         _enclosingInstance object: Object,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        // Always inlined: only in the property's own accessor is the storage key path a
-        // constant, so the slot cache becomes a field access instead of a key-path projection.
+        // Always inlined into the property's own accessor, where the storage key path is a
+        // constant object whose identity finds the slot.
         @inline(__always) get { object._attributeValue(storageKeyPath, as: Value.self) }
         @inline(__always) set { object._setAttributeValue(newValue, storageKeyPath) }
     }
@@ -74,8 +74,9 @@ public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper, SlotCac
 /// %@`, or the builder's `options: [.caseInsensitive, .diacriticInsensitive]`), which folds the
 /// argument too; without options the argument is compared as given.
 @propertyWrapper
-public struct Derived<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachingWrapper {
-    @usableFromInline var slotCache: UInt8 = 0
+public struct Derived<Value: PersistentValue>: ManagedPropertyWrapper {
+    /// Gives the wrapper a distinct offset (see ``Attribute``).
+    @usableFromInline var distinctOffset: UInt8 = 0
 
     /// Declares a derived attribute computed from `expression`; `.indexed` gives it a fetch index.
     @inlinable
@@ -103,11 +104,4 @@ public struct Derived<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachi
     /// Not available: the property is read through its object.
     @available(*, unavailable, message: "@Derived properties belong to ManagedObject subclasses")
     public var wrappedValue: Value { fatalError("unreachable") }
-}
-
-/// A wrapper that remembers its property's slot after the first access.
-@usableFromInline
-protocol SlotCachingWrapper {
-    /// The slot plus one (0: unknown).
-    var slotCache: UInt8 { get set }
 }

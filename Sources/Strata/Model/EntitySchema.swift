@@ -73,9 +73,9 @@ final class EntitySchema: @unchecked Sendable {
     private let keyPathSlots = Mutex<[KeptKeyPath]>([])
     /// The same pairs for reads without the lock: identities of the kept key paths (alive in
     /// `keyPathSlots`, so no other key path can take their addresses) and their slots, appended
-    /// under the lock, each published by a releasing store of the count. Every new object
-    /// resolves each property it reads once (a wrapper's slot cache is per object), and the
-    /// lock cost most of the ~126 instructions of that lookup (callgrind, fetchall).
+    /// under the lock, each published by a releasing store of the count. Every property access
+    /// resolves its slot here (decision 54), and the lock cost most of the ~126 instructions of
+    /// a lookup (callgrind, fetchall).
     private let publishedSlots: UnsafeMutablePointer<(key: ObjectIdentifier, slot: Int)>
     private let publishedCount = Atomic<Int>(0)
     private var publishedCapacity: Int { 4 * properties.count + 8 }

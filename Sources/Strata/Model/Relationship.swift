@@ -14,8 +14,9 @@ import StrataRecords
 /// A to-many relationship is a fault until read; reading it makes its members faults, without
 /// reading their rows.
 @propertyWrapper
-public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper, SlotCachingWrapper {
-    @usableFromInline var slotCache: UInt8 = 0
+public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper {
+    /// Gives the wrapper a distinct offset (see ``Attribute``).
+    @usableFromInline var distinctOffset: UInt8 = 0
 
     /// Declares the relationship. `deleteRule` says what deleting this object does to the
     /// objects it reaches; `optional: false` makes a to-one required at save.

@@ -17,8 +17,9 @@ import StrataRecords
 /// is a baseline, not a change. A store predicate that names it fails
 /// (`StrataError.invalidFetch`); an in-memory filter may use it.
 @propertyWrapper
-public struct Transient<Value: PersistentValue>: ManagedPropertyWrapper, SlotCachingWrapper {
-    @usableFromInline var slotCache: UInt8 = 0
+public struct Transient<Value: PersistentValue>: ManagedPropertyWrapper {
+    /// Gives the wrapper a distinct offset (see ``Attribute``).
+    @usableFromInline var distinctOffset: UInt8 = 0
 
     /// Declares the transient attribute; `default` is its value in a new or reset object
     /// (else nil for an optional type, and the type's zero value, `""`, `false`… otherwise).
@@ -42,8 +43,8 @@ public struct Transient<Value: PersistentValue>: ManagedPropertyWrapper, SlotCac
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        // Always inlined: only in the property's own accessor is the storage key path a
-        // constant, so the slot cache becomes a field access instead of a key-path projection.
+        // Always inlined into the property's own accessor, where the storage key path is a
+        // constant object whose identity finds the slot.
         @inline(__always) get { object._attributeValue(storageKeyPath, as: Value.self) }
         @inline(__always) set { object._setAttributeValue(newValue, storageKeyPath) }
     }

@@ -5,25 +5,21 @@ import StrataRecords
 // context to fire its fault, resolve relationship targets and record changes.
 
 extension ManagedObject {
-    /// The slot of the property whose wrapper `storage` reaches (-1 if the schema has none):
-    /// the wrapper's cache (a field load once inlined into the model class), else resolved and
-    /// cached. Inlined whole, so the cache's store is specialized too: each new object (every
-    /// fetched fault) resolves each property it reads once, and an unspecialized key-path store
-    /// cost ~1.9K instructions of that (generic metadata, the runtime's key-path projection).
+    /// The slot of the property whose wrapper `storage` reaches (-1 if the schema has none),
+    /// found by the key path's identity in the schema's table (decision 54). Nothing is cached
+    /// in the object: most objects have each property read once or twice (a fetch, a
+    /// traversal, a merge), and writing a per-object cache back through the key path cost an
+    /// exclusivity check and a store on every first read (~110 instructions a property,
+    /// callgrind, fetchall), more than the lookup it saved.
     @inlinable @inline(__always)
-    final func _slot<Object: ManagedObject, W: SlotCachingWrapper>(_ storage: ReferenceWritableKeyPath<Object, W>) -> Int {
-        let object = unsafeDowncast(self, to: Object.self)
-        let cached = object[keyPath: storage].slotCache
-        if cached != 0 { return Int(cached) - 1 }
-        let slot = _slotIndex(ofStorage: storage)
-        if slot >= 0, slot < 255 { object[keyPath: storage].slotCache = UInt8(slot + 1) }
-        return slot
+    final func _slot<Object: ManagedObject, W>(_ storage: ReferenceWritableKeyPath<Object, W>) -> Int {
+        _slotIndex(ofStorage: storage)
     }
 
     /// The schema's slot for a wrapper's storage key path.
     @usableFromInline
     final func _slotIndex(ofStorage storage: AnyKeyPath) -> Int {
-        // Borrowed: every new object resolves each property it reads once through here.
+        // Borrowed: every property access resolves its slot through here.
         if let schema = _schemaRef { return schema._withUnsafeGuaranteedRef { $0.slot(forStorage: storage) } }
         return entitySchema.slot(forStorage: storage)
     }
@@ -32,19 +28,10 @@ extension ManagedObject {
     @usableFromInline
     final var _isProbe: Bool { _flags.contains(.probe) }
 
-    /// Looks the slot up in the schema and caches it in the wrapper.
-    @usableFromInline
-    final func _resolveSlot<Object: ManagedObject, W: SlotCachingWrapper>(_ storage: ReferenceWritableKeyPath<Object, W>) -> Int {
-        let object = unsafeDowncast(self, to: Object.self)
-        let slot = entitySchema.slot(forStorage: storage)
-        if slot >= 0, slot < 255 { object[keyPath: storage].slotCache = UInt8(slot + 1) }
-        return slot
-    }
-
     /// What an attribute wrapper's getter returns (`@Attribute`, `@Transient`, `@Derived`): on
     /// a probe prototype, a placeholder after recording the read.
     @inlinable @inline(__always)
-    final func _attributeValue<Object: ManagedObject, W: SlotCachingWrapper, V: PersistentValue>(
+    final func _attributeValue<Object: ManagedObject, W, V: PersistentValue>(
         _ storage: ReferenceWritableKeyPath<Object, W>, as type: V.Type
     ) -> V {
         if _isProbe { recordProbe(storage); return V.placeholder }
@@ -53,7 +40,7 @@ extension ManagedObject {
 
     /// What an attribute wrapper's setter does.
     @inlinable @inline(__always)
-    final func _setAttributeValue<Object: ManagedObject, W: SlotCachingWrapper, V: PersistentValue>(
+    final func _setAttributeValue<Object: ManagedObject, W, V: PersistentValue>(
         _ value: V, _ storage: ReferenceWritableKeyPath<Object, W>
     ) {
         _setPersistentValue(value.storedValue, slot: _slot(storage))

@@ -15,6 +15,7 @@ struct Timing {
     /// Times `count` calls of `body` (given the call's index), together `ops` operations, with
     /// a progress line for `label` while it runs. The peak RSS starts afresh here, so it covers
     /// the loop and not the making of its input.
+    @inline(never)   // a stable symbol for callgrind's --toggle-collect (the timed part alone)
     static func calls(_ label: String, _ count: Int, ops: Int, _ body: (Int) throws -> Void) rethrows -> Timing {
         var latencies = [UInt64](repeating: 0, count: count)
         var progress = ProgressMeter(label, total: ops)
