@@ -95,6 +95,8 @@ extension ModelContext {
         // One change: observers hear each property once, with its final value.
         changeBatch.depth += 1
         for o in Array(updated.values) + Array(deleted.values) {
+            // An undeleted object rejoins its to-one targets' to-manys.
+            if o._flags.contains(.deleted) && !o.isFault { touchInversesOfToOnes(o) }
             o._flags.subtract([.updated, .deleted])
             if o._snapshot.isEmpty {
                 turnIntoFault(o)
@@ -110,11 +112,9 @@ extension ModelContext {
         }
         for o in inserted.values {
             // Its to-one targets' to-manys lose it.
-            for (slot, p) in o.entitySchema.properties.enumerated() where p.isToOne && slot < o._values.count {
-                changeBatch.touchInverse(of: o, slot: slot, targets: o._values[slot])
-            }
+            touchInversesOfToOnes(o)
             if let b = binding(o) { registry.removeValue(forKey: key(o, b)) }
-            o._flags = []
+            o._flags = o._flags.intersection(.observedAccess)
             o._context = nil
         }
         inserted = [:]
@@ -262,6 +262,17 @@ extension ModelContext {
 
     /// Records that another save deleted `object`'s row: it leaves the changed sets and reads
     /// as deleted.
+    /// The to-manys that list `object` through its to-ones (registered targets) are touched:
+    /// `object` joins or leaves them as a whole (an insert rolled back, a delete, a row
+    /// another save deleted), so their caches drop and their observers, Swift Observation
+    /// included, hear it. Call inside a change (`changeBatch.depth` above zero).
+    func touchInversesOfToOnes(_ object: ManagedObject) {
+        let kinds = object.entitySchema.slotKinds
+        for slot in kinds.indices where kinds[slot] == .toOne && slot < object._values.count {
+            changeBatch.touchInverse(of: object, slot: slot, targets: object._values[slot])
+        }
+    }
+
     func markGone(_ object: ManagedObject, _ k: Key) {
         // News for objects-did-change, unless this context deleted it (told then).
         if hasChangeObservers && !object._flags.contains(.deleted) && !object._flags.contains(.gone) {

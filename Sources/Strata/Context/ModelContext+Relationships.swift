@@ -71,6 +71,12 @@ extension ModelContext {
             changeBatch.depth += 1
             changeBatch.touch(object, object.entitySchema.properties[slot].name)
             changeBatch.end()
+        } else if object._flags.contains(.observedAccess) {
+            // Swift Observation hears it too: a tracking closure that read the to-many waits on
+            // it (it heard nothing here before decision 55's test asked).
+            let schema = object.entitySchema
+            schema.registrar.willSet(object, keyPath: schema.observationKeys[slot])
+            schema.registrar.didSet(object, keyPath: schema.observationKeys[slot])
         }
         object.extras.eventChanges.insert(slot)
         object._extras?.changedToMany.insert(slot)

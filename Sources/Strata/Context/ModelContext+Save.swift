@@ -215,8 +215,10 @@ extension ModelContext {
             let schema = o.entitySchema
             o.changedSlots(into: &slots)
             for slot in slots {
-                let v: Any? = schema.bridges[slot].map { $0.toSwift(o._values[slot]) }
-                run(o) { try o.validateValue(v, forKey: schema.properties[slot].name) }
+                // Read in place: `bridges[slot].map { … }` copied the bridge (two closures
+                // retained and released per changed value).
+                let v: Any? = schema.bridges[slot]?.toSwift(o._values[slot])
+                run(o) { try o.validateValue(v, forKey: schema.propertyNames[slot]) }
             }
             run(o) { o.isInserted ? try o.validateForInsert() : try o.validateForUpdate() }
         }
@@ -351,6 +353,9 @@ extension ModelContext {
             guard let b = binding(named: row.id.entity), let raw = Int64(exactly: row.id.primaryKey),
                   let u = registry[Key(entity: b.index, raw: raw)] else { continue }
             let o = u.takeUnretainedValue()
+            // Loaded, it names its to-one targets: their to-manys lose it (unless this
+            // context's own delete told them already).
+            if !o.isFault && !o._flags.contains(.deleted) { touchInversesOfToOnes(o) }
             markGone(o, Key(entity: b.index, raw: raw))
             // The saving context's own deletions turn into faults after their didSave.
             if !o.isFault && !faultsLater.contains(o) { turnIntoFault(o) }

@@ -352,7 +352,7 @@ public final class ModelContext {
             object._rawID = ManagedObjectID.makeTemporaryRawValue()
         }
         if object._values.isEmpty { object._values = b.schema.initialValues }
-        object._flags = [.registered, .inserted]
+        object._flags = object._flags.intersection(.observedAccess).union([.registered, .inserted])
         object._context = self
         object._schema = b.schema
         let k = key(object, b)
@@ -384,6 +384,10 @@ public final class ModelContext {
         if object._flags.contains(.deleted) { return }
         runHook(object) { $0.prepareForDeletion() }
         recordDelete(object)
+        // Its to-one targets' to-manys no longer list it (members leave out deleted objects).
+        changeBatch.depth += 1
+        defer { changeBatch.end() }
+        if !object.isFault { touchInversesOfToOnes(object) }
         if object._flags.contains(.inserted) {
             inserted.removeValue(forKey: k)
             insertOrder.removeAll { $0 == k }

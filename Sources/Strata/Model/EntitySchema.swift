@@ -63,6 +63,9 @@ final class EntitySchema: @unchecked Sendable {
     /// released each time).
     let slotKinds: [SlotKind]
     let bridges: [ValueBridge?]
+    /// Each slot's property name, for the same loops: `properties[slot].name` copied the
+    /// whole ``Property`` out of the array first.
+    let propertyNames: [String]
     /// Inverse names of relationships, by slot, once resolved (resolving a declared key path
     /// makes a probe prototype: not something to repeat per assignment).
     private let inverseNames = Mutex<[Int: String?]>([:])
@@ -108,6 +111,7 @@ final class EntitySchema: @unchecked Sendable {
             case .toOne, .toMany: return nil
             }
         }
+        self.propertyNames = properties.map(\.name)
         self.observationKeys = properties.map { ManagedObject.observationKeyPath($0.name) }
         publishedSlots = .allocate(capacity: 4 * properties.count + 8)
         observationKeyRefs = .allocate(capacity: max(observationKeys.count, 1))

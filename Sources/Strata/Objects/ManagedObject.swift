@@ -204,6 +204,10 @@ struct ObjectFlags: OptionSet {
     static let gone = ObjectFlags(rawValue: 1 << 6)
     /// Inside a lifecycle hook the context runs (awake, willSave, …): changes are not events.
     static let inHook = ObjectFlags(rawValue: 1 << 7)
+    /// Swift Observation was told of a read of one of its properties (never cleared): only
+    /// then can a tracking closure or an `Observations` sequence be waiting on this object, so
+    /// only then does a change tell the registrar (decision 55).
+    static let observedAccess = ObjectFlags(rawValue: 1 << 8)
 }
 
 /// State most objects never need, kept out of the object itself.

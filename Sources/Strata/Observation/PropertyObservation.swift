@@ -173,7 +173,9 @@ final class ChangeBatch {
             if object.context != nil { object.extras.computedEvents.insert(key) }
         }
         for o in object._extras?.observers ?? [] where o.key == key { o.willChange(object) }
-        if let kp = schema.observationKey(of: key) { schema.registrar.willSet(object, keyPath: kp) }
+        if object._flags.contains(.observedAccess), let kp = schema.observationKey(of: key) {
+            schema.registrar.willSet(object, keyPath: kp)
+        }
         for dependent in schema.dependents(of: key) {
             for owner in Self.owners(from: object, through: dependent.hops) { touch(owner, dependent.key) }
         }
@@ -186,10 +188,14 @@ final class ChangeBatch {
     static func set(_ value: StoredValue, slot: Int, of object: ManagedObject, in batch: ChangeBatch?, didSet: () -> Void = {}) {
         let schema = object.entitySchema
         guard isWatched(object) else {
-            schema.registrar.willSet(object, keyPath: schema.observationKeys[slot])
+            // Swift Observation's willSet and didSet hash the key path under the registrar's
+            // lock (~190 instructions each, callgrind): skipped for an object whose properties
+            // it never saw read, which nothing can be tracking.
+            let told = object._flags.contains(.observedAccess)
+            if told { schema.registrar.willSet(object, keyPath: schema.observationKeys[slot]) }
             object._values[slot] = value
             didSet()
-            schema.registrar.didSet(object, keyPath: schema.observationKeys[slot])
+            if told { schema.registrar.didSet(object, keyPath: schema.observationKeys[slot]) }
             return
         }
         let batch = batch ?? ChangeBatch()
@@ -211,9 +217,10 @@ final class ChangeBatch {
         let changed = values.indices.filter { !object._values[$0].isIdentical(to: values[$0]) }
         let movesToOne = changed.contains { schema.properties[$0].isToOne }
         guard isWatched(object) || movesToOne else {
-            for slot in changed { schema.registrar.willSet(object, keyPath: schema.observationKeys[slot]) }
+            let told = object._flags.contains(.observedAccess)
+            if told { for slot in changed { schema.registrar.willSet(object, keyPath: schema.observationKeys[slot]) } }
             object._values = values
-            for slot in changed { schema.registrar.didSet(object, keyPath: schema.observationKeys[slot]) }
+            if told { for slot in changed { schema.registrar.didSet(object, keyPath: schema.observationKeys[slot]) } }
             return
         }
         batch.depth += 1
@@ -255,7 +262,9 @@ final class ChangeBatch {
                     for o in e.observers where o.key == key { o.didChange(object) }
                 }
                 let schema = object.entitySchema
-                if let kp = schema.observationKey(of: key) { schema.registrar.didSet(object, keyPath: kp) }
+                if object._flags.contains(.observedAccess), let kp = schema.observationKey(of: key) {
+                    schema.registrar.didSet(object, keyPath: kp)
+                }
                 context?.recordChange(of: object, key: key)
             }
         }
@@ -303,6 +312,7 @@ extension ManagedObject {
     /// same property of another object of the class (never missed, sometimes extra).
     @usableFromInline
     final func _trackAccess(_ key: KeyPath<ManagedObject, Int>) {
+        _flags.insert(.observedAccess)
         entitySchema.registrar.access(self, keyPath: key)
     }
 
@@ -312,6 +322,7 @@ extension ManagedObject {
     /// pairs per property read (~120 instructions, callgrind, fetchall).
     @inline(__always)
     final func _trackAccess(slot: Int) {
+        _flags.insert(.observedAccess)
         guard let schema = _schemaRef else { return _trackAccess(entitySchema.observationKeys[slot]) }
         schema._withUnsafeGuaranteedRef { s in
             s.observationKeyRefs[slot]._withUnsafeGuaranteedRef { key in s.registrar.access(self, keyPath: key) }
