@@ -24,6 +24,9 @@ import Testing
             #expect(slots.isEmpty == model.isEmpty, "seed \(seed) step \(step)")
             #expect(slots.contains(slot) == model.contains(slot), "seed \(seed) step \(step)")
             #expect(slots.sorted() == model.sorted(), "seed \(seed) step \(step)")
+            var visited: [Int] = []
+            slots.forEach { visited.append($0) }
+            #expect(visited == model.sorted(), "seed \(seed) step \(step)")
         }
         let literal: SlotSet = [3, 70, 0, 63, 64]
         #expect(literal.sorted() == [0, 3, 63, 64, 70])

@@ -46,9 +46,11 @@ extension ModelContext {
     func processPendingMerges() {
         // In commit order: each saving thread posts its save after committing it, so two saves
         // committed close together can arrive in the other order.
-        let saves = inbox.take().sorted { $0.transactionID < $1.transactionID }
+        let posted = inbox.take()
+        guard !posted.isEmpty else { return }   // every fetch and save asks: mostly nothing
+        let saves = posted.sorted { $0.transactionID < $1.transactionID }
         for n in saves { merge(n.changes) }
-        if !saves.isEmpty { postObjectsDidChange() }
+        postObjectsDidChange()
     }
 
     /// Applies another context's save. One older than a commit this context already took in
@@ -230,7 +232,8 @@ extension ModelContext {
         if object._values.count == fresh.count {
             var values = fresh
             if object.hasChanges {
-                for slot in values.indices where !b.schema.properties[slot].isDerived
+                let kinds = b.schema.slotKinds
+                for slot in values.indices where kinds[slot] != .derived
                     && (object._snapshot.isEmpty || !object._values[slot].isIdentical(to: object._snapshot[slot])) {
                     values[slot] = object._values[slot]
                 }
@@ -260,8 +263,6 @@ extension ModelContext {
         registry[k] = Unmanaged.passUnretained(object)
     }
 
-    /// Records that another save deleted `object`'s row: it leaves the changed sets and reads
-    /// as deleted.
     /// The to-manys that list `object` through its to-ones (registered targets) are touched:
     /// `object` joins or leaves them as a whole (an insert rolled back, a delete, a row
     /// another save deleted), so their caches drop and their observers, Swift Observation
@@ -273,6 +274,8 @@ extension ModelContext {
         }
     }
 
+    /// Records that another save deleted `object`'s row: it leaves the changed sets and reads
+    /// as deleted.
     func markGone(_ object: ManagedObject, _ k: Key) {
         // News for objects-did-change, unless this context deleted it (told then).
         if hasChangeObservers && !object._flags.contains(.deleted) && !object._flags.contains(.gone) {

@@ -41,7 +41,8 @@ extension ModelContext {
         guard let b = binding(object), b.targetEntity[slot] >= 0 else { return }
         let inverse = b.inverseSlot[slot]
         let tb = container.bindings[b.targetEntity[slot]]
-        let inverseIsToOne = inverse >= 0 && !tb.schema.properties[inverse].isToMany
+        // The slot's kind, not its declaration (a `Property` copied on every assignment).
+        let inverseIsToOne = inverse >= 0 && tb.schema.slotKinds[inverse] != .toMany
         let old = self.target(slot: slot, of: object)
         if old === target { return }
         setValue(target.map { .int($0._rawID) } ?? .null, slot: slot, of: object)
@@ -69,7 +70,7 @@ extension ModelContext {
         if ChangeBatch.isWatched(object) {
             // The membership has already changed (it is computed from the other side).
             changeBatch.depth += 1
-            changeBatch.touch(object, object.entitySchema.properties[slot].name)
+            changeBatch.touch(object, object.entitySchema.propertyNames[slot])
             changeBatch.end()
         } else if object._flags.contains(.observedAccess) {
             // Swift Observation hears it too: a tracking closure that read the to-many waits on

@@ -45,7 +45,9 @@ public struct FetchDescriptor<T: ManagedObject> {
     /// in one read) and ``fetchLimit`` and ``fetchOffset`` apply last, in memory.
     public var inMemorySortBy: [InMemorySortDescriptor<T>] = []
 
-    /// A fetch of `T` objects.
+    /// A fetch of `T` objects. Inlinable: a fetch made per query is then built with no generic
+    /// metadata look-up.
+    @inlinable
     public init(predicate: FetchPredicate? = nil, sortBy: [FetchSortDescriptor] = []) {
         self.predicate = predicate
         self.sortBy = sortBy
@@ -77,12 +79,20 @@ extension ModelContext {
     /// `invalidFetch` for a descriptor the store cannot answer (a key that names no stored
     /// property, a computed or transient one in a predicate or sort), and the store's read
     /// errors.
+    @inlinable
     public func fetch<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
-        try container.whileOpen("fetch") { try fetchObjects(descriptor) }
+        // Inlined, where `T` is known: the class parameter stays here (decision 56).
+        if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor) }
+        return try fetchObjects(StoreFetch(descriptor)).cast(to: T.self)
     }
 
-    private func fetchObjects<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
-        if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor) }
+    /// The store's part of a fetch, as objects of the fetched class.
+    @usableFromInline
+    func fetchObjects(_ descriptor: StoreFetch) throws -> FetchedObjects {
+        try container.whileOpen("fetch") { try fetchStoreObjects(descriptor) }
+    }
+
+    private func fetchStoreObjects(_ descriptor: StoreFetch) throws -> FetchedObjects {
         // Faults fulfilled one by one take the rows the fetch's scan read, if it read any
         // (batch faulting reads its own, in one read per slice). Objects returned loaded take
         // theirs at once, however many: they hold their values from here anyway.
@@ -146,12 +156,7 @@ extension ModelContext {
                 if let row { prefetchedRows[Key(entity: tb.index, raw: raw)] = row }
             }
         }
-        // Every object is of the binding's class, which is `T` (the binding was found by
-        // `T`'s schema), so the array is reinterpreted whole, as the standard library's own
-        // array downcast does once it has checked the elements (in this unspecialized code a
-        // `compactMap` with `as?` cost ~1K instructions per fetched object, a `map` ~400).
-        guard b.schema.objectClass == T.self else { return objects.compactMap { $0 as? T } }
-        return unsafeBitCast(objects, to: [T].self)
+        return FetchedObjects(objects: objects, objectClass: b.schema.objectClass)
     }
 
     /// How many objects `descriptor` selects.
@@ -160,7 +165,7 @@ extension ModelContext {
     public func fetchCount<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> Int {
         try container.whileOpen("fetchCount") {
             if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor).count }
-            return try fetchRaws(descriptor).raws.count
+            return try fetchRaws(StoreFetch(descriptor)).raws.count
         }
     }
 
@@ -170,7 +175,7 @@ extension ModelContext {
     public func fetchIdentifiers<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [ManagedObjectID] {
         try container.whileOpen("fetchIdentifiers") {
             if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor).map(\.objectID) }
-            let (b, raws, _) = try fetchRaws(descriptor)
+            let (b, raws, _) = try fetchRaws(StoreFetch(descriptor))
             return raws.map { ManagedObjectID(entityName: b.name, rawValue: $0) }
         }
     }
@@ -188,11 +193,11 @@ extension ModelContext {
     /// With `keeping`, also the stored bytes of the rows the store's scan read, parallel to the
     /// identities (none when it read none, and always for a fetch over unsaved changes, whose
     /// rows the store does not hold).
-    private func fetchRaws<T: ManagedObject>(_ descriptor: FetchDescriptor<T>, keeping: RowKeeping = .none) throws
+    private func fetchRaws(_ descriptor: StoreFetch, keeping: RowKeeping = .none) throws
         -> (binding: EntityBinding, raws: [Int64], rows: FetchedRowBytes) {
         processPendingMerges()
-        guard let b = container.binding(of: EntitySchema.of(T.self)) else {
-            throw StrataError.misuse("\(T.self) is not one of the container's model classes")
+        guard let b = container.binding(of: EntitySchema.of(descriptor.objectClass)) else {
+            throw StrataError.misuse("\(descriptor.objectClass) is not one of the container's model classes")
         }
         // A negative offset or limit is the record layer's invalidFetch (checked before any row
         // is read); a huge limit saturates there.

@@ -260,6 +260,16 @@ struct SlotSet: ExpressibleByArrayLiteral {
         if slot >= 0 && slot < 64 { bits |= 1 << UInt64(slot) } else { others.insert(slot) }
     }
 
+    /// Calls `body` with each slot, in ascending order (no array made).
+    func forEach(_ body: (Int) -> Void) {
+        var rest = bits
+        while rest != 0 {
+            body(rest.trailingZeroBitCount)
+            rest &= rest - 1
+        }
+        if !others.isEmpty { for slot in others.sorted() { body(slot) } }
+    }
+
     /// The slots in ascending order.
     func sorted() -> [Int] {
         var slots: [Int] = []

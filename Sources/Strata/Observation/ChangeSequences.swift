@@ -192,7 +192,7 @@ extension ModelContext {
             }
             return names
         }
-        for path in descriptor.storeKeyPaths {
+        for path in StoreFetch(descriptor).storeKeyPaths {
             var b = root
             // Every relationship on the path is read, the last component's too (`items.@count`).
             for component in path {

@@ -200,7 +200,7 @@ final class ChangeBatch {
         }
         let batch = batch ?? ChangeBatch()
         batch.depth += 1
-        batch.touch(object, schema.properties[slot].name)
+        batch.touch(object, schema.propertyNames[slot])
         object._values[slot] = value
         didSet()
         batch.end()
@@ -214,19 +214,31 @@ final class ChangeBatch {
             return
         }
         let schema = object.entitySchema
-        let changed = values.indices.filter { !object._values[$0].isIdentical(to: values[$0]) }
-        let movesToOne = changed.contains { schema.properties[$0].isToOne }
+        // The slots' kinds and names, not their declarations (a `Property` copied per slot);
+        // the values compared in place and the changed slots kept as bits (a merge replaces
+        // every merged object's values: copies and an array per object cost ~600 instructions).
+        let kinds = schema.slotKinds
+        var changed = SlotSet()
+        var movesToOne = false
+        object._values.withUnsafeBufferPointer { old in
+            values.withUnsafeBufferPointer { new in
+                for slot in 0..<new.count where !StoredValue.identical(old, slot, new, slot) {
+                    changed.insert(slot)
+                    if kinds[slot] == .toOne { movesToOne = true }
+                }
+            }
+        }
         guard isWatched(object) || movesToOne else {
             let told = object._flags.contains(.observedAccess)
-            if told { for slot in changed { schema.registrar.willSet(object, keyPath: schema.observationKeys[slot]) } }
+            if told { changed.forEach { schema.registrar.willSet(object, keyPath: schema.observationKeys[$0]) } }
             object._values = values
-            if told { for slot in changed { schema.registrar.didSet(object, keyPath: schema.observationKeys[slot]) } }
+            if told { changed.forEach { schema.registrar.didSet(object, keyPath: schema.observationKeys[$0]) } }
             return
         }
         batch.depth += 1
-        for slot in changed {
-            batch.touch(object, schema.properties[slot].name)
-            if schema.properties[slot].isToOne { batch.touchInverse(of: object, slot: slot, targets: object._values[slot], values[slot]) }
+        changed.forEach { slot in
+            batch.touch(object, schema.propertyNames[slot])
+            if kinds[slot] == .toOne { batch.touchInverse(of: object, slot: slot, targets: object._values[slot], values[slot]) }
         }
         object._values = values
         batch.end()
