@@ -40,7 +40,7 @@ extension ModelContext {
     public func processPendingChanges() {
         processPendingMerges()
         postObjectsDidChange()
-        for o in registry.objects { o._extras?.clearEvents() }
+        for o in registry.objects { o.clearEvents() }
     }
 
     func processPendingMerges() {
@@ -108,7 +108,7 @@ extension ModelContext {
                 ChangeBatch.replace(values, of: o, in: changeBatch)
                 resetTransientValues(of: o)
             }
-            o._extras?.clearEvents()
+            o.clearEvents()
             o._extras?.changedToMany = []
             runHook(o) { $0.awake(fromSnapshotEvents: .rollback) }
         }
@@ -116,7 +116,7 @@ extension ModelContext {
             // Its to-one targets' to-manys lose it.
             touchInversesOfToOnes(o)
             if let b = binding(o) { registry.removeValue(forKey: key(o, b)) }
-            o._flags = o._flags.intersection(.observedAccess)
+            o._flags = o._flags.intersection([.observedAccess, .eventSlots])
             o._context = nil
         }
         inserted = [:]
@@ -166,7 +166,7 @@ extension ModelContext {
             updated.removeValue(forKey: k)
             deleted.removeValue(forKey: k)
             object._flags.subtract([.updated, .deleted])
-            object._extras?.clearEvents()
+            object.clearEvents()
             object._extras?.changedToMany = []
             pendingLinks.removeAll { $0.owner === object || $0.member === object }
             turnIntoFault(object)
@@ -201,6 +201,7 @@ extension ModelContext {
                 if o._flags.contains(.updated), o.changedSlots().isEmpty, o._extras?.changedToMany.isEmpty ?? true, let b = binding(o) {
                     o._flags.remove(.updated)
                     updated.removeValue(forKey: key(o, b))
+                    o._flags.subtract(.eventSlots)
                     o._extras?.eventChanges = []
                 }
             }

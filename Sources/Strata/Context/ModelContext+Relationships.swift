@@ -79,8 +79,8 @@ extension ModelContext {
             schema.registrar.willSet(object, keyPath: schema.observationKeys[slot])
             schema.registrar.didSet(object, keyPath: schema.observationKeys[slot])
         }
-        object.extras.eventChanges.insert(slot)
-        object._extras?.changedToMany.insert(slot)
+        object.noteEventChange(slot: slot)
+        object.extras.changedToMany.insert(slot)
         guard !object._flags.contains(.inserted), let b = binding(object) else { return }
         if !object._flags.contains(.updated) {
             object._flags.insert(.updated)

@@ -34,7 +34,7 @@ extension ModelContext {
             updated = [:]
             for o in saving.updated {
                 o._flags.remove(.updated)
-                o._extras?.clearEvents()
+                o.clearEvents()
                 keepTransientValues(of: o)
             }
             for o in saving.updated { runHook(o) { $0.didSave() } }
@@ -314,9 +314,8 @@ extension ModelContext {
 
     /// A saved object's events and to-many change marks end with the save.
     private func clearChangeMarks(_ o: ManagedObject) {
-        guard let e = o._extras else { return }
-        e.clearEvents()
-        e.changedToMany = []
+        o.clearEvents()
+        o._extras?.changedToMany = []
     }
 
     /// Brings registered objects up to a committed change set: snapshots move; objects without

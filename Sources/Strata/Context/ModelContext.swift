@@ -352,7 +352,7 @@ public final class ModelContext {
             object._rawID = ManagedObjectID.makeTemporaryRawValue()
         }
         if object._values.isEmpty { object._values = b.schema.initialValues }
-        object._flags = object._flags.intersection(.observedAccess).union([.registered, .inserted])
+        object._flags = object._flags.intersection([.observedAccess, .eventSlots]).union([.registered, .inserted])
         object._context = self
         object._schema = b.schema
         let k = key(object, b)
@@ -435,7 +435,7 @@ public final class ModelContext {
 
     func markUpdated(_ object: ManagedObject, slot: Int, isEvent: Bool = true) {
         // Checked before inserting: a second set of the same property allocates nothing.
-        if isEvent, !(object._extras?.eventChanges.contains(slot) ?? false) { object.extras.eventChanges.insert(slot) }
+        if isEvent { object.noteEventChange(slot: slot) }
         guard !object._flags.contains(.inserted), !object._flags.contains(.deleted), let b = binding(object) else { return }
         if !object._flags.contains(.updated) {
             object._flags.insert(.updated)

@@ -26,14 +26,18 @@ extension ManagedObject {
     /// dependencies changed are named too, with nil (their values are computed when read).
     /// Never fires a fault.
     public final func changedValuesForCurrentEvent() -> [String: Any] {
-        guard let e = _extras, !e.eventChanges.isEmpty || !e.computedEvents.isEmpty else { return [:] }
+        let slots = eventChangedSlots
+        let computed = _extras?.computedEvents ?? []
+        guard !slots.isEmpty || !computed.isEmpty else { return [:] }
         var result: [String: Any] = [:]
-        for slot in e.eventChanges.sorted() where !entitySchema.properties[slot].isDerived {
-            result[entitySchema.properties[slot].name] = entryValue(slot: slot)
+        let schema = entitySchema
+        slots.forEach { slot in
+            guard schema.slotKinds[slot] != .derived else { return }
+            result[schema.propertyNames[slot]] = entryValue(slot: slot)
         }
         // A computed property whose dependency changed: named, with no value (reading it
         // here would compute it, or fill the cache the change just dropped).
-        for name in e.computedEvents where result[name] == nil { result[name] = Optional<Any>.none as Any }
+        for name in computed where result[name] == nil { result[name] = Optional<Any>.none as Any }
         return result
     }
 

@@ -208,6 +208,14 @@ struct ObjectFlags: OptionSet {
     /// then can a tracking closure or an `Observations` sequence be waiting on this object, so
     /// only then does a change tell the registrar (decision 55).
     static let observedAccess = ObjectFlags(rawValue: 1 << 8)
+    /// The first slots changed in the current event (``ManagedObject/changedValuesForCurrentEvent()``),
+    /// one bit each in the flags' spare bits: a change of one of them allocates no
+    /// ``ObjectExtras`` (~600 instructions with its release, for every object an insert or an
+    /// update changes, decision 57). Later slots are kept in `ObjectExtras.eventChanges`.
+    static let eventSlotCount = 7
+    static let eventSlotShift = 9
+    static let eventSlots = ObjectFlags(rawValue: UInt16((1 << eventSlotCount) - 1) << UInt16(eventSlotShift))
+    static func eventSlot(_ slot: Int) -> ObjectFlags { ObjectFlags(rawValue: UInt16(1) << UInt16(eventSlotShift + slot)) }
 }
 
 /// State most objects never need, kept out of the object itself.
@@ -217,7 +225,9 @@ final class ObjectExtras {
     var detachedToMany: [Int: [ManagedObject]] = [:]
     /// Why the last fault fulfilment failed (the row is gone, an I/O error).
     var faultError: StrataError?
-    /// Slots changed since the last `processPendingChanges` (changedValuesForCurrentEvent).
+    /// Slots changed since the last `processPendingChanges` (changedValuesForCurrentEvent),
+    /// from `ObjectFlags.eventSlotCount` on (the first ones are flag bits: use
+    /// ``ManagedObject/noteEventChange(slot:)`` and ``ManagedObject/eventChangedSlots``).
     /// Unchecked for exclusivity at run time, as the object's own fields are: a setter and a
     /// save touch it per changed object, with plain loads and stores.
     @exclusivity(unchecked) var eventChanges: SlotSet = []
@@ -287,4 +297,30 @@ struct StoreMembers {
     /// The commit they were read from.
     var generation: UInt64
     var raws: [Int64]
+}
+
+extension ManagedObject {
+    /// Records that `slot` changed in the current event.
+    @inline(__always)
+    final func noteEventChange(slot: Int) {
+        if slot >= 0, slot < ObjectFlags.eventSlotCount {
+            _flags.insert(.eventSlot(slot))
+        } else if !(_extras?.eventChanges.contains(slot) ?? false) {
+            extras.eventChanges.insert(slot)
+        }
+    }
+
+    /// The slots changed in the current event.
+    final var eventChangedSlots: SlotSet {
+        var slots = _extras?.eventChanges ?? []
+        let bits = (_flags.rawValue & ObjectFlags.eventSlots.rawValue) >> UInt16(ObjectFlags.eventSlotShift)
+        for slot in 0..<ObjectFlags.eventSlotCount where bits & (1 << UInt16(slot)) != 0 { slots.insert(slot) }
+        return slots
+    }
+
+    /// Ends the current event: ``changedValuesForCurrentEvent()`` is empty again.
+    final func clearEvents() {
+        _flags.subtract(.eventSlots)
+        _extras?.clearEvents()
+    }
 }
