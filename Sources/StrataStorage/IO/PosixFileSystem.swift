@@ -162,7 +162,8 @@ final class PosixFile: StorageFile, @unchecked Sendable {
         let start = Int64(offset)
         var done = 0
         while done < count {
-            let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(start + Int64(done)))
+            let rest = UnsafeMutableRawBufferPointer(rebasing: buffer[done..<count])
+            let n = pread(fd, rest.baseAddress, rest.count, off_t(start + Int64(done)))
             if n < 0 {
                 if errno == EINTR { continue }
                 throw posixError("pread", path)
@@ -177,7 +178,8 @@ final class PosixFile: StorageFile, @unchecked Sendable {
         let start = try position(offset, plus: bytes.count, "write")
         var done = 0
         while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(start + Int64(done)))
+            let rest = UnsafeRawBufferPointer(rebasing: bytes[done...])
+            let n = pwrite(fd, rest.baseAddress, rest.count, off_t(start + Int64(done)))
             if n < 0 {
                 if errno == EINTR { continue }
                 throw posixError("pwrite", path)

@@ -44,9 +44,11 @@ public final class Cursor {
     /// `writeTree.modifications` when the cursor was positioned.
     @exclusivity(unchecked) private var stamp: UInt64 = 0
     /// The current overflow value, read on landing. Allocated on the first overflow value, so
-    /// that a cursor costs no buffer otherwise.
-    @exclusivity(unchecked) private var overflowBuffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
-    @exclusivity(unchecked) private var overflowCount = 0
+    /// that a cursor costs no buffer otherwise. Raw memory the cursor owns: touched only in
+    /// `Cursor+Unsafe.swift`.
+    @exclusivity(unchecked) var overflowBuffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    /// Bytes of ``overflowBuffer`` the current overflow value fills.
+    @exclusivity(unchecked) var overflowCount = 0
     /// The frame `overflowBuffer` holds (0: none; frames start after the header).
     @exclusivity(unchecked) private var overflowAddress: UInt64 = 0
 
@@ -71,7 +73,7 @@ public final class Cursor {
         path.reserveCapacity(8)
     }
 
-    deinit { overflowBuffer.deallocate() }
+    deinit { deallocateOverflowBuffer() }
 
     /// Whether the cursor rests on an entry whose ``key`` and ``value`` may be read: it was
     /// positioned on one, its transaction is still active and (write transactions) its tree has
@@ -97,9 +99,7 @@ public final class Cursor {
     public var value: UnsafeRawBufferPointer {
         guard isValid else { return Cursor.noBytes }
         let top = path[path.count - 1]
-        if top.page.valueInfo(top.index).isOverflow {
-            return UnsafeRawBufferPointer(start: overflowBuffer.baseAddress, count: overflowCount)
-        }
+        if top.page.valueInfo(top.index).isOverflow { return overflowValue }
         return top.page.valueBytes(top.index)
     }
 
@@ -154,15 +154,14 @@ public final class Cursor {
     /// rests on an entry. `key` is read only during the call.
     @discardableResult
     public func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
-        let k = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-        if try seekWithinLeaf(k, key.count) { return true }
+        if try seekWithinLeaf(key) { return true }
         guard var page = try restart() else { return false }
         while !page.isLeaf {
-            let i = page.childIndex(for: k, key.count)
-            path.append((page, i))
-            page = try TreeRead.child(page, i, file)
+            let childIndex = page.childIndex(for: key)
+            path.append((page, childIndex))
+            page = try TreeRead.child(page, childIndex, file)
         }
-        let index = page.lowerBound(k, key.count).index
+        let index = page.lowerBound(key).index
         path.append((page, index))
         if index < page.count { return try land() }
         return try advanceLeaf()
@@ -213,11 +212,10 @@ public final class Cursor {
     /// table seek checks its current leaf and next entry the same way. False when the key is
     /// outside the leaf (or the cursor is not resting on one): the caller descends.
     @inline(__always)
-    private func seekWithinLeaf(_ k: UnsafeRawPointer, _ n: Int) throws -> Bool {
+    private func seekWithinLeaf(_ wanted: UnsafeRawBufferPointer) throws -> Bool {
         guard writeTree == nil, positioned, let top = path.last else { return false }
         let leaf = top.page
         let count = leaf.count
-        let wanted = UnsafeRawBufferPointer(start: k, count: n)
         // The entry after the current one: reads in key order of consecutive keys (a list's
         // members inserted together) need no search at all.
         let after = top.index + 1
@@ -226,11 +224,12 @@ public final class Cursor {
             path[path.count - 1].index = after
             return try land()
         }
-        guard count > 0, leaf.isLeaf, compareKeys(leaf.key(0), wanted) <= 0, compareKeys(wanted, leaf.key(count - 1)) <= 0 else {
+        guard count > 0, leaf.isLeaf, compareKeys(leaf.key(0), wanted) <= 0,
+              compareKeys(wanted, leaf.key(count - 1)) <= 0 else {
             return false
         }
         try lifetime.check()
-        path[path.count - 1].index = leaf.lowerBound(k, n).index
+        path[path.count - 1].index = leaf.lowerBound(wanted).index
         return try land()
     }
 
@@ -272,15 +271,7 @@ public final class Cursor {
             positioned = false
             throw error
         }
-        if overflowBuffer.count < bytes.count {
-            overflowBuffer.deallocate()
-            overflowBuffer = .allocate(byteCount: bytes.count, alignment: 8)
-        }
-        // An overflow value can be empty (a long key alone overflows a quarter page).
-        bytes.withUnsafeBytes { src in
-            if let from = src.baseAddress, let to = overflowBuffer.baseAddress, src.count > 0 { to.copyMemory(from: from, byteCount: src.count) }
-        }
-        overflowCount = bytes.count
+        keepOverflowValue(bytes)
         overflowAddress = address
     }
 
