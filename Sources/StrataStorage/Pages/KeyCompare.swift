@@ -6,3 +6,8 @@ func compareKeys(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer
     guard let rightStart = right.baseAddress else { return 1 }
     return compareKeys(leftStart, left.count, rightStart, right.count)
 }
+
+/// ``compareKeys(_:_:)`` of two arrays (the check, tests).
+func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compareKeys(pa, pb) } }
+}
