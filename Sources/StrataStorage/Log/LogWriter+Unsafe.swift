@@ -33,9 +33,10 @@ extension LogWriter {
 
     /// The bytes of ``scratch`` in `range`, lent until the next ``reserveScratch(_:)``.
     func scratchBytes(_ range: Range<Int>) -> UnsafeMutableRawBufferPointer {
-        precondition(range.lowerBound >= 0 && range.upperBound <= scratch.count,
-                     "scratch range \(range) outside 0..<\(scratch.count)")
-        return UnsafeMutableRawBufferPointer(rebasing: scratch[range])
+        let buffer = scratch
+        precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count,
+                     "scratch range \(range) outside 0..<\(buffer.count)")
+        return UnsafeMutableRawBufferPointer(rebasing: buffer[range])
     }
 
     /// Copies `bytes` (possibly empty) into ``scratch`` at `offset`.
@@ -65,11 +66,12 @@ extension LogWriter {
     /// Appends `frame` to the gathered frames; the caller made room (``writeGathered()``).
     func gather(_ frame: UnsafeRawBufferPointer) {
         guard let gathered else { preconditionFailure("gather without gatherWrites(upTo:)") }
-        precondition(frame.count <= gathered.count - gatheredLength,
-                     "a \(frame.count)-byte frame does not fit \(gathered.count - gatheredLength) gathered bytes")
+        let used = gatheredLength
+        precondition(frame.count <= gathered.count - used,
+                     "a \(frame.count)-byte frame does not fit \(gathered.count - used) gathered bytes")
         if let source = frame.baseAddress {
-            (gathered.baseAddress! + gatheredLength).copyMemory(from: source, byteCount: frame.count)
+            (gathered.baseAddress! + used).copyMemory(from: source, byteCount: frame.count)
         }
-        gatheredLength += frame.count
+        gatheredLength = used + frame.count
     }
 }

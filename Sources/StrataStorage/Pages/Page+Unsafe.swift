@@ -14,9 +14,9 @@
 ///   invariant in `Page`). Whoever writes a page keeps the invariant: the mutation methods
 ///   (`reserve` and `insertSlot`, `appendSlot`, `replaceLeafCell` check the free space before
 ///   a cell is written), and for bytes from the file ``decodeImage(_:pageSize:offset:)``, which
-///   checks every slot and cell before any other code sees the page. Debug builds `assert`
-///   each access against `pageSize`; release builds rely on the invariant (these run on every
-///   key).
+///   checks every slot and cell before any other code sees the page. Debug builds check each
+///   access against `pageSize` (``assertInPage(_:_:)``); release builds rely on the invariant
+///   (these run on every key).
 /// - **Bounds of other memory.** The primitives that write into a caller's buffer
 ///   (``copyBytes(at:count:into:at:)``, ``storeLE(_:into:at:)``) check with `precondition`
 ///   that the access fits it: they run once per cell of a page image, not per key. A caller's
@@ -29,8 +29,8 @@
 /// - **Alignment.** None is assumed: loads and stores are unaligned (`loadUnaligned`,
 ///   `storeBytes`), since cells start at any byte. The 16-byte alignment of `buffer` only
 ///   helps `memcpy`.
-/// - **Byte order.** Fields are little-endian (FORMAT.md §4): ``loadLE(_:at:)`` and
-///   ``storeLE(_:at:)`` convert; search heads are big-endian on purpose (``head(_:count:)``).
+/// - **Byte order.** Fields are little-endian (FORMAT.md §4): `loadLE(_:at:)` and
+///   `storeLE(_:at:)` convert; search heads are big-endian on purpose (``head(_:count:)``).
 /// - **Keys lent by callers.** Search takes a key as a pointer and a count, valid for the call.
 ///   ``keyAddress(_:)`` gives an empty key (no base address) a non-null address that is never
 ///   read: every comparison reads `min(count, …) = 0` bytes of it.
@@ -55,33 +55,91 @@ extension Page {
         heads?.deallocate()
     }
 
-    // MARK: The page's own bytes (in bounds by the layout invariant; asserted in debug builds)
+    // MARK: The page's own bytes (in bounds by the layout invariant; checked in debug builds)
 
-    /// The little-endian `T` at `offset`.
+    /// Debug builds: traps unless the `size` bytes at `offset` lie inside the page. Release
+    /// builds compile it to nothing: no check, and no capture of the page that the optimizer
+    /// might keep alive with a retain (an `assert` whose condition reads `pageSize` cost one
+    /// retain and release of the page per call on the walks).
     @inline(__always)
-    func loadLE<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
-        assert(offset >= 0 && offset + MemoryLayout<T>.size <= pageSize, "page load at \(offset)")
-        return T(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: T.self))
+    func assertInPage(_ offset: Int, _ size: Int) {
+        #if DEBUG
+        precondition(offset >= 0 && size >= 0 && offset <= pageSize - size,
+                     "\(size) bytes at \(offset) lie outside a page of \(pageSize)")
+        #endif
+    }
+
+    // The loads and stores come in one overload per width rather than one generic function:
+    // the generic one, inlined and specialized, still left a retain and release of the page
+    // around each call on the cursor's walk (callgrind: one pair per entry).
+
+    /// The byte at `offset`.
+    @inline(__always)
+    func loadLE(_ type: UInt8.Type, at offset: Int) -> UInt8 {
+        assertInPage(offset, 1)
+        return buffer.load(fromByteOffset: offset, as: UInt8.self)
+    }
+
+    /// The little-endian `UInt16` at `offset`.
+    @inline(__always)
+    func loadLE(_ type: UInt16.Type, at offset: Int) -> UInt16 {
+        assertInPage(offset, 2)
+        return UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt16.self))
+    }
+
+    /// The little-endian `UInt32` at `offset`.
+    @inline(__always)
+    func loadLE(_ type: UInt32.Type, at offset: Int) -> UInt32 {
+        assertInPage(offset, 4)
+        return UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt32.self))
+    }
+
+    /// The little-endian `UInt64` at `offset`.
+    @inline(__always)
+    func loadLE(_ type: UInt64.Type, at offset: Int) -> UInt64 {
+        assertInPage(offset, 8)
+        return UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+    }
+
+    /// Stores the byte `value` at `offset`.
+    @inline(__always)
+    func storeLE(_ value: UInt8, at offset: Int) {
+        assertInPage(offset, 1)
+        buffer.storeBytes(of: value, toByteOffset: offset, as: UInt8.self)
     }
 
     /// Stores `value` little-endian at `offset`.
     @inline(__always)
-    func storeLE<T: FixedWidthInteger>(_ value: T, at offset: Int) {
-        assert(offset >= 0 && offset + MemoryLayout<T>.size <= pageSize, "page store at \(offset)")
-        buffer.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
+    func storeLE(_ value: UInt16, at offset: Int) {
+        assertInPage(offset, 2)
+        buffer.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt16.self)
+    }
+
+    /// Stores `value` little-endian at `offset`.
+    @inline(__always)
+    func storeLE(_ value: UInt32, at offset: Int) {
+        assertInPage(offset, 4)
+        buffer.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt32.self)
+    }
+
+    /// Stores `value` little-endian at `offset`.
+    @inline(__always)
+    func storeLE(_ value: UInt64, at offset: Int) {
+        assertInPage(offset, 8)
+        buffer.storeBytes(of: value.littleEndian, toByteOffset: offset, as: UInt64.self)
     }
 
     /// The address of the byte at `offset`, lent like ``bytes(at:count:)``.
     @inline(__always)
     func address(at offset: Int) -> UnsafeRawPointer {
-        assert(offset >= 0 && offset <= pageSize, "page address \(offset)")
+        assertInPage(offset, 0)
         return UnsafeRawPointer(buffer + offset)
     }
 
     /// The `count` bytes at `offset`, lent: valid while the page is alive and unchanged.
     @inline(__always)
     func bytes(at offset: Int, count: Int) -> UnsafeRawBufferPointer {
-        assert(offset >= 0 && count >= 0 && offset + count <= pageSize, "page bytes \(offset)+\(count)")
+        assertInPage(offset, count)
         return UnsafeRawBufferPointer(start: buffer + offset, count: count)
     }
 
@@ -89,23 +147,23 @@ extension Page {
     @inline(__always)
     func copyBytes(_ source: UnsafeRawBufferPointer, to offset: Int) {
         guard let start = source.baseAddress else { return }
-        assert(offset >= 0 && offset + source.count <= pageSize, "page copy to \(offset)+\(source.count)")
+        assertInPage(offset, source.count)
         (buffer + offset).copyMemory(from: start, byteCount: source.count)
     }
 
     /// Copies `count` bytes at `sourceOffset` of `source` (a page of the same size) to `offset`.
     @inline(__always)
     func copyBytes(from source: Page, at sourceOffset: Int, count: Int, to offset: Int) {
-        assert(sourceOffset >= 0 && sourceOffset + count <= source.pageSize, "page copy from \(sourceOffset)+\(count)")
-        assert(offset >= 0 && offset + count <= pageSize, "page copy to \(offset)+\(count)")
+        source.assertInPage(sourceOffset, count)
+        assertInPage(offset, count)
         (buffer + offset).copyMemory(from: source.buffer + sourceOffset, byteCount: count)
     }
 
     /// Moves `count` bytes within the page; the ranges may overlap (`copyMemory` is `memmove`).
     @inline(__always)
     func moveBytes(from source: Int, to destination: Int, count: Int) {
-        assert(source >= 0 && source + count <= pageSize, "page move from \(source)+\(count)")
-        assert(destination >= 0 && destination + count <= pageSize, "page move to \(destination)+\(count)")
+        assertInPage(source, count)
+        assertInPage(destination, count)
         (buffer + destination).copyMemory(from: buffer + source, byteCount: count)
     }
 
@@ -120,7 +178,7 @@ extension Page {
     @inline(__always)
     func slotGroup(at index: Int) -> SIMD8<UInt16> {
         let offset = Format.pageHeaderLength + 2 * index
-        assert(index >= 0 && index + 8 <= count, "slot group at \(index)")
+        assertInPage(offset, MemoryLayout<SIMD8<UInt16>>.size)
         return buffer.loadUnaligned(fromByteOffset: offset, as: SIMD8<UInt16>.self)
     }
 
@@ -128,7 +186,7 @@ extension Page {
     @inline(__always)
     func setSlotGroup(_ offsets: SIMD8<UInt16>, at index: Int) {
         let offset = Format.pageHeaderLength + 2 * index
-        assert(index >= 0 && index + 8 <= count, "slot group at \(index)")
+        assertInPage(offset, MemoryLayout<SIMD8<UInt16>>.size)
         buffer.storeBytes(of: offsets, toByteOffset: offset, as: SIMD8<UInt16>.self)
     }
     #endif
@@ -162,7 +220,7 @@ extension Page {
                    at destinationOffset: Int) {
         precondition(destinationOffset >= 0 && count >= 0 && destinationOffset <= destination.count - count,
                      "copy of \(count) bytes to \(destinationOffset) in a buffer of \(destination.count)")
-        assert(offset >= 0 && offset + count <= pageSize, "page copy from \(offset)+\(count)")
+        assertInPage(offset, count)
         guard count > 0 else { return }
         (destination.baseAddress! + destinationOffset).copyMemory(from: buffer + offset, byteCount: count)
     }
