@@ -61,7 +61,8 @@ final class PosixFile: StorageFile, @unchecked Sendable {
     /// `offset` as a file position, when `offset + count` is one too; else `invalidArgument`.
     private func position(_ offset: UInt64, plus count: Int, _ operation: String) throws -> Int64 {
         guard offset <= FileInteger.maxFileOffset, UInt64(count) <= FileInteger.maxFileOffset - offset else {
-            throw StrataError.invalidArgument("\(operation) of \(count) bytes at offset \(offset) on \(path): past the largest file offset")
+            throw StrataError.invalidArgument(
+                "\(operation) of \(count) bytes at offset \(offset) on \(path): past the largest file offset")
         }
         return Int64(offset)
     }
@@ -76,9 +77,9 @@ final class PosixFile: StorageFile, @unchecked Sendable {
     }
 
     func size() throws -> UInt64 {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw posixError("fstat", path) }
-        return UInt64(max(0, st.st_size))
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw posixError("fstat", path) }
+        return UInt64(max(0, status.st_size))
     }
 
     func truncate(to length: UInt64) throws {

@@ -60,14 +60,14 @@ public struct PosixFileSystem: FileSystem {
     /// exclusive lock, and the line names the process that took it. Without `/proc/locks`, or
     /// when the file cannot be examined, ``FileLockState/unknown``.
     public func lockState(_ path: String) -> FileLockState {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return access(path, F_OK) == 0 ? .unknown : .unlocked }
+        var status = stat()
+        guard stat(path, &status) == 0 else { return access(path, F_OK) == 0 ? .unknown : .unlocked }
         guard let table = readSmallFile("/proc/locks") else { return .unknown }
-        let dev = UInt64(st.st_dev)
+        let dev = UInt64(status.st_dev)
         // glibc's gnu_dev_major/minor; /proc/locks prints "major:minor:inode", the first two in hex.
         let major = ((dev >> 8) & 0xFFF) | ((dev >> 32) & ~UInt64(0xFFF))
         let minor = (dev & 0xFF) | ((dev >> 12) & ~UInt64(0xFF))
-        let inode = UInt64(st.st_ino)
+        let inode = UInt64(status.st_ino)
         for line in table.split(separator: "\n") {
             // "1: FLOCK  ADVISORY  WRITE 4242 fe:00:1234567 0 EOF"; blocked waiters read "1: -> FLOCK …".
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)

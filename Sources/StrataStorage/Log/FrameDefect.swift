@@ -19,9 +19,10 @@ enum FrameDefect: Error, Equatable, CustomStringConvertible {
     var description: String {
         switch self {
         case .invalidHeader: return "invalid frame header"
-        case .wrongType(let t, let expected): return "frame type \(t) where \(expected) was expected"
+        case .wrongType(let type, let expected): return "frame type \(type) where \(expected) was expected"
         case .tooLarge(let raw, let limit): return "frame payload \(raw) bytes, limit \(limit)"
-        case .truncated(let length, let available): return "frame of \(length) bytes runs past the end of the file (\(available) bytes there)"
+        case .truncated(let length, let available):
+            return "frame of \(length) bytes runs past the end of the file (\(available) bytes there)"
         case .payloadChecksum: return "frame payload checksum mismatch"
         case .decompression: return "frame payload does not decompress to its raw length"
         }

@@ -8,33 +8,41 @@ struct FrameReader {
     func header(at offset: UInt64, limit: UInt64) throws -> FrameHeader? {
         // Offsets come from the file: compare without overflowing.
         guard offset <= limit, limit - offset >= UInt64(Format.frameHeaderLength) else { return nil }
-        return try withUnsafeTemporaryAllocation(byteCount: Format.frameHeaderLength, alignment: 8) { buf in
-            let n = try file.read(into: buf, at: offset)
-            guard n == Format.frameHeaderLength, let h = FrameHeader.decode(UnsafeRawBufferPointer(buf), at: offset) else { return nil }
-            guard (try? h.check(expecting: nil, maxRawLength: Int(UInt32.max), available: limit - offset)) != nil else { return nil }
-            return h
+        return try withUnsafeTemporaryAllocation(byteCount: Format.frameHeaderLength, alignment: 8) { buffer in
+            let n = try file.read(into: buffer, at: offset)
+            guard n == Format.frameHeaderLength,
+                  let frameHeader = FrameHeader.decode(UnsafeRawBufferPointer(buffer), at: offset) else { return nil }
+            do throws(FrameDefect) {
+                try frameHeader.check(expecting: nil, maxRawLength: Int(UInt32.max), available: limit - offset)
+            } catch {
+                return nil
+            }
+            return frameHeader
         }
     }
 
     /// Reads the payload of a frame whose header ``header(at:limit:)`` returned; `nil` if its
     /// checksum fails or it does not decompress to its raw length.
-    func payload(of h: FrameHeader, at offset: UInt64) throws -> [UInt8]? {
-        if case .success(let bytes) = try checkedPayload(of: h, at: offset) { return bytes }
+    func payload(of frameHeader: FrameHeader, at offset: UInt64) throws -> [UInt8]? {
+        if case .success(let bytes) = try checkedPayload(of: frameHeader, at: offset) { return bytes }
         return nil
     }
 
     /// The payload, or the defect that makes the frame invalid. Throws only I/O errors.
-    func checkedPayload(of h: FrameHeader, at offset: UInt64) throws -> Result<[UInt8], FrameDefect> {
+    func checkedPayload(of frameHeader: FrameHeader, at offset: UInt64) throws -> Result<[UInt8], FrameDefect> {
         let start = offset.addingReportingOverflow(UInt64(Format.frameHeaderLength))
         guard !start.overflow else { return .failure(.invalidHeader) }
-        var stored = [UInt8](repeating: 0, count: Int(h.storedLength))
+        var stored = [UInt8](repeating: 0, count: Int(frameHeader.storedLength))
         let n = try stored.withUnsafeMutableBytes { try file.read(into: $0, at: start.partialValue) }
-        guard n == stored.count else { return .failure(.truncated(frameLength: h.frameLength, available: UInt64(Format.frameHeaderLength + n))) }
-        var raw = [UInt8](repeating: 0, count: h.isCompressed ? Int(h.rawLength) : 0)
-        let checked: FrameDefect? = stored.withUnsafeBytes { s in
-            raw.withUnsafeMutableBytes { r in
+        guard n == stored.count else {
+            let available = UInt64(Format.frameHeaderLength + n)
+            return .failure(.truncated(frameLength: frameHeader.frameLength, available: available))
+        }
+        var raw = [UInt8](repeating: 0, count: frameHeader.isCompressed ? Int(frameHeader.rawLength) : 0)
+        let checked: FrameDefect? = stored.withUnsafeBytes { storedBytes in
+            raw.withUnsafeMutableBytes { rawBytes in
                 do throws(FrameDefect) {
-                    _ = try h.checkPayload(s, decompressingInto: r)
+                    _ = try frameHeader.checkPayload(storedBytes, decompressingInto: rawBytes)
                     return nil
                 } catch {
                     return error
@@ -42,23 +50,23 @@ struct FrameReader {
             }
         }
         if let checked { return .failure(checked) }
-        return .success(h.isCompressed ? raw : stored)
+        return .success(frameHeader.isCompressed ? raw : stored)
     }
 
     /// Reads and validates the frame at `offset`, which must be of `type` with at most
     /// `maxRawLength` raw payload bytes; throws `corrupt` otherwise.
     func read(at offset: UInt64, expecting type: FrameType, maxRawLength: Int) throws -> (FrameHeader, [UInt8]) {
         let size = try file.size()
-        guard let h = try header(at: offset, limit: size) else {
+        guard let frameHeader = try header(at: offset, limit: size) else {
             throw StrataError.corrupt(FrameDefect.invalidHeader.description, offset: offset)
         }
         do throws(FrameDefect) {
-            try h.check(expecting: type, maxRawLength: maxRawLength, available: size - offset)
+            try frameHeader.check(expecting: type, maxRawLength: maxRawLength, available: size - offset)
         } catch {
             throw StrataError.corrupt(error.description, offset: offset)
         }
-        switch try checkedPayload(of: h, at: offset) {
-        case .success(let payload): return (h, payload)
+        switch try checkedPayload(of: frameHeader, at: offset) {
+        case .success(let payload): return (frameHeader, payload)
         case .failure(let defect): throw StrataError.corrupt(defect.description, offset: offset)
         }
     }

@@ -12,13 +12,18 @@ enum FrameValidator {
     /// `offset` on (the frame first, possibly more after it). Returns the header and the raw
     /// payload (borrowed from `bytes` or `raw`).
     static func validate(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, expecting type: FrameType?,
-                         maxRawLength: Int, decompressingInto raw: UnsafeMutableRawBufferPointer) throws(FrameDefect) -> (FrameHeader, UnsafeRawBufferPointer) {
-        guard bytes.count >= Format.frameHeaderLength,
-              let h = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: bytes[..<Format.frameHeaderLength]), at: offset) else {
+                         maxRawLength: Int, decompressingInto raw: UnsafeMutableRawBufferPointer)
+        throws(FrameDefect) -> (FrameHeader, UnsafeRawBufferPointer) {
+        let headerLength = Format.frameHeaderLength
+        guard bytes.count >= headerLength,
+              let frameHeader = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: bytes[..<headerLength]), at: offset)
+        else {
             throw .invalidHeader
         }
-        try h.check(expecting: type, maxRawLength: maxRawLength, available: UInt64(bytes.count))
-        let stored = UnsafeRawBufferPointer(rebasing: bytes[Format.frameHeaderLength..<(Format.frameHeaderLength + Int(h.storedLength))])
-        return (h, try h.checkPayload(stored, decompressingInto: raw))
+        try frameHeader.check(expecting: type, maxRawLength: maxRawLength, available: UInt64(bytes.count))
+        // `check` put the whole frame inside `bytes`.
+        let stored = UnsafeRawBufferPointer(
+            rebasing: bytes[headerLength..<(headerLength + Int(frameHeader.storedLength))])
+        return (frameHeader, try frameHeader.checkPayload(stored, decompressingInto: raw))
     }
 }

@@ -8,6 +8,6 @@ func compareKeys(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer
 }
 
 /// ``compareKeys(_:_:)`` of two arrays (the check, tests).
-func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
-    a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compareKeys(pa, pb) } }
+func compareBytes(_ left: [UInt8], _ right: [UInt8]) -> Int {
+    left.withUnsafeBytes { leftBytes in right.withUnsafeBytes { rightBytes in compareKeys(leftBytes, rightBytes) } }
 }

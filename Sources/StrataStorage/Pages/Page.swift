@@ -22,8 +22,8 @@
 ///
 /// Raw memory: a page's bytes are read and written through pointers only in `Page+Unsafe.swift`,
 /// whose opening comment gives the invariants that keep each access in bounds; this file,
-/// `Page+Cells.swift` and `Page+Image.swift` go through its primitives (``loadLE(_:at:)``,
-/// ``storeLE(_:at:)``, ``bytes(at:count:)``…). The same rule holds for the whole module: raw
+/// `Page+Cells.swift` and `Page+Image.swift` go through its primitives (`loadLE(_:at:)`,
+/// `storeLE(_:at:)`, ``bytes(at:count:)``…). The same rule holds for the whole module: raw
 /// pointer access lives in the `+Unsafe.swift` file of the type that owns or borrows the bytes
 /// (`ByteReader`, `Cursor`, `FrameHeader`, `LogWriter`, `LZ4`, and `compareKeys` in
 /// `KeyCompare+Unsafe.swift`); elsewhere code passes lent buffers along, or slices them after
@@ -319,11 +319,11 @@ final class Page: @unchecked Sendable {
         // Offsets within a page fit 16 bits (slots hold them so).
         let low = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: start))
         let high = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: end))
-        let by = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: delta))
+        let shift = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: delta))
         while i + 8 <= total {
             let offsets = slotGroup(at: i)
             let inside = (offsets .>= low) .& (offsets .< high)
-            setSlotGroup(offsets.replacing(with: offsets &- by, where: inside), at: i)
+            setSlotGroup(offsets.replacing(with: offsets &- shift, where: inside), at: i)
             i += 8
         }
         #endif

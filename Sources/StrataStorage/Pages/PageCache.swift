@@ -48,14 +48,14 @@ final class PageCache: Sendable {
 
     /// Applies `change` to what is held back, and the total to the shards if it moved.
     private func changeHeld(_ change: (inout (dirty: Int, inFlight: Int)) -> Void) {
-        let total = held.withLock { h -> Int? in
-            let before = h
-            change(&h)
-            return h == before ? nil : h.dirty + h.inFlight
+        let total = held.withLock { amounts -> Int? in
+            let before = amounts
+            change(&amounts)
+            return amounts == before ? nil : amounts.dirty + amounts.inFlight
         }
         guard let total else { return }
         let perShard = total / Self.shardCount
-        for s in shards { s.mutex.withLock { $0.reserve(perShard) } }
+        for shard in shards { shard.mutex.withLock { $0.reserve(perShard) } }
     }
 
     @inline(__always) private func shard(_ offset: UInt64) -> Int {
@@ -73,8 +73,12 @@ final class PageCache: Sendable {
     /// (resident bytes, hits, misses) summed over shards.
     var statistics: (bytes: Int, hits: Int, misses: Int) {
         var total = (bytes: 0, hits: 0, misses: 0)
-        for s in shards {
-            s.mutex.withLock { total.bytes += $0.residentBytes; total.hits += $0.hits; total.misses += $0.misses }
+        for shard in shards {
+            shard.mutex.withLock {
+                total.bytes += $0.residentBytes
+                total.hits += $0.hits
+                total.misses += $0.misses
+            }
         }
         return total
     }
@@ -131,10 +135,10 @@ extension PageCache {
         private var protectedLimit: Int { max(pages - probationLimit, 1) }
 
         mutating func get(_ offset: UInt64) -> Page? {
-            guard let e = entries[PageOffset(offset)] else { misses += 1; return nil }
+            guard let entry = entries[PageOffset(offset)] else { misses += 1; return nil }
             hits += 1
-            if e.isProtected && !e.referenced { entries[PageOffset(offset)]!.referenced = true }
-            return e.page
+            if entry.isProtected && !entry.referenced { entries[PageOffset(offset)]!.referenced = true }
+            return entry.page
         }
 
         mutating func insert(_ page: Page, at offset: UInt64) {
@@ -166,7 +170,7 @@ extension PageCache {
 
         private mutating func evictProbation() {
             while probationCount > probationLimit, let victim = probation.popFirst() {
-                guard let e = entries[PageOffset(victim)], !e.isProtected else { continue }
+                guard let entry = entries[PageOffset(victim)], !entry.isProtected else { continue }
                 entries[PageOffset(victim)] = nil
                 probationCount -= 1
                 ghosts.append(victim)
@@ -178,8 +182,8 @@ extension PageCache {
         private mutating func evictProtected() {
             // CLOCK: pages referenced since the hand last passed get a second chance.
             while protectedCount > protectedLimit, let victim = protectedRing.popFirst() {
-                guard let e = entries[PageOffset(victim)], e.isProtected else { continue }
-                if e.referenced {
+                guard let entry = entries[PageOffset(victim)], entry.isProtected else { continue }
+                if entry.referenced {
                     entries[PageOffset(victim)]!.referenced = false
                     protectedRing.append(victim)
                 } else {

@@ -20,11 +20,13 @@ extension Recovery {
         let validEnd = end.offset
         // The header was read before the log: what it says was synced was there when replay read it.
         if header.durableEnd > validEnd {
-            throw StrataError.corrupt("invalid frame before the durable end \(header.durableEnd) the header records", offset: validEnd)
+            throw StrataError.corrupt("invalid frame before the durable end \(header.durableEnd) the header records",
+                                      offset: validEnd)
         }
         guard let witness = try durableWitness(after: validEnd, size: size, reader: reader) else { return }
         if readOnly, end.reason == .invalidFrame, try frameIsValid(at: validEnd, reader: reader) { return }
-        throw StrataError.corrupt("invalid frame followed by a valid frame written after it was durable (at \(witness))", offset: validEnd)
+        throw StrataError.corrupt(
+            "invalid frame followed by a valid frame written after it was durable (at \(witness))", offset: validEnd)
     }
 
     /// The first valid frame after `validEnd` (at a multiple of 8, before `size`) whose durable

@@ -62,11 +62,11 @@ extension Store {
     }
 
     private func oldestReader() -> (Int, ReaderInfo?) {
-        shared.withLock { s in
-            let oldest = s.readers.values.min {
+        shared.withLock { state in
+            let oldest = state.readers.values.min {
                 ($0.txid, $0.startedAt) < ($1.txid, $1.startedAt)
             }
-            return (s.readers.count, oldest)
+            return (state.readers.count, oldest)
         }
     }
 

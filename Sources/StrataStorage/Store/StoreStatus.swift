@@ -8,8 +8,10 @@ import Darwin
 /// processes (`strata info`) can see its snapshots without any shared memory or lock:
 ///
 /// ```
-/// pid=4242 state=open txid=981 readers=2 oldest_snapshot_txid=12 oldest_snapshot_age_ms=73020 held_back_bytes=5242880 dead_bytes=6291456 log_bytes=9437184 updated_ms=1732263712345 crc=1a2b3c4d
+/// pid=4242 state=open txid=981 readers=2 oldest_snapshot_txid=12 oldest_snapshot_age_ms=73020
+///     held_back_bytes=5242880 dead_bytes=6291456 log_bytes=9437184 updated_ms=1732263712345 crc=1a2b3c4d
 /// ```
+/// (one line, wrapped here).
 ///
 /// Absent values are `-`. `crc` is the CRC32C (hex) of everything before ` crc=`: the record is
 /// rewritten in place without a lock, so a reader can catch it half-written and must retry.
@@ -54,10 +56,12 @@ public struct StoreStatus: Sendable, Equatable {
     /// The record as one line, newline-terminated: the lock file's format (internal, like the
     /// file; ``read(storePath:fileSystem:)`` is the public way to read it).
     var line: String {
-        func opt(_ v: UInt64?) -> String { v.map(String.init) ?? "-" }
+        func opt(_ value: UInt64?) -> String { value.map(String.init) ?? "-" }
         let body = "pid=\(pid) state=\(isOpen ? "open" : "closed") txid=\(transactionID) readers=\(readers)"
-            + " oldest_snapshot_txid=\(opt(oldestSnapshotTransactionID)) oldest_snapshot_age_ms=\(opt(oldestSnapshotAgeMilliseconds))"
-            + " held_back_bytes=\(heldBackBytes) dead_bytes=\(deadBytes) log_bytes=\(logBytes) updated_ms=\(updatedMilliseconds)"
+            + " oldest_snapshot_txid=\(opt(oldestSnapshotTransactionID))"
+            + " oldest_snapshot_age_ms=\(opt(oldestSnapshotAgeMilliseconds))"
+            + " held_back_bytes=\(heldBackBytes) dead_bytes=\(deadBytes) log_bytes=\(logBytes)"
+            + " updated_ms=\(updatedMilliseconds)"
         return body + " crc=" + hex8(CRC32C.checksum(Array(body.utf8))) + "\n"
     }
 
@@ -69,13 +73,13 @@ public struct StoreStatus: Sendable, Equatable {
         guard let crc = UInt32(crcText, radix: 16), crc == CRC32C.checksum(Array(body.utf8)) else { return nil }
         var fields: [Substring: Substring] = [:]
         for pair in body.split(separator: " ") {
-            guard let eq = pair.firstIndex(of: "=") else { return nil }
-            fields[pair[..<eq]] = pair[pair.index(after: eq)...]
+            guard let equals = pair.firstIndex(of: "=") else { return nil }
+            fields[pair[..<equals]] = pair[pair.index(after: equals)...]
         }
         func u64(_ name: Substring) -> UInt64? { fields[name].flatMap { UInt64($0) } }
         func optional(_ name: Substring) -> UInt64?? {
-            guard let v = fields[name] else { return nil }
-            return v == "-" ? .some(nil) : UInt64(v).map { .some($0) }
+            guard let text = fields[name] else { return nil }
+            return text == "-" ? .some(nil) : UInt64(text).map { .some($0) }
         }
         guard let pid = fields["pid"].flatMap({ Int32($0) }), let state = fields["state"],
               let txid = u64("txid"), let readers = fields["readers"].flatMap({ Int($0) }),
@@ -96,7 +100,8 @@ public struct StoreStatus: Sendable, Equatable {
     /// on every attempt).
     public static func read(storePath: String, fileSystem: any FileSystem = PosixFileSystem()) -> StoreStatus? {
         let lockPath = Store.lockPath(for: storePath)
-        guard fileSystem.fileExists(lockPath), let file = try? fileSystem.open(lockPath, mode: .readOnly) else { return nil }
+        guard fileSystem.fileExists(lockPath),
+              let file = try? fileSystem.open(lockPath, mode: .readOnly) else { return nil }
         defer { file.close() }
         // The writer rewrites in place without a lock: a torn read fails the CRC; try again.
         for _ in 0..<5 {
@@ -113,9 +118,9 @@ public struct StoreStatus: Sendable, Equatable {
 
     /// Current wall-clock time in milliseconds since the Unix epoch.
     static func nowMilliseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(max(0, ts.tv_nsec)) / 1_000_000
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return UInt64(max(0, now.tv_sec)) * 1000 + UInt64(max(0, now.tv_nsec)) / 1_000_000
     }
 }
 

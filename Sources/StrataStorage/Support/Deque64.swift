@@ -3,18 +3,18 @@ struct Deque64 {
     private var storage: [UInt64] = []
     private var head = 0
 
-    mutating func append(_ v: UInt64) {
-        storage.append(v)
+    mutating func append(_ offset: UInt64) {
+        storage.append(offset)
     }
 
     mutating func popFirst() -> UInt64? {
         guard head < storage.count else { return nil }
-        let v = storage[head]
+        let first = storage[head]
         head += 1
         if head > 1024 && head * 2 > storage.count {
             storage.removeFirst(head)
             head = 0
         }
-        return v
+        return first
     }
 }

@@ -27,7 +27,8 @@ extension LZ4 {
 
     /// `LZ4_decompress_safe` of all of `source` into `destination`: the decoded length, or a
     /// negative number when the input is malformed or does not fit.
-    static func decompressBlock(_ source: UnsafeRawBufferPointer, into destination: UnsafeMutableRawBufferPointer) -> Int {
+    static func decompressBlock(_ source: UnsafeRawBufferPointer,
+                                into destination: UnsafeMutableRawBufferPointer) -> Int {
         precondition(source.baseAddress != nil && destination.baseAddress != nil, "LZ4 decompression without buffers")
         precondition(source.count <= Int(Int32.max) && destination.count <= Int(Int32.max),
                      "LZ4 decompression of \(source.count) into \(destination.count) bytes")

@@ -24,8 +24,8 @@ extension Cursor {
         }
         // An overflow value can be empty (a long key alone overflows a quarter page).
         value.withUnsafeBytes { source in
-            if let from = source.baseAddress, let to = overflowBuffer.baseAddress, source.count > 0 {
-                to.copyMemory(from: from, byteCount: source.count)
+            if let start = source.baseAddress, let destination = overflowBuffer.baseAddress, source.count > 0 {
+                destination.copyMemory(from: start, byteCount: source.count)
             }
         }
         overflowCount = value.count

@@ -84,7 +84,12 @@ public final class Cursor {
         return true
     }
 
-    @inline(__always) private static var noBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
+    @inline(__always) private static var noBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: nil, count: 0)
+    }
+
+    /// Where `page` was read from, for an error about it: `nil` for a page held in memory.
+    private static func fileOffset(of page: Page) -> UInt64? { page.diskAddress == 0 ? nil : page.diskAddress }
 
     /// The current key, borrowed until the cursor moves; empty when ``isValid`` is `false`.
     public var key: UnsafeRawBufferPointer {
@@ -115,7 +120,9 @@ public final class Cursor {
     public func copyValue() throws -> [UInt8] {
         try lifetime.check()
         try checkUnchanged()
-        guard positioned else { throw StrataError.invalidArgument("Cursor.copyValue() called while the cursor is not on an entry") }
+        guard positioned else {
+            throw StrataError.invalidArgument("Cursor.copyValue() called while the cursor is not on an entry")
+        }
         let copy = [UInt8](value)
         // A close between the check above and the copy makes `value` empty: throw the close
         // rather than return an empty value (snapshotClosedWhileInUse saw it, 1 run in 5).
@@ -280,7 +287,10 @@ public final class Cursor {
         var page = start
         while !page.isLeaf {
             let n = page.count
-            guard n > 0 else { throw StrataError.corrupt("empty branch page at level \(page.level)", offset: page.diskAddress == 0 ? nil : page.diskAddress) }
+            guard n > 0 else {
+                throw StrataError.corrupt("empty branch page at level \(page.level)",
+                                          offset: Cursor.fileOffset(of: page))
+            }
             let i = toFirst ? 0 : n - 1
             path.append((page, i))
             page = try TreeRead.nextChild(page, i, file)
@@ -305,7 +315,8 @@ public final class Cursor {
             // An empty leaf under a branch of one child can remain after deletes: walk past it.
             if leaf.count == 0 { continue }
             if left.count > 0 && compareKeys(leaf.key(0), left.key(left.count - 1)) <= 0 {
-                throw StrataError.corrupt("keys do not ascend from one leaf to the next", offset: leaf.diskAddress == 0 ? nil : leaf.diskAddress)
+                throw StrataError.corrupt("keys do not ascend from one leaf to the next",
+                                          offset: Cursor.fileOffset(of: leaf))
             }
             return try land()
         }
@@ -327,7 +338,8 @@ public final class Cursor {
             let leaf = path[path.count - 1].page
             if leaf.count == 0 { continue }
             if right.count > 0 && compareKeys(leaf.key(leaf.count - 1), right.key(0)) >= 0 {
-                throw StrataError.corrupt("keys do not descend from one leaf to the previous", offset: leaf.diskAddress == 0 ? nil : leaf.diskAddress)
+                throw StrataError.corrupt("keys do not descend from one leaf to the previous",
+                                          offset: Cursor.fileOffset(of: leaf))
             }
             return try land()
         }

@@ -281,7 +281,9 @@ final class MutableTree {
             level -= 1
         }
         // The count started from the file: one that runs below zero was forged or damaged.
-        guard count > 0 else { throw StrataError.corrupt("tree '\(name)' has more entries than its count", offset: nil) }
+        guard count > 0 else {
+            throw StrataError.corrupt("tree '\(name)' has more entries than its count", offset: nil)
+        }
         count -= 1
         var top = ownedRoot
         while !top.isLeaf && top.count == 1 {
