@@ -58,9 +58,7 @@ extension Page {
     // MARK: The page's own bytes (in bounds by the layout invariant; checked in debug builds)
 
     /// Debug builds: traps unless the `size` bytes at `offset` lie inside the page. Release
-    /// builds compile it to nothing: no check, and no capture of the page that the optimizer
-    /// might keep alive with a retain (an `assert` whose condition reads `pageSize` cost one
-    /// retain and release of the page per call on the walks).
+    /// builds compile it to nothing: the invariant above keeps every access in bounds.
     @inline(__always)
     func assertInPage(_ offset: Int, _ size: Int) {
         #if DEBUG

@@ -27,7 +27,7 @@
 /// pointer access lives in the `+Unsafe.swift` file of the type that owns or borrows the bytes
 /// (`ByteReader`, `Cursor`, `FrameHeader`, `LogWriter`, `LZ4`, and `compareKeys` in
 /// `KeyCompare+Unsafe.swift`); elsewhere code passes lent buffers along, or slices them after
-/// checking the range.
+/// checking the range (docs/decisions.md, decision 60; `UnsafeAuditTests` keeps it so).
 ///
 /// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
 /// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
