@@ -139,13 +139,16 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
         case .poisoned(let cause): return "the store refuses writes since a sync failed (\(cause)); reopen it"
         case .cursorInvalidated: return "the cursor's tree changed since it was positioned; reposition it"
         case .strictCheckFailed(let txid, let problems):
-            return "strict check after commit \(txid) (which stands) found \(problems.count) problem\(problems.count == 1 ? "" : "s"): \(problems.joined(separator: "; "))"
+            let found = "\(problems.count) problem\(problems.count == 1 ? "" : "s")"
+            return "strict check after commit \(txid) (which stands) found \(found): "
+                + problems.joined(separator: "; ")
         case .invalidArgument(let what): return "invalid argument: \(what)"
         case .limitExceeded(let what, let limit): return "\(what) would pass the store's limit of \(limit)"
         case .invalidModel(let entity, let property, let reason):
             return "invalid model: \(entity)\(property.map { ".\($0)" } ?? ""): \(reason)"
         case .modelMismatch(let differences):
-            return "the store's model differs from the given model (\(differences.count) difference\(differences.count == 1 ? "" : "s")): \(differences.joined(separator: "; "))"
+            let count = "\(differences.count) difference\(differences.count == 1 ? "" : "s")"
+            return "the store's model differs from the given model (\(count)): \(differences.joined(separator: "; "))"
         case .validation(let entity, let property, let reason):
             return "validation failed for \(entity)\(property.map { ".\($0)" } ?? ""): \(reason)"
         case .conflict(let entity, let properties, let reason):
@@ -156,29 +159,11 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
         case .invalidObject(let entity, let pk, let property, let reason):
             return "invalid \(entity)\(pk.map { "/\($0)" } ?? " (new)")\(property.map { ".\($0)" } ?? ""): \(reason)"
         case .mergeConflicts(let list):
-            return "\(list.count) merge conflict\(list.count == 1 ? "" : "s"): \(list.map(\.description).joined(separator: "; "))"
+            let count = "\(list.count) merge conflict\(list.count == 1 ? "" : "s")"
+            return "\(count): \(list.map(\.description).joined(separator: "; "))"
         case .multipleErrors(let errors):
-            return "\(errors.count) error\(errors.count == 1 ? "" : "s"): \(errors.map(\.description).joined(separator: "; "))"
-        }
-    }
-}
-
-/// How a transaction ended, in ``StrataError/transactionEnded(_:)``.
-public enum TransactionEnd: Sendable, Equatable, CustomStringConvertible {
-    /// The write transaction committed: its `write` closure returned and the commit succeeded.
-    case committed
-    /// The write transaction was rolled back: its closure threw or called
-    /// ``WriteTransaction/rollback()``, an operation failed it, or its commit failed.
-    case rolledBack
-    /// The snapshot was closed: ``ReadTransaction/close()``, or its `read` closure returned.
-    case closed
-
-    /// `committed`, `rolled back` or `closed`.
-    public var description: String {
-        switch self {
-        case .committed: return "committed"
-        case .rolledBack: return "rolled back"
-        case .closed: return "closed"
+            let count = "\(errors.count) error\(errors.count == 1 ? "" : "s")"
+            return "\(count): \(errors.map(\.description).joined(separator: "; "))"
         }
     }
 }

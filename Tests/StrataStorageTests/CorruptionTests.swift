@@ -527,11 +527,11 @@ import Glibc
         try store.write { tx in try tx.createTree("t").put([1], [1]) }
         let branch = Page(pageSize: 4096, kind: Format.pageKindBranch, level: 1, owner: 0)
         _ = branch.insertBranchCell(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), childAddress: UInt64.max - 8, child: nil)
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
-        defer { scratch.deallocate() }
-        let length = branch.encodeImage(into: scratch)
+        var scratch = [UInt8](repeating: 0, count: 4096)
         let txid = store.currentVersion.txid
-        let page = try store.log.append(.page, txid: txid, payload: UnsafeRawBufferPointer(start: scratch, count: length), compress: false)
+        let page = try scratch.withUnsafeMutableBytes {
+            try store.log.append(.page, txid: txid, payload: branch.encodeImage(into: $0), compress: false)
+        }
         try forgeCheckpoint(store, txid: txid, trees: [CheckpointRecord.TreeEntry(id: 1, name: "t", rootOffset: page.offset, count: 1, height: 2)])
         store.abandonForTesting()
         openAndReadEverything(fs)

@@ -124,9 +124,9 @@ import Glibc
         let scratch = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
         defer { scratch.deallocate() }
         func append(_ page: Page, fragmented: UInt16 = 0) throws -> UInt64 {
-            let length = page.encodeImage(into: scratch)
+            let image = page.encodeImage(into: UnsafeMutableRawBufferPointer(start: scratch, count: pageSize))
             scratch.storeBytes(of: fragmented.littleEndian, toByteOffset: 6, as: UInt16.self)
-            return try log.append(.page, txid: 0, payload: UnsafeRawBufferPointer(start: scratch, count: length), compress: false).offset
+            return try log.append(.page, txid: 0, payload: image, compress: false).offset
         }
         var leafOffsets: [UInt64] = []
         var count: UInt64 = 0

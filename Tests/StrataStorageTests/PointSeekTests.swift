@@ -100,10 +100,10 @@ import Testing
     /// The page's cells as (key, value) pairs, read back through an encoded and decoded image
     /// (which checks every cell and offset).
     static func cells(of page: Page) throws -> [([UInt8], [UInt8])] {
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: 4096, alignment: 16)
-        defer { buffer.deallocate() }
-        let n = page.encodeImage(into: buffer)
-        let copy = try Page.decodeImage(UnsafeRawBufferPointer(start: buffer, count: n), pageSize: 4096, offset: 4096)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let copy = try buffer.withUnsafeMutableBytes {
+            try Page.decodeImage(page.encodeImage(into: $0), pageSize: 4096, offset: 4096)
+        }
         return (0..<copy.count).map { (Array(copy.key($0)), Array(copy.valueBytes($0))) }
     }
 

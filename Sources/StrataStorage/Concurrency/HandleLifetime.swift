@@ -26,13 +26,13 @@ final class HandleLifetime: Sendable {
 
     /// Throws unless the transaction is active: the check every handle method starts with.
     @inline(__always) func check() throws {
-        let s = raw.load(ordering: .acquiring)
-        if _slowPath(s != State.active.rawValue) { throw error(for: s) }
+        let state = raw.load(ordering: .acquiring)
+        if _slowPath(state != State.active.rawValue) { throw error(for: state) }
     }
 
     @inline(never)
-    private func error(for s: UInt8) -> StrataError {
-        switch State(rawValue: s) ?? .closed {
+    private func error(for rawState: UInt8) -> StrataError {
+        switch State(rawValue: rawState) ?? .closed {
         case .active: return .transactionEnded(.closed) // not reached: `check` tests for it
         case .failed: return .transactionFailed(cause: cause ?? .transactionEnded(.rolledBack))
         case .committed: return .transactionEnded(.committed)
@@ -53,21 +53,23 @@ final class HandleLifetime: Sendable {
             stored = error
             return error
         }
-        _ = raw.compareExchange(expected: State.active.rawValue, desired: State.failed.rawValue, ordering: .acquiringAndReleasing)
+        _ = raw.compareExchange(expected: State.active.rawValue, desired: State.failed.rawValue,
+                                ordering: .acquiringAndReleasing)
         return .transactionFailed(cause: cause)
     }
 
     /// Ends the transaction; the first end wins.
     func end(_ how: TransactionEnd) {
-        let s: State
+        let ended: State
         switch how {
-        case .committed: s = .committed
-        case .rolledBack: s = .rolledBack
-        case .closed: s = .closed
+        case .committed: ended = .committed
+        case .rolledBack: ended = .rolledBack
+        case .closed: ended = .closed
         }
         var current = raw.load(ordering: .acquiring)
         while current == State.active.rawValue || current == State.failed.rawValue {
-            let (exchanged, original) = raw.compareExchange(expected: current, desired: s.rawValue, ordering: .acquiringAndReleasing)
+            let (exchanged, original) = raw.compareExchange(expected: current, desired: ended.rawValue,
+                                                            ordering: .acquiringAndReleasing)
             if exchanged { return }
             current = original
         }

@@ -48,7 +48,7 @@ final class SyncCoordinator: @unchecked Sendable {
             let goal = written
             condition.unlock()
             var error: StrataError?
-            do { try file.sync() } catch let e as StrataError { error = e } catch let other {
+            do { try file.sync() } catch let syncError as StrataError { error = syncError } catch let other {
                 error = .ioFailure(operation: "sync (\(other))", path: "", errno: 5)
             }
             condition.lock()

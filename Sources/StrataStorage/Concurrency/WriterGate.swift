@@ -37,8 +37,8 @@ final class WriterGate: @unchecked Sendable {
             condition.unlock()
             return
         }
-        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-            waiters.append(.task(c))
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            waiters.append(.task(continuation))
             condition.unlock()
         }
     }
@@ -57,9 +57,9 @@ final class WriterGate: @unchecked Sendable {
             granted.insert(ticket)
             condition.broadcast()
             condition.unlock()
-        case .task(let c):
+        case .task(let continuation):
             condition.unlock()
-            c.resume()
+            continuation.resume()
         }
     }
 }

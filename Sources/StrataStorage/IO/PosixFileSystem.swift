@@ -1,5 +1,3 @@
-import CFileHints
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -62,14 +60,14 @@ public struct PosixFileSystem: FileSystem {
     /// exclusive lock, and the line names the process that took it. Without `/proc/locks`, or
     /// when the file cannot be examined, ``FileLockState/unknown``.
     public func lockState(_ path: String) -> FileLockState {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return access(path, F_OK) == 0 ? .unknown : .unlocked }
+        var status = stat()
+        guard stat(path, &status) == 0 else { return access(path, F_OK) == 0 ? .unknown : .unlocked }
         guard let table = readSmallFile("/proc/locks") else { return .unknown }
-        let dev = UInt64(st.st_dev)
+        let dev = UInt64(status.st_dev)
         // glibc's gnu_dev_major/minor; /proc/locks prints "major:minor:inode", the first two in hex.
         let major = ((dev >> 8) & 0xFFF) | ((dev >> 32) & ~UInt64(0xFFF))
         let minor = (dev & 0xFF) | ((dev >> 12) & ~UInt64(0xFF))
-        let inode = UInt64(st.st_ino)
+        let inode = UInt64(status.st_ino)
         for line in table.split(separator: "\n") {
             // "1: FLOCK  ADVISORY  WRITE 4242 fe:00:1234567 0 EOF"; blocked waiters read "1: -> FLOCK …".
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
@@ -121,100 +119,4 @@ func posixError(_ operation: String, _ path: String) -> StrataError {
     let code = errno
     if code == ENOSPC { return .diskFull(path: path) }
     return .ioFailure(operation: operation, path: path, errno: code)
-}
-
-final class PosixFileLock: FileLock, @unchecked Sendable {
-    // The descriptor is only closed once; `unlock` and `deinit` race only in misuse.
-    private var fd: Int32
-
-    init(fd: Int32) { self.fd = fd }
-
-    func unlock() {
-        if fd >= 0 { Glibc.close(fd); fd = -1 }
-    }
-
-    deinit { unlock() }
-}
-
-/// A file descriptor. Thread-safe because `pread`/`pwrite`/`fdatasync` are.
-///
-/// File positions are `off_t`, signed 64-bit: no file has a byte at 2^63 or beyond. Offsets
-/// reach this type from the file itself (a child or overflow offset in a page), so an offset
-/// it cannot represent must not trap: a read there finds nothing (as at any position past the
-/// end of the file, and a read is cut where positions end), and a write or truncate there
-/// throws ``StrataError/invalidArgument(_:)``.
-final class PosixFile: StorageFile, @unchecked Sendable {
-    let fd: Int32
-    let path: String
-    /// Set by the first `close()`: a second one must not close a descriptor number the
-    /// process has since reused.
-    private let closed = Atomic<Bool>(false)
-
-    init(fd: Int32, path: String) {
-        self.fd = fd
-        self.path = path
-    }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-        // No byte lies at or beyond 2^63 − 1 (`off_t`'s largest value): read only below it.
-        guard offset < FileInteger.maxFileOffset else { return 0 }
-        let count = Int(min(UInt64(buffer.count), FileInteger.maxFileOffset - offset))
-        let start = Int64(offset)
-        var done = 0
-        while done < count {
-            let n = pread(fd, buffer.baseAddress! + done, count - done, off_t(start + Int64(done)))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw posixError("pread", path)
-            }
-            if n == 0 { break }
-            done += n
-        }
-        return done
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
-        let start = try position(offset, plus: bytes.count, "write")
-        var done = 0
-        while done < bytes.count {
-            let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(start + Int64(done)))
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw posixError("pwrite", path)
-            }
-            done += n
-        }
-    }
-
-    /// `offset` as a file position, when `offset + count` is one too; else `invalidArgument`.
-    private func position(_ offset: UInt64, plus count: Int, _ operation: String) throws -> Int64 {
-        guard offset <= FileInteger.maxFileOffset, UInt64(count) <= FileInteger.maxFileOffset - offset else {
-            throw StrataError.invalidArgument("\(operation) of \(count) bytes at offset \(offset) on \(path): past the largest file offset")
-        }
-        return Int64(offset)
-    }
-
-    func sync() throws {
-        guard fdatasync(fd) == 0 else { throw posixError("fdatasync", path) }
-    }
-
-    func startWriteback(at offset: UInt64, length: UInt64) {
-        // A hint: a failure here leaves the work to sync(), which reports any real error.
-        _ = strata_start_writeback(fd, offset, length)
-    }
-
-    func size() throws -> UInt64 {
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw posixError("fstat", path) }
-        return UInt64(max(0, st.st_size))
-    }
-
-    func truncate(to length: UInt64) throws {
-        let end = try position(length, plus: 0, "truncate")
-        guard ftruncate(fd, off_t(end)) == 0 else { throw posixError("ftruncate", path) }
-    }
-
-    func close() {
-        if !closed.exchange(true, ordering: .acquiringAndReleasing) { Glibc.close(fd) }
-    }
 }

@@ -23,18 +23,18 @@ struct FileHeader: Equatable {
     var flags: UInt32 = 0
 
     func encode() -> [UInt8] {
-        var w = ByteWriter(capacity: Format.slotLength)
-        w.u64(Format.headerMagic)
-        w.u32(formatVersion)
-        w.u32(pageSize)
-        w.u64(sequence)
-        w.u64(checkpointOffset)
-        w.u64(durableEnd)
-        w.u64(checkpointTxid)
-        w.u64(fileID)
-        w.u32(flags)
-        w.u32(CRC32C.checksum(w.bytes))
-        return w.bytes
+        var writer = ByteWriter(capacity: Format.slotLength)
+        writer.u64(Format.headerMagic)
+        writer.u32(formatVersion)
+        writer.u32(pageSize)
+        writer.u64(sequence)
+        writer.u64(checkpointOffset)
+        writer.u64(durableEnd)
+        writer.u64(checkpointTxid)
+        writer.u64(fileID)
+        writer.u32(flags)
+        writer.u32(CRC32C.checksum(writer.bytes))
+        return writer.bytes
     }
 
     /// What reading one slot found (FORMAT.md §2).
@@ -56,29 +56,31 @@ struct FileHeader: Equatable {
     /// version, then the other fields.
     static func decode(_ bytes: UnsafeRawBufferPointer) -> SlotState {
         guard bytes.count >= Format.slotLength else { return .foreign }
-        guard bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self).littleEndian == Format.headerMagic else {
-            return .foreign
+        // Every field lies in the 64 bytes checked above: the loads cannot fail.
+        func field<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T? {
+            ByteReader.loadLE(T.self, from: bytes, at: offset)
         }
-        let stored = bytes.loadUnaligned(fromByteOffset: 60, as: UInt32.self).littleEndian
-        guard CRC32C.checksum(bytes.baseAddress!, count: 60) == stored else { return .damaged }
-        func u32(_ at: Int) -> UInt32 { bytes.loadUnaligned(fromByteOffset: at, as: UInt32.self).littleEndian }
-        func u64(_ at: Int) -> UInt64 { bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self).littleEndian }
-        let version = u32(8)
+        guard let magic = field(UInt64.self, at: 0), let version = field(UInt32.self, at: 8),
+              let pageSize = field(UInt32.self, at: 12), let sequence = field(UInt64.self, at: 16),
+              let checkpointOffset = field(UInt64.self, at: 24), let durableEnd = field(UInt64.self, at: 32),
+              let checkpointTxid = field(UInt64.self, at: 40), let fileID = field(UInt64.self, at: 48),
+              let flags = field(UInt32.self, at: 56), let stored = field(UInt32.self, at: 60)
+        else { return .foreign }
+        guard magic == Format.headerMagic else { return .foreign }
+        guard CRC32C.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<60])) == stored else { return .damaged }
         guard version <= Format.version else { return .newerVersion(version) }
         guard version >= 1 else { return .invalid("format version 0") }
-        let pageSize = u32(12)
-        guard pageSize >= UInt32(Format.minPageSize), pageSize <= UInt32(Format.maxPageSize), pageSize & (pageSize - 1) == 0 else {
+        guard pageSize >= UInt32(Format.minPageSize), pageSize <= UInt32(Format.maxPageSize),
+              pageSize & (pageSize - 1) == 0 else {
             return .invalid("page size \(pageSize)")
         }
-        let flags = u32(56)
         guard flags == 0 else { return .invalid("flags \(flags)") }
         // Writers start at 1 and add one per header write: 2^64 − 1 has no successor, so a slot
         // holding it was not written by a writer (and the next checkpoint could not outrank it).
-        let sequence = u64(16)
         guard sequence != .max else { return .invalid("sequence \(sequence) has no successor") }
         return .valid(FileHeader(
-            formatVersion: version, pageSize: pageSize, sequence: sequence, checkpointOffset: u64(24),
-            durableEnd: u64(32), checkpointTxid: u64(40), fileID: u64(48), flags: flags))
+            formatVersion: version, pageSize: pageSize, sequence: sequence, checkpointOffset: checkpointOffset,
+            durableEnd: durableEnd, checkpointTxid: checkpointTxid, fileID: fileID, flags: flags))
     }
 
     /// Offset of slot `index` (0 or 1).

@@ -14,7 +14,9 @@ final class LogWriter: @unchecked Sendable {
     private(set) var end: UInt64
     /// The file's length (≥ `end`): the log beyond `end` is zeros.
     private(set) var allocatedEnd: UInt64
-    private var scratch: UnsafeMutableRawBufferPointer
+    /// Where each frame is assembled (header, payload, padding) before it is written or
+    /// gathered. Raw memory this writer owns: touched only in `LogWriter+Unsafe.swift`.
+    var scratch: UnsafeMutableRawBufferPointer
     private(set) var bytesWritten: UInt64 = 0
     /// When set, every this many bytes appended are handed to the device at once
     /// (``StorageFile/startWriteback(at:length:)``): for a file written whole and synced once
@@ -30,20 +32,10 @@ final class LogWriter: @unchecked Sendable {
         self.allocatedEnd = allocatedEnd
         self.sync = sync
         writebackFrom = end
-        scratch = .allocate(byteCount: 64 << 10, alignment: 16)
+        scratch = LogWriter.allocateBuffer(byteCount: 64 << 10)
     }
 
-    deinit {
-        scratch.deallocate()
-        gathered?.deallocate()
-    }
-
-    private func ensureScratch(_ n: Int) {
-        if scratch.count < n {
-            scratch.deallocate()
-            scratch = .allocate(byteCount: max(n, scratch.count * 2), alignment: 16)
-        }
-    }
+    deinit { deallocateBuffers() }
 
     /// Throws ``StrataError/poisoned(cause:)`` once a sync of this file failed.
     func checkUsable() throws {
@@ -53,7 +45,8 @@ final class LogWriter: @unchecked Sendable {
     /// Appends one frame and returns its offset and total length. The payload is LZ4-compressed
     /// when `compress` is set and compression pays.
     @discardableResult
-    func append(_ type: FrameType, txid: UInt64, payload: UnsafeRawBufferPointer, compress: Bool) throws -> (offset: UInt64, length: UInt64) {
+    func append(_ type: FrameType, txid: UInt64, payload: UnsafeRawBufferPointer,
+                compress: Bool) throws -> (offset: UInt64, length: UInt64) {
         try checkUsable()
         // A longer payload would make a frame every reader refuses (and past 4 GiB its length
         // field could not hold it): refuse it before anything is written.
@@ -61,31 +54,29 @@ final class LogWriter: @unchecked Sendable {
             throw StrataError.limitExceeded(what: "\(type) record", limit: UInt64(type.maxRawLength))
         }
         let header = Format.frameHeaderLength
-        ensureScratch(header + LZ4.compressBound(payload.count) + Format.frameAlignment)
+        reserveScratch(header + LZ4.compressBound(payload.count) + Format.frameAlignment)
         var stored = payload.count
         var flags: UInt8 = 0
-        let body = UnsafeMutableRawBufferPointer(rebasing: scratch[header...])
-        if compress, let n = LZ4.compress(payload, into: body) {
-            stored = n
+        if compress, let compressedLength = LZ4.compress(payload, into: scratchBytes(header..<scratch.count)) {
+            stored = compressedLength
             flags = Format.flagCompressed
-        } else if let src = payload.baseAddress {
-            body.baseAddress!.copyMemory(from: src, byteCount: payload.count)
+        } else {
+            copyIntoScratch(payload, at: header)
         }
         let length = FrameHeader.frameLength(storedLength: stored)
-        let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: body[..<stored]))
+        let crc = CRC32C.checksum(UnsafeRawBufferPointer(scratchBytes(header..<header + stored)))
         let offset = end
-        FrameHeader(type: type, flags: flags, storedLength: UInt32(stored), rawLength: UInt32(payload.count),
-                    txid: txid, durableEnd: sync.durableEnd, payloadChecksum: crc).encode(into: scratch.baseAddress!, at: offset)
+        let frameHeader = FrameHeader(
+            type: type, flags: flags, storedLength: UInt32(stored), rawLength: UInt32(payload.count),
+            txid: txid, durableEnd: sync.durableEnd, payloadChecksum: crc)
+        frameHeader.encode(into: scratchBytes(0..<header), at: offset)
         // Zero the padding so the file's bytes are deterministic.
         let padded = Int(length)
-        if padded > header + stored {
-            (scratch.baseAddress! + header + stored).initializeMemory(as: UInt8.self, repeating: 0, count: padded - header - stored)
-        }
-        let frame = UnsafeRawBufferPointer(rebasing: scratch[..<padded])
-        if let gathered, padded <= gathered.count {
-            if gatheredLength + padded > gathered.count { try writeGathered() }
-            (gathered.baseAddress! + gatheredLength).copyMemory(from: frame.baseAddress!, byteCount: padded)
-            gatheredLength += padded
+        zeroScratch(header + stored..<padded)
+        let frame = UnsafeRawBufferPointer(scratchBytes(0..<padded))
+        if let capacity = gatheredCapacity, padded <= capacity {
+            if gatheredLength + padded > capacity { try writeGathered() }
+            gather(frame)
         } else {
             try writeGathered()
             try write(frame, at: offset)
@@ -110,9 +101,11 @@ final class LogWriter: @unchecked Sendable {
     // MARK: Gathering writes (copies)
 
     /// Frames appended but not yet written, from ``gatheredStart``: set by
-    /// ``gatherWrites(upTo:)``.
-    private var gathered: UnsafeMutableRawBufferPointer?
-    private var gatheredLength = 0
+    /// ``gatherWrites(upTo:)``. Raw memory this writer owns: touched only in
+    /// `LogWriter+Unsafe.swift`.
+    var gathered: UnsafeMutableRawBufferPointer?
+    /// Bytes of ``gathered`` in use.
+    var gatheredLength = 0
     private var gatheredStart: UInt64 { end - UInt64(gatheredLength) }
 
     /// From now on, frames are gathered and written `capacity` bytes at a time (a longer frame
@@ -123,14 +116,13 @@ final class LogWriter: @unchecked Sendable {
     /// ``writeGathered()``.
     func gatherWrites(upTo capacity: Int) {
         precondition(gathered == nil && capacity > 0, "gatherWrites once, with a capacity")
-        gathered = .allocate(byteCount: capacity, alignment: 16)
+        gathered = LogWriter.allocateBuffer(byteCount: capacity)
     }
 
     /// Writes the frames gathered so far.
     func writeGathered() throws {
-        guard let gathered, gatheredLength > 0 else { return }
-        let start = gatheredStart
-        try write(UnsafeRawBufferPointer(rebasing: gathered[..<gatheredLength]), at: start)
+        guard let frames = gatheredFrames, !frames.isEmpty else { return }
+        try write(frames, at: gatheredStart)
         gatheredLength = 0
     }
 
@@ -150,10 +142,10 @@ final class LogWriter: @unchecked Sendable {
                 let zeros = [UInt8](repeating: 0, count: 1 << 16)
                 // Frames are written right after: zero only the part beyond them.
                 var at = max(allocatedEnd, needed)
-                try zeros.withUnsafeBytes { z in
+                try zeros.withUnsafeBytes { zeroBytes in
                     while at < target {
-                        let n = Int(min(UInt64(z.count), target - at))
-                        try file.write(UnsafeRawBufferPointer(rebasing: z[..<n]), at: at)
+                        let n = Int(min(UInt64(zeroBytes.count), target - at))
+                        try file.write(UnsafeRawBufferPointer(rebasing: zeroBytes[..<n]), at: at)
                         at += UInt64(n)
                     }
                 }

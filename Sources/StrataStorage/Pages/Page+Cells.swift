@@ -1,5 +1,5 @@
-/// Building cells (FORMAT.md §4): the one place that writes a cell's bytes, whether into a
-/// page or into a caller's buffer (a cell that must be placed by a split).
+/// Building cells (FORMAT.md §4): the one place that writes a cell's bytes, whether the cell is
+/// inserted at a slot, appended, or placed by a split in whichever half it lands in.
 ///
 /// ```
 /// leaf cell:   | u16 key length | u32 value info | key | value (inline) or u64 overflow offset |
@@ -18,62 +18,82 @@ extension Page {
     @inline(__always)
     static func branchCellSize(keyLength: Int) -> Int { Format.branchCellHeader + keyLength }
 
-    /// Writes a leaf cell at `p`, which must have ``leafCellSize(keyLength:valueLength:)`` bytes.
-    /// `value` is the inline value, or (with `overflowLength` set to the value's length) the
-    /// 8-byte little-endian offset of the overflow frame holding it.
+    /// Writes a leaf cell at `offset`, where the caller made room for
+    /// ``leafCellSize(keyLength:valueLength:)`` bytes. `value` is the inline value, or (with
+    /// `overflowLength` set to the value's length) the 8-byte little-endian offset of the
+    /// overflow frame holding it.
     @inline(__always)
-    static func writeLeafCell(at p: UnsafeMutableRawPointer, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
-                              overflowLength: Int?) {
-        p.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: 0, as: UInt16.self)
+    func writeLeafCell(at offset: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                       overflowLength: Int?) {
+        storeLE(UInt16(key.count), at: offset)
         let info: UInt32 = overflowLength.map { UInt32($0) | Format.overflowBit } ?? UInt32(value.count)
-        p.storeBytes(of: info.littleEndian, toByteOffset: 2, as: UInt32.self)
-        if let k = key.baseAddress { (p + Format.leafCellHeader).copyMemory(from: k, byteCount: key.count) }
-        if let v = value.baseAddress { (p + Format.leafCellHeader + key.count).copyMemory(from: v, byteCount: value.count) }
+        storeLE(info, at: offset + 2)
+        copyBytes(key, to: offset + Format.leafCellHeader)
+        copyBytes(value, to: offset + Format.leafCellHeader + key.count)
     }
 
-    /// Writes a branch cell at `p`, which must have ``branchCellSize(keyLength:)`` bytes.
-    /// `childAddress` is 0 for a child held in memory (not yet written by a checkpoint).
+    /// Writes a branch cell at `offset`, where the caller made room for
+    /// ``branchCellSize(keyLength:)`` bytes. `childAddress` is 0 for a child held in memory (not
+    /// yet written by a checkpoint).
     @inline(__always)
-    static func writeBranchCell(at p: UnsafeMutableRawPointer, key: UnsafeRawBufferPointer, childAddress: UInt64) {
-        p.storeBytes(of: UInt16(key.count).littleEndian, toByteOffset: 0, as: UInt16.self)
-        p.storeBytes(of: childAddress.littleEndian, toByteOffset: 2, as: UInt64.self)
-        if let k = key.baseAddress { (p + Format.branchCellHeader).copyMemory(from: k, byteCount: key.count) }
+    func writeBranchCell(at offset: Int, key: UnsafeRawBufferPointer, childAddress: UInt64) {
+        storeLE(UInt16(key.count), at: offset)
+        storeLE(childAddress, at: offset + 2)
+        copyBytes(key, to: offset + Format.branchCellHeader)
     }
 
-    /// Builds a leaf cell in temporary memory and calls `body` with it and its size; the cell
-    /// lives only during the call.
-    static func withLeafCell<R>(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, overflowLength: Int?,
-                                _ body: (UnsafeRawPointer, Int) throws -> R) rethrows -> R {
-        let size = leafCellSize(keyLength: key.count, valueLength: value.count)
-        return try withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { cell in
-            writeLeafCell(at: cell.baseAddress!, key: key, value: value, overflowLength: overflowLength)
-            return try body(UnsafeRawPointer(cell.baseAddress!), size)
+    /// A cell not yet written, described by its parts: what a split places into whichever of
+    /// the two pages it lands in. Its bytes are borrowed from the caller.
+    struct PendingCell {
+        let isLeaf: Bool
+        let key: UnsafeRawBufferPointer
+        /// Leaf: the inline value, or the 8-byte overflow reference. Branch: empty.
+        let value: UnsafeRawBufferPointer
+        /// Leaf: the value's length when `value` is an overflow reference.
+        let overflowLength: Int?
+        /// Branch: the child's frame offset (0 for a child held in memory).
+        let childAddress: UInt64
+
+        /// A leaf cell (see ``Page/writeLeafCell(at:key:value:overflowLength:)``).
+        init(leafKey key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, overflowLength: Int?) {
+            isLeaf = true
+            self.key = key
+            self.value = value
+            self.overflowLength = overflowLength
+            childAddress = 0
+        }
+
+        /// A branch cell.
+        init(branchKey key: UnsafeRawBufferPointer, childAddress: UInt64) {
+            isLeaf = false
+            self.key = key
+            value = UnsafeRawBufferPointer(start: nil, count: 0)
+            overflowLength = nil
+            self.childAddress = childAddress
+        }
+
+        /// The cell's size in bytes, without its slot.
+        var size: Int {
+            isLeaf ? Page.leafCellSize(keyLength: key.count, valueLength: value.count)
+                : Page.branchCellSize(keyLength: key.count)
         }
     }
 
-    /// Builds a branch cell in temporary memory and calls `body` with it and its size; the cell
-    /// lives only during the call.
-    static func withBranchCell<R>(key: UnsafeRawBufferPointer, childAddress: UInt64,
-                                  _ body: (UnsafeRawPointer, Int) throws -> R) rethrows -> R {
-        let size = branchCellSize(keyLength: key.count)
-        return try withUnsafeTemporaryAllocation(byteCount: size, alignment: 8) { cell in
-            writeBranchCell(at: cell.baseAddress!, key: key, childAddress: childAddress)
-            return try body(UnsafeRawPointer(cell.baseAddress!), size)
+    /// Appends `cell` (of this page's kind) after the last slot; the caller has checked that it
+    /// fits. A branch's caller appends the child too.
+    func appendCell(_ cell: PendingCell) {
+        let cellOffset = appendSlot(cellSize: cell.size)
+        if cell.isLeaf {
+            writeLeafCell(at: cellOffset, key: cell.key, value: cell.value, overflowLength: cell.overflowLength)
+        } else {
+            writeBranchCell(at: cellOffset, key: cell.key, childAddress: cell.childAddress)
         }
     }
 
-    /// The key of a cell built by ``withLeafCell(key:value:overflowLength:_:)`` or
-    /// ``withBranchCell(key:childAddress:_:)``; borrowed from `cell`.
-    @inline(__always)
-    static func cellKey(_ cell: UnsafeRawPointer, isLeaf: Bool) -> UnsafeRawBufferPointer {
-        let k = Int(UInt16(littleEndian: cell.loadUnaligned(as: UInt16.self)))
-        return UnsafeRawBufferPointer(start: cell + (isLeaf ? Format.leafCellHeader : Format.branchCellHeader), count: k)
-    }
-
-    /// Branch: appends a cell for `child` after the last slot (like ``appendRawCell(_:size:)``,
-    /// the caller has checked that it fits). A child held in memory is stored with offset 0.
+    /// Branch: appends a cell for `child` after the last slot (like ``appendCell(_:)``, the
+    /// caller has checked that it fits). A child held in memory is stored with offset 0.
     func appendBranchCell(key: UnsafeRawBufferPointer, childAddress: UInt64, child: Page?) {
-        Page.withBranchCell(key: key, childAddress: child == nil ? childAddress : 0) { appendRawCell($0, size: $1) }
+        appendCell(PendingCell(branchKey: key, childAddress: child == nil ? childAddress : 0))
         children.append(child)
     }
 }

@@ -18,8 +18,16 @@
 ///              below cell 1's); the child of cell i holds keys in `[key i, key i+1)`.
 ///
 /// Ownership: a page is mutable only by the write transaction whose id is `owner`; once that
-/// transaction commits the page is immutable and may be read from any thread. Raw pointer access
-/// lives in this type and its extensions only.
+/// transaction commits the page is immutable and may be read from any thread.
+///
+/// Raw memory: a page's bytes are read and written through pointers only in `Page+Unsafe.swift`,
+/// whose opening comment gives the invariants that keep each access in bounds; this file,
+/// `Page+Cells.swift` and `Page+Image.swift` go through its primitives (`loadLE(_:at:)`,
+/// `storeLE(_:at:)`, ``bytes(at:count:)``…). The same rule holds for the whole module: raw
+/// pointer access lives in the `+Unsafe.swift` file of the type that owns or borrows the bytes
+/// (`ByteReader`, `Cursor`, `FrameHeader`, `LogWriter`, `LZ4`, and `compareKeys` in
+/// `KeyCompare+Unsafe.swift`); elsewhere code passes lent buffers along, or slices them after
+/// checking the range (docs/decisions.md, decision 58; `UnsafeAuditTests` keeps it so).
 ///
 /// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
 /// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
@@ -51,11 +59,11 @@ final class Page: @unchecked Sendable {
 
     init(pageSize: Int, kind: UInt8, level: Int, owner: UInt64) {
         self.pageSize = pageSize
-        buffer = .allocate(byteCount: pageSize, alignment: 16)
+        buffer = Page.allocateBuffer(pageSize: pageSize)
         children = []
         self.owner = owner
-        buffer.storeBytes(of: kind, toByteOffset: 0, as: UInt8.self)
-        buffer.storeBytes(of: UInt8(level), toByteOffset: 1, as: UInt8.self)
+        storeLE(kind, at: 0)
+        storeLE(UInt8(level), at: 1)
         count = 0
         cellStart = pageSize
         fragmented = 0
@@ -64,45 +72,53 @@ final class Page: @unchecked Sendable {
     /// A copy owned by `owner`, sharing resident children.
     init(copying other: Page, owner: UInt64) {
         pageSize = other.pageSize
-        buffer = .allocate(byteCount: pageSize, alignment: 16)
-        buffer.copyMemory(from: other.buffer, byteCount: pageSize)
+        buffer = Page.allocateBuffer(copying: other)
         children = other.children
         self.owner = owner
         replacedFrame = other.diskAddress != 0 ? (other.diskAddress, other.diskLength) : other.replacedFrame
     }
 
-    deinit {
-        buffer.deallocate()
-        heads?.deallocate()
+    /// A copy of a written page that reaches its children through the cache (they are all
+    /// written too), with search heads: what readers of later versions share once a checkpoint
+    /// publishes clean trees.
+    static func cleanCopy(of page: Page) -> Page {
+        let copy = Page(copying: page, owner: 0)
+        copy.children = page.isLeaf ? [] : Array(repeating: nil, count: page.count)
+        copy.diskAddress = page.diskAddress
+        copy.diskLength = page.diskLength
+        copy.buildSearchHeads()
+        return copy
     }
+
+    deinit { deallocateMemory() }
 
     // MARK: Header fields
 
-    @inline(__always) var isLeaf: Bool { buffer.loadUnaligned(fromByteOffset: 0, as: UInt8.self) == Format.pageKindLeaf }
-    @inline(__always) var level: Int { Int(buffer.loadUnaligned(fromByteOffset: 1, as: UInt8.self)) }
+    @inline(__always) var isLeaf: Bool { loadLE(UInt8.self, at: 0) == Format.pageKindLeaf }
+    @inline(__always) var level: Int { Int(loadLE(UInt8.self, at: 1)) }
 
     @inline(__always) var count: Int {
-        get { Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 2, as: UInt16.self))) }
-        set { buffer.storeBytes(of: UInt16(newValue).littleEndian, toByteOffset: 2, as: UInt16.self) }
+        get { Int(loadLE(UInt16.self, at: 2)) }
+        set { storeLE(UInt16(newValue), at: 2) }
     }
 
     /// Stored as u16 where 0 means 65536 cannot happen: page sizes are at most 32 KiB.
     @inline(__always) var cellStart: Int {
-        get { Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 4, as: UInt16.self))) }
-        set { buffer.storeBytes(of: UInt16(newValue).littleEndian, toByteOffset: 4, as: UInt16.self) }
+        get { Int(loadLE(UInt16.self, at: 4)) }
+        set { storeLE(UInt16(newValue), at: 4) }
     }
 
     @inline(__always) var fragmented: Int {
-        get { Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: 6, as: UInt16.self))) }
-        set { buffer.storeBytes(of: UInt16(newValue).littleEndian, toByteOffset: 6, as: UInt16.self) }
+        get { Int(loadLE(UInt16.self, at: 6)) }
+        set { storeLE(UInt16(newValue), at: 6) }
     }
 
     @inline(__always) func slot(_ i: Int) -> Int {
-        Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: Format.pageHeaderLength + 2 * i, as: UInt16.self)))
+        Int(loadLE(UInt16.self, at: Format.pageHeaderLength + 2 * i))
     }
 
     @inline(__always) func setSlot(_ i: Int, _ offset: Int) {
-        buffer.storeBytes(of: UInt16(offset).littleEndian, toByteOffset: Format.pageHeaderLength + 2 * i, as: UInt16.self)
+        storeLE(UInt16(offset), at: Format.pageHeaderLength + 2 * i)
     }
 
     /// Contiguous free bytes between the slot array and the cells.
@@ -114,144 +130,100 @@ final class Page: @unchecked Sendable {
 
     // MARK: Cells
 
+    /// The bytes before a cell's key: ``Format/leafCellHeader`` or ``Format/branchCellHeader``.
+    @inline(__always) var cellHeaderLength: Int { isLeaf ? Format.leafCellHeader : Format.branchCellHeader }
+
     @inline(__always) func keyLength(at offset: Int) -> Int {
-        Int(UInt16(littleEndian: buffer.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+        Int(loadLE(UInt16.self, at: offset))
     }
 
+    /// The key of cell `i`, borrowed from the page (see ``bytes(at:count:)``).
     @inline(__always) func key(_ i: Int) -> UnsafeRawBufferPointer {
-        let off = slot(i)
-        let header = isLeaf ? Format.leafCellHeader : Format.branchCellHeader
-        return UnsafeRawBufferPointer(start: buffer + off + header, count: keyLength(at: off))
+        let cellOffset = slot(i)
+        return bytes(at: cellOffset + cellHeaderLength, count: keyLength(at: cellOffset))
     }
 
     func cellSize(at offset: Int) -> Int {
-        let k = keyLength(at: offset)
+        let keyBytes = keyLength(at: offset)
         if isLeaf {
-            let info = UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: offset + 2, as: UInt32.self))
-            let v = info & Format.overflowBit != 0 ? Format.overflowReferenceLength : Int(info & ~Format.overflowBit)
-            return Format.leafCellHeader + k + v
+            let info = loadLE(UInt32.self, at: offset + 2)
+            let valueBytes = info & Format.overflowBit != 0
+                ? Format.overflowReferenceLength : Int(info & ~Format.overflowBit)
+            return Format.leafCellHeader + keyBytes + valueBytes
         }
-        return Format.branchCellHeader + k
+        return Format.branchCellHeader + keyBytes
     }
 
     /// Leaf only: the value's length and whether it lives in an overflow frame.
     @inline(__always) func valueInfo(_ i: Int) -> (length: Int, isOverflow: Bool) {
-        let info = UInt32(littleEndian: buffer.loadUnaligned(fromByteOffset: slot(i) + 2, as: UInt32.self))
+        let info = loadLE(UInt32.self, at: slot(i) + 2)
         return (Int(info & ~Format.overflowBit), info & Format.overflowBit != 0)
     }
 
-    /// Leaf only: the inline value bytes (or, for an overflow value, its 8-byte reference).
+    /// Leaf only: the inline value bytes (or, for an overflow value, its 8-byte reference),
+    /// borrowed from the page.
     @inline(__always) func valueBytes(_ i: Int) -> UnsafeRawBufferPointer {
-        let off = slot(i)
-        let k = keyLength(at: off)
+        let cellOffset = slot(i)
         let (length, overflow) = valueInfo(i)
-        return UnsafeRawBufferPointer(
-            start: buffer + off + Format.leafCellHeader + k,
-            count: overflow ? Format.overflowReferenceLength : length)
+        return bytes(at: cellOffset + Format.leafCellHeader + keyLength(at: cellOffset),
+                     count: overflow ? Format.overflowReferenceLength : length)
     }
 
     /// Leaf only: the offset of the overflow frame of cell `i`.
     func overflowAddress(_ i: Int) -> UInt64 {
-        let v = valueBytes(i)
-        return v.loadUnaligned(as: UInt64.self).littleEndian
+        let cellOffset = slot(i)
+        return loadLE(UInt64.self, at: cellOffset + Format.leafCellHeader + keyLength(at: cellOffset))
     }
 
     /// Branch only.
     @inline(__always) func childAddress(_ i: Int) -> UInt64 {
-        UInt64(littleEndian: buffer.loadUnaligned(fromByteOffset: slot(i) + 2, as: UInt64.self))
+        loadLE(UInt64.self, at: slot(i) + 2)
     }
 
     func setChildAddress(_ i: Int, _ address: UInt64) {
-        buffer.storeBytes(of: address.littleEndian, toByteOffset: slot(i) + 2, as: UInt64.self)
+        storeLE(address, at: slot(i) + 2)
     }
 
     // MARK: Search
 
-    /// Leaf: the first index whose key is ≥ `key`, and whether it is equal.
+    /// Leaf: the first index whose key is ≥ `key`, and whether it is equal. `key` is read only
+    /// during the call.
+    @inline(__always)
+    func lowerBound(_ key: UnsafeRawBufferPointer) -> (index: Int, found: Bool) {
+        lowerBound(Page.keyAddress(key), key.count)
+    }
+
+    /// ``lowerBound(_:)`` for the `keyCount` bytes at `key`.
     @inline(__always)
     func lowerBound(_ key: UnsafeRawPointer, _ keyCount: Int) -> (index: Int, found: Bool) {
         if let heads { return lowerBoundByHeads(heads, key, keyCount) }
-        var lo = 0
-        var hi = count
-        let header = isLeaf ? Format.leafCellHeader : Format.branchCellHeader
-        let base = UnsafeRawPointer(buffer)
-        while lo < hi {
-            let mid = (lo &+ hi) &>> 1
-            let off = slot(mid)
-            let c = compareKeys(base + off + header, keyLength(at: off), key, keyCount)
-            if c < 0 { lo = mid &+ 1 } else if c > 0 { hi = mid } else { return (mid, true) }
+        var low = 0
+        var high = count
+        let header = cellHeaderLength
+        while low < high {
+            let mid = (low &+ high) &>> 1
+            let cellOffset = slot(mid)
+            let order = compareKeys(address(at: cellOffset + header), keyLength(at: cellOffset), key, keyCount)
+            if order < 0 { low = mid &+ 1 } else if order > 0 { high = mid } else { return (mid, true) }
         }
-        return (lo, false)
+        return (low, false)
     }
 
     /// Builds ``heads`` for a page no writer will change again (decoded from disk, or a clean
     /// copy made by a checkpoint), before it is shared with other threads.
     func buildSearchHeads() {
-        let n = count
         let first = isLeaf ? 0 : 1
-        guard heads == nil, n > first else { return }
-        let lo = key(first)
-        let hi = key(n - 1)
-        var p = 0
-        let limit = min(lo.count, hi.count)
-        while p < limit && lo[p] == hi[p] { p += 1 }
-        headPrefix = p
-        let h = UnsafeMutablePointer<UInt64>.allocate(capacity: n)
-        for i in first..<n {
-            let k = key(i)
-            h[i] = Page.head(k.baseAddress! + p, k.count - p)
-        }
-        heads = h
-    }
-
-    /// Up to 8 bytes as a big-endian integer, zero-padded: order-preserving (x ≤ y ⇒ head(x) ≤ head(y)).
-    @inline(__always)
-    static func head(_ p: UnsafeRawPointer, _ n: Int) -> UInt64 {
-        if n >= 8 { return UInt64(bigEndian: p.loadUnaligned(as: UInt64.self)) }
-        var v: UInt64 = 0
-        var i = 0
-        while i < 8 {
-            v = v << 8 | (i < n ? UInt64(p.load(fromByteOffset: i, as: UInt8.self)) : 0)
-            i += 1
-        }
-        return v
-    }
-
-    /// ``lowerBound(_:_:)`` over ``heads``: the prefix is compared once, then integers; only
-    /// cells whose heads tie with the key's are compared in full.
-    @inline(__always)
-    private func lowerBoundByHeads(_ heads: UnsafeMutablePointer<UInt64>, _ key: UnsafeRawPointer, _ keyCount: Int) -> (index: Int, found: Bool) {
-        let n = count
-        let first = isLeaf ? 0 : 1
-        let header = isLeaf ? Format.leafCellHeader : Format.branchCellHeader
-        let base = UnsafeRawPointer(buffer)
-        let p = headPrefix
-        if p > 0 {
-            let m = min(p, keyCount)
-            let c = compareKeys(key, m, base + slot(first) + header, m)
-            if c < 0 || (c == 0 && keyCount < p) { return (first, false) }
-            if c > 0 { return (n, false) }
-        }
-        let h = Page.head(key + p, keyCount - p)
-        var lo = first
-        var hi = n
-        while lo < hi {
-            let mid = (lo &+ hi) &>> 1
-            if heads[mid] < h { lo = mid &+ 1 } else { hi = mid }
-        }
-        var i = lo
-        while i < n && heads[i] == h {
-            let off = slot(i)
-            let c = compareKeys(base + off + header, keyLength(at: off), key, keyCount)
-            if c < 0 { i += 1 } else { return (i, c == 0) }
-        }
-        return (i, false)
+        guard heads == nil, count > first else { return }
+        let built = makeSearchHeads(from: first)
+        headPrefix = built.prefix
+        heads = built.heads
     }
 
     /// Branch: the index of the child whose range holds `key` (the last cell with key ≤ `key`).
+    /// `key` is read only during the call.
     @inline(__always)
-    func childIndex(for key: UnsafeRawPointer, _ keyCount: Int) -> Int {
-        let (i, found) = lowerBound(key, keyCount)
+    func childIndex(for key: UnsafeRawBufferPointer) -> Int {
+        let (i, found) = lowerBound(key)
         if found { return i }
         return i > 0 ? i - 1 : 0
     }
@@ -271,29 +243,31 @@ final class Page: @unchecked Sendable {
     /// Whether a cell of `size` bytes (without slot) fits after compaction.
     func canFit(_ size: Int) -> Bool { totalFree >= size + 2 }
 
-    /// Inserts a slot at `index` for a cell whose bytes `write` fills at the returned offset.
+    /// Inserts a slot at `index` for a cell of `cellSize` bytes (the caller reserved the room)
+    /// and returns the offset where the caller writes the cell.
     @inline(__always)
     private func insertSlot(at index: Int, cellSize: Int) -> Int {
         assert(heads == nil, "a page with search heads is shared and must not change")
-        let n = count
+        let total = count
         let newStart = cellStart - cellSize
-        let slots = buffer + Format.pageHeaderLength
-        if index < n {
-            (slots + 2 * (index + 1)).copyMemory(from: slots + 2 * index, byteCount: 2 * (n - index))
+        if index < total {
+            moveBytes(from: Format.pageHeaderLength + 2 * index, to: Format.pageHeaderLength + 2 * (index + 1),
+                      count: 2 * (total - index))
         }
         cellStart = newStart
-        count = n + 1
+        count = total + 1
         setSlot(index, newStart)
         return newStart
     }
 
     /// Leaf: inserts a cell at `index` (the inline value, or with `overflowLength` set the
     /// 8-byte overflow reference). Returns `false` (page unchanged) if it does not fit.
-    func insertLeafCell(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, overflowLength: Int?) -> Bool {
+    func insertLeafCell(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                        overflowLength: Int?) -> Bool {
         let size = Page.leafCellSize(keyLength: key.count, valueLength: value.count)
         guard reserve(size) else { return false }
-        let off = insertSlot(at: index, cellSize: size)
-        Page.writeLeafCell(at: buffer + off, key: key, value: value, overflowLength: overflowLength)
+        let cellOffset = insertSlot(at: index, cellSize: size)
+        writeLeafCell(at: cellOffset, key: key, value: value, overflowLength: overflowLength)
         return true
     }
 
@@ -310,27 +284,28 @@ final class Page: @unchecked Sendable {
     /// page packed full by sequential inserts compacted again every second or third growth
     /// (callgrind: 4,159 compactions in 10,000 updates). Moving the cells below costs a
     /// `memmove` of at most a page and one pass over the slots, and uses only `d` bytes.
-    func replaceLeafCell(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, overflowLength: Int?) -> Bool {
+    func replaceLeafCell(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
+                         overflowLength: Int?) -> Bool {
         assert(heads == nil, "a page with search heads is shared and must not change")
-        let off = slot(index)
-        let old = cellSize(at: off)
+        let cellOffset = slot(index)
+        let old = cellSize(at: cellOffset)
         let size = Page.leafCellSize(keyLength: key.count, valueLength: value.count)
         if size <= old {
-            Page.writeLeafCell(at: buffer + off, key: key, value: value, overflowLength: overflowLength)
+            writeLeafCell(at: cellOffset, key: key, value: value, overflowLength: overflowLength)
             fragmented += old - size
             return true
         }
         let grow = size - old
         guard contiguousFree >= grow else { return false }
         let start = cellStart
-        if off > start {
-            // Overlapping ranges: copyMemory moves as memmove does.
-            (buffer + start - grow).copyMemory(from: buffer + start, byteCount: off - start)
-            shiftSlots(from: start, below: off, by: grow)
+        if cellOffset > start {
+            // Overlapping ranges: moveBytes moves as memmove does.
+            moveBytes(from: start, to: start - grow, count: cellOffset - start)
+            shiftSlots(from: start, below: cellOffset, by: grow)
         }
         cellStart = start - grow
-        Page.writeLeafCell(at: buffer + off - grow, key: key, value: value, overflowLength: overflowLength)
-        setSlot(index, off - grow)
+        writeLeafCell(at: cellOffset - grow, key: key, value: value, overflowLength: overflowLength)
+        setSlot(index, cellOffset - grow)
         return true
     }
 
@@ -338,25 +313,23 @@ final class Page: @unchecked Sendable {
     /// Eight slots at a time where the host is little-endian, as the format is (the pass over
     /// a page's slots was most of a grown cell's cost, ~12 instructions a slot).
     private func shiftSlots(from start: Int, below end: Int, by delta: Int) {
-        let n = count
-        let slots = buffer + Format.pageHeaderLength
+        let total = count
         var i = 0
         #if _endian(little)
         // Offsets within a page fit 16 bits (slots hold them so).
         let low = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: start))
         let high = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: end))
-        let by = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: delta))
-        while i + 8 <= n {
-            let at = slots + 2 * i
-            let offsets = at.loadUnaligned(as: SIMD8<UInt16>.self)
+        let shift = SIMD8<UInt16>(repeating: UInt16(truncatingIfNeeded: delta))
+        while i + 8 <= total {
+            let offsets = slotGroup(at: i)
             let inside = (offsets .>= low) .& (offsets .< high)
-            at.storeBytes(of: offsets.replacing(with: offsets &- by, where: inside), as: SIMD8<UInt16>.self)
+            setSlotGroup(offsets.replacing(with: offsets &- shift, where: inside), at: i)
             i += 8
         }
         #endif
-        while i < n {
-            let o = slot(i)
-            if o >= start && o < end { setSlot(i, o - delta) }
+        while i < total {
+            let cellOffset = slot(i)
+            if cellOffset >= start && cellOffset < end { setSlot(i, cellOffset - delta) }
             i += 1
         }
     }
@@ -365,8 +338,8 @@ final class Page: @unchecked Sendable {
     func insertBranchCell(at index: Int, key: UnsafeRawBufferPointer, childAddress: UInt64, child: Page?) -> Bool {
         let size = Page.branchCellSize(keyLength: key.count)
         guard reserve(size) else { return false }
-        let off = insertSlot(at: index, cellSize: size)
-        Page.writeBranchCell(at: buffer + off, key: key, childAddress: childAddress)
+        let cellOffset = insertSlot(at: index, cellSize: size)
+        writeBranchCell(at: cellOffset, key: key, childAddress: childAddress)
         children.insert(child, at: index)
         return true
     }
@@ -374,67 +347,51 @@ final class Page: @unchecked Sendable {
     /// Removes cell `index` (its bytes become fragmented space).
     func removeCell(at index: Int) {
         assert(heads == nil, "a page with search heads is shared and must not change")
-        let n = count
-        let off = slot(index)
-        let size = cellSize(at: off)
-        if off == cellStart { cellStart = off + size } else { fragmented += size }
-        let slots = buffer + Format.pageHeaderLength
-        if index < n - 1 {
-            (slots + 2 * index).copyMemory(from: slots + 2 * (index + 1), byteCount: 2 * (n - 1 - index))
+        let total = count
+        let cellOffset = slot(index)
+        let size = cellSize(at: cellOffset)
+        if cellOffset == cellStart { cellStart = cellOffset + size } else { fragmented += size }
+        if index < total - 1 {
+            moveBytes(from: Format.pageHeaderLength + 2 * (index + 1), to: Format.pageHeaderLength + 2 * index,
+                      count: 2 * (total - 1 - index))
         }
-        count = n - 1
+        count = total - 1
         if !isLeaf { children.remove(at: index) }
         if count == 0 { cellStart = pageSize; fragmented = 0 }
-    }
-
-    /// Rewrites the cells contiguously at the end of the page, in slot order, so `fragmented`
-    /// becomes 0. Slot order is key order, which also makes images compress better.
-    func compact() {
-        let n = count
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: pageSize, alignment: 16)
-        defer { scratch.deallocate() }
-        var top = pageSize
-        for i in 0..<n {
-            let off = slot(i)
-            let size = cellSize(at: off)
-            top -= size
-            (scratch + top).copyMemory(from: buffer + off, byteCount: size)
-            setSlot(i, top)
-        }
-        (buffer + top).copyMemory(from: scratch + top, byteCount: pageSize - top)
-        cellStart = top
-        fragmented = 0
     }
 
     /// Appends a copy of cell `index` of `source` (same kind) after the last slot; the caller
     /// has checked that it fits.
     func appendCell(from source: Page, at index: Int) {
-        let off = source.slot(index)
-        let size = source.cellSize(at: off)
-        appendRawCell(source.buffer + off, size: size)
+        let sourceOffset = source.slot(index)
+        let size = source.cellSize(at: sourceOffset)
+        copyBytes(from: source, at: sourceOffset, count: size, to: appendSlot(cellSize: size))
         if !isLeaf { children.append(source.children[index]) }
     }
 
-    func appendRawCell(_ bytes: UnsafeRawPointer, size: Int) {
-        let n = count
-        let newStart = cellStart - size
-        precondition(newStart >= Format.pageHeaderLength + 2 * (n + 1), "appendRawCell: page overflow")
-        (buffer + newStart).copyMemory(from: bytes, byteCount: size)
+    /// Adds a slot after the last one for a cell of `cellSize` bytes and returns the offset
+    /// where the caller writes the cell. Traps if the page cannot hold it without compacting:
+    /// the caller checks first (``canFit(_:)``, ``contiguousFree``).
+    func appendSlot(cellSize: Int) -> Int {
+        let total = count
+        let newStart = cellStart - cellSize
+        precondition(newStart >= Format.pageHeaderLength + 2 * (total + 1), "appendSlot: page overflow")
         cellStart = newStart
-        count = n + 1
-        setSlot(n, newStart)
+        count = total + 1
+        setSlot(total, newStart)
+        return newStart
     }
 
     /// Replaces this page's content with that of `other` (same size), taking its children.
     func assign(from other: Page) {
-        buffer.copyMemory(from: other.buffer, byteCount: pageSize)
+        copyAllBytes(from: other)
         children = other.children
     }
 
     /// Resets to an empty page of the given kind and level.
     func reset(kind: UInt8, level: Int) {
-        buffer.storeBytes(of: kind, toByteOffset: 0, as: UInt8.self)
-        buffer.storeBytes(of: UInt8(level), toByteOffset: 1, as: UInt8.self)
+        storeLE(kind, at: 0)
+        storeLE(UInt8(level), at: 1)
         count = 0
         cellStart = pageSize
         fragmented = 0

@@ -48,14 +48,14 @@ final class PageCache: Sendable {
 
     /// Applies `change` to what is held back, and the total to the shards if it moved.
     private func changeHeld(_ change: (inout (dirty: Int, inFlight: Int)) -> Void) {
-        let total = held.withLock { h -> Int? in
-            let before = h
-            change(&h)
-            return h == before ? nil : h.dirty + h.inFlight
+        let total = held.withLock { amounts -> Int? in
+            let before = amounts
+            change(&amounts)
+            return amounts == before ? nil : amounts.dirty + amounts.inFlight
         }
         guard let total else { return }
         let perShard = total / Self.shardCount
-        for s in shards { s.mutex.withLock { $0.reserve(perShard) } }
+        for shard in shards { shard.mutex.withLock { $0.reserve(perShard) } }
     }
 
     @inline(__always) private func shard(_ offset: UInt64) -> Int {
@@ -73,138 +73,124 @@ final class PageCache: Sendable {
     /// (resident bytes, hits, misses) summed over shards.
     var statistics: (bytes: Int, hits: Int, misses: Int) {
         var total = (bytes: 0, hits: 0, misses: 0)
-        for s in shards {
-            s.mutex.withLock { total.bytes += $0.residentBytes; total.hits += $0.hits; total.misses += $0.misses }
+        for shard in shards {
+            shard.mutex.withLock {
+                total.bytes += $0.residentBytes
+                total.hits += $0.hits
+                total.misses += $0.misses
+            }
         }
         return total
     }
 }
 
-private final class LockedShard: Sendable {
-    let mutex: Mutex<Shard>
-    init(_ shard: Shard) { mutex = Mutex(shard) }
-}
-
-/// A page's file offset as a table key, hashed without `Hasher` (see ``WordHash``): every
-/// descent that misses a page's child reference looks its child up here.
-private struct PageOffset: Hashable {
-    let offset: UInt64
-    init(_ offset: UInt64) { self.offset = offset }
-    func _rawHashValue(seed: Int) -> Int { WordHash.hash(offset, seed: seed) }
-}
-
-private struct Shard {
-    struct Entry {
-        var page: Page
-        var referenced: Bool
-        var isProtected: Bool
+// The shards: private to this file, named as parts of the cache.
+extension PageCache {
+    private final class LockedShard: Sendable {
+        let mutex: Mutex<Shard>
+        init(_ shard: Shard) { mutex = Mutex(shard) }
     }
 
-    let pageSize: Int
-    let budgetPages: Int
-    let ghostLimit: Int
-    /// Pages of this shard's budget held by dirty pages (``PageCache/reserve(_:)``).
-    private var reservedPages = 0
-    var entries: [PageOffset: Entry] = [:]
-    var probation = Deque64()
-    var protectedRing = Deque64()
-    var ghosts = Deque64()
-    var ghostSet: Set<PageOffset> = []
-    var probationCount = 0
-    var protectedCount = 0
-    var hits = 0
-    var misses = 0
-
-    var residentBytes: Int { (probationCount + protectedCount) * pageSize }
-
-    init(budget: Int, pageSize: Int) {
-        self.pageSize = pageSize
-        budgetPages = max(budget / pageSize, 4)
-        ghostLimit = budgetPages / 2 + 1
+    /// A page's file offset as a table key, hashed without `Hasher` (see ``WordHash``): every
+    /// descent that misses a page's child reference looks its child up here.
+    private struct PageOffset: Hashable {
+        let offset: UInt64
+        init(_ offset: UInt64) { self.offset = offset }
+        func _rawHashValue(seed: Int) -> Int { WordHash.hash(offset, seed: seed) }
     }
 
-    /// The pages the shard may hold now: its budget less what dirty pages reserve.
-    private var pages: Int { max(budgetPages - reservedPages, 4) }
-    private var probationLimit: Int { max(pages / 4, 1) }
-    private var protectedLimit: Int { max(pages - probationLimit, 1) }
-
-    mutating func get(_ offset: UInt64) -> Page? {
-        guard let e = entries[PageOffset(offset)] else { misses += 1; return nil }
-        hits += 1
-        if e.isProtected && !e.referenced { entries[PageOffset(offset)]!.referenced = true }
-        return e.page
-    }
-
-    mutating func insert(_ page: Page, at offset: UInt64) {
-        if entries[PageOffset(offset)] != nil { return }
-        if ghostSet.remove(PageOffset(offset)) != nil {
-            entries[PageOffset(offset)] = Entry(page: page, referenced: false, isProtected: true)
-            protectedRing.append(offset)
-            protectedCount += 1
-            evictProtected()
-        } else {
-            entries[PageOffset(offset)] = Entry(page: page, referenced: false, isProtected: false)
-            probation.append(offset)
-            probationCount += 1
-            evictProbation()
+    private struct Shard {
+        struct Entry {
+            var page: Page
+            var referenced: Bool
+            var isProtected: Bool
         }
-    }
 
-    /// Holds `bytes` of the budget back, evicting what no longer fits.
-    mutating func reserve(_ bytes: Int) {
-        let pages = bytes / pageSize
-        if pages == reservedPages { return }
-        let grew = pages > reservedPages
-        reservedPages = pages
-        if grew {
-            evictProbation()
-            evictProtected()
+        let pageSize: Int
+        let budgetPages: Int
+        let ghostLimit: Int
+        /// Pages of this shard's budget held by dirty pages (``PageCache/reserve(_:)``).
+        private var reservedPages = 0
+        var entries: [PageOffset: Entry] = [:]
+        var probation = Deque64()
+        var protectedRing = Deque64()
+        var ghosts = Deque64()
+        var ghostSet: Set<PageOffset> = []
+        var probationCount = 0
+        var protectedCount = 0
+        var hits = 0
+        var misses = 0
+
+        var residentBytes: Int { (probationCount + protectedCount) * pageSize }
+
+        init(budget: Int, pageSize: Int) {
+            self.pageSize = pageSize
+            budgetPages = max(budget / pageSize, 4)
+            ghostLimit = budgetPages / 2 + 1
         }
-    }
 
-    private mutating func evictProbation() {
-        while probationCount > probationLimit, let victim = probation.popFirst() {
-            guard let e = entries[PageOffset(victim)], !e.isProtected else { continue }
-            entries[PageOffset(victim)] = nil
-            probationCount -= 1
-            ghosts.append(victim)
-            ghostSet.insert(PageOffset(victim))
-            while ghostSet.count > ghostLimit, let old = ghosts.popFirst() { ghostSet.remove(PageOffset(old)) }
+        /// The pages the shard may hold now: its budget less what dirty pages reserve.
+        private var pages: Int { max(budgetPages - reservedPages, 4) }
+        private var probationLimit: Int { max(pages / 4, 1) }
+        private var protectedLimit: Int { max(pages - probationLimit, 1) }
+
+        mutating func get(_ offset: UInt64) -> Page? {
+            guard let entry = entries[PageOffset(offset)] else { misses += 1; return nil }
+            hits += 1
+            if entry.isProtected && !entry.referenced { entries[PageOffset(offset)]!.referenced = true }
+            return entry.page
         }
-    }
 
-    private mutating func evictProtected() {
-        // CLOCK: pages referenced since the hand last passed get a second chance.
-        while protectedCount > protectedLimit, let victim = protectedRing.popFirst() {
-            guard let e = entries[PageOffset(victim)], e.isProtected else { continue }
-            if e.referenced {
-                entries[PageOffset(victim)]!.referenced = false
-                protectedRing.append(victim)
+        mutating func insert(_ page: Page, at offset: UInt64) {
+            if entries[PageOffset(offset)] != nil { return }
+            if ghostSet.remove(PageOffset(offset)) != nil {
+                entries[PageOffset(offset)] = Entry(page: page, referenced: false, isProtected: true)
+                protectedRing.append(offset)
+                protectedCount += 1
+                evictProtected()
             } else {
-                entries[PageOffset(victim)] = nil
-                protectedCount -= 1
+                entries[PageOffset(offset)] = Entry(page: page, referenced: false, isProtected: false)
+                probation.append(offset)
+                probationCount += 1
+                evictProbation()
             }
         }
-    }
-}
 
-/// A ring buffer of offsets (no dependency needed for this one use).
-struct Deque64 {
-    private var storage: [UInt64] = []
-    private var head = 0
-
-    mutating func append(_ v: UInt64) {
-        storage.append(v)
-    }
-
-    mutating func popFirst() -> UInt64? {
-        guard head < storage.count else { return nil }
-        let v = storage[head]
-        head += 1
-        if head > 1024 && head * 2 > storage.count {
-            storage.removeFirst(head)
-            head = 0
+        /// Holds `bytes` of the budget back, evicting what no longer fits.
+        mutating func reserve(_ bytes: Int) {
+            let pages = bytes / pageSize
+            if pages == reservedPages { return }
+            let grew = pages > reservedPages
+            reservedPages = pages
+            if grew {
+                evictProbation()
+                evictProtected()
+            }
         }
-        return v
+
+        private mutating func evictProbation() {
+            while probationCount > probationLimit, let victim = probation.popFirst() {
+                guard let entry = entries[PageOffset(victim)], !entry.isProtected else { continue }
+                entries[PageOffset(victim)] = nil
+                probationCount -= 1
+                ghosts.append(victim)
+                ghostSet.insert(PageOffset(victim))
+                while ghostSet.count > ghostLimit, let old = ghosts.popFirst() { ghostSet.remove(PageOffset(old)) }
+            }
+        }
+
+        private mutating func evictProtected() {
+            // CLOCK: pages referenced since the hand last passed get a second chance.
+            while protectedCount > protectedLimit, let victim = protectedRing.popFirst() {
+                guard let entry = entries[PageOffset(victim)], entry.isProtected else { continue }
+                if entry.referenced {
+                    entries[PageOffset(victim)]!.referenced = false
+                    protectedRing.append(victim)
+                } else {
+                    entries[PageOffset(victim)] = nil
+                    protectedCount -= 1
+                }
+            }
+        }
     }
 }

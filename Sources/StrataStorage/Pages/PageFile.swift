@@ -29,9 +29,9 @@ final class PageFile: @unchecked Sendable {
     /// expects: a page at any other level is corruption (a descent that does not descend).
     @inline(__always)
     func page(at offset: UInt64, level: Int) throws -> Page {
-        if let p = cache.get(offset) {
-            guard p.level == level else { throw levelMismatch(p, level, offset) }
-            return p
+        if let cached = cache.get(offset) {
+            guard cached.level == level else { throw levelMismatch(cached, level, offset) }
+            return cached
         }
         return try load(offset, level: level)
     }
@@ -50,9 +50,9 @@ final class PageFile: @unchecked Sendable {
     func child(of parent: Page, at i: Int, readingAhead: Bool) throws -> Page {
         let offset = parent.childAddress(i)
         let level = parent.level - 1
-        if let p = cache.get(offset) {
-            guard p.level == level else { throw levelMismatch(p, level, offset) }
-            return p
+        if let cached = cache.get(offset) {
+            guard cached.level == level else { throw levelMismatch(cached, level, offset) }
+            return cached
         }
         return try missedChild(of: parent, at: i, readingAhead: readingAhead)
     }
@@ -77,19 +77,11 @@ final class PageFile: @unchecked Sendable {
         // A branch's cell 0 has no key: its first key is cell 1's.
         let first = page.isLeaf ? 0 : 1
         guard n > first else { return nil }
-        if i > 0 {
-            let low = parent.key(i)
-            let key = page.key(first)
-            if compareKeys(key.baseAddress!, key.count, low.baseAddress!, low.count) < 0 {
-                return "page holds keys below the separator of the parent cell \(i) that leads to it"
-            }
+        if i > 0 && compareKeys(page.key(first), parent.key(i)) < 0 {
+            return "page holds keys below the separator of the parent cell \(i) that leads to it"
         }
-        if i + 1 < parent.count {
-            let high = parent.key(i + 1)
-            let key = page.key(n - 1)
-            if compareKeys(key.baseAddress!, key.count, high.baseAddress!, high.count) >= 0 {
-                return "page holds keys at or above the separator after the parent cell \(i) that leads to it"
-            }
+        if i + 1 < parent.count && compareKeys(page.key(n - 1), parent.key(i + 1)) >= 0 {
+            return "page holds keys at or above the separator after the parent cell \(i) that leads to it"
         }
         return nil
     }
@@ -117,16 +109,16 @@ final class PageFile: @unchecked Sendable {
                 guard let found = try? FrameValidator.validate(
                     UnsafeRawBufferPointer(rebasing: data[at..<n]), at: frameOffset, expecting: .page,
                     maxRawLength: pageSize, decompressingInto: raw) else { break }
-                let (h, image) = found
+                let (header, image) = found
                 if j == i || cache.get(frameOffset) == nil {
-                    guard let page = try? Page.decodeImage(image, pageSize: pageSize, offset: frameOffset), page.level == level,
-                          boundsViolation(page, under: parent, at: j) == nil else { break }
+                    guard let page = try? Page.decodeImage(image, pageSize: pageSize, offset: frameOffset),
+                          page.level == level, boundsViolation(page, under: parent, at: j) == nil else { break }
                     page.diskAddress = frameOffset
-                    page.diskLength = h.frameLength
+                    page.diskLength = header.frameLength
                     if j == i { requested = page }
                     cache.insert(page, at: frameOffset)
                 }
-                at += Int(h.frameLength)
+                at += Int(header.frameLength)
                 j += 1
             }
         }
@@ -150,30 +142,33 @@ final class PageFile: @unchecked Sendable {
     /// compresses to more than its LZ4 bound), so a page costs one system call, one
     /// decompression and one copy into its page.
     private func read(_ offset: UInt64, level: Int) throws -> Page {
-        guard offset >= Format.logStart else { throw StrataError.corrupt("child offset \(offset) inside the header", offset: offset) }
+        guard offset >= Format.logStart else {
+            throw StrataError.corrupt("child offset \(offset) inside the header", offset: offset)
+        }
         let readLength = Int(FrameHeader.frameLength(storedLength: max(pageSize, LZ4.compressBound(pageSize))))
         return try withUnsafeTemporaryAllocation(byteCount: readLength + pageSize, alignment: 16) { buffer in
             let frame = UnsafeMutableRawBufferPointer(rebasing: buffer[..<readLength])
             let n = try file.read(into: frame, at: offset)
             let raw = UnsafeMutableRawBufferPointer(rebasing: buffer[readLength...])
-            let h: FrameHeader
+            let header: FrameHeader
             let image: UnsafeRawBufferPointer
             do throws(FrameDefect) {
-                (h, image) = try FrameValidator.validate(UnsafeRawBufferPointer(rebasing: frame[..<n]), at: offset, expecting: .page,
-                                                         maxRawLength: pageSize, decompressingInto: raw)
+                (header, image) = try FrameValidator.validate(
+                    UnsafeRawBufferPointer(rebasing: frame[..<n]), at: offset, expecting: .page,
+                    maxRawLength: pageSize, decompressingInto: raw)
             } catch {
                 throw StrataError.corrupt("page frame: \(error)", offset: offset)
             }
             let page = try Page.decodeImage(image, pageSize: pageSize, offset: offset)
             guard page.level == level else { throw levelMismatch(page, level, offset) }
             page.diskAddress = offset
-            page.diskLength = h.frameLength
+            page.diskLength = header.frameLength
             return page
         }
     }
 
-    private func levelMismatch(_ p: Page, _ level: Int, _ offset: UInt64) -> StrataError {
-        .corrupt("page at level \(p.level) where level \(level) was expected", offset: offset)
+    private func levelMismatch(_ page: Page, _ level: Int, _ offset: UInt64) -> StrataError {
+        .corrupt("page at level \(page.level) where level \(level) was expected", offset: offset)
     }
 
     /// The value stored in the overflow frame at `offset`; it must be `length` bytes.

@@ -38,8 +38,8 @@ public final class ReadTransaction: @unchecked Sendable {
     /// The tree called `name`, or `nil` if there is none.
     public func tree(_ name: String) throws -> ReadTree? {
         try lifetime.check()
-        guard let t = version.trees[name] else { return nil }
-        return ReadTree(name: name, root: t.root, count: t.count, file: version.file, transaction: self)
+        guard let tree = version.trees[name] else { return nil }
+        return ReadTree(name: name, root: tree.root, count: tree.count, file: version.file, transaction: self)
     }
 
     /// Ends the snapshot early (it also ends when the last reference to it, its trees and its

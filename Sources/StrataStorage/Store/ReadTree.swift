@@ -28,9 +28,9 @@ public struct ReadTree: @unchecked Sendable {
     /// A copy of the value stored under `key`, or `nil`.
     public func get(_ key: [UInt8]) throws -> [UInt8]? {
         try transaction.lifetime.check()
-        return try key.withUnsafeBytes { k in
-            guard let root, !k.isEmpty else { return nil }
-            let (leaf, i, found) = try TreeRead.find(root, k, file)
+        return try key.withUnsafeBytes { keyBytes in
+            guard let root, !keyBytes.isEmpty else { return nil }
+            let (leaf, i, found) = try TreeRead.find(root, keyBytes, file)
             return found ? try TreeRead.value(leaf, i, file) : nil
         }
     }
@@ -44,7 +44,8 @@ public struct ReadTree: @unchecked Sendable {
 
     /// Calls `body` with the value stored under `key`, borrowed without copying (valid only inside
     /// `body`), and returns its result; `nil` if the key is absent.
-    public func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    public func withValue<R>(forKey key: UnsafeRawBufferPointer,
+                             _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try transaction.lifetime.check()
         guard let root, !key.isEmpty else { return nil }
         let (leaf, i, found) = try TreeRead.find(root, key, file)
@@ -59,9 +60,9 @@ public struct ReadTree: @unchecked Sendable {
     /// Whether `key` is present.
     public func contains(_ key: [UInt8]) throws -> Bool {
         try transaction.lifetime.check()
-        return try key.withUnsafeBytes { k in
-            guard let root, !k.isEmpty else { return false }
-            return try TreeRead.find(root, k, file).found
+        return try key.withUnsafeBytes { keyBytes in
+            guard let root, !keyBytes.isEmpty else { return false }
+            return try TreeRead.find(root, keyBytes, file).found
         }
     }
 
@@ -72,34 +73,36 @@ public struct ReadTree: @unchecked Sendable {
     }
 
     /// Every entry with `lower ≤ key < upper` (either bound optional), in order or reversed.
-    public func entries(from lower: [UInt8]? = nil, to upper: [UInt8]? = nil, reverse: Bool = false) throws -> [(key: [UInt8], value: [UInt8])] {
+    public func entries(from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
+                        reverse: Bool = false) throws -> [(key: [UInt8], value: [UInt8])] {
         try transaction.lifetime.check()
         return try collectRange(makeCursor(), lower: lower, upper: upper, reverse: reverse)
     }
 }
 
 /// Shared by read and write trees: a bounded range scan.
-func collectRange(_ c: Cursor, lower: [UInt8]?, upper: [UInt8]?, reverse: Bool) throws -> [(key: [UInt8], value: [UInt8])] {
+func collectRange(_ cursor: Cursor, lower: [UInt8]?, upper: [UInt8]?,
+                  reverse: Bool) throws -> [(key: [UInt8], value: [UInt8])] {
     var out: [(key: [UInt8], value: [UInt8])] = []
     if !reverse {
-        var ok = try lower.map { try c.seek($0) } ?? c.first()
+        var ok = try lower.map { try cursor.seek($0) } ?? cursor.first()
         while ok {
-            if let upper, upper.withUnsafeBytes({ compareKeys(c.key, $0) }) >= 0 { break }
-            out.append((c.copyKey(), try c.copyValue()))
-            ok = try c.next()
+            if let upper, upper.withUnsafeBytes({ compareKeys(cursor.key, $0) }) >= 0 { break }
+            out.append((cursor.copyKey(), try cursor.copyValue()))
+            ok = try cursor.next()
         }
     } else {
         var ok: Bool
         if let upper {
             // Last key < upper.
-            ok = try c.seek(upper) ? try c.previous() : try c.last()
+            ok = try cursor.seek(upper) ? try cursor.previous() : try cursor.last()
         } else {
-            ok = try c.last()
+            ok = try cursor.last()
         }
         while ok {
-            if let lower, lower.withUnsafeBytes({ compareKeys(c.key, $0) }) < 0 { break }
-            out.append((c.copyKey(), try c.copyValue()))
-            ok = try c.previous()
+            if let lower, lower.withUnsafeBytes({ compareKeys(cursor.key, $0) }) < 0 { break }
+            out.append((cursor.copyKey(), try cursor.copyValue()))
+            ok = try cursor.previous()
         }
     }
     return out

@@ -19,10 +19,12 @@ extension Recovery {
         /// Space accounting for the replayed commits, exactly as their original commit did it.
         func liveDelta(reader: FrameReader, validEnd: UInt64) throws -> Int64 {
             var delta = Int64(overflowBytes)
-            for m in touched {
-                delta -= Int64(m.freedFrameBytes)
-                for frame in m.freedOverflow {
-                    if let h = try reader.header(at: frame, limit: validEnd) { delta -= Int64(h.frameLength) }
+            for tree in touched {
+                delta -= Int64(tree.freedFrameBytes)
+                for frame in tree.freedOverflow {
+                    if let frameHeader = try reader.header(at: frame, limit: validEnd) {
+                        delta -= Int64(frameHeader.frameLength)
+                    }
                 }
             }
             return delta
@@ -44,15 +46,17 @@ extension Recovery {
 
     /// Applies every valid commit frame from `start` on, in txid order, until the log ends;
     /// returns where it ends (the first offset that is not part of the log) and why.
-    static func replay(_ state: inout ReplayState, from start: UInt64, size: UInt64, reader: FrameReader, file: PageFile) throws -> LogEnd {
+    static func replay(_ state: inout ReplayState, from start: UInt64, size: UInt64, reader: FrameReader,
+                       file: PageFile) throws -> LogEnd {
         var offset = start
         while true {
-            guard let h = try reader.header(at: offset, limit: size), let payload = try reader.payload(of: h, at: offset) else {
+            guard let frameHeader = try reader.header(at: offset, limit: size),
+                  let payload = try reader.payload(of: frameHeader, at: offset) else {
                 return LogEnd(offset: offset, reason: .invalidFrame)
             }
-            switch h.type {
+            switch frameHeader.type {
             case .commit:
-                guard state.lastTxid < Recovery.replayOwner - 2, h.txid == state.lastTxid + 1 else {
+                guard state.lastTxid < Recovery.replayOwner - 2, frameHeader.txid == state.lastTxid + 1 else {
                     // Commits are consecutive, so one is missing before this valid transaction.
                     // If the transaction says every byte before its first frame had been synced
                     // (its overflow frames precede its commit frame), the missing commit was
@@ -63,21 +67,24 @@ extension Recovery {
                             if case .putOverflow(_, _, _, let frame) = op, frame >= start { first = min(first, frame) }
                         }
                     }
-                    if h.durableEnd >= first {
-                        throw StrataError.corrupt("commit \(state.lastTxid + 1) is missing before durable commit \(h.txid)", offset: offset)
+                    if frameHeader.durableEnd >= first {
+                        let missing = state.lastTxid + 1
+                        let durable = frameHeader.txid
+                        throw StrataError.corrupt("commit \(missing) is missing before durable commit \(durable)",
+                                                  offset: offset)
                     }
                     return LogEnd(offset: offset, reason: .outOfSequence)
                 }
                 try payload.withUnsafeBytes { bytes in
                     try apply(bytes, at: offset, to: &state, file: file)
                 }
-                state.lastTxid = h.txid
+                state.lastTxid = frameHeader.txid
             case .checkpoint, .page, .overflow:
                 // Pages and the frame of a checkpoint whose header slot was never written:
                 // replaying the commits rebuilds the same state.
                 break
             }
-            offset += h.frameLength
+            offset += frameHeader.frameLength
         }
     }
 
@@ -86,58 +93,68 @@ extension Recovery {
     /// frame before the commit valid and a writer writes a transaction's overflow frames before
     /// its commit frame, so a reference that does not resolve was written wrong: corrupt
     /// (FORMAT.md §8 step 3).
-    private static func checkOverflow(_ reader: FrameReader, _ frame: UInt64, length: Int, commit: UInt64) throws -> UInt64 {
+    private static func checkOverflow(_ reader: FrameReader, _ frame: UInt64, length: Int,
+                                      commit: UInt64) throws -> UInt64 {
         guard frame >= Format.logStart, frame % UInt64(Format.frameAlignment) == 0,
-              let h = try reader.header(at: frame, limit: commit), h.type == .overflow, UInt64(h.rawLength) == UInt64(length),
-              try reader.payload(of: h, at: frame) != nil else {
-            throw StrataError.corrupt("commit refers to an overflow value of \(length) bytes at \(frame), and there is none", offset: commit)
+              let frameHeader = try reader.header(at: frame, limit: commit), frameHeader.type == .overflow,
+              UInt64(frameHeader.rawLength) == UInt64(length),
+              try reader.payload(of: frameHeader, at: frame) != nil else {
+            throw StrataError.corrupt(
+                "commit refers to an overflow value of \(length) bytes at \(frame), and there is none", offset: commit)
         }
-        return h.frameLength
+        return frameHeader.frameLength
     }
 
     /// Applies one commit record to the trees being rebuilt.
-    static func apply(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, to state: inout ReplayState, file: PageFile) throws {
+    static func apply(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, to state: inout ReplayState,
+                      file: PageFile) throws {
         let reader = FrameReader(file: file.file)
         try CommitRecordReader.forEach(bytes, fileOffset: offset) { op in
-            func tree(_ id: UInt32) throws -> MutableTree {
-                guard let t = state.byID[id] else { throw StrataError.corrupt("commit names unknown tree \(id)", offset: offset) }
-                return t
+            func knownTree(_ id: UInt32) throws -> MutableTree {
+                guard let tree = state.byID[id] else {
+                    throw StrataError.corrupt("commit names unknown tree \(id)", offset: offset)
+                }
+                return tree
             }
             switch op {
             case .put(let id, let key, let value):
-                let t = try tree(id)
-                guard Format.leafCellHeader + key.count + value.count <= t.inlineCellLimit else {
+                let tree = try knownTree(id)
+                guard Format.leafCellHeader + key.count + value.count <= tree.inlineCellLimit else {
                     throw StrataError.corrupt("inline value too large for a leaf", offset: offset)
                 }
-                if let replaced = try t.put(key, value, overflowLength: nil) { t.freedOverflow.append(replaced) }
+                if let replaced = try tree.put(key, value, overflowLength: nil) { tree.freedOverflow.append(replaced) }
             case .putOverflow(let id, let key, let length, let frame):
-                let t = try tree(id)
-                guard Format.leafCellHeader + key.count + length > t.inlineCellLimit else {
-                    throw StrataError.corrupt("overflow value of \(length) bytes small enough to be inline", offset: offset)
+                let tree = try knownTree(id)
+                guard Format.leafCellHeader + key.count + length > tree.inlineCellLimit else {
+                    throw StrataError.corrupt("overflow value of \(length) bytes small enough to be inline",
+                                              offset: offset)
                 }
                 let frameLength = try checkOverflow(reader, frame, length: length, commit: offset)
-                var ref = frame.littleEndian
-                if let replaced = try withUnsafeBytes(of: &ref, { try t.put(key, $0, overflowLength: length) }) {
-                    t.freedOverflow.append(replaced)
-                }
+                var reference = frame.littleEndian
+                let replaced = try withUnsafeBytes(of: &reference) { try tree.put(key, $0, overflowLength: length) }
+                if let replaced { tree.freedOverflow.append(replaced) }
                 state.overflowBytes += frameLength
             case .delete(let id, let key):
-                let t = try tree(id)
-                if let freed = try t.delete(key).overflow { t.freedOverflow.append(freed) }
+                let tree = try knownTree(id)
+                if let freed = try tree.delete(key).overflow { tree.freedOverflow.append(freed) }
             case .createTree(let id, let name):
                 // Ids count up from the next tree id, which stays below 2^32 − 1 (FORMAT.md §6).
-                guard state.byID[id] == nil, state.trees[name] == nil, id >= state.nextTreeID, id < StoreLimits.treeIDLimit else {
-                    throw StrataError.corrupt("commit creates tree '\(name)' (id \(id), next tree id \(state.nextTreeID)) that exists or cannot", offset: offset)
+                guard state.byID[id] == nil, state.trees[name] == nil, id >= state.nextTreeID,
+                      id < StoreLimits.treeIDLimit else {
+                    let next = state.nextTreeID
+                    throw StrataError.corrupt(
+                        "commit creates tree '\(name)' (id \(id), next tree id \(next)) that exists or cannot",
+                        offset: offset)
                 }
-                let m = MutableTree(id: id, name: name, root: nil, count: 0, txid: replayOwner, file: file)
-                state.trees[name] = m
-                state.byID[id] = m
-                state.touched.append(m)
+                let tree = MutableTree(id: id, name: name, root: nil, count: 0, txid: replayOwner, file: file)
+                state.trees[name] = tree
+                state.byID[id] = tree
+                state.touched.append(tree)
                 state.nextTreeID = id + 1
             case .dropTree(let id):
-                let t = try tree(id)
-                try t.dropAll()
-                state.trees[t.name] = nil
+                let tree = try knownTree(id)
+                try tree.dropAll()
+                state.trees[tree.name] = nil
                 state.byID[id] = nil
             }
         }

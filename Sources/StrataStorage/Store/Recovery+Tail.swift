@@ -20,11 +20,13 @@ extension Recovery {
         let validEnd = end.offset
         // The header was read before the log: what it says was synced was there when replay read it.
         if header.durableEnd > validEnd {
-            throw StrataError.corrupt("invalid frame before the durable end \(header.durableEnd) the header records", offset: validEnd)
+            throw StrataError.corrupt("invalid frame before the durable end \(header.durableEnd) the header records",
+                                      offset: validEnd)
         }
         guard let witness = try durableWitness(after: validEnd, size: size, reader: reader) else { return }
         if readOnly, end.reason == .invalidFrame, try frameIsValid(at: validEnd, reader: reader) { return }
-        throw StrataError.corrupt("invalid frame followed by a valid frame written after it was durable (at \(witness))", offset: validEnd)
+        throw StrataError.corrupt(
+            "invalid frame followed by a valid frame written after it was durable (at \(witness))", offset: validEnd)
     }
 
     /// The first valid frame after `validEnd` (at a multiple of 8, before `size`) whose durable
@@ -38,11 +40,13 @@ extension Recovery {
             if n < 4 { break }
             var i = 0
             while i + 4 <= min(n, chunk) {
-                let magic = buffer.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: i, as: UInt32.self) }
-                if magic == Format.frameMagic.littleEndian {
+                // The magic, little-endian, read from the array (bounds-checked).
+                let magic = UInt32(buffer[i]) | UInt32(buffer[i + 1]) << 8 | UInt32(buffer[i + 2]) << 16
+                    | UInt32(buffer[i + 3]) << 24
+                if magic == Format.frameMagic {
                     let at = base + UInt64(i)
-                    if let h = try reader.header(at: at, limit: size), h.durableEnd > validEnd,
-                       try reader.payload(of: h, at: at) != nil {
+                    if let header = try reader.header(at: at, limit: size), header.durableEnd > validEnd,
+                       try reader.payload(of: header, at: at) != nil {
                         return at
                     }
                 }
@@ -56,7 +60,7 @@ extension Recovery {
     /// Whether the bytes at `offset` are a valid frame now (read afresh, against the file's
     /// size now).
     private static func frameIsValid(at offset: UInt64, reader: FrameReader) throws -> Bool {
-        guard let h = try reader.header(at: offset, limit: try reader.file.size()) else { return false }
-        return try reader.payload(of: h, at: offset) != nil
+        guard let header = try reader.header(at: offset, limit: try reader.file.size()) else { return false }
+        return try reader.payload(of: header, at: offset) != nil
     }
 }

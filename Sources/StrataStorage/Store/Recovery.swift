@@ -49,7 +49,8 @@ enum Recovery {
     }
 
     /// The four phases of §8 over one open file.
-    private static func recover(file: any StorageFile, path: String, options: StoreOptions, fs: any FileSystem) throws -> Opened {
+    private static func recover(file: any StorageFile, path: String, options: StoreOptions,
+                                fs: any FileSystem) throws -> Opened {
         let writable = !options.readOnly
         let (header, slot, size) = try readHeader(file: file, path: path, options: options)
         let pageFile = PageFile(file: file, path: path, pageSize: Int(header.pageSize), cacheBudget: options.cacheBytes)
@@ -72,8 +73,8 @@ enum Recovery {
             log = LogWriter(file: file, path: path, end: validEnd, allocatedEnd: validEnd, sync: sync)
         }
         var versionTrees: [String: Version.Tree] = [:]
-        for (name, m) in state.trees {
-            versionTrees[name] = Version.Tree(id: m.id, name: name, root: m.root, count: m.count)
+        for (name, tree) in state.trees {
+            versionTrees[name] = Version.Tree(id: tree.id, name: name, root: tree.root, count: tree.count)
         }
         let liveBytes = checkpoint.record.liveBytes
         let version = Version(txid: state.lastTxid, trees: versionTrees, nextTreeID: state.nextTreeID, file: pageFile,

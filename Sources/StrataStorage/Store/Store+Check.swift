@@ -1,26 +1,4 @@
-/// `strata check`: verifies every frame's checksums, key order in and across pages, that no
-/// page is reachable twice, uniform leaf depth, entry counts, overflow values, and the
-/// live/dead byte totals (bbolt's `Tx.Check`).
-public struct CheckReport: Sendable {
-    /// What is wrong, one line each; empty when the store is sound.
-    public var problems: [String] = []
-    /// Whether no problem was found.
-    public var isClean: Bool { problems.isEmpty }
-    /// Frames read from the start of the log, each checksum-verified.
-    public var frames = 0
-    /// Tree pages visited.
-    public var pagesVisited = 0
-    /// Entries found, across all trees.
-    public var entries: UInt64 = 0
-    /// Where the log ends, in bytes from the start of the file (preallocated zeros excluded).
-    public var fileBytes: UInt64 = 0
-    /// Bytes that the newest commit still needs (reachable frames, the log since the last
-    /// checkpoint, the header).
-    public var liveBytes: UInt64 = 0
-    /// Bytes of the log the newest commit no longer needs; compaction reclaims them.
-    public var deadBytes: UInt64 { fileBytes > liveBytes ? fileBytes - liveBytes : 0 }
-}
-
+/// The structural check (`strata check`), whose findings are a ``CheckReport``.
 extension Store {
     /// Checks the whole store as of the latest commit. Holds the writer gate while it runs, so
     /// the log does not move underneath it.
@@ -49,19 +27,19 @@ extension Store {
         var offset = Format.logStart
         var sawCheckpoint = false
         while offset < end {
-            guard let h = try reader.header(at: offset, limit: end) else {
+            guard let frameHeader = try reader.header(at: offset, limit: end) else {
                 // Zeros after the log (preallocation) are not a problem; anything else is.
                 if try !isZero(file.file, from: offset, to: end) {
                     report.problems.append("invalid frame header at \(offset)")
                 }
                 break
             }
-            if try reader.payload(of: h, at: offset) == nil {
-                report.problems.append("frame at \(offset) (\(h.type)): payload checksum mismatch")
+            if try reader.payload(of: frameHeader, at: offset) == nil {
+                report.problems.append("frame at \(offset) (\(frameHeader.type)): payload checksum mismatch")
             }
             report.frames += 1
-            if h.type == .checkpoint && offset == checkpointFrame.offset { sawCheckpoint = true }
-            offset += h.frameLength
+            if frameHeader.type == .checkpoint && offset == checkpointFrame.offset { sawCheckpoint = true }
+            offset += frameHeader.frameLength
         }
 
         // 2. The trees.
@@ -69,8 +47,9 @@ extension Store {
         var seenPages = Set<ObjectIdentifier>()
         var reachableBytes: UInt64 = 0
         for (name, tree) in version.trees.sorted(by: { $0.key < $1.key }) {
+            func problem(_ what: String) { report.problems.append("tree '\(name)': " + what) }
             guard let root = tree.root else {
-                if tree.count != 0 { report.problems.append("tree '\(name)': empty but its count is \(tree.count)") }
+                if tree.count != 0 { problem("empty but its count is \(tree.count)") }
                 continue
             }
             var entries: UInt64 = 0
@@ -79,28 +58,28 @@ extension Store {
                 report.pagesVisited += 1
                 if page.diskAddress != 0 {
                     if !seenFrames.insert(page.diskAddress).inserted {
-                        report.problems.append("tree '\(name)': page frame \(page.diskAddress) reachable twice")
+                        problem("page frame \(page.diskAddress) reachable twice")
                         return
                     }
                     // Frames after the checkpoint are counted with the log after it (a checkpoint
                     // whose header write failed leaves its pages there).
                     if page.diskAddress < checkpointFrame.offset { reachableBytes += page.diskLength }
                 } else if !seenPages.insert(ObjectIdentifier(page)).inserted {
-                    report.problems.append("tree '\(name)': in-memory page reachable twice")
+                    problem("in-memory page reachable twice")
                     return
                 }
                 if page.count == 0 && (page.level > 0 || page !== root) {
-                    report.problems.append("tree '\(name)': empty page at level \(page.level)")
+                    problem("empty page at level \(page.level)")
                 }
                 var previous: [UInt8]?
                 for i in 0..<page.count {
                     let key = [UInt8](page.key(i))
                     if !(page.level > 0 && i == 0) {
                         if let previous, compareBytes(previous, key) >= 0 {
-                            report.problems.append("tree '\(name)': keys out of order in page at level \(page.level)")
+                            problem("keys out of order in page at level \(page.level)")
                         }
-                        if let lower, compareBytes(key, lower) < 0 { report.problems.append("tree '\(name)': key below its parent's bound") }
-                        if let upper, compareBytes(key, upper) >= 0 { report.problems.append("tree '\(name)': key at or above its parent's bound") }
+                        if let lower, compareBytes(key, lower) < 0 { problem("key below its parent's bound") }
+                        if let upper, compareBytes(key, upper) >= 0 { problem("key at or above its parent's bound") }
                         previous = key
                     }
                     if page.isLeaf {
@@ -110,8 +89,14 @@ extension Store {
                             let at = page.overflowAddress(i)
                             do {
                                 _ = try file.overflowValue(at: at, length: length)
-                                if let h = try reader.header(at: at, limit: end), seenFrames.insert(at).inserted, at < checkpointFrame.offset { reachableBytes += h.frameLength }
-                            } catch let error as StrataError { guard case .corrupt = error else { throw error }; report.problems.append("tree '\(name)': overflow value at \(at): \(error)") }
+                                if let frameHeader = try reader.header(at: at, limit: end),
+                                   seenFrames.insert(at).inserted, at < checkpointFrame.offset {
+                                    reachableBytes += frameHeader.frameLength
+                                }
+                            } catch let error as StrataError {
+                                guard case .corrupt = error else { throw error }
+                                problem("overflow value at \(at): \(error)")
+                            }
                         }
                     }
                 }
@@ -124,18 +109,18 @@ extension Store {
                     do { child = try TreeRead.child(page, i, file) } catch let error as StrataError {
                         // Damage is a finding; an I/O error is not, and is thrown.
                         guard case .corrupt = error else { throw error }
-                        report.problems.append("tree '\(name)': child \(i) at level \(page.level): \(error)")
+                        problem("child \(i) at level \(page.level): \(error)")
                         continue
                     }
-                    if child.level != page.level - 1 { report.problems.append("tree '\(name)': child level \(child.level) under level \(page.level)") }
-                    let lo: [UInt8]? = i == 0 ? lower : [UInt8](page.key(i))
-                    let hi: [UInt8]? = i + 1 < page.count ? [UInt8](page.key(i + 1)) : upper
-                    try visit(child, lower: lo, upper: hi, depth: depth + 1)
+                    if child.level != page.level - 1 { problem("child level \(child.level) under level \(page.level)") }
+                    let childLower: [UInt8]? = i == 0 ? lower : [UInt8](page.key(i))
+                    let childUpper: [UInt8]? = i + 1 < page.count ? [UInt8](page.key(i + 1)) : upper
+                    try visit(child, lower: childLower, upper: childUpper, depth: depth + 1)
                 }
             }
             try visit(root, lower: nil, upper: nil, depth: 0)
-            if leafLevels.count > 1 { report.problems.append("tree '\(name)': leaves at different depths \(leafLevels.sorted())") }
-            if entries != tree.count { report.problems.append("tree '\(name)': \(entries) entries, catalog says \(tree.count)") }
+            if leafLevels.count > 1 { problem("leaves at different depths \(leafLevels.sorted())") }
+            if entries != tree.count { problem("\(entries) entries, catalog says \(tree.count)") }
             report.entries += entries
         }
 
@@ -144,9 +129,12 @@ extension Store {
         let checkpointEnd = checkpointFrame.offset + checkpointFrame.length
         let logAfterCheckpoint = end > checkpointEnd ? end - checkpointEnd : 0
         report.liveBytes = Format.logStart + reachableBytes + checkpointFrame.length + logAfterCheckpoint
-        if !sawCheckpoint { report.problems.append("the checkpoint frame at \(checkpointFrame.offset) is not in the log") }
+        if !sawCheckpoint {
+            report.problems.append("the checkpoint frame at \(checkpointFrame.offset) is not in the log")
+        }
         if let recordedLive, logAfterCheckpoint == 0, recordedLive != report.liveBytes {
-            report.problems.append("space accounting says \(recordedLive) live bytes, the walk finds \(report.liveBytes)")
+            let found = report.liveBytes
+            report.problems.append("space accounting says \(recordedLive) live bytes, the walk finds \(found)")
         }
         return report
     }
@@ -162,8 +150,4 @@ extension Store {
         }
         return true
     }
-}
-
-func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
-    a.withUnsafeBytes { pa in b.withUnsafeBytes { pb in compareKeys(pa, pb) } }
 }

@@ -33,8 +33,8 @@ extension Store {
     func writeDirtyPages(budget: Int?) throws -> Bool {
         let version = currentVersion
         let cache = version.file.cache
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: version.file.pageSize, alignment: 16)
-        defer { scratch.deallocate() }
+        // Where each page image is encoded before it is appended to the log.
+        var scratch = [UInt8](repeating: 0, count: version.file.pageSize)
         var left = budget ?? Int.max
 
         /// Writes the dirty pages under `page`, then `page` if they all were; whether it is clean.
@@ -54,8 +54,9 @@ extension Store {
                 if !childrenClean { return false }
             }
             if left == 0 { return false }
-            let length = page.encodeImage(into: scratch)
-            let frame = try log.append(.page, txid: version.txid, payload: UnsafeRawBufferPointer(start: scratch, count: length), compress: true)
+            let frame = try scratch.withUnsafeMutableBytes {
+                try log.append(.page, txid: version.txid, payload: page.encodeImage(into: $0), compress: true)
+            }
             page.diskAddress = frame.offset
             page.diskLength = frame.length
             liveDelta += Int64(frame.length) - Int64(page.replacedFrame.length)
@@ -68,8 +69,8 @@ extension Store {
         }
 
         var clean = true
-        for (_, t) in version.trees.sorted(by: { $0.key < $1.key }) {
-            if let root = t.root, !(try write(root)) {
+        for (_, tree) in version.trees.sorted(by: { $0.key < $1.key }) {
+            if let root = tree.root, !(try write(root)) {
                 clean = false
                 if left == 0 { break }
             }
@@ -83,10 +84,10 @@ extension Store {
     func finishCheckpoint() throws {
         let version = currentVersion
         var entries: [CheckpointRecord.TreeEntry] = []
-        for (name, t) in version.trees.sorted(by: { $0.key < $1.key }) {
+        for (name, tree) in version.trees.sorted(by: { $0.key < $1.key }) {
             entries.append(CheckpointRecord.TreeEntry(
-                id: t.id, name: name, rootOffset: t.root?.diskAddress ?? 0, count: t.count,
-                height: UInt8(t.root.map { $0.level + 1 } ?? 0)))
+                id: tree.id, name: name, rootOffset: tree.root?.diskAddress ?? 0, count: tree.count,
+                height: UInt8(tree.root.map { $0.level + 1 } ?? 0)))
         }
         // Live now: what was live at the last checkpoint, changed by commits and page writes
         // since, minus the previous checkpoint frame. The commit frames since the last
@@ -129,23 +130,12 @@ extension Store {
         // From now on clean pages are reached through the cache, which bounds their memory;
         // snapshots taken before keep the in-memory tree they started with.
         var trees: [String: Version.Tree] = [:]
-        for (name, t) in version.trees {
-            trees[name] = Version.Tree(id: t.id, name: name, root: t.root.map { Page.cleanCopy(of: $0) }, count: t.count)
+        for (name, tree) in version.trees {
+            trees[name] = Version.Tree(id: tree.id, name: name, root: tree.root.map { Page.cleanCopy(of: $0) },
+                                       count: tree.count)
         }
         publish(Version(txid: version.txid, trees: trees, nextTreeID: version.nextTreeID, file: version.file,
                         deadBytesAtCommit: deadBytes))
         writeStatus()
-    }
-}
-
-extension Page {
-    /// A copy of a written branch page that reaches its children through the cache.
-    static func cleanCopy(of page: Page) -> Page {
-        let copy = Page(copying: page, owner: 0)
-        copy.children = page.isLeaf ? [] : Array(repeating: nil, count: page.count)
-        copy.diskAddress = page.diskAddress
-        copy.diskLength = page.diskLength
-        copy.buildSearchHeads()
-        return copy
     }
 }

@@ -69,17 +69,17 @@ extension Store {
         var dirtied = 0
         var freed: UInt64 = 0
         var freedOverflow: [UInt64] = []
-        for (_, m) in tx.droppedTrees {
-            freed += m.freedFrameBytes
-            freedOverflow += m.freedOverflow
+        for (_, tree) in tx.droppedTrees {
+            freed += tree.freedFrameBytes
+            freedOverflow += tree.freedOverflow
         }
-        for (name, m) in tx.trees {
-            trees[name] = Version.Tree(id: m.id, name: name, root: m.root, count: m.count)
-            touched += m.pagesTouched
-            dirtied += m.pagesDirtied
-            replacedBytesSinceCheckpoint += m.replacedFrameBytes
-            freed += m.freedFrameBytes
-            freedOverflow += m.freedOverflow
+        for (name, tree) in tx.trees {
+            trees[name] = Version.Tree(id: tree.id, name: name, root: tree.root, count: tree.count)
+            touched += tree.pagesTouched
+            dirtied += tree.pagesDirtied
+            replacedBytesSinceCheckpoint += tree.replacedFrameBytes
+            freed += tree.freedFrameBytes
+            freedOverflow += tree.freedOverflow
         }
         // Read before the frame is written: a failed read fails the commit while nothing is
         // written yet (a swallowed one left the freed frame counted live for good).
@@ -179,7 +179,8 @@ extension Store {
     /// error is thrown; a damaged header counts 0 (so a damaged value can still be deleted; the
     /// check then reports the space it cannot account for).
     private func overflowFrameLength(_ offset: UInt64) throws -> UInt64 {
-        guard let h = try FrameReader(file: log.file).header(at: offset, limit: log.end), h.type == .overflow else { return 0 }
-        return h.frameLength
+        guard let frameHeader = try FrameReader(file: log.file).header(at: offset, limit: log.end),
+              frameHeader.type == .overflow else { return 0 }
+        return frameHeader.frameLength
     }
 }

@@ -39,17 +39,21 @@ extension Store {
         let written: Written
         let newVersion: Version
         do {
-            written = try Store.writeCopy(of: version, to: file, path: tmp, sequence: header.sequence + 1, fileID: header.fileID)
+            written = try Store.writeCopy(of: version, to: file, path: tmp, sequence: header.sequence + 1,
+                                          fileID: header.fileID)
             // Everything that reads the new file happens before the rename: once it is the
             // store, only a failed directory sync (a sync: it poisons) can go wrong.
-            let pageFile = PageFile(file: file, path: path, pageSize: version.file.pageSize, cacheBudget: options.cacheBytes)
+            let pageFile = PageFile(file: file, path: path, pageSize: version.file.pageSize,
+                                    cacheBudget: options.cacheBytes)
             var trees: [String: Version.Tree] = [:]
-            for (name, t) in version.trees {
+            for (name, tree) in version.trees {
                 guard let entry = written.trees.first(where: { $0.name == name }) else { continue }
-                let root = entry.rootOffset == 0 ? nil : try pageFile.page(at: entry.rootOffset, level: Int(entry.height) - 1)
-                trees[name] = Version.Tree(id: t.id, name: name, root: root, count: t.count)
+                let root = entry.rootOffset == 0
+                    ? nil : try pageFile.page(at: entry.rootOffset, level: Int(entry.height) - 1)
+                trees[name] = Version.Tree(id: tree.id, name: name, root: root, count: tree.count)
             }
-            newVersion = Version(txid: version.txid, trees: trees, nextTreeID: version.nextTreeID, file: pageFile, deadBytesAtCommit: 0)
+            newVersion = Version(txid: version.txid, trees: trees, nextTreeID: version.nextTreeID, file: pageFile,
+                                 deadBytesAtCommit: 0)
             try fs.rename(tmp, to: path)
         } catch {
             file.close()
@@ -88,7 +92,8 @@ extension Store {
             throw StrataError.poisoned(cause: error)
         }
         writeStatus()
-        return CopyReport(bytesBefore: before, bytesAfter: written.end, entries: written.entries, transactionID: version.txid)
+        return CopyReport(bytesBefore: before, bytesAfter: written.end, entries: written.entries,
+                          transactionID: version.txid)
     }
 
     /// Writes a consistent copy of the latest commit to `destination` (a new file; an existing
@@ -103,10 +108,12 @@ extension Store {
         try? fs.remove(tmp)
         let file = try fs.open(tmp, mode: .create)
         defer { file.close() }
-        let written = try Store.writeCopy(of: version, to: file, path: tmp, sequence: 1, fileID: StoreFileWriter.randomFileID())
+        let written = try Store.writeCopy(of: version, to: file, path: tmp, sequence: 1,
+                                          fileID: StoreFileWriter.randomFileID())
         try fs.rename(tmp, to: destination)
         try fs.syncDirectory(containing: destination)
-        return CopyReport(bytesBefore: 0, bytesAfter: written.end, entries: written.entries, transactionID: version.txid)
+        return CopyReport(bytesBefore: 0, bytesAfter: written.end, entries: written.entries,
+                          transactionID: version.txid)
     }
 
     struct Written {
@@ -118,7 +125,8 @@ extension Store {
     }
 
     /// Writes `version`'s trees as packed pages, a checkpoint and header slot 0, all synced.
-    static func writeCopy(of version: Version, to file: any StorageFile, path: String, sequence: UInt64, fileID: UInt64) throws -> Written {
+    static func writeCopy(of version: Version, to file: any StorageFile, path: String, sequence: UInt64,
+                          fileID: UInt64) throws -> Written {
         try file.truncate(to: 0)
         let sync = SyncCoordinator(durableEnd: Format.logStart)
         let log = LogWriter(file: file, path: path, end: Format.logStart, allocatedEnd: 0, sync: sync)
@@ -126,9 +134,9 @@ extension Store {
         log.gatherWrites(upTo: 1 << 20)
         var entries: [CheckpointRecord.TreeEntry] = []
         var total: UInt64 = 0
-        for (name, t) in version.trees.sorted(by: { $0.key < $1.key }) {
+        for (name, tree) in version.trees.sorted(by: { $0.key < $1.key }) {
             let builder = TreeBuilder(log: log, pageSize: version.file.pageSize, txid: version.txid)
-            let cursor = Cursor(root: t.root, file: version.file, lifetime: HandleLifetime(), owner: version)
+            let cursor = Cursor(root: tree.root, file: version.file, lifetime: HandleLifetime(), owner: version)
             var ok = try cursor.first()
             while ok {
                 if cursor.isOverflow {
@@ -139,11 +147,13 @@ extension Store {
                 ok = try cursor.next()
             }
             let (root, height) = try builder.finish()
-            guard builder.count == t.count else {
-                throw StrataError.corrupt("tree '\(name)' has \(builder.count) entries, its catalog says \(t.count)", offset: nil)
+            guard builder.count == tree.count else {
+                throw StrataError.corrupt("tree '\(name)' has \(builder.count) entries, its catalog says \(tree.count)",
+                                          offset: nil)
             }
             total += builder.count
-            entries.append(CheckpointRecord.TreeEntry(id: t.id, name: name, rootOffset: root, count: t.count, height: UInt8(height)))
+            entries.append(CheckpointRecord.TreeEntry(id: tree.id, name: name, rootOffset: root, count: tree.count,
+                                                      height: UInt8(height)))
         }
         let frame = try StoreFileWriter.writeCheckpoint(log: log, txid: version.txid, nextTreeID: version.nextTreeID,
                                                  trees: entries, liveBeforeFrame: log.end)

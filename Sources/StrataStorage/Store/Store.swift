@@ -135,7 +135,8 @@ public final class Store: @unchecked Sendable {
         self.fs = options.fileSystem
         guard options.pageSize >= 4096, options.pageSize <= Format.maxPageSize,
               options.pageSize & (options.pageSize - 1) == 0 else {
-            throw StrataError.invalidArgument("page size \(options.pageSize) is not a power of two in 4096...\(Format.maxPageSize)")
+            throw StrataError.invalidArgument(
+                "page size \(options.pageSize) is not a power of two in 4096...\(Format.maxPageSize)")
         }
         var lock: (any FileLock)?
         let opened: Recovery.Opened
@@ -183,12 +184,13 @@ public final class Store: @unchecked Sendable {
     /// Starts a snapshot of the latest commit. End it with ``ReadTransaction/close()`` or by
     /// dropping the last reference.
     public func snapshot() throws -> ReadTransaction {
-        let (version, id) = try shared.withLock { s -> (Version, UInt64) in
-            if s.isClosed { throw StrataError.closed("store") }
-            let id = s.nextReaderID
-            s.nextReaderID += 1
-            s.readers[id] = ReaderInfo(txid: s.current.txid, startedAt: .now, deadBytesAtCommit: s.current.deadBytesAtCommit)
-            return (s.current, id)
+        let (version, id) = try shared.withLock { state -> (Version, UInt64) in
+            if state.isClosed { throw StrataError.closed("store") }
+            let id = state.nextReaderID
+            state.nextReaderID += 1
+            state.readers[id] = ReaderInfo(txid: state.current.txid, startedAt: .now,
+                                           deadBytesAtCommit: state.current.deadBytesAtCommit)
+            return (state.current, id)
         }
         return ReadTransaction(version: version, store: self, readerID: id)
     }
@@ -262,8 +264,8 @@ public final class Store: @unchecked Sendable {
         let cache = currentVersion.file.cache.statistics
         let counters = counterState.withLock { $0 }
         return Statistics(
-            syncCount: counters.activeSync.syncs + counters.retiredSyncs + counters.headerSyncs, commits: counters.commits,
-            checkpoints: counters.checkpoints, compactions: counters.compactions,
+            syncCount: counters.activeSync.syncs + counters.retiredSyncs + counters.headerSyncs,
+            commits: counters.commits, checkpoints: counters.checkpoints, compactions: counters.compactions,
             pagesTouchedByLastCommit: counters.pagesTouchedByLastCommit,
             checkpointFailures: counters.checkpointFailures, lastCheckpointError: counters.lastCheckpointError,
             cacheBytes: cache.bytes, cacheHits: cache.hits, cacheMisses: cache.misses)
@@ -339,16 +341,16 @@ public final class Store: @unchecked Sendable {
     }
 
     private func startSyncTimer() {
-        let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "strata.sync"))
+        let syncTimer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "strata.sync"))
         let interval = DispatchTimeInterval.milliseconds(max(1, options.syncIntervalMilliseconds))
-        t.schedule(deadline: .now() + interval, repeating: interval)
+        syncTimer.schedule(deadline: .now() + interval, repeating: interval)
         let sync = self.sync
         let file = self.log.file
-        t.setEventHandler {
+        syncTimer.setEventHandler {
             if sync.hasUnsyncedWrites && sync.failed == nil { try? sync.syncAll(file: file) }
         }
-        t.resume()
-        timer = t
+        syncTimer.resume()
+        timer = syncTimer
     }
 }
 

@@ -40,14 +40,14 @@ enum StoreFileWriter {
 
     /// A random identifier for a new file (FORMAT.md §2, "file id").
     static func randomFileID() -> UInt64 {
-        var g = SystemRandomNumberGenerator()
-        return g.next()
+        var generator = SystemRandomNumberGenerator()
+        return generator.next()
     }
 
     /// Appends a checkpoint frame (never compressed) whose live-byte count includes the frame
     /// itself. Returns the frame's offset and length.
-    static func writeCheckpoint(log: LogWriter, txid: UInt64, nextTreeID: UInt32,
-                                trees: [CheckpointRecord.TreeEntry], liveBeforeFrame: UInt64) throws -> (UInt64, UInt64) {
+    static func writeCheckpoint(log: LogWriter, txid: UInt64, nextTreeID: UInt32, trees: [CheckpointRecord.TreeEntry],
+                                liveBeforeFrame: UInt64) throws -> (UInt64, UInt64) {
         var record = CheckpointRecord(txid: txid, nextTreeID: nextTreeID, liveBytes: 0, trees: trees)
         let ownLength = FrameHeader.frameLength(storedLength: record.encode().count)
         record.liveBytes = liveBeforeFrame + ownLength

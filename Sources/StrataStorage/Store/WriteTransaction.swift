@@ -55,18 +55,19 @@ public final class WriteTransaction {
     }
 
     private func mutableTree(_ name: String) -> MutableTree? {
-        if let t = trees[name] { return t }
-        guard droppedTrees[name] == nil, let t = base.trees[name] else { return nil }
-        let m = MutableTree(id: t.id, name: name, root: t.root, count: t.count, txid: transactionID, file: base.file, reservesCache: true)
-        trees[name] = m
-        return m
+        if let tree = trees[name] { return tree }
+        guard droppedTrees[name] == nil, let committed = base.trees[name] else { return nil }
+        let tree = MutableTree(id: committed.id, name: name, root: committed.root, count: committed.count,
+                               txid: transactionID, file: base.file, reservesCache: true)
+        trees[name] = tree
+        return tree
     }
 
     /// The tree called `name`; created (empty) if it does not exist and `createIfMissing` is set.
     /// Returns `nil` when it does not exist and is not to be created.
     public func tree(_ name: String, createIfMissing: Bool = false) throws -> WriteTree? {
         try lifetime.check()
-        if let t = mutableTree(name) { return WriteTree(transaction: self, tree: t) }
+        if let tree = mutableTree(name) { return WriteTree(transaction: self, tree: tree) }
         guard createIfMissing else { return nil }
         return try createTree(name)
     }
@@ -88,10 +89,11 @@ public final class WriteTransaction {
         }
         let id = nextTreeID
         nextTreeID += 1
-        let m = MutableTree(id: id, name: name, root: nil, count: 0, txid: transactionID, file: base.file, reservesCache: true)
-        trees[name] = m
+        let tree = MutableTree(id: id, name: name, root: nil, count: 0, txid: transactionID, file: base.file,
+                               reservesCache: true)
+        trees[name] = tree
         record.createTree(id: id, name: name)
-        return WriteTree(transaction: self, tree: m)
+        return WriteTree(transaction: self, tree: tree)
     }
 
     /// Deletes a tree and everything in it. Throws ``StrataError/treeNotFound(_:)``; a page
@@ -99,11 +101,11 @@ public final class WriteTransaction {
     /// changed.
     public func dropTree(_ name: String) throws {
         try lifetime.check()
-        guard let m = mutableTree(name) else { throw StrataError.treeNotFound(name) }
-        try m.dropAll()
+        guard let tree = mutableTree(name) else { throw StrataError.treeNotFound(name) }
+        try tree.dropAll()
         trees[name] = nil
-        droppedTrees[name] = m
-        record.dropTree(id: m.id)
+        droppedTrees[name] = tree
+        record.dropTree(id: tree.id)
     }
 
     /// Discards every change and ends the transaction: the store is left as it was before it,

@@ -18,7 +18,9 @@ public struct WriteTree {
     /// Stores `value` under `key`, replacing any value there.
     /// Keys are 1...1024 bytes; values up to 64 MiB (large ones go to overflow frames).
     public func put(_ key: [UInt8], _ value: [UInt8]) throws {
-        try key.withUnsafeBytes { k in try value.withUnsafeBytes { v in try put(k, v) } }
+        try key.withUnsafeBytes { keyBytes in
+            try value.withUnsafeBytes { valueBytes in try put(keyBytes, valueBytes) }
+        }
     }
 
     /// Stores `value` under `key`, replacing any value there; both are copied.
@@ -46,8 +48,8 @@ public struct WriteTree {
                 // If the descent below fails, the frame is unreferenced garbage: it is counted
                 // only once the tree points at it.
                 let frame = try tx.log.append(.overflow, txid: tx.transactionID, payload: value, compress: true)
-                var ref = frame.offset.littleEndian
-                replaced = try withUnsafeBytes(of: &ref) { try tree.put(key, $0, overflowLength: value.count) }
+                var reference = frame.offset.littleEndian
+                replaced = try withUnsafeBytes(of: &reference) { try tree.put(key, $0, overflowLength: value.count) }
                 tx.overflowFramesWritten.append(frame)
                 tx.record.putOverflow(tree: tree.id, key: key, length: value.count, frame: frame.offset)
             }
@@ -90,9 +92,9 @@ public struct WriteTree {
     /// A copy of the value under `key` as this transaction sees it, or `nil`.
     public func get(_ key: [UInt8]) throws -> [UInt8]? {
         try transaction.lifetime.check()
-        return try key.withUnsafeBytes { k in
-            guard let root = tree.root, !k.isEmpty else { return nil }
-            let (leaf, i, found) = try TreeRead.find(root, k, tree.file)
+        return try key.withUnsafeBytes { keyBytes in
+            guard let root = tree.root, !keyBytes.isEmpty else { return nil }
+            let (leaf, i, found) = try TreeRead.find(root, keyBytes, tree.file)
             return found ? try TreeRead.value(leaf, i, tree.file) : nil
         }
     }
@@ -100,7 +102,8 @@ public struct WriteTree {
     /// Calls `body` with the value under `key` as this transaction sees it, borrowed without
     /// copying (valid only inside `body`, which must not change this tree: the bytes are the
     /// page's own), and returns its result; `nil` if the key is absent.
-    public func withValue<R>(forKey key: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    public func withValue<R>(forKey key: UnsafeRawBufferPointer,
+                             _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try transaction.lifetime.check()
         guard let root = tree.root, !key.isEmpty else { return nil }
         let (leaf, i, found) = try TreeRead.find(root, key, tree.file)
@@ -122,7 +125,8 @@ public struct WriteTree {
     public func makeCursor() -> Cursor { Cursor(writeTree: tree, lifetime: transaction.lifetime, owner: transaction) }
 
     /// Every entry with `lower ≤ key < upper`, in order or reversed.
-    public func entries(from lower: [UInt8]? = nil, to upper: [UInt8]? = nil, reverse: Bool = false) throws -> [(key: [UInt8], value: [UInt8])] {
+    public func entries(from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
+                        reverse: Bool = false) throws -> [(key: [UInt8], value: [UInt8])] {
         try transaction.lifetime.check()
         return try collectRange(makeCursor(), lower: lower, upper: upper, reverse: reverse)
     }

@@ -1,7 +1,9 @@
 /// Reads little-endian integers, varints and byte strings from untrusted bytes.
 ///
 /// Every read is bounds-checked and throws ``StrataError/corrupt(_:offset:)`` instead of
-/// trapping: this is the only way decoders touch bytes that came from a file.
+/// trapping: this is the only way decoders touch bytes that came from a file (the decoders of
+/// fixed layouts, frame headers and header slots, read their fields through the same checked
+/// load, ``loadLE(_:from:at:)``, in `ByteReader+Unsafe.swift`).
 /// The reader borrows `buffer`; it must not outlive the memory it reads.
 struct ByteReader {
     let buffer: UnsafeRawBufferPointer
@@ -28,29 +30,20 @@ struct ByteReader {
         guard n >= 0, n <= remaining else { throw fail("needs \(n) bytes, \(remaining) left") }
     }
 
-    mutating func u8() throws -> UInt8 {
-        try need(1)
-        defer { position += 1 }
-        return buffer[position]
+    /// The next little-endian `T` (through the one checked load, ``loadLE(_:from:at:)``).
+    @inline(__always)
+    private mutating func next<T: FixedWidthInteger>(_ type: T.Type) throws -> T {
+        guard let value = ByteReader.loadLE(T.self, from: buffer, at: position) else {
+            throw fail("needs \(MemoryLayout<T>.size) bytes, \(remaining) left")
+        }
+        position += MemoryLayout<T>.size
+        return value
     }
 
-    mutating func u16() throws -> UInt16 {
-        try need(2)
-        defer { position += 2 }
-        return buffer.loadUnaligned(fromByteOffset: position, as: UInt16.self).littleEndian
-    }
-
-    mutating func u32() throws -> UInt32 {
-        try need(4)
-        defer { position += 4 }
-        return buffer.loadUnaligned(fromByteOffset: position, as: UInt32.self).littleEndian
-    }
-
-    mutating func u64() throws -> UInt64 {
-        try need(8)
-        defer { position += 8 }
-        return buffer.loadUnaligned(fromByteOffset: position, as: UInt64.self).littleEndian
-    }
+    mutating func u8() throws -> UInt8 { try next(UInt8.self) }
+    mutating func u16() throws -> UInt16 { try next(UInt16.self) }
+    mutating func u32() throws -> UInt32 { try next(UInt32.self) }
+    mutating func u64() throws -> UInt64 { try next(UInt64.self) }
 
     mutating func varint() throws -> UInt64 {
         var result: UInt64 = 0
@@ -66,15 +59,15 @@ struct ByteReader {
 
     /// A varint that must be at most `limit`, returned as `Int`.
     mutating func length(max limit: Int) throws -> Int {
-        let v = try varint()
-        guard v <= UInt64(max(0, limit)) else { throw fail("length \(v) above limit \(limit)") }
-        return try count(v, "length")
+        let length = try varint()
+        guard length <= UInt64(max(0, limit)) else { throw fail("length \(length) above limit \(limit)") }
+        return try count(length, "length")
     }
 
     /// A varint that must fit a `UInt32` (tree ids).
     mutating func u32Varint(_ what: String) throws -> UInt32 {
-        let v = try varint()
-        guard let id = UInt32(exactly: v) else { throw fail("\(what) \(v) does not fit 32 bits") }
+        let value = try varint()
+        guard let id = UInt32(exactly: value) else { throw fail("\(what) \(value) does not fit 32 bits") }
         return id
     }
 

@@ -12,23 +12,36 @@ struct ByteWriter {
 
     mutating func removeAll(keepingCapacity: Bool = true) { bytes.removeAll(keepingCapacity: keepingCapacity) }
 
-    mutating func u8(_ v: UInt8) { bytes.append(v) }
-    mutating func u16(_ v: UInt16) { bytes.append(UInt8(truncatingIfNeeded: v)); bytes.append(UInt8(truncatingIfNeeded: v >> 8)) }
-    mutating func u32(_ v: UInt32) { for i in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt32(i)))) } }
-    mutating func u64(_ v: UInt64) { for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: v >> (8 * UInt64(i)))) } }
+    mutating func u8(_ value: UInt8) { bytes.append(value) }
+
+    mutating func u16(_ value: UInt16) {
+        bytes.append(UInt8(truncatingIfNeeded: value))
+        bytes.append(UInt8(truncatingIfNeeded: value >> 8))
+    }
+
+    mutating func u32(_ value: UInt32) {
+        for i in 0..<4 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt32(i)))) }
+    }
+
+    mutating func u64(_ value: UInt64) {
+        for i in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i)))) }
+    }
 
     /// LEB128: 7 bits per byte, low groups first, high bit set on every byte but the last.
-    mutating func varint(_ v: UInt64) {
-        var v = v
-        while v >= 0x80 { bytes.append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
-        bytes.append(UInt8(v))
+    mutating func varint(_ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        bytes.append(UInt8(rest))
     }
 
     mutating func append(_ raw: UnsafeRawBufferPointer) { bytes.append(contentsOf: raw) }
     mutating func append(_ raw: [UInt8]) { bytes.append(contentsOf: raw) }
 
     /// Overwrites 4 bytes at `offset` (for back-patched lengths and checksums).
-    mutating func patchU32(_ v: UInt32, at offset: Int) {
-        for i in 0..<4 { bytes[offset + i] = UInt8(truncatingIfNeeded: v >> (8 * UInt32(i))) }
+    mutating func patchU32(_ value: UInt32, at offset: Int) {
+        for i in 0..<4 { bytes[offset + i] = UInt8(truncatingIfNeeded: value >> (8 * UInt32(i))) }
     }
 }

@@ -3,17 +3,13 @@ import CCRC32C
 /// CRC32C (Castagnoli), the checksum of every header slot and frame (FORMAT.md, "Checksums").
 ///
 /// Hardware `crc32` on x86-64 (~10+ GB/s), slicing-by-8 tables elsewhere; see docs/decisions.md.
+/// The C code reads exactly the `count` bytes of the buffer it is lent, during the call.
 @usableFromInline
 enum CRC32C {
     @inlinable
     static func checksum(_ bytes: UnsafeRawBufferPointer, extending crc: UInt32 = 0) -> UInt32 {
         guard let base = bytes.baseAddress, !bytes.isEmpty else { return crc }
         return strata_crc32c_extend(crc, base, bytes.count)
-    }
-
-    @inlinable
-    static func checksum(_ base: UnsafeRawPointer, count: Int, extending crc: UInt32 = 0) -> UInt32 {
-        strata_crc32c_extend(crc, base, count)
     }
 
     static func checksum(_ bytes: [UInt8], extending crc: UInt32 = 0) -> UInt32 {

@@ -10,16 +10,21 @@ enum FileInteger {
     /// `value` as an `Int`, or `corrupt`.
     @inline(__always)
     static func int<T: BinaryInteger>(_ value: T, _ what: @autoclosure () -> String, offset: UInt64?) throws -> Int {
-        guard let v = Int(exactly: value) else { throw StrataError.corrupt("\(what()) \(value) out of range", offset: offset) }
-        return v
+        guard let converted = Int(exactly: value) else {
+            throw StrataError.corrupt("\(what()) \(value) out of range", offset: offset)
+        }
+        return converted
     }
 
     /// `value` as `T`, or `corrupt`.
     @inline(__always)
-    static func exactly<T: FixedWidthInteger, S: BinaryInteger>(_ value: S, as type: T.Type, _ what: @autoclosure () -> String,
+    static func exactly<T: FixedWidthInteger, S: BinaryInteger>(_ value: S, as type: T.Type,
+                                                               _ what: @autoclosure () -> String,
                                                                offset: UInt64?) throws -> T {
-        guard let v = T(exactly: value) else { throw StrataError.corrupt("\(what()) \(value) out of range", offset: offset) }
-        return v
+        guard let converted = T(exactly: value) else {
+            throw StrataError.corrupt("\(what()) \(value) out of range", offset: offset)
+        }
+        return converted
     }
 
     /// The largest offset a file can have: positions are signed 64-bit (`off_t`) in the system

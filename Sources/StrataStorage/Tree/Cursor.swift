@@ -44,9 +44,11 @@ public final class Cursor {
     /// `writeTree.modifications` when the cursor was positioned.
     @exclusivity(unchecked) private var stamp: UInt64 = 0
     /// The current overflow value, read on landing. Allocated on the first overflow value, so
-    /// that a cursor costs no buffer otherwise.
-    @exclusivity(unchecked) private var overflowBuffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
-    @exclusivity(unchecked) private var overflowCount = 0
+    /// that a cursor costs no buffer otherwise. Raw memory the cursor owns: touched only in
+    /// `Cursor+Unsafe.swift`.
+    @exclusivity(unchecked) var overflowBuffer = UnsafeMutableRawBufferPointer(start: nil, count: 0)
+    /// Bytes of ``overflowBuffer`` the current overflow value fills.
+    @exclusivity(unchecked) var overflowCount = 0
     /// The frame `overflowBuffer` holds (0: none; frames start after the header).
     @exclusivity(unchecked) private var overflowAddress: UInt64 = 0
 
@@ -71,7 +73,7 @@ public final class Cursor {
         path.reserveCapacity(8)
     }
 
-    deinit { overflowBuffer.deallocate() }
+    deinit { deallocateOverflowBuffer() }
 
     /// Whether the cursor rests on an entry whose ``key`` and ``value`` may be read: it was
     /// positioned on one, its transaction is still active and (write transactions) its tree has
@@ -82,7 +84,12 @@ public final class Cursor {
         return true
     }
 
-    @inline(__always) private static var noBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: nil, count: 0) }
+    @inline(__always) private static var noBytes: UnsafeRawBufferPointer {
+        UnsafeRawBufferPointer(start: nil, count: 0)
+    }
+
+    /// Where `page` was read from, for an error about it: `nil` for a page held in memory.
+    private static func fileOffset(of page: Page) -> UInt64? { page.diskAddress == 0 ? nil : page.diskAddress }
 
     /// The current key, borrowed until the cursor moves; empty when ``isValid`` is `false`.
     public var key: UnsafeRawBufferPointer {
@@ -97,9 +104,7 @@ public final class Cursor {
     public var value: UnsafeRawBufferPointer {
         guard isValid else { return Cursor.noBytes }
         let top = path[path.count - 1]
-        if top.page.valueInfo(top.index).isOverflow {
-            return UnsafeRawBufferPointer(start: overflowBuffer.baseAddress, count: overflowCount)
-        }
+        if top.page.valueInfo(top.index).isOverflow { return overflowValue }
         return top.page.valueBytes(top.index)
     }
 
@@ -115,7 +120,9 @@ public final class Cursor {
     public func copyValue() throws -> [UInt8] {
         try lifetime.check()
         try checkUnchanged()
-        guard positioned else { throw StrataError.invalidArgument("Cursor.copyValue() called while the cursor is not on an entry") }
+        guard positioned else {
+            throw StrataError.invalidArgument("Cursor.copyValue() called while the cursor is not on an entry")
+        }
         let copy = [UInt8](value)
         // A close between the check above and the copy makes `value` empty: throw the close
         // rather than return an empty value (snapshotClosedWhileInUse saw it, 1 run in 5).
@@ -154,15 +161,14 @@ public final class Cursor {
     /// rests on an entry. `key` is read only during the call.
     @discardableResult
     public func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
-        let k = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
-        if try seekWithinLeaf(k, key.count) { return true }
+        if try seekWithinLeaf(key) { return true }
         guard var page = try restart() else { return false }
         while !page.isLeaf {
-            let i = page.childIndex(for: k, key.count)
-            path.append((page, i))
-            page = try TreeRead.child(page, i, file)
+            let childIndex = page.childIndex(for: key)
+            path.append((page, childIndex))
+            page = try TreeRead.child(page, childIndex, file)
         }
-        let index = page.lowerBound(k, key.count).index
+        let index = page.lowerBound(key).index
         path.append((page, index))
         if index < page.count { return try land() }
         return try advanceLeaf()
@@ -213,11 +219,10 @@ public final class Cursor {
     /// table seek checks its current leaf and next entry the same way. False when the key is
     /// outside the leaf (or the cursor is not resting on one): the caller descends.
     @inline(__always)
-    private func seekWithinLeaf(_ k: UnsafeRawPointer, _ n: Int) throws -> Bool {
+    private func seekWithinLeaf(_ wanted: UnsafeRawBufferPointer) throws -> Bool {
         guard writeTree == nil, positioned, let top = path.last else { return false }
         let leaf = top.page
         let count = leaf.count
-        let wanted = UnsafeRawBufferPointer(start: k, count: n)
         // The entry after the current one: reads in key order of consecutive keys (a list's
         // members inserted together) need no search at all.
         let after = top.index + 1
@@ -226,11 +231,12 @@ public final class Cursor {
             path[path.count - 1].index = after
             return try land()
         }
-        guard count > 0, leaf.isLeaf, compareKeys(leaf.key(0), wanted) <= 0, compareKeys(wanted, leaf.key(count - 1)) <= 0 else {
+        guard count > 0, leaf.isLeaf, compareKeys(leaf.key(0), wanted) <= 0,
+              compareKeys(wanted, leaf.key(count - 1)) <= 0 else {
             return false
         }
         try lifetime.check()
-        path[path.count - 1].index = leaf.lowerBound(k, n).index
+        path[path.count - 1].index = leaf.lowerBound(wanted).index
         return try land()
     }
 
@@ -272,15 +278,7 @@ public final class Cursor {
             positioned = false
             throw error
         }
-        if overflowBuffer.count < bytes.count {
-            overflowBuffer.deallocate()
-            overflowBuffer = .allocate(byteCount: bytes.count, alignment: 8)
-        }
-        // An overflow value can be empty (a long key alone overflows a quarter page).
-        bytes.withUnsafeBytes { src in
-            if let from = src.baseAddress, let to = overflowBuffer.baseAddress, src.count > 0 { to.copyMemory(from: from, byteCount: src.count) }
-        }
-        overflowCount = bytes.count
+        keepOverflowValue(bytes)
         overflowAddress = address
     }
 
@@ -289,7 +287,10 @@ public final class Cursor {
         var page = start
         while !page.isLeaf {
             let n = page.count
-            guard n > 0 else { throw StrataError.corrupt("empty branch page at level \(page.level)", offset: page.diskAddress == 0 ? nil : page.diskAddress) }
+            guard n > 0 else {
+                throw StrataError.corrupt("empty branch page at level \(page.level)",
+                                          offset: Cursor.fileOffset(of: page))
+            }
             let i = toFirst ? 0 : n - 1
             path.append((page, i))
             page = try TreeRead.nextChild(page, i, file)
@@ -314,7 +315,8 @@ public final class Cursor {
             // An empty leaf under a branch of one child can remain after deletes: walk past it.
             if leaf.count == 0 { continue }
             if left.count > 0 && compareKeys(leaf.key(0), left.key(left.count - 1)) <= 0 {
-                throw StrataError.corrupt("keys do not ascend from one leaf to the next", offset: leaf.diskAddress == 0 ? nil : leaf.diskAddress)
+                throw StrataError.corrupt("keys do not ascend from one leaf to the next",
+                                          offset: Cursor.fileOffset(of: leaf))
             }
             return try land()
         }
@@ -336,7 +338,8 @@ public final class Cursor {
             let leaf = path[path.count - 1].page
             if leaf.count == 0 { continue }
             if right.count > 0 && compareKeys(leaf.key(leaf.count - 1), right.key(0)) >= 0 {
-                throw StrataError.corrupt("keys do not descend from one leaf to the previous", offset: leaf.diskAddress == 0 ? nil : leaf.diskAddress)
+                throw StrataError.corrupt("keys do not descend from one leaf to the previous",
+                                          offset: Cursor.fileOffset(of: leaf))
             }
             return try land()
         }

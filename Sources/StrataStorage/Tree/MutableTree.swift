@@ -40,7 +40,8 @@ final class MutableTree {
     /// do not (nothing else runs, and nothing would release the reservation).
     let reservesCache: Bool
 
-    init(id: UInt32, name: String, root: Page?, count: UInt64, txid: UInt64, file: PageFile, reservesCache: Bool = false) {
+    init(id: UInt32, name: String, root: Page?, count: UInt64, txid: UInt64, file: PageFile,
+         reservesCache: Bool = false) {
         self.id = id
         self.name = name
         self.root = root
@@ -77,10 +78,10 @@ final class MutableTree {
     }
 
     private func ownedChild(_ parent: Page, _ i: Int) throws -> Page {
-        let c = try TreeRead.child(parent, i, file)
-        if c.owner == txid { return c }
-        countCopy(of: c)
-        let copy = Page(copying: c, owner: txid)
+        let child = try TreeRead.child(parent, i, file)
+        if child.owner == txid { return child }
+        countCopy(of: child)
+        let copy = Page(copying: child, owner: txid)
         parent.children[i] = copy
         parent.setChildAddress(i, 0)
         return copy
@@ -96,7 +97,8 @@ final class MutableTree {
     private func newPage(leaf: Bool, level: Int) -> Page {
         touch()
         pagesDirtied += 1
-        return Page(pageSize: pageSize, kind: leaf ? Format.pageKindLeaf : Format.pageKindBranch, level: level, owner: txid)
+        return Page(pageSize: pageSize, kind: leaf ? Format.pageKindLeaf : Format.pageKindBranch, level: level,
+                    owner: txid)
     }
 
     private func retire(_ page: Page) {
@@ -121,7 +123,8 @@ final class MutableTree {
     /// Inserts or replaces. `value` is the inline bytes, or the 8-byte overflow reference when
     /// `overflowLength` is set. Returns the overflow frame the old value used, if any.
     @discardableResult
-    func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, overflowLength: Int?) throws -> UInt64? {
+    func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer,
+             overflowLength: Int?) throws -> UInt64? {
         guard let current = root else {
             modifications &+= 1
             let leaf = newPage(leaf: true, level: 0)
@@ -130,26 +133,27 @@ final class MutableTree {
             count = 1
             return nil
         }
-        let r = own(current)
+        let ownedRoot = own(current)
         var replaced: UInt64?
-        if let split = try insert(into: r, key, value, overflowLength, rightmost: true, replaced: &replaced) {
-            let top = newPage(leaf: false, level: r.level + 1)
-            _ = top.insertBranchCell(at: 0, key: UnsafeRawBufferPointer(start: nil, count: 0), childAddress: 0, child: r)
-            split.separator.withUnsafeBytes { _ = top.insertBranchCell(at: 1, key: $0, childAddress: 0, child: split.right) }
+        if let split = try insert(into: ownedRoot, key, value, overflowLength, rightmost: true, replaced: &replaced) {
+            let top = newPage(leaf: false, level: ownedRoot.level + 1)
+            _ = top.insertBranchCell(at: 0, key: MutableTree.noKey, childAddress: 0, child: ownedRoot)
+            split.separator.withUnsafeBytes {
+                _ = top.insertBranchCell(at: 1, key: $0, childAddress: 0, child: split.right)
+            }
             root = top
         } else {
-            root = r
+            root = ownedRoot
         }
         return replaced
     }
 
     private func insert(into page: Page, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer,
                         _ overflowLength: Int?, rightmost: Bool, replaced: inout UInt64?) throws -> Split? {
-        let k = key.baseAddress!
         if page.isLeaf {
             // Below here nothing reads a page, so nothing can fail part way.
             modifications &+= 1
-            let (i, found) = page.lowerBound(k, key.count)
+            let (i, found) = page.lowerBound(key)
             if found {
                 if page.valueInfo(i).isOverflow { replaced = page.overflowAddress(i) }
                 if page.replaceLeafCell(at: i, key: key, value: value, overflowLength: overflowLength) { return nil }
@@ -158,29 +162,32 @@ final class MutableTree {
                 count += 1
             }
             if page.insertLeafCell(at: i, key: key, value: value, overflowLength: overflowLength) { return nil }
-            return Page.withLeafCell(key: key, value: value, overflowLength: overflowLength) { cell, size in
-                split(page, newCell: cell, size: size, child: nil, at: i, appendOnly: rightmost && i == page.count)
-            }
+            let cell = Page.PendingCell(leafKey: key, value: value, overflowLength: overflowLength)
+            return split(page, inserting: cell, child: nil, at: i, appendOnly: rightmost && i == page.count)
         }
-        let ci = page.childIndex(for: k, key.count)
-        let child = try ownedChild(page, ci)
-        guard let s = try insert(into: child, key, value, overflowLength, rightmost: rightmost && ci == page.count - 1, replaced: &replaced) else {
+        let childIndex = page.childIndex(for: key)
+        let child = try ownedChild(page, childIndex)
+        let rightmostChild = rightmost && childIndex == page.count - 1
+        guard let childSplit = try insert(into: child, key, value, overflowLength, rightmost: rightmostChild,
+                                          replaced: &replaced) else {
             return nil
         }
-        return s.separator.withUnsafeBytes { separator -> Split? in
-            if page.insertBranchCell(at: ci + 1, key: separator, childAddress: 0, child: s.right) { return nil }
-            return Page.withBranchCell(key: separator, childAddress: 0) { cell, size in
-                split(page, newCell: cell, size: size, child: s.right, at: ci + 1, appendOnly: rightmost && ci + 1 == page.count)
-            }
+        return childSplit.separator.withUnsafeBytes { separator -> Split? in
+            let right = childSplit.right
+            if page.insertBranchCell(at: childIndex + 1, key: separator, childAddress: 0, child: right) { return nil }
+            let cell = Page.PendingCell(branchKey: separator, childAddress: 0)
+            return split(page, inserting: cell, child: right, at: childIndex + 1,
+                         appendOnly: rightmost && childIndex + 1 == page.count)
         }
     }
 
-    /// Splits a full page while inserting one more cell at `index`. The page keeps the left
-    /// part; the returned right page gets the rest. When appending at the right edge of the
-    /// tree the new cell goes alone into the right page, so sorted loads fill pages fully.
-    private func split(_ page: Page, newCell: UnsafeRawPointer, size newSize: Int, child newChild: Page?,
+    /// Splits a full page while inserting one more cell, `newCell`, at `index`. The page keeps
+    /// the left part; the returned right page gets the rest. When appending at the right edge
+    /// of the tree the new cell goes alone into the right page, so sorted loads fill pages fully.
+    private func split(_ page: Page, inserting newCell: Page.PendingCell, child newChild: Page?,
                        at index: Int, appendOnly: Bool) -> Split {
         let n = page.count
+        let newSize = newCell.size
         @inline(__always) func cellSize(_ j: Int) -> Int {
             j == index ? newSize : page.cellSize(at: page.slot(j < index ? j : j - 1))
         }
@@ -193,30 +200,35 @@ final class MutableTree {
             splitAt = 1
             for j in 0...n {
                 acc += cellSize(j) + 2
-                if acc * 2 >= total { splitAt = max(1, min(j + (acc * 2 - total > cellSize(j) ? 0 : 1), n)); break }
+                if acc * 2 >= total {
+                    splitAt = max(1, min(j + (acc * 2 - total > cellSize(j) ? 0 : 1), n))
+                    break
+                }
             }
         }
         let leaf = page.isLeaf
-        let left = Page(pageSize: pageSize, kind: leaf ? Format.pageKindLeaf : Format.pageKindBranch, level: page.level, owner: txid)
+        let left = Page(pageSize: pageSize, kind: leaf ? Format.pageKindLeaf : Format.pageKindBranch,
+                        level: page.level, owner: txid)
         let right = newPage(leaf: leaf, level: page.level)
         var separator: [UInt8] = []
         for j in 0...n {
             let target = j < splitAt ? left : right
             if j == index {
                 if !leaf && j == splitAt {
-                    separator = [UInt8](Page.cellKey(newCell, isLeaf: false))
+                    separator = [UInt8](newCell.key)
                     right.appendBranchCell(key: MutableTree.noKey, childAddress: 0, child: newChild)
                 } else {
-                    target.appendRawCell(newCell, size: newSize)
+                    target.appendCell(newCell)
                     if !leaf { target.children.append(newChild) }
                 }
             } else {
-                let src = j < index ? j : j - 1
+                let source = j < index ? j : j - 1
                 if !leaf && j == splitAt {
-                    separator = [UInt8](page.key(src))
-                    right.appendBranchCell(key: MutableTree.noKey, childAddress: page.childAddress(src), child: page.children[src])
+                    separator = [UInt8](page.key(source))
+                    right.appendBranchCell(key: MutableTree.noKey, childAddress: page.childAddress(source),
+                                           child: page.children[source])
                 } else {
-                    target.appendCell(from: page, at: src)
+                    target.appendCell(from: page, at: source)
                 }
             }
         }
@@ -229,24 +241,24 @@ final class MutableTree {
 
     /// Removes `key`. Returns whether it existed and the overflow frame its value used.
     func delete(_ key: UnsafeRawBufferPointer) throws -> (found: Bool, overflow: UInt64?) {
-        guard let current = root, let k = key.baseAddress else { return (false, nil) }
+        guard let current = root, key.baseAddress != nil else { return (false, nil) }
         // Look first, recording the path, so that deleting a missing key copies no pages and
         // the copy-on-write pass below needs no second search.
         var indices: [Int] = []
         indices.reserveCapacity(current.level)
         var page = current
         while !page.isLeaf {
-            let ci = page.childIndex(for: k, key.count)
-            indices.append(ci)
-            page = try TreeRead.child(page, ci, file)
+            let childIndex = page.childIndex(for: key)
+            indices.append(childIndex)
+            page = try TreeRead.child(page, childIndex, file)
         }
-        let (i, found) = page.lowerBound(k, key.count)
+        let (i, found) = page.lowerBound(key)
         guard found else { return (false, nil) }
         let oldOverflow = page.valueInfo(i).isOverflow ? page.overflowAddress(i) : nil
-        let r = own(current)
-        var owned = [r]
+        let ownedRoot = own(current)
+        var owned = [ownedRoot]
         owned.reserveCapacity(indices.count + 1)
-        for ci in indices { owned.append(try ownedChild(owned[owned.count - 1], ci)) }
+        for childIndex in indices { owned.append(try ownedChild(owned[owned.count - 1], childIndex)) }
         // From here a failed page read (a merge, the root collapse) leaves the tree changed:
         // the caller fails the transaction.
         modifications &+= 1
@@ -269,9 +281,11 @@ final class MutableTree {
             level -= 1
         }
         // The count started from the file: one that runs below zero was forged or damaged.
-        guard count > 0 else { throw StrataError.corrupt("tree '\(name)' has more entries than its count", offset: nil) }
+        guard count > 0 else {
+            throw StrataError.corrupt("tree '\(name)' has more entries than its count", offset: nil)
+        }
         count -= 1
-        var top = r
+        var top = ownedRoot
         while !top.isLeaf && top.count == 1 {
             let only = try TreeRead.child(top, 0, file)
             retire(top)
@@ -301,27 +315,30 @@ final class MutableTree {
         _ = parent.insertBranchCell(at: 0, key: MutableTree.noKey, childAddress: address, child: next)
     }
 
-    /// Merges child `ci` of `parent` with a neighbour when both fit in one page.
-    private func merge(_ parent: Page, around ci: Int) throws {
+    /// Merges child `childIndex` of `parent` with a neighbour when both fit in one page.
+    private func merge(_ parent: Page, around childIndex: Int) throws {
         guard parent.count > 1 else { return }
-        let li = ci > 0 ? ci - 1 : ci
-        let ri = li + 1
-        let l = try TreeRead.child(parent, li, file)
-        let r = try TreeRead.child(parent, ri, file)
-        let separatorCost = l.isLeaf ? 0 : parent.key(ri).count
-        guard l.usedBytes + r.usedBytes - Format.pageHeaderLength + separatorCost <= pageSize else { return }
-        let left = try ownedChild(parent, li)
-        let right = try TreeRead.child(parent, ri, file)
+        let leftIndex = childIndex > 0 ? childIndex - 1 : childIndex
+        let rightIndex = leftIndex + 1
+        let leftChild = try TreeRead.child(parent, leftIndex, file)
+        let rightChild = try TreeRead.child(parent, rightIndex, file)
+        let separatorCost = leftChild.isLeaf ? 0 : parent.key(rightIndex).count
+        guard leftChild.usedBytes + rightChild.usedBytes - Format.pageHeaderLength + separatorCost <= pageSize else {
+            return
+        }
+        let left = try ownedChild(parent, leftIndex)
+        let right = try TreeRead.child(parent, rightIndex, file)
         if left.contiguousFree < right.usedBytes - Format.pageHeaderLength + separatorCost { left.compact() }
         for j in 0..<right.count {
             if !right.isLeaf && j == 0 {
-                left.appendBranchCell(key: parent.key(ri), childAddress: right.childAddress(0), child: right.children[0])
+                left.appendBranchCell(key: parent.key(rightIndex), childAddress: right.childAddress(0),
+                                      child: right.children[0])
             } else {
                 left.appendCell(from: right, at: j)
             }
         }
         retire(right)
-        parent.removeCell(at: ri)
+        parent.removeCell(at: rightIndex)
     }
 
     // MARK: Replay helpers
@@ -330,13 +347,15 @@ final class MutableTree {
     /// Reads every page first and changes nothing until all were read, so a failed read leaves
     /// the tree and its accounting as they were.
     func dropAll() throws {
-        guard let r = root else { return }
+        guard let rootPage = root else { return }
         var freedBytes: UInt64 = 0
         var overflow: [UInt64] = []
-        try visit(r) { page in
+        try visit(rootPage) { page in
             freedBytes += page.diskAddress != 0 ? page.diskLength : page.replacedFrame.length
             if page.isLeaf {
-                for i in 0..<page.count where page.valueInfo(i).isOverflow { overflow.append(page.overflowAddress(i)) }
+                for i in 0..<page.count where page.valueInfo(i).isOverflow {
+                    overflow.append(page.overflowAddress(i))
+                }
             }
         }
         modifications &+= 1

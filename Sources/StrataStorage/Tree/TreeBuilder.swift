@@ -16,7 +16,8 @@ final class TreeBuilder {
     /// The smallest key under the open page of each level (a branch's cell 0 key is empty, so
     /// it cannot be read back from the page).
     @exclusivity(unchecked) private var lowKeys: [[UInt8]] = []
-    private let scratch: UnsafeMutableRawPointer
+    /// Where each page image is encoded before it is appended to the log.
+    private var scratch: [UInt8]
     @exclusivity(unchecked) private(set) var count: UInt64 = 0
     /// Bytes of the frames written (pages and overflow values).
     @exclusivity(unchecked) private(set) var bytesWritten: UInt64 = 0
@@ -25,10 +26,8 @@ final class TreeBuilder {
         self.log = log
         self.pageSize = pageSize
         self.txid = txid
-        scratch = .allocate(byteCount: pageSize, alignment: 16)
+        scratch = [UInt8](repeating: 0, count: pageSize)
     }
-
-    deinit { scratch.deallocate() }
 
     private func page(at level: Int) -> Page {
         while open.count <= level {
@@ -52,10 +51,14 @@ final class TreeBuilder {
         }
         if leaf.count == 0 { lowKeys[0] = [UInt8](key) }
         if let overflow {
-            let frame = try overflow.withUnsafeBytes { try log.append(.overflow, txid: txid, payload: $0, compress: true) }
+            let frame = try overflow.withUnsafeBytes {
+                try log.append(.overflow, txid: txid, payload: $0, compress: true)
+            }
             bytesWritten += frame.length
-            var ref = frame.offset.littleEndian
-            _ = withUnsafeBytes(of: &ref) { leaf.insertLeafCell(at: leaf.count, key: key, value: $0, overflowLength: overflow.count) }
+            var reference = frame.offset.littleEndian
+            _ = withUnsafeBytes(of: &reference) {
+                leaf.insertLeafCell(at: leaf.count, key: key, value: $0, overflowLength: overflow.count)
+            }
         } else {
             _ = leaf.insertLeafCell(at: leaf.count, key: key, value: inlineValue!, overflowLength: nil)
         }
@@ -64,21 +67,29 @@ final class TreeBuilder {
 
     /// Writes the open page of `level` and links it into the level above.
     private func flush(level: Int) throws {
-        let p = open[level]
         let firstKey = lowKeys[level]
-        let length = p.encodeImage(into: scratch)
-        let frame = try log.append(.page, txid: txid, payload: UnsafeRawBufferPointer(start: scratch, count: length), compress: true)
+        let frame = try write(open[level])
         bytesWritten += frame.length
         flushed[level] = true
-        open[level] = Page(pageSize: pageSize, kind: level == 0 ? Format.pageKindLeaf : Format.pageKindBranch, level: level, owner: 0)
+        open[level] = Page(pageSize: pageSize, kind: level == 0 ? Format.pageKindLeaf : Format.pageKindBranch,
+                           level: level, owner: 0)
         var parent = page(at: level + 1)
         if !parent.canFit(Format.branchCellHeader + firstKey.count) {
             try flush(level: level + 1)
             parent = page(at: level + 1)
         }
         if parent.count == 0 { lowKeys[level + 1] = firstKey }
-        let k: [UInt8] = parent.count == 0 ? [] : firstKey
-        _ = k.withUnsafeBytes { parent.insertBranchCell(at: parent.count, key: $0, childAddress: frame.offset, child: nil) }
+        let cellKey: [UInt8] = parent.count == 0 ? [] : firstKey
+        _ = cellKey.withUnsafeBytes {
+            parent.insertBranchCell(at: parent.count, key: $0, childAddress: frame.offset, child: nil)
+        }
+    }
+
+    /// Appends `page`'s image to the log as a page frame.
+    private func write(_ page: Page) throws -> (offset: UInt64, length: UInt64) {
+        try scratch.withUnsafeMutableBytes {
+            try log.append(.page, txid: txid, payload: page.encodeImage(into: $0), compress: true)
+        }
     }
 
     /// Writes what is left and returns the root's frame offset and the tree height (0, 0 for
@@ -87,15 +98,14 @@ final class TreeBuilder {
         guard count > 0 else { return (0, 0) }
         var level = 0
         while true {
-            let p = open[level]
+            let page = open[level]
             if !flushed[level] {
                 // The only page of the top level: the root.
-                let length = p.encodeImage(into: scratch)
-                let frame = try log.append(.page, txid: txid, payload: UnsafeRawBufferPointer(start: scratch, count: length), compress: true)
+                let frame = try write(page)
                 bytesWritten += frame.length
                 return (frame.offset, level + 1)
             }
-            if p.count > 0 { try flush(level: level) }
+            if page.count > 0 { try flush(level: level) }
             level += 1
         }
     }

@@ -6,26 +6,26 @@ enum TreeRead {
     /// to it (``PageFile/child(of:at:readingAhead:)``).
     @inline(__always)
     static func child(_ page: Page, _ i: Int, _ file: PageFile) throws -> Page {
-        if let c = page.children[i] { return c }
+        if let resident = page.children[i] { return resident }
         return try file.child(of: page, at: i, readingAhead: false)
     }
 
     /// `child`, for walks in key order: leaves come with read-ahead.
     @inline(__always)
     static func nextChild(_ page: Page, _ i: Int, _ file: PageFile) throws -> Page {
-        if let c = page.children[i] { return c }
+        if let resident = page.children[i] { return resident }
         return try file.child(of: page, at: i, readingAhead: page.level == 1)
     }
 
     /// The leaf that holds (or would hold) `key`, and the key's lower-bound index in it.
     @inline(__always)
-    static func find(_ root: Page, _ key: UnsafeRawBufferPointer, _ file: PageFile) throws -> (leaf: Page, index: Int, found: Bool) {
+    static func find(_ root: Page, _ key: UnsafeRawBufferPointer,
+                     _ file: PageFile) throws -> (leaf: Page, index: Int, found: Bool) {
         var page = root
-        let k = key.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!
         while !page.isLeaf {
-            page = try child(page, page.childIndex(for: k, key.count), file)
+            page = try child(page, page.childIndex(for: key), file)
         }
-        let (i, found) = page.lowerBound(k, key.count)
+        let (i, found) = page.lowerBound(key)
         return (page, i, found)
     }
 
