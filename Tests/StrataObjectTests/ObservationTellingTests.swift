@@ -17,6 +17,17 @@ import Testing
         return woke.withLock { $0 }
     }
 
+    /// A list and an item inserted in `context` and saved, the item in the list when `related`.
+    private func savedListAndItem(in context: ModelContext, related: Bool) throws -> (TodoList, Item) {
+        let list = TodoList(name: "l")
+        let item = Item(title: "a")
+        context.insert(list)
+        context.insert(item)
+        if related { item.list = list }
+        try context.save()
+        return (list, item)
+    }
+
     @Test func anInsertedObjectSetBeforeAnyReadIsHeardOnceTracked() throws {
         try withContainer(for: [TodoList.self, Item.self]) { container in
             let context = ModelContext(container)
@@ -71,11 +82,7 @@ import Testing
     @Test func aToManyTrackedThroughItsOwnerHearsAnInverseSet() throws {
         try withContainer(for: [TodoList.self, Item.self]) { container in
             let context = ModelContext(container)
-            let list = TodoList(name: "l")
-            context.insert(list)
-            let item = Item(title: "a")
-            context.insert(item)
-            try context.save()
+            let (list, item) = try savedListAndItem(in: context, related: false)
             #expect(fires({ _ = list.items }, when: { item.list = list }))
             #expect(list.items.contains(item))
         }
@@ -111,12 +118,7 @@ import Testing
     @Test func aToManyTrackedThroughItsOwnerHearsAMemberDeletedAndSaved() throws {
         try withContainer(for: [TodoList.self, Item.self]) { container in
             let context = ModelContext(container)
-            let list = TodoList(name: "l")
-            let item = Item(title: "a")
-            context.insert(list)
-            context.insert(item)
-            item.list = list
-            try context.save()
+            let (list, item) = try savedListAndItem(in: context, related: true)
             #expect(try fires({ _ = list.items }, when: {
                 try context.delete(item)
                 try context.save()
@@ -128,11 +130,7 @@ import Testing
     @Test func aToManyTrackedInTheMergingContextHearsAMemberMovedByAnotherSave() throws {
         try withContainer(for: [TodoList.self, Item.self]) { container in
             let writer = ModelContext(container)
-            let list = TodoList(name: "l")
-            let item = Item(title: "a")
-            writer.insert(list)
-            writer.insert(item)
-            try writer.save()
+            let (list, item) = try savedListAndItem(in: writer, related: false)
             let viewer = ModelContext(container)
             let shownList = try viewer.existingObject(with: list.objectID, as: TodoList.self)
             let shownItem = try viewer.existingObject(with: item.objectID, as: Item.self)
@@ -148,12 +146,7 @@ import Testing
     @Test func aToManyTrackedThroughItsOwnerHearsADeleteRolledBack() throws {
         try withContainer(for: [TodoList.self, Item.self]) { container in
             let context = ModelContext(container)
-            let list = TodoList(name: "l")
-            let item = Item(title: "a")
-            context.insert(list)
-            context.insert(item)
-            item.list = list
-            try context.save()
+            let (list, item) = try savedListAndItem(in: context, related: true)
             try context.delete(item)
             #expect(list.items.isEmpty)
             #expect(fires({ _ = list.items }, when: { context.rollback() }))
@@ -164,12 +157,7 @@ import Testing
     @Test func aToManyTrackedInTheMergingContextHearsAMemberDeletedByAnotherSave() throws {
         try withContainer(for: [TodoList.self, Item.self]) { container in
             let writer = ModelContext(container)
-            let list = TodoList(name: "l")
-            let item = Item(title: "a")
-            writer.insert(list)
-            writer.insert(item)
-            item.list = list
-            try writer.save()
+            let (list, item) = try savedListAndItem(in: writer, related: true)
             let viewer = ModelContext(container)
             let shownList = try viewer.existingObject(with: list.objectID, as: TodoList.self)
             let shownItem = try viewer.existingObject(with: item.objectID, as: Item.self)
