@@ -434,7 +434,6 @@ public final class ModelContext {
     }
 
     func markUpdated(_ object: ManagedObject, slot: Int, isEvent: Bool = true) {
-        // Checked before inserting: a second set of the same property allocates nothing.
         if isEvent { object.noteEventChange(slot: slot) }
         guard !object._flags.contains(.inserted), !object._flags.contains(.deleted), let b = binding(object) else { return }
         if !object._flags.contains(.updated) {
