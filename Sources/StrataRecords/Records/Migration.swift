@@ -1,18 +1,6 @@
 import Foundation
 import StrataStorage
 
-/// What opening a store whose model differs from the given one does.
-public enum MigrationPolicy: Sendable {
-    /// Fail with `StrataError.modelMismatch`, listing the differences.
-    case none
-    /// Migrate in one transaction: add or remove attributes, relationships, indexes,
-    /// constraints, derived attributes and entities; rename them (``AttributeDescription/renamingIdentifier``
-    /// and the other `renamedFrom:` arguments); change defaults; widen integers. New derived
-    /// attributes and indexes are backfilled. Anything else (a changed type) is an error that
-    /// names the property.
-    case lightweight
-}
-
 /// A lightweight migration: rows move field by field (by name, or by renaming identifier) from
 /// the stored model's layout to the new one; every derived value, index, uniqueness entry and
 /// inverse is then rebuilt from the rows, exactly as if they were inserted.

@@ -1,22 +1,6 @@
 import Foundation
 import StrataStorage
 
-/// What entered and left one parent's relationship in this transaction.
-struct AggregateDelta {
-    var count: Int64 = 0
-    /// Values that entered (+) and left (−), non-nil ones only.
-    var added: [StoredValue] = []
-    var removed: [StoredValue] = []
-}
-
-/// One aggregate derived attribute: what it computes, and over which child field.
-struct AggregateMember {
-    let derived: ResolvedDerivedAttribute
-    let function: AggregateFunction
-    /// The child's field (nil for `@count`).
-    let source: Int?
-}
-
 extension DerivationEngine {
     /// `@count`/`@sum`/`@avg`/`@min`/`@max` over a to-many whose inverse is a to-one, for
     /// every member at once (the aggregates of one relationship that follow each other in
@@ -220,17 +204,5 @@ extension DerivationEngine {
         let child = try RecordTrees.trailingPrimaryKey(cursor.key, minimumLength: 17, tree: RecordTrees.extremes(e, d.name))
         guard let row = try tx.row(RowKey(entity: c.index, pk: child)) else { return .null }
         return try DerivedValues.convert(row[source], to: d.type)
-    }
-}
-
-extension AggregateDelta {
-    mutating func enter(_ v: StoredValue) {
-        count += 1
-        if !v.isNull { added.append(v) }
-    }
-
-    mutating func leave(_ v: StoredValue) {
-        count -= 1
-        if !v.isNull { removed.append(v) }
     }
 }
