@@ -21,8 +21,9 @@ public struct AttributeDescription: Sendable {
     /// An attribute named `name` of `type`. `defaultValue` must convert to `type` exactly, as
     /// inserted values must (checked when the model is built: `StrataError.invalidModel`);
     /// `renamedFrom` is its name in the previous model version.
-    public init(_ name: String, _ type: AttributeType, optional: Bool = false, default defaultValue: ValueConvertible? = nil,
-                transient: Bool = false, validation: [ValidationRule] = [], renamedFrom: String? = nil) {
+    public init(_ name: String, _ type: AttributeType, optional: Bool = false,
+                default defaultValue: ValueConvertible? = nil, transient: Bool = false,
+                validation: [ValidationRule] = [], renamedFrom: String? = nil) {
         self.name = name
         self.type = type
         self.isOptional = optional

@@ -29,10 +29,11 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable {
     package func accepts(_ value: StoredValue) -> Bool {
         switch (self, value) {
         case (.bool, .bool), (.string, .string), (.uuid, .uuid), (.binary, .binary): return true
-        case (.double, .double(let d)): return d.isFinite
-        case (.date, .date(let d)): return d.timeIntervalSinceReferenceDate.isFinite
-        case (.decimal, .decimal(let d)): return !d.isNaN
-        case (.int16, .int(let i)), (.int32, .int(let i)), (.int64, .int(let i)): return integerRange!.contains(i)
+        case (.double, .double(let double)): return double.isFinite
+        case (.date, .date(let date)): return date.timeIntervalSinceReferenceDate.isFinite
+        case (.decimal, .decimal(let decimal)): return !decimal.isNaN
+        case (.int16, .int(let integer)), (.int32, .int(let integer)), (.int64, .int(let integer)):
+            return integerRange!.contains(integer)
         default: return false
         }
     }
@@ -46,19 +47,19 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable {
         if accepts(value) { return value }
         let converted: StoredValue?
         switch (self, value) {
-        case (.double, .int(let i)):
-            let d = Double(i)
-            converted = Int64(exactly: d) == i ? .double(d) : nil
-        case (.double, .decimal(let x)):
-            converted = ExactConversion.double(x).map(StoredValue.double)
-        case (.decimal, .int(let i)):
-            converted = .decimal(Decimal(i))
-        case (.decimal, .double(let d)):
-            converted = ExactConversion.decimal(d).map(StoredValue.decimal)
-        case (.int16, .double(let d)), (.int32, .double(let d)), (.int64, .double(let d)):
-            converted = Int64(exactly: d).map(StoredValue.int)
-        case (.int16, .decimal(let x)), (.int32, .decimal(let x)), (.int64, .decimal(let x)):
-            converted = ExactConversion.integer(x).map(StoredValue.int)
+        case (.double, .int(let integer)):
+            let double = Double(integer)
+            converted = Int64(exactly: double) == integer ? .double(double) : nil
+        case (.double, .decimal(let decimal)):
+            converted = ExactConversion.double(decimal).map(StoredValue.double)
+        case (.decimal, .int(let integer)):
+            converted = .decimal(Decimal(integer))
+        case (.decimal, .double(let double)):
+            converted = ExactConversion.decimal(double).map(StoredValue.decimal)
+        case (.int16, .double(let double)), (.int32, .double(let double)), (.int64, .double(let double)):
+            converted = Int64(exactly: double).map(StoredValue.int)
+        case (.int16, .decimal(let decimal)), (.int32, .decimal(let decimal)), (.int64, .decimal(let decimal)):
+            converted = ExactConversion.integer(decimal).map(StoredValue.int)
         default:
             converted = nil
         }

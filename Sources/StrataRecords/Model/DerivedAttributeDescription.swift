@@ -27,7 +27,8 @@ public struct DerivedAttributeDescription: Sendable {
 
     /// A derived attribute named `name` of `type`, computed from `expression`; `renamedFrom` is its
     /// name in the previous model version.
-    public init(_ name: String, _ type: AttributeType, _ expression: String, optional: Bool = false, renamedFrom: String? = nil) {
+    public init(_ name: String, _ type: AttributeType, _ expression: String, optional: Bool = false,
+                renamedFrom: String? = nil) {
         self.name = name
         self.type = type
         self.expression = expression

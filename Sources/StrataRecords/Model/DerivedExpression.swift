@@ -19,9 +19,10 @@ indirect enum DerivedExpression: Hashable, Sendable {
     /// Every `.path` inside (the key paths the expression reads).
     var paths: [[String]] {
         switch self {
-        case .path(let p): return [p]
-        case .lowercase(let e), .uppercase(let e), .canonical(let e), .negate(let e): return e.paths
-        case .arithmetic(_, let a, let b): return a.paths + b.paths
+        case .path(let path): return [path]
+        case .lowercase(let operand), .uppercase(let operand), .canonical(let operand), .negate(let operand):
+            return operand.paths
+        case .arithmetic(_, let lhs, let rhs): return lhs.paths + rhs.paths
         case .aggregate, .now, .literal: return []
         }
     }

@@ -5,11 +5,11 @@ struct DerivedExpressionParser {
     var at = 0
 
     static func parse(_ text: String) throws -> DerivedExpression {
-        var p = DerivedExpressionParser(text: Array(text))
-        let e = try p.sum()
-        p.skipSpaces()
-        guard p.at == p.text.count else { throw p.fail("unexpected '\(p.text[p.at])'") }
-        return e
+        var parser = DerivedExpressionParser(text: Array(text))
+        let expression = try parser.sum()
+        parser.skipSpaces()
+        guard parser.at == parser.text.count else { throw parser.fail("unexpected '\(parser.text[parser.at])'") }
+        return expression
     }
 
     struct Failure: Error { var message: String }
@@ -49,33 +49,36 @@ struct DerivedExpressionParser {
         }
         if text[at] == "(" {
             at += 1
-            let e = try sum()
+            let inner = try sum()
             try expect(")")
-            return e
+            return inner
         }
         if text[at].isNumber { return try number() }
         return try word()
     }
 
-    mutating func expect(_ c: Character) throws {
+    mutating func expect(_ character: Character) throws {
         skipSpaces()
-        guard at < text.count, text[at] == c else { throw fail("expected '\(c)'") }
+        guard at < text.count, text[at] == character else { throw fail("expected '\(character)'") }
         at += 1
     }
 
     mutating func number() throws -> DerivedExpression {
         let start = at
         while at < text.count, text[at].isNumber || text[at] == "." { at += 1 }
-        let s = String(text[start..<at])
-        if let i = Int64(s) { return .literal(.int(i)) }
-        if let d = Double(s) { return .literal(.double(d)) }
-        throw fail("bad number '\(s)'")
+        let digits = String(text[start..<at])
+        if let integer = Int64(digits) { return .literal(.int(integer)) }
+        if let double = Double(digits) { return .literal(.double(double)) }
+        throw fail("bad number '\(digits)'")
     }
 
     /// A key path (`a.b.@sum`), a function call (`lowercase:(…)`), or `now()`.
     mutating func word() throws -> DerivedExpression {
         let start = at
-        while at < text.count, text[at].isLetter || text[at].isNumber || text[at] == "_" || text[at] == "." || text[at] == "@" { at += 1 }
+        while at < text.count,
+              text[at].isLetter || text[at].isNumber || text[at] == "_" || text[at] == "." || text[at] == "@" {
+            at += 1
+        }
         let word = String(text[start..<at])
         guard !word.isEmpty else { throw fail("expected a key path") }
         if at < text.count, text[at] == ":" {
@@ -96,14 +99,20 @@ struct DerivedExpressionParser {
             return .now
         }
         let (parts, aggregate) = KeyPathText.parse(word)
-        guard !parts.contains(where: \.isEmpty), aggregate?.isEmpty != true else { throw fail("empty key path component in '\(word)'") }
+        guard !parts.contains(where: \.isEmpty), aggregate?.isEmpty != true else {
+            throw fail("empty key path component in '\(word)'")
+        }
         if let aggregate {
-            guard let f = AggregateFunction(rawValue: aggregate) else { throw fail("unknown aggregate '@\(aggregate)'") }
-            switch (f, parts.count) {
+            guard let function = AggregateFunction(rawValue: aggregate) else {
+                throw fail("unknown aggregate '@\(aggregate)'")
+            }
+            switch (function, parts.count) {
             case (.count, 1): return .aggregate(.count, relationship: parts[0], attribute: nil)
             case (.count, _): throw fail("@count takes one to-many relationship: 'items.@count'")
-            case (_, 2): return .aggregate(f, relationship: parts[0], attribute: parts[1])
-            default: throw fail("@\(f.rawValue) takes a to-many relationship and an attribute: 'items.amount.@\(f.rawValue)'")
+            case (_, 2): return .aggregate(function, relationship: parts[0], attribute: parts[1])
+            default:
+                let name = function.rawValue
+                throw fail("@\(name) takes a to-many relationship and an attribute: 'items.amount.@\(name)'")
             }
         }
         guard !parts.contains(where: { $0.hasPrefix("@") }) else { throw fail("an aggregate must end the key path") }

@@ -21,15 +21,21 @@
 @resultBuilder
 public enum EntityBuilder {
     /// Adds an attribute to the entity.
-    public static func buildExpression(_ a: AttributeDescription) -> [EntityMember] { [EntityMember(kind: .attribute(a))] }
+    public static func buildExpression(_ attribute: AttributeDescription) -> [EntityMember] {
+        [EntityMember(kind: .attribute(attribute))]
+    }
     /// Adds a relationship to the entity.
-    public static func buildExpression(_ r: RelationshipDescription) -> [EntityMember] { [EntityMember(kind: .relationship(r))] }
+    public static func buildExpression(_ relationship: RelationshipDescription) -> [EntityMember] {
+        [EntityMember(kind: .relationship(relationship))]
+    }
     /// Adds a derived attribute to the entity.
-    public static func buildExpression(_ d: DerivedAttributeDescription) -> [EntityMember] { [EntityMember(kind: .derived(d))] }
+    public static func buildExpression(_ derived: DerivedAttributeDescription) -> [EntityMember] {
+        [EntityMember(kind: .derived(derived))]
+    }
     /// Adds a uniqueness constraint to the entity.
-    public static func buildExpression(_ u: Unique) -> [EntityMember] { [EntityMember(kind: .unique(u))] }
+    public static func buildExpression(_ unique: Unique) -> [EntityMember] { [EntityMember(kind: .unique(unique))] }
     /// Adds an index to the entity.
-    public static func buildExpression(_ i: FetchIndex) -> [EntityMember] { [EntityMember(kind: .index(i))] }
+    public static func buildExpression(_ index: FetchIndex) -> [EntityMember] { [EntityMember(kind: .index(index))] }
     /// The declarations of a block, in order.
     public static func buildBlock(_ parts: [EntityMember]...) -> [EntityMember] { parts.flatMap { $0 } }
     /// The declarations of an `if` without `else`: none when the condition is false.

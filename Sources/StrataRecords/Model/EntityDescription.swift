@@ -43,8 +43,9 @@ public final class EntityDescription: Sendable {
         let hasRules: Bool
     }
 
-    init(name: String, index: Int, renamingIdentifier: String?, attributes: [AttributeDescription], relationships: [ResolvedRelationship],
-         derived: [ResolvedDerivedAttribute], unique: [[String]], indexes: [[String]], fields: [Field]) {
+    init(name: String, index: Int, renamingIdentifier: String?, attributes: [AttributeDescription],
+         relationships: [ResolvedRelationship], derived: [ResolvedDerivedAttribute], unique: [[String]],
+         indexes: [[String]], fields: [Field]) {
         self.name = name
         self.renamingIdentifier = renamingIdentifier
         self.index = index
@@ -54,32 +55,35 @@ public final class EntityDescription: Sendable {
         self.uniquenessConstraints = unique
         self.indexes = indexes
         self.fields = fields
-        var fi: [String: Int] = [:]
-        for (i, f) in fields.enumerated() { fi[f.name] = i }
-        self.fieldIndex = fi
-        var ri: [String: Int] = [:]
-        for (i, r) in relationships.enumerated() { ri[r.name] = i }
-        self.relationshipIndex = ri
-        self.uniqueFields = unique.map { $0.map { fi[$0]! } }
-        self.indexFields = indexes.map { $0.map { fi[$0]! } }
+        var fieldsByName: [String: Int] = [:]
+        for (i, field) in fields.enumerated() { fieldsByName[field.name] = i }
+        self.fieldIndex = fieldsByName
+        var relationshipsByName: [String: Int] = [:]
+        for (i, relationship) in relationships.enumerated() { relationshipsByName[relationship.name] = i }
+        self.relationshipIndex = relationshipsByName
+        self.uniqueFields = unique.map { $0.map { fieldsByName[$0]! } }
+        self.indexFields = indexes.map { $0.map { fieldsByName[$0]! } }
         self.treeNames = EntityTreeNames(name: name, indexes: indexes, unique: unique, fields: fields)
         self.toOneFields = fields.indices.compactMap { i in
-            if case .toOne(let t) = fields[i].kind { return (i, t) }
+            if case .toOne(let target) = fields[i].kind { return (i, target) }
             return nil
         }
-        var hasEntries = fields.map { f -> Bool in if case .toOne = f.kind { return true }; return false }
-        for columns in indexFields { for f in columns { hasEntries[f] = true } }
+        var hasEntries = fields.map { field -> Bool in if case .toOne = field.kind { return true }; return false }
+        for columns in indexFields { for field in columns { hasEntries[field] = true } }
         self.fieldHasEntries = hasEntries
         self.fieldChecks = fields.indices.compactMap { i in
-            let f = fields[i]
-            guard f.kind != .auxiliary, !f.isOptional || f.type.integerRange != nil || !f.validation.isEmpty else { return nil }
-            return FieldCheck(field: i, isOptional: f.isOptional, integerRange: f.type.integerRange, hasRules: !f.validation.isEmpty)
+            let field = fields[i]
+            guard field.kind != .auxiliary,
+                  !field.isOptional || field.type.integerRange != nil || !field.validation.isEmpty else { return nil }
+            return FieldCheck(field: i, isOptional: field.isOptional, integerRange: field.type.integerRange,
+                              hasRules: !field.validation.isEmpty)
         }
         self.indexLeads = indexFields.map { columns in
             let lead = columns[0]
             var canonicalOf: String?
-            if let d = derived.first(where: { $0.field == lead }), case .canonical(.path(let p)) = d.parsed, p.count == 1 {
-                canonicalOf = p[0]
+            if let derivedLead = derived.first(where: { $0.field == lead }),
+               case .canonical(.path(let path)) = derivedLead.parsed, path.count == 1 {
+                canonicalOf = path[0]
             }
             return IndexLead(field: lead, name: fields[lead].name, type: fields[lead].type, canonicalOf: canonicalOf,
                              isSingleAttribute: columns.count == 1)
@@ -111,7 +115,9 @@ public final class EntityDescription: Sendable {
     public func rowFieldName(_ index: Int) -> String { fields[index].name }
 
     /// The relationship named `name`.
-    public func relationship(_ name: String) -> ResolvedRelationship? { relationshipIndex[name].map { relationships[$0] } }
+    public func relationship(_ name: String) -> ResolvedRelationship? {
+        relationshipIndex[name].map { relationships[$0] }
+    }
 
     /// The declared attribute named `name` (stored or transient).
     public func attribute(_ name: String) -> AttributeDescription? { attributes.first { $0.name == name } }

@@ -1,7 +1,8 @@
 /// One declaration inside an `Entity { … }` block.
 public struct EntityMember: Sendable {
     enum Kind: Sendable {
-        case attribute(AttributeDescription), relationship(RelationshipDescription), derived(DerivedAttributeDescription), unique(Unique), index(FetchIndex)
+        case attribute(AttributeDescription), relationship(RelationshipDescription),
+             derived(DerivedAttributeDescription), unique(Unique), index(FetchIndex)
     }
     let kind: Kind
     init(kind: Kind) { self.kind = kind }

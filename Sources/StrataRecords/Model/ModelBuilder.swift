@@ -2,7 +2,7 @@
 @resultBuilder
 public enum ModelBuilder {
     /// Adds an entity to the model.
-    public static func buildExpression(_ e: Entity) -> [Entity] { [e] }
+    public static func buildExpression(_ entity: Entity) -> [Entity] { [entity] }
     /// The entities of a block, in order.
     public static func buildBlock(_ parts: [Entity]...) -> [Entity] { parts.flatMap { $0 } }
     /// The entities of an `if` without `else`: none when the condition is false.
