@@ -18,7 +18,7 @@ enum ValueDescription {
         }
     }
 
-    /// Why `v` cannot be stored in an attribute of `type`.
+    /// Why `value` cannot be stored in an attribute of `type`.
     static func whyNot(_ value: StoredValue, _ type: AttributeType) -> String {
         switch (value, type) {
         case (.int, _) where type.isInteger,
