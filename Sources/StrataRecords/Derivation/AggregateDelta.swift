@@ -7,13 +7,13 @@ struct AggregateDelta {
 }
 
 extension AggregateDelta {
-    mutating func enter(_ v: StoredValue) {
+    mutating func enter(_ value: StoredValue) {
         count += 1
-        if !v.isNull { added.append(v) }
+        if !value.isNull { added.append(value) }
     }
 
-    mutating func leave(_ v: StoredValue) {
+    mutating func leave(_ value: StoredValue) {
         count -= 1
-        if !v.isNull { removed.append(v) }
+        if !value.isNull { removed.append(value) }
     }
 }
