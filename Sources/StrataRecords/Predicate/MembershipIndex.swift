@@ -14,8 +14,8 @@ struct MembershipIndex: Sendable {
         for element in elements {
             if let text = element.value.text {
                 strings.insert(text)
-            } else if case .int(let i) = element.value.value {
-                integers.insert(i)
+            } else if case .int(let integer) = element.value.value {
+                integers.insert(integer)
             } else {
                 return nil
             }
@@ -34,7 +34,7 @@ struct MembershipIndex: Sendable {
         }
         guard let integers else { return nil }
         switch value.value {
-        case .int(let i): return integers.contains(i)
+        case .int(let integer): return integers.contains(integer)
         case .double, .decimal: return nil
         default: return false
         }

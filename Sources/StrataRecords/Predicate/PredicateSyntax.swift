@@ -7,13 +7,13 @@ enum PredicateSyntax {
         "TRUEPREDICATE", "FALSEPREDICATE", "SELF", "CAST",
     ]
 
-    static func isIdentifierStart(_ u: Unicode.Scalar) -> Bool {
-        u == "_" || u.properties.isAlphabetic
+    static func isIdentifierStart(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == "_" || scalar.properties.isAlphabetic
     }
 
-    static func isIdentifierContinuation(_ u: Unicode.Scalar) -> Bool {
-        if u == "_" || u.properties.isAlphabetic { return true }
-        switch u.properties.generalCategory {
+    static func isIdentifierContinuation(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar == "_" || scalar.properties.isAlphabetic { return true }
+        switch scalar.properties.generalCategory {
         case .decimalNumber, .nonspacingMark, .spacingMark: return true
         default: return false
         }

@@ -29,5 +29,5 @@ struct PredicateToken: Equatable {
         return PredicateSyntax.keywords.contains(upper) ? upper : nil
     }
 
-    func isSymbol(_ s: String) -> Bool { kind == .symbol(s) }
+    func isSymbol(_ symbol: String) -> Bool { kind == .symbol(symbol) }
 }

@@ -7,8 +7,8 @@ enum PreparedRight: Sendable {
     @inline(__always)
     func contains(where test: (PreparedOperand) throws -> Bool) rethrows -> Bool {
         switch self {
-        case .one(let x): return try test(x)
-        case .many(let xs, _): return try xs.contains(where: test)
+        case .one(let operand): return try test(operand)
+        case .many(let operands, _): return try operands.contains(where: test)
         }
     }
 }

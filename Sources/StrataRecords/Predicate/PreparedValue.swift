@@ -6,6 +6,6 @@ struct PreparedValue: Sendable {
 
     init(_ value: StoredValue, mode: TextMode) {
         self.value = value
-        if case .string(let s) = value { text = mode.prepare(s) } else { text = nil }
+        if case .string(let string) = value { text = mode.prepare(string) } else { text = nil }
     }
 }

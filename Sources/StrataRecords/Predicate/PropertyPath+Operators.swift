@@ -9,17 +9,29 @@ extension PropertyPath {
     }
 
     /// `key == value`.
-    public static func == (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.equal, to: rhs) }
+    public static func == (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate {
+        lhs.compared(.equal, to: rhs)
+    }
     /// `key != value`.
-    public static func != (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.notEqual, to: rhs) }
+    public static func != (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate {
+        lhs.compared(.notEqual, to: rhs)
+    }
     /// `key < value`.
-    public static func < (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.less, to: rhs) }
+    public static func < (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate {
+        lhs.compared(.less, to: rhs)
+    }
     /// `key <= value`.
-    public static func <= (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.lessOrEqual, to: rhs) }
+    public static func <= (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate {
+        lhs.compared(.lessOrEqual, to: rhs)
+    }
     /// `key > value`.
-    public static func > (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.greater, to: rhs) }
+    public static func > (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate {
+        lhs.compared(.greater, to: rhs)
+    }
     /// `key >= value`.
-    public static func >= (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.greaterOrEqual, to: rhs) }
+    public static func >= (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate {
+        lhs.compared(.greaterOrEqual, to: rhs)
+    }
 
     /// `key == nil`: the value is absent (or a to-one on the way is nil).
     public static func == (lhs: PropertyPath, rhs: _OptionalNilComparisonType) -> FetchPredicate {

@@ -14,11 +14,12 @@ enum RegexPattern {
             // keeps an alternation (`a|ab`) from trying only its first branch at the end.
             return try NSRegularExpression(pattern: "\\A(?:" + pattern + ")\\z", options: options)
         } catch {
-            throw StrataError.invalidFetch("MATCHES pattern \(FetchExpression.quoted(pattern)) is not a valid regular expression")
+            throw StrataError.invalidFetch(
+                "MATCHES pattern \(FetchExpression.quoted(pattern)) is not a valid regular expression")
         }
     }
 
-    static func matches(_ regex: NSRegularExpression, _ s: String) -> Bool {
-        regex.firstMatch(in: s, options: [], range: NSRange(location: 0, length: s.utf16.count)) != nil
+    static func matches(_ regex: NSRegularExpression, _ text: String) -> Bool {
+        regex.firstMatch(in: text, options: [], range: NSRange(location: 0, length: text.utf16.count)) != nil
     }
 }
