@@ -13,7 +13,7 @@ struct FetchBindings {
     var packedKinds: UInt64 {
         guard values.count <= 16 else { return 0 }
         var packed: UInt64 = 0
-        for v in values { packed = packed << 4 | UInt64(v.kindTag + 1) }
+        for value in values { packed = packed << 4 | UInt64(value.kindTag + 1) }
         return packed
     }
 }

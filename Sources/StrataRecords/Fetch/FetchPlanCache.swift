@@ -24,9 +24,9 @@ final class FetchPlanCache: Sendable {
         var hasher = ShapeHasher()
         var constants: [StoredValue] = []
         hasher.combine(request.entity)
-        for s in request.sortDescriptors {
-            hasher.combine(s.keyPath)
-            hasher.combine(s.ascending ? 1 : 2)
+        for sortDescriptor in request.sortDescriptors {
+            hasher.combine(sortDescriptor.keyPath)
+            hasher.combine(sortDescriptor.ascending ? 1 : 2)
         }
         hasher.combine(UInt64(bitPattern: Int64(request.limit ?? -1)))
         hasher.combine(UInt64(request.offset))
@@ -35,13 +35,13 @@ final class FetchPlanCache: Sendable {
         let found = prepared.withLock { cache in cache.byHash[hash]?.first { $0.request.hasShape(of: request) } }
         if let found { return (found, constants) }
         guard let shape = request.shape() else { return nil }
-        let p = try PreparedFetch(shape, model: model)
+        let fetch = try PreparedFetch(shape, model: model)
         prepared.withLock { cache in
             if cache.count >= Self.capacity { cache = (0, [:]) }
-            cache.byHash[hash, default: []].append(p)
+            cache.byHash[hash, default: []].append(fetch)
             cache.count += 1
         }
-        return (p, constants)
+        return (fetch, constants)
     }
 
     var count: Int { prepared.withLock { $0.count } }

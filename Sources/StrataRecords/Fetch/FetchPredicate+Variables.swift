@@ -19,22 +19,22 @@ extension FetchPredicate {
     func substituting(_ values: FetchBindings) throws -> FetchPredicate {
         switch self {
         case .constant: return self
-        case .comparison(var c):
-            c.lhs = try c.lhs.substituting(values)
-            c.rhs = try c.rhs.substituting(values)
-            return .comparison(c)
-        case .and(let ps): return .and(try ps.map { try $0.substituting(values) })
-        case .or(let ps): return .or(try ps.map { try $0.substituting(values) })
-        case .not(let p): return .not(try p.substituting(values))
+        case .comparison(var comparison):
+            comparison.lhs = try comparison.lhs.substituting(values)
+            comparison.rhs = try comparison.rhs.substituting(values)
+            return .comparison(comparison)
+        case .and(let terms): return .and(try terms.map { try $0.substituting(values) })
+        case .or(let terms): return .or(try terms.map { try $0.substituting(values) })
+        case .not(let operand): return .not(try operand.substituting(values))
         }
     }
 
     func forEachVariable(_ body: (String) -> Void) {
         switch self {
         case .constant: break
-        case .comparison(let c): c.lhs.forEachVariable(body); c.rhs.forEachVariable(body)
-        case .and(let ps), .or(let ps): for p in ps { p.forEachVariable(body) }
-        case .not(let p): p.forEachVariable(body)
+        case .comparison(let comparison): comparison.lhs.forEachVariable(body); comparison.rhs.forEachVariable(body)
+        case .and(let terms), .or(let terms): for term in terms { term.forEachVariable(body) }
+        case .not(let operand): operand.forEachVariable(body)
         }
     }
 }
@@ -45,8 +45,8 @@ extension FetchExpression {
         case .constant, .keyPath, .aggregate: return self
         case .list(let items): return .list(try items.map { try $0.substituting(values) })
         case .variable(let name):
-            guard let v = values[name] else { throw StrataError.invalidFetch("no value for $\(name)") }
-            return .constant(v)
+            guard let value = values[name] else { throw StrataError.invalidFetch("no value for $\(name)") }
+            return .constant(value)
         }
     }
 

@@ -17,21 +17,22 @@ extension FetchPredicate {
     fileprivate func abstracted(_ variables: inout Int) -> FetchPredicate? {
         switch self {
         case .constant: return self
-        case .comparison(var c):
-            guard let lhs = c.lhs.abstracted(&variables), let rhs = c.rhs.abstracted(&variables) else { return nil }
-            c.lhs = lhs
-            c.rhs = rhs
-            return .comparison(c)
-        case .and(let ps), .or(let ps):
+        case .comparison(var comparison):
+            guard let lhs = comparison.lhs.abstracted(&variables),
+                  let rhs = comparison.rhs.abstracted(&variables) else { return nil }
+            comparison.lhs = lhs
+            comparison.rhs = rhs
+            return .comparison(comparison)
+        case .and(let terms), .or(let terms):
             var out: [FetchPredicate] = []
-            out.reserveCapacity(ps.count)
-            for p in ps {
-                guard let a = p.abstracted(&variables) else { return nil }
-                out.append(a)
+            out.reserveCapacity(terms.count)
+            for term in terms {
+                guard let abstracted = term.abstracted(&variables) else { return nil }
+                out.append(abstracted)
             }
             if case .and = self { return .and(out) }
             return .or(out)
-        case .not(let p): return p.abstracted(&variables).map { .not($0) }
+        case .not(let operand): return operand.abstracted(&variables).map { .not($0) }
         }
     }
 }
@@ -47,8 +48,8 @@ extension FetchExpression {
             var out: [FetchExpression] = []
             out.reserveCapacity(items.count)
             for item in items {
-                guard let a = item.abstracted(&variables) else { return nil }
-                out.append(a)
+                guard let abstracted = item.abstracted(&variables) else { return nil }
+                out.append(abstracted)
             }
             return .list(out)
         case .variable: return nil
@@ -61,7 +62,8 @@ extension FetchRequest {
     /// else equal).
     func hasShape(of request: FetchRequest) -> Bool {
         guard entity == request.entity, limit == request.limit, offset == request.offset,
-              sortDescriptors == request.sortDescriptors, let shape = predicate, let other = request.predicate else { return false }
+              sortDescriptors == request.sortDescriptors, let shape = predicate,
+              let other = request.predicate else { return false }
         return shape.hasShape(of: other)
     }
 }
@@ -71,38 +73,39 @@ extension FetchPredicate {
     /// order ``FetchRequest/shape()`` makes them variables); false when a variable appears.
     func hashShape(into hasher: inout ShapeHasher, constants: inout [StoredValue]) -> Bool {
         switch self {
-        case .constant(let b):
-            hasher.combine(b ? 1 : 2)
+        case .constant(let value):
+            hasher.combine(value ? 1 : 2)
             return true
-        case .comparison(let c):
+        case .comparison(let comparison):
             hasher.combine(3)
-            hasher.combine(c.op.rawValue)
-            hasher.combine(c.quantifier.rawValue)
-            hasher.combine(UInt64(c.options.rawValue))
-            return c.lhs.hashShape(into: &hasher, constants: &constants) && c.rhs.hashShape(into: &hasher, constants: &constants)
-        case .and(let ps), .or(let ps):
+            hasher.combine(comparison.op.rawValue)
+            hasher.combine(comparison.quantifier.rawValue)
+            hasher.combine(UInt64(comparison.options.rawValue))
+            return comparison.lhs.hashShape(into: &hasher, constants: &constants)
+                && comparison.rhs.hashShape(into: &hasher, constants: &constants)
+        case .and(let terms), .or(let terms):
             if case .and = self { hasher.combine(4) } else { hasher.combine(5) }
-            hasher.combine(UInt64(ps.count))
-            for p in ps where !p.hashShape(into: &hasher, constants: &constants) { return false }
+            hasher.combine(UInt64(terms.count))
+            for term in terms where !term.hashShape(into: &hasher, constants: &constants) { return false }
             return true
-        case .not(let p):
+        case .not(let operand):
             hasher.combine(6)
-            return p.hashShape(into: &hasher, constants: &constants)
+            return operand.hashShape(into: &hasher, constants: &constants)
         }
     }
 
     /// Whether `other` is this predicate with constants for its variables.
     func hasShape(of other: FetchPredicate) -> Bool {
         switch (self, other) {
-        case (.constant(let a), .constant(let b)): return a == b
-        case (.comparison(let a), .comparison(let b)):
-            return a.op == b.op && a.quantifier == b.quantifier && a.options == b.options
-                && a.lhs.hasShape(of: b.lhs) && a.rhs.hasShape(of: b.rhs)
-        case (.and(let a), .and(let b)), (.or(let a), .or(let b)):
-            guard a.count == b.count else { return false }
-            for i in a.indices where !a[i].hasShape(of: b[i]) { return false }
+        case (.constant(let lhs), .constant(let rhs)): return lhs == rhs
+        case (.comparison(let lhs), .comparison(let rhs)):
+            return lhs.op == rhs.op && lhs.quantifier == rhs.quantifier && lhs.options == rhs.options
+                && lhs.lhs.hasShape(of: rhs.lhs) && lhs.rhs.hasShape(of: rhs.rhs)
+        case (.and(let lhs), .and(let rhs)), (.or(let lhs), .or(let rhs)):
+            guard lhs.count == rhs.count else { return false }
+            for i in lhs.indices where !lhs[i].hasShape(of: rhs[i]) { return false }
             return true
-        case (.not(let a), .not(let b)): return a.hasShape(of: b)
+        case (.not(let lhs), .not(let rhs)): return lhs.hasShape(of: rhs)
         default: return false
         }
     }
@@ -111,15 +114,15 @@ extension FetchPredicate {
 extension FetchExpression {
     fileprivate func hashShape(into hasher: inout ShapeHasher, constants: inout [StoredValue]) -> Bool {
         switch self {
-        case .constant(let v):
+        case .constant(let value):
             hasher.combine(7)
-            constants.append(v)
+            constants.append(value)
         case .keyPath(let path):
             hasher.combine(8)
             for component in path { hasher.combine(component) }
-        case .aggregate(let f, let path):
+        case .aggregate(let function, let path):
             hasher.combine(9)
-            hasher.combine(f.rawValue)
+            hasher.combine(function.rawValue)
             for component in path { hasher.combine(component) }
         case .list(let items):
             hasher.combine(10)
@@ -135,11 +138,12 @@ extension FetchExpression {
     fileprivate func hasShape(of other: FetchExpression) -> Bool {
         switch (self, other) {
         case (.variable, .constant): return true
-        case (.keyPath(let a), .keyPath(let b)): return a == b
-        case (.aggregate(let f, let a), .aggregate(let g, let b)): return f == g && a == b
-        case (.list(let a), .list(let b)):
-            guard a.count == b.count else { return false }
-            for i in a.indices where !a[i].hasShape(of: b[i]) { return false }
+        case (.keyPath(let lhs), .keyPath(let rhs)): return lhs == rhs
+        case (.aggregate(let lhsFunction, let lhs), .aggregate(let rhsFunction, let rhs)):
+            return lhsFunction == rhsFunction && lhs == rhs
+        case (.list(let lhs), .list(let rhs)):
+            guard lhs.count == rhs.count else { return false }
+            for i in lhs.indices where !lhs[i].hasShape(of: rhs[i]) { return false }
             return true
         default: return false
         }

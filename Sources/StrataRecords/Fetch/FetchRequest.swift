@@ -16,8 +16,8 @@ public struct FetchRequest: Hashable, Sendable {
 
     /// A request for the objects of `entity` that match `predicate`, in `sortDescriptors` order,
     /// skipping `offset` and returning at most `limit`.
-    public init(_ entity: String, predicate: FetchPredicate? = nil, sortedBy sortDescriptors: [FetchSortDescriptor] = [],
-                limit: Int? = nil, offset: Int = 0) {
+    public init(_ entity: String, predicate: FetchPredicate? = nil,
+                sortedBy sortDescriptors: [FetchSortDescriptor] = [], limit: Int? = nil, offset: Int = 0) {
         self.entity = entity
         self.predicate = predicate
         self.sortDescriptors = sortDescriptors

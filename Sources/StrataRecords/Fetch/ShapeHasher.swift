@@ -5,14 +5,14 @@
 struct ShapeHasher {
     private(set) var value: UInt64 = 0xCBF2_9CE4_8422_2325
 
-    mutating func combine(_ x: UInt64) {
-        value = (value ^ x) &* 0x0000_0100_0000_01B3
+    mutating func combine(_ word: UInt64) {
+        value = (value ^ word) &* 0x0000_0100_0000_01B3
     }
 
-    mutating func combine(_ s: String) {
-        var s = s
-        s.withUTF8 { bytes in
-            for b in bytes { value = (value ^ UInt64(b)) &* 0x0000_0100_0000_01B3 }
+    mutating func combine(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            for byte in bytes { value = (value ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 }
         }
         combine(0xFF)   // ends the string: "ab" + "c" is not "a" + "bc"
     }
