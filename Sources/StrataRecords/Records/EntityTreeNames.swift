@@ -10,6 +10,9 @@ struct EntityTreeNames: Sendable {
         rows = "rows:\(name)"
         self.indexes = indexes.map { "index:\(name):\($0.joined(separator: ","))" }
         self.unique = unique.map { "unique:\(name):\($0.joined(separator: ","))" }
-        inverses = fields.map { f in if case .toOne = f.kind { return "inverse:\(name):\(f.name)" }; return "" }
+        inverses = fields.map { field in
+            if case .toOne = field.kind { return "inverse:\(name):\(field.name)" }
+            return ""
+        }
     }
 }

@@ -19,6 +19,6 @@ struct KeyCounters: Sequence {
     var isEmpty: Bool { !next.contains { $0 != nil } }
 
     func makeIterator() -> some IteratorProtocol<(Int, UInt64)> {
-        next.enumerated().lazy.compactMap { i, n in n.map { (i, $0) } }.makeIterator()
+        next.enumerated().lazy.compactMap { i, counter in counter.map { (i, $0) } }.makeIterator()
     }
 }

@@ -17,6 +17,7 @@ enum RunningSumTolerance {
 
     static func agree(sum: Double, compensation: Double, scratch: Double, magnitude: Double) -> Bool {
         let difference = abs((sum + compensation) - scratch)
-        return difference < absolute || difference <= relative * max(magnitude, abs(sum), abs(compensation), abs(scratch))
+        return difference < absolute
+            || difference <= relative * max(magnitude, abs(sum), abs(compensation), abs(scratch))
     }
 }

@@ -19,32 +19,32 @@ final class WriteTrees {
         inverseTrees = model.entities.map { Array(repeating: nil, count: $0.fields.count) }
     }
 
-    func rows(_ e: EntityDescription) throws -> WriteTree {
-        if let t = rowTrees[e.index] { return t }
-        let t = try tx.tree(RecordTrees.rows(e), createIfMissing: true)!
-        rowTrees[e.index] = t
-        return t
+    func rows(_ entity: EntityDescription) throws -> WriteTree {
+        if let tree = rowTrees[entity.index] { return tree }
+        let tree = try tx.tree(RecordTrees.rows(entity), createIfMissing: true)!
+        rowTrees[entity.index] = tree
+        return tree
     }
 
-    /// `e`'s rows tree if it exists (a read must not create it), kept once found.
-    func existingRows(_ e: EntityDescription) throws -> WriteTree? {
-        if let t = rowTrees[e.index] { return t }
-        guard let t = try tx.tree(RecordTrees.rows(e)) else { return nil }
-        rowTrees[e.index] = t
-        return t
+    /// `entity`'s rows tree if it exists (a read must not create it), kept once found.
+    func existingRows(_ entity: EntityDescription) throws -> WriteTree? {
+        if let tree = rowTrees[entity.index] { return tree }
+        guard let tree = try tx.tree(RecordTrees.rows(entity)) else { return nil }
+        rowTrees[entity.index] = tree
+        return tree
     }
 
-    func index(_ e: EntityDescription, _ i: Int) throws -> WriteTree {
-        if let t = indexTrees[e.index][i] { return t }
-        let t = try tx.tree(RecordTrees.index(e, i), createIfMissing: true)!
-        indexTrees[e.index][i] = t
-        return t
+    func index(_ entity: EntityDescription, _ i: Int) throws -> WriteTree {
+        if let tree = indexTrees[entity.index][i] { return tree }
+        let tree = try tx.tree(RecordTrees.index(entity, i), createIfMissing: true)!
+        indexTrees[entity.index][i] = tree
+        return tree
     }
 
-    func inverse(_ e: EntityDescription, _ field: Int) throws -> WriteTree {
-        if let t = inverseTrees[e.index][field] { return t }
-        let t = try tx.tree(RecordTrees.inverse(e, field), createIfMissing: true)!
-        inverseTrees[e.index][field] = t
-        return t
+    func inverse(_ entity: EntityDescription, _ field: Int) throws -> WriteTree {
+        if let tree = inverseTrees[entity.index][field] { return tree }
+        let tree = try tx.tree(RecordTrees.inverse(entity, field), createIfMissing: true)!
+        inverseTrees[entity.index][field] = tree
+        return tree
     }
 }
