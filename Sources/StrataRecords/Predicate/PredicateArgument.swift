@@ -78,7 +78,7 @@ extension UInt: PredicateArgument {
 extension UInt64: PredicateArgument {
     /// An integer constant; a decimal above `Int64.max`, where `int` cannot hold it exactly.
     public var predicateExpression: FetchExpression {
-        if let i = Int64(exactly: self) { return .constant(.int(i)) }
+        if let integer = Int64(exactly: self) { return .constant(.int(integer)) }
         return .constant(.decimal(Decimal(self)))
     }
 }
