@@ -45,16 +45,16 @@ enum AggregateArithmetic {
 
     // MARK: Integers
 
-    static func add(_ a: Int64, _ b: Int64) throws(Overflow) -> Int64 {
-        let (r, o) = a.addingReportingOverflow(b)
-        if o { throw Overflow(reason: "the integer sum leaves the 64-bit range") }
-        return r
+    static func add(_ lhs: Int64, _ rhs: Int64) throws(Overflow) -> Int64 {
+        let (result, overflow) = lhs.addingReportingOverflow(rhs)
+        if overflow { throw Overflow(reason: "the integer sum leaves the 64-bit range") }
+        return result
     }
 
-    static func subtract(_ a: Int64, _ b: Int64) throws(Overflow) -> Int64 {
-        let (r, o) = a.subtractingReportingOverflow(b)
-        if o { throw Overflow(reason: "the integer sum leaves the 64-bit range") }
-        return r
+    static func subtract(_ lhs: Int64, _ rhs: Int64) throws(Overflow) -> Int64 {
+        let (result, overflow) = lhs.subtractingReportingOverflow(rhs)
+        if overflow { throw Overflow(reason: "the integer sum leaves the 64-bit range") }
+        return result
     }
 
     // MARK: Decimals
@@ -68,13 +68,13 @@ enum AggregateArithmetic {
 
         init(_ start: Decimal = 0) { fast = start }
 
-        mutating func add(_ x: Decimal, subtracting: Bool = false) {
-            if wide == nil, let s = DecimalCoding.fastSum(fast, x, subtracting: subtracting) {
-                fast = s
+        mutating func add(_ value: Decimal, subtracting: Bool = false) {
+            if wide == nil, let sum = DecimalCoding.fastSum(fast, value, subtracting: subtracting) {
+                fast = sum
                 return
             }
             if wide == nil { wide = WideDecimal(fast) }
-            wide!.add(WideDecimal(x), subtracting: subtracting)
+            wide!.add(WideDecimal(value), subtracting: subtracting)
         }
 
         func total() throws(Overflow) -> Decimal {
@@ -90,16 +90,22 @@ enum AggregateArithmetic {
         var sum = 0.0
         var compensation = 0.0
 
-        mutating func add(_ x: Double) {
-            let t = sum + x
-            if abs(sum) >= abs(x) { compensation += (sum - t) + x } else { compensation += (x - t) + sum }
-            sum = t
+        mutating func add(_ value: Double) {
+            let next = sum + value
+            if abs(sum) >= abs(value) {
+                compensation += (sum - next) + value
+            } else {
+                compensation += (value - next) + sum
+            }
+            sum = next
         }
 
         func total() throws(Overflow) -> Double {
-            let t = sum + compensation
-            guard t.isFinite, sum.isFinite, compensation.isFinite else { throw Overflow(reason: "the double sum is not finite") }
-            return t
+            let result = sum + compensation
+            guard result.isFinite, sum.isFinite, compensation.isFinite else {
+                throw Overflow(reason: "the double sum is not finite")
+            }
+            return result
         }
     }
 
@@ -107,38 +113,38 @@ enum AggregateArithmetic {
 
     /// A stored `@count`, in whatever numeric type it is declared (a count is a whole number
     /// far below 2^53, so a double or decimal holds it exactly); `nil` is 0.
-    static func countValue(_ v: StoredValue) throws -> Int64 {
-        switch v {
-        case .double(let x): if let i = Int64(exactly: x) { return i }
-        case .decimal(let x): if let i = ExactConversion.integer(x) { return i }
-        default: return try integer(v)
+    static func countValue(_ value: StoredValue) throws -> Int64 {
+        switch value {
+        case .double(let double): if let integer = Int64(exactly: double) { return integer }
+        case .decimal(let decimal): if let integer = ExactConversion.integer(decimal) { return integer }
+        default: return try integer(value)
         }
         throw StrataError.corrupt("a stored count is not a whole number", offset: nil)
     }
 
-    static func integer(_ v: StoredValue) throws -> Int64 {
-        switch v {
-        case .int(let i): return i
+    static func integer(_ value: StoredValue) throws -> Int64 {
+        switch value {
+        case .int(let integer): return integer
         case .null: return 0
-        default: throw StrataError.corrupt("a stored integer operand is \(ValueDescription.kind(v))", offset: nil)
+        default: throw StrataError.corrupt("a stored integer operand is \(ValueDescription.kind(value))", offset: nil)
         }
     }
 
-    static func decimal(_ v: StoredValue) throws -> Decimal {
-        switch v {
-        case .decimal(let d): return d
-        case .int(let i): return Decimal(i)
+    static func decimal(_ value: StoredValue) throws -> Decimal {
+        switch value {
+        case .decimal(let decimal): return decimal
+        case .int(let integer): return Decimal(integer)
         case .null: return 0
-        default: throw StrataError.corrupt("a stored decimal operand is \(ValueDescription.kind(v))", offset: nil)
+        default: throw StrataError.corrupt("a stored decimal operand is \(ValueDescription.kind(value))", offset: nil)
         }
     }
 
-    static func double(_ v: StoredValue) throws -> Double {
-        switch v {
-        case .double(let d): return d
-        case .int(let i): return Double(i)
+    static func double(_ value: StoredValue) throws -> Double {
+        switch value {
+        case .double(let double): return double
+        case .int(let integer): return Double(integer)
         case .null: return 0
-        default: throw StrataError.corrupt("a stored double operand is \(ValueDescription.kind(v))", offset: nil)
+        default: throw StrataError.corrupt("a stored double operand is \(ValueDescription.kind(value))", offset: nil)
         }
     }
 
@@ -150,37 +156,37 @@ enum AggregateArithmetic {
     static func mean(sum: StoredValue, count: Int64, as type: AttributeType) throws(Overflow) -> StoredValue {
         guard count > 0 else { return .null }
         switch sum {
-        case .int(let s):
-            if type == .decimal { return try decimalMean(Decimal(s), count) }
-            return try DerivedValues.convert(.double(nearestQuotient(s, count)), to: type)
-        case .decimal(let s):
-            return try DerivedValues.convert(try decimalMean(s, count), to: type)
-        case .double(let s):
-            return try DerivedValues.convert(.double(s / Double(count)), to: type)
+        case .int(let total):
+            if type == .decimal { return try decimalMean(Decimal(total), count) }
+            return try DerivedValues.convert(.double(nearestQuotient(total, count)), to: type)
+        case .decimal(let total):
+            return try DerivedValues.convert(try decimalMean(total, count), to: type)
+        case .double(let total):
+            return try DerivedValues.convert(.double(total / Double(count)), to: type)
         default:
             return .null
         }
     }
 
-    private static func decimalMean(_ s: Decimal, _ count: Int64) throws(Overflow) -> StoredValue {
-        let m = s / Decimal(count)
-        guard !m.isNaN else { throw Overflow(reason: "the decimal average cannot be represented") }
-        return .decimal(m)
+    private static func decimalMean(_ sum: Decimal, _ count: Int64) throws(Overflow) -> StoredValue {
+        let quotient = sum / Decimal(count)
+        guard !quotient.isNaN else { throw Overflow(reason: "the decimal average cannot be represented") }
+        return .decimal(quotient)
     }
 
-    /// `s / n` rounded once to the nearest double (ties to even). Both exact as doubles: one
-    /// IEEE division. Otherwise a 128-bit quotient with at least 56 significant bits and a
-    /// sticky bit for the remainder, converted once.
-    static func nearestQuotient(_ s: Int64, _ n: Int64) -> Double {
-        let a = s.magnitude, b = n.magnitude
-        if a < 1 << 53 && b < 1 << 53 { return Double(s) / Double(n) }
-        let width = 64 - a.leadingZeroBitCount
-        let shift = 120 - width                 // a's top bit at 119: the quotient has ≥ 56 bits
-        let numerator = UInt128(a) << shift
-        let (q, r) = numerator.quotientAndRemainder(dividingBy: UInt128(b))
-        let rounded = Double(q | (r == 0 ? 0 : 1))
+    /// `dividend / divisor` rounded once to the nearest double (ties to even). Both exact as
+    /// doubles: one IEEE division. Otherwise a 128-bit quotient with at least 56 significant bits
+    /// and a sticky bit for the remainder, converted once.
+    static func nearestQuotient(_ dividend: Int64, _ divisor: Int64) -> Double {
+        let dividendMagnitude = dividend.magnitude, divisorMagnitude = divisor.magnitude
+        if dividendMagnitude < 1 << 53 && divisorMagnitude < 1 << 53 { return Double(dividend) / Double(divisor) }
+        let width = 64 - dividendMagnitude.leadingZeroBitCount
+        let shift = 120 - width                 // the dividend's top bit at 119: the quotient has ≥ 56 bits
+        let numerator = UInt128(dividendMagnitude) << shift
+        let (quotient, remainder) = numerator.quotientAndRemainder(dividingBy: UInt128(divisorMagnitude))
+        let rounded = Double(quotient | (remainder == 0 ? 0 : 1))
         let magnitude = Double(sign: .plus, exponent: -shift, significand: rounded)
-        return (s < 0) != (n < 0) ? -magnitude : magnitude
+        return (dividend < 0) != (divisor < 0) ? -magnitude : magnitude
     }
 
     // MARK: From scratch (fetch aggregates, the checker)
@@ -190,8 +196,8 @@ enum AggregateArithmetic {
     /// there is no number at all.
     static func sum(_ values: [StoredValue]) throws(Overflow) -> (total: StoredValue, count: Int64)? {
         var kind: SumKind?
-        for v in values {
-            switch v {
+        for value in values {
+            switch value {
             case .int: if kind == nil { kind = .integer }
             case .decimal: if kind != .double { kind = .decimal }
             case .double: kind = .double
@@ -202,32 +208,32 @@ enum AggregateArithmetic {
         var count: Int64 = 0
         switch kind {
         case .integer:
-            var s: Int64 = 0
-            for case .int(let i) in values { s = try add(s, i); count += 1 }
-            return (.int(s), count)
+            var total: Int64 = 0
+            for case .int(let integer) in values { total = try add(total, integer); count += 1 }
+            return (.int(total), count)
         case .decimal:
-            var s = DecimalSum()
-            for v in values {
-                switch v {
-                case .int(let i): s.add(Decimal(i))
-                case .decimal(let d): s.add(d)
+            var total = DecimalSum()
+            for value in values {
+                switch value {
+                case .int(let integer): total.add(Decimal(integer))
+                case .decimal(let decimal): total.add(decimal)
                 default: continue
                 }
                 count += 1
             }
-            return (.decimal(try s.total()), count)
+            return (.decimal(try total.total()), count)
         case .double:
-            var s = CompensatedSum()
-            for v in values {
-                switch v {
-                case .int(let i): s.add(Double(i))
-                case .decimal(let d): s.add(ExactConversion.nearestDouble(d) ?? .nan)
-                case .double(let d): s.add(d)
+            var total = CompensatedSum()
+            for value in values {
+                switch value {
+                case .int(let integer): total.add(Double(integer))
+                case .decimal(let decimal): total.add(ExactConversion.nearestDouble(decimal) ?? .nan)
+                case .double(let double): total.add(double)
                 default: continue
                 }
                 count += 1
             }
-            return (.double(try s.total()), count)
+            return (.double(try total.total()), count)
         }
     }
 
@@ -255,9 +261,9 @@ enum AggregateArithmetic {
     /// The least or greatest non-nil value.
     static func extreme(_ values: [StoredValue], max: Bool) -> StoredValue {
         var best: StoredValue?
-        for v in values where !v.isNull {
-            guard let current = best else { best = v; continue }
-            if let c = StoredValue.compare(v, current), max ? c > 0 : c < 0 { best = v }
+        for value in values where !value.isNull {
+            guard let current = best else { best = value; continue }
+            if let order = StoredValue.compare(value, current), max ? order > 0 : order < 0 { best = value }
         }
         return best ?? .null
     }

@@ -11,39 +11,41 @@ struct DerivedEvaluator {
 
     /// The validation error an overflow becomes: it names the entity and the attribute.
     func error(_ overflow: AggregateArithmetic.Overflow) -> StrataError {
-        .validation(entity: entity.name, property: property, reason: "\(overflow.reason) while computing the derived value")
+        .validation(entity: entity.name, property: property,
+                    reason: "\(overflow.reason) while computing the derived value")
     }
 
     /// The expression's value for the row `key`, converted to `type`.
-    func value(of x: DerivedExpression, at key: RowKey, as type: AttributeType) throws -> StoredValue {
-        let v = try value(of: x, at: key)
-        do { return try DerivedValues.convert(v, to: type) } catch { throw self.error(error) }
+    func value(of expression: DerivedExpression, at key: RowKey, as type: AttributeType) throws -> StoredValue {
+        let computed = try value(of: expression, at: key)
+        do { return try DerivedValues.convert(computed, to: type) } catch { throw self.error(error) }
     }
 
-    func value(of x: DerivedExpression, at key: RowKey) throws -> StoredValue {
-        switch x {
-        case .literal(let v): return v
+    func value(of expression: DerivedExpression, at key: RowKey) throws -> StoredValue {
+        switch expression {
+        case .literal(let literal): return literal
         case .now: return .null  // set by the engine
         case .aggregate: return .null  // never row-local
         case .path(let path):
-            guard let r = try tx.row(key) else { return .null }
-            guard case .one(let v) = try RowSubject(reader: tx, key: key, row: r).values(at: path) else { return .null }
-            return v
-        case .lowercase(let a):
-            guard case .string(let s) = try value(of: a, at: key) else { return .null }
-            return .string(TextFolding.lowercase(s))
-        case .uppercase(let a):
-            guard case .string(let s) = try value(of: a, at: key) else { return .null }
-            return .string(TextFolding.uppercase(s))
-        case .canonical(let a):
-            guard case .string(let s) = try value(of: a, at: key) else { return .null }
-            return .string(TextFolding.canonical(s))
-        case .negate(let a):
-            let v = try value(of: a, at: key)
-            do { return try DerivedValues.negate(v) } catch { throw self.error(error) }
-        case .arithmetic(let op, let a, let b):
-            let x = try value(of: a, at: key), y = try value(of: b, at: key)
-            do { return try DerivedValues.arithmetic(op, x, y) } catch { throw self.error(error) }
+            guard let row = try tx.row(key) else { return .null }
+            let subject = RowSubject(reader: tx, key: key, row: row)
+            guard case .one(let found) = try subject.values(at: path) else { return .null }
+            return found
+        case .lowercase(let operand):
+            guard case .string(let string) = try value(of: operand, at: key) else { return .null }
+            return .string(TextFolding.lowercase(string))
+        case .uppercase(let operand):
+            guard case .string(let string) = try value(of: operand, at: key) else { return .null }
+            return .string(TextFolding.uppercase(string))
+        case .canonical(let operand):
+            guard case .string(let string) = try value(of: operand, at: key) else { return .null }
+            return .string(TextFolding.canonical(string))
+        case .negate(let operand):
+            let operandValue = try value(of: operand, at: key)
+            do { return try DerivedValues.negate(operandValue) } catch { throw self.error(error) }
+        case .arithmetic(let op, let lhs, let rhs):
+            let lhsValue = try value(of: lhs, at: key), rhsValue = try value(of: rhs, at: key)
+            do { return try DerivedValues.arithmetic(op, lhsValue, rhsValue) } catch { throw self.error(error) }
         }
     }
 }

@@ -7,121 +7,132 @@ import Foundation
 enum DerivedValues {
     typealias Overflow = AggregateArithmetic.Overflow
 
-    /// `v` as a value of `type`: integers within the type's width (a double, from a division,
+    /// `value` as a value of `type`: integers within the type's width (a double, from a division,
     /// truncated toward zero like Swift's `/`), integers to the nearest double or exactly to a
     /// decimal, decimals to the nearest double, doubles to their shortest decimal digits.
-    static func convert(_ v: StoredValue, to type: AttributeType) throws(Overflow) -> StoredValue {
-        switch (v, type) {
+    static func convert(_ value: StoredValue, to type: AttributeType) throws(Overflow) -> StoredValue {
+        switch (value, type) {
         case (.null, _):
             return .null
-        case (.int(let i), _) where type.isInteger:
-            guard type.integerRange!.contains(i) else { throw Overflow(reason: "the value does not fit \(type.rawValue)") }
-            return v
-        case (.double(let x), _) where type.isInteger:
-            guard let i = Int64(exactly: x.rounded(.towardZero)), type.integerRange!.contains(i) else {
+        case (.int(let integer), _) where type.isInteger:
+            guard type.integerRange!.contains(integer) else {
                 throw Overflow(reason: "the value does not fit \(type.rawValue)")
             }
-            return .int(i)
-        case (.int(let i), .double):
-            return .double(Double(i))
-        case (.int(let i), .decimal):
-            return .decimal(Decimal(i))
-        case (.double(let x), .double):
-            guard x.isFinite else { throw Overflow(reason: "the double result is not finite") }
-            return v
-        case (.double(let x), .decimal):
-            guard let d = ExactConversion.decimal(x) else { throw Overflow(reason: "the double result does not fit decimal") }
-            return .decimal(d)
-        case (.decimal(let x), .decimal):
-            guard !x.isNaN else { throw Overflow(reason: "the decimal result cannot be represented") }
-            return v
-        case (.decimal(let x), .double):
-            guard let d = ExactConversion.nearestDouble(x) else { throw Overflow(reason: "the decimal result does not fit double") }
-            return .double(d)
+            return value
+        case (.double(let double), _) where type.isInteger:
+            guard let integer = Int64(exactly: double.rounded(.towardZero)), type.integerRange!.contains(integer) else {
+                throw Overflow(reason: "the value does not fit \(type.rawValue)")
+            }
+            return .int(integer)
+        case (.int(let integer), .double):
+            return .double(Double(integer))
+        case (.int(let integer), .decimal):
+            return .decimal(Decimal(integer))
+        case (.double(let double), .double):
+            guard double.isFinite else { throw Overflow(reason: "the double result is not finite") }
+            return value
+        case (.double(let double), .decimal):
+            guard let converted = ExactConversion.decimal(double) else {
+                throw Overflow(reason: "the double result does not fit decimal")
+            }
+            return .decimal(converted)
+        case (.decimal(let decimal), .decimal):
+            guard !decimal.isNaN else { throw Overflow(reason: "the decimal result cannot be represented") }
+            return value
+        case (.decimal(let decimal), .double):
+            guard let converted = ExactConversion.nearestDouble(decimal) else {
+                throw Overflow(reason: "the decimal result does not fit double")
+            }
+            return .double(converted)
         default:
-            guard type.accepts(v) else { throw Overflow(reason: "\(ValueDescription.kind(v)) is not a \(type.rawValue)") }
-            return v
+            guard type.accepts(value) else {
+                throw Overflow(reason: "\(ValueDescription.kind(value)) is not a \(type.rawValue)")
+            }
+            return value
         }
     }
 
-    /// `a op b` for the values of a row-local expression: integers exactly (overflow fails;
+    /// `lhs op rhs` for the values of a row-local expression: integers exactly (overflow fails;
     /// division gives a double, which an integer attribute truncates), decimals with
     /// Foundation's rounding to 38 digits but never past its range, doubles that stay finite.
     /// `nil` in, `nil` out; division by zero is `nil`.
-    static func arithmetic(_ op: DerivedExpression.ArithmeticOperator, _ a: StoredValue, _ b: StoredValue) throws(Overflow) -> StoredValue {
-        switch (a, b) {
+    static func arithmetic(_ op: DerivedExpression.ArithmeticOperator, _ lhs: StoredValue,
+                           _ rhs: StoredValue) throws(Overflow) -> StoredValue {
+        switch (lhs, rhs) {
         case (.null, _), (_, .null):
             return .null
-        case (.int(let x), .int(let y)):
-            let r: (partialValue: Int64, overflow: Bool)
+        case (.int(let left), .int(let right)):
+            let result: (partialValue: Int64, overflow: Bool)
             switch op {
-            case .add: r = x.addingReportingOverflow(y)
-            case .subtract: r = x.subtractingReportingOverflow(y)
-            case .multiply: r = x.multipliedReportingOverflow(by: y)
+            case .add: result = left.addingReportingOverflow(right)
+            case .subtract: result = left.subtractingReportingOverflow(right)
+            case .multiply: result = left.multipliedReportingOverflow(by: right)
             case .divide:
-                if y == 0 { return .null }
+                if right == 0 { return .null }
                 // Integer division would lose the fraction; the declared type decides later.
-                return .double(AggregateArithmetic.nearestQuotient(x, y))
+                return .double(AggregateArithmetic.nearestQuotient(left, right))
             }
-            if r.overflow { throw Overflow(reason: "integer overflow") }
-            return .int(r.partialValue)
+            if result.overflow { throw Overflow(reason: "integer overflow") }
+            return .int(result.partialValue)
         case (.decimal, _), (_, .decimal):
-            guard var x = try decimal(a), var y = try decimal(b) else { return .null }
-            var r = Decimal()
+            guard var left = try decimal(lhs), var right = try decimal(rhs) else { return .null }
+            var result = Decimal()
             let error: NSDecimalNumber.CalculationError
             switch op {
-            case .add: error = NSDecimalAdd(&r, &x, &y, .plain)
-            case .subtract: error = NSDecimalSubtract(&r, &x, &y, .plain)
-            case .multiply: error = NSDecimalMultiply(&r, &x, &y, .plain)
+            case .add: error = NSDecimalAdd(&result, &left, &right, .plain)
+            case .subtract: error = NSDecimalSubtract(&result, &left, &right, .plain)
+            case .multiply: error = NSDecimalMultiply(&result, &left, &right, .plain)
             case .divide:
-                if y.isZero { return .null }
-                error = NSDecimalDivide(&r, &x, &y, .plain)
+                if right.isZero { return .null }
+                error = NSDecimalDivide(&result, &left, &right, .plain)
             }
             // Rounding to 38 digits is decimal arithmetic; leaving the range is not.
-            if error == .overflow || error == .underflow || r.isNaN { throw Overflow(reason: "decimal overflow") }
-            return .decimal(r)
+            if error == .overflow || error == .underflow || result.isNaN { throw Overflow(reason: "decimal overflow") }
+            return .decimal(result)
         default:
-            guard let x = double(a), let y = double(b) else { return .null }
-            let r: Double
+            guard let left = double(lhs), let right = double(rhs) else { return .null }
+            let result: Double
             switch op {
-            case .add: r = x + y
-            case .subtract: r = x - y
-            case .multiply: r = x * y
+            case .add: result = left + right
+            case .subtract: result = left - right
+            case .multiply: result = left * right
             case .divide:
-                if y == 0 { return .null }
-                r = x / y
+                if right == 0 { return .null }
+                result = left / right
             }
-            guard r.isFinite else { throw Overflow(reason: "double overflow") }
-            return .double(r)
+            guard result.isFinite else { throw Overflow(reason: "double overflow") }
+            return .double(result)
         }
     }
 
-    static func negate(_ v: StoredValue) throws(Overflow) -> StoredValue {
-        switch v {
-        case .int(let i):
-            guard i != .min else { throw Overflow(reason: "integer overflow") }
-            return .int(-i)
-        case .double(let d): return .double(-d)
-        case .decimal(let d): return .decimal(-d)
+    static func negate(_ value: StoredValue) throws(Overflow) -> StoredValue {
+        switch value {
+        case .int(let integer):
+            guard integer != .min else { throw Overflow(reason: "integer overflow") }
+            return .int(-integer)
+        case .double(let double): return .double(-double)
+        case .decimal(let decimal): return .decimal(-decimal)
         default: return .null
         }
     }
 
-    private static func decimal(_ v: StoredValue) throws(Overflow) -> Decimal? {
-        switch v {
-        case .decimal(let d): return d
-        case .int(let i): return Decimal(i)
-        case .double(let d):
-            guard let x = ExactConversion.decimal(d) else { throw Overflow(reason: "a double operand does not fit decimal") }
-            return x
+    private static func decimal(_ value: StoredValue) throws(Overflow) -> Decimal? {
+        switch value {
+        case .decimal(let decimal): return decimal
+        case .int(let integer): return Decimal(integer)
+        case .double(let double):
+            guard let converted = ExactConversion.decimal(double) else {
+                throw Overflow(reason: "a double operand does not fit decimal")
+            }
+            return converted
         default: return nil
         }
     }
 
-    private static func double(_ v: StoredValue) -> Double? {
-        switch v {
-        case .int(let i): return Double(i)
-        case .double(let d): return d
+    private static func double(_ value: StoredValue) -> Double? {
+        switch value {
+        case .int(let integer): return Double(integer)
+        case .double(let double): return double
         default: return nil
         }
     }

@@ -10,37 +10,37 @@ struct WideDecimal {
     private(set) var words: [UInt64] = []
     private(set) var exponent = 0
 
-    init(_ d: Decimal) {
-        let p = DecimalCoding.parts(d)
-        words = [p.low, p.high]
-        exponent = p.exponent
-        negative = p.negative
+    init(_ decimal: Decimal) {
+        let parts = DecimalCoding.parts(decimal)
+        words = [parts.low, parts.high]
+        exponent = parts.exponent
+        negative = parts.negative
         trim()
     }
 
     /// Adds (or subtracts) `other`, exactly.
     mutating func add(_ other: WideDecimal, subtracting: Bool = false) {
-        var o = other
-        if subtracting && !o.words.isEmpty { o.negative.toggle() }
-        if o.words.isEmpty { return }
+        var addend = other
+        if subtracting && !addend.words.isEmpty { addend.negative.toggle() }
+        if addend.words.isEmpty { return }
         if words.isEmpty {
-            self = o
+            self = addend
             return
         }
-        if exponent > o.exponent {
-            scale(byPowerOfTen: exponent - o.exponent)
-            exponent = o.exponent
-        } else if o.exponent > exponent {
-            o.scale(byPowerOfTen: o.exponent - exponent)
-            o.exponent = exponent
+        if exponent > addend.exponent {
+            scale(byPowerOfTen: exponent - addend.exponent)
+            exponent = addend.exponent
+        } else if addend.exponent > exponent {
+            addend.scale(byPowerOfTen: addend.exponent - exponent)
+            addend.exponent = exponent
         }
-        if negative == o.negative {
-            words = Self.sum(words, o.words)
-        } else if Self.compare(words, o.words) >= 0 {
-            words = Self.difference(words, o.words)
+        if negative == addend.negative {
+            words = Self.sum(words, addend.words)
+        } else if Self.compare(words, addend.words) >= 0 {
+            words = Self.difference(words, addend.words)
         } else {
-            words = Self.difference(o.words, words)
-            negative = o.negative
+            words = Self.difference(addend.words, words)
+            negative = addend.negative
         }
         trim()
     }
@@ -49,25 +49,27 @@ struct WideDecimal {
     /// exactly: more than a 128-bit mantissa, or an exponent outside −128…127.
     func decimal() throws(AggregateArithmetic.Overflow) -> Decimal {
         if words.isEmpty { return 0 }
-        var m = self
+        var reduced = self
         while true {
-            var t = m
-            guard t.divide(by: 10) == 0 else { break }
-            m = t
-            m.exponent += 1
+            var candidate = reduced
+            guard candidate.divide(by: 10) == 0 else { break }
+            reduced = candidate
+            reduced.exponent += 1
         }
-        while m.exponent > 127 {
-            var t = m
-            t.scale(byPowerOfTen: 1)
-            guard t.words.count <= 2 else { break }
-            m = t
-            m.exponent -= 1
+        while reduced.exponent > 127 {
+            var candidate = reduced
+            candidate.scale(byPowerOfTen: 1)
+            guard candidate.words.count <= 2 else { break }
+            reduced = candidate
+            reduced.exponent -= 1
         }
-        guard m.words.count <= 2, m.exponent >= -128, m.exponent <= 127 else {
-            throw AggregateArithmetic.Overflow(reason: "the decimal sum cannot be held exactly by a decimal (more than 38 digits, or out of its range)")
+        guard reduced.words.count <= 2, reduced.exponent >= -128, reduced.exponent <= 127 else {
+            throw AggregateArithmetic.Overflow(reason: "the decimal sum cannot be held exactly by a decimal "
+                                               + "(more than 38 digits, or out of its range)")
         }
-        return DecimalCoding.make(DecimalCoding.Parts(negative: m.negative, exponent: m.exponent,
-                                                      low: m.words.first ?? 0, high: m.words.count > 1 ? m.words[1] : 0))
+        return DecimalCoding.make(DecimalCoding.Parts(negative: reduced.negative, exponent: reduced.exponent,
+                                                      low: reduced.words.first ?? 0,
+                                                      high: reduced.words.count > 1 ? reduced.words[1] : 0))
     }
 
     private mutating func trim() {
@@ -75,53 +77,53 @@ struct WideDecimal {
         if words.isEmpty { negative = false }
     }
 
-    private mutating func scale(byPowerOfTen k: Int) {
-        var k = k
-        while k > 0 {
-            let step = min(k, 19)
+    private mutating func scale(byPowerOfTen power: Int) {
+        var remaining = power
+        while remaining > 0 {
+            let step = min(remaining, 19)
             var factor: UInt64 = 1
             for _ in 0..<step { factor *= 10 }
             multiply(by: factor)
-            k -= step
+            remaining -= step
         }
     }
 
-    private mutating func multiply(by m: UInt64) {
+    private mutating func multiply(by multiplier: UInt64) {
         var carry: UInt64 = 0
         for i in words.indices {
-            let (high, low) = words[i].multipliedFullWidth(by: m)
+            let (high, low) = words[i].multipliedFullWidth(by: multiplier)
             let (sum, overflow) = low.addingReportingOverflow(carry)
             words[i] = sum
-            carry = high &+ (overflow ? 1 : 0)  // high ≤ m − 1, so no wrap
+            carry = high &+ (overflow ? 1 : 0)  // high ≤ multiplier − 1, so no wrap
         }
         if carry != 0 { words.append(carry) }
     }
 
-    /// Divides the magnitude by `d` in place; returns the remainder.
-    private mutating func divide(by d: UInt64) -> UInt64 {
+    /// Divides the magnitude by `divisor` in place; returns the remainder.
+    private mutating func divide(by divisor: UInt64) -> UInt64 {
         var remainder: UInt64 = 0
         for i in words.indices.reversed() {
-            let (q, r) = d.dividingFullWidth((remainder, words[i]))
-            words[i] = q
-            remainder = r
+            let (quotient, rest) = divisor.dividingFullWidth((remainder, words[i]))
+            words[i] = quotient
+            remainder = rest
         }
         trim()
         return remainder
     }
 
-    private static func compare(_ a: [UInt64], _ b: [UInt64]) -> Int {
-        if a.count != b.count { return a.count < b.count ? -1 : 1 }
-        for i in a.indices.reversed() where a[i] != b[i] { return a[i] < b[i] ? -1 : 1 }
+    private static func compare(_ lhs: [UInt64], _ rhs: [UInt64]) -> Int {
+        if lhs.count != rhs.count { return lhs.count < rhs.count ? -1 : 1 }
+        for i in lhs.indices.reversed() where lhs[i] != rhs[i] { return lhs[i] < rhs[i] ? -1 : 1 }
         return 0
     }
 
-    private static func sum(_ a: [UInt64], _ b: [UInt64]) -> [UInt64] {
+    private static func sum(_ lhs: [UInt64], _ rhs: [UInt64]) -> [UInt64] {
         var out: [UInt64] = []
-        out.reserveCapacity(max(a.count, b.count) + 1)
+        out.reserveCapacity(max(lhs.count, rhs.count) + 1)
         var carry = false
-        for i in 0..<max(a.count, b.count) {
-            let x = i < a.count ? a[i] : 0, y = i < b.count ? b[i] : 0
-            let (s1, o1) = x.addingReportingOverflow(y)
+        for i in 0..<max(lhs.count, rhs.count) {
+            let lhsWord = i < lhs.count ? lhs[i] : 0, rhsWord = i < rhs.count ? rhs[i] : 0
+            let (s1, o1) = lhsWord.addingReportingOverflow(rhsWord)
             let (s2, o2) = s1.addingReportingOverflow(carry ? 1 : 0)
             out.append(s2)
             carry = o1 || o2
@@ -130,14 +132,14 @@ struct WideDecimal {
         return out
     }
 
-    /// `a − b` for `a ≥ b`.
-    private static func difference(_ a: [UInt64], _ b: [UInt64]) -> [UInt64] {
+    /// `lhs − rhs` for `lhs ≥ rhs`.
+    private static func difference(_ lhs: [UInt64], _ rhs: [UInt64]) -> [UInt64] {
         var out: [UInt64] = []
-        out.reserveCapacity(a.count)
+        out.reserveCapacity(lhs.count)
         var borrow = false
-        for i in a.indices {
-            let y = i < b.count ? b[i] : 0
-            let (d1, o1) = a[i].subtractingReportingOverflow(y)
+        for i in lhs.indices {
+            let subtrahend = i < rhs.count ? rhs[i] : 0
+            let (d1, o1) = lhs[i].subtractingReportingOverflow(subtrahend)
             let (d2, o2) = d1.subtractingReportingOverflow(borrow ? 1 : 0)
             out.append(d2)
             borrow = o1 || o2

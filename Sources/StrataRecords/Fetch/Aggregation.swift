@@ -11,8 +11,8 @@ enum Aggregation {
         let elements: [StoredValue]
         switch values {
         case .one(.null): elements = []  // a nil to-one on the way: no objects
-        case .one(let v): elements = [v]
-        case .many(let vs): elements = vs
+        case .one(let value): elements = [value]
+        case .many(let list): elements = list
         }
         do {
             return try AggregateArithmetic.aggregate(function, of: elements)

@@ -1,27 +1,6 @@
 import Foundation
 import StrataStorage
 
-/// Keys of an index tree from `lower` to `upper` by memcmp, `upper` inclusive as a prefix
-/// (every key starting with it is in range; nil: to the end). A struct, not a tuple: arrays of
-/// tuples are destroyed through the runtime's generic tuple code.
-struct KeyRange: Sendable {
-    var lower: [UInt8]
-    var upper: [UInt8]?
-
-    init(_ lower: [UInt8], _ upper: [UInt8]?) {
-        self.lower = lower
-        self.upper = upper
-    }
-
-    /// Whether `key`, reached by walking up from ``lower``, lies past the range: above
-    /// ``upper`` and not starting with it (``upper`` is inclusive as a prefix).
-    @inline(__always)
-    func isPast(_ key: UnsafeRawBufferPointer) -> Bool {
-        guard let upper else { return false }
-        return !key.starts(with: upper) && !key.lexicographicallyPrecedes(upper)
-    }
-}
-
 /// How a fetch finds its candidates: a scan of every row, or ranges of one index. The
 /// predicate is checked on every candidate row, except the one term (if any) whose index
 /// ranges hold exactly the rows it accepts: that term is ``decided`` and not checked again, and
@@ -64,16 +43,16 @@ struct FetchPlan: CustomStringConvertible {
     func residual(_ predicate: FetchPredicate?) -> FetchPredicate? {
         guard let predicate, let decided else { return predicate }
         var removed = false
-        func strip(_ p: FetchPredicate) -> FetchPredicate? {
-            switch p {
-            case .comparison(let c) where !removed && c == decided:
+        func strip(_ node: FetchPredicate) -> FetchPredicate? {
+            switch node {
+            case .comparison(let comparison) where !removed && comparison == decided:
                 removed = true
                 return nil
             case .and(let terms):
                 let kept = terms.compactMap(strip)
                 return kept.isEmpty ? nil : (kept.count == 1 ? kept[0] : .and(kept))
             default:
-                return p
+                return node
             }
         }
         return strip(predicate)
@@ -94,14 +73,14 @@ struct FetchPlan: CustomStringConvertible {
     /// picks the index planning with the values would pick. Only a value whose key is inexact
     /// (a string cut to fit, NaN) can make them differ; its ranges, made when values are given,
     /// then decide nothing and the term is checked on every candidate.
-    static func make(_ request: FetchRequest, entity e: EntityDescription, derivedAreCurrent: Bool = true,
+    static func make(_ request: FetchRequest, entity: EntityDescription, derivedAreCurrent: Bool = true,
                      planning: Bool = false) -> FetchPlan {
         guard request.usesIndexes else { return FetchPlan(access: .allRows, ordered: false) }
         let terms = conjuncts(request.predicate)
         var best: (score: Int, plan: FetchPlan)?
-        for (i, lead) in e.indexLeads.enumerated() {
+        for (i, lead) in entity.indexLeads.enumerated() {
             let field = lead.field
-            let tree = RecordTrees.index(e, i)
+            let tree = RecordTrees.index(entity, i)
             // A single-attribute index orders by its attribute, ties by primary key: the whole
             // order when that attribute is the one sort key. An index with more columns orders
             // ties by them instead, which is not the fetch's order.
@@ -113,24 +92,26 @@ struct FetchPlan: CustomStringConvertible {
                 // An index whose other columns come after the first only narrows: it decides
                 // nothing unless it is a single-attribute index.
                 let decides = exact && lead.isSingleAttribute
-                let s = score * 4 + (decides ? 2 : 0) + (sortsHere ? 1 : 0)
-                if best == nil || s > best!.score {
-                    best = (s, FetchPlan(access: .index(tree: tree, ranges: ranges, field: field), ordered: sortsHere && ranges.count == 1,
-                                         decided: decides ? term : nil, term: term, lead: lead, sortsHere: sortsHere,
-                                         decides: decides))
+                let candidateScore = score * 4 + (decides ? 2 : 0) + (sortsHere ? 1 : 0)
+                if best == nil || candidateScore > best!.score {
+                    best = (candidateScore,
+                            FetchPlan(access: .index(tree: tree, ranges: ranges, field: field),
+                                      ordered: sortsHere && ranges.count == 1, decided: decides ? term : nil,
+                                      term: term, lead: lead, sortsHere: sortsHere, decides: decides))
                 }
             }
             if sortsHere && best == nil {
-                best = (1, FetchPlan(access: .index(tree: tree, ranges: [KeyRange([], nil)], field: field), ordered: true, sortsHere: true))
+                best = (1, FetchPlan(access: .index(tree: tree, ranges: [KeyRange([], nil)], field: field),
+                                     ordered: true, sortsHere: true))
             }
         }
         return best?.plan ?? FetchPlan(access: .allRows, ordered: false)
     }
 
-    static func conjuncts(_ p: FetchPredicate?) -> [Comparison] {
-        switch p {
-        case .comparison(let c)?: return [c]
-        case .and(let ps)?: return ps.flatMap { conjuncts($0) }
+    static func conjuncts(_ predicate: FetchPredicate?) -> [Comparison] {
+        switch predicate {
+        case .comparison(let comparison)?: return [comparison]
+        case .and(let terms)?: return terms.flatMap { conjuncts($0) }
         default: return []
         }
     }
@@ -176,35 +157,39 @@ struct FetchPlan: CustomStringConvertible {
             if viaCanonical { return nil }
             foldsKeys = false
             bytewise = true
-        case .folded(let c, let d):
-            guard canonicalOf != nil, c && d else { return nil }
+        case .folded(let caseInsensitive, let diacriticInsensitive):
+            guard canonicalOf != nil, caseInsensitive && diacriticInsensitive else { return nil }
             if viaCanonical && !(term.op == .beginsWith || term.op == .equal || term.op == .in) { return nil }
             foldsKeys = true
             bytewise = true
         }
         let type = lead.type
         var whole = true
-        func key(_ v: StoredValue) -> [UInt8]? {
-            var v = v
+        func key(_ constant: StoredValue) -> [UInt8]? {
+            var keyed = constant
             // NaN equals nothing, not even its own key.
-            if case .double(let d) = v, d.isNaN { whole = false }
-            if case .date(let d) = v, d.timeIntervalSinceReferenceDate.isNaN { whole = false }
-            if !v.isNull {
-                guard let converted = indexConstant(v, for: type) else { return nil }
-                v = converted
+            if case .double(let double) = keyed, double.isNaN { whole = false }
+            if case .date(let date) = keyed, date.timeIntervalSinceReferenceDate.isNaN { whole = false }
+            if !keyed.isNull {
+                guard let converted = indexConstant(keyed, for: type) else { return nil }
+                keyed = converted
             }
-            if foldsKeys, case .string(let s) = v { v = .string(TextFolding.canonical(s)) }
+            if foldsKeys, case .string(let string) = keyed { keyed = .string(TextFolding.canonical(string)) }
             var out: [UInt8] = []
             // One allocation: the tag, the bytes, the terminator (escaped NULs may grow it once).
-            if case .string(let s) = v { out.reserveCapacity(s.utf8.count + 4) } else { out.reserveCapacity(24) }
-            if !KeyEncoding.append(v, to: &out) { whole = false }
+            if case .string(let string) = keyed {
+                out.reserveCapacity(string.utf8.count + 4)
+            } else {
+                out.reserveCapacity(24)
+            }
+            if !KeyEncoding.append(keyed, to: &out) { whole = false }
             return out
         }
         // A constant, or a variable's value. While planning, a stand-in of the kind the
         // operator takes: its keys are thrown away with the ranges.
-        func value(_ x: FetchExpression) -> StoredValue? {
-            switch x {
-            case .constant(let v): return v
+        func value(_ expression: FetchExpression) -> StoredValue? {
+            switch expression {
+            case .constant(let constant): return constant
             case .variable(let name): return planning ? (term.op == .beginsWith ? .string("") : .null) : bindings?[name]
             default: return nil
             }
@@ -212,67 +197,70 @@ struct FetchPlan: CustomStringConvertible {
         let valueStart: [UInt8] = [KeyEncoding.tagValue]
         switch term.op {
         case .equal:
-            guard let v = value(term.rhs), let k = key(v) else { return nil }
+            guard let constant = value(term.rhs), let encoded = key(constant) else { return nil }
             // Equal keys are equal values in every mode: canonically equivalent strings without
             // options (Swift's `==`), equal folded or NFC bytes with them.
-            return (3, [KeyRange(k, k)], whole)
+            return (3, [KeyRange(encoded, encoded)], whole)
         case .in:
             guard case .list(let items) = term.rhs else { return nil }
-            var rs: [KeyRange] = []
-            rs.reserveCapacity(items.count)
+            var ranges: [KeyRange] = []
+            ranges.reserveCapacity(items.count)
             for item in items {
-                guard let v = value(item), let k = key(v) else { return nil }
-                rs.append(KeyRange(k, k))
+                guard let constant = value(item), let encoded = key(constant) else { return nil }
+                ranges.append(KeyRange(encoded, encoded))
             }
-            rs.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
-            return (2, rs, whole)
+            ranges.sort { $0.lower.lexicographicallyPrecedes($1.lower) }
+            return (2, ranges, whole)
         case .less, .lessOrEqual:
-            guard let v = value(term.rhs), let k = key(v) else { return nil }
-            return (1, [KeyRange(valueStart, k)], false)
+            guard let constant = value(term.rhs), let encoded = key(constant) else { return nil }
+            return (1, [KeyRange(valueStart, encoded)], false)
         case .greater, .greaterOrEqual:
-            guard let v = value(term.rhs), let k = key(v) else { return nil }
-            return (1, [KeyRange(k, nil)], false)
+            guard let constant = value(term.rhs), let encoded = key(constant) else { return nil }
+            return (1, [KeyRange(encoded, nil)], false)
         case .between:
-            guard case .list(let b) = term.rhs, b.count == 2, let lo = value(b[0]), let hi = value(b[1]),
-                  let l = key(lo), let h = key(hi) else { return nil }
-            return (1, [KeyRange(l, h)], false)
+            guard case .list(let bounds) = term.rhs, bounds.count == 2, let low = value(bounds[0]),
+                  let high = value(bounds[1]),
+                  let lowKey = key(low), let highKey = key(high) else { return nil }
+            return (1, [KeyRange(lowKey, highKey)], false)
         case .beginsWith:
-            guard type == .string, case .string(let s)? = value(term.rhs), var k = key(.string(s)) else { return nil }
-            k.removeLast(2)  // drop the string terminator: every longer string follows
-            return (1, [KeyRange(k, k)], whole && bytewise)
+            guard type == .string, case .string(let prefix)? = value(term.rhs),
+                  var encoded = key(.string(prefix)) else { return nil }
+            encoded.removeLast(2)  // drop the string terminator: every longer string follows
+            return (1, [KeyRange(encoded, encoded)], whole && bytewise)
         default:
             return nil
         }
     }
 
-    /// `v` as a key of an attribute of `type`, when rows of that type compare with `v` exactly
-    /// as their keys compare with the converted key; nil otherwise (the term is then scanned).
+    /// `value` as a key of an attribute of `type`, when rows of that type compare with `value`
+    /// exactly as their keys compare with the converted key; nil otherwise (the term is then
+    /// scanned).
     ///
     /// Predicates compare an integer with a double as doubles, so a double constant stands for
     /// an integer key only below 2⁵³ in magnitude, where every integer is a distinct double; a
     /// decimal constant becomes an integer key only when it is a whole number in range, and an
     /// integer a double or decimal key always. Doubles never become decimal keys, nor decimals
     /// double keys. Other kinds must match the attribute's.
-    static func indexConstant(_ v: StoredValue, for type: AttributeType) -> StoredValue? {
-        switch (type, v) {
+    static func indexConstant(_ value: StoredValue, for type: AttributeType) -> StoredValue? {
+        switch (type, value) {
         case (.bool, .bool), (.string, .string), (.date, .date), (.uuid, .uuid), (.binary, .binary),
              (.double, .double), (.decimal, .decimal):
-            return v
-        case (.double, .int(let i)):
-            return .double(Double(i))
-        case (.decimal, .int(let i)):
-            return .decimal(Decimal(i))
+            return value
+        case (.double, .int(let integer)):
+            return .double(Double(integer))
+        case (.decimal, .int(let integer)):
+            return .decimal(Decimal(integer))
         case (.int16, _), (.int32, _), (.int64, _):
             guard let range = type.integerRange else { return nil }
             let integer: Int64?
-            switch v {
-            case .int(let i):
-                integer = i
-            case .double(let d):
-                integer = d.rounded() == d && abs(d) < 9_007_199_254_740_992 ? Int64(d) : nil
-            case .decimal(let d):
-                let i = NSDecimalNumber(decimal: d).int64Value
-                integer = Decimal(i) == d ? i : nil
+            switch value {
+            case .int(let exact):
+                integer = exact
+            case .double(let double):
+                integer = double.rounded() == double && abs(double) < 9_007_199_254_740_992 ? Int64(double) : nil
+            case .decimal(let decimal):
+                let truncated = NSDecimalNumber(decimal: decimal).int64Value
+                integer = Decimal(truncated) == decimal ? truncated : nil
             default:
                 integer = nil
             }

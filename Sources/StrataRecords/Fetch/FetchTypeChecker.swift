@@ -53,31 +53,33 @@ struct FetchTypeChecker {
 
     func check(_ request: FetchRequest) throws {
         guard request.offset >= 0, (request.limit ?? 0) >= 0 else {
-            throw StrataError.invalidFetch("offset (\(request.offset)) and limit (\(request.limit.map(String.init) ?? "nil")) must not be negative")
+            let limit = request.limit.map(String.init) ?? "nil"
+            throw StrataError.invalidFetch("offset (\(request.offset)) and limit (\(limit)) must not be negative")
         }
-        for s in request.sortDescriptors {
-            let path = s.keyPath.split(separator: ".").map(String.init)
+        for sortDescriptor in request.sortDescriptors {
+            let path = sortDescriptor.keyPath.split(separator: ".").map(String.init)
             if try resolve(path).isMany {
-                throw StrataError.invalidFetch("cannot sort by '\(s.keyPath)': it runs through a to-many relationship, so it has many values")
+                throw StrataError.invalidFetch("cannot sort by '\(sortDescriptor.keyPath)': it runs through a "
+                                               + "to-many relationship, so it has many values")
             }
         }
-        if let p = request.predicate { try check(p) }
+        if let predicate = request.predicate { try check(predicate) }
     }
 
     func check(_ predicate: FetchPredicate) throws {
         switch predicate {
         case .constant: return
-        case .comparison(let c): try check(c)
-        case .and(let ps), .or(let ps): for p in ps { try check(p) }
-        case .not(let p): try check(p)
+        case .comparison(let comparison): try check(comparison)
+        case .and(let terms), .or(let terms): for term in terms { try check(term) }
+        case .not(let operand): try check(operand)
         }
     }
 
     private enum Rule { case equality, order, string }
 
-    func check(_ c: Comparison) throws {
+    func check(_ comparison: Comparison) throws {
         let rule: Rule
-        switch c.op {
+        switch comparison.op {
         case .equal, .notEqual:
             rule = .equality
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
@@ -85,34 +87,40 @@ struct FetchTypeChecker {
         case .beginsWith, .endsWith, .contains, .like, .matches:
             rule = .string
         case .between:
-            guard case .list(let bounds) = c.rhs, bounds.count == 2 else {
-                throw StrataError.invalidFetch("'\(c)': BETWEEN needs a list of two bounds")
+            guard case .list(let bounds) = comparison.rhs, bounds.count == 2 else {
+                throw StrataError.invalidFetch("'\(comparison)': BETWEEN needs a list of two bounds")
             }
             rule = .order
         case .in:
             // `"ab" IN name`: substring containment when the right side is one string.
-            if case .list = c.rhs {
+            if case .list = comparison.rhs {
                 rule = .equality
             } else {
                 var containment = false
-                try forEachOperand(c.rhs) { operand, _ in containment = operand.kind == .string && !operand.isMany }
+                try forEachOperand(comparison.rhs) { operand, _ in
+                    containment = operand.kind == .string && !operand.isMany
+                }
                 rule = containment ? .string : .equality
             }
         }
         // The usual comparison, a key path against a constant, without closures.
-        if case .keyPath(let path) = c.lhs, case .constant(let v) = c.rhs {
-            let a = try resolve(path), b = constant(v)
-            if let reason = mismatch(a, b, rule, c.op) {
-                throw StrataError.invalidFetch("'\(c)': " + reason.message(a: text(a, c.lhs), b: text(b, c.rhs), op: c.op))
+        if case .keyPath(let path) = comparison.lhs, case .constant(let value) = comparison.rhs {
+            let lhs = try resolve(path), rhs = constant(value)
+            if let reason = mismatch(lhs, rhs, rule, comparison.op) {
+                let message = reason.message(lhs: text(lhs, comparison.lhs), rhs: text(rhs, comparison.rhs),
+                                             op: comparison.op)
+                throw StrataError.invalidFetch("'\(comparison)': " + message)
             }
             return
         }
         // Every value the left side can produce against every value of the right side, with
         // no arrays built.
-        try forEachOperand(c.lhs) { a, x in
-            try forEachOperand(c.rhs) { b, y in
-                if let reason = mismatch(a, b, rule, c.op) {
-                    throw StrataError.invalidFetch("'\(c)': " + reason.message(a: text(a, x), b: text(b, y), op: c.op))
+        try forEachOperand(comparison.lhs) { lhs, lhsExpression in
+            try forEachOperand(comparison.rhs) { rhs, rhsExpression in
+                if let reason = mismatch(lhs, rhs, rule, comparison.op) {
+                    let message = reason.message(lhs: text(lhs, lhsExpression), rhs: text(rhs, rhsExpression),
+                                                 op: comparison.op)
+                    throw StrataError.invalidFetch("'\(comparison)': " + message)
                 }
             }
         }
@@ -121,62 +129,63 @@ struct FetchTypeChecker {
     private enum Mismatch {
         case leftNotString, rightNotString, nilDoesNotOrder, kinds
 
-        func message(a: String, b: String, op: ComparisonOperator) -> String {
+        func message(lhs: String, rhs: String, op: ComparisonOperator) -> String {
             switch self {
-            case .leftNotString: return op.rawValue + " compares strings, and " + a + " is not one"
-            case .rightNotString: return op.rawValue + " compares strings, and " + b + " is not one"
+            case .leftNotString: return op.rawValue + " compares strings, and " + lhs + " is not one"
+            case .rightNotString: return op.rawValue + " compares strings, and " + rhs + " is not one"
             case .nilDoesNotOrder: return "nil does not order (compare it with == or !=)"
-            case .kinds: return a + " cannot be compared with " + b
+            case .kinds: return lhs + " cannot be compared with " + rhs
             }
         }
     }
 
-    /// Why `a` and `b` cannot be compared under `rule`, or nil when they can.
-    private func mismatch(_ a: Operand, _ b: Operand, _ rule: Rule, _ op: ComparisonOperator) -> Mismatch? {
-        if a.kind == .variable || b.kind == .variable { return nil }
+    /// Why `lhs` and `rhs` cannot be compared under `rule`, or nil when they can.
+    private func mismatch(_ lhs: Operand, _ rhs: Operand, _ rule: Rule, _ op: ComparisonOperator) -> Mismatch? {
+        if lhs.kind == .variable || rhs.kind == .variable { return nil }
         switch rule {
         case .string:
-            if a.kind != .string { return .leftNotString }
-            if b.kind != .string { return .rightNotString }
+            if lhs.kind != .string { return .leftNotString }
+            if rhs.kind != .string { return .rightNotString }
             return nil
         case .order:
-            if a.kind == .null || b.kind == .null { return .nilDoesNotOrder }
+            if lhs.kind == .null || rhs.kind == .null { return .nilDoesNotOrder }
         case .equality:
-            if a.kind == .null || b.kind == .null { return nil }
+            if lhs.kind == .null || rhs.kind == .null { return nil }
         }
-        switch (a.kind, b.kind) {
-        case (.object(let x), .object(let y)):
-            if x == y { return nil }
+        switch (lhs.kind, rhs.kind) {
+        case (.object(let lhsEntity), .object(let rhsEntity)):
+            if lhsEntity == rhsEntity { return nil }
         case (.object, .number):
-            if b.isInteger { return nil }
+            if rhs.isInteger { return nil }
         case (.number, .object):
-            if a.isInteger { return nil }
+            if lhs.isInteger { return nil }
         default:
-            if a.kind == b.kind { return nil }
+            if lhs.kind == rhs.kind { return nil }
         }
         return .kinds
     }
 
     /// Calls `body` with each operand an expression yields (one, or one per element of a
     /// list) and the expression that yielded it.
-    private func forEachOperand(_ x: FetchExpression, _ body: (Operand, FetchExpression) throws -> Void) throws {
-        switch x {
-        case .constant(let v):
-            try body(constant(v), x)
+    private func forEachOperand(_ expression: FetchExpression,
+                                _ body: (Operand, FetchExpression) throws -> Void) throws {
+        switch expression {
+        case .constant(let value):
+            try body(constant(value), expression)
         case .keyPath(let path):
-            try body(try resolve(path), x)
+            try body(try resolve(path), expression)
         case .aggregate(let function, let path):
-            try body(try aggregate(function, path), x)
+            try body(try aggregate(function, path), expression)
         case .list(let items):
             for item in items { try forEachOperand(item, body) }
         case .variable(let name):
             guard allowsVariables else { throw StrataError.invalidFetch(PreparedFetch.unboundMessage(name)) }
-            try body(Operand(kind: .variable, role: .constant), x)
+            try body(Operand(kind: .variable, role: .constant), expression)
         }
     }
 
-    private func constant(_ v: StoredValue) -> Operand {
-        switch v {
+    private func constant(_ value: StoredValue) -> Operand {
+        switch value {
         case .null: return Operand(kind: .null, role: .constant)
         case .bool: return Operand(kind: .bool, role: .constant)
         case .int: return Operand(kind: .number, isInteger: true, role: .constant)
@@ -202,48 +211,58 @@ struct FetchTypeChecker {
     /// What a key path reaches; throws for a name that is unknown, transient, or used as a
     /// relationship though it is an attribute.
     func resolve(_ path: [String]) throws -> Operand {
-        var e = entity
+        var reached = entity
         var many = false
         for (depth, name) in path.enumerated() {
             let last = depth == path.count - 1
-            if let f = e.fieldIndex[name] {
+            if let field = reached.fieldIndex[name] {
                 // The field's parts, not the field: copying it would retain its name and rules.
-                let kind = e.fields[f].kind
+                let kind = reached.fields[field].kind
                 if kind != .auxiliary {
                     if case .toOne(let target) = kind {
-                        if last { return Operand(kind: .object(entity: target), isMany: many, role: .toOne, owner: e.index) }
-                        e = model.entities[target]
+                        if last {
+                            return Operand(kind: .object(entity: target), isMany: many, role: .toOne,
+                                           owner: reached.index)
+                        }
+                        reached = model.entities[target]
                         continue
                     }
                     guard last else {
-                        throw StrataError.invalidFetch("'\(name)' in '\(Self.dotted(path))' is an attribute of \(e.name), not a relationship")
+                        throw StrataError.invalidFetch("'\(name)' in '\(Self.dotted(path))' is an attribute of "
+                                                       + "\(reached.name), not a relationship")
                     }
-                    let type = e.fields[f].type
+                    let type = reached.fields[field].type
                     return Operand(kind: Self.kind(type), isInteger: type.isInteger, isMany: many,
-                                   role: .attribute, type: type, owner: e.index)
+                                   role: .attribute, type: type, owner: reached.index)
                 }
             }
-            if e.isTransient(name) {
-                throw StrataError.invalidFetch("'\(name)' of \(e.name) is transient: it is never stored, so a stored fetch cannot use it")
+            if reached.isTransient(name) {
+                throw StrataError.invalidFetch("'\(name)' of \(reached.name) is transient: it is never stored, "
+                                               + "so a stored fetch cannot use it")
             }
-            guard let rel = e.relationship(name) else {
+            guard let rel = reached.relationship(name) else {
                 let context = path.count > 1 ? " (in '\(Self.dotted(path))')" : ""
-                throw StrataError.invalidFetch("\(e.name) has no property '\(name)'" + context)
+                throw StrataError.invalidFetch("\(reached.name) has no property '\(name)'" + context)
             }
             // To-one relationships are fields, handled above: this one is to-many.
             many = true
-            if last { return Operand(kind: .object(entity: rel.targetIndex), isMany: true, role: .toMany, owner: e.index) }
-            e = model.entities[rel.targetIndex]
+            if last {
+                return Operand(kind: .object(entity: rel.targetIndex), isMany: true, role: .toMany,
+                               owner: reached.index)
+            }
+            reached = model.entities[rel.targetIndex]
         }
-        return Operand(kind: .object(entity: e.index), role: .this, owner: e.index)
+        return Operand(kind: .object(entity: reached.index), role: .this, owner: reached.index)
     }
 
     private func aggregate(_ function: AggregateFunction, _ path: [String]) throws -> Operand {
         let values = try resolve(path)
         guard values.isMany else {
-            throw StrataError.invalidFetch("'\(Self.dotted(path)).@\(function.rawValue)': @\(function.rawValue) needs a key path through a to-many relationship")
+            throw StrataError.invalidFetch("'\(Self.dotted(path)).@\(function.rawValue)': @\(function.rawValue) "
+                                           + "needs a key path through a to-many relationship")
         }
-        var result = Operand(kind: values.kind, isInteger: values.isInteger, role: .aggregate, type: values.type, owner: values.owner)
+        var result = Operand(kind: values.kind, isInteger: values.isInteger, role: .aggregate, type: values.type,
+                             owner: values.owner)
         switch function {
         case .count:
             result.kind = .number
@@ -251,7 +270,8 @@ struct FetchTypeChecker {
         case .sum, .avg:
             guard values.kind == .number else {
                 let what = text(values, .keyPath(path))
-                throw StrataError.invalidFetch("'\(Self.dotted(path)).@\(function.rawValue)': @\(function.rawValue) adds numbers, and \(what) is not a number")
+                throw StrataError.invalidFetch("'\(Self.dotted(path)).@\(function.rawValue)': "
+                                               + "@\(function.rawValue) adds numbers, and \(what) is not a number")
             }
             result.isInteger = function == .sum && values.isInteger
         case .min, .max:
@@ -267,9 +287,9 @@ struct FetchTypeChecker {
     func text(_ operand: Operand, _ expression: FetchExpression) -> String {
         let owner: String = model.entities[operand.owner].name
         switch expression {
-        case .constant(let v):
+        case .constant(let value):
             let kind: String
-            switch v {
+            switch value {
             case .null: return "nil"
             case .bool: kind = "a bool"
             case .int: kind = "an integer"
@@ -280,13 +300,13 @@ struct FetchTypeChecker {
             case .uuid: kind = "a UUID"
             case .binary: kind = "binary"
             }
-            return v.description + " (" + kind + ")"
+            return value.description + " (" + kind + ")"
         case .keyPath(let path):
             let name = Self.dotted(path)
             switch operand.role {
             case .toOne, .toMany:
                 var target = owner
-                if case .object(let t) = operand.kind { target = model.entities[t].name }
+                if case .object(let targetIndex) = operand.kind { target = model.entities[targetIndex].name }
                 let side = operand.role == Operand.Role.toOne ? "one" : "many"
                 return name + " (a to-" + side + " relationship of " + owner + " to " + target + ")"
             case .this:

@@ -51,30 +51,34 @@ public final class PreparedFetch: Sendable {
 
         init(_ predicate: FetchPredicate?) throws {
             guard let predicate else { self = .none; return }
-            if predicate.hasVariables { self = .template(predicate) } else { self = .compiled(try CompiledPredicate(predicate)) }
+            if predicate.hasVariables {
+                self = .template(predicate)
+            } else {
+                self = .compiled(try CompiledPredicate(predicate))
+            }
         }
 
         func matcher(_ values: FetchBindings) throws -> CompiledPredicate? {
             switch self {
             case .none: return nil
-            case .compiled(let c): return c
-            case .template(let p): return try CompiledPredicate(try p.substituting(values))
+            case .compiled(let compiled): return compiled
+            case .template(let template): return try CompiledPredicate(try template.substituting(values))
             }
         }
     }
 
     init(_ request: FetchRequest, model: Model) throws {
-        guard let e = model.entity(request.entity) else {
+        guard let entity = model.entity(request.entity) else {
             throw StrataError.invalidArgument("no entity '\(request.entity)' in the model")
         }
-        try FetchTypeChecker(model: model, entity: e, allowsVariables: true).check(request)
+        try FetchTypeChecker(model: model, entity: entity, allowsVariables: true).check(request)
         self.request = request
         self.model = model
-        self.entity = e
+        self.entity = entity
         var names: [String] = []
         request.predicate?.forEachVariable { if !names.contains($0) { names.append($0) } }
         self.variables = names
-        let plan = FetchPlan.make(request, entity: e, planning: true)
+        let plan = FetchPlan.make(request, entity: entity, planning: true)
         self.plan = plan
         residualIfNotDecided = try Residual(request.predicate)
         var decided = plan
@@ -87,12 +91,15 @@ public final class PreparedFetch: Sendable {
     /// use the index (such as a fraction against an index of integers): the request then runs
     /// with the values as constants, planned afresh. Only what running needs is set.
     func plan(for values: FetchBindings, derivedAreCurrent: Bool) -> FetchPlan? {
-        guard let term = plan.term, let lead = plan.lead, case .index(let tree, _, let field) = plan.access else { return plan }
-        guard let (_, ranges, exact) = FetchPlan.ranges(for: term, lead, derivedAreCurrent: derivedAreCurrent, bindings: values)
+        guard let term = plan.term, let lead = plan.lead,
+              case .index(let tree, _, let field) = plan.access else { return plan }
+        guard let (_, ranges, exact) = FetchPlan.ranges(for: term, lead, derivedAreCurrent: derivedAreCurrent,
+                                                        bindings: values)
         else { return nil }
-        var p = FetchPlan(access: .index(tree: tree, ranges: ranges, field: field), ordered: plan.sortsHere && ranges.count == 1)
-        p.decides = exact && lead.isSingleAttribute
-        return p
+        var bound = FetchPlan(access: .index(tree: tree, ranges: ranges, field: field),
+                              ordered: plan.sortsHere && ranges.count == 1)
+        bound.decides = exact && lead.isSingleAttribute
+        return bound
     }
 
     /// The values by name, checked to be exactly the request's variables.
@@ -100,14 +107,17 @@ public final class PreparedFetch: Sendable {
         var ordered: [StoredValue] = []
         ordered.reserveCapacity(variables.count)
         for name in variables {
-            guard let v = values[name] else {
-                throw StrataError.invalidFetch("no value for $\(name) (the prepared fetch's variables: \(variableList))")
+            guard let value = values[name] else {
+                throw StrataError.invalidFetch(
+                    "no value for $\(name) (the prepared fetch's variables: \(variableList))")
             }
-            ordered.append(v)
+            ordered.append(value)
         }
         if values.count != variables.count {
             let extra = values.keys.filter { !variables.contains($0) }.sorted()
-            throw StrataError.invalidFetch("no variable \(extra.map { "$" + $0 }.joined(separator: ", ")) in the prepared fetch (its variables: \(variableList))")
+            let names = extra.map { "$" + $0 }.joined(separator: ", ")
+            throw StrataError.invalidFetch(
+                "no variable \(names) in the prepared fetch (its variables: \(variableList))")
         }
         return FetchBindings(names: variables, values: ordered)
     }
@@ -115,12 +125,16 @@ public final class PreparedFetch: Sendable {
     /// Values in the order of ``variables``, checked to be as many.
     func bindings(_ values: [StoredValue]) throws -> FetchBindings {
         guard values.count == variables.count else {
-            throw StrataError.invalidFetch("\(values.count) value\(values.count == 1 ? "" : "s") for the prepared fetch's \(variables.count) variable\(variables.count == 1 ? "" : "s") (\(variableList))")
+            let valueCount = "\(values.count) value\(values.count == 1 ? "" : "s")"
+            let variableCount = "\(variables.count) variable\(variables.count == 1 ? "" : "s")"
+            throw StrataError.invalidFetch("\(valueCount) for the prepared fetch's \(variableCount) (\(variableList))")
         }
         return FetchBindings(names: variables, values: values)
     }
 
-    private var variableList: String { variables.isEmpty ? "none" : variables.map { "$" + $0 }.joined(separator: ", ") }
+    private var variableList: String {
+        variables.isEmpty ? "none" : variables.map { "$" + $0 }.joined(separator: ", ")
+    }
 
     /// Throws unless the request accepts values of these kinds (checked once per combination).
     func check(_ values: FetchBindings) throws {
@@ -189,7 +203,8 @@ extension RecordReader {
                    keeping kept: FetchedRows? = nil) throws -> [RowKey] {
         try checkOpen()
         guard fetch.model === model else {
-            throw StrataError.invalidArgument("the prepared fetch of \(fetch.entity.name) was prepared for another store's model")
+            throw StrataError.invalidArgument(
+                "the prepared fetch of \(fetch.entity.name) was prepared for another store's model")
         }
         if !checked { try fetch.check(values) }
         guard let plan = fetch.plan(for: values, derivedAreCurrent: derivedAreCurrent) else {
@@ -198,7 +213,8 @@ extension RecordReader {
             return try plannedFetchKeys(bound, fetch.entity, keeping: kept)
         }
         let residual = plan.decides ? fetch.residualIfDecided : fetch.residualIfNotDecided
-        if plan.decides, case .none = residual, fetch.answersFromOneRange, case .index(let tree, let ranges, _) = plan.access,
+        if plan.decides, case .none = residual, fetch.answersFromOneRange,
+           case .index(let tree, let ranges, _) = plan.access,
            ranges.count == 1 {
             return try indexKeys(tree, ranges[0], fetch.entity, limit: fetch.request.limit)
         }
@@ -210,100 +226,21 @@ extension RecordReader {
     /// (a prepared lookup by equality or prefix). ``run(_:matching:_:_:)`` gives the same keys
     /// for such a plan; this is its loop without what such a plan never needs (rows, sorting,
     /// cut-value runs, duplicate ranges), which was half of a lookup's instructions.
-    func indexKeys(_ tree: String, _ range: KeyRange, _ e: EntityDescription, limit: Int?) throws -> [RowKey] {
+    func indexKeys(_ tree: String, _ range: KeyRange, _ entity: EntityDescription, limit: Int?) throws -> [RowKey] {
         try willScanRows()
         var keys: [RowKey] = []
         if limit == 0 { return keys }
-        guard let c = try borrowCursor(tree) else { return keys }
-        defer { giveBack(c, tree: tree) }
-        var ok = try c.seek(range.lower)
+        guard let cursor = try borrowCursor(tree) else { return keys }
+        defer { giveBack(cursor, tree: tree) }
+        var ok = try cursor.seek(range.lower)
         while ok {
-            let k = c.key
-            if range.isPast(k) { break }
-            keys.append(RowKey(entity: e.index, pk: try KeyReader.trailingPrimaryKey(k, tree: tree)))
+            let key = cursor.key
+            if range.isPast(key) { break }
+            keys.append(RowKey(entity: entity.index, pk: try KeyReader.trailingPrimaryKey(key, tree: tree)))
             if let limit, keys.count == limit { break }
-            ok = try c.next()
+            ok = try cursor.next()
         }
         return keys
-    }
-}
-
-/// The values of a prepared fetch's variables, in the order of its names (a few: looked up
-/// by a linear search, cheaper than hashing).
-struct FetchBindings {
-    let names: [String]
-    let values: [StoredValue]
-
-    subscript(name: String) -> StoredValue? {
-        for i in names.indices where names[i] == name { return values[i] }
-        return nil
-    }
-
-    /// The kinds of the values, 4 bits each (kind + 1); 0 when there are none or more than 16.
-    var packedKinds: UInt64 {
-        guard values.count <= 16 else { return 0 }
-        var packed: UInt64 = 0
-        for v in values { packed = packed << 4 | UInt64(v.kindTag + 1) }
-        return packed
-    }
-}
-
-extension FetchPredicate {
-    /// Whether a `$name` variable appears.
-    public var hasVariables: Bool {
-        var found = false
-        forEachVariable { _ in found = true }
-        return found
-    }
-
-    /// The predicate with `values` for its variables (`NSPredicate`'s
-    /// `withSubstitutionVariables`).
-    ///
-    /// - Throws: `StrataError.invalidFetch` naming a variable `values` has no value for.
-    public func substituting(_ values: [String: StoredValue]) throws -> FetchPredicate {
-        try substituting(FetchBindings(names: Array(values.keys), values: Array(values.values)))
-    }
-
-    func substituting(_ values: FetchBindings) throws -> FetchPredicate {
-        switch self {
-        case .constant: return self
-        case .comparison(var c):
-            c.lhs = try c.lhs.substituting(values)
-            c.rhs = try c.rhs.substituting(values)
-            return .comparison(c)
-        case .and(let ps): return .and(try ps.map { try $0.substituting(values) })
-        case .or(let ps): return .or(try ps.map { try $0.substituting(values) })
-        case .not(let p): return .not(try p.substituting(values))
-        }
-    }
-
-    func forEachVariable(_ body: (String) -> Void) {
-        switch self {
-        case .constant: break
-        case .comparison(let c): c.lhs.forEachVariable(body); c.rhs.forEachVariable(body)
-        case .and(let ps), .or(let ps): for p in ps { p.forEachVariable(body) }
-        case .not(let p): p.forEachVariable(body)
-        }
-    }
-}
-
-extension FetchExpression {
-    func substituting(_ values: FetchBindings) throws -> FetchExpression {
-        switch self {
-        case .constant, .keyPath, .aggregate: return self
-        case .list(let items): return .list(try items.map { try $0.substituting(values) })
-        case .variable(let name):
-            guard let v = values[name] else { throw StrataError.invalidFetch("no value for $\(name)") }
-            return .constant(v)
-        }
-    }
-
-    func forEachVariable(_ body: (String) -> Void) {
-        switch self {
-        case .constant, .keyPath, .aggregate: break
-        case .list(let items): for item in items { item.forEachVariable(body) }
-        case .variable(let name): body(name)
-        }
     }
 }
 

@@ -8,8 +8,10 @@ extension RecordReader {
     ///   compare, a sort through a to-many relationship: see the type checker's rules in
     ///   `FetchTypeChecker`); `StrataError.corrupt` when a tree holds a malformed key.
     public func fetch(_ request: FetchRequest) throws -> [ObjectID] {
-        let e = try entity(request.entity)
-        return try fetchKeys(request, e).map { ObjectID(entity: e.name, primaryKey: $0.pk) }
+        let entityDescription = try entity(request.entity)
+        return try fetchKeys(request, entityDescription).map {
+            ObjectID(entity: entityDescription.name, primaryKey: $0.pk)
+        }
     }
 
     /// The primary keys of the objects that match `request`, in its order, with their stored
@@ -20,7 +22,8 @@ extension RecordReader {
     /// fetch keeps the rows its scan decoded for its faults to take.
     ///
     /// - Throws: what ``fetch(_:)`` throws.
-    public func fetchPrimaryKeysAndRows(_ request: FetchRequest) throws -> (primaryKeys: [UInt64], rows: [[StoredValue]]) {
+    public func fetchPrimaryKeysAndRows(_ request: FetchRequest)
+        throws -> (primaryKeys: [UInt64], rows: [[StoredValue]]) {
         let (pks, kept) = try fetchPrimaryKeysAndRowBytes(request, keepingAtMost: .max)
         guard !kept.spans.isEmpty else { return (pks, []) }
         let fields = try entity(request.entity).fields
@@ -37,10 +40,10 @@ extension RecordReader {
     /// fire. Bytes stop being kept once `maxBytes` are held (the later rows' spans say so).
     package func fetchPrimaryKeysAndRowBytes(_ request: FetchRequest, keepingAtMost maxBytes: Int)
         throws -> (primaryKeys: [UInt64], rows: FetchedRowBytes) {
-        let e = try entity(request.entity)
+        let entityDescription = try entity(request.entity)
         // Nothing to keep: no collector, so the plan reads no row it does not need.
         let kept = maxBytes > 0 ? FetchedRows(maxBytes: maxBytes) : nil
-        let keys = try fetchKeys(request, e, keeping: kept)
+        let keys = try fetchKeys(request, entityDescription, keeping: kept)
         guard let kept, kept.spans.count == keys.count, kept.keptCount > 0 else {
             return (keys.map(\.pk), FetchedRowBytes(bytes: [], spans: [], keptCount: 0))
         }
@@ -57,12 +60,12 @@ extension RecordReader {
     /// The plan the fetch uses, for tests and `EXPLAIN`-style diagnostics: the plan of the
     /// request's shape with its constants when the plan cache runs it, as ``fetch(_:)`` does.
     public func fetchPlanDescription(_ request: FetchRequest) throws -> String {
-        let e = try entity(request.entity)
+        let entityDescription = try entity(request.entity)
         if let (prepared, values) = cachedShape(of: request),
            let plan = prepared.plan(for: values, derivedAreCurrent: derivedAreCurrent) {
             return plan.description
         }
-        return FetchPlan.make(request, entity: e, derivedAreCurrent: derivedAreCurrent).description
+        return FetchPlan.make(request, entity: entityDescription, derivedAreCurrent: derivedAreCurrent).description
     }
 
     /// False in a write transaction: the derived values of rows it changed are computed at commit.
@@ -73,8 +76,11 @@ extension RecordReader {
 
     /// Through the model's plan cache: a request of a shape seen before (other constants)
     /// runs as that shape's prepared fetch, with its constants as values.
-    func fetchKeys(_ request: FetchRequest, _ e: EntityDescription, keeping kept: FetchedRows? = nil) throws -> [RowKey] {
-        guard let (prepared, values) = cachedShape(of: request) else { return try plannedFetchKeys(request, e, keeping: kept) }
+    func fetchKeys(_ request: FetchRequest, _ entity: EntityDescription,
+                   keeping kept: FetchedRows? = nil) throws -> [RowKey] {
+        guard let (prepared, values) = cachedShape(of: request) else {
+            return try plannedFetchKeys(request, entity, keeping: kept)
+        }
         return try fetchKeys(prepared, values, checked: true, keeping: kept)
     }
 
@@ -90,12 +96,13 @@ extension RecordReader {
     }
 
     /// Checks and plans `request` with its constants, then runs it.
-    func plannedFetchKeys(_ request: FetchRequest, _ e: EntityDescription, keeping kept: FetchedRows? = nil) throws -> [RowKey] {
+    func plannedFetchKeys(_ request: FetchRequest, _ entity: EntityDescription,
+                          keeping kept: FetchedRows? = nil) throws -> [RowKey] {
         // Mistakes fail before any row is read (an empty store too).
-        try FetchTypeChecker(model: model, entity: e).check(request)
-        let plan = FetchPlan.make(request, entity: e, derivedAreCurrent: derivedAreCurrent)
+        try FetchTypeChecker(model: model, entity: entity).check(request)
+        let plan = FetchPlan.make(request, entity: entity, derivedAreCurrent: derivedAreCurrent)
         let matcher = try plan.residual(request.predicate).map { try CompiledPredicate($0) }
-        return try run(plan, matching: matcher, request, e, keeping: kept)
+        return try run(plan, matching: matcher, request, entity, keeping: kept)
     }
 
     /// Runs a checked request's plan: candidates from the plan's access, each kept when
@@ -104,7 +111,7 @@ extension RecordReader {
     /// `kept`, when given, receives the rows of the keys returned, parallel to them, when the
     /// plan reads rows (it is left empty when an index answers alone).
     func run(_ plan: FetchPlan, matching matcher: CompiledPredicate?, _ request: FetchRequest,
-             _ e: EntityDescription, keeping kept: FetchedRows? = nil) throws -> [RowKey] {
+             _ entity: EntityDescription, keeping kept: FetchedRows? = nil) throws -> [RowKey] {
         try willScanRows()
         let sorts = !request.sortDescriptors.isEmpty && !plan.ordered
         // The index alone answers when it decides the predicate and fixes the order.
@@ -113,7 +120,8 @@ extension RecordReader {
         if case .allRows = plan.access { scansRows = true }
         let keepsRows = kept != nil && (needsRows || scansRows)
         // Offset and limit are not negative (checked); their sum saturates rather than overflows.
-        let stopAfter = sorts ? nil : request.limit.map { $0 > Int.max - request.offset ? Int.max : $0 + request.offset }
+        let stopAfter = sorts
+            ? nil : request.limit.map { $0 > Int.max - request.offset ? Int.max : $0 + request.offset }
         var keys: [RowKey] = []
         var rows: [[StoredValue]] = []
         /// Takes one candidate; false when enough are found.
@@ -124,8 +132,8 @@ extension RecordReader {
                     row = try self.row(key, stored: stored)
                 } else {
                     // Read in place, its bytes kept while they are at hand.
-                    row = try withStoredRow(e, key.pk) { bytes in
-                        let decoded = try RowCodec.decode(bytes, fields: e.fields)
+                    row = try withStoredRow(entity, key.pk) { bytes in
+                        let decoded = try RowCodec.decode(bytes, fields: entity.fields)
                         if keepsRows { kept?.add(bytes) }
                         return decoded
                     }
@@ -149,50 +157,52 @@ extension RecordReader {
         }
         switch plan.access {
         case .allRows:
-            let tree = RecordTrees.rows(e)
+            let tree = RecordTrees.rows(entity)
             try source.scan(tree, prefix: []) { key, cursor in
-                try consider(RowKey(entity: e.index, pk: KeyReader.rowKey(key, tree: tree)), cursor.value)
+                try consider(RowKey(entity: entity.index, pk: KeyReader.rowKey(key, tree: tree)), cursor.value)
             }
         case .index(let tree, let ranges, let field):
             // Entries whose value was cut share a key prefix but not an order: when the index
             // gives the order, such a run is sorted by the rows' values before it is taken.
-            let leadType = e.fields[field].type
+            let leadType = entity.fields[field].type
             var cutRun = CutRun()
             if plan.ordered && (leadType == .string || leadType == .binary) { cutRun.enabled = true }
             func takeCutRun() throws -> Bool {
                 var members: [(value: StoredValue, pk: UInt64)] = []
                 for pk in cutRun.take() {
-                    guard let row = try row(RowKey(entity: e.index, pk: pk)) else { continue }
+                    guard let row = try row(RowKey(entity: entity.index, pk: pk)) else { continue }
                     members.append((row[field], pk))
                 }
-                members.sort { a, b in
-                    let c = StoredValue.compare(a.value, b.value) ?? 0
-                    return c != 0 ? c < 0 : a.pk < b.pk
+                members.sort { lhs, rhs in
+                    let order = StoredValue.compare(lhs.value, rhs.value) ?? 0
+                    return order != 0 ? order < 0 : lhs.pk < rhs.pk
                 }
-                for m in members where !(try consider(RowKey(entity: e.index, pk: m.pk), nil)) { return false }
+                for member in members where !(try consider(RowKey(entity: entity.index, pk: member.pk), nil)) {
+                    return false
+                }
                 return true
             }
             // Distinct ranges of one index never share an entry, but an IN list may repeat a value.
             var seen = Set<UInt64>()
-            guard let c = try borrowCursor(tree) else { break }
-            defer { giveBack(c, tree: tree) }
-            scan: for r in ranges {
-                var ok = try c.seek(r.lower)
+            guard let cursor = try borrowCursor(tree) else { break }
+            defer { giveBack(cursor, tree: tree) }
+            scan: for range in ranges {
+                var ok = try cursor.seek(range.lower)
                 while ok {
-                    let k = c.key
-                    if r.isPast(k) { break }
-                    let pk = try KeyReader.trailingPrimaryKey(k, tree: tree)
+                    let key = cursor.key
+                    if range.isPast(key) { break }
+                    let pk = try KeyReader.trailingPrimaryKey(key, tree: tree)
                     if cutRun.enabled {
-                        var reader = KeyReader(k, tree: tree)
+                        var reader = KeyReader(key, tree: tree)
                         let cut = try reader.skipValue(leadType)
                         guard reader.remaining >= 8 else { throw reader.corrupt("has no primary key after its value") }
                         if cut {
-                            let lead = UnsafeRawBufferPointer(rebasing: k[..<reader.position])
+                            let lead = UnsafeRawBufferPointer(rebasing: key[..<reader.position])
                             if !cutRun.continues(with: lead) {
                                 guard try takeCutRun() else { break scan }
                             }
                             cutRun.add(pk, lead: lead)
-                            ok = try c.next()
+                            ok = try cursor.next()
                             continue
                         }
                         if !cutRun.isEmpty {
@@ -200,9 +210,9 @@ extension RecordReader {
                         }
                     }
                     if ranges.count == 1 || seen.insert(pk).inserted {
-                        if !(try consider(RowKey(entity: e.index, pk: pk), nil)) { break scan }
+                        if !(try consider(RowKey(entity: entity.index, pk: pk), nil)) { break scan }
                     }
-                    ok = try c.next()
+                    ok = try cursor.next()
                 }
             }
             if !cutRun.isEmpty { _ = try takeCutRun() }
@@ -213,17 +223,17 @@ extension RecordReader {
             keyed.reserveCapacity(keys.count)
             for (position, (key, row)) in zip(keys, rows).enumerated() {
                 let subject = RowSubject(reader: self, key: key, row: row)
-                keyed.append((try paths.map { p in
-                    if case .one(let v) = try subject.values(at: p) { return SortValue(v) }
+                keyed.append((try paths.map { path in
+                    if case .one(let value) = try subject.values(at: path) { return SortValue(value) }
                     return SortValue(.null)
                 }, key, position))
             }
-            keyed.sort { a, b in
-                for (i, d) in request.sortDescriptors.enumerated() {
-                    let c = a.sortKey[i].compare(b.sortKey[i])
-                    if c != 0 { return d.ascending ? c < 0 : c > 0 }
+            keyed.sort { lhs, rhs in
+                for (i, descriptor) in request.sortDescriptors.enumerated() {
+                    let order = lhs.sortKey[i].compare(rhs.sortKey[i])
+                    if order != 0 { return descriptor.ascending ? order < 0 : order > 0 }
                 }
-                return a.key.pk < b.key.pk
+                return lhs.key.pk < rhs.key.pk
             }
             keys = keyed.map(\.key)
             if let kept, keepsRows { kept.spans = keyed.map { kept.spans[$0.position] } }
@@ -267,88 +277,22 @@ private struct SortValue {
 
     init(_ value: StoredValue) {
         self.value = value
-        if case .string(let s) = value, !TextOrder.isASCII(s) { nfc = s._nfcCodeUnits } else { nfc = nil }
+        if case .string(let string) = value, !TextOrder.isASCII(string) {
+            nfc = string._nfcCodeUnits
+        } else {
+            nfc = nil
+        }
     }
 
     func compare(_ other: SortValue) -> Int {
-        if case .string(let a) = value, case .string(let b) = other.value {
+        if case .string(let lhs) = value, case .string(let rhs) = other.value {
             switch (nfc, other.nfc) {
-            case (nil, nil): return TextOrder.compareBytes(a, b)
-            case (let x?, let y?): return TextOrder.compareBytes(x, y)
-            case (let x?, nil): return TextOrder.compareBytes(x, Array(b.utf8))
-            case (nil, let y?): return TextOrder.compareBytes(Array(a.utf8), y)
+            case (nil, nil): return TextOrder.compareBytes(lhs, rhs)
+            case (let lhsBytes?, let rhsBytes?): return TextOrder.compareBytes(lhsBytes, rhsBytes)
+            case (let lhsBytes?, nil): return TextOrder.compareBytes(lhsBytes, Array(rhs.utf8))
+            case (nil, let rhsBytes?): return TextOrder.compareBytes(Array(lhs.utf8), rhsBytes)
             }
         }
         return StoredValue.compare(value, other.value) ?? 0
-    }
-}
-
-/// What a fetch collects of the rows it reads for the keys it returns
-/// (``RecordReader/fetchPrimaryKeysAndRowBytes(_:keepingAtMost:)``): their stored bytes, one
-/// span per key taken, in the order taken.
-final class FetchedRows {
-    // Not checked for exclusivity at run time (three checks a row cost more than the copy):
-    // only `add` and `dropLast` mutate them, with plain appends that call nothing else.
-    @exclusivity(unchecked) var bytes: [UInt8] = []
-    @exclusivity(unchecked) var spans: [FetchedRowBytes.Span] = []
-    /// How many spans hold bytes.
-    @exclusivity(unchecked) var keptCount = 0
-    let maxBytes: Int
-
-    init(maxBytes: Int) { self.maxBytes = maxBytes }
-
-    /// Keeps a row's bytes (or, past `maxBytes`, a span that says they were not kept).
-    func add(_ row: UnsafeRawBufferPointer) {
-        guard row.count <= maxBytes - bytes.count, bytes.count + row.count <= Int(Int32.max) else {
-            spans.append(FetchedRowBytes.Span(start: 0, count: -1))
-            return
-        }
-        // Grown by doubling, but never past the bound: the buffer is held as it is.
-        if bytes.count + row.count > bytes.capacity {
-            bytes.reserveCapacity(min(max(bytes.capacity * 2, 4096, bytes.count + row.count), maxBytes))
-        }
-        spans.append(FetchedRowBytes.Span(start: Int32(bytes.count), count: Int32(row.count)))
-        keptCount += 1
-        // As typed bytes: a raw buffer is appended byte by byte, a typed one in one copy.
-        row.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
-    }
-
-    /// Forgets the row kept last (one a predicate then refused).
-    func dropLast() {
-        guard let last = spans.popLast(), last.count >= 0 else { return }
-        bytes.removeLast(Int(last.count))
-        keptCount -= 1
-    }
-}
-
-/// The stored bytes of rows a fetch read, in one buffer: a span per primary key the fetch
-/// returned, parallel to them.
-package struct FetchedRowBytes: Sendable {
-    /// Where one row's bytes are in `bytes` (`count` -1: not kept).
-    package struct Span: Sendable {
-        package var start: Int32
-        package var count: Int32
-    }
-
-    package let bytes: [UInt8]
-    /// Parallel to the fetch's primary keys; empty when the fetch read no rows.
-    package let spans: [Span]
-    /// How many of `spans` hold bytes (at most: after an offset, a limit or a filter, fewer).
-    package let keptCount: Int
-
-    /// Rows `spans` locates in `bytes`, at most `keptCount` of them kept.
-    package init(bytes: [UInt8], spans: [Span], keptCount: Int) {
-        self.bytes = bytes
-        self.spans = spans
-        self.keptCount = keptCount
-    }
-
-    /// Calls `body` with the bytes of the row at `index`; nil when they were not kept.
-    package func withRow<R>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R? {
-        let span = spans[index]
-        guard span.count >= 0 else { return nil }
-        return try bytes.withUnsafeBytes { all in
-            try body(UnsafeRawBufferPointer(rebasing: all[Int(span.start)..<Int(span.start) + Int(span.count)]))
-        }
     }
 }

@@ -29,10 +29,11 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable {
     package func accepts(_ value: StoredValue) -> Bool {
         switch (self, value) {
         case (.bool, .bool), (.string, .string), (.uuid, .uuid), (.binary, .binary): return true
-        case (.double, .double(let d)): return d.isFinite
-        case (.date, .date(let d)): return d.timeIntervalSinceReferenceDate.isFinite
-        case (.decimal, .decimal(let d)): return !d.isNaN
-        case (.int16, .int(let i)), (.int32, .int(let i)), (.int64, .int(let i)): return integerRange!.contains(i)
+        case (.double, .double(let double)): return double.isFinite
+        case (.date, .date(let date)): return date.timeIntervalSinceReferenceDate.isFinite
+        case (.decimal, .decimal(let decimal)): return !decimal.isNaN
+        case (.int16, .int(let integer)), (.int32, .int(let integer)), (.int64, .int(let integer)):
+            return integerRange!.contains(integer)
         default: return false
         }
     }
@@ -46,94 +47,23 @@ public enum AttributeType: String, Hashable, Sendable, CaseIterable {
         if accepts(value) { return value }
         let converted: StoredValue?
         switch (self, value) {
-        case (.double, .int(let i)):
-            let d = Double(i)
-            converted = Int64(exactly: d) == i ? .double(d) : nil
-        case (.double, .decimal(let x)):
-            converted = ExactConversion.double(x).map(StoredValue.double)
-        case (.decimal, .int(let i)):
-            converted = .decimal(Decimal(i))
-        case (.decimal, .double(let d)):
-            converted = ExactConversion.decimal(d).map(StoredValue.decimal)
-        case (.int16, .double(let d)), (.int32, .double(let d)), (.int64, .double(let d)):
-            converted = Int64(exactly: d).map(StoredValue.int)
-        case (.int16, .decimal(let x)), (.int32, .decimal(let x)), (.int64, .decimal(let x)):
-            converted = ExactConversion.integer(x).map(StoredValue.int)
+        case (.double, .int(let integer)):
+            let double = Double(integer)
+            converted = Int64(exactly: double) == integer ? .double(double) : nil
+        case (.double, .decimal(let decimal)):
+            converted = ExactConversion.double(decimal).map(StoredValue.double)
+        case (.decimal, .int(let integer)):
+            converted = .decimal(Decimal(integer))
+        case (.decimal, .double(let double)):
+            converted = ExactConversion.decimal(double).map(StoredValue.decimal)
+        case (.int16, .double(let double)), (.int32, .double(let double)), (.int64, .double(let double)):
+            converted = Int64(exactly: double).map(StoredValue.int)
+        case (.int16, .decimal(let decimal)), (.int32, .decimal(let decimal)), (.int64, .decimal(let decimal)):
+            converted = ExactConversion.integer(decimal).map(StoredValue.int)
         default:
             converted = nil
         }
         guard let converted, accepts(converted) else { return nil }
         return converted
-    }
-}
-
-/// Conversions between the numeric kinds that either are exact or do not happen.
-enum ExactConversion {
-    /// The decimal a finite double means: its shortest round-trip digits (Swift's
-    /// `description`), when a decimal holds them and converts back to the same double.
-    static func decimal(_ d: Double) -> Decimal? {
-        guard d.isFinite else { return nil }
-        if d == 0 { return 0 }
-        guard let x = Decimal(string: d.description, locale: posix), !x.isNaN, double(x) == d else { return nil }
-        return x
-    }
-
-    /// The double a decimal equals, when one does (its digits read as a double and back give
-    /// the same decimal). Swift's `Double(String)` rounds correctly, unlike
-    /// `NSDecimalNumber.doubleValue`.
-    static func double(_ x: Decimal) -> Double? {
-        guard !x.isNaN, let d = Double(x.description), d.isFinite else { return nil }
-        if d == 0 { return x.isZero ? 0 : nil }
-        guard let back = Decimal(string: d.description, locale: posix), back == x else { return nil }
-        return d
-    }
-
-    /// The nearest double to a decimal, rounded once (for averages declared `double`), or `nil`
-    /// beyond the double range.
-    static func nearestDouble(_ x: Decimal) -> Double? {
-        guard !x.isNaN, let d = Double(x.description), d.isFinite else { return nil }
-        return d
-    }
-
-    /// The integer a whole decimal equals, when it fits 64 bits.
-    static func integer(_ x: Decimal) -> Int64? {
-        guard !x.isNaN else { return nil }
-        var value = x, rounded = Decimal()
-        NSDecimalRound(&rounded, &value, 0, .plain)
-        guard rounded == x else { return nil }
-        return Int64(rounded.description)
-    }
-
-    static let posix = Locale(identifier: "en_US_POSIX")
-}
-
-/// Texts for errors about values; they name the kind of value, never the value itself
-/// (``StrataError`` descriptions hold no user data).
-enum ValueDescription {
-    static func kind(_ v: StoredValue) -> String {
-        switch v {
-        case .null: return "nil"
-        case .bool: return "a bool"
-        case .int: return "an integer"
-        case .double(let d): return d.isNaN ? "NaN" : (d.isInfinite ? "an infinite double" : "a double")
-        case .decimal(let d): return d.isNaN ? "a NaN decimal" : "a decimal"
-        case .string: return "a string"
-        case .date(let d): return d.timeIntervalSinceReferenceDate.isFinite ? "a date" : "a date at infinity or NaN"
-        case .uuid: return "a UUID"
-        case .binary: return "binary data"
-        }
-    }
-
-    /// Why `v` cannot be stored in an attribute of `type`.
-    static func whyNot(_ v: StoredValue, _ type: AttributeType) -> String {
-        switch (v, type) {
-        case (.int, _) where type.isInteger,
-             (.double, _) where type.isInteger || type == .decimal,
-             (.decimal, _) where type.isInteger || type == .double,
-             (.int, .double):
-            return "\(kind(v)) that \(type.rawValue) cannot hold exactly (out of range, fractional or too precise)"
-        default:
-            return "\(kind(v)) is not a \(type.rawValue)"
-        }
     }
 }

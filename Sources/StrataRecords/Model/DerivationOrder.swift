@@ -5,21 +5,23 @@ import StrataStorage
 struct DerivationOrder {
     let entities: [EntityDescription]
 
-    /// The derived attributes `d` reads directly.
+    /// The derived attributes that the one `ref` names reads directly.
     func dependencies(of ref: Model.DerivedReference) -> [Model.DerivedReference] {
-        let e = entities[ref.entity]
-        let d = e.derivedAttributes[ref.derived]
+        let entity = entities[ref.entity]
+        let derived = entity.derivedAttributes[ref.derived]
         var out: [Model.DerivedReference] = []
-        func derivedRef(_ entity: Int, _ name: String) -> Model.DerivedReference? {
-            entities[entity].derivedAttributes.firstIndex { $0.name == name }.map { Model.DerivedReference(entity: entity, derived: $0) }
+        func derivedRef(_ entityIndex: Int, _ name: String) -> Model.DerivedReference? {
+            entities[entityIndex].derivedAttributes.firstIndex { $0.name == name }
+                .map { Model.DerivedReference(entity: entityIndex, derived: $0) }
         }
-        for path in d.parsed.paths {
-            var ei = ref.entity
-            for hop in path.dropLast() { ei = entities[ei].relationship(hop)!.targetIndex }
-            if let r = derivedRef(ei, path.last!) { out.append(r) }
+        for path in derived.parsed.paths {
+            var entityIndex = ref.entity
+            for hop in path.dropLast() { entityIndex = entities[entityIndex].relationship(hop)!.targetIndex }
+            if let reference = derivedRef(entityIndex, path.last!) { out.append(reference) }
         }
-        if case .aggregate(_, let rel, let attr?) = d.parsed, let r = e.relationship(rel), let x = derivedRef(r.targetIndex, attr) {
-            out.append(x)
+        if case .aggregate(_, let rel, let attr?) = derived.parsed, let relationship = entity.relationship(rel),
+           let target = derivedRef(relationship.targetIndex, attr) {
+            out.append(target)
         }
         return out
     }
@@ -27,20 +29,27 @@ struct DerivationOrder {
     func sorted() throws -> [Model.DerivedReference] {
         var order: [Model.DerivedReference] = []
         var state: [Model.DerivedReference: Bool] = [:]  // false: in progress, true: done
-        func visit(_ r: Model.DerivedReference, _ stack: [Model.DerivedReference]) throws {
-            if state[r] == true { return }
-            if state[r] == false {
-                let cycle = (stack.drop { $0 != r } + [r]).map { "\(entities[$0.entity].name).\(entities[$0.entity].derivedAttributes[$0.derived].name)" }
-                throw StrataError.invalidModel(entity: entities[r.entity].name, property: entities[r.entity].derivedAttributes[r.derived].name,
-                                               reason: "derived attributes form a cycle: \(cycle.joined(separator: " → "))")
+        func visit(_ reference: Model.DerivedReference, _ stack: [Model.DerivedReference]) throws {
+            if state[reference] == true { return }
+            if state[reference] == false {
+                let cycle = (stack.drop { $0 != reference } + [reference]).map {
+                    "\(entities[$0.entity].name).\(entities[$0.entity].derivedAttributes[$0.derived].name)"
+                }
+                let entity = entities[reference.entity]
+                let names = cycle.joined(separator: " → ")
+                throw StrataError.invalidModel(entity: entity.name,
+                                               property: entity.derivedAttributes[reference.derived].name,
+                                               reason: "derived attributes form a cycle: \(names)")
             }
-            state[r] = false
-            for dep in dependencies(of: r) { try visit(dep, stack + [r]) }
-            state[r] = true
-            order.append(r)
+            state[reference] = false
+            for dep in dependencies(of: reference) { try visit(dep, stack + [reference]) }
+            state[reference] = true
+            order.append(reference)
         }
-        for e in entities {
-            for i in e.derivedAttributes.indices { try visit(Model.DerivedReference(entity: e.index, derived: i), []) }
+        for entity in entities {
+            for i in entity.derivedAttributes.indices {
+                try visit(Model.DerivedReference(entity: entity.index, derived: i), [])
+            }
         }
         return order
     }

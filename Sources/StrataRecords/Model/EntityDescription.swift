@@ -1,74 +1,3 @@
-/// One stored slot of a row, in row order.
-struct Field: Sendable {
-    enum Kind: Sendable, Equatable {
-        /// A stored attribute.
-        case attribute
-        /// A derived attribute (computed at commit; callers cannot set it).
-        case derived
-        /// A to-one relationship: the target's primary key; `target` is its entity's index.
-        case toOne(target: Int)
-        /// Bookkeeping a derived attribute needs (an `@avg`'s sum and count, a double sum's
-        /// compensation); never visible to callers.
-        case auxiliary
-    }
-    var name: String
-    var kind: Kind
-    /// The value type (`int64` for to-one keys).
-    var type: AttributeType
-    var isOptional: Bool
-    var defaultValue: StoredValue?
-    var validation: [ValidationRule]
-    /// The field's name in the previous model version (lightweight migration).
-    var renamedFrom: String? = nil
-}
-
-/// A relationship of an entity, resolved against the model.
-public struct ResolvedRelationship: Sendable {
-    /// The relationship's name, unique among its entity's properties.
-    public let name: String
-    /// The target entity's name.
-    public let target: String
-    /// The name of the inverse relationship on the target entity.
-    public let inverse: String
-    /// Whether the relationship reaches many objects (`false`: at most one).
-    public let isToMany: Bool
-    /// What deleting an object of this entity does to the objects the relationship reaches.
-    public let deleteRule: DeleteRule
-    /// Whether a to-one relationship may be empty at commit; always `true` for a to-many one.
-    public let isOptional: Bool
-    /// Both sides to-many: stored in a join tree.
-    public let isManyToMany: Bool
-    /// The target entity's index.
-    let targetIndex: Int
-    /// To-one: this row's field holding the target key. Nil for to-many.
-    let field: Int?
-    /// To-many with a to-one inverse: the target's field holding the key of this row.
-    let inverseField: Int?
-    /// The relationship's name in the previous model version.
-    let renamedFrom: String?
-}
-
-/// A derived attribute, resolved.
-public struct ResolvedDerivedAttribute: Sendable {
-    /// The derived attribute's name.
-    public let name: String
-    /// The type of the computed value.
-    public let type: AttributeType
-    /// The expression the value is computed from, as declared (see ``DerivedAttributeDescription``).
-    public let expression: String
-    /// Whether the computed value may be `null` (an optional to-one on its path, an empty `@avg`,
-    /// a division by zero).
-    public let isOptional: Bool
-    let parsed: DerivedExpression
-    let field: Int
-    /// Auxiliary fields (FORMAT.md §12, "Row layout"): `@avg` keeps [sum, count] and, over
-    /// doubles, [sum, count, compensation]; a `@sum` over doubles keeps [sum, compensation];
-    /// a `@sum` declared in another kind than its values keeps [sum].
-    let auxiliaryFields: [Int]
-    /// For an aggregate over an attribute: that attribute's type.
-    let aggregateSourceType: AttributeType?
-}
-
 /// An entity of a model, resolved: its properties, its row layout, its relationships.
 public final class EntityDescription: Sendable {
     /// The entity's name, unique in the model.
@@ -114,8 +43,9 @@ public final class EntityDescription: Sendable {
         let hasRules: Bool
     }
 
-    init(name: String, index: Int, renamingIdentifier: String?, attributes: [AttributeDescription], relationships: [ResolvedRelationship],
-         derived: [ResolvedDerivedAttribute], unique: [[String]], indexes: [[String]], fields: [Field]) {
+    init(name: String, index: Int, renamingIdentifier: String?, attributes: [AttributeDescription],
+         relationships: [ResolvedRelationship], derived: [ResolvedDerivedAttribute], unique: [[String]],
+         indexes: [[String]], fields: [Field]) {
         self.name = name
         self.renamingIdentifier = renamingIdentifier
         self.index = index
@@ -125,32 +55,35 @@ public final class EntityDescription: Sendable {
         self.uniquenessConstraints = unique
         self.indexes = indexes
         self.fields = fields
-        var fi: [String: Int] = [:]
-        for (i, f) in fields.enumerated() { fi[f.name] = i }
-        self.fieldIndex = fi
-        var ri: [String: Int] = [:]
-        for (i, r) in relationships.enumerated() { ri[r.name] = i }
-        self.relationshipIndex = ri
-        self.uniqueFields = unique.map { $0.map { fi[$0]! } }
-        self.indexFields = indexes.map { $0.map { fi[$0]! } }
+        var fieldsByName: [String: Int] = [:]
+        for (i, field) in fields.enumerated() { fieldsByName[field.name] = i }
+        self.fieldIndex = fieldsByName
+        var relationshipsByName: [String: Int] = [:]
+        for (i, relationship) in relationships.enumerated() { relationshipsByName[relationship.name] = i }
+        self.relationshipIndex = relationshipsByName
+        self.uniqueFields = unique.map { $0.map { fieldsByName[$0]! } }
+        self.indexFields = indexes.map { $0.map { fieldsByName[$0]! } }
         self.treeNames = EntityTreeNames(name: name, indexes: indexes, unique: unique, fields: fields)
         self.toOneFields = fields.indices.compactMap { i in
-            if case .toOne(let t) = fields[i].kind { return (i, t) }
+            if case .toOne(let target) = fields[i].kind { return (i, target) }
             return nil
         }
-        var hasEntries = fields.map { f -> Bool in if case .toOne = f.kind { return true }; return false }
-        for columns in indexFields { for f in columns { hasEntries[f] = true } }
+        var hasEntries = fields.map { field -> Bool in if case .toOne = field.kind { return true }; return false }
+        for columns in indexFields { for field in columns { hasEntries[field] = true } }
         self.fieldHasEntries = hasEntries
         self.fieldChecks = fields.indices.compactMap { i in
-            let f = fields[i]
-            guard f.kind != .auxiliary, !f.isOptional || f.type.integerRange != nil || !f.validation.isEmpty else { return nil }
-            return FieldCheck(field: i, isOptional: f.isOptional, integerRange: f.type.integerRange, hasRules: !f.validation.isEmpty)
+            let field = fields[i]
+            guard field.kind != .auxiliary,
+                  !field.isOptional || field.type.integerRange != nil || !field.validation.isEmpty else { return nil }
+            return FieldCheck(field: i, isOptional: field.isOptional, integerRange: field.type.integerRange,
+                              hasRules: !field.validation.isEmpty)
         }
         self.indexLeads = indexFields.map { columns in
             let lead = columns[0]
             var canonicalOf: String?
-            if let d = derived.first(where: { $0.field == lead }), case .canonical(.path(let p)) = d.parsed, p.count == 1 {
-                canonicalOf = p[0]
+            if let derivedLead = derived.first(where: { $0.field == lead }),
+               case .canonical(.path(let path)) = derivedLead.parsed, path.count == 1 {
+                canonicalOf = path[0]
             }
             return IndexLead(field: lead, name: fields[lead].name, type: fields[lead].type, canonicalOf: canonicalOf,
                              isSingleAttribute: columns.count == 1)
@@ -182,22 +115,13 @@ public final class EntityDescription: Sendable {
     public func rowFieldName(_ index: Int) -> String { fields[index].name }
 
     /// The relationship named `name`.
-    public func relationship(_ name: String) -> ResolvedRelationship? { relationshipIndex[name].map { relationships[$0] } }
+    public func relationship(_ name: String) -> ResolvedRelationship? {
+        relationshipIndex[name].map { relationships[$0] }
+    }
 
     /// The declared attribute named `name` (stored or transient).
     public func attribute(_ name: String) -> AttributeDescription? { attributes.first { $0.name == name } }
 
     /// Whether `name` is a transient attribute (modelled, never stored).
     public func isTransient(_ name: String) -> Bool { attribute(name)?.isTransient ?? false }
-}
-
-/// The first attribute of an index, as the fetch planner sees it.
-struct IndexLead: Sendable {
-    let field: Int
-    let name: String
-    let type: AttributeType
-    /// For an index on `canonical:(x)`: `x`, whose `[cd]` comparisons the index answers too.
-    let canonicalOf: String?
-    /// The index has no further columns, so its ranges can decide a term on their own.
-    let isSingleAttribute: Bool
 }

@@ -41,7 +41,7 @@ public final class Model: Sendable {
         let resolved = try resolver.resolve()
         self.entities = resolved.entities
         var index: [String: Int] = [:]
-        for e in resolved.entities { index[e.name] = e.index }
+        for entity in resolved.entities { index[entity.name] = entity.index }
         self.entityIndex = index
         self.derivationOrder = resolved.order
     }
@@ -53,26 +53,38 @@ public final class Model: Sendable {
     /// stored in the file, and compared on open to list the differences.
     public var schemaLines: [String] {
         var lines: [String] = []
-        for e in entities {
-            lines.append("entity \(e.name)")
-            for f in e.fields where f.kind != .auxiliary {
-                let d = f.defaultValue.map { " default \(SchemaLiteral.text($0))" } ?? ""
-                let v = f.validation.isEmpty ? "" : " validate \(f.validation.map(\.signature).joined(separator: ", "))"
-                switch f.kind {
-                case .attribute: lines.append("  \(e.name).\(f.name): attribute \(f.type.rawValue)\(f.isOptional ? " optional" : "")\(d)\(v)")
-                case .toOne(let t): lines.append("  \(e.name).\(f.name): to-one \(entities[t].name)\(f.isOptional ? " optional" : "")")
+        for entity in entities {
+            lines.append("entity \(entity.name)")
+            for field in entity.fields where field.kind != .auxiliary {
+                let property = "  \(entity.name).\(field.name)"
+                let optionalText = field.isOptional ? " optional" : ""
+                let defaultText = field.defaultValue.map { " default \(SchemaLiteral.text($0))" } ?? ""
+                let rules = field.validation.map(\.signature).joined(separator: ", ")
+                let validationText = field.validation.isEmpty ? "" : " validate \(rules)"
+                switch field.kind {
+                case .attribute:
+                    let type = field.type.rawValue
+                    lines.append("\(property): attribute \(type)\(optionalText)\(defaultText)\(validationText)")
+                case .toOne(let target):
+                    lines.append("\(property): to-one \(entities[target].name)\(optionalText)")
                 case .derived:
-                    let dd = e.derivedAttributes.first { $0.name == f.name }!
-                    lines.append("  \(e.name).\(f.name): derived \(f.type.rawValue)\(f.isOptional ? " optional" : "") = \(dd.expression)")
+                    let derived = entity.derivedAttributes.first { $0.name == field.name }!
+                    lines.append("\(property): derived \(field.type.rawValue)\(optionalText) = \(derived.expression)")
                 case .auxiliary: break
                 }
             }
-            for a in e.attributes where a.isTransient { lines.append("  \(e.name).\(a.name): transient \(a.type.rawValue)") }
-            for r in e.relationships {
-                lines.append("  \(e.name).\(r.name): relationship \(r.isToMany ? "to-many" : "to-one") \(r.target) inverse \(r.inverse) delete \(r.deleteRule.rawValue)")
+            for attribute in entity.attributes where attribute.isTransient {
+                lines.append("  \(entity.name).\(attribute.name): transient \(attribute.type.rawValue)")
             }
-            for u in e.uniquenessConstraints { lines.append("  \(e.name): unique (\(u.joined(separator: ", ")))") }
-            for i in e.indexes { lines.append("  \(e.name): index (\(i.joined(separator: ", ")))") }
+            for relationship in entity.relationships {
+                let kind = relationship.isToMany ? "to-many" : "to-one"
+                lines.append("  \(entity.name).\(relationship.name): relationship \(kind) \(relationship.target) "
+                             + "inverse \(relationship.inverse) delete \(relationship.deleteRule.rawValue)")
+            }
+            for unique in entity.uniquenessConstraints {
+                lines.append("  \(entity.name): unique (\(unique.joined(separator: ", ")))")
+            }
+            for index in entity.indexes { lines.append("  \(entity.name): index (\(index.joined(separator: ", ")))") }
         }
         return lines
     }

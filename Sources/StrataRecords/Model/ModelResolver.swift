@@ -12,64 +12,93 @@ struct ModelResolver {
         .invalidModel(entity: entity, property: property, reason: reason)
     }
 
-    static func isValidName(_ s: String) -> Bool {
-        guard let first = s.unicodeScalars.first, first.properties.isAlphabetic else { return false }
-        return s.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_" }
+    static func isValidName(_ name: String) -> Bool {
+        guard let first = name.unicodeScalars.first, first.properties.isAlphabetic else { return false }
+        return name.unicodeScalars.allSatisfy {
+            $0.properties.isAlphabetic || $0.properties.numericType != nil || $0 == "_"
+        }
     }
 
     mutating func resolve() throws -> (entities: [EntityDescription], order: [Model.DerivedReference]) {
         guard !declared.isEmpty else { throw fail("(model)", nil, "a model needs at least one entity") }
-        for (i, e) in declared.enumerated() {
-            guard ModelResolver.isValidName(e.name) else { throw fail(e.name, nil, "an entity name must be letters, digits and '_', not starting with '_' or a digit") }
-            guard names.updateValue(i, forKey: e.name) == nil else { throw fail(e.name, nil, "two entities have this name") }
+        for (i, entity) in declared.enumerated() {
+            guard ModelResolver.isValidName(entity.name) else {
+                throw fail(entity.name, nil,
+                           "an entity name must be letters, digits and '_', not starting with '_' or a digit")
+            }
+            guard names.updateValue(i, forKey: entity.name) == nil else {
+                throw fail(entity.name, nil, "two entities have this name")
+            }
         }
         // Pass 1: the fields of each entity (attributes, to-one keys, derived, auxiliaries).
         var layouts: [[Field]] = []
         var auxiliaries: [[String: [Int]]] = []
-        for e in declared {
+        for entity in declared {
             var fields: [Field] = []
             var seen = Set<String>()
             let aux: [String: [Int]] = [:]
-            for m in e.members {
+            for member in entity.members {
                 let name: String
-                switch m.kind {
-                case .attribute(let a): name = a.name
-                case .relationship(let r): name = r.name
-                case .derived(let d): name = d.name
+                switch member.kind {
+                case .attribute(let attribute): name = attribute.name
+                case .relationship(let relationship): name = relationship.name
+                case .derived(let derived): name = derived.name
                 case .unique, .index: continue
                 }
-                guard ModelResolver.isValidName(name) else { throw fail(e.name, name, "a property name must be letters, digits and '_', not starting with '_' or a digit") }
-                guard seen.insert(name).inserted else { throw fail(e.name, name, "two properties have this name") }
+                guard ModelResolver.isValidName(name) else {
+                    throw fail(entity.name, name,
+                               "a property name must be letters, digits and '_', not starting with '_' or a digit")
+                }
+                guard seen.insert(name).inserted else { throw fail(entity.name, name, "two properties have this name") }
             }
-            for m in e.members {
+            for member in entity.members {
                 // The schema text holds one line per fact and patterns, rule names and
                 // expressions as written: a line break in one would make the program's own store
                 // fail to open again (its stored text would read as other lines).
-                if case .attribute(let a) = m.kind, let rule = a.validation.first(where: { $0.signature.contains(where: \.isNewline) }) {
-                    throw fail(e.name, a.name, "the validation rule '\(rule.signature.prefix { !$0.isNewline })…' holds a line break; write \\n in a pattern")
+                if case .attribute(let attribute) = member.kind,
+                   let rule = attribute.validation.first(where: { $0.signature.contains(where: \.isNewline) }) {
+                    throw fail(entity.name, attribute.name,
+                               "the validation rule '\(rule.signature.prefix { !$0.isNewline })…' "
+                               + "holds a line break; write \\n in a pattern")
                 }
-                if case .derived(let d) = m.kind, d.expression.contains(where: \.isNewline) {
-                    throw fail(e.name, d.name, "the expression holds a line break; write it on one line")
+                if case .derived(let derived) = member.kind, derived.expression.contains(where: \.isNewline) {
+                    throw fail(entity.name, derived.name, "the expression holds a line break; write it on one line")
                 }
-                if case .attribute(let a) = m.kind, !a.isTransient {
-                    var d = a.defaultValue?.isNull == true ? nil : a.defaultValue  // a nil default is no default
-                    if a.defaultIsObjectID { throw fail(e.name, a.name, "the default value is an ObjectID, which no attribute holds") }
-                    if let v = d, !v.isNull {
-                        guard let c = a.type.coerce(v) else { throw fail(e.name, a.name, "the default value: \(ValueDescription.whyNot(v, a.type))") }
-                        d = c
+                if case .attribute(let attribute) = member.kind, !attribute.isTransient {
+                    // a nil default is no default
+                    var defaultValue = attribute.defaultValue?.isNull == true ? nil : attribute.defaultValue
+                    if attribute.defaultIsObjectID {
+                        throw fail(entity.name, attribute.name,
+                                   "the default value is an ObjectID, which no attribute holds")
                     }
-                    fields.append(Field(name: a.name, kind: .attribute, type: a.type, isOptional: a.isOptional, defaultValue: d, validation: a.validation, renamedFrom: a.renamingIdentifier))
+                    if let value = defaultValue, !value.isNull {
+                        guard let coerced = attribute.type.coerce(value) else {
+                            throw fail(entity.name, attribute.name,
+                                       "the default value: \(ValueDescription.whyNot(value, attribute.type))")
+                        }
+                        defaultValue = coerced
+                    }
+                    fields.append(Field(name: attribute.name, kind: .attribute, type: attribute.type,
+                                        isOptional: attribute.isOptional, defaultValue: defaultValue,
+                                        validation: attribute.validation, renamedFrom: attribute.renamingIdentifier))
                 }
             }
-            for m in e.members {
-                if case .relationship(let r) = m.kind, !r.isToMany {
-                    guard let t = names[r.target] else { throw fail(e.name, r.name, "target entity '\(r.target)' is not in the model") }
-                    fields.append(Field(name: r.name, kind: .toOne(target: t), type: .int64, isOptional: r.isOptional, defaultValue: nil, validation: [], renamedFrom: r.renamingIdentifier))
+            for member in entity.members {
+                if case .relationship(let relationship) = member.kind, !relationship.isToMany {
+                    guard let target = names[relationship.target] else {
+                        throw fail(entity.name, relationship.name,
+                                   "target entity '\(relationship.target)' is not in the model")
+                    }
+                    fields.append(Field(name: relationship.name, kind: .toOne(target: target), type: .int64,
+                                        isOptional: relationship.isOptional, defaultValue: nil, validation: [],
+                                        renamedFrom: relationship.renamingIdentifier))
                 }
             }
-            for m in e.members {
-                if case .derived(let d) = m.kind {
-                    fields.append(Field(name: d.name, kind: .derived, type: d.type, isOptional: d.isOptional, defaultValue: nil, validation: [], renamedFrom: d.renamingIdentifier))
+            for member in entity.members {
+                if case .derived(let derived) = member.kind {
+                    fields.append(Field(name: derived.name, kind: .derived, type: derived.type,
+                                        isOptional: derived.isOptional, defaultValue: nil, validation: [],
+                                        renamedFrom: derived.renamingIdentifier))
                 }
             }
             layouts.append(fields)
@@ -81,111 +110,157 @@ struct ModelResolver {
         // its Neumaier compensation, a sum declared in another kind than its values (integers
         // into a double) its running sum in their kind, so each commit adjusts them exactly
         // instead of rescanning.
-        for (ei, e) in declared.enumerated() {
-            for m in e.members {
-                guard case .derived(let d) = m.kind, let parsed = try? DerivedExpressionParser.parse(d.expression),
-                      case .aggregate(let f, let relName, let attr?) = parsed, f == .sum || f == .avg else { continue }
-                guard let rel = e.members.compactMap({ m -> RelationshipDescription? in if case .relationship(let r) = m.kind, r.name == relName { return r }; return nil }).first,
-                      let ti = names[rel.target], let source = layouts[ti].first(where: { $0.name == attr }) else { continue }
+        for (entityIndex, entity) in declared.enumerated() {
+            for member in entity.members {
+                guard case .derived(let derived) = member.kind,
+                      let parsed = try? DerivedExpressionParser.parse(derived.expression),
+                      case .aggregate(let function, let relName, let attr?) = parsed,
+                      function == .sum || function == .avg else { continue }
+                let declaredRelationship = entity.members.compactMap { candidate -> RelationshipDescription? in
+                    if case .relationship(let relationship) = candidate.kind, relationship.name == relName {
+                        return relationship
+                    }
+                    return nil
+                }.first
+                guard let rel = declaredRelationship, let targetIndex = names[rel.target],
+                      let source = layouts[targetIndex].first(where: { $0.name == attr }) else { continue }
                 let kind = AggregateArithmetic.SumKind(source.type)
                 let sumType = kind.type
                 var aux: [Int] = []
                 func add(_ suffix: String, _ type: AttributeType, _ initial: StoredValue) {
-                    aux.append(layouts[ei].count)
-                    layouts[ei].append(Field(name: "_\(d.name).\(suffix)", kind: .auxiliary, type: type, isOptional: false, defaultValue: initial, validation: []))
+                    aux.append(layouts[entityIndex].count)
+                    layouts[entityIndex].append(Field(name: "_\(derived.name).\(suffix)", kind: .auxiliary, type: type,
+                                                      isOptional: false, defaultValue: initial, validation: []))
                 }
-                if f == .avg {
+                if function == .avg {
                     add("sum", sumType, sumType == .decimal ? .decimal(0) : (sumType == .double ? .double(0) : .int(0)))
                     add("count", .int64, .int(0))
                 }
                 if sumType == .double {
-                    if f == .sum { add("sum", .double, .double(0)) }
+                    if function == .sum { add("sum", .double, .double(0)) }
                     add("compensation", .double, .double(0))
-                } else if f == .sum && !kind.sameKind(as: d.type) {
+                } else if function == .sum && !kind.sameKind(as: derived.type) {
                     add("sum", sumType, sumType == .decimal ? .decimal(0) : .int(0))
                 }
-                auxiliaries[ei][d.name] = aux
+                auxiliaries[entityIndex][derived.name] = aux
             }
         }
         // Pass 2: relationships with their inverses.
         var relationships: [[ResolvedRelationship]] = []
-        for (ei, e) in declared.enumerated() {
+        for (entityIndex, entity) in declared.enumerated() {
             var rels: [ResolvedRelationship] = []
-            for m in e.members {
-                guard case .relationship(let r) = m.kind else { continue }
-                guard let ti = names[r.target] else { throw fail(e.name, r.name, "target entity '\(r.target)' is not in the model") }
-                let inverse = declared[ti].members.compactMap { m -> RelationshipDescription? in
-                    if case .relationship(let x) = m.kind, x.name == r.inverse { return x }
+            for member in entity.members {
+                guard case .relationship(let relationship) = member.kind else { continue }
+                guard let targetIndex = names[relationship.target] else {
+                    throw fail(entity.name, relationship.name,
+                               "target entity '\(relationship.target)' is not in the model")
+                }
+                let inverse = declared[targetIndex].members.compactMap { candidate -> RelationshipDescription? in
+                    if case .relationship(let other) = candidate.kind, other.name == relationship.inverse {
+                        return other
+                    }
                     return nil
                 }.first
-                guard let inverse else { throw fail(e.name, r.name, "inverse '\(r.inverse)' is not a relationship of \(r.target)") }
-                guard inverse.target == e.name, inverse.inverse == r.name else {
-                    throw fail(e.name, r.name, "inverse \(r.target).\(r.inverse) does not point back (it targets \(inverse.target).\(inverse.inverse))")
+                guard let inverse else {
+                    throw fail(entity.name, relationship.name,
+                               "inverse '\(relationship.inverse)' is not a relationship of \(relationship.target)")
                 }
-                if !r.isToMany && !inverse.isToMany {
-                    throw fail(e.name, r.name, "one-to-one relationships are not supported; make one side to-many")
+                guard inverse.target == entity.name, inverse.inverse == relationship.name else {
+                    throw fail(entity.name, relationship.name,
+                               "inverse \(relationship.target).\(relationship.inverse) does not point back "
+                               + "(it targets \(inverse.target).\(inverse.inverse))")
                 }
-                if r.isToMany && r.deleteRule == .cascade && inverse.isToMany && inverse.deleteRule == .cascade && ti == ei {
-                    throw fail(e.name, r.name, "a many-to-many relationship to its own entity cannot cascade both ways")
+                if !relationship.isToMany && !inverse.isToMany {
+                    throw fail(entity.name, relationship.name,
+                               "one-to-one relationships are not supported; make one side to-many")
                 }
-                let field = r.isToMany ? nil : layouts[ei].firstIndex { $0.name == r.name }
-                let inverseField = r.isToMany && !inverse.isToMany ? layouts[ti].firstIndex { $0.name == inverse.name } : nil
+                if relationship.isToMany && relationship.deleteRule == .cascade && inverse.isToMany
+                    && inverse.deleteRule == .cascade && targetIndex == entityIndex {
+                    throw fail(entity.name, relationship.name,
+                               "a many-to-many relationship to its own entity cannot cascade both ways")
+                }
+                let field = relationship.isToMany
+                    ? nil : layouts[entityIndex].firstIndex { $0.name == relationship.name }
+                let inverseField = relationship.isToMany && !inverse.isToMany
+                    ? layouts[targetIndex].firstIndex { $0.name == inverse.name } : nil
                 rels.append(ResolvedRelationship(
-                    name: r.name, target: r.target, inverse: r.inverse, isToMany: r.isToMany, deleteRule: r.deleteRule,
-                    isOptional: r.isOptional, isManyToMany: r.isToMany && inverse.isToMany, targetIndex: ti,
-                    field: field, inverseField: inverseField, renamedFrom: r.renamingIdentifier))
+                    name: relationship.name, target: relationship.target, inverse: relationship.inverse,
+                    isToMany: relationship.isToMany, deleteRule: relationship.deleteRule,
+                    isOptional: relationship.isOptional, isManyToMany: relationship.isToMany && inverse.isToMany,
+                    targetIndex: targetIndex, field: field, inverseField: inverseField,
+                    renamedFrom: relationship.renamingIdentifier))
             }
             relationships.append(rels)
         }
         // Pass 3: derived attributes.
         var derived: [[ResolvedDerivedAttribute]] = []
-        for (ei, e) in declared.enumerated() {
-            var ds: [ResolvedDerivedAttribute] = []
-            for m in e.members {
-                guard case .derived(let d) = m.kind else { continue }
+        for (entityIndex, entity) in declared.enumerated() {
+            var resolved: [ResolvedDerivedAttribute] = []
+            for member in entity.members {
+                guard case .derived(let declaration) = member.kind else { continue }
                 let parsed: DerivedExpression
-                do { parsed = try DerivedExpressionParser.parse(d.expression) } catch let f as DerivedExpressionParser.Failure {
-                    throw fail(e.name, d.name, f.message)
+                do {
+                    parsed = try DerivedExpressionParser.parse(declaration.expression)
+                } catch let failure as DerivedExpressionParser.Failure {
+                    throw fail(entity.name, declaration.name, failure.message)
                 }
-                let checker = DerivedTypeChecker(entities: declared, names: names, layouts: layouts, relationships: relationships)
-                try checker.check(parsed, declared: d, entity: ei)
+                let checker = DerivedTypeChecker(entities: declared, names: names, layouts: layouts,
+                                                 relationships: relationships)
+                try checker.check(parsed, declared: declaration, entity: entityIndex)
                 var sourceType: AttributeType?
-                if case .aggregate(_, let relName, let attr?) = parsed, let rel = relationships[ei].first(where: { $0.name == relName }) {
+                if case .aggregate(_, let relName, let attr?) = parsed,
+                   let rel = relationships[entityIndex].first(where: { $0.name == relName }) {
                     sourceType = layouts[rel.targetIndex].first { $0.name == attr }?.type
                 }
-                ds.append(ResolvedDerivedAttribute(name: d.name, type: d.type, expression: d.expression, isOptional: d.isOptional, parsed: parsed,
-                                             field: layouts[ei].firstIndex { $0.name == d.name }!, auxiliaryFields: auxiliaries[ei][d.name] ?? [],
-                                             aggregateSourceType: sourceType))
+                resolved.append(ResolvedDerivedAttribute(
+                    name: declaration.name, type: declaration.type, expression: declaration.expression,
+                    isOptional: declaration.isOptional, parsed: parsed,
+                    field: layouts[entityIndex].firstIndex { $0.name == declaration.name }!,
+                    auxiliaryFields: auxiliaries[entityIndex][declaration.name] ?? [], aggregateSourceType: sourceType))
             }
-            derived.append(ds)
+            derived.append(resolved)
         }
         // Pass 4: constraints and indexes.
         var entities: [EntityDescription] = []
-        for (ei, e) in declared.enumerated() {
+        for (entityIndex, entity) in declared.enumerated() {
             var unique: [[String]] = []
             var indexes: [[String]] = []
-            for m in e.members {
+            for member in entity.members {
                 let props: [String]
                 let what: String
-                switch m.kind {
-                case .unique(let u): props = u.properties; what = "uniqueness constraint"
-                case .index(let i): props = i.properties; what = "index"
+                switch member.kind {
+                case .unique(let constraint): props = constraint.properties; what = "uniqueness constraint"
+                case .index(let index): props = index.properties; what = "index"
                 default: continue
                 }
-                guard !props.isEmpty else { throw fail(e.name, nil, "an empty \(what)") }
-                for p in props {
-                    if e.members.contains(where: { if case .attribute(let a) = $0.kind { return a.name == p && a.isTransient }; return false }) {
-                        throw fail(e.name, p, "a transient attribute cannot be in a \(what) (it is never stored)")
+                guard !props.isEmpty else { throw fail(entity.name, nil, "an empty \(what)") }
+                for property in props {
+                    let isTransient = entity.members.contains {
+                        if case .attribute(let attribute) = $0.kind {
+                            return attribute.name == property && attribute.isTransient
+                        }
+                        return false
                     }
-                    guard let f = layouts[ei].first(where: { $0.name == p }), f.kind != .auxiliary else {
-                        throw fail(e.name, p, "the \(what) names no stored attribute, derived attribute or to-one relationship")
+                    if isTransient {
+                        throw fail(entity.name, property,
+                                   "a transient attribute cannot be in a \(what) (it is never stored)")
+                    }
+                    guard let field = layouts[entityIndex].first(where: { $0.name == property }),
+                          field.kind != .auxiliary else {
+                        throw fail(entity.name, property,
+                                   "the \(what) names no stored attribute, derived attribute or to-one relationship")
                     }
                 }
-                if case .unique = m.kind { unique.append(props) } else { indexes.append(props) }
+                if case .unique = member.kind { unique.append(props) } else { indexes.append(props) }
             }
-            let attrs = e.members.compactMap { m -> AttributeDescription? in if case .attribute(let a) = m.kind { return a }; return nil }
-            entities.append(EntityDescription(name: e.name, index: ei, renamingIdentifier: e.renamingIdentifier, attributes: attrs, relationships: relationships[ei],
-                                              derived: derived[ei], unique: unique, indexes: indexes, fields: layouts[ei]))
+            let attrs = entity.members.compactMap { candidate -> AttributeDescription? in
+                if case .attribute(let attribute) = candidate.kind { return attribute }
+                return nil
+            }
+            entities.append(EntityDescription(name: entity.name, index: entityIndex,
+                                              renamingIdentifier: entity.renamingIdentifier, attributes: attrs,
+                                              relationships: relationships[entityIndex], derived: derived[entityIndex],
+                                              unique: unique, indexes: indexes, fields: layouts[entityIndex]))
         }
         let order = try DerivationOrder(entities: entities).sorted()
         return (entities, order)

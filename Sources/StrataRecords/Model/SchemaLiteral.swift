@@ -15,30 +15,32 @@ import Foundation
 /// | uuid | the 36-character form, upper case |
 /// | binary | `x'…'`, two lower-case hex digits per byte |
 enum SchemaLiteral {
-    static func text(_ v: StoredValue) -> String {
-        switch v {
+    static func text(_ value: StoredValue) -> String {
+        switch value {
         case .null: return "nil"
-        case .bool(let b): return b ? "true" : "false"
-        case .int(let i): return String(i)
-        case .double(let d): return d.description
-        case .decimal(let d): return d.description
-        case .date(let d): return "date(\(d.timeIntervalSinceReferenceDate.description))"
-        case .uuid(let u): return u.uuidString
-        case .binary(let b): return "x'" + b.map { String($0, radix: 16).leftPadded(2) }.joined() + "'"
-        case .string(let s):
+        case .bool(let flag): return flag ? "true" : "false"
+        case .int(let integer): return String(integer)
+        case .double(let double): return double.description
+        case .decimal(let decimal): return decimal.description
+        case .date(let date): return "date(\(date.timeIntervalSinceReferenceDate.description))"
+        case .uuid(let uuid): return uuid.uuidString
+        case .binary(let bytes): return "x'" + bytes.map { String($0, radix: 16).leftPadded(2) }.joined() + "'"
+        case .string(let string):
             var out = "\""
-            for u in s.unicodeScalars {
-                switch u {
+            for scalar in string.unicodeScalars {
+                switch scalar {
                 case "\\": out += "\\\\"
                 case "\"": out += "\\\""
                 case "\n": out += "\\n"
                 case "\r": out += "\\r"
                 case "\t": out += "\\t"
                 default:
-                    if u.value < 0x20 || u.value == 0x7F || u.properties.generalCategory == .lineSeparator || u.properties.generalCategory == .paragraphSeparator || u == "\u{85}" {
-                        out += "\\u{\(String(u.value, radix: 16))}"
+                    if scalar.value < 0x20 || scalar.value == 0x7F
+                        || scalar.properties.generalCategory == .lineSeparator
+                        || scalar.properties.generalCategory == .paragraphSeparator || scalar == "\u{85}" {
+                        out += "\\u{\(String(scalar.value, radix: 16))}"
                     } else {
-                        out.unicodeScalars.append(u)
+                        out.unicodeScalars.append(scalar)
                     }
                 }
             }
@@ -54,34 +56,35 @@ enum SchemaLiteral {
             let scalars = Array(text.unicodeScalars)
             guard scalars.first == "\"" else { return nil }
             var out = String.UnicodeScalarView()
-            var k = 1
-            while k < scalars.count {
-                let c = scalars[k]
-                if c == "\"" {
-                    let rest = text.unicodeScalars.index(text.unicodeScalars.startIndex, offsetBy: k + 1)
+            var i = 1
+            while i < scalars.count {
+                let scalar = scalars[i]
+                if scalar == "\"" {
+                    let rest = text.unicodeScalars.index(text.unicodeScalars.startIndex, offsetBy: i + 1)
                     return (.string(String(out)), Substring(text.unicodeScalars[rest...]))
                 }
-                if c == "\\" {
-                    k += 1
-                    guard k < scalars.count else { return nil }
-                    switch scalars[k] {
+                if scalar == "\\" {
+                    i += 1
+                    guard i < scalars.count else { return nil }
+                    switch scalars[i] {
                     case "\\": out.append("\\")
                     case "\"": out.append("\"")
                     case "n": out.append("\n")
                     case "r": out.append("\r")
                     case "t": out.append("\t")
                     case "u":
-                        guard k + 1 < scalars.count, scalars[k + 1] == "{", let close = scalars[(k + 2)...].firstIndex(of: "}"),
-                              let code = UInt32(String(String.UnicodeScalarView(scalars[(k + 2)..<close])), radix: 16),
-                              let scalar = Unicode.Scalar(code) else { return nil }
-                        out.append(scalar)
-                        k = close
+                        guard i + 1 < scalars.count, scalars[i + 1] == "{",
+                              let close = scalars[(i + 2)...].firstIndex(of: "}"),
+                              let code = UInt32(String(String.UnicodeScalarView(scalars[(i + 2)..<close])), radix: 16),
+                              let decoded = Unicode.Scalar(code) else { return nil }
+                        out.append(decoded)
+                        i = close
                     default: return nil
                     }
                 } else {
-                    out.append(c)
+                    out.append(scalar)
                 }
-                k += 1
+                i += 1
             }
             return nil
         case .binary:
@@ -89,9 +92,9 @@ enum SchemaLiteral {
             let hex = Array(text[text.index(text.startIndex, offsetBy: 2)..<close].utf8)
             guard hex.count % 2 == 0 else { return nil }
             var bytes: [UInt8] = []
-            for k in stride(from: 0, to: hex.count, by: 2) {
-                guard let b = UInt8(String(decoding: hex[k..<k + 2], as: UTF8.self), radix: 16) else { return nil }
-                bytes.append(b)
+            for i in stride(from: 0, to: hex.count, by: 2) {
+                guard let byte = UInt8(String(decoding: hex[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
+                bytes.append(byte)
             }
             return (.binary(bytes), text[text.index(after: close)...])
         case .date:
@@ -106,7 +109,9 @@ enum SchemaLiteral {
             case .bool: value = word == "true" ? .bool(true) : (word == "false" ? .bool(false) : nil)
             case .int16, .int32, .int64: value = Int64(word).map(StoredValue.int)
             case .double: value = Double(word).map(StoredValue.double)
-            case .decimal: value = Decimal(string: String(word), locale: Locale(identifier: "en_US_POSIX")).map(StoredValue.decimal)
+            case .decimal:
+                let posix = Locale(identifier: "en_US_POSIX")
+                value = Decimal(string: String(word), locale: posix).map(StoredValue.decimal)
             case .uuid: value = UUID(uuidString: String(word)).map(StoredValue.uuid)
             default: value = nil
             }

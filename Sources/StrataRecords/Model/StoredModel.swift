@@ -42,7 +42,8 @@ enum StoredModel {
             let property = head.hasPrefix(entity + ".") ? String(head.dropFirst(entity.count + 1)) : ""
             func list() -> [String] {
                 guard let open = body.firstIndex(of: "("), let close = body.lastIndex(of: ")") else { return [] }
-                return body[body.index(after: open)..<close].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                return body[body.index(after: open)..<close].split(separator: ",")
+                    .map { $0.trimmingCharacters(in: .whitespaces) }
             }
             switch kind {
             case "attribute", "transient":
@@ -56,33 +57,45 @@ enum StoredModel {
                 let isOptional = afterType == "optional" || afterType.hasPrefix("optional ")
                 var options = isOptional ? afterType.dropFirst("optional".count).drop { $0 == " " } : afterType
                 if options.hasPrefix("default ") {
-                    guard let (v, rest) = SchemaLiteral.parse(options.dropFirst("default ".count), as: type) else { throw bad(line) }
-                    defaultValue = v
+                    guard let (value, rest) = SchemaLiteral.parse(options.dropFirst("default ".count), as: type) else {
+                        throw bad(line)
+                    }
+                    defaultValue = value
                     options = rest.drop { $0 == " " }
                 }
                 if kind == "attribute", options.hasPrefix("validate ") {
-                    guard let rules = ValidationRule.rules(signatures: options.dropFirst("validate ".count)) else { throw bad(line) }
+                    guard let rules = ValidationRule.rules(signatures: options.dropFirst("validate ".count)) else {
+                        throw bad(line)
+                    }
                     validation = rules
                 }
-                members.append(EntityMember(kind: .attribute(AttributeDescription(property, type, optional: isOptional, default: defaultValue,
-                                                                       transient: kind == "transient", validation: validation))))
+                let attribute = AttributeDescription(property, type, optional: isOptional, default: defaultValue,
+                                                     transient: kind == "transient", validation: validation)
+                members.append(EntityMember(kind: .attribute(attribute)))
             case "to-one":
                 // `to-one TARGET [optional]`: the target may itself be named `optional`.
                 if words.dropFirst(2).contains("optional") { optionalToOne.insert("\(entity).\(property)") }
             case "derived":
                 // `derived TYPE [optional] = EXPRESSION`: only the words before ` = ` are options
                 // (the expression may name a property `optional`, and keeps its spaces).
-                guard words.count >= 2, let type = AttributeType(rawValue: words[1]), let eq = body.range(of: " = ") else { throw bad(line) }
+                guard words.count >= 2, let type = AttributeType(rawValue: words[1]),
+                      let eq = body.range(of: " = ") else { throw bad(line) }
                 let isOptional = body[..<eq.lowerBound].split(separator: " ").dropFirst(2).contains("optional")
-                members.append(EntityMember(kind: .derived(DerivedAttributeDescription(property, type, String(body[eq.upperBound...]), optional: isOptional))))
+                let expression = String(body[eq.upperBound...])
+                let derived = DerivedAttributeDescription(property, type, expression, optional: isOptional)
+                members.append(EntityMember(kind: .derived(derived)))
             case "relationship":
                 // relationship to-one|to-many TARGET inverse NAME delete RULE
                 guard words.count == 7, let rule = DeleteRule(rawValue: words[6]) else { throw bad(line) }
                 if words[1] == "to-one" {
-                    members.append(EntityMember(kind: .relationship(RelationshipDescription(property, toOne: words[2], inverse: words[4], deleteRule: rule,
-                                                                                  optional: optionalToOne.contains("\(entity).\(property)")))))
+                    let isOptional = optionalToOne.contains("\(entity).\(property)")
+                    let relationship = RelationshipDescription(property, toOne: words[2], inverse: words[4],
+                                                               deleteRule: rule, optional: isOptional)
+                    members.append(EntityMember(kind: .relationship(relationship)))
                 } else {
-                    members.append(EntityMember(kind: .relationship(RelationshipDescription(property, toMany: words[2], inverse: words[4], deleteRule: rule))))
+                    let relationship = RelationshipDescription(property, toMany: words[2], inverse: words[4],
+                                                               deleteRule: rule)
+                    members.append(EntityMember(kind: .relationship(relationship)))
                 }
             case "unique":
                 members.append(EntityMember(kind: .unique(Unique(list()))))

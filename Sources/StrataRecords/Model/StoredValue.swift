@@ -32,25 +32,25 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .null: return "nil"
-        case .bool(let b): return b ? "true" : "false"
-        case .int(let i): return String(i)
-        case .double(let d): return String(d)
-        case .decimal(let d): return d.description
-        case .string(let s): return "\"\(s)\""
-        case .date(let d): return "date(\(d.timeIntervalSinceReferenceDate))"
-        case .uuid(let u): return u.uuidString
-        case .binary(let b): return "<\(b.count) bytes>"
+        case .bool(let flag): return flag ? "true" : "false"
+        case .int(let integer): return String(integer)
+        case .double(let double): return String(double)
+        case .decimal(let decimal): return decimal.description
+        case .string(let string): return "\"\(string)\""
+        case .date(let date): return "date(\(date.timeIntervalSinceReferenceDate))"
+        case .uuid(let uuid): return uuid.uuidString
+        case .binary(let bytes): return "<\(bytes.count) bytes>"
         }
     }
 
     /// The value as a `Double` when it is a number (or a bool), for mixed comparisons.
     public var doubleValue: Double? {
         switch self {
-        case .int(let i): return Double(i)
-        case .double(let d): return d
-        case .decimal(let d): return NSDecimalNumber(decimal: d).doubleValue
-        case .bool(let b): return b ? 1 : 0
-        case .date(let d): return d.timeIntervalSinceReferenceDate
+        case .int(let integer): return Double(integer)
+        case .double(let double): return double
+        case .decimal(let decimal): return NSDecimalNumber(decimal: decimal).doubleValue
+        case .bool(let flag): return flag ? 1 : 0
+        case .date(let date): return date.timeIntervalSinceReferenceDate
         default: return nil
         }
     }
@@ -74,17 +74,17 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     @inlinable
     public func isIdentical(to other: StoredValue) -> Bool {
         switch (self, other) {
-        case (.string(let a), .string(let b)): return Self.sameBytes(a, b)
-        case (.double(let a), .double(let b)): return a == b || a.isNaN && b.isNaN
-        case (.date(let a), .date(let b)):
-            let x = a.timeIntervalSinceReferenceDate, y = b.timeIntervalSinceReferenceDate
-            return x == y || x.isNaN && y.isNaN
-        case (.decimal(let a), .decimal(let b)): return a.isNaN ? b.isNaN : (!b.isNaN && a == b)
+        case (.string(let lhs), .string(let rhs)): return Self.sameBytes(lhs, rhs)
+        case (.double(let lhs), .double(let rhs)): return lhs == rhs || lhs.isNaN && rhs.isNaN
+        case (.date(let lhs), .date(let rhs)):
+            let lhsSeconds = lhs.timeIntervalSinceReferenceDate, rhsSeconds = rhs.timeIntervalSinceReferenceDate
+            return lhsSeconds == rhsSeconds || lhsSeconds.isNaN && rhsSeconds.isNaN
+        case (.decimal(let lhs), .decimal(let rhs)): return lhs.isNaN ? rhs.isNaN : (!rhs.isNaN && lhs == rhs)
         case (.null, .null): return true
-        case (.bool(let a), .bool(let b)): return a == b
-        case (.int(let a), .int(let b)): return a == b
-        case (.uuid(let a), .uuid(let b)): return a == b
-        case (.binary(let a), .binary(let b)): return a == b
+        case (.bool(let lhs), .bool(let rhs)): return lhs == rhs
+        case (.int(let lhs), .int(let rhs)): return lhs == rhs
+        case (.uuid(let lhs), .uuid(let rhs)): return lhs == rhs
+        case (.binary(let lhs), .binary(let rhs)): return lhs == rhs
         default: return false   // values of different kinds
         }
     }
@@ -95,14 +95,15 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     /// one `memcmp`, no payload retained. Different bits (or a payload's spare bytes left
     /// different) fall back to the comparison, so the answer is always `isIdentical`'s.
     @inlinable @inline(__always)
-    package static func identical(_ a: UnsafePointer<StoredValue>, _ b: UnsafePointer<StoredValue>) -> Bool {
-        memcmp(a, b, MemoryLayout<StoredValue>.size) == 0 || a.pointee.isIdentical(to: b.pointee)
+    package static func identical(_ lhs: UnsafePointer<StoredValue>, _ rhs: UnsafePointer<StoredValue>) -> Bool {
+        memcmp(lhs, rhs, MemoryLayout<StoredValue>.size) == 0 || lhs.pointee.isIdentical(to: rhs.pointee)
     }
 
-    /// ``identical(_:_:)`` of `a[i]` and `b[j]` (indices checked by the caller).
+    /// ``identical(_:_:)`` of `lhs[i]` and `rhs[j]` (indices checked by the caller).
     @inlinable @inline(__always)
-    package static func identical(_ a: UnsafeBufferPointer<StoredValue>, _ i: Int, _ b: UnsafeBufferPointer<StoredValue>, _ j: Int) -> Bool {
-        identical(a.baseAddress! + i, b.baseAddress! + j)
+    package static func identical(_ lhs: UnsafeBufferPointer<StoredValue>, _ i: Int,
+                                  _ rhs: UnsafeBufferPointer<StoredValue>, _ j: Int) -> Bool {
+        identical(lhs.baseAddress! + i, rhs.baseAddress! + j)
     }
 
     /// Whether two strings hold the same UTF-8 bytes. Every save compares each stored string
@@ -111,49 +112,51 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     /// units: ~1K instructions for a 30-byte title). A bridged string without contiguous UTF-8
     /// falls back to the loop.
     @inlinable @inline(__always)
-    static func sameBytes(_ a: String, _ b: String) -> Bool {
-        let au = a.utf8, bu = b.utf8
-        let n = au.count
-        guard n == bu.count else { return false }
+    static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {
+        let lhsBytes = lhs.utf8, rhsBytes = rhs.utf8
+        let n = lhsBytes.count
+        guard n == rhsBytes.count else { return false }
         if n == 0 { return true }
-        let same: Bool?? = au.withContiguousStorageIfAvailable { pa in
-            bu.withContiguousStorageIfAvailable { pb in
-                pa.baseAddress == pb.baseAddress || memcmp(pa.baseAddress!, pb.baseAddress!, n) == 0
+        let same: Bool?? = lhsBytes.withContiguousStorageIfAvailable { lhsBuffer in
+            rhsBytes.withContiguousStorageIfAvailable { rhsBuffer in
+                lhsBuffer.baseAddress == rhsBuffer.baseAddress
+                    || memcmp(lhsBuffer.baseAddress!, rhsBuffer.baseAddress!, n) == 0
             }
         }
         if case .some(.some(let same)) = same { return same }
-        return au.elementsEqual(bu)
+        return lhsBytes.elementsEqual(rhsBytes)
     }
 
     /// The string, when this is a ``string(_:)``; otherwise `nil`.
-    public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+    public var stringValue: String? { if case .string(let string) = self { return string } else { return nil } }
 
     /// Orders two values the way predicates and sort descriptors do, which is the order of their
     /// index keys: numbers by value across int, double and decimal (NaN after every number);
     /// strings by the Unicode scalars of their NFC forms, so canonically equivalent spellings are
     /// equal (`TextOrder`); `null` before everything. Returns `nil` for values of kinds that
     /// do not compare.
-    public static func compare(_ a: StoredValue, _ b: StoredValue) -> Int? {
-        switch (a, b) {
+    public static func compare(_ lhs: StoredValue, _ rhs: StoredValue) -> Int? {
+        switch (lhs, rhs) {
         case (.null, .null): return 0
         case (.null, _): return -1
         case (_, .null): return 1
-        case (.int(let x), .int(let y)): return x < y ? -1 : (x == y ? 0 : 1)
-        case (.decimal(let x), .decimal(let y)): return x < y ? -1 : (x == y ? 0 : 1)
-        case (.int(let x), .decimal(let y)): return compare(.decimal(Decimal(x)), .decimal(y))
-        case (.decimal(let x), .int(let y)): return compare(.decimal(x), .decimal(Decimal(y)))
-        case (.string(let x), .string(let y)): return TextOrder.compare(x, y)
-        case (.bool(let x), .bool(let y)): return x == y ? 0 : (x ? 1 : -1)
-        case (.date(let x), .date(let y)):
-            return compare(.double(x.timeIntervalSinceReferenceDate), .double(y.timeIntervalSinceReferenceDate))
-        case (.uuid(let x), .uuid(let y)):
-            return withUnsafeBytes(of: x.uuid) { px in withUnsafeBytes(of: y.uuid) { py in
-                px.lexicographicallyPrecedes(py) ? -1 : (px.elementsEqual(py) ? 0 : 1) } }
-        case (.binary(let x), .binary(let y)): return x.lexicographicallyPrecedes(y) ? -1 : (x == y ? 0 : 1)
+        case (.int(let left), .int(let right)): return left < right ? -1 : (left == right ? 0 : 1)
+        case (.decimal(let left), .decimal(let right)): return left < right ? -1 : (left == right ? 0 : 1)
+        case (.int(let left), .decimal(let right)): return compare(.decimal(Decimal(left)), .decimal(right))
+        case (.decimal(let left), .int(let right)): return compare(.decimal(left), .decimal(Decimal(right)))
+        case (.string(let left), .string(let right)): return TextOrder.compare(left, right)
+        case (.bool(let left), .bool(let right)): return left == right ? 0 : (left ? 1 : -1)
+        case (.date(let left), .date(let right)):
+            return compare(.double(left.timeIntervalSinceReferenceDate), .double(right.timeIntervalSinceReferenceDate))
+        case (.uuid(let left), .uuid(let right)):
+            return withUnsafeBytes(of: left.uuid) { leftBytes in withUnsafeBytes(of: right.uuid) { rightBytes in
+                leftBytes.lexicographicallyPrecedes(rightBytes) ? -1 : (leftBytes.elementsEqual(rightBytes) ? 0 : 1) } }
+        case (.binary(let left), .binary(let right)):
+            return left.lexicographicallyPrecedes(right) ? -1 : (left == right ? 0 : 1)
         default:
-            guard let x = a.doubleValue, let y = b.doubleValue else { return nil }
-            if x.isNaN || y.isNaN { return x.isNaN ? (y.isNaN ? 0 : 1) : -1 }
-            return x < y ? -1 : (x == y ? 0 : 1)
+            guard let left = lhs.doubleValue, let right = rhs.doubleValue else { return nil }
+            if left.isNaN || right.isNaN { return left.isNaN ? (right.isNaN ? 0 : 1) : -1 }
+            return left < right ? -1 : (left == right ? 0 : 1)
         }
     }
 }

@@ -18,11 +18,11 @@ public enum ValidationRule: Sendable {
     /// A stable description, stored with the model (a custom rule by its name).
     var signature: String {
         switch self {
-        case .minimum(let v): return "min \(v)"
-        case .maximum(let v): return "max \(v)"
+        case .minimum(let minimum): return "min \(minimum)"
+        case .maximum(let maximum): return "max \(maximum)"
         case .minimumLength(let n): return "minLength \(n)"
         case .maximumLength(let n): return "maxLength \(n)"
-        case .pattern(let p): return "pattern \(p)"
+        case .pattern(let pattern): return "pattern \(pattern)"
         case .custom(let name, _): return "custom \(name)"
         }
     }
@@ -58,7 +58,7 @@ public enum ValidationRule: Sendable {
                 continue
             }
             switch rules.last {
-            case .pattern(let p)?: rules[rules.count - 1] = .pattern(p + ", " + piece)
+            case .pattern(let pattern)?: rules[rules.count - 1] = .pattern(pattern + ", " + piece)
             case .custom(let name, _)?: rules[rules.count - 1] = .custom(name: name + ", " + piece, acceptAll)
             default: return nil
             }
@@ -87,19 +87,21 @@ public enum ValidationRule: Sendable {
     /// The reason `value` breaks this rule, or `nil`.
     func violation(_ value: StoredValue) -> String? {
         switch self {
-        case .minimum(let m):
-            if let d = value.doubleValue, d < m { return "\(value) is below the minimum \(m)" }
-        case .maximum(let m):
-            if let d = value.doubleValue, d > m { return "\(value) is above the maximum \(m)" }
+        case .minimum(let minimum):
+            if let number = value.doubleValue, number < minimum { return "\(value) is below the minimum \(minimum)" }
+        case .maximum(let maximum):
+            if let number = value.doubleValue, number > maximum { return "\(value) is above the maximum \(maximum)" }
         case .minimumLength(let n):
-            if let l = Self.length(value), l < n { return "length \(l) is below the minimum \(n)" }
+            if let length = Self.length(value), length < n { return "length \(length) is below the minimum \(n)" }
         case .maximumLength(let n):
-            if let l = Self.length(value), l > n { return "length \(l) is above the maximum \(n)" }
-        case .pattern(let p):
-            guard case .string(let s) = value else { return nil }
-            guard let regex = try? NSRegularExpression(pattern: "^(?:\(p))$") else { return "invalid pattern \(p)" }
-            let range = NSRange(s.startIndex..., in: s)
-            if regex.firstMatch(in: s, range: range) == nil { return "does not match the pattern \(p)" }
+            if let length = Self.length(value), length > n { return "length \(length) is above the maximum \(n)" }
+        case .pattern(let pattern):
+            guard case .string(let string) = value else { return nil }
+            guard let regex = try? NSRegularExpression(pattern: "^(?:\(pattern))$") else {
+                return "invalid pattern \(pattern)"
+            }
+            let range = NSRange(string.startIndex..., in: string)
+            if regex.firstMatch(in: string, range: range) == nil { return "does not match the pattern \(pattern)" }
         case .custom(_, let check):
             return check(value)
         }
@@ -108,8 +110,8 @@ public enum ValidationRule: Sendable {
 
     private static func length(_ value: StoredValue) -> Int? {
         switch value {
-        case .string(let s): return s.count
-        case .binary(let b): return b.count
+        case .string(let string): return string.count
+        case .binary(let bytes): return bytes.count
         default: return nil
         }
     }

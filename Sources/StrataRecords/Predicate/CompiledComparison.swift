@@ -1,76 +1,6 @@
 import Foundation
 import StrataStorage
 
-/// A right-side value with the row-independent work done: its string folded, and for `LIKE`
-/// and `MATCHES` its pattern compiled.
-struct PreparedOperand: Sendable {
-    enum Pattern: Sendable {
-        case like(LikePattern)
-        case regex(NSRegularExpression)
-    }
-
-    let value: PreparedValue
-    let pattern: Pattern?
-}
-
-/// The right side of a comparison, ready to test against.
-enum PreparedRight: Sendable {
-    case one(PreparedOperand)
-    case many([PreparedOperand], MembershipIndex?)
-
-    /// True when `test` holds for the value, or for some value of a list or to-many path.
-    @inline(__always)
-    func contains(where test: (PreparedOperand) throws -> Bool) rethrows -> Bool {
-        switch self {
-        case .one(let x): return try test(x)
-        case .many(let xs, _): return try xs.contains(where: test)
-        }
-    }
-}
-
-/// A set of a long constant `IN` list, when its values are all strings or all integers, so
-/// that membership costs one lookup instead of a scan.
-struct MembershipIndex: Sendable {
-    private let strings: Set<String>?
-    private let integers: Set<Int64>?
-
-    /// Below this a scan is as fast as hashing.
-    private static let minimumCount = 8
-
-    init?(_ elements: [PreparedOperand]) {
-        guard elements.count >= Self.minimumCount else { return nil }
-        var strings: Set<String> = []
-        var integers: Set<Int64> = []
-        for element in elements {
-            if let text = element.value.text {
-                strings.insert(text)
-            } else if case .int(let i) = element.value.value {
-                integers.insert(i)
-            } else {
-                return nil
-            }
-        }
-        if integers.isEmpty { self.strings = strings; self.integers = nil }
-        else if strings.isEmpty { self.strings = nil; self.integers = integers }
-        else { return nil }
-    }
-
-    /// Whether `value` is in the list; nil when only a scan can tell (a double or decimal
-    /// against integers, which compare by numeric value).
-    func contains(_ value: PreparedValue) -> Bool? {
-        if let strings {
-            guard let text = value.text else { return false }
-            return strings.contains(text)
-        }
-        guard let integers else { return nil }
-        switch value.value {
-        case .int(let i): return integers.contains(i)
-        case .double, .decimal: return nil
-        default: return false
-        }
-    }
-}
-
 /// One comparison compiled: operands turned into sources, the constant side prepared once.
 struct CompiledComparison: Sendable {
     private enum Right: Sendable {
@@ -122,8 +52,8 @@ struct CompiledComparison: Sendable {
     /// evaluator's cache for a pattern read from the row.
     private static func prepare(_ values: KeyPathValues, op: ComparisonOperator, mode: TextMode,
                                 regex: (String) throws -> NSRegularExpression) throws -> PreparedRight {
-        func operand(_ v: StoredValue) throws -> PreparedOperand {
-            let prepared = PreparedValue(v, mode: mode)
+        func operand(_ value: StoredValue) throws -> PreparedOperand {
+            let prepared = PreparedValue(value, mode: mode)
             var pattern: PreparedOperand.Pattern?
             if let text = prepared.text {
                 if op == .like {
@@ -135,10 +65,10 @@ struct CompiledComparison: Sendable {
             return PreparedOperand(value: prepared, pattern: pattern)
         }
         switch values {
-        case .one(let v):
-            return .one(try operand(v))
-        case .many(let vs):
-            let operands = try vs.map(operand)
+        case .one(let value):
+            return .one(try operand(value))
+        case .many(let elements):
+            let operands = try elements.map(operand)
             return .many(operands, op == .in ? MembershipIndex(operands) : nil)
         }
     }
@@ -146,23 +76,23 @@ struct CompiledComparison: Sendable {
     func evaluate<Subject: PredicateSubject>(_ subject: Subject, cache: inout RegexCache) throws -> Bool {
         let right: PreparedRight
         switch rhs {
-        case .prepared(let r):
-            right = r
+        case .prepared(let prepared):
+            right = prepared
         case .dynamic(let source):
             right = try Self.prepare(try source.resolve(subject), op: op, mode: mode) {
                 try cache.regex($0, caseInsensitive: regexCaseInsensitive)
             }
         }
         switch try lhs.resolve(subject) {
-        case .one(let v):
+        case .one(let value):
             // A single value is a collection of one for ALL and NONE.
-            let result = test(v, against: right)
+            let result = test(value, against: right)
             return quantifier == .none ? !result : result
-        case .many(let vs):
+        case .many(let values):
             switch quantifier {
-            case .direct, .any: return vs.contains { test($0, against: right) }
-            case .all: return vs.allSatisfy { test($0, against: right) }
-            case .none: return !vs.contains { test($0, against: right) }
+            case .direct, .any: return values.contains { test($0, against: right) }
+            case .all: return values.allSatisfy { test($0, against: right) }
+            case .none: return !values.contains { test($0, against: right) }
             }
         }
     }
@@ -170,57 +100,59 @@ struct CompiledComparison: Sendable {
     /// One value of the left side against the right side. A right side of many values (a
     /// list, or a to-many path) matches when one of them does, except for `IN` and
     /// `BETWEEN`, which take the collection as a whole.
-    private func test(_ v: StoredValue, against right: PreparedRight) -> Bool {
-        let a = PreparedValue(v, mode: mode)
+    private func test(_ value: StoredValue, against right: PreparedRight) -> Bool {
+        let left = PreparedValue(value, mode: mode)
         switch op {
         case .equal:
-            return right.contains { ValueSemantics.equal(a, $0.value, mode: mode) }
+            return right.contains { ValueSemantics.equal(left, $0.value, mode: mode) }
         case .notEqual:
-            return right.contains { !ValueSemantics.equal(a, $0.value, mode: mode) }
+            return right.contains { !ValueSemantics.equal(left, $0.value, mode: mode) }
         case .less:
-            return right.contains { ValueSemantics.order(a, $0.value, mode: mode) == -1 }
+            return right.contains { ValueSemantics.order(left, $0.value, mode: mode) == -1 }
         case .lessOrEqual:
-            return right.contains { ValueSemantics.order(a, $0.value, mode: mode).map { $0 <= 0 } ?? false }
+            return right.contains { ValueSemantics.order(left, $0.value, mode: mode).map { $0 <= 0 } ?? false }
         case .greater:
-            return right.contains { ValueSemantics.order(a, $0.value, mode: mode) == 1 }
+            return right.contains { ValueSemantics.order(left, $0.value, mode: mode) == 1 }
         case .greaterOrEqual:
-            return right.contains { ValueSemantics.order(a, $0.value, mode: mode).map { $0 >= 0 } ?? false }
+            return right.contains { ValueSemantics.order(left, $0.value, mode: mode).map { $0 >= 0 } ?? false }
         case .in:
             switch right {
-            case .many(let xs, let index):
-                if let answer = index?.contains(a) { return answer }
-                return xs.contains { ValueSemantics.equal(a, $0.value, mode: mode) }
-            case .one(let x):
+            case .many(let operands, let index):
+                if let answer = index?.contains(left) { return answer }
+                return operands.contains { ValueSemantics.equal(left, $0.value, mode: mode) }
+            case .one(let operand):
                 // `"ab" IN name` is substring containment, as in NSPredicate; any other single
                 // value is a collection of one.
-                if let s = a.text, let t = x.value.text { return mode.contains(t, s) }
-                return ValueSemantics.equal(a, x.value, mode: mode)
+                if let leftText = left.text, let rightText = operand.value.text {
+                    return mode.contains(rightText, leftText)
+                }
+                return ValueSemantics.equal(left, operand.value, mode: mode)
             }
         case .between:
             guard case .many(let bounds, _) = right, bounds.count == 2,
-                  let low = ValueSemantics.order(a, bounds[0].value, mode: mode), low >= 0,
-                  let high = ValueSemantics.order(a, bounds[1].value, mode: mode), high <= 0
+                  let low = ValueSemantics.order(left, bounds[0].value, mode: mode), low >= 0,
+                  let high = ValueSemantics.order(left, bounds[1].value, mode: mode), high <= 0
             else { return false }
             return true
         case .beginsWith:
-            guard let s = a.text else { return false }
-            return right.contains { $0.value.text.map { mode.hasPrefix(s, $0) } ?? false }
+            guard let text = left.text else { return false }
+            return right.contains { $0.value.text.map { mode.hasPrefix(text, $0) } ?? false }
         case .endsWith:
-            guard let s = a.text else { return false }
-            return right.contains { $0.value.text.map { mode.hasSuffix(s, $0) } ?? false }
+            guard let text = left.text else { return false }
+            return right.contains { $0.value.text.map { mode.hasSuffix(text, $0) } ?? false }
         case .contains:
-            guard let s = a.text else { return false }
-            return right.contains { $0.value.text.map { mode.contains(s, $0) } ?? false }
+            guard let text = left.text else { return false }
+            return right.contains { $0.value.text.map { mode.contains(text, $0) } ?? false }
         case .like:
-            guard let s = a.text else { return false }
+            guard let text = left.text else { return false }
             return right.contains {
-                if case .like(let pattern)? = $0.pattern { return pattern.matches(s) }
+                if case .like(let pattern)? = $0.pattern { return pattern.matches(text) }
                 return false
             }
         case .matches:
-            guard let s = a.text else { return false }
+            guard let text = left.text else { return false }
             return right.contains {
-                if case .regex(let regex)? = $0.pattern { return RegexPattern.matches(regex, s) }
+                if case .regex(let regex)? = $0.pattern { return RegexPattern.matches(regex, text) }
                 return false
             }
         }

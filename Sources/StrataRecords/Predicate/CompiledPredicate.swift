@@ -17,8 +17,8 @@ struct CompiledPredicate: Sendable {
 
         init(_ predicate: FetchPredicate) throws {
             switch predicate {
-            case .constant(let b): self = .constant(b)
-            case .comparison(let c): self = .comparison(try CompiledComparison(c))
+            case .constant(let value): self = .constant(value)
+            case .comparison(let comparison): self = .comparison(try CompiledComparison(comparison))
             case .and(let terms): self = .and(try terms.map(Node.init))
             case .or(let terms): self = .or(try terms.map(Node.init))
             case .not(let operand): self = .not(try Node(operand))
@@ -27,10 +27,10 @@ struct CompiledPredicate: Sendable {
 
         func evaluate<Subject: PredicateSubject>(_ subject: Subject, cache: inout RegexCache) throws -> Bool {
             switch self {
-            case .constant(let b):
-                return b
-            case .comparison(let c):
-                return try c.evaluate(subject, cache: &cache)
+            case .constant(let value):
+                return value
+            case .comparison(let comparison):
+                return try comparison.evaluate(subject, cache: &cache)
             case .and(let terms):
                 for term in terms where !(try term.evaluate(subject, cache: &cache)) { return false }
                 return true

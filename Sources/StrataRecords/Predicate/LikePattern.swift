@@ -13,19 +13,19 @@ struct LikePattern: Sendable {
     init(_ pattern: String) {
         var elements: [Element] = []
         var escaping = false
-        for ch in pattern {
+        for character in pattern {
             if escaping {
-                elements.append(.literal(ch))
+                elements.append(.literal(character))
                 escaping = false
-            } else if ch == "\\" {
+            } else if character == "\\" {
                 escaping = true
-            } else if ch == "*" {
+            } else if character == "*" {
                 // Consecutive stars match what one does; collapsing them keeps matching linear.
                 if elements.last != .anyRun { elements.append(.anyRun) }
-            } else if ch == "?" {
+            } else if character == "?" {
                 elements.append(.one)
             } else {
-                elements.append(.literal(ch))
+                elements.append(.literal(character))
             }
         }
         if escaping { elements.append(.literal("\\")) }
@@ -34,37 +34,37 @@ struct LikePattern: Sendable {
 
     /// Greedy matching that backtracks only to the last star: a later star can absorb
     /// anything an earlier one would have, so older choices never need revisiting.
-    func matches(_ s: String) -> Bool {
-        var si = s.startIndex
-        var pi = 0
+    func matches(_ subject: String) -> Bool {
+        var subjectIndex = subject.startIndex
+        var patternIndex = 0
         var starPattern = -1
-        var starSubject = s.startIndex
-        while si < s.endIndex {
-            if pi < elements.count {
-                switch elements[pi] {
+        var starSubject = subject.startIndex
+        while subjectIndex < subject.endIndex {
+            if patternIndex < elements.count {
+                switch elements[patternIndex] {
                 case .anyRun:
-                    starPattern = pi
-                    starSubject = si
-                    pi += 1
+                    starPattern = patternIndex
+                    starSubject = subjectIndex
+                    patternIndex += 1
                     continue
                 case .one:
-                    si = s.index(after: si)
-                    pi += 1
+                    subjectIndex = subject.index(after: subjectIndex)
+                    patternIndex += 1
                     continue
-                case .literal(let c):
-                    if s[si] == c {
-                        si = s.index(after: si)
-                        pi += 1
+                case .literal(let literal):
+                    if subject[subjectIndex] == literal {
+                        subjectIndex = subject.index(after: subjectIndex)
+                        patternIndex += 1
                         continue
                     }
                 }
             }
             guard starPattern >= 0 else { return false }
-            pi = starPattern + 1
-            starSubject = s.index(after: starSubject)
-            si = starSubject
+            patternIndex = starPattern + 1
+            starSubject = subject.index(after: starSubject)
+            subjectIndex = starSubject
         }
-        while pi < elements.count, elements[pi] == .anyRun { pi += 1 }
-        return pi == elements.count
+        while patternIndex < elements.count, elements[patternIndex] == .anyRun { patternIndex += 1 }
+        return patternIndex == elements.count
     }
 }

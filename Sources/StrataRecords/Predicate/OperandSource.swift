@@ -11,10 +11,10 @@ indirect enum OperandSource: Sendable {
     /// substitutes them before it compiles.
     init(_ expression: FetchExpression) throws {
         switch expression {
-        case .constant(let v): self = .constant(v)
-        case .keyPath(let p): self = .keyPath(p)
-        case .aggregate(let f, let p): self = .aggregate(f, p)
-        case .list(let es): self = .list(try es.map(OperandSource.init))
+        case .constant(let value): self = .constant(value)
+        case .keyPath(let path): self = .keyPath(path)
+        case .aggregate(let function, let path): self = .aggregate(function, path)
+        case .list(let elements): self = .list(try elements.map(OperandSource.init))
         case .variable(let name): throw StrataError.invalidFetch(PreparedFetch.unboundMessage(name))
         }
     }
@@ -22,14 +22,14 @@ indirect enum OperandSource: Sendable {
     /// The values when they do not depend on the row (constants and lists of them), else nil.
     var constantValues: KeyPathValues? {
         switch self {
-        case .constant(let v): return .one(v)
+        case .constant(let value): return .one(value)
         case .keyPath, .aggregate: return nil
         case .list(let elements):
             var values: [StoredValue] = []
             for element in elements {
                 switch element.constantValues {
-                case .one(let v)?: values.append(v)
-                case .many(let vs)?: values += vs
+                case .one(let value)?: values.append(value)
+                case .many(let elementValues)?: values += elementValues
                 case nil: return nil
                 }
             }
@@ -39,8 +39,8 @@ indirect enum OperandSource: Sendable {
 
     func resolve<Subject: PredicateSubject>(_ subject: Subject) throws -> KeyPathValues {
         switch self {
-        case .constant(let v):
-            return .one(v)
+        case .constant(let value):
+            return .one(value)
         case .keyPath(let path):
             return try subject.values(at: path)
         case .aggregate(let function, let path):
@@ -50,8 +50,8 @@ indirect enum OperandSource: Sendable {
             var values: [StoredValue] = []
             for element in elements {
                 switch try element.resolve(subject) {
-                case .one(let v): values.append(v)
-                case .many(let vs): values += vs
+                case .one(let value): values.append(value)
+                case .many(let elementValues): values += elementValues
                 }
             }
             return .many(values)

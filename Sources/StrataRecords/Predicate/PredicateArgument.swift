@@ -78,7 +78,7 @@ extension UInt: PredicateArgument {
 extension UInt64: PredicateArgument {
     /// An integer constant; a decimal above `Int64.max`, where `int` cannot hold it exactly.
     public var predicateExpression: FetchExpression {
-        if let i = Int64(exactly: self) { return .constant(.int(i)) }
+        if let integer = Int64(exactly: self) { return .constant(.int(integer)) }
         return .constant(.decimal(Decimal(self)))
     }
 }
@@ -141,22 +141,4 @@ extension Optional: PredicateArgument where Wrapped: PredicateArgument {
 extension Array: PredicateArgument where Element: PredicateArgument {
     /// A list of the elements (bytes for `[UInt8]`).
     public var predicateExpression: FetchExpression { Element.predicateExpression(forArray: self) }
-}
-
-/// `$name` in a typed-builder comparison, given a value when the prepared fetch runs:
-/// `PropertyPath("sku") == .variable("sku")` (see ``PreparedFetch``).
-public struct FetchVariable: PredicateArgument, Sendable {
-    /// The variable's name, without `$`.
-    public let name: String
-
-    /// The variable `$name`.
-    public init(_ name: String) { self.name = name }
-
-    /// The variable.
-    public var predicateExpression: FetchExpression { .variable(name) }
-}
-
-extension PredicateArgument where Self == FetchVariable {
-    /// The variable `$name`.
-    public static func variable(_ name: String) -> FetchVariable { FetchVariable(name) }
 }

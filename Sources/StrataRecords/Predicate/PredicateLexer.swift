@@ -1,27 +1,5 @@
 import StrataStorage
 
-/// The format string being parsed, kept as scalars so that a quote followed by a combining
-/// mark is still a quote (as `Character`s they would merge into one grapheme).
-struct PredicateSource {
-    let text: String
-    let scalars: [Unicode.Scalar]
-
-    init(_ text: String) {
-        self.text = text
-        self.scalars = Array(text.unicodeScalars)
-    }
-
-    /// An `invalidFetch` error naming the position as a character offset, which is what a
-    /// person counting along the format string sees.
-    func error(_ message: String, at scalarOffset: Int) -> StrataError {
-        let clamped = min(max(scalarOffset, 0), scalars.count)
-        var prefix = String.UnicodeScalarView()
-        prefix.append(contentsOf: scalars[..<clamped])
-        let characterOffset = String(prefix).count
-        return .invalidFetch("predicate format \"\(text)\": \(message) at offset \(characterOffset)")
-    }
-}
-
 /// Splits a format string into tokens.
 struct PredicateLexer {
     private let source: PredicateSource
@@ -38,22 +16,22 @@ struct PredicateLexer {
     mutating func tokens() throws -> [PredicateToken] {
         var result: [PredicateToken] = []
         while true {
-            while let u = peek(), u.properties.isWhitespace { i += 1 }
+            while let scalar = peek(), scalar.properties.isWhitespace { i += 1 }
             let start = i
-            guard let u = peek() else {
+            guard let scalar = peek() else {
                 result.append(PredicateToken(kind: .end, offset: start))
                 return result
             }
-            let kind = try token(startingWith: u, at: start)
+            let kind = try token(startingWith: scalar, at: start)
             result.append(PredicateToken(kind: kind, offset: start))
         }
     }
 
-    private mutating func token(startingWith u: Unicode.Scalar, at start: Int) throws -> PredicateToken.Kind {
-        if u == "\"" || u == "'" { return .string(try quoted(u)) }
-        if isDigit(u) || (u == "-" && peek(1).map(isDigit) == true) { return .number(number()) }
-        if PredicateSyntax.isIdentifierStart(u) { return .identifier(identifier(), escaped: false) }
-        switch u {
+    private mutating func token(startingWith scalar: Unicode.Scalar, at start: Int) throws -> PredicateToken.Kind {
+        if scalar == "\"" || scalar == "'" { return .string(try quoted(scalar)) }
+        if isDigit(scalar) || (scalar == "-" && peek(1).map(isDigit) == true) { return .number(number()) }
+        if PredicateSyntax.isIdentifierStart(scalar) { return .identifier(identifier(), escaped: false) }
+        switch scalar {
         case "#":
             i += 1
             // After `#` anything name-like is a name, even starting with a digit or spelling a keyword.
@@ -82,7 +60,7 @@ struct PredicateLexer {
             i += symbol.unicodeScalars.count
             return .symbol(symbol)
         }
-        throw source.error("unexpected character '\(u)'", at: start)
+        throw source.error("unexpected character '\(scalar)'", at: start)
     }
 
     /// Longest first, so that `<=` is not read as `<` then `=`.
@@ -92,24 +70,24 @@ struct PredicateLexer {
     ]
 
     private func matches(_ symbol: String) -> Bool {
-        var k = i
-        for s in symbol.unicodeScalars {
-            guard k < scalars.count, scalars[k] == s else { return false }
-            k += 1
+        var index = i
+        for expected in symbol.unicodeScalars {
+            guard index < scalars.count, scalars[index] == expected else { return false }
+            index += 1
         }
         return true
     }
 
-    private func isDigit(_ u: Unicode.Scalar) -> Bool { u >= "0" && u <= "9" }
+    private func isDigit(_ scalar: Unicode.Scalar) -> Bool { scalar >= "0" && scalar <= "9" }
 
-    private func isHexDigit(_ u: Unicode.Scalar) -> Bool {
-        isDigit(u) || (u >= "a" && u <= "f") || (u >= "A" && u <= "F")
+    private func isHexDigit(_ scalar: Unicode.Scalar) -> Bool {
+        isDigit(scalar) || (scalar >= "a" && scalar <= "f") || (scalar >= "A" && scalar <= "F")
     }
 
     private mutating func identifier() -> String {
         var name = String.UnicodeScalarView()
-        while let u = peek(), PredicateSyntax.isIdentifierContinuation(u) {
-            name.append(u)
+        while let scalar = peek(), PredicateSyntax.isIdentifierContinuation(scalar) {
+            name.append(scalar)
             i += 1
         }
         return String(name)
@@ -121,22 +99,22 @@ struct PredicateLexer {
         var text = String.UnicodeScalarView()
         func take() { text.append(scalars[i]); i += 1 }
         if peek() == "-" { take() }
-        if peek() == "0", let x = peek(1), "xXoObB".unicodeScalars.contains(x) {
+        if peek() == "0", let radixLetter = peek(1), "xXoObB".unicodeScalars.contains(radixLetter) {
             take(); take()
-            while let u = peek(), isHexDigit(u) { take() }
+            while let scalar = peek(), isHexDigit(scalar) { take() }
             return String(text)
         }
-        while let u = peek(), isDigit(u) { take() }
+        while let scalar = peek(), isDigit(scalar) { take() }
         if peek() == ".", let next = peek(1), isDigit(next) {
             take()
-            while let u = peek(), isDigit(u) { take() }
+            while let scalar = peek(), isDigit(scalar) { take() }
         }
-        if let e = peek(), e == "e" || e == "E" {
+        if let exponentMark = peek(), exponentMark == "e" || exponentMark == "E" {
             let signed = peek(1) == "+" || peek(1) == "-"
-            if let d = peek(signed ? 2 : 1), isDigit(d) {
+            if let digit = peek(signed ? 2 : 1), isDigit(digit) {
                 take()
                 if signed { take() }
-                while let u = peek(), isDigit(u) { take() }
+                while let scalar = peek(), isDigit(scalar) { take() }
             }
         }
         return String(text)
@@ -147,28 +125,28 @@ struct PredicateLexer {
         i += 1
         var text = String.UnicodeScalarView()
         while true {
-            guard let u = peek() else { throw source.error("unterminated string", at: start) }
+            guard let scalar = peek() else { throw source.error("unterminated string", at: start) }
             i += 1
-            if u == quote { return String(text) }
-            if u != "\\" {
-                text.append(u)
+            if scalar == quote { return String(text) }
+            if scalar != "\\" {
+                text.append(scalar)
                 continue
             }
-            guard let e = peek() else { throw source.error("unterminated string", at: start) }
+            guard let escaped = peek() else { throw source.error("unterminated string", at: start) }
             let escapeStart = i - 1
             i += 1
-            switch e {
+            switch escaped {
             case "n": text.append("\n")
             case "t": text.append("\t")
             case "r": text.append("\r")
             case "0": text.append("\0")
-            case "\\", "\"", "'": text.append(e)
+            case "\\", "\"", "'": text.append(escaped)
             case "u": text.append(try unicodeEscape(at: escapeStart))
             default:
                 // Kept as written, so that LIKE (`\*`) and MATCHES (`\d`) patterns need no
                 // doubled backslashes; `\\` still means one backslash.
                 text.append("\\")
-                text.append(e)
+                text.append(escaped)
             }
         }
     }
@@ -178,15 +156,17 @@ struct PredicateLexer {
         var hex = ""
         if peek() == "{" {
             i += 1
-            while let u = peek(), isHexDigit(u) { hex.unicodeScalars.append(u); i += 1 }
+            while let scalar = peek(), isHexDigit(scalar) { hex.unicodeScalars.append(scalar); i += 1 }
             guard peek() == "}", (1...8).contains(hex.count) else {
                 throw source.error("malformed \\u{…} escape", at: start)
             }
             i += 1
         } else {
             for _ in 0..<4 {
-                guard let u = peek(), isHexDigit(u) else { throw source.error("malformed \\u escape (4 hex digits)", at: start) }
-                hex.unicodeScalars.append(u)
+                guard let scalar = peek(), isHexDigit(scalar) else {
+                    throw source.error("malformed \\u escape (4 hex digits)", at: start)
+                }
+                hex.unicodeScalars.append(scalar)
                 i += 1
             }
         }
@@ -199,10 +179,10 @@ struct PredicateLexer {
     private mutating func placeholder(at start: Int) throws -> PredicateToken.Kind {
         i += 1
         var spec = ""
-        while let u = peek(), u.properties.isAlphabetic || u == "@" {
-            spec.unicodeScalars.append(u)
+        while let scalar = peek(), scalar.properties.isAlphabetic || scalar == "@" {
+            spec.unicodeScalars.append(scalar)
             i += 1
-            if u == "@" || "KdiufF".unicodeScalars.contains(u) { break }
+            if scalar == "@" || "KdiufF".unicodeScalars.contains(scalar) { break }
         }
         switch spec {
         case "@": return .placeholder("@")

@@ -5,7 +5,8 @@ import Foundation
 extension PredicateParser {
     private mutating func nextArgument(for token: PredicateToken) throws -> (any PredicateArgument)? {
         guard argumentsUsed < arguments.count else {
-            throw error("too few arguments: no argument for placeholder \(describe(token)) (\(arguments.count) given)", at: token)
+            throw error("too few arguments: no argument for placeholder \(describe(token)) "
+                        + "(\(arguments.count) given)", at: token)
         }
         defer { argumentsUsed += 1 }
         return arguments[argumentsUsed]
@@ -19,16 +20,17 @@ extension PredicateParser {
             return try parseKeyPath(from: path)
         case "d":
             let argument = try nextArgument(for: token)
-            guard case .constant(.int(let i))? = argument?.predicateExpression else {
+            guard case .constant(.int(let integer))? = argument?.predicateExpression else {
                 throw error("argument \(argumentsUsed) for %d is not an integer", at: token)
             }
-            return .constant(.int(i))
+            return .constant(.int(integer))
         case "f":
             let argument = try nextArgument(for: token)
             switch argument?.predicateExpression {
-            case .constant(.double(let d))?: return .constant(.double(d))
-            case .constant(.int(let i))?: return .constant(.double(Double(i)))
-            case .constant(.decimal(let d))?: return .constant(.double(NSDecimalNumber(decimal: d).doubleValue))
+            case .constant(.double(let double))?: return .constant(.double(double))
+            case .constant(.int(let integer))?: return .constant(.double(Double(integer)))
+            case .constant(.decimal(let decimal))?:
+                return .constant(.double(NSDecimalNumber(decimal: decimal).doubleValue))
             default: throw error("argument \(argumentsUsed) for %f is not a number", at: token)
             }
         default:
@@ -42,8 +44,8 @@ extension PredicateParser {
         let argument = try nextArgument(for: token)
         let path: String
         switch argument {
-        case let s as String: path = s
-        case let s as Substring: path = String(s)
+        case let text as String: path = text
+        case let text as Substring: path = String(text)
         case let key as PropertyPath: return key.expression
         default: throw error("argument \(argumentsUsed) for %K is not a key path string", at: token)
         }

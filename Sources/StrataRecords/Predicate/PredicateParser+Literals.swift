@@ -20,14 +20,14 @@ extension PredicateParser {
             throw error("number \(text) does not fit in 64 bits", at: token)
         }
         if text.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
-            guard let d = Double(text) else { throw error("invalid number \(text)", at: token) }
-            return .double(d)
+            guard let double = Double(text) else { throw error("invalid number \(text)", at: token) }
+            return .double(double)
         }
-        if let i = Int64(text) { return .int(i) }
-        guard let d = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+        if let integer = Int64(text) { return .int(integer) }
+        guard let decimal = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
             throw error("invalid number \(text)", at: token)
         }
-        return .decimal(d)
+        return .decimal(decimal)
     }
 
     /// `CAST(value, "Type")`: how ``FetchPredicate/description`` writes the kinds that have no
@@ -38,20 +38,20 @@ extension PredicateParser {
         let text: String?
         let operand: StoredValue
         switch operandToken.kind {
-        case .number(let t):
-            text = t
-            operand = try number(t, at: operandToken)
+        case .number(let literal):
+            text = literal
+            operand = try number(literal, at: operandToken)
             advance()
-        case .string(let t):
-            text = t
-            operand = .string(t)
+        case .string(let literal):
+            text = literal
+            operand = .string(literal)
             advance()
         default:
-            guard case .constant(let v) = try parseExpression() else {
+            guard case .constant(let value) = try parseExpression() else {
                 throw error("CAST needs a constant to convert", at: operandToken)
             }
             text = nil
-            operand = v
+            operand = value
         }
         try expect(symbol: ",", "',' and a type name in CAST")
         let typeToken = current
@@ -71,46 +71,46 @@ extension PredicateParser {
         case "nsdate", "date":
             switch operand {
             case .date: return operand
-            case .string(let s): return Double(s).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
+            case .string(let string): return Double(string).map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
             default: return operand.doubleValue.map { .date(Date(timeIntervalSinceReferenceDate: $0)) }
             }
         case "nsdecimalnumber", "decimal":
             if case .decimal = operand { return operand }
-            guard let t = text ?? numericText(operand), isDecimalText(t) else { return nil }
-            return Decimal(string: t, locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
+            guard let digits = text ?? numericText(operand), isDecimalText(digits) else { return nil }
+            return Decimal(string: digits, locale: Locale(identifier: "en_US_POSIX")).map { .decimal($0) }
         case "nsnumber", "number":
             switch operand {
             case .int, .double, .decimal: return operand
-            case .bool(let b): return .int(b ? 1 : 0)
-            case .string(let s):
-                if let i = Int64(s) { return .int(i) }
-                return Double(s).map { .double($0) }
+            case .bool(let flag): return .int(flag ? 1 : 0)
+            case .string(let string):
+                if let integer = Int64(string) { return .int(integer) }
+                return Double(string).map { .double($0) }
             default: return nil
             }
         case "nsstring", "string":
             if case .string = operand { return operand }
             return text.map { .string($0) }
         case "nsuuid", "uuid":
-            guard case .string(let s) = operand else { return operand.isUUID ? operand : nil }
-            return UUID(uuidString: s).map { .uuid($0) }
+            guard case .string(let string) = operand else { return operand.isUUID ? operand : nil }
+            return UUID(uuidString: string).map { .uuid($0) }
         case "nsdata", "data":
-            guard case .string(let s) = operand else { return nil }
-            return hexBytes(s).map { .binary($0) }
+            guard case .string(let string) = operand else { return nil }
+            return hexBytes(string).map { .binary($0) }
         default:
             return nil
         }
     }
 
-    private static func numericText(_ v: StoredValue) -> String? {
-        if case .int(let i) = v { return String(i) }
+    private static func numericText(_ value: StoredValue) -> String? {
+        if case .int(let integer) = value { return String(integer) }
         return nil
     }
 
     /// `Decimal(string:)` accepts a valid prefix ("1.5abc" is 1.5); this insists on all of it.
-    private static func isDecimalText(_ t: String) -> Bool {
-        var s = Substring(t)
-        if s.hasPrefix("-") || s.hasPrefix("+") { s = s.dropFirst() }
-        let parts = s.split(separator: "e", maxSplits: 1, omittingEmptySubsequences: false)
+    private static func isDecimalText(_ text: String) -> Bool {
+        var unsigned = Substring(text)
+        if unsigned.hasPrefix("-") || unsigned.hasPrefix("+") { unsigned = unsigned.dropFirst() }
+        let parts = unsigned.split(separator: "e", maxSplits: 1, omittingEmptySubsequences: false)
             .flatMap { $0.split(separator: "E", maxSplits: 1, omittingEmptySubsequences: false) }
         guard let mantissa = parts.first, parts.count <= 2 else { return false }
         let halves = mantissa.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
@@ -124,25 +124,25 @@ extension PredicateParser {
         return true
     }
 
-    static func hexBytes(_ s: String) -> [UInt8]? {
-        let digits = Array(s.utf8)
+    static func hexBytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
         guard digits.count % 2 == 0 else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(digits.count / 2)
-        var k = 0
-        while k < digits.count {
-            guard let hi = hexValue(digits[k]), let lo = hexValue(digits[k + 1]) else { return nil }
+        var i = 0
+        while i < digits.count {
+            guard let hi = hexValue(digits[i]), let lo = hexValue(digits[i + 1]) else { return nil }
             bytes.append(hi << 4 | lo)
-            k += 2
+            i += 2
         }
         return bytes
     }
 
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+    private static func hexValue(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
         default: return nil
         }
     }

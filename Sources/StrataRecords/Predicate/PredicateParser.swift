@@ -70,9 +70,9 @@ struct PredicateParser {
         case .aggregate(let name): return "'@\(name)'"
         case .number(let text): return "number \(text)"
         case .string: return "string"
-        case .placeholder(let p): return "'%\(p)'"
+        case .placeholder(let kind): return "'%\(kind)'"
         case .variable(let name): return "'$\(name)'"
-        case .symbol(let s): return "'\(s)'"
+        case .symbol(let symbol): return "'\(symbol)'"
         case .end: return "end of format"
         }
     }
@@ -161,23 +161,23 @@ struct PredicateParser {
 
     /// Puts the key path on the left of `5 < itemCount`, so that evaluation and index
     /// planning see one shape; only the ordering operators have a mirror image.
-    static func normalized(_ c: Comparison) -> Comparison {
-        guard c.quantifier == .direct, case .constant = c.lhs else { return c }
-        switch c.rhs {
+    static func normalized(_ comparison: Comparison) -> Comparison {
+        guard comparison.quantifier == .direct, case .constant = comparison.lhs else { return comparison }
+        switch comparison.rhs {
         case .keyPath, .aggregate: break
-        default: return c
+        default: return comparison
         }
         let mirrored: ComparisonOperator
-        switch c.op {
+        switch comparison.op {
         case .equal: mirrored = .equal
         case .notEqual: mirrored = .notEqual
         case .less: mirrored = .greater
         case .lessOrEqual: mirrored = .greaterOrEqual
         case .greater: mirrored = .less
         case .greaterOrEqual: mirrored = .lessOrEqual
-        default: return c
+        default: return comparison
         }
-        return Comparison(c.rhs, mirrored, c.lhs, quantifier: .direct, options: c.options)
+        return Comparison(comparison.rhs, mirrored, comparison.lhs, quantifier: .direct, options: comparison.options)
     }
 
     private mutating func comparisonOperator() -> ComparisonOperator? {
@@ -212,13 +212,13 @@ struct PredicateParser {
             throw error("expected comparison options such as [cd], found \(describe(current))", at: current)
         }
         var options: StringOptions = []
-        for (k, letter) in letters.unicodeScalars.enumerated() {
+        for (i, letter) in letters.unicodeScalars.enumerated() {
             switch letter {
             case "c", "C": options.insert(.caseInsensitive)
             case "d", "D": options.insert(.diacriticInsensitive)
             case "n", "N": options.insert(.normalized)
             default:
-                throw source.error("unknown comparison option '\(letter)' (use c, d or n)", at: current.offset + k)
+                throw source.error("unknown comparison option '\(letter)' (use c, d or n)", at: current.offset + i)
             }
         }
         advance()

@@ -1,6 +1,7 @@
 /// A key path in the typed predicate builder: the left side of a comparison written in Swift.
 ///
-///     PropertyPath("itemCount") > 5 && PropertyPath("searchName").beginsWith("ab", options: [.caseInsensitive, .diacriticInsensitive])
+///     PropertyPath("itemCount") > 5
+///         && PropertyPath("searchName").beginsWith("ab", options: [.caseInsensitive, .diacriticInsensitive])
 ///     PropertyPath("list.name") == "Home"
 ///     PropertyPath("items").count > 3
 ///     PropertyPath.any("items.amount") > 5

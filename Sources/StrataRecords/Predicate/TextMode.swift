@@ -27,43 +27,43 @@ enum TextMode: Sendable, Equatable {
     }
 
     /// One side as the comparison sees it.
-    func prepare(_ s: String) -> String {
+    func prepare(_ text: String) -> String {
         switch self {
         case .standard:
-            return s
+            return text
         case .exact:
-            return TextOrder.nfc(s)
-        case .folded(let c, let d):
-            if TextOrder.isASCII(s) {
+            return TextOrder.nfc(text)
+        case .folded(let caseInsensitive, let diacriticInsensitive):
+            if TextOrder.isASCII(text) {
                 // ASCII has no marks and folds by lowercasing: skip the Unicode normalisations,
                 // which dominate per-row cost otherwise.
-                return c ? s.lowercased() : s
+                return caseInsensitive ? text.lowercased() : text
             }
-            return TextFolding.fold(s, caseInsensitive: c, diacriticInsensitive: d)
+            return TextFolding.fold(text, caseInsensitive: caseInsensitive, diacriticInsensitive: diacriticInsensitive)
         }
     }
 
     // The operations below take both sides already prepared.
 
-    func equal(_ a: String, _ b: String) -> Bool {
-        if case .standard = self { return a == b }
-        return a.utf8.elementsEqual(b.utf8)
+    func equal(_ lhs: String, _ rhs: String) -> Bool {
+        if case .standard = self { return lhs == rhs }
+        return lhs.utf8.elementsEqual(rhs.utf8)
     }
 
     /// -1, 0 or 1: the order of the NFC forms.
-    func order(_ a: String, _ b: String) -> Int {
-        if case .standard = self { return TextOrder.compare(a, b) }
-        return TextOrder.compareBytes(a, b)
+    func order(_ lhs: String, _ rhs: String) -> Int {
+        if case .standard = self { return TextOrder.compare(lhs, rhs) }
+        return TextOrder.compareBytes(lhs, rhs)
     }
 
-    func hasPrefix(_ s: String, _ prefix: String) -> Bool {
-        if case .standard = self { return s.hasPrefix(prefix) }
-        return s.utf8.starts(with: prefix.utf8)
+    func hasPrefix(_ text: String, _ prefix: String) -> Bool {
+        if case .standard = self { return text.hasPrefix(prefix) }
+        return text.utf8.starts(with: prefix.utf8)
     }
 
-    func hasSuffix(_ s: String, _ suffix: String) -> Bool {
-        if case .standard = self { return s.hasSuffix(suffix) }
-        return s.utf8.count >= suffix.utf8.count && s.utf8.reversed().starts(with: suffix.utf8.reversed())
+    func hasSuffix(_ text: String, _ suffix: String) -> Bool {
+        if case .standard = self { return text.hasSuffix(suffix) }
+        return text.utf8.count >= suffix.utf8.count && text.utf8.reversed().starts(with: suffix.utf8.reversed())
     }
 
     /// An empty substring is contained in everything (Swift's answer, and what a prefix scan
@@ -73,24 +73,24 @@ enum TextMode: Sendable, Equatable {
     /// characters, like `BEGINSWITH` and `ENDSWITH` (a lone U+0301 is not in "e" + U+0301).
     /// Foundation's `String.contains` is not used: on Linux it matches inside characters, and
     /// traps on some strings with NULs ("café\0" containing "\0\0").
-    func contains(_ s: String, _ substring: String) -> Bool {
+    func contains(_ text: String, _ substring: String) -> Bool {
         if substring.isEmpty { return true }
         if case .standard = self {
-            if TextOrder.isASCII(s) && TextOrder.isASCII(substring) {
+            if TextOrder.isASCII(text) && TextOrder.isASCII(substring) {
                 // ASCII characters are bytes, except that CR LF is one character.
-                return Self.find(substring, in: s) { h, start, n in
-                    !(h[start] == 0x0A && start > 0 && h[start - 1] == 0x0D)
-                        && !(h[start + n - 1] == 0x0D && start + n < h.count && h[start + n] == 0x0A)
+                return Self.find(substring, in: text) { bytes, start, n in
+                    !(bytes[start] == 0x0A && start > 0 && bytes[start - 1] == 0x0D)
+                        && !(bytes[start + n - 1] == 0x0D && start + n < bytes.count && bytes[start + n] == 0x0A)
                 }
             }
-            var i = s.startIndex
-            while i < s.endIndex {
-                if s[i...].starts(with: substring) { return true }
-                s.formIndex(after: &i)
+            var i = text.startIndex
+            while i < text.endIndex {
+                if text[i...].starts(with: substring) { return true }
+                text.formIndex(after: &i)
             }
             return false
         }
-        return Self.find(substring, in: s) { _, _, _ in true }
+        return Self.find(substring, in: text) { _, _, _ in true }
     }
 
     /// Whether the bytes of `needle` occur in those of `haystack` at a position `accept`
@@ -99,27 +99,17 @@ enum TextMode: Sendable, Equatable {
                              accept: (UnsafeBufferPointer<UInt8>, Int, Int) -> Bool) -> Bool {
         var haystack = haystack
         var needle = needle
-        return haystack.withUTF8 { h in
-            needle.withUTF8 { n in
-                guard n.count <= h.count, let hb = h.baseAddress, let nb = n.baseAddress else { return false }
-                let first = n[0]
-                for start in 0...(h.count - n.count) where h[start] == first {
-                    if memcmp(hb + start, nb, n.count) == 0 && accept(h, start, n.count) { return true }
+        return haystack.withUTF8 { haystackBytes in
+            needle.withUTF8 { needleBytes in
+                guard needleBytes.count <= haystackBytes.count, let haystackBase = haystackBytes.baseAddress,
+                      let needleBase = needleBytes.baseAddress else { return false }
+                let first = needleBytes[0]
+                for start in 0...(haystackBytes.count - needleBytes.count) where haystackBytes[start] == first {
+                    if memcmp(haystackBase + start, needleBase, needleBytes.count) == 0
+                        && accept(haystackBytes, start, needleBytes.count) { return true }
                 }
                 return false
             }
         }
-    }
-}
-
-/// A value with its string, if it is one, prepared for a comparison's ``TextMode``: done
-/// once for a constant side, once per row for the other.
-struct PreparedValue: Sendable {
-    let value: StoredValue
-    let text: String?
-
-    init(_ value: StoredValue, mode: TextMode) {
-        self.value = value
-        if case .string(let s) = value { text = mode.prepare(s) } else { text = nil }
     }
 }

@@ -9,8 +9,8 @@
 enum ValueSemantics {
     private enum Kind { case null, bool, number, string, date, uuid, binary }
 
-    private static func kind(_ v: StoredValue) -> Kind {
-        switch v {
+    private static func kind(_ value: StoredValue) -> Kind {
+        switch value {
         case .null: return .null
         case .bool: return .bool
         case .int, .double, .decimal: return .number
@@ -21,24 +21,24 @@ enum ValueSemantics {
         }
     }
 
-    static func equal(_ a: PreparedValue, _ b: PreparedValue, mode: TextMode) -> Bool {
-        if let x = a.text, let y = b.text { return mode.equal(x, y) }
-        guard kind(a.value) == kind(b.value), !isNaN(a.value), !isNaN(b.value) else { return false }
-        return StoredValue.compare(a.value, b.value) == 0
+    static func equal(_ lhs: PreparedValue, _ rhs: PreparedValue, mode: TextMode) -> Bool {
+        if let lhsText = lhs.text, let rhsText = rhs.text { return mode.equal(lhsText, rhsText) }
+        guard kind(lhs.value) == kind(rhs.value), !isNaN(lhs.value), !isNaN(rhs.value) else { return false }
+        return StoredValue.compare(lhs.value, rhs.value) == 0
     }
 
     /// -1, 0 or 1; nil when the two do not order (nil, mismatched kinds, NaN).
-    static func order(_ a: PreparedValue, _ b: PreparedValue, mode: TextMode) -> Int? {
-        if let x = a.text, let y = b.text { return mode.order(x, y) }
-        let k = kind(a.value)
-        guard k != .null, k == kind(b.value), !isNaN(a.value), !isNaN(b.value) else { return nil }
-        return StoredValue.compare(a.value, b.value)
+    static func order(_ lhs: PreparedValue, _ rhs: PreparedValue, mode: TextMode) -> Int? {
+        if let lhsText = lhs.text, let rhsText = rhs.text { return mode.order(lhsText, rhsText) }
+        let lhsKind = kind(lhs.value)
+        guard lhsKind != .null, lhsKind == kind(rhs.value), !isNaN(lhs.value), !isNaN(rhs.value) else { return nil }
+        return StoredValue.compare(lhs.value, rhs.value)
     }
 
-    private static func isNaN(_ v: StoredValue) -> Bool {
-        switch v {
-        case .double(let d): return d.isNaN
-        case .date(let d): return d.timeIntervalSinceReferenceDate.isNaN
+    private static func isNaN(_ value: StoredValue) -> Bool {
+        switch value {
+        case .double(let double): return double.isNaN
+        case .date(let date): return date.timeIntervalSinceReferenceDate.isNaN
         default: return false
         }
     }

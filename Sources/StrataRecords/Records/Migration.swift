@@ -1,18 +1,6 @@
 import Foundation
 import StrataStorage
 
-/// What opening a store whose model differs from the given one does.
-public enum MigrationPolicy: Sendable {
-    /// Fail with `StrataError.modelMismatch`, listing the differences.
-    case none
-    /// Migrate in one transaction: add or remove attributes, relationships, indexes,
-    /// constraints, derived attributes and entities; rename them (``AttributeDescription/renamingIdentifier``
-    /// and the other `renamedFrom:` arguments); change defaults; widen integers. New derived
-    /// attributes and indexes are backfilled. Anything else (a changed type) is an error that
-    /// names the property.
-    case lightweight
-}
-
 /// A lightweight migration: rows move field by field (by name, or by renaming identifier) from
 /// the stored model's layout to the new one; every derived value, index, uniqueness entry and
 /// inverse is then rebuilt from the rows, exactly as if they were inserted.
@@ -21,14 +9,14 @@ struct Migration {
     let new: Model
 
     /// The stored entity a new entity continues.
-    func source(of e: EntityDescription) -> EntityDescription? {
-        old.entity(e.renamingIdentifier ?? e.name) ?? old.entity(e.name)
+    func source(of entity: EntityDescription) -> EntityDescription? {
+        old.entity(entity.renamingIdentifier ?? entity.name) ?? old.entity(entity.name)
     }
 
     /// The stored field a new field continues, if any.
-    func source(of f: Field, in o: EntityDescription) -> Int? {
-        for name in [f.renamedFrom, f.name].compactMap({ $0 }) {
-            if let i = o.fieldIndex[name], o.fields[i].kind != .auxiliary { return i }
+    func source(of field: Field, in stored: EntityDescription) -> Int? {
+        for name in [field.renamedFrom, field.name].compactMap({ $0 }) {
+            if let i = stored.fieldIndex[name], stored.fields[i].kind != .auxiliary { return i }
         }
         return nil
     }
@@ -36,20 +24,23 @@ struct Migration {
     /// Checks that every kept field can carry its values over.
     func checkCompatible() throws {
         var problems: [String] = []
-        for e in new.entities {
-            guard let o = source(of: e) else { continue }
-            for f in e.fields where f.kind == .attribute {
-                guard let i = source(of: f, in: o), o.fields[i].kind == .attribute else { continue }
-                let from = o.fields[i].type, to = f.type
-                let widening = from.isInteger && to.isInteger && (to.integerRange!.lowerBound <= from.integerRange!.lowerBound)
+        for entity in new.entities {
+            guard let stored = source(of: entity) else { continue }
+            for field in entity.fields where field.kind == .attribute {
+                guard let i = source(of: field, in: stored), stored.fields[i].kind == .attribute else { continue }
+                let from = stored.fields[i].type, to = field.type
+                let widening = from.isInteger && to.isInteger
+                    && (to.integerRange!.lowerBound <= from.integerRange!.lowerBound)
                 if from != to && !widening {
-                    problems.append("\(e.name).\(f.name): type changed from \(from.rawValue) to \(to.rawValue); a lightweight migration cannot convert values")
+                    problems.append("\(entity.name).\(field.name): type changed from \(from.rawValue) to "
+                                    + "\(to.rawValue); a lightweight migration cannot convert values")
                 }
             }
-            for f in e.fields {
-                guard case .toOne(let t) = f.kind, let i = source(of: f, in: o), case .toOne(let ot) = o.fields[i].kind else { continue }
-                if source(of: new.entities[t])?.index != ot {
-                    problems.append("\(e.name).\(f.name): the relationship now points at another entity")
+            for field in entity.fields {
+                guard case .toOne(let target) = field.kind, let i = source(of: field, in: stored),
+                      case .toOne(let storedTarget) = stored.fields[i].kind else { continue }
+                if source(of: new.entities[target])?.index != storedTarget {
+                    problems.append("\(entity.name).\(field.name): the relationship now points at another entity")
                 }
             }
         }
@@ -65,67 +56,76 @@ struct Migration {
             var links: [(ResolvedRelationship, EntityDescription, UInt64, UInt64)] = []
             var counters: [Int: UInt64] = [:]
             let meta = try tx.tree(RecordTrees.meta, createIfMissing: true)!
-            for e in new.entities {
-                guard let o = source(of: e) else { continue }
+            for entity in new.entities {
+                guard let stored = source(of: entity) else { continue }
                 var list: [(UInt64, [StoredValue])] = []
-                for id in try reader.objects(o.name) {
-                    if let r = try reader.row(RowKey(entity: o.index, pk: id.primaryKey)) { list.append((id.primaryKey, r)) }
+                for id in try reader.objects(stored.name) {
+                    if let row = try reader.row(RowKey(entity: stored.index, pk: id.primaryKey)) {
+                        list.append((id.primaryKey, row))
+                    }
                 }
-                rows[e.index] = list
-                if let next = try meta.get(RecordTrees.nextKey(o)) { counters[e.index] = try RecordTrees.storedPrimaryKey(next, tree: RecordTrees.meta) }
-                for rel in e.relationships where rel.isManyToMany {
-                    guard let orel = o.relationship(rel.renamedFrom ?? rel.name) ?? o.relationship(rel.name), orel.isManyToMany else { continue }
+                rows[entity.index] = list
+                if let next = try meta.get(RecordTrees.nextKey(stored)) {
+                    counters[entity.index] = try RecordTrees.storedPrimaryKey(next, tree: RecordTrees.meta)
+                }
+                for rel in entity.relationships where rel.isManyToMany {
+                    guard let orel = stored.relationship(rel.renamedFrom ?? rel.name) ?? stored.relationship(rel.name),
+                          orel.isManyToMany else { continue }
                     // One side is enough: linking writes both join trees.
-                    guard e.index <= rel.targetIndex else { continue }
-                    for id in try reader.objects(o.name) {
-                        for other in try reader.memberKeys(orel, of: RowKey(entity: o.index, pk: id.primaryKey)) {
-                            links.append((rel, e, id.primaryKey, other))
+                    guard entity.index <= rel.targetIndex else { continue }
+                    for id in try reader.objects(stored.name) {
+                        for other in try reader.memberKeys(orel, of: RowKey(entity: stored.index, pk: id.primaryKey)) {
+                            links.append((rel, entity, id.primaryKey, other))
                         }
                     }
                 }
             }
-            for o in old.entities { _ = try meta.delete(RecordTrees.nextKey(o)) }
+            for stored in old.entities { _ = try meta.delete(RecordTrees.nextKey(stored)) }
             for name in try tx.treeNames where RecordTrees.dataTreePrefixes.contains(where: { name.hasPrefix($0) }) {
                 try tx.dropTree(name)
             }
             // The rows again, in the new layout, as inserts: the commit derives everything.
-            let rtx = RecordTransaction(model: new, tx: tx)
+            let transaction = RecordTransaction(model: new, tx: tx)
             var keptNow: [(RowKey, Int, StoredValue)] = []
-            for e in new.entities {
-                guard let o = source(of: e), let list = rows[e.index] else { continue }
-                for (pk, r) in list {
-                    var values = e.fields.map { $0.defaultValue ?? .null }
-                    for (i, f) in e.fields.enumerated() {
-                        switch f.kind {
+            for entity in new.entities {
+                guard let stored = source(of: entity), let list = rows[entity.index] else { continue }
+                for (pk, row) in list {
+                    var values = entity.fields.map { $0.defaultValue ?? .null }
+                    for (i, field) in entity.fields.enumerated() {
+                        switch field.kind {
                         case .attribute, .toOne:
-                            if let j = source(of: f, in: o) { values[i] = r[j] }
+                            if let j = source(of: field, in: stored) { values[i] = row[j] }
                         case .derived, .auxiliary:
                             break
                         }
                     }
-                    for d in e.derivedAttributes {
-                        if case .aggregate(let fn, _, _) = d.parsed, fn == .count || fn == .sum {
-                            values[d.field] = d.type == .decimal ? .decimal(0) : (d.type == .double ? .double(0) : .int(0))
+                    for derived in entity.derivedAttributes {
+                        if case .aggregate(let function, _, _) = derived.parsed,
+                           function == .count || function == .sum {
+                            values[derived.field] = derived.type == .decimal
+                                ? .decimal(0) : (derived.type == .double ? .double(0) : .int(0))
                         }
-                        if d.parsed == .now, let j = source(of: e.fields[d.field], in: o), !r[j].isNull {
-                            keptNow.append((RowKey(entity: e.index, pk: pk), d.field, r[j]))
+                        if derived.parsed == .now, let j = source(of: entity.fields[derived.field], in: stored),
+                           !row[j].isNull {
+                            keptNow.append((RowKey(entity: entity.index, pk: pk), derived.field, row[j]))
                         }
                     }
-                    try rtx.write(RowKey(entity: e.index, pk: pk), values)
+                    try transaction.write(RowKey(entity: entity.index, pk: pk), values)
                 }
-                if let next = counters[e.index] { rtx.nextPrimaryKeys[e.index] = next }
+                if let next = counters[entity.index] { transaction.nextPrimaryKeys[entity.index] = next }
             }
-            for (rel, e, a, b) in links {
-                try rtx.link(rel, RowKey(entity: e.index, pk: a), RowKey(entity: rel.targetIndex, pk: b), add: true)
+            for (rel, entity, rowKey, otherKey) in links {
+                try transaction.link(rel, RowKey(entity: entity.index, pk: rowKey),
+                                     RowKey(entity: rel.targetIndex, pk: otherKey), add: true)
             }
-            try rtx.prepareCommit()
+            try transaction.prepareCommit()
             // A migration is not an edit: `now()` keeps the time of the last real change.
             for (key, field, value) in keptNow {
-                guard var r = try rtx.row(key) else { continue }
-                r[field] = value
-                try rtx.write(key, r)
+                guard var row = try transaction.row(key) else { continue }
+                row[field] = value
+                try transaction.write(key, row)
             }
-            try rtx.flushRows()
+            try transaction.flushRows()
             try meta.put(RecordTrees.schemaKey, Array(new.schemaLines.joined(separator: "\n").utf8))
         }
     }

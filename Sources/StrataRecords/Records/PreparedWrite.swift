@@ -34,23 +34,23 @@ public final class PreparedWrite: Sendable {
     let targets: [Int]
 
     init(entity name: String, properties: [String], model: Model) throws {
-        guard let e = model.entity(name) else {
+        guard let entity = model.entity(name) else {
             throw StrataError.invalidArgument("no entity '\(name)' in the model")
         }
         var fields: [Int] = []
         var targets: [Int] = []
-        for p in properties {
-            let i = try RecordTransaction.settableField(p, of: e)
+        for property in properties {
+            let i = try RecordTransaction.settableField(property, of: entity)
             guard !fields.contains(i) else {
-                throw StrataError.invalidArgument("\(e.name).\(p) is named twice in the prepared write")
+                throw StrataError.invalidArgument("\(entity.name).\(property) is named twice in the prepared write")
             }
             fields.append(i)
-            if case .toOne(let t) = e.fields[i].kind { targets.append(t) } else { targets.append(-1) }
+            if case .toOne(let target) = entity.fields[i].kind { targets.append(target) } else { targets.append(-1) }
         }
-        self.entity = e.name
+        self.entity = entity.name
         self.properties = properties
         self.model = model
-        self.entityIndex = e.index
+        self.entityIndex = entity.index
         self.fields = fields
         self.targets = targets
     }
@@ -92,14 +92,14 @@ extension RecordTransaction {
     /// the object layer's save, which keeps keys, not identifiers (no entity name per row).
     package func insertRow(_ write: PreparedWrite, primaryKey pk: UInt64?, _ values: [StoredValue]) throws -> UInt64 {
         try checkOpen()
-        let e = try entity(of: write, values)
+        let entityDescription = try entity(of: write, values)
         // A reserved key is checked before the values; a fresh one is allocated after them, so
         // a refused insert moves no counter.
-        let reserved = try pk.map { try reservedRowKey(e, $0) }
-        var r = newRow(e)
-        try assign(write, values, to: &r, entity: e)
-        let key = try reserved ?? RowKey(entity: e.index, pk: allocatePrimaryKey(e))
-        try writeNewRow(key, r)
+        let reserved = try pk.map { try reservedRowKey(entityDescription, $0) }
+        var row = newRow(entityDescription)
+        try assign(write, values, to: &row, entity: entityDescription)
+        let key = try reserved ?? RowKey(entity: entityDescription.index, pk: allocatePrimaryKey(entityDescription))
+        try writeNewRow(key, row)
         return key.pk
     }
 
@@ -110,12 +110,13 @@ extension RecordTransaction {
     ///   of another entity, and `objectNotFound` for an object that does not exist.
     public func update(_ id: ObjectID, _ write: PreparedWrite, _ values: [StoredValue]) throws {
         try checkOpen()
-        let e = try entity(of: write, values)
+        let entityDescription = try entity(of: write, values)
         let key = try rowKey(id)
-        guard key.entity == e.index else {
-            throw StrataError.invalidArgument("the prepared write sets \(e.name) objects, not \(id.entity)")
+        guard key.entity == entityDescription.index else {
+            throw StrataError.invalidArgument(
+                "the prepared write sets \(entityDescription.name) objects, not \(id.entity)")
         }
-        try rewriteRow(key) { r in try assign(write, values, to: &r, entity: e) }
+        try rewriteRow(key) { row in try assign(write, values, to: &row, entity: entityDescription) }
     }
 
     /// ``update(_:_:_:)-(ObjectID,PreparedWrite,_)`` of the object of the prepared write's
@@ -123,39 +124,46 @@ extension RecordTransaction {
     /// (no entity name to look up per row).
     package func update(primaryKey pk: UInt64, _ write: PreparedWrite, _ values: [StoredValue]) throws {
         try checkOpen()
-        let e = try entity(of: write, values)
-        try rewriteRow(RowKey(entity: e.index, pk: pk)) { r in try assign(write, values, to: &r, entity: e) }
+        let entityDescription = try entity(of: write, values)
+        try rewriteRow(RowKey(entity: entityDescription.index, pk: pk)) { row in
+            try assign(write, values, to: &row, entity: entityDescription)
+        }
     }
 
     private func entity(of write: PreparedWrite, _ values: [StoredValue]) throws -> EntityDescription {
         guard write.model === model else {
-            throw StrataError.invalidArgument("the prepared write of \(write.entity) was prepared for another store's model")
+            throw StrataError.invalidArgument(
+                "the prepared write of \(write.entity) was prepared for another store's model")
         }
         guard values.count == write.properties.count else {
-            throw StrataError.invalidArgument("\(values.count) value\(values.count == 1 ? "" : "s") for the prepared write's "
-                + "\(write.properties.count) propert\(write.properties.count == 1 ? "y" : "ies") (\(write.properties.joined(separator: ", ")))")
+            let valueCount = "\(values.count) value\(values.count == 1 ? "" : "s")"
+            let propertyCount = "\(write.properties.count) propert\(write.properties.count == 1 ? "y" : "ies")"
+            throw StrataError.invalidArgument("\(valueCount) for the prepared write's \(propertyCount) "
+                                              + "(\(write.properties.joined(separator: ", ")))")
         }
         return model.entities[write.entityIndex]
     }
 
-    private func assign(_ write: PreparedWrite, _ values: [StoredValue], to r: inout [StoredValue], entity e: EntityDescription) throws {
+    private func assign(_ write: PreparedWrite, _ values: [StoredValue], to row: inout [StoredValue],
+                        entity: EntityDescription) throws {
         for j in values.indices {
             let i = write.fields[j]
-            let t = write.targets[j]
-            let v = values[j]
-            if t < 0 {
-                r[i] = try Self.convert(v, to: e.fields[i], entity: e)
+            let target = write.targets[j]
+            let value = values[j]
+            if target < 0 {
+                row[i] = try Self.convert(value, to: entity.fields[i], entity: entity)
                 continue
             }
-            switch v {
+            switch value {
             case .null:
-                r[i] = .null
+                row[i] = .null
             case .int(let pk) where pk > 0:
-                try requireRow(RowKey(entity: t, pk: UInt64(pk)))
-                r[i] = v
+                try requireRow(RowKey(entity: target, pk: UInt64(pk)))
+                row[i] = value
             default:
-                throw StrataError.validation(entity: e.name, property: e.fields[i].name,
-                                             reason: "a to-one relationship takes the target's primary key (.int, an ObjectID's strataValue) or .null, got \(v)")
+                throw StrataError.validation(entity: entity.name, property: entity.fields[i].name,
+                                             reason: "a to-one relationship takes the target's primary key "
+                                                 + "(.int, an ObjectID's strataValue) or .null, got \(value)")
             }
         }
     }

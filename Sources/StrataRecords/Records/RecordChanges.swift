@@ -66,16 +66,23 @@ extension RecordTransaction {
                 case (let was?, let now?):
                     // Rows of one entity have one length; compared in place, from their bits.
                     let changed = now.count == was.count
-                        ? now.withUnsafeBufferPointer { n in was.withUnsafeBufferPointer { w in n.indices.filter { !StoredValue.identical(n, $0, w, $0) } } }
+                        ? now.withUnsafeBufferPointer { nowBuffer in
+                            was.withUnsafeBufferPointer { wasBuffer in
+                                nowBuffer.indices.filter { !StoredValue.identical(nowBuffer, $0, wasBuffer, $0) }
+                            }
+                        }
                         : now.indices.filter { !now[$0].isIdentical(to: was[$0]) }
-                    if !changed.isEmpty { out.updated.append(.init(id: id, values: now, previous: was, changedFields: changed)) }
+                    if !changed.isEmpty {
+                        out.updated.append(.init(id: id, values: now, previous: was, changedFields: changed))
+                    }
                 }
             }
         }
         for link in linkChanges {
-            let e = model.entities[link.entity]
-            guard let rel = e.relationship(link.relationship) else { continue }
-            out.links.append(.init(id: ObjectID(entity: e.name, primaryKey: link.row), relationship: link.relationship,
+            let entity = model.entities[link.entity]
+            guard let rel = entity.relationship(link.relationship) else { continue }
+            out.links.append(.init(id: ObjectID(entity: entity.name, primaryKey: link.row),
+                                   relationship: link.relationship,
                                    other: ObjectID(entity: rel.target, primaryKey: link.other), added: link.added))
         }
         return out
@@ -85,7 +92,8 @@ extension RecordTransaction {
 extension RecordStore {
     /// Runs `body` in the write transaction as ``write(_:)-2573y`` does, and also
     /// returns what the commit changed (derived values and cascades included).
-    public func writeReportingChanges<T>(_ body: (RecordTransaction) throws -> T) throws -> (result: T, changes: RecordChanges) {
+    public func writeReportingChanges<T>(_ body: (RecordTransaction) throws -> T) throws
+        -> (result: T, changes: RecordChanges) {
         var changes: RecordChanges?
         let result = try write(body, prepared: { changes = $0.changes() })
         return (result, changes!)

@@ -86,24 +86,24 @@ final class RecordCheck {
     /// The write transaction the check runs in, if any.
     var transaction: RecordTransaction? { reader as? RecordTransaction }
 
-    func report(_ s: String) {
-        if problems.count < limit { problems.append(s) }
+    func report(_ problem: String) {
+        if problems.count < limit { problems.append(problem) }
     }
 
     func run() throws {
         try readRows()
         try checkTreeNames()
         try checkMeta()
-        for e in model.entities {
-            checkRowValues(e)
-            try checkIndexes(e)
-            try checkUniqueness(e)
-            try checkInverses(e)
-            try checkJoins(e)
+        for entity in model.entities {
+            checkRowValues(entity)
+            try checkIndexes(entity)
+            try checkUniqueness(entity)
+            try checkInverses(entity)
+            try checkJoins(entity)
         }
-        for e in model.entities {
-            try checkExtremes(e)
-            try checkDerived(e)
+        for entity in model.entities {
+            try checkExtremes(entity)
+            try checkDerived(entity)
         }
     }
 
@@ -113,20 +113,21 @@ final class RecordCheck {
     /// are not the codec's spelling of their values are reported (the former are left out of
     /// everything that follows, so their entries elsewhere show up as unaccounted for).
     func readRows() throws {
-        for e in model.entities {
+        for entity in model.entities {
             var rows = CheckedRows()
-            let tree = RecordTrees.rows(e)
+            let tree = RecordTrees.rows(entity)
             try source.scan(tree, prefix: []) { key, cursor in
                 let pk = try RecordTrees.primaryKey(key, at: 0, exactLength: 8, tree: tree)
                 do {
                     let stored = cursor.isOverflow ? try cursor.copyValue() : [UInt8](cursor.value)
-                    let r = try RowCodec.decode(stored, fields: e.fields)
-                    if RowCodec.encode(r, fields: e.fields) != stored {
-                        report("\(e.name)/\(pk): the row's bytes are not what the row codec writes for its values (damaged or appended bytes)")
+                    let row = try RowCodec.decode(stored, fields: entity.fields)
+                    if RowCodec.encode(row, fields: entity.fields) != stored {
+                        report("\(entity.name)/\(pk): the row's bytes are not what the row codec writes for its "
+                               + "values (damaged or appended bytes)")
                     }
-                    rows.append(pk, r)
+                    rows.append(pk, row)
                 } catch {
-                    report("\(e.name)/\(pk): row does not decode: \(error)")
+                    report("\(entity.name)/\(pk): row does not decode: \(error)")
                 }
                 return true
             }
@@ -134,73 +135,42 @@ final class RecordCheck {
         }
     }
 
-    /// Required values, integer widths, finite numbers and to-one targets of every row of `e`.
+    /// Required values, integer widths, finite numbers and to-one targets of every row of `entity`.
     /// Rows a write transaction changed are judged at its commit, not here.
-    func checkRowValues(_ e: EntityDescription) {
-        let rows = entities[e.index]
-        for (i, r) in rows.rows.enumerated() {
+    func checkRowValues(_ entity: EntityDescription) {
+        let rows = entities[entity.index]
+        for (i, row) in rows.rows.enumerated() {
             let pk = rows.keys[i]
-            let pending = transaction?.original(RowKey(entity: e.index, pk: pk)) != nil
-            for (f, field) in e.fields.enumerated() {
-                let v = r[f]
-                if v.isNull {
+            let pending = transaction?.original(RowKey(entity: entity.index, pk: pk)) != nil
+            for (slot, field) in entity.fields.enumerated() {
+                let value = row[slot]
+                if value.isNull {
                     if !field.isOptional && !pending && field.kind != .derived {
-                        report("\(e.name)/\(pk).\(field.name) has no value, but it is required")
+                        report("\(entity.name)/\(pk).\(field.name) has no value, but it is required")
                     }
                     continue
                 }
-                switch v {
-                case .int(let x):
-                    if case .attribute = field.kind, let range = field.type.integerRange, !range.contains(x), !pending {
-                        report("\(e.name)/\(pk).\(field.name) = \(x) does not fit \(field.type.rawValue)")
+                switch value {
+                case .int(let integer):
+                    if case .attribute = field.kind, let range = field.type.integerRange, !range.contains(integer),
+                       !pending {
+                        report("\(entity.name)/\(pk).\(field.name) = \(integer) does not fit \(field.type.rawValue)")
                     }
-                case .double(let x) where !x.isFinite:
-                    report("\(e.name)/\(pk).\(field.name) = \(x): a stored double is always finite")
-                case .date(let d) where !d.timeIntervalSinceReferenceDate.isFinite:
-                    report("\(e.name)/\(pk).\(field.name) is a date that is not finite")
-                case .decimal(let d) where d.isNaN:
-                    report("\(e.name)/\(pk).\(field.name) is a decimal NaN")
+                case .double(let double) where !double.isFinite:
+                    report("\(entity.name)/\(pk).\(field.name) = \(double): a stored double is always finite")
+                case .date(let date) where !date.timeIntervalSinceReferenceDate.isFinite:
+                    report("\(entity.name)/\(pk).\(field.name) is a date that is not finite")
+                case .decimal(let decimal) where decimal.isNaN:
+                    report("\(entity.name)/\(pk).\(field.name) is a decimal NaN")
                 default:
                     break
                 }
-                if case .toOne(let t) = field.kind, case .int(let p) = v, entities[t].row(UInt64(bitPattern: p)) == nil {
-                    report("\(e.name)/\(pk).\(field.name) points at \(model.entities[t].name)/\(UInt64(bitPattern: p)), which does not exist")
+                if case .toOne(let target) = field.kind, case .int(let targetKey) = value,
+                   entities[target].row(UInt64(bitPattern: targetKey)) == nil {
+                    let targetRow = "\(model.entities[target].name)/\(UInt64(bitPattern: targetKey))"
+                    report("\(entity.name)/\(pk).\(field.name) points at \(targetRow), which does not exist")
                 }
             }
         }
-    }
-}
-
-/// One entity's rows as the checker read them.
-struct CheckedRows {
-    /// Primary keys, ascending (the rows tree's order).
-    var keys: [UInt64] = []
-    var rows: [[StoredValue]] = []
-    var position: [UInt64: Int] = [:]
-
-    mutating func append(_ pk: UInt64, _ row: [StoredValue]) {
-        position[pk] = rows.count
-        keys.append(pk)
-        rows.append(row)
-    }
-
-    func row(_ pk: UInt64) -> [StoredValue]? { position[pk].map { rows[$0] } }
-}
-
-/// A reader whose rows are the ones a ``RecordCheck`` read and decoded: the derivation
-/// engine's evaluator recomputes row-local derived values through it, so each to-one hop is a
-/// dictionary lookup instead of a tree descent and a decode. Rows that did not decode read as
-/// missing (they are reported already). Lives only for one check.
-final class CheckedRowsReader: RecordReader {
-    unowned let check: RecordCheck
-
-    init(model: Model, source: TreeSource, check: RecordCheck) {
-        self.check = check
-        super.init(model: model, source: source)
-    }
-
-    override func row(_ key: RowKey) throws -> [StoredValue]? {
-        guard key.entity >= 0, key.entity < check.entities.count else { return nil }
-        return check.entities[key.entity].row(key.pk)
     }
 }

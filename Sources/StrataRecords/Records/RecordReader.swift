@@ -36,8 +36,9 @@ public class RecordReader {
     /// Throws `closed` once the reader's closure has ended: its storage transaction is gone.
     func checkOpen() throws {
         guard isOpen else {
-            throw StrataError.closed(self is RecordTransaction ? "record transaction (used after its write closure ended)"
-                                                                : "record reader (used after its read closure ended)")
+            throw StrataError.closed(self is RecordTransaction
+                                        ? "record transaction (used after its write closure ended)"
+                                        : "record reader (used after its read closure ended)")
         }
     }
 
@@ -49,9 +50,11 @@ public class RecordReader {
     func entity(_ name: String) throws -> EntityDescription {
         try checkOpen()
         if let last = lastEntity, last.name == name { return last }
-        guard let e = model.entity(name) else { throw StrataError.invalidArgument("no entity '\(name)' in the model") }
-        lastEntity = e
-        return e
+        guard let found = model.entity(name) else {
+            throw StrataError.invalidArgument("no entity '\(name)' in the model")
+        }
+        lastEntity = found
+        return found
     }
 
     func rowKey(_ id: ObjectID) throws -> RowKey { RowKey(entity: try entity(id.entity).index, pk: id.primaryKey) }
@@ -64,39 +67,42 @@ public class RecordReader {
 
     /// The row's stored fields, or nil when there is no such row.
     func row(_ key: RowKey) throws -> [StoredValue]? {
-        let e = model.entities[key.entity]
-        return try withStoredRow(e, key.pk) { try RowCodec.decode($0, fields: e.fields) }
+        let entity = model.entities[key.entity]
+        return try withStoredRow(entity, key.pk) { try RowCodec.decode($0, fields: entity.fields) }
     }
 
-    /// Calls `body` with the stored bytes of `e`'s row `pk`, borrowed (valid only inside `body`,
-    /// which must not read another row of `e` through this reader: a snapshot reads with the
+    /// Calls `body` with the stored bytes of `entity`'s row `pk`, borrowed (valid only inside `body`,
+    /// which must not read another row of `entity` through this reader: a snapshot reads with the
     /// entity's one row cursor), and returns its result; nil when there is no such row.
-    func withStoredRow<R>(_ e: EntityDescription, _ pk: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    func withStoredRow<R>(_ entity: EntityDescription, _ pk: UInt64,
+                          _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         let stored = pk.bigEndian
-        return try withUnsafeBytes(of: stored) { k in
-            guard case .read = source else { return try pointReadTree(e)?.withValue(forKey: k, body) }
-            guard let cursor = try rowCursor(e), try cursor.seek(k) else { return nil }
+        return try withUnsafeBytes(of: stored) { keyBytes in
+            guard case .read = source else { return try pointReadTree(entity)?.withValue(forKey: keyBytes, body) }
+            guard let cursor = try rowCursor(entity), try cursor.seek(keyBytes) else { return nil }
             let found = cursor.key
             guard found.count == 8, found.loadUnaligned(as: UInt64.self) == stored else { return nil }
             return try body(cursor.value)
         }
     }
 
-    /// A reader over a write transaction: `e`'s rows tree for a point read (nil: there is
+    /// A reader over a write transaction: `entity`'s rows tree for a point read (nil: there is
     /// none yet). A record transaction keeps the trees it found; a plain reader (a migration
     /// reading the old rows before it drops their trees) looks the tree up each time.
-    func pointReadTree(_ e: EntityDescription) throws -> WriteTree? {
+    func pointReadTree(_ entity: EntityDescription) throws -> WriteTree? {
         guard case .write(let tx) = source else { return nil }
-        return try tx.tree(RecordTrees.rows(e))
+        return try tx.tree(RecordTrees.rows(entity))
     }
 
-    /// The snapshot's cursor on `e`'s rows (nil: the store has no rows tree for it yet).
-    private func rowCursor(_ e: EntityDescription) throws -> Cursor? {
-        if e.index < rowCursors.count, let c = rowCursors[e.index] { return c }
-        guard let c = try source.cursor(RecordTrees.rows(e)) else { return nil }
-        if rowCursors.count <= e.index { rowCursors += Array(repeating: nil, count: e.index + 1 - rowCursors.count) }
-        rowCursors[e.index] = c
-        return c
+    /// The snapshot's cursor on `entity`'s rows (nil: the store has no rows tree for it yet).
+    private func rowCursor(_ entity: EntityDescription) throws -> Cursor? {
+        if entity.index < rowCursors.count, let cursor = rowCursors[entity.index] { return cursor }
+        guard let cursor = try source.cursor(RecordTrees.rows(entity)) else { return nil }
+        if rowCursors.count <= entity.index {
+            rowCursors += Array(repeating: nil, count: entity.index + 1 - rowCursors.count)
+        }
+        rowCursors[entity.index] = cursor
+        return cursor
     }
 
     /// The row whose stored bytes a scan of its rows tree is positioned on: decoded from them
@@ -116,10 +122,12 @@ public class RecordReader {
     public func values(of id: ObjectID) throws -> [String: StoredValue]? {
         try willRead()
         let key = try rowKey(id)
-        guard let r = try row(key) else { return nil }
-        let e = model.entities[key.entity]
+        guard let stored = try row(key) else { return nil }
+        let entity = model.entities[key.entity]
         var out: [String: StoredValue] = [:]
-        for (i, f) in e.fields.enumerated() where f.kind == .attribute || f.kind == .derived { out[f.name] = r[i] }
+        for (i, field) in entity.fields.enumerated() where field.kind == .attribute || field.kind == .derived {
+            out[field.name] = stored[i]
+        }
         return out
     }
 
@@ -146,33 +154,39 @@ public class RecordReader {
     /// the reader checked once, for batch faulting and prefetching.
     public func storedRows(of entity: String, primaryKeys: [UInt64]) throws -> [[StoredValue]?] {
         try willRead()
-        let e = try self.entity(entity)
-        return try primaryKeys.map { try row(RowKey(entity: e.index, pk: $0)) }
+        let entityDescription = try self.entity(entity)
+        return try primaryKeys.map { try row(RowKey(entity: entityDescription.index, pk: $0)) }
     }
 
     /// One attribute or derived attribute (to-one relationships: the target's primary key).
     public func value(_ property: String, of id: ObjectID) throws -> StoredValue {
         try willRead()
         let key = try rowKey(id)
-        let e = model.entities[key.entity]
-        guard let f = e.fieldIndex[property], e.fields[f].kind != .auxiliary else {
-            if e.isTransient(property) { throw StrataError.invalidFetch("'\(property)' of \(e.name) is transient: it is never stored") }
-            throw StrataError.invalidArgument("\(e.name) has no stored property '\(property)'")
+        let entity = model.entities[key.entity]
+        guard let field = entity.fieldIndex[property], entity.fields[field].kind != .auxiliary else {
+            if entity.isTransient(property) {
+                throw StrataError.invalidFetch("'\(property)' of \(entity.name) is transient: it is never stored")
+            }
+            throw StrataError.invalidArgument("\(entity.name) has no stored property '\(property)'")
         }
-        guard let r = try row(key) else { throw StrataError.objectNotFound(entity: e.name, primaryKey: id.primaryKey) }
-        return r[f]
+        guard let stored = try row(key) else {
+            throw StrataError.objectNotFound(entity: entity.name, primaryKey: id.primaryKey)
+        }
+        return stored[field]
     }
 
     /// The target of a to-one relationship.
     public func target(of relationship: String, of id: ObjectID) throws -> ObjectID? {
         try willRead()
         let key = try rowKey(id)
-        let e = model.entities[key.entity]
-        guard let rel = e.relationship(relationship), let f = rel.field else {
-            throw StrataError.invalidArgument("'\(relationship)' is not a to-one relationship of \(e.name)")
+        let entity = model.entities[key.entity]
+        guard let rel = entity.relationship(relationship), let field = rel.field else {
+            throw StrataError.invalidArgument("'\(relationship)' is not a to-one relationship of \(entity.name)")
         }
-        guard let r = try row(key) else { throw StrataError.objectNotFound(entity: e.name, primaryKey: id.primaryKey) }
-        guard case .int(let pk) = r[f] else { return nil }
+        guard let stored = try row(key) else {
+            throw StrataError.objectNotFound(entity: entity.name, primaryKey: id.primaryKey)
+        }
+        guard case .int(let pk) = stored[field] else { return nil }
         return ObjectID(entity: rel.target, primaryKey: UInt64(bitPattern: pk))
     }
 
@@ -180,9 +194,9 @@ public class RecordReader {
     public func members(of relationship: String, of id: ObjectID) throws -> [ObjectID] {
         try willRead()
         let key = try rowKey(id)
-        let e = model.entities[key.entity]
-        guard let rel = e.relationship(relationship), rel.isToMany else {
-            throw StrataError.invalidArgument("'\(relationship)' is not a to-many relationship of \(e.name)")
+        let entity = model.entities[key.entity]
+        guard let rel = entity.relationship(relationship), rel.isToMany else {
+            throw StrataError.invalidArgument("'\(relationship)' is not a to-many relationship of \(entity.name)")
         }
         return try memberKeys(rel, of: key).map { ObjectID(entity: rel.target, primaryKey: $0) }
     }
@@ -190,12 +204,13 @@ public class RecordReader {
     /// ``members(of:of:)`` of the object of entity `entityIndex` with primary key `pk`, as
     /// primary keys: the object layer holds keys, not identifiers, and an `ObjectID` per member
     /// was made only to be taken apart again. Empty for an index outside the model.
-    package func memberPrimaryKeys(of relationship: String, entityIndex: Int, primaryKey pk: UInt64) throws -> [UInt64] {
+    package func memberPrimaryKeys(of relationship: String, entityIndex: Int,
+                                   primaryKey pk: UInt64) throws -> [UInt64] {
         try willRead()
         guard model.entities.indices.contains(entityIndex) else { return [] }
-        let e = model.entities[entityIndex]
-        guard let rel = e.relationship(relationship), rel.isToMany else {
-            throw StrataError.invalidArgument("'\(relationship)' is not a to-many relationship of \(e.name)")
+        let entity = model.entities[entityIndex]
+        guard let rel = entity.relationship(relationship), rel.isToMany else {
+            throw StrataError.invalidArgument("'\(relationship)' is not a to-many relationship of \(entity.name)")
         }
         return try memberKeys(rel, of: RowKey(entity: entityIndex, pk: pk))
     }
@@ -203,10 +218,11 @@ public class RecordReader {
     /// Primary keys of the objects a to-many relationship of `key` reaches.
     func memberKeys(_ rel: ResolvedRelationship, of key: RowKey) throws -> [UInt64] {
         let target = model.entities[rel.targetIndex]
-        if let f = rel.inverseField {
-            return try source.keys(RecordTrees.inverse(target, f), prefix: KeyEncoding.primaryKey(key.pk))
+        if let field = rel.inverseField {
+            return try source.keys(RecordTrees.inverse(target, field), prefix: KeyEncoding.primaryKey(key.pk))
         }
-        return try source.keys(RecordTrees.join(model.entities[key.entity], rel.name), prefix: KeyEncoding.primaryKey(key.pk))
+        return try source.keys(RecordTrees.join(model.entities[key.entity], rel.name),
+                               prefix: KeyEncoding.primaryKey(key.pk))
     }
 
     /// How many objects of `entity` exist.
@@ -217,9 +233,11 @@ public class RecordReader {
 
     /// Every object of `entity`, in primary-key order.
     public func objects(_ entity: String) throws -> [ObjectID] {
-        let e = try self.entity(entity)
+        let entityDescription = try self.entity(entity)
         try willScanRows()
-        return try source.keys(RecordTrees.rows(e), prefix: []).map { ObjectID(entity: e.name, primaryKey: $0) }
+        return try source.keys(RecordTrees.rows(entityDescription), prefix: []).map {
+            ObjectID(entity: entityDescription.name, primaryKey: $0)
+        }
     }
 }
 

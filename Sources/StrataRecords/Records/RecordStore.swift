@@ -31,7 +31,8 @@ public final class RecordStore: Sendable {
     /// `.lightweight` (see ``MigrationPolicy``). A store whose index keys were written before
     /// record format 2 (FORMAT.md §12) is rebuilt from its rows when opened read-write, and
     /// refused with `StrataError.readOnly` when opened read-only.
-    public init(path: String, model: Model, options: StoreOptions = StoreOptions(), migration: MigrationPolicy = .none) throws {
+    public init(path: String, model: Model, options: StoreOptions = StoreOptions(),
+                migration: MigrationPolicy = .none) throws {
         self.model = model
         self.storage = try Store(path: path, options: options)
         do {
@@ -62,7 +63,8 @@ public final class RecordStore: Sendable {
             throw StrataError.invalidArgument("the store holds no record model (a plain key/value store)")
         }
         // Split as the checker splits it: the model keeps these lines to compare with the store's.
-        let lines = String(decoding: stored, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        let lines = String(decoding: stored, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+            .map(String.init)
         try KeyFormat.refuseNewer(storage)
         self.model = try StoredModel.parse(lines)
         self.storage = storage
@@ -77,7 +79,8 @@ public final class RecordStore: Sendable {
         let lines = model.schemaLines
         let stored = try storage.read { tx in try tx.tree(RecordTrees.meta)?.get(RecordTrees.schemaKey) }
         if let stored {
-            let old = String(decoding: stored, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let old = String(decoding: stored, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+                .map(String.init)
             if old == lines {
                 try KeyFormat.upgrade(storage, model: model, readOnly: readOnly)
                 return
@@ -97,7 +100,8 @@ public final class RecordStore: Sendable {
             if let orphan = try tx.treeNames.first(where: RecordTrees.isRecordTreeName) {
                 throw StrataError.corrupt("the store holds record tree '\(orphan)' but no stored model", offset: nil)
             }
-            try tx.tree(RecordTrees.meta, createIfMissing: true)!.put(RecordTrees.schemaKey, Array(lines.joined(separator: "\n").utf8))
+            try tx.tree(RecordTrees.meta, createIfMissing: true)!
+                .put(RecordTrees.schemaKey, Array(lines.joined(separator: "\n").utf8))
             try KeyFormat.mark(tx)
         }
     }
@@ -126,14 +130,14 @@ public final class RecordStore: Sendable {
     func write<T>(_ body: (RecordTransaction) throws -> T, prepared: (RecordTransaction) -> Void) throws -> T {
         var stats = CommitStatistics()
         let result = try storage.write { tx in
-            let rtx = RecordTransaction(model: model, tx: tx)
-            defer { rtx.isOpen = false }
-            let r = try body(rtx)
-            try rtx.prepareCommit()
-            prepared(rtx)
-            stats.rowsRead = rtx.rowsRead
-            stats.rowsWritten = rtx.rowsWritten
-            return r
+            let transaction = RecordTransaction(model: model, tx: tx)
+            defer { transaction.isOpen = false }
+            let value = try body(transaction)
+            try transaction.prepareCommit()
+            prepared(transaction)
+            stats.rowsRead = transaction.rowsRead
+            stats.rowsWritten = transaction.rowsWritten
+            return value
         }
         stats.pagesTouched = storage.statistics.pagesTouchedByLastCommit
         statisticsState.withLock { $0 = stats }
@@ -144,11 +148,11 @@ public final class RecordStore: Sendable {
     public func write<T: Sendable>(_ body: @Sendable (RecordTransaction) throws -> T) async throws -> T {
         let model = self.model
         let result = try await storage.write { tx in
-            let rtx = RecordTransaction(model: model, tx: tx)
-            defer { rtx.isOpen = false }
-            let r = try body(rtx)
-            try rtx.prepareCommit()
-            return r
+            let transaction = RecordTransaction(model: model, tx: tx)
+            defer { transaction.isOpen = false }
+            let value = try body(transaction)
+            try transaction.prepareCommit()
+            return value
         }
         return result
     }

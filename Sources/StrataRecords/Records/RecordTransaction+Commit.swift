@@ -14,7 +14,9 @@ extension RecordTransaction {
         try flushRows()
         if !nextPrimaryKeys.isEmpty {
             let meta = try tx.tree(RecordTrees.meta, createIfMissing: true)!
-            for (ei, next) in nextPrimaryKeys { try meta.put(RecordTrees.nextKey(model.entities[ei]), KeyEncoding.primaryKey(next)) }
+            for (entityIndex, next) in nextPrimaryKeys {
+                try meta.put(RecordTrees.nextKey(model.entities[entityIndex]), KeyEncoding.primaryKey(next))
+            }
         }
     }
 
@@ -25,12 +27,14 @@ extension RecordTransaction {
         while settledDeletes < pendingDeletes.count {
             let key = pendingDeletes[settledDeletes]
             settledDeletes += 1
-            let e = model.entities[key.entity]
+            let entity = model.entities[key.entity]
             let original = original(key) ?? nil
-            for rel in e.relationships {
+            for rel in entity.relationships {
                 var reached: [RowKey] = []
-                if let f = rel.field {
-                    if case .int(let p)? = original?[f] { reached = [RowKey(entity: rel.targetIndex, pk: UInt64(bitPattern: p))] }
+                if let field = rel.field {
+                    if case .int(let targetKey)? = original?[field] {
+                        reached = [RowKey(entity: rel.targetIndex, pk: UInt64(bitPattern: targetKey))]
+                    }
                 } else {
                     reached = try memberKeys(rel, of: key).map { RowKey(entity: rel.targetIndex, pk: $0) }
                 }
@@ -40,7 +44,7 @@ extension RecordTransaction {
                 let alive = try reached.filter { try row($0) != nil }
                 switch rel.deleteRule {
                 case .cascade:
-                    for r in alive where try row(r) != nil { try delete(objectID(r)) }
+                    for target in alive where try row(target) != nil { try delete(objectID(target)) }
                 case .deny:
                     if !alive.isEmpty { denials.append((key, rel, alive)) }
                 case .nullify:
@@ -49,12 +53,12 @@ extension RecordTransaction {
                 // The other side forgets the deleted object (whatever the rule): unlink the
                 // many-to-many, or clear the to-one of the objects that survive.
                 if rel.isManyToMany {
-                    for r in reached { try link(rel, key, r, add: false) }
-                } else if rel.isToMany, let f = rel.inverseField {
-                    for r in alive {
-                        guard var row = try row(r) else { continue }
-                        row[f] = .null
-                        try write(r, row, explicit: true)
+                    for target in reached { try link(rel, key, target, add: false) }
+                } else if rel.isToMany, let field = rel.inverseField {
+                    for target in alive {
+                        guard var row = try row(target) else { continue }
+                        row[field] = .null
+                        try write(target, row, explicit: true)
                     }
                 }
             }
@@ -67,9 +71,11 @@ extension RecordTransaction {
         for (key, rel, reached) in denials {
             let alive = try reached.filter { try row($0) != nil }
             if !alive.isEmpty {
-                let e = model.entities[key.entity]
-                throw StrataError.conflict(entity: e.name, properties: [rel.name],
-                                           reason: "cannot delete \(objectID(key)): '\(rel.name)' still reaches \(alive.count) \(rel.target) object\(alive.count == 1 ? "" : "s") and its delete rule is deny")
+                let entity = model.entities[key.entity]
+                let objects = "\(alive.count) \(rel.target) object\(alive.count == 1 ? "" : "s")"
+                throw StrataError.conflict(entity: entity.name, properties: [rel.name],
+                                           reason: "cannot delete \(objectID(key)): '\(rel.name)' still reaches "
+                                               + "\(objects) and its delete rule is deny")
             }
         }
     }
@@ -80,35 +86,44 @@ extension RecordTransaction {
         let changed = model.entities.filter { !$0.uniqueFields.isEmpty }.flatMap { writtenKeys[$0.index] }
         if changed.isEmpty { return }
         for key in changed {
-            let e = model.entities[key.entity]
+            let entity = model.entities[key.entity]
             guard let old = rowStates[key]?.original else { continue }
-            for (i, fields) in e.uniqueFields.enumerated() {
-                let t = try tx.tree(RecordTrees.unique(e, i), createIfMissing: true)!
-                let k = try uniqueKey(fields.map { old[$0] }, e, i)
-                if let k, let owner = try t.get(k), try RecordTrees.storedPrimaryKey(owner, tree: RecordTrees.unique(e, i)) == key.pk { _ = try t.delete(k) }
+            for (i, fields) in entity.uniqueFields.enumerated() {
+                let tree = try tx.tree(RecordTrees.unique(entity, i), createIfMissing: true)!
+                let entryKey = try uniqueKey(fields.map { old[$0] }, entity, i)
+                if let entryKey, let owner = try tree.get(entryKey),
+                   try RecordTrees.storedPrimaryKey(owner, tree: RecordTrees.unique(entity, i)) == key.pk {
+                    _ = try tree.delete(entryKey)
+                }
             }
         }
         for key in changed {
-            let e = model.entities[key.entity]
+            let entity = model.entities[key.entity]
             guard let new = rowStates[key]?.current else { continue }
-            for (i, fields) in e.uniqueFields.enumerated() {
-                let t = try tx.tree(RecordTrees.unique(e, i), createIfMissing: true)!
-                guard let k = try uniqueKey(fields.map { new[$0] }, e, i) else { continue }
-                if let owner = try t.get(k).map({ try RecordTrees.storedPrimaryKey($0, tree: RecordTrees.unique(e, i)) }), owner != key.pk {
-                    throw StrataError.conflict(entity: e.name, properties: e.uniquenessConstraints[i],
-                                               reason: "\(objectID(key)) has the same values as \(e.name)/\(owner)")
+            for (i, fields) in entity.uniqueFields.enumerated() {
+                let tree = try tx.tree(RecordTrees.unique(entity, i), createIfMissing: true)!
+                guard let entryKey = try uniqueKey(fields.map { new[$0] }, entity, i) else { continue }
+                let owner = try tree.get(entryKey).map {
+                    try RecordTrees.storedPrimaryKey($0, tree: RecordTrees.unique(entity, i))
                 }
-                try t.put(k, KeyEncoding.primaryKey(key.pk))
+                if let owner, owner != key.pk {
+                    throw StrataError.conflict(entity: entity.name, properties: entity.uniquenessConstraints[i],
+                                               reason: "\(objectID(key)) has the same values as "
+                                                   + "\(entity.name)/\(owner)")
+                }
+                try tree.put(entryKey, KeyEncoding.primaryKey(key.pk))
             }
         }
     }
 
     /// The uniqueness key of some values; nil when one is nil (SQL semantics: nils never clash).
-    func uniqueKey(_ values: [StoredValue], _ e: EntityDescription, _ i: Int) throws -> [UInt8]? {
+    func uniqueKey(_ values: [StoredValue], _ entity: EntityDescription, _ i: Int) throws -> [UInt8]? {
         guard let (key, whole) = RecordTrees.uniqueKey(values) else { return nil }
         guard whole else {
-            throw StrataError.validation(entity: e.name, property: e.uniquenessConstraints[i].joined(separator: ","),
-                                         reason: "a value in a uniqueness constraint is longer than \(KeyEncoding.maxValueBytes) bytes")
+            throw StrataError.validation(entity: entity.name,
+                                         property: entity.uniquenessConstraints[i].joined(separator: ","),
+                                         reason: "a value in a uniqueness constraint is longer than "
+                                             + "\(KeyEncoding.maxValueBytes) bytes")
         }
         return key
     }
@@ -119,27 +134,32 @@ extension RecordTransaction {
     func validate() throws {
         for keys in writtenKeys {
             for key in keys {
-                guard let state = rowStates[key], let r = state.current else { continue }
-                let e = model.entities[key.entity]
+                guard let state = rowStates[key], let row = state.current else { continue }
+                let entity = model.entities[key.entity]
                 let unchanged = state.explicit ? nil : state.original
-                for check in e.fieldChecks {
+                for check in entity.fieldChecks {
                     let i = check.field
-                    if let unchanged, unchanged[i] == r[i] { continue }
+                    if let unchanged, unchanged[i] == row[i] { continue }
                     // Read in place: only a value a rule judges is copied.
-                    if case .null = r[i] {
+                    if case .null = row[i] {
                         if !check.isOptional {
-                            throw StrataError.validation(entity: e.name, property: e.fields[i].name, reason: "\(objectID(key)) needs a value")
+                            throw StrataError.validation(entity: entity.name, property: entity.fields[i].name,
+                                                         reason: "\(objectID(key)) needs a value")
                         }
                         continue
                     }
-                    if let range = check.integerRange, case .int(let x) = r[i], !range.contains(x) {
-                        throw StrataError.validation(entity: e.name, property: e.fields[i].name,
-                                                     reason: "\(x) does not fit \(e.fields[i].type.rawValue)")
+                    if let range = check.integerRange, case .int(let integer) = row[i], !range.contains(integer) {
+                        throw StrataError.validation(entity: entity.name, property: entity.fields[i].name,
+                                                     reason: "\(integer) does not fit "
+                                                         + "\(entity.fields[i].type.rawValue)")
                     }
                     guard check.hasRules else { continue }
-                    let v = r[i]
-                    for rule in e.fields[i].validation {
-                        if let why = rule.violation(v) { throw StrataError.validation(entity: e.name, property: e.fields[i].name, reason: why) }
+                    let value = row[i]
+                    for rule in entity.fields[i].validation {
+                        if let why = rule.violation(value) {
+                            throw StrataError.validation(entity: entity.name, property: entity.fields[i].name,
+                                                         reason: why)
+                        }
                     }
                 }
             }

@@ -103,15 +103,15 @@ public final class RecordTransaction: RecordReader {
     /// The row as it was when the transaction began, or `nil` when this transaction has not
     /// changed it (`.some(nil)`: inserted here).
     func original(_ key: RowKey) -> [StoredValue]?? {
-        guard let s = rowStates[key], s.written else { return nil }
-        return .some(s.original)
+        guard let state = rowStates[key], state.written else { return nil }
+        return .some(state.original)
     }
 
     /// The row as of the last settle, or `nil` when it has not changed since
     /// (`.some(nil)`: it did not exist then).
     func settled(_ key: RowKey) -> [StoredValue]?? {
-        guard let s = rowStates[key], s.pending else { return nil }
-        return .some(s.settled)
+        guard let state = rowStates[key], state.pending else { return nil }
+        return .some(state.settled)
     }
 
     /// The rows of `entity` changed since the last settle (inserted, updated or deleted).
@@ -121,21 +121,21 @@ public final class RecordTransaction: RecordReader {
     var pendingLinkChanges: ArraySlice<LinkChange> { linkChanges[settledLinks...] }
 
     override func row(_ key: RowKey) throws -> [StoredValue]? {
-        if let s = rowStates[key] { return s.current }
+        if let state = rowStates[key] { return state.current }
         rowsRead += 1
-        let r = try super.row(key)
-        rowStates[key] = RowState(original: r)
-        return r
+        let loaded = try super.row(key)
+        rowStates[key] = RowState(original: loaded)
+        return loaded
     }
 
-    /// The rows tree of `e` as this transaction has it, looked up by name once (a point read
+    /// The rows tree of `entity` as this transaction has it, looked up by name once (a point read
     /// looked it up per row, hashing its name).
-    override func pointReadTree(_ e: EntityDescription) throws -> WriteTree? {
-        try trees.existingRows(e)
+    override func pointReadTree(_ entity: EntityDescription) throws -> WriteTree? {
+        try trees.existingRows(entity)
     }
 
     override func row(_ key: RowKey, stored: UnsafeRawBufferPointer) throws -> [StoredValue]? {
-        if let s = rowStates[key] { return s.current }
+        if let state = rowStates[key] { return state.current }
         return try super.row(key, stored: stored)
     }
 
@@ -168,9 +168,9 @@ public final class RecordTransaction: RecordReader {
         for keys in pendingKeys {
             for key in keys {
                 // One in-place access: `settled` shares the row's storage until it changes again.
-                func mark(_ s: inout RowState) {
-                    s.settled = s.current
-                    s.pending = false
+                func mark(_ state: inout RowState) {
+                    state.settled = state.current
+                    state.pending = false
                 }
                 mark(&rowStates[key]!)
             }
@@ -190,21 +190,21 @@ public final class RecordTransaction: RecordReader {
     /// Puts every changed row into its rows tree.
     func flushRows() throws {
         // One in-place access per row: its state is taken as clean, its row returned.
-        func takeDirty(_ s: inout RowState?) -> [StoredValue]?? {
-            guard s?.dirty == true else { return nil }
-            s!.dirty = false
-            return .some(s!.current)
+        func takeDirty(_ state: inout RowState?) -> [StoredValue]?? {
+            guard state?.dirty == true else { return nil }
+            state!.dirty = false
+            return .some(state!.current)
         }
         // Each row is encoded into one buffer, and its key read from the stack: no allocation
         // per row.
         var encoded: [UInt8] = []
         for key in dirtyKeys {
             guard let current = takeDirty(&rowStates[key]) else { continue }
-            let e = model.entities[key.entity]
-            let rows = try trees.rows(e)
+            let entity = model.entities[key.entity]
+            let rows = try trees.rows(entity)
             try withUnsafeBytes(of: key.pk.bigEndian) { pk in
                 if let new = current {
-                    RowCodec.encode(new, fields: e.fields, into: &encoded)
+                    RowCodec.encode(new, fields: entity.fields, into: &encoded)
                     try encoded.withUnsafeBytes { try rows.put(pk, $0) }
                 } else {
                     _ = try rows.delete(pk)
@@ -226,41 +226,44 @@ public final class RecordTransaction: RecordReader {
     /// that does not exist.
     @discardableResult
     public func insert(_ entity: String, _ values: [String: any ValueConvertible] = [:]) throws -> ObjectID {
-        let e = try self.entity(entity)
-        return try writeNewRow(e, RowKey(entity: e.index, pk: try allocatePrimaryKey(e)), values)
+        let entityDescription = try self.entity(entity)
+        let key = RowKey(entity: entityDescription.index, pk: try allocatePrimaryKey(entityDescription))
+        return try writeNewRow(entityDescription, key, values)
     }
 
-    /// Writes a new row of `e` under `key` (a key that names no stored row) from `values`.
-    private func writeNewRow(_ e: EntityDescription, _ key: RowKey, _ values: [String: any ValueConvertible]) throws -> ObjectID {
-        var r = newRow(e)
-        try assign(values, to: &r, entity: e)
-        return try writeNewRow(e, key, r)
+    /// Writes a new row of `entity` under `key` (a key that names no stored row) from `values`.
+    private func writeNewRow(_ entity: EntityDescription, _ key: RowKey,
+                             _ values: [String: any ValueConvertible]) throws -> ObjectID {
+        var row = newRow(entity)
+        try assign(values, to: &row, entity: entity)
+        return try writeNewRow(entity, key, row)
     }
 
-    /// A row of `e` before the caller's values: defaults, and zero for the counts and sums of
+    /// A row of `entity` before the caller's values: defaults, and zero for the counts and sums of
     /// its (empty) relationships.
-    func newRow(_ e: EntityDescription) -> [StoredValue] {
-        var r = e.fields.map { $0.defaultValue ?? .null }
-        for d in e.derivedAttributes {
+    func newRow(_ entity: EntityDescription) -> [StoredValue] {
+        var row = entity.fields.map { $0.defaultValue ?? .null }
+        for derived in entity.derivedAttributes {
             // An empty relationship counts and sums to zero from the start.
-            if case .aggregate(let f, _, _) = d.parsed, f == .count || f == .sum {
-                r[d.field] = d.type == .decimal ? .decimal(0) : (d.type == .double ? .double(0) : .int(0))
+            if case .aggregate(let function, _, _) = derived.parsed, function == .count || function == .sum {
+                row[derived.field] = derived.type == .decimal
+                    ? .decimal(0) : (derived.type == .double ? .double(0) : .int(0))
             }
         }
-        return r
+        return row
     }
 
-    /// Writes `r` as the new row of `e` under `key` (a key that names no stored row).
-    func writeNewRow(_ e: EntityDescription, _ key: RowKey, _ r: [StoredValue]) throws -> ObjectID {
-        try writeNewRow(key, r)
-        return ObjectID(entity: e.name, primaryKey: key.pk)
+    /// Writes `row` as the new row of `entity` under `key` (a key that names no stored row).
+    func writeNewRow(_ entity: EntityDescription, _ key: RowKey, _ row: [StoredValue]) throws -> ObjectID {
+        try writeNewRow(key, row)
+        return ObjectID(entity: entity.name, primaryKey: key.pk)
     }
 
-    /// Writes `r` as the new row under `key` (a key that names no stored row).
-    func writeNewRow(_ key: RowKey, _ r: [StoredValue]) throws {
+    /// Writes `row` as the new row under `key` (a key that names no stored row).
+    func writeNewRow(_ key: RowKey, _ row: [StoredValue]) throws {
         // A fresh or reserved primary key names no stored row (keys are never reused): nothing
         // to read, nothing to look up.
-        try write(key, r, from: RowState(original: nil), explicit: true)
+        try write(key, row, from: RowState(original: nil), explicit: true)
     }
 
     /// Makes room in the transaction's row table for `count` more rows: the object layer's
@@ -288,8 +291,8 @@ public final class RecordTransaction: RecordReader {
     /// ``insert(_:primaryKey:_:)`` (the object layer's `obtainPermanentIDs`): the key counter
     /// moves past them when the transaction commits, so no other insert ever gets them.
     package func reservePrimaryKeys(_ entity: String, count: Int) throws -> [UInt64] {
-        let e = try self.entity(entity)
-        return try (0..<max(count, 0)).map { _ in try allocatePrimaryKey(e) }
+        let entityDescription = try self.entity(entity)
+        return try (0..<max(count, 0)).map { _ in try allocatePrimaryKey(entityDescription) }
     }
 
     /// Inserts an object under a primary key reserved by ``reservePrimaryKeys(_:count:)`` in an
@@ -298,21 +301,23 @@ public final class RecordTransaction: RecordReader {
     /// reserved and has not used: a deleted row's key would pass these checks, and keys are
     /// never to be reused.
     @discardableResult
-    package func insert(_ entity: String, primaryKey pk: UInt64, _ values: [String: any ValueConvertible]) throws -> ObjectID {
-        let e = try self.entity(entity)
-        return try writeNewRow(e, try reservedRowKey(e, pk), values)
+    package func insert(_ entity: String, primaryKey pk: UInt64,
+                        _ values: [String: any ValueConvertible]) throws -> ObjectID {
+        let entityDescription = try self.entity(entity)
+        return try writeNewRow(entityDescription, try reservedRowKey(entityDescription, pk), values)
     }
 
-    /// The row key of `pk`, a primary key of `e` reserved earlier and not used yet.
-    func reservedRowKey(_ e: EntityDescription, _ pk: UInt64) throws -> RowKey {
-        let next = try nextPrimaryKeys[e.index] ?? storedPrimaryKeyCounter(e)
-        nextPrimaryKeys[e.index] = next
+    /// The row key of `pk`, a primary key of `entity` reserved earlier and not used yet.
+    func reservedRowKey(_ entity: EntityDescription, _ pk: UInt64) throws -> RowKey {
+        let next = try nextPrimaryKeys[entity.index] ?? storedPrimaryKeyCounter(entity)
+        nextPrimaryKeys[entity.index] = next
         guard pk > 0, pk < next else {
-            throw StrataError.invalidArgument("primary key \(pk) of \(e.name) was never reserved (the counter is at \(next))")
+            throw StrataError.invalidArgument(
+                "primary key \(pk) of \(entity.name) was never reserved (the counter is at \(next))")
         }
-        let key = RowKey(entity: e.index, pk: pk)
+        let key = RowKey(entity: entity.index, pk: pk)
         guard try row(key) == nil else {
-            throw StrataError.conflict(entity: e.name, properties: [], reason: "primary key \(pk) is already used")
+            throw StrataError.conflict(entity: entity.name, properties: [], reason: "primary key \(pk) is already used")
         }
         return key
     }
@@ -320,7 +325,7 @@ public final class RecordTransaction: RecordReader {
     /// Changes attributes and to-one relationships of an existing object.
     public func update(_ id: ObjectID, _ values: [String: any ValueConvertible]) throws {
         let key = try rowKey(id)
-        try rewriteRow(key) { r in try assign(values, to: &r, entity: model.entities[key.entity]) }
+        try rewriteRow(key) { row in try assign(values, to: &row, entity: model.entities[key.entity]) }
     }
 
     /// Reads the stored row at `key` (`objectNotFound` if there is none), lets `change` set
@@ -328,20 +333,20 @@ public final class RecordTransaction: RecordReader {
     func rewriteRow(_ key: RowKey, _ change: (inout [StoredValue]) throws -> Void) throws {
         // The state is looked up (or read) once: `change` only reads other rows.
         let state = try rowState(key)
-        guard var r = state.current else {
+        guard var row = state.current else {
             throw StrataError.objectNotFound(entity: model.entities[key.entity].name, primaryKey: key.pk)
         }
-        try change(&r)
-        try write(key, r, from: state, explicit: true)
+        try change(&row)
+        try write(key, row, from: state, explicit: true)
     }
 
     /// The state of the row at `key`, read and kept as ``row(_:)`` does on first use.
     private func rowState(_ key: RowKey) throws -> RowState {
-        if let s = rowStates[key] { return s }
+        if let state = rowStates[key] { return state }
         rowsRead += 1
-        let s = RowState(original: try super.row(key))
-        rowStates[key] = s
-        return s
+        let state = RowState(original: try super.row(key))
+        rowStates[key] = state
+        return state
     }
 
     /// Throws `objectNotFound` unless a row is stored (or pending) at `key`.
@@ -371,8 +376,9 @@ public final class RecordTransaction: RecordReader {
     public func remove(_ member: ObjectID, from relationship: String, of id: ObjectID) throws {
         let (rel, key, other) = try toMany(relationship, id, member)
         if rel.inverseField != nil {
-            if case .int(let p)? = try row(RowKey(entity: rel.targetIndex, pk: member.primaryKey))?[rel.inverseField!],
-               UInt64(bitPattern: p) == id.primaryKey {
+            let memberRow = try row(RowKey(entity: rel.targetIndex, pk: member.primaryKey))
+            if case .int(let owner)? = memberRow?[rel.inverseField!],
+               UInt64(bitPattern: owner) == id.primaryKey {
                 try set(rel.inverse, of: member, to: nil)
             }
             return
@@ -385,134 +391,159 @@ public final class RecordTransaction: RecordReader {
     /// objects deleted later in the same transaction do not count against it.
     public func delete(_ id: ObjectID) throws {
         let key = try rowKey(id)
-        guard try row(key) != nil else { throw StrataError.objectNotFound(entity: id.entity, primaryKey: id.primaryKey) }
+        guard try row(key) != nil else {
+            throw StrataError.objectNotFound(entity: id.entity, primaryKey: id.primaryKey)
+        }
         try write(key, nil)
         pendingDeletes.append(key)
     }
 
     // MARK: Internals
 
-    private func toMany(_ relationship: String, _ id: ObjectID, _ member: ObjectID) throws -> (ResolvedRelationship, RowKey, RowKey) {
+    private func toMany(_ relationship: String, _ id: ObjectID, _ member: ObjectID) throws
+        -> (ResolvedRelationship, RowKey, RowKey) {
         let key = try rowKey(id)
-        let e = model.entities[key.entity]
-        guard let rel = e.relationship(relationship), rel.isToMany else {
-            throw StrataError.invalidArgument("'\(relationship)' is not a to-many relationship of \(e.name)")
+        let entity = model.entities[key.entity]
+        guard let rel = entity.relationship(relationship), rel.isToMany else {
+            throw StrataError.invalidArgument("'\(relationship)' is not a to-many relationship of \(entity.name)")
         }
         guard member.entity == rel.target else {
-            throw StrataError.invalidArgument("\(e.name).\(relationship) holds \(rel.target) objects, not \(member.entity)")
+            throw StrataError.invalidArgument(
+                "\(entity.name).\(relationship) holds \(rel.target) objects, not \(member.entity)")
         }
-        guard try row(key) != nil else { throw StrataError.objectNotFound(entity: e.name, primaryKey: id.primaryKey) }
+        guard try row(key) != nil else {
+            throw StrataError.objectNotFound(entity: entity.name, primaryKey: id.primaryKey)
+        }
         let other = try rowKey(member)
-        guard try row(other) != nil else { throw StrataError.objectNotFound(entity: member.entity, primaryKey: member.primaryKey) }
+        guard try row(other) != nil else {
+            throw StrataError.objectNotFound(entity: member.entity, primaryKey: member.primaryKey)
+        }
         return (rel, key, other)
     }
 
     /// Links or unlinks two rows through a many-to-many relationship (both join trees).
     func link(_ rel: ResolvedRelationship, _ key: RowKey, _ other: RowKey, add: Bool) throws {
-        let e = model.entities[key.entity]
-        let t = model.entities[other.entity]
-        let here = try tx.tree(RecordTrees.join(e, rel.name), createIfMissing: true)!
-        let there = try tx.tree(RecordTrees.join(t, rel.inverse), createIfMissing: true)!
-        let k1 = RecordTrees.pair(key.pk, other.pk)
-        let k2 = RecordTrees.pair(other.pk, key.pk)
+        let entity = model.entities[key.entity]
+        let otherEntity = model.entities[other.entity]
+        let here = try tx.tree(RecordTrees.join(entity, rel.name), createIfMissing: true)!
+        let there = try tx.tree(RecordTrees.join(otherEntity, rel.inverse), createIfMissing: true)!
+        let hereKey = RecordTrees.pair(key.pk, other.pk)
+        let thereKey = RecordTrees.pair(other.pk, key.pk)
         if add {
-            guard try here.get(k1) == nil else { return }
-            try here.put(k1, [])
-            try there.put(k2, [])
+            guard try here.get(hereKey) == nil else { return }
+            try here.put(hereKey, [])
+            try there.put(thereKey, [])
         } else {
-            guard try here.delete(k1) else { return }
-            _ = try there.delete(k2)
+            guard try here.delete(hereKey) else { return }
+            _ = try there.delete(thereKey)
         }
         needsSettle = true
-        linkChanges.append(LinkChange(entity: key.entity, relationship: rel.name, row: key.pk, other: other.pk, added: add))
-        linkChanges.append(LinkChange(entity: other.entity, relationship: rel.inverse, row: other.pk, other: key.pk, added: add))
+        linkChanges.append(LinkChange(entity: key.entity, relationship: rel.name, row: key.pk, other: other.pk,
+                                      added: add))
+        linkChanges.append(LinkChange(entity: other.entity, relationship: rel.inverse, row: other.pk,
+                                      other: key.pk, added: add))
     }
 
-    func allocatePrimaryKey(_ e: EntityDescription) throws -> UInt64 {
-        let next = try nextPrimaryKeys[e.index] ?? storedPrimaryKeyCounter(e)
+    func allocatePrimaryKey(_ entity: EntityDescription) throws -> UInt64 {
+        let next = try nextPrimaryKeys[entity.index] ?? storedPrimaryKeyCounter(entity)
         // Keys are never reused, so the last one can never be handed out (a forged counter
         // would otherwise trap here).
-        guard next < .max else { throw StrataError.corrupt("the primary-key counter of \(e.name) is exhausted", offset: nil) }
-        nextPrimaryKeys[e.index] = next + 1
+        guard next < .max else {
+            throw StrataError.corrupt("the primary-key counter of \(entity.name) is exhausted", offset: nil)
+        }
+        nextPrimaryKeys[entity.index] = next + 1
         return next
     }
 
     /// The entity's stored key counter, checked once per transaction against the largest key
     /// in its rows tree (one seek): a counter at or below a key in use — damaged, forged, or
     /// lost with the meta tree — would make the next insert overwrite a row silently.
-    private func storedPrimaryKeyCounter(_ e: EntityDescription) throws -> UInt64 {
-        let stored = try tx.tree(RecordTrees.meta)?.get(RecordTrees.nextKey(e))
+    private func storedPrimaryKeyCounter(_ entity: EntityDescription) throws -> UInt64 {
+        let stored = try tx.tree(RecordTrees.meta)?.get(RecordTrees.nextKey(entity))
             .map { try RecordTrees.storedPrimaryKey($0, tree: RecordTrees.meta) }
         var largest: UInt64 = 0
-        if let rows = try tx.tree(RecordTrees.rows(e)) {
+        if let rows = try tx.tree(RecordTrees.rows(entity)) {
             let cursor = rows.makeCursor()
             if try cursor.last() {
-                largest = try RecordTrees.primaryKey(cursor.key, at: 0, exactLength: 8, tree: RecordTrees.rows(e))
+                largest = try RecordTrees.primaryKey(cursor.key, at: 0, exactLength: 8, tree: RecordTrees.rows(entity))
             }
         }
         let next = stored ?? 1
         guard next > largest else {
-            throw StrataError.corrupt("the primary-key counter of \(e.name) (\(next)) is not above its largest key in use (\(largest))", offset: nil)
+            throw StrataError.corrupt("the primary-key counter of \(entity.name) (\(next)) is not above its "
+                                      + "largest key in use (\(largest))", offset: nil)
         }
         return next
     }
 
     /// Applies caller-supplied values to a row, converting and checking each.
-    func assign(_ values: [String: any ValueConvertible], to r: inout [StoredValue], entity e: EntityDescription) throws {
+    func assign(_ values: [String: any ValueConvertible], to row: inout [StoredValue],
+                entity: EntityDescription) throws {
         for (name, given) in values {
-            let i = try Self.settableField(name, of: e)
-            switch e.fields[i].kind {
-            case .toOne(let t):
+            let i = try Self.settableField(name, of: entity)
+            switch entity.fields[i].kind {
+            case .toOne(let target):
                 if let id = given as? ObjectID {
-                    guard id.entity == model.entities[t].name else {
-                        throw StrataError.validation(entity: e.name, property: name, reason: "expects a \(model.entities[t].name), got \(id.entity)")
+                    guard id.entity == model.entities[target].name else {
+                        throw StrataError.validation(entity: entity.name, property: name,
+                                                     reason: "expects a \(model.entities[target].name), "
+                                                         + "got \(id.entity)")
                     }
-                    try requireRow(RowKey(entity: t, pk: id.primaryKey))
-                    r[i] = id.strataValue
+                    try requireRow(RowKey(entity: target, pk: id.primaryKey))
+                    row[i] = id.strataValue
                 } else if given.strataValue.isNull {
-                    r[i] = .null
+                    row[i] = .null
                 } else {
-                    throw StrataError.validation(entity: e.name, property: name, reason: "a to-one relationship takes an ObjectID or nil")
+                    throw StrataError.validation(entity: entity.name, property: name,
+                                                 reason: "a to-one relationship takes an ObjectID or nil")
                 }
             default:
                 // An ObjectID presents itself as an integer (its primary key), so only integers
                 // need the dynamic cast, which costs more than the rest of the conversion.
-                let v = given.strataValue
-                if case .int = v, given is ObjectID {
-                    throw StrataError.validation(entity: e.name, property: name, reason: "an ObjectID is not a \(e.fields[i].type.rawValue); only a to-one relationship takes one")
+                let value = given.strataValue
+                if case .int = value, given is ObjectID {
+                    throw StrataError.validation(entity: entity.name, property: name,
+                                                 reason: "an ObjectID is not a \(entity.fields[i].type.rawValue); "
+                                                     + "only a to-one relationship takes one")
                 }
-                r[i] = try Self.convert(v, to: e.fields[i], entity: e)
+                row[i] = try Self.convert(value, to: entity.fields[i], entity: entity)
             }
         }
     }
 
-    /// The field of the property `name` of `e` that callers may set: an attribute that is
+    /// The field of the property `name` of `entity` that callers may set: an attribute that is
     /// stored and not derived, or a to-one relationship. Anything else is a validation error
     /// naming it.
-    static func settableField(_ name: String, of e: EntityDescription) throws -> Int {
-        guard let i = e.fieldIndex[name], e.fields[i].kind != .auxiliary else {
-            if e.isTransient(name) {
-                throw StrataError.validation(entity: e.name, property: name, reason: "transient attributes are not stored; keep them in the object layer")
+    static func settableField(_ name: String, of entity: EntityDescription) throws -> Int {
+        guard let i = entity.fieldIndex[name], entity.fields[i].kind != .auxiliary else {
+            if entity.isTransient(name) {
+                throw StrataError.validation(entity: entity.name, property: name,
+                                             reason: "transient attributes are not stored; "
+                                                 + "keep them in the object layer")
             }
-            if e.relationship(name)?.isToMany == true {
-                throw StrataError.validation(entity: e.name, property: name, reason: "a to-many relationship is changed with add(_:to:of:) and remove(_:from:of:)")
+            if entity.relationship(name)?.isToMany == true {
+                throw StrataError.validation(entity: entity.name, property: name,
+                                             reason: "a to-many relationship is changed with add(_:to:of:) and "
+                                                 + "remove(_:from:of:)")
             }
-            throw StrataError.validation(entity: e.name, property: name, reason: "no such property")
+            throw StrataError.validation(entity: entity.name, property: name, reason: "no such property")
         }
-        if case .derived = e.fields[i].kind {
-            throw StrataError.validation(entity: e.name, property: name, reason: "a derived attribute is computed by the store and cannot be set")
+        if case .derived = entity.fields[i].kind {
+            throw StrataError.validation(entity: entity.name, property: name,
+                                         reason: "a derived attribute is computed by the store and cannot be set")
         }
         return i
     }
 
     /// A caller's value for an attribute, converted exactly to its type, or a validation error
     /// naming entity and attribute.
-    static func convert(_ v: StoredValue, to field: Field, entity e: EntityDescription) throws -> StoredValue {
-        if v.isNull { return .null }
-        guard let c = field.type.coerce(v) else {
-            throw StrataError.validation(entity: e.name, property: field.name, reason: ValueDescription.whyNot(v, field.type))
+    static func convert(_ value: StoredValue, to field: Field, entity: EntityDescription) throws -> StoredValue {
+        if value.isNull { return .null }
+        guard let converted = field.type.coerce(value) else {
+            throw StrataError.validation(entity: entity.name, property: field.name,
+                                         reason: ValueDescription.whyNot(value, field.type))
         }
-        return c
+        return converted
     }
 
     /// Records a row's new state (or its deletion) and updates its fetch indexes and the inverse
@@ -566,21 +597,21 @@ public final class RecordTransaction: RecordReader {
     /// index or inverse entries to move (no copy of the row, no key encoded), else through
     /// ``write(_:_:)``. A row that does not exist is left alone.
     func setFields(_ key: RowKey, _ changes: [(field: Int, value: StoredValue)]) throws {
-        let e = model.entities[key.entity]
-        guard !changes.contains(where: { e.fieldHasEntries[$0.field] }), rowStates[key]?.current != nil else {
-            guard var r = try row(key) else { return }
-            for c in changes { r[c.field] = c.value }
-            try write(key, r)
+        let entity = model.entities[key.entity]
+        guard !changes.contains(where: { entity.fieldHasEntries[$0.field] }), rowStates[key]?.current != nil else {
+            guard var updated = try row(key) else { return }
+            for fieldChange in changes { updated[fieldChange.field] = fieldChange.value }
+            try write(key, updated)
             return
         }
         // One in-place access to the state: the row's array is copied at most once per
         // transaction (when it still shares storage with the row's original).
-        func change(_ s: inout RowState) -> (newlyWritten: Bool, newlyPending: Bool, newlyDirty: Bool) {
-            s.current!.withUnsafeMutableBufferPointer { r in
-                for c in changes { r[c.field] = c.value }
+        func change(_ state: inout RowState) -> (newlyWritten: Bool, newlyPending: Bool, newlyDirty: Bool) {
+            state.current!.withUnsafeMutableBufferPointer { buffer in
+                for fieldChange in changes { buffer[fieldChange.field] = fieldChange.value }
             }
-            defer { s.written = true; s.pending = true; s.dirty = true }
-            return (!s.written, !s.pending, !s.dirty)
+            defer { state.written = true; state.pending = true; state.dirty = true }
+            return (!state.written, !state.pending, !state.dirty)
         }
         let (newlyWritten, newlyPending, newlyDirty) = change(&rowStates[key]!)
         needsSettle = true
@@ -594,49 +625,31 @@ public final class RecordTransaction: RecordReader {
 
     /// Moves the row's fetch-index and inverse entries from its old values to its new ones;
     /// an index whose values did not change is not touched (nor its keys encoded).
-    private func updateIndexes(_ e: EntityDescription, _ pk: UInt64, _ old: [StoredValue]?, _ new: [StoredValue]?) throws {
-        for (i, fields) in e.indexFields.enumerated() {
-            if let old, let new, old.count == new.count, old.withUnsafeBufferPointer({ o in
-                new.withUnsafeBufferPointer { n in fields.allSatisfy { StoredValue.identical(o, $0, n, $0) } }
+    private func updateIndexes(_ entity: EntityDescription, _ pk: UInt64, _ old: [StoredValue]?,
+                               _ new: [StoredValue]?) throws {
+        for (i, fields) in entity.indexFields.enumerated() {
+            if let old, let new, old.count == new.count, old.withUnsafeBufferPointer({ oldBuffer in
+                new.withUnsafeBufferPointer { newBuffer in
+                    fields.allSatisfy { StoredValue.identical(oldBuffer, $0, newBuffer, $0) }
+                }
             }) { continue }
-            let ok = old.map { o in KeyEncoding.indexKey(fields.map { o[$0] }, pk: pk) }
-            let nk = new.map { n in KeyEncoding.indexKey(fields.map { n[$0] }, pk: pk) }
-            if ok == nk { continue }
-            let t = try trees.index(e, i)
-            if let ok { _ = try t.delete(ok) }
-            if let nk { try t.put(nk, []) }
+            let oldKey = old.map { oldRow in KeyEncoding.indexKey(fields.map { oldRow[$0] }, pk: pk) }
+            let newKey = new.map { newRow in KeyEncoding.indexKey(fields.map { newRow[$0] }, pk: pk) }
+            if oldKey == newKey { continue }
+            let tree = try trees.index(entity, i)
+            if let oldKey { _ = try tree.delete(oldKey) }
+            if let newKey { try tree.put(newKey, []) }
         }
-        for (f, _) in e.toOneFields {
-            let ot = old?[f], nt = new?[f]
-            if ot == nt { continue }
-            let t = try trees.inverse(e, f)
-            if case .int(let p)? = ot { _ = try t.delete(RecordTrees.pair(UInt64(bitPattern: p), pk)) }
-            if case .int(let p)? = nt { try t.put(RecordTrees.pair(UInt64(bitPattern: p), pk), []) }
+        for (field, _) in entity.toOneFields {
+            let oldTarget = old?[field], newTarget = new?[field]
+            if oldTarget == newTarget { continue }
+            let tree = try trees.inverse(entity, field)
+            if case .int(let target)? = oldTarget {
+                _ = try tree.delete(RecordTrees.pair(UInt64(bitPattern: target), pk))
+            }
+            if case .int(let target)? = newTarget {
+                try tree.put(RecordTrees.pair(UInt64(bitPattern: target), pk), [])
+            }
         }
-    }
-}
-
-/// The primary-key counters a transaction moved, by entity index: an array (a model has few
-/// entities), not a dictionary hashed twice per insert. Iterates the moved counters in entity
-/// order.
-struct KeyCounters: Sequence {
-    private var next: [UInt64?]
-
-    init(entities: Int) { next = Array(repeating: nil, count: entities) }
-
-    /// The next key of the entity at `index`, once this transaction moved or read its counter.
-    subscript(index: Int) -> UInt64? {
-        get { index < next.count ? next[index] : nil }
-        set {
-            if index >= next.count { next += Array(repeating: nil, count: index + 1 - next.count) }
-            next[index] = newValue
-        }
-    }
-
-    /// Whether no counter was read or moved.
-    var isEmpty: Bool { !next.contains { $0 != nil } }
-
-    func makeIterator() -> some IteratorProtocol<(Int, UInt64)> {
-        next.enumerated().lazy.compactMap { i, n in n.map { (i, $0) } }.makeIterator()
     }
 }

@@ -7,20 +7,24 @@ enum RecordTrees {
     static let meta = "records:meta"
     static let schemaKey = Array("schema".utf8)
 
-    static func nextKey(_ e: EntityDescription) -> [UInt8] { Array("next:\(e.name)".utf8) }
+    static func nextKey(_ entity: EntityDescription) -> [UInt8] { Array("next:\(entity.name)".utf8) }
 
     /// Rows: primary key (8 bytes big-endian) → row.
-    static func rows(_ e: EntityDescription) -> String { e.treeNames.rows }
+    static func rows(_ entity: EntityDescription) -> String { entity.treeNames.rows }
     /// A fetch index: encoded values + primary key → empty.
-    static func index(_ e: EntityDescription, _ i: Int) -> String { e.treeNames.indexes[i] }
+    static func index(_ entity: EntityDescription, _ i: Int) -> String { entity.treeNames.indexes[i] }
     /// A uniqueness constraint: encoded values → primary key.
-    static func unique(_ e: EntityDescription, _ i: Int) -> String { e.treeNames.unique[i] }
+    static func unique(_ entity: EntityDescription, _ i: Int) -> String { entity.treeNames.unique[i] }
     /// The to-many side of a to-one: target key + row key → empty ("which rows point at X").
-    static func inverse(_ e: EntityDescription, _ field: Int) -> String { e.treeNames.inverses[field] }
+    static func inverse(_ entity: EntityDescription, _ field: Int) -> String { entity.treeNames.inverses[field] }
     /// One side of a many-to-many: this row's key + the other row's key → empty.
-    static func join(_ e: EntityDescription, _ relationship: String) -> String { "join:\(e.name):\(relationship)" }
+    static func join(_ entity: EntityDescription, _ relationship: String) -> String {
+        "join:\(entity.name):\(relationship)"
+    }
     /// `@min`/`@max` bookkeeping: parent key + encoded child value + child key → empty.
-    static func extremes(_ e: EntityDescription, _ derived: String) -> String { "extremes:\(e.name):\(derived)" }
+    static func extremes(_ entity: EntityDescription, _ derived: String) -> String {
+        "extremes:\(entity.name):\(derived)"
+    }
 
     /// The prefixes of the trees that hold an entity's data (every record tree but `meta`).
     static let dataTreePrefixes = ["rows:", "index:", "unique:", "inverse:", "join:", "extremes:"]
@@ -30,15 +34,17 @@ enum RecordTrees {
         name == meta || dataTreePrefixes.contains { name.hasPrefix($0) }
     }
 
-    static func pair(_ a: UInt64, _ b: UInt64) -> [UInt8] { KeyEncoding.primaryKey(a) + KeyEncoding.primaryKey(b) }
+    static func pair(_ first: UInt64, _ second: UInt64) -> [UInt8] {
+        KeyEncoding.primaryKey(first) + KeyEncoding.primaryKey(second)
+    }
 
     /// The key of a `@min`/`@max` bookkeeping entry: the parent's key, the child's value as a
     /// key value, the child's key. One definition for the engine that writes the entries and
     /// the checker that recomputes them.
     static func extremesKey(parent: UInt64, value: StoredValue, child: UInt64) -> [UInt8] {
-        var k = KeyEncoding.primaryKey(parent)
-        KeyEncoding.append(value, to: &k)
-        return k + KeyEncoding.primaryKey(child)
+        var key = KeyEncoding.primaryKey(parent)
+        KeyEncoding.append(value, to: &key)
+        return key + KeyEncoding.primaryKey(child)
     }
 
     /// The key of a uniqueness entry for the constrained `values`, or nil when one of them is
@@ -49,8 +55,8 @@ enum RecordTrees {
         if values.contains(where: \.isNull) { return nil }
         var out: [UInt8] = []
         var whole = true
-        for v in values {
-            if !KeyEncoding.append(v, to: &out) { whole = false }
+        for value in values {
+            if !KeyEncoding.append(value, to: &out) { whole = false }
         }
         return (out, whole)
     }
@@ -60,16 +66,21 @@ enum RecordTrees {
     /// instead of reading outside the key.
     static func trailingPrimaryKey(_ key: UnsafeRawBufferPointer, minimumLength: Int, tree: String) throws -> UInt64 {
         guard key.count >= max(minimumLength, 8) else {
-            throw StrataError.corrupt("a key of \(tree) is \(key.count) bytes, shorter than the \(max(minimumLength, 8)) it must hold", offset: nil)
+            throw StrataError.corrupt(
+                "a key of \(tree) is \(key.count) bytes, shorter than the \(max(minimumLength, 8)) it must hold",
+                offset: nil)
         }
         return KeyEncoding.decodePrimaryKey(UnsafeRawBufferPointer(rebasing: key[(key.count - 8)...]))
     }
 
     /// The primary key at bytes `offset..<offset + 8` of a key read from `tree` (`exactLength`:
     /// the key must be exactly that long), or `corrupt`.
-    static func primaryKey(_ key: UnsafeRawBufferPointer, at offset: Int, exactLength: Int? = nil, tree: String) throws -> UInt64 {
+    static func primaryKey(_ key: UnsafeRawBufferPointer, at offset: Int, exactLength: Int? = nil,
+                           tree: String) throws -> UInt64 {
         guard offset >= 0, key.count >= offset + 8, exactLength.map({ key.count == $0 }) ?? true else {
-            throw StrataError.corrupt("a key of \(tree) is \(key.count) bytes, not the \(exactLength ?? offset + 8) it must hold", offset: nil)
+            throw StrataError.corrupt(
+                "a key of \(tree) is \(key.count) bytes, not the \(exactLength ?? offset + 8) it must hold",
+                offset: nil)
         }
         // Read in place: the generic byte loop cost as much as a cursor's step per key walked.
         return UInt64(bigEndian: key.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
@@ -77,72 +88,9 @@ enum RecordTrees {
 
     /// A stored primary key (a unique tree's value, a `next:` counter): exactly 8 bytes, or `corrupt`.
     static func storedPrimaryKey(_ value: [UInt8], tree: String) throws -> UInt64 {
-        guard value.count == 8 else { throw StrataError.corrupt("a primary key in \(tree) is \(value.count) bytes, not 8", offset: nil) }
+        guard value.count == 8 else {
+            throw StrataError.corrupt("a primary key in \(tree) is \(value.count) bytes, not 8", offset: nil)
+        }
         return KeyEncoding.decodePrimaryKey(value)
-    }
-}
-
-/// An entity's tree names, built once (a record operation names several trees).
-struct EntityTreeNames: Sendable {
-    let rows: String
-    let indexes: [String]
-    let unique: [String]
-    /// By field; empty strings for fields that are not to-one relationships.
-    let inverses: [String]
-
-    init(name: String, indexes: [[String]], unique: [[String]], fields: [Field]) {
-        rows = "rows:\(name)"
-        self.indexes = indexes.map { "index:\(name):\($0.joined(separator: ","))" }
-        self.unique = unique.map { "unique:\(name):\($0.joined(separator: ","))" }
-        inverses = fields.map { f in if case .toOne = f.kind { return "inverse:\(name):\(f.name)" }; return "" }
-    }
-}
-
-/// A write transaction's handles on the record layer's storage trees, by entity and slot, so
-/// that writing a row or an entry costs no lookup by name. Each is created on first use. The
-/// record layer never drops one of these trees inside a transaction (migration runs its own),
-/// so a handle stays valid for the transaction's life.
-final class WriteTrees {
-    private let tx: WriteTransaction
-    // Read per row written (and per point read); unchecked for exclusivity at run time (~80
-    // instructions an access): each access is a plain load or store of one element.
-    @exclusivity(unchecked) private var rowTrees: [WriteTree?]
-    @exclusivity(unchecked) private var indexTrees: [[WriteTree?]]
-    @exclusivity(unchecked) private var inverseTrees: [[WriteTree?]]
-
-    init(tx: WriteTransaction, model: Model) {
-        self.tx = tx
-        rowTrees = Array(repeating: nil, count: model.entities.count)
-        indexTrees = model.entities.map { Array(repeating: nil, count: $0.indexFields.count) }
-        inverseTrees = model.entities.map { Array(repeating: nil, count: $0.fields.count) }
-    }
-
-    func rows(_ e: EntityDescription) throws -> WriteTree {
-        if let t = rowTrees[e.index] { return t }
-        let t = try tx.tree(RecordTrees.rows(e), createIfMissing: true)!
-        rowTrees[e.index] = t
-        return t
-    }
-
-    /// `e`'s rows tree if it exists (a read must not create it), kept once found.
-    func existingRows(_ e: EntityDescription) throws -> WriteTree? {
-        if let t = rowTrees[e.index] { return t }
-        guard let t = try tx.tree(RecordTrees.rows(e)) else { return nil }
-        rowTrees[e.index] = t
-        return t
-    }
-
-    func index(_ e: EntityDescription, _ i: Int) throws -> WriteTree {
-        if let t = indexTrees[e.index][i] { return t }
-        let t = try tx.tree(RecordTrees.index(e, i), createIfMissing: true)!
-        indexTrees[e.index][i] = t
-        return t
-    }
-
-    func inverse(_ e: EntityDescription, _ field: Int) throws -> WriteTree {
-        if let t = inverseTrees[e.index][field] { return t }
-        let t = try tx.tree(RecordTrees.inverse(e, field), createIfMissing: true)!
-        inverseTrees[e.index][field] = t
-        return t
     }
 }

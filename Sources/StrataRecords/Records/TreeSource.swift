@@ -30,13 +30,16 @@ enum TreeSource {
     /// Calls `body` with the key of every entry starting with `prefix` (in order) until it
     /// returns false.
     func scan(_ tree: String, prefix: [UInt8], _ body: (UnsafeRawBufferPointer, Cursor) throws -> Bool) throws {
-        guard let c = try cursor(tree) else { return }
-        var ok = try c.seek(prefix)
+        guard let treeCursor = try cursor(tree) else { return }
+        var ok = try treeCursor.seek(prefix)
         while ok {
-            let key = c.key
-            guard key.count >= prefix.count, prefix.withUnsafeBytes({ p in memcmp(p.baseAddress!, key.baseAddress!, prefix.count) == 0 }) else { return }
-            guard try body(key, c) else { return }
-            ok = try c.next()
+            let key = treeCursor.key
+            guard key.count >= prefix.count,
+                  prefix.withUnsafeBytes({ prefixBytes in
+                      memcmp(prefixBytes.baseAddress!, key.baseAddress!, prefix.count) == 0
+                  }) else { return }
+            guard try body(key, treeCursor) else { return }
+            ok = try treeCursor.next()
         }
     }
 

@@ -36,9 +36,9 @@ enum KeyEncoding {
     /// caller knows (its own keys, values it checked); keys read from a tree go through
     /// ``KeyReader``, which checks.
     static func decodePrimaryKey<C: Collection>(_ bytes: C) -> UInt64 where C.Element == UInt8 {
-        var v: UInt64 = 0
-        for b in bytes.prefix(8) { v = v << 8 | UInt64(b) }
-        return v
+        var key: UInt64 = 0
+        for byte in bytes.prefix(8) { key = key << 8 | UInt64(byte) }
+        return key
     }
 
     /// Appends `value` with a budget of its own (``maxEncodedValuesBytes``); returns false when
@@ -63,37 +63,38 @@ enum KeyEncoding {
         switch value {
         case .null:
             return true
-        case .string(let s):
+        case .string(let string):
             guard budget >= 3 else { budget = 0; return false }
             out.append(tagValue)
-            if TextOrder.isASCII(s) { return appendBytes(s.utf8, &out, limit: budget - 3) }
-            return appendBytes(s._nfcCodeUnits, &out, limit: budget - 3)
-        case .binary(let b):
+            if TextOrder.isASCII(string) { return appendBytes(string.utf8, &out, limit: budget - 3) }
+            return appendBytes(string._nfcCodeUnits, &out, limit: budget - 3)
+        case .binary(let bytes):
             guard budget >= 3 else { budget = 0; return false }
             out.append(tagValue)
-            return appendBytes(b, &out, limit: budget - 3)
+            return appendBytes(bytes, &out, limit: budget - 3)
         default:
             break
         }
         var encoded: [UInt8] = [tagValue]
         switch value {
         case .null, .string, .binary: break
-        case .bool(let b): encoded.append(b ? 1 : 0)
-        case .int(let i): withUnsafeBytes(of: (UInt64(bitPattern: i) ^ (1 << 63)).bigEndian) { encoded.append(contentsOf: $0) }
-        case .double(let d): appendDouble(d, &encoded)
-        case .date(let d): appendDouble(d.timeIntervalSinceReferenceDate, &encoded)
-        case .uuid(let u): withUnsafeBytes(of: u.uuid) { encoded.append(contentsOf: $0) }
-        case .decimal(let d): appendDecimal(d, &encoded)
+        case .bool(let flag): encoded.append(flag ? 1 : 0)
+        case .int(let integer):
+            withUnsafeBytes(of: (UInt64(bitPattern: integer) ^ (1 << 63)).bigEndian) { encoded.append(contentsOf: $0) }
+        case .double(let double): appendDouble(double, &encoded)
+        case .date(let date): appendDouble(date.timeIntervalSinceReferenceDate, &encoded)
+        case .uuid(let uuid): withUnsafeBytes(of: uuid.uuid) { encoded.append(contentsOf: $0) }
+        case .decimal(let decimal): appendDecimal(decimal, &encoded)
         }
         guard encoded.count <= budget else { budget = 0; return false }
         out += encoded
         return true
     }
 
-    static func appendDouble(_ d: Double, _ out: inout [UInt8]) {
+    static func appendDouble(_ value: Double, _ out: inout [UInt8]) {
         // -0 and +0 are one key; every NaN is one key, after +∞ (the order sorts give NaN).
-        let d = d.isNaN ? Double.nan : (d == 0 ? 0 : d)
-        var bits = d.bitPattern
+        let canonical = value.isNaN ? Double.nan : (value == 0 ? 0 : value)
+        var bits = canonical.bitPattern
         bits = bits & (1 << 63) != 0 ? ~bits : bits ^ (1 << 63)
         withUnsafeBytes(of: bits.bigEndian) { out.append(contentsOf: $0) }
     }
@@ -101,12 +102,13 @@ enum KeyEncoding {
     /// Escapes `bytes` (`00` → `00 FF`), keeping at most `limit` escaped bytes (an escape
     /// pair is never split), then the terminator: ``endWhole``, or ``endCut`` when bytes were
     /// left out. Returns whether all were kept.
-    static func appendBytes<S: Sequence>(_ bytes: S, _ out: inout [UInt8], limit: Int) -> Bool where S.Element == UInt8 {
+    static func appendBytes<S: Sequence>(_ bytes: S, _ out: inout [UInt8], limit: Int) -> Bool
+    where S.Element == UInt8 {
         // Contiguous bytes with no 00 to escape (nearly every string) go in one copy.
-        let copied: Bool? = bytes.withContiguousStorageIfAvailable { b in
-            guard b.count <= limit, !b.contains(0) else { return false }
-            out.reserveCapacity(out.count + b.count + 2)
-            out.append(contentsOf: b)
+        let copied: Bool? = bytes.withContiguousStorageIfAvailable { buffer in
+            guard buffer.count <= limit, !buffer.contains(0) else { return false }
+            out.reserveCapacity(out.count + buffer.count + 2)
+            out.append(contentsOf: buffer)
             out.append(0)
             out.append(endWhole)
             return true
@@ -114,11 +116,11 @@ enum KeyEncoding {
         if copied == true { return true }
         var n = 0
         var whole = true
-        for b in bytes {
-            let size = b == 0 ? 2 : 1
+        for byte in bytes {
+            let size = byte == 0 ? 2 : 1
             if n + size > limit { whole = false; break }
-            out.append(b)
-            if b == 0 { out.append(0xFF) }
+            out.append(byte)
+            if byte == 0 { out.append(0xFF) }
             n += size
         }
         out.append(0)
@@ -128,13 +130,13 @@ enum KeyEncoding {
 
     /// Sign byte (0 negative, 1 zero, 2 positive), then for nonzero values the exponent of
     /// the leading digit and the digits, inverted for negative numbers.
-    static func appendDecimal(_ d: Decimal, _ out: inout [UInt8]) {
-        if d.isZero {
+    static func appendDecimal(_ decimal: Decimal, _ out: inout [UInt8]) {
+        if decimal.isZero {
             out.append(1)
             return
         }
-        let negative = d < 0
-        let magnitude = negative ? -d : d
+        let negative = decimal < 0
+        let magnitude = negative ? -decimal : decimal
         var digits = Array(magnitude.significand.description.utf8)  // integer significand
         var exponent = Int(magnitude.exponent)
         while digits.count > 1 && digits.last == UInt8(ascii: "0") {
@@ -144,10 +146,10 @@ enum KeyEncoding {
         let adjusted = exponent + digits.count  // the value is 0.d1d2… × 10^adjusted
         let biased = UInt16(clamping: adjusted + 0x8000)
         out.append(negative ? 0 : 2)
-        let e = negative ? ~biased : biased
-        out.append(UInt8(e >> 8))
-        out.append(UInt8(e & 0xFF))
-        for c in digits { out.append(negative ? ~c : c) }
+        let stored = negative ? ~biased : biased
+        out.append(UInt8(stored >> 8))
+        out.append(UInt8(stored & 0xFF))
+        for digit in digits { out.append(negative ? ~digit : digit) }
         out.append(negative ? 0xFF : 0)
     }
 
@@ -157,8 +159,8 @@ enum KeyEncoding {
     static func indexKey(_ values: [StoredValue], pk: UInt64) -> [UInt8] {
         var out: [UInt8] = []
         var budget = maxEncodedValuesBytes
-        for v in values {
-            guard append(v, to: &out, budget: &budget) else { break }
+        for value in values {
+            guard append(value, to: &out, budget: &budget) else { break }
         }
         out += primaryKey(pk)
         return out

@@ -23,7 +23,8 @@ enum KeyFormat {
     static func version(_ storage: Store) throws -> UInt8 {
         guard let bytes = try storage.read({ tx in try tx.tree(RecordTrees.meta)?.get(metaKey) }) else { return 1 }
         guard bytes.count == 1 else {
-            throw StrataError.corrupt("records:meta: the key format entry has \(bytes.count) bytes (1 expected)", offset: nil)
+            throw StrataError.corrupt("records:meta: the key format entry has \(bytes.count) bytes (1 expected)",
+                                      offset: nil)
         }
         return bytes[0]
     }

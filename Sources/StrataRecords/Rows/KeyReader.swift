@@ -61,7 +61,7 @@ struct KeyReader {
                 case 0xFF: continue                       // an escaped 00
                 case KeyEncoding.endWhole: return false
                 case KeyEncoding.endCut: return true
-                case let b: throw corrupt("has \(b) after a 00 in a string")
+                case let marker: throw corrupt("has \(marker) after a 00 in a string")
                 }
             }
         case .decimal:
@@ -78,11 +78,12 @@ struct KeyReader {
     /// The primary key that ends an index key, after at least one byte of values.
     static func trailingPrimaryKey(_ key: UnsafeRawBufferPointer, tree: String) throws -> UInt64 {
         guard key.count >= 9 else {
-            throw StrataError.corrupt("\(tree): a key of \(key.count) bytes has no room for a value and a primary key", offset: nil)
+            throw StrataError.corrupt("\(tree): a key of \(key.count) bytes has no room for a value and a primary key",
+                                      offset: nil)
         }
-        var r = KeyReader(key, tree: tree)
-        r.position = key.count - 8
-        return try r.primaryKey()
+        var reader = KeyReader(key, tree: tree)
+        reader.position = key.count - 8
+        return try reader.primaryKey()
     }
 
     /// The key of a rows tree: exactly one 8-byte primary key.
@@ -90,7 +91,7 @@ struct KeyReader {
         guard key.count == 8 else {
             throw StrataError.corrupt("\(tree): a row key of \(key.count) bytes (a primary key has 8)", offset: nil)
         }
-        var r = KeyReader(key, tree: tree)
-        return try r.primaryKey()
+        var reader = KeyReader(key, tree: tree)
+        return try reader.primaryKey()
     }
 }

@@ -34,24 +34,24 @@ enum RowCodec {
         appendVarint(&out, UInt64(values.count))
         let bitmapStart = out.count
         out.append(contentsOf: repeatElement(0, count: (values.count + 7) / 8))
-        for (i, v) in values.enumerated() {
-            if v.isNull { continue }
+        for (i, value) in values.enumerated() {
+            if value.isNull { continue }
             out[bitmapStart + i / 8] |= 1 << UInt8(i % 8)
-            switch v {
+            switch value {
             case .null: break
-            case .bool(let b): out.append(b ? 1 : 0)
-            case .int(let x): appendVarint(&out, UInt64(bitPattern: (x << 1) ^ (x >> 63)))
-            case .double(let d): appendLE(&out, d.bitPattern)
-            case .date(let d): appendLE(&out, d.timeIntervalSinceReferenceDate.bitPattern)
-            case .decimal(let d): DecimalCoding.append(d, to: &out)
-            case .string(let s):
-                appendVarint(&out, UInt64(s.utf8.count))
-                out.append(contentsOf: s.utf8)
-            case .binary(let b):
-                appendVarint(&out, UInt64(b.count))
-                out.append(contentsOf: b)
-            case .uuid(let u):
-                withUnsafeBytes(of: u.uuid) { out.append(contentsOf: $0) }
+            case .bool(let flag): out.append(flag ? 1 : 0)
+            case .int(let integer): appendVarint(&out, UInt64(bitPattern: (integer << 1) ^ (integer >> 63)))
+            case .double(let double): appendLE(&out, double.bitPattern)
+            case .date(let date): appendLE(&out, date.timeIntervalSinceReferenceDate.bitPattern)
+            case .decimal(let decimal): DecimalCoding.append(decimal, to: &out)
+            case .string(let string):
+                appendVarint(&out, UInt64(string.utf8.count))
+                out.append(contentsOf: string.utf8)
+            case .binary(let bytes):
+                appendVarint(&out, UInt64(bytes.count))
+                out.append(contentsOf: bytes)
+            case .uuid(let uuid):
+                withUnsafeBytes(of: uuid.uuid) { out.append(contentsOf: $0) }
             }
         }
     }
@@ -60,15 +60,15 @@ enum RowCodec {
     /// longest, decimals at their largest mantissa: 128 bits).
     static func sizeBound(_ values: [StoredValue]) -> Int {
         var n = 1 + 10 + (values.count + 7) / 8
-        for v in values {
-            switch v {
+        for value in values {
+            switch value {
             case .null: break
             case .bool: n += 1
             case .int: n += 10
             case .double, .date: n += 8
             case .decimal: n += 3 + 16
-            case .string(let s): n += 10 + s.utf8.count
-            case .binary(let b): n += 10 + b.count
+            case .string(let string): n += 10 + string.utf8.count
+            case .binary(let bytes): n += 10 + bytes.count
             case .uuid: n += 16
             }
         }
@@ -82,14 +82,16 @@ enum RowCodec {
 
     /// Decodes a row from borrowed bytes (a tree's value, read in place).
     static func decode(_ bytes: UnsafeRawBufferPointer, fields: [Field]) throws -> [StoredValue] {
-        var r = Reader(bytes: bytes)
-        guard try r.byte() == version else { throw StrataError.corrupt("row format version", offset: nil) }
+        var reader = Reader(bytes: bytes)
+        guard try reader.byte() == version else { throw StrataError.corrupt("row format version", offset: nil) }
         // The field count is bounded by the layout, not by the row's bytes: absent fields take
         // no bytes, so seven fields of which two are set fit in five bytes.
-        let count = try r.varint()
-        guard count <= UInt64(fields.count) else { throw StrataError.corrupt("row has \(count) fields, the layout \(fields.count)", offset: nil) }
+        let count = try reader.varint()
+        guard count <= UInt64(fields.count) else {
+            throw StrataError.corrupt("row has \(count) fields, the layout \(fields.count)", offset: nil)
+        }
         let n = Int(count)
-        let bitmap = try r.take((n + 7) / 8)
+        let bitmap = try reader.take((n + 7) / 8)
         // Reserved and appended in layout order (absent fields as nil): both are inlined and
         // specialized here, while `Array(repeating:count:)` of an enum with payloads fills
         // through the generic value witnesses (~700 instructions a row) and
@@ -103,41 +105,45 @@ enum RowCodec {
                 continue
             }
             switch fields[i].type {
-            case .bool: values.append(.bool(try r.byte() != 0))
+            case .bool: values.append(.bool(try reader.byte() != 0))
             case .int16, .int32, .int64:
-                let z = try r.varint()
-                values.append(.int(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))))
-            case .double: values.append(.double(Double(bitPattern: try r.u64())))
-            case .date: values.append(.date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try r.u64()))))
+                let zigzag = try reader.varint()
+                values.append(.int(Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))))
+            case .double: values.append(.double(Double(bitPattern: try reader.u64())))
+            case .date: values.append(.date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.u64()))))
             case .decimal:
-                let sign = try r.byte(), exponent = try r.byte()
-                let n = Int(try r.byte())
-                guard let d = DecimalCoding.decode(sign: sign, exponent: exponent, mantissa: ArraySlice(try r.take(n))) else {
+                let sign = try reader.byte(), exponent = try reader.byte()
+                let mantissaLength = Int(try reader.byte())
+                let mantissa = ArraySlice(try reader.take(mantissaLength))
+                guard let decimal = DecimalCoding.decode(sign: sign, exponent: exponent, mantissa: mantissa) else {
                     throw StrataError.corrupt("decimal field", offset: nil)
                 }
-                values.append(.decimal(d))
-            case .string: values.append(.string(String(decoding: try r.take(try r.length()), as: UTF8.self)))
-            case .binary: values.append(.binary(Array(try r.take(try r.length()))))
+                values.append(.decimal(decimal))
+            case .string: values.append(.string(String(decoding: try reader.take(try reader.length()), as: UTF8.self)))
+            case .binary: values.append(.binary(Array(try reader.take(try reader.length()))))
             case .uuid:
-                let b = try r.take(16)
-                values.append(.uuid(UUID(uuid: (b[b.startIndex], b[b.startIndex + 1], b[b.startIndex + 2], b[b.startIndex + 3], b[b.startIndex + 4], b[b.startIndex + 5], b[b.startIndex + 6], b[b.startIndex + 7],
-                                                b[b.startIndex + 8], b[b.startIndex + 9], b[b.startIndex + 10], b[b.startIndex + 11], b[b.startIndex + 12], b[b.startIndex + 13], b[b.startIndex + 14], b[b.startIndex + 15]))))
+                let raw = try reader.take(16)
+                let start = raw.startIndex
+                values.append(.uuid(UUID(uuid: (
+                    raw[start], raw[start + 1], raw[start + 2], raw[start + 3], raw[start + 4], raw[start + 5],
+                    raw[start + 6], raw[start + 7], raw[start + 8], raw[start + 9], raw[start + 10], raw[start + 11],
+                    raw[start + 12], raw[start + 13], raw[start + 14], raw[start + 15]))))
             }
         }
         return values
     }
 
-    static func appendVarint(_ out: inout [UInt8], _ v: UInt64) {
-        var v = v
-        while v >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
+    static func appendVarint(_ out: inout [UInt8], _ value: UInt64) {
+        var rest = value
+        while rest >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
         }
-        out.append(UInt8(v))
+        out.append(UInt8(rest))
     }
 
-    static func appendLE(_ out: inout [UInt8], _ v: UInt64) {
-        withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
+    static func appendLE(_ out: inout [UInt8], _ value: UInt64) {
+        withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
     }
 
     /// Reads a row's bytes, bounds-checked: nothing a file holds can read past the row. Inlined
@@ -166,13 +172,13 @@ enum RowCodec {
             // One byte: every small integer and length.
             let first = try byte()
             if first < 0x80 { return UInt64(first) }
-            var v = UInt64(first & 0x7F)
+            var value = UInt64(first & 0x7F)
             var shift: UInt64 = 7
             while true {
-                let b = try byte()
+                let next = try byte()
                 guard shift < 64 else { throw StrataError.corrupt("row varint too long", offset: nil) }
-                v |= UInt64(b & 0x7F) << shift
-                if b < 0x80 { return v }
+                value |= UInt64(next & 0x7F) << shift
+                if next < 0x80 { return value }
                 shift += 7
             }
         }
@@ -181,26 +187,28 @@ enum RowCodec {
         /// may claim anything up to 2^64, which `Int(_:)` would trap on).
         @inline(__always)
         mutating func length() throws -> Int {
-            let v = try varint()
-            guard v <= UInt64(bytes.count) else { throw Reader.lengthBeyondRow(v, bytes.count) }
-            return Int(v)
+            let claimed = try varint()
+            guard claimed <= UInt64(bytes.count) else { throw Reader.lengthBeyondRow(claimed, bytes.count) }
+            return Int(claimed)
         }
 
         @inline(__always)
         mutating func u64() throws -> UInt64 {
-            let s = try take(8)
-            return UInt64(littleEndian: s.loadUnaligned(as: UInt64.self))
+            let raw = try take(8)
+            return UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
         }
 
         @inline(never)
         static func endsEarly() -> StrataError { .corrupt("row ends early", offset: nil) }
 
         @inline(never)
-        static func runsPast(_ n: Int) -> StrataError { .corrupt("row field of \(n) bytes runs past the row", offset: nil) }
+        static func runsPast(_ n: Int) -> StrataError {
+            .corrupt("row field of \(n) bytes runs past the row", offset: nil)
+        }
 
         @inline(never)
-        static func lengthBeyondRow(_ v: UInt64, _ count: Int) -> StrataError {
-            .corrupt("row length \(v) beyond the row's \(count) bytes", offset: nil)
+        static func lengthBeyondRow(_ length: UInt64, _ count: Int) -> StrataError {
+            .corrupt("row length \(length) beyond the row's \(count) bytes", offset: nil)
         }
     }
 }

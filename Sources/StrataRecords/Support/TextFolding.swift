@@ -23,65 +23,70 @@ import Foundation
 ///
 /// The letters follow the standard library's Unicode tables (Unicode 17 in Swift 6.3); where a
 /// platform's ICU is older, Foundation leaves the letters it does not know unchanged (on this
-/// project's Linux machine, the 56 cased letters Unicode 17 added). See docs/decisions.md, "`lowercase:`, `uppercase:` and `canonical:`".
+/// project's Linux machine, the 56 cased letters Unicode 17 added). See docs/decisions.md,
+/// "`lowercase:`, `uppercase:` and `canonical:`".
 public enum TextFolding {
-    /// Lowercases `s`: the `lowercase:` transform of derived attributes (see the type's notes).
-    public static func lowercase(_ s: String) -> String {
-        guard containsCapitalSigma(s) else { return s.lowercased() }
+    /// Lowercases `text`: the `lowercase:` transform of derived attributes (see the type's notes).
+    public static func lowercase(_ text: String) -> String {
+        guard containsCapitalSigma(text) else { return text.lowercased() }
         // Lowercasing has no other context, so the stretches between sigmas lowercase alone.
-        let scalars = Array(s.unicodeScalars)
+        let scalars = Array(text.unicodeScalars)
         var out = String.UnicodeScalarView()
         var run = String.UnicodeScalarView()
-        for (i, u) in scalars.enumerated() {
-            if u == capitalSigma {
+        for (i, scalar) in scalars.enumerated() {
+            if scalar == capitalSigma {
                 out.append(contentsOf: String(run).lowercased().unicodeScalars)
                 run.removeAll(keepingCapacity: true)
                 out.append(isFinalSigma(scalars, at: i) ? finalSigma : smallSigma)
             } else {
-                run.append(u)
+                run.append(scalar)
             }
         }
         out.append(contentsOf: String(run).lowercased().unicodeScalars)
         return String(out)
     }
 
-    /// Uppercases `s`: the `uppercase:` transform of derived attributes (see the type's notes).
-    public static func uppercase(_ s: String) -> String { s.uppercased() }
+    /// Uppercases `text`: the `uppercase:` transform of derived attributes (see the type's notes).
+    public static func uppercase(_ text: String) -> String { text.uppercased() }
 
-    /// Folds `s` to canonical text (case- and diacritic-insensitive, NFC): the `canonical:` transform,
+    /// Folds `text` to canonical text (case- and diacritic-insensitive, NFC): the `canonical:` transform,
     /// and what a `canonical:` index stores.
-    public static func canonical(_ s: String) -> String {
-        if TextOrder.isASCII(s) {
+    public static func canonical(_ text: String) -> String {
+        if TextOrder.isASCII(text) {
             // ASCII: folding is lowercasing and there are no marks (the common case, no copies).
-            return s.lowercased()
+            return text.lowercased()
         }
-        return fold(s, caseInsensitive: true, diacriticInsensitive: true)
+        return fold(text, caseInsensitive: true, diacriticInsensitive: true)
     }
 
     /// Applies the `[c]` and `[d]` options of a string comparison to one side. The result is
     /// in NFC (the standard library's) whenever an option is set.
-    public static func fold(_ s: String, caseInsensitive: Bool, diacriticInsensitive: Bool) -> String {
-        if !caseInsensitive && !diacriticInsensitive { return s }
-        var t = s.decomposedStringWithCanonicalMapping
-        if caseInsensitive { t = t.folding(options: .caseInsensitive, locale: nil).decomposedStringWithCanonicalMapping }
+    public static func fold(_ text: String, caseInsensitive: Bool, diacriticInsensitive: Bool) -> String {
+        if !caseInsensitive && !diacriticInsensitive { return text }
+        var folded = text.decomposedStringWithCanonicalMapping
+        if caseInsensitive {
+            folded = folded.folding(options: .caseInsensitive, locale: nil).decomposedStringWithCanonicalMapping
+        }
         if diacriticInsensitive {
             var scalars = String.UnicodeScalarView()
-            for u in t.unicodeScalars where u.properties.generalCategory != .nonspacingMark { scalars.append(u) }
-            t = String(scalars)
+            for scalar in folded.unicodeScalars where scalar.properties.generalCategory != .nonspacingMark {
+                scalars.append(scalar)
+            }
+            folded = String(scalars)
         }
-        return TextOrder.nfc(t)
+        return TextOrder.nfc(folded)
     }
 
     private static let capitalSigma: Unicode.Scalar = "\u{03A3}"
     private static let smallSigma: Unicode.Scalar = "\u{03C3}"
     private static let finalSigma: Unicode.Scalar = "\u{03C2}"
 
-    /// Whether `s` holds U+03A3 (UTF-8 `CE A3`).
-    private static func containsCapitalSigma(_ s: String) -> Bool {
+    /// Whether `text` holds U+03A3 (UTF-8 `CE A3`).
+    private static func containsCapitalSigma(_ text: String) -> Bool {
         var previous: UInt8 = 0
-        for b in s.utf8 {
-            if b == 0xA3 && previous == 0xCE { return true }
-            previous = b
+        for byte in text.utf8 {
+            if byte == 0xA3 && previous == 0xCE { return true }
+            previous = byte
         }
         return false
     }
@@ -90,11 +95,11 @@ public enum TextFolding {
     /// letter before the sigma and none after it, skipping case-ignorable characters (a
     /// character that is both is skipped) on both sides.
     private static func isFinalSigma(_ scalars: [Unicode.Scalar], at i: Int) -> Bool {
-        var j = i - 1
-        while j >= 0 && scalars[j].properties.isCaseIgnorable { j -= 1 }
-        guard j >= 0, scalars[j].properties.isCased else { return false }
-        var k = i + 1
-        while k < scalars.count && scalars[k].properties.isCaseIgnorable { k += 1 }
-        return !(k < scalars.count && scalars[k].properties.isCased)
+        var before = i - 1
+        while before >= 0 && scalars[before].properties.isCaseIgnorable { before -= 1 }
+        guard before >= 0, scalars[before].properties.isCased else { return false }
+        var after = i + 1
+        while after < scalars.count && scalars[after].properties.isCaseIgnorable { after += 1 }
+        return !(after < scalars.count && scalars[after].properties.isCased)
     }
 }

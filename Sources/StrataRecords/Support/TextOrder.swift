@@ -17,51 +17,55 @@ import Darwin
 /// NFC "é" is a prefix) and so is not a consistent order to sort or index by.
 /// See docs/decisions.md, "String equality and index keys".
 enum TextOrder {
-    /// Whether `s` is ASCII, and so already in NFC (ASCII has no marks or compositions).
+    /// Whether `text` is ASCII, and so already in NFC (ASCII has no marks or compositions).
     @inline(__always)
-    static func isASCII(_ s: String) -> Bool {
-        if let ascii = s.utf8.withContiguousStorageIfAvailable({ b in b.allSatisfy { $0 < 0x80 } }) { return ascii }
-        return s.utf8.allSatisfy { $0 < 0x80 }
-    }
-
-    /// The UTF-8 bytes of `s` in NFC.
-    static func nfcBytes(_ s: String) -> [UInt8] {
-        isASCII(s) ? Array(s.utf8) : s._nfcCodeUnits
-    }
-
-    /// `s` in NFC.
-    static func nfc(_ s: String) -> String {
-        isASCII(s) ? s : String(decoding: s._nfcCodeUnits, as: UTF8.self)
-    }
-
-    /// Whether `s` is in NFC byte for byte.
-    static func isNFC(_ s: String) -> Bool {
-        isASCII(s) || s.utf8.elementsEqual(s._nfcCodeUnits)
-    }
-
-    /// -1, 0 or 1: how `a` orders against `b` by their NFC bytes.
-    static func compare(_ a: String, _ b: String) -> Int {
-        if isASCII(a) && isASCII(b) { return compareBytes(a, b) }
-        return compareBytes(a._nfcCodeUnits, b._nfcCodeUnits)
-    }
-
-    /// -1, 0 or 1: how `a` orders against `b` by their bytes as given (both already in NFC, or
-    /// compared without normalising).
-    static func compareBytes(_ a: String, _ b: String) -> Int {
-        var a = a, b = b
-        return a.withUTF8 { x in b.withUTF8 { y in compareBytes(x, y) } }
-    }
-
-    static func compareBytes(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Int {
-        let n = min(x.count, y.count)
-        if n > 0, let xb = x.baseAddress, let yb = y.baseAddress {
-            let c = memcmp(xb, yb, n)
-            if c != 0 { return c < 0 ? -1 : 1 }
+    static func isASCII(_ text: String) -> Bool {
+        if let ascii = text.utf8.withContiguousStorageIfAvailable({ bytes in bytes.allSatisfy { $0 < 0x80 } }) {
+            return ascii
         }
-        return x.count == y.count ? 0 : (x.count < y.count ? -1 : 1)
+        return text.utf8.allSatisfy { $0 < 0x80 }
     }
 
-    static func compareBytes(_ x: [UInt8], _ y: [UInt8]) -> Int {
-        x.withUnsafeBufferPointer { a in y.withUnsafeBufferPointer { b in compareBytes(a, b) } }
+    /// The UTF-8 bytes of `text` in NFC.
+    static func nfcBytes(_ text: String) -> [UInt8] {
+        isASCII(text) ? Array(text.utf8) : text._nfcCodeUnits
+    }
+
+    /// `text` in NFC.
+    static func nfc(_ text: String) -> String {
+        isASCII(text) ? text : String(decoding: text._nfcCodeUnits, as: UTF8.self)
+    }
+
+    /// Whether `text` is in NFC byte for byte.
+    static func isNFC(_ text: String) -> Bool {
+        isASCII(text) || text.utf8.elementsEqual(text._nfcCodeUnits)
+    }
+
+    /// -1, 0 or 1: how `lhs` orders against `rhs` by their NFC bytes.
+    static func compare(_ lhs: String, _ rhs: String) -> Int {
+        if isASCII(lhs) && isASCII(rhs) { return compareBytes(lhs, rhs) }
+        return compareBytes(lhs._nfcCodeUnits, rhs._nfcCodeUnits)
+    }
+
+    /// -1, 0 or 1: how `lhs` orders against `rhs` by their bytes as given (both already in NFC,
+    /// or compared without normalising).
+    static func compareBytes(_ lhs: String, _ rhs: String) -> Int {
+        var lhs = lhs, rhs = rhs
+        return lhs.withUTF8 { lhsBytes in rhs.withUTF8 { rhsBytes in compareBytes(lhsBytes, rhsBytes) } }
+    }
+
+    static func compareBytes(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Int {
+        let n = min(lhs.count, rhs.count)
+        if n > 0, let lhsBase = lhs.baseAddress, let rhsBase = rhs.baseAddress {
+            let order = memcmp(lhsBase, rhsBase, n)
+            if order != 0 { return order < 0 ? -1 : 1 }
+        }
+        return lhs.count == rhs.count ? 0 : (lhs.count < rhs.count ? -1 : 1)
+    }
+
+    static func compareBytes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
+        lhs.withUnsafeBufferPointer { lhsBuffer in
+            rhs.withUnsafeBufferPointer { rhsBuffer in compareBytes(lhsBuffer, rhsBuffer) }
+        }
     }
 }

@@ -9,17 +9,29 @@ extension PropertyPath {
     }
 
     /// `key == value`.
-    public static func == (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.equal, to: rhs) }
+    public static func == (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate {
+        lhs.compared(.equal, to: rhs)
+    }
     /// `key != value`.
-    public static func != (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.notEqual, to: rhs) }
+    public static func != (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate {
+        lhs.compared(.notEqual, to: rhs)
+    }
     /// `key < value`.
-    public static func < (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.less, to: rhs) }
+    public static func < (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate {
+        lhs.compared(.less, to: rhs)
+    }
     /// `key <= value`.
-    public static func <= (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.lessOrEqual, to: rhs) }
+    public static func <= (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate {
+        lhs.compared(.lessOrEqual, to: rhs)
+    }
     /// `key > value`.
-    public static func > (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.greater, to: rhs) }
+    public static func > (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate {
+        lhs.compared(.greater, to: rhs)
+    }
     /// `key >= value`.
-    public static func >= (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate { lhs.compared(.greaterOrEqual, to: rhs) }
+    public static func >= (lhs: PropertyPath, rhs: some PredicateArgument) -> FetchPredicate {
+        lhs.compared(.greaterOrEqual, to: rhs)
+    }
 
     /// `key == nil`: the value is absent (or a to-one on the way is nil).
     public static func == (lhs: PropertyPath, rhs: _OptionalNilComparisonType) -> FetchPredicate {
@@ -78,21 +90,4 @@ extension PropertyPath {
         .comparison(Comparison(expression, .between, .list([lower.predicateExpression, upper.predicateExpression]),
                                quantifier: quantifier))
     }
-}
-
-extension FetchPredicate {
-    /// Both hold. `a && b && c` makes one `AND` of three, as the format string `a AND b AND c` does.
-    public static func && (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate {
-        if case .and(let terms) = lhs, terms.count >= 2 { return .and(terms + [rhs]) }
-        return .and([lhs, rhs])
-    }
-
-    /// Either holds. `a || b || c` makes one `OR` of three.
-    public static func || (lhs: FetchPredicate, rhs: FetchPredicate) -> FetchPredicate {
-        if case .or(let terms) = lhs, terms.count >= 2 { return .or(terms + [rhs]) }
-        return .or([lhs, rhs])
-    }
-
-    /// The predicate does not hold.
-    public static prefix func ! (operand: FetchPredicate) -> FetchPredicate { .not(operand) }
 }

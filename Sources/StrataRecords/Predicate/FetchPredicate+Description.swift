@@ -18,10 +18,10 @@ extension FetchPredicate: CustomStringConvertible {
     /// parent knows when to wrap a child in parentheses.
     private var formatted: (text: String, binding: Int) {
         switch self {
-        case .constant(let b):
-            return (b ? "TRUEPREDICATE" : "FALSEPREDICATE", 2)
-        case .comparison(let c):
-            return (c.description, 2)
+        case .constant(let value):
+            return (value ? "TRUEPREDICATE" : "FALSEPREDICATE", 2)
+        case .comparison(let comparison):
+            return (comparison.description, 2)
         case .and(let terms):
             return Self.join(terms, with: " AND ", binding: 1, empty: "TRUEPREDICATE")
         case .or(let terms):
@@ -101,16 +101,16 @@ extension FetchExpression: CustomStringConvertible {
     static func literal(_ value: StoredValue) -> String {
         switch value {
         case .null: return "nil"
-        case .bool(let b): return b ? "TRUE" : "FALSE"
-        case .int(let i): return String(i)
-        case .double(let d):
-            return d.isFinite ? d.description : "CAST(\"\(d)\", \"NSNumber\")"
-        case .decimal(let d): return "CAST(\"\(d)\", \"NSDecimalNumber\")"
-        case .string(let s): return quoted(s)
+        case .bool(let flag): return flag ? "TRUE" : "FALSE"
+        case .int(let integer): return String(integer)
+        case .double(let double):
+            return double.isFinite ? double.description : "CAST(\"\(double)\", \"NSNumber\")"
+        case .decimal(let decimal): return "CAST(\"\(decimal)\", \"NSDecimalNumber\")"
+        case .string(let string): return quoted(string)
         case .date(let date):
-            let t = date.timeIntervalSinceReferenceDate
-            return t.isFinite ? "CAST(\(t), \"NSDate\")" : "CAST(\"\(t)\", \"NSDate\")"
-        case .uuid(let u): return "CAST(\"\(u.uuidString)\", \"NSUUID\")"
+            let seconds = date.timeIntervalSinceReferenceDate
+            return seconds.isFinite ? "CAST(\(seconds), \"NSDate\")" : "CAST(\"\(seconds)\", \"NSDate\")"
+        case .uuid(let uuid): return "CAST(\"\(uuid.uuidString)\", \"NSUUID\")"
         case .binary(let bytes):
             let hex = bytes.map { byte -> String in
                 let digits = String(byte, radix: 16)
@@ -121,20 +121,20 @@ extension FetchExpression: CustomStringConvertible {
     }
 
     /// Double-quoted, escaping what the lexer would otherwise read differently.
-    static func quoted(_ s: String) -> String {
+    static func quoted(_ text: String) -> String {
         var out = "\""
-        for u in s.unicodeScalars {
-            switch u {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
             case "\n": out += "\\n"
             case "\t": out += "\\t"
             case "\r": out += "\\r"
             default:
-                if u.value < 0x20 || u.value == 0x7F {
-                    out += "\\u{" + String(u.value, radix: 16) + "}"
+                if scalar.value < 0x20 || scalar.value == 0x7F {
+                    out += "\\u{" + String(scalar.value, radix: 16) + "}"
                 } else {
-                    out.unicodeScalars.append(u)
+                    out.unicodeScalars.append(scalar)
                 }
             }
         }
