@@ -29,10 +29,14 @@ import Testing
             ("WriteTree.count", { _ = try t.count }),
             ("WriteTree.put", { try t.put(key(1), bytes("late")) }),
             ("WriteTree.put", { try bytes("k").withUnsafeBytes { k in try bytes("v").withUnsafeBytes { try t.put(k, $0) } } }),
+            ("WriteTree.put", { try t.put(bytes("k").span.bytes, bytes("v").span.bytes) }),
             ("WriteTree.delete", { try t.delete(key(2)) }),
             ("WriteTree.delete", { _ = try key(2).withUnsafeBytes { try t.delete($0) } }),
+            ("WriteTree.delete", { _ = try t.delete(key(2).span.bytes) }),
             ("WriteTree.get", { _ = try t.get(key(3)) }),
-            ("WriteTree.withValue", { _ = try key(3).withUnsafeBytes { k in try t.withValue(forKey: k) { $0.count } } }),
+            ("WriteTree.withValue", { _ = try t.withValue(forKey: key(3)) { $0.byteCount } }),
+            ("WriteTree.withValue", { _ = try t.withValue(forKey: key(3).span.bytes) { $0.byteCount } }),
+            ("WriteTree.withValueBytes", { _ = try key(3).withUnsafeBytes { k in try t.withValueBytes(forKey: k) { $0.count } } }),
             ("WriteTree.contains", { _ = try t.contains(key(3)) }),
             ("WriteTree.makeCursor", { try t.makeCursor().first() }),
             ("WriteTree.entries", { _ = try t.entries() }),
@@ -52,8 +56,9 @@ import Testing
         [
             ("ReadTree.count", { _ = try t.count }),
             ("ReadTree.get", { _ = try t.get(key(3)) }),
-            ("ReadTree.withValue", { _ = try t.withValue(forKey: key(3)) { $0.count } }),
-            ("ReadTree.withValue", { _ = try key(3).withUnsafeBytes { k in try t.withValue(forKey: k) { $0.count } } }),
+            ("ReadTree.withValue", { _ = try t.withValue(forKey: key(3)) { $0.byteCount } }),
+            ("ReadTree.withValue", { _ = try t.withValue(forKey: key(3).span.bytes) { $0.byteCount } }),
+            ("ReadTree.withValueBytes", { _ = try key(3).withUnsafeBytes { k in try t.withValueBytes(forKey: k) { $0.count } } }),
             ("ReadTree.contains", { _ = try t.contains(key(3)) }),
             ("ReadTree.makeCursor", { try t.makeCursor().first() }),
             ("ReadTree.entries", { _ = try t.entries() }),
@@ -68,6 +73,7 @@ import Testing
             ("Cursor.last", { try c.last() }),
             ("Cursor.seek", { try c.seek(key(5)) }),
             ("Cursor.seek", { _ = try key(5).withUnsafeBytes { try c.seek($0) } }),
+            ("Cursor.seek", { _ = try c.seek(key(5).span.bytes) }),
             ("Cursor.seekBackward", { try c.seekBackward(key(5)) }),
             ("Cursor.next", { try c.next() }),
             ("Cursor.previous", { try c.previous() }),
@@ -388,8 +394,8 @@ import Testing
 
     // MARK: The tables cover the public API
 
-    /// Scans the sources of StrataStorage for the public members of the handle types and
-    /// checks that every one is in a table above (or exempt, with a reason).
+    /// Scans the sources of StrataStorage for the public and package members of the handle types
+    /// and checks that every one is in a table above (or exempt, with a reason).
     @Test func tablesCoverThePublicAPI() throws {
         let fs = SimulatedFileSystem()
         let store = try HandleLifetimeTests.makeStore(fs)
@@ -430,7 +436,7 @@ import Testing
         var result: [String: Int] = [:]
         guard let files = FileManager.default.enumerator(atPath: root.path) else { return result }
         let header = try Regex(#"^(?:public |final |@\w+ )*(?:class|struct|enum|extension|actor) (\w+)"#)
-        let member = try Regex(#"^\s*(?:@[\w()]+\s+)*public (?:static |final |nonisolated )*(func|var|let|init|subscript)\s*(\w*)"#)
+        let member = try Regex(#"^\s*(?:@[\w()]+\s+)*(?:public|package) (?:static |final |nonisolated )*(func|var|let|init|subscript)\s*(\w*)"#)
         for case let file as String in files where file.hasSuffix(".swift") {
             let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
             var depth = 0

@@ -78,7 +78,7 @@ public class RecordReader {
                           _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         let stored = pk.bigEndian
         return try withUnsafeBytes(of: stored) { keyBytes in
-            guard case .read = source else { return try pointReadTree(entity)?.withValue(forKey: keyBytes, body) }
+            guard case .read = source else { return try pointReadTree(entity)?.withValueBytes(forKey: keyBytes, body) }
             guard let cursor = try rowCursor(entity), try cursor.seek(keyBytes) else { return nil }
             let found = cursor.key
             guard found.count == 8, found.loadUnaligned(as: UInt64.self) == stored else { return nil }

@@ -35,17 +35,25 @@ public struct ReadTree: @unchecked Sendable {
         }
     }
 
-    /// Calls `body` with the value stored under `key`, borrowed without copying (valid only
-    /// inside `body`), and returns its result; `nil` if the key is absent.
+    /// Calls `body` with the value stored under `key`, borrowed without copying (the span cannot
+    /// leave `body`), and returns its result; `nil` if the key is absent.
     @inlinable
-    public func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        try key.withUnsafeBytes { try withValue(forKey: $0, body) }
+    public func withValue<R>(forKey key: [UInt8], _ body: (RawSpan) throws -> R) throws -> R? {
+        try key.withUnsafeBytes { keyBytes in try withValueBytes(forKey: keyBytes) { try body($0.bytes) } }
     }
 
-    /// Calls `body` with the value stored under `key`, borrowed without copying (valid only inside
-    /// `body`), and returns its result; `nil` if the key is absent.
-    public func withValue<R>(forKey key: UnsafeRawBufferPointer,
-                             _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    /// Calls `body` with the value stored under `key`, borrowed without copying (the span cannot
+    /// leave `body`), and returns its result; `nil` if the key is absent.
+    @inlinable
+    public func withValue<R>(forKey key: RawSpan, _ body: (RawSpan) throws -> R) throws -> R? {
+        try key.withUnsafeBytes { keyBytes in try withValueBytes(forKey: keyBytes) { try body($0.bytes) } }
+    }
+
+    /// The pointer form of ``withValue(forKey:_:)-(RawSpan,_)`` for the record layer, whose row
+    /// decoder reads raw buffers: the bytes are valid only inside `body` (decision 59).
+    @usableFromInline
+    package func withValueBytes<R>(forKey key: UnsafeRawBufferPointer,
+                                   _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try transaction.lifetime.check()
         guard let root, !key.isEmpty else { return nil }
         let (leaf, i, found) = try TreeRead.find(root, key, file)

@@ -28,7 +28,13 @@ public struct WriteTree {
     /// `diskFull` or `ioFailure` if an overflow value cannot be written, and a read error if a
     /// page on the way down cannot be read (all before anything changed);
     /// ``StrataError/transactionFailed(cause:)`` if it failed after the tree began to change.
-    public func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws {
+    public func put(_ key: RawSpan, _ value: RawSpan) throws {
+        try key.withUnsafeBytes { keyBytes in try value.withUnsafeBytes { try put(keyBytes, $0) } }
+    }
+
+    /// The pointer form of ``put(_:_:)-(RawSpan,RawSpan)`` for the layers of this package, which
+    /// encode keys and rows into raw buffers (decision 59); same rules and errors.
+    package func put(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws {
         let tx = transaction
         try tx.lifetime.check()
         guard !key.isEmpty, key.count <= StoreLimits.maxKeyLength else {
@@ -71,7 +77,13 @@ public struct WriteTree {
     /// changed; one that cannot be read while merging pages after the removal fails the
     /// transaction (``StrataError/transactionFailed(cause:)``).
     @discardableResult
-    public func delete(_ key: UnsafeRawBufferPointer) throws -> Bool {
+    public func delete(_ key: RawSpan) throws -> Bool {
+        try key.withUnsafeBytes { try delete($0) }
+    }
+
+    /// The pointer form of ``delete(_:)-(RawSpan)`` for the layers of this package (decision 59).
+    @discardableResult
+    package func delete(_ key: UnsafeRawBufferPointer) throws -> Bool {
         let tx = transaction
         try tx.lifetime.check()
         guard !key.isEmpty, key.count <= StoreLimits.maxKeyLength else { return false }
@@ -102,8 +114,24 @@ public struct WriteTree {
     /// Calls `body` with the value under `key` as this transaction sees it, borrowed without
     /// copying (valid only inside `body`, which must not change this tree: the bytes are the
     /// page's own), and returns its result; `nil` if the key is absent.
-    public func withValue<R>(forKey key: UnsafeRawBufferPointer,
-                             _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    @inlinable
+    public func withValue<R>(forKey key: [UInt8], _ body: (RawSpan) throws -> R) throws -> R? {
+        try key.withUnsafeBytes { keyBytes in try withValueBytes(forKey: keyBytes) { try body($0.bytes) } }
+    }
+
+    /// Calls `body` with the value under `key` as this transaction sees it, borrowed without
+    /// copying (the span cannot leave `body`, which must not change this tree), and returns its
+    /// result; `nil` if the key is absent.
+    @inlinable
+    public func withValue<R>(forKey key: RawSpan, _ body: (RawSpan) throws -> R) throws -> R? {
+        try key.withUnsafeBytes { keyBytes in try withValueBytes(forKey: keyBytes) { try body($0.bytes) } }
+    }
+
+    /// The pointer form of ``withValue(forKey:_:)-(RawSpan,_)`` for the record layer, whose row
+    /// decoder reads raw buffers: the bytes are valid only inside `body` (decision 59).
+    @usableFromInline
+    package func withValueBytes<R>(forKey key: UnsafeRawBufferPointer,
+                                   _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try transaction.lifetime.check()
         guard let root = tree.root, !key.isEmpty else { return nil }
         let (leaf, i, found) = try TreeRead.find(root, key, tree.file)

@@ -92,6 +92,10 @@ public final class Cursor {
     private static func fileOffset(of page: Page) -> UInt64? { page.diskAddress == 0 ? nil : page.diskAddress }
 
     /// The current key, borrowed until the cursor moves; empty when ``isValid`` is `false`.
+    ///
+    /// A buffer pointer, not a `RawSpan`: a property can lend a span only with a lifetime
+    /// annotation, which is still an experimental feature (decision 59). Copy what must outlive
+    /// the position (``copyKey()``).
     public var key: UnsafeRawBufferPointer {
         guard isValid else { return Cursor.noBytes }
         let top = path[path.count - 1]
@@ -160,7 +164,13 @@ public final class Cursor {
     /// Moves to the first key ≥ `key` (or past the end if there is none); returns whether the cursor
     /// rests on an entry. `key` is read only during the call.
     @discardableResult
-    public func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
+    public func seek(_ key: RawSpan) throws -> Bool {
+        try key.withUnsafeBytes { try seek($0) }
+    }
+
+    /// The pointer form of ``seek(_:)-(RawSpan)`` for the layers of this package (decision 59).
+    @discardableResult
+    package func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
         if try seekWithinLeaf(key) { return true }
         guard var page = try restart() else { return false }
         while !page.isLeaf {

@@ -27,7 +27,7 @@ final class StrataEngine: KVEngine {
                 throw BenchError("strata: tree \(Self.treeName) not created")
             }
             for (j, k) in keys.enumerated() {
-                try tree.put(data.key(Int(k)), data.value(op: firstOp + j))
+                try tree.put(data.key(Int(k)).bytes, data.value(op: firstOp + j).bytes)
             }
         }
     }
@@ -36,7 +36,7 @@ final class StrataEngine: KVEngine {
         try store.write { tx in
             guard let tree = try tx.tree(Self.treeName) else { return 0 }
             var found = 0
-            for k in keys where try tree.delete(data.key(Int(k))) { found += 1 }
+            for k in keys where try tree.delete(data.key(Int(k)).bytes) { found += 1 }
             return found
         }
     }
@@ -47,7 +47,7 @@ final class StrataEngine: KVEngine {
             var found = 0, bytes = 0
             for k in keys {
                 // Borrowed, zero-copy: the same access SQLite's column_blob and LMDB's get give.
-                if let n = try tree.withValue(forKey: data.key(Int(k)), { $0.count }) {
+                if let n = try tree.withValue(forKey: data.key(Int(k)).bytes, { $0.byteCount }) {
                     found += 1
                     bytes += n
                 }
