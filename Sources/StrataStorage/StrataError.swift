@@ -111,6 +111,10 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
     /// changed in the store since the context read them (optimistic locking): every conflict,
     /// with the snapshot the context read, the values it holds, and the store's values.
     case mergeConflicts([MergeConflictRecord])
+    /// Thrown when a reader asks for the persistent history after a token whose successors were
+    /// purged (or never recorded, while the store recorded no history): every transaction up to
+    /// `purgedThrough` is gone. Read the data afresh and go on from the newest token.
+    case historyPurged(after: UInt64, purgedThrough: UInt64)
     /// Thrown when one operation failed in several ways at once (a save that found many invalid
     /// objects): every failure, each a ``StrataError`` of its own.
     indirect case multipleErrors([StrataError])
@@ -161,6 +165,8 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
         case .mergeConflicts(let list):
             let count = "\(list.count) merge conflict\(list.count == 1 ? "" : "s")"
             return "\(count): \(list.map(\.description).joined(separator: "; "))"
+        case .historyPurged(let after, let purged):
+            return "the history after token \(after) is gone (purged through \(purged)): read the data afresh"
         case .multipleErrors(let errors):
             let count = "\(errors.count) error\(errors.count == 1 ? "" : "s")"
             return "\(count): \(errors.map(\.description).joined(separator: "; "))"

@@ -15,15 +15,21 @@ public struct AttributeDescription: Sendable {
     public var validation: [ValidationRule]
     /// The attribute's name in the previous model version, for a lightweight migration.
     public var renamingIdentifier: String?
+    /// Whether a deleted object's value stays in the persistent history (its
+    /// ``HistoryChange/Kind/delete`` change lists it), as Core Data's "preserve after deletion":
+    /// what a consumer needs to find the object in its own data (a server id, a name).
+    public var isPreservedAfterDeletion: Bool
     /// The default was given as an ``ObjectID``, which is no attribute value (the model refuses it).
     var defaultIsObjectID = false
 
     /// An attribute named `name` of `type`. `defaultValue` must convert to `type` exactly, as
     /// inserted values must (checked when the model is built: `StrataError.invalidModel`);
-    /// `renamedFrom` is its name in the previous model version.
+    /// `renamedFrom` is its name in the previous model version; `preservedAfterDeletion` keeps
+    /// the value in the history of the object's deletion.
     public init(_ name: String, _ type: AttributeType, optional: Bool = false,
                 default defaultValue: ValueConvertible? = nil, transient: Bool = false,
-                validation: [ValidationRule] = [], renamedFrom: String? = nil) {
+                validation: [ValidationRule] = [], renamedFrom: String? = nil,
+                preservedAfterDeletion: Bool = false) {
         self.name = name
         self.type = type
         self.isOptional = optional
@@ -32,5 +38,6 @@ public struct AttributeDescription: Sendable {
         self.isTransient = transient
         self.validation = validation
         self.renamingIdentifier = renamedFrom
+        self.isPreservedAfterDeletion = preservedAfterDeletion
     }
 }

@@ -20,4 +20,6 @@ struct Field: Sendable {
     var validation: [ValidationRule]
     /// The field's name in the previous model version (lightweight migration).
     var renamedFrom: String? = nil
+    /// Whether a delete's history lists the value (``AttributeDescription/isPreservedAfterDeletion``).
+    var isPreservedAfterDeletion = false
 }

@@ -64,7 +64,9 @@ public final class Model: Sendable {
                 switch field.kind {
                 case .attribute:
                     let type = field.type.rawValue
-                    lines.append("\(property): attribute \(type)\(optionalText)\(defaultText)\(validationText)")
+                    let preservedText = field.isPreservedAfterDeletion ? " preserved" : ""
+                    lines.append("\(property): attribute \(type)\(optionalText)\(preservedText)\(defaultText)"
+                        + validationText)
                 case .toOne(let target):
                     lines.append("\(property): to-one \(entities[target].name)\(optionalText)")
                 case .derived:

@@ -64,6 +64,11 @@ struct ModelResolver {
                 if case .derived(let derived) = member.kind, derived.expression.contains(where: \.isNewline) {
                     throw fail(entity.name, derived.name, "the expression holds a line break; write it on one line")
                 }
+                if case .attribute(let attribute) = member.kind, attribute.isTransient,
+                   attribute.isPreservedAfterDeletion {
+                    throw fail(entity.name, attribute.name,
+                               "a transient attribute is never stored, so no history can preserve it")
+                }
                 if case .attribute(let attribute) = member.kind, !attribute.isTransient {
                     // a nil default is no default
                     var defaultValue = attribute.defaultValue?.isNull == true ? nil : attribute.defaultValue
@@ -80,7 +85,8 @@ struct ModelResolver {
                     }
                     fields.append(Field(name: attribute.name, kind: .attribute, type: attribute.type,
                                         isOptional: attribute.isOptional, defaultValue: defaultValue,
-                                        validation: attribute.validation, renamedFrom: attribute.renamingIdentifier))
+                                        validation: attribute.validation, renamedFrom: attribute.renamingIdentifier,
+                                        isPreservedAfterDeletion: attribute.isPreservedAfterDeletion))
                 }
             }
             for member in entity.members {

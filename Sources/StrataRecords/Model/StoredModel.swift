@@ -48,7 +48,7 @@ enum StoredModel {
             switch kind {
             case "attribute", "transient":
                 guard words.count >= 2, let type = AttributeType(rawValue: words[1]) else { throw bad(line) }
-                // `attribute TYPE [optional] [default V] [validate …]`: V is one literal
+                // `attribute TYPE [optional] [preserved] [default V] [validate …]`: V is one literal
                 // (SchemaLiteral), which may hold spaces, so it is read, not split.
                 var defaultValue: StoredValue?
                 var validation: [ValidationRule] = []
@@ -56,6 +56,8 @@ enum StoredModel {
                 let afterType = afterKind.drop { $0 != " " }.drop { $0 == " " }
                 let isOptional = afterType == "optional" || afterType.hasPrefix("optional ")
                 var options = isOptional ? afterType.dropFirst("optional".count).drop { $0 == " " } : afterType
+                let isPreserved = kind == "attribute" && (options == "preserved" || options.hasPrefix("preserved "))
+                if isPreserved { options = options.dropFirst("preserved".count).drop { $0 == " " } }
                 if options.hasPrefix("default ") {
                     guard let (value, rest) = SchemaLiteral.parse(options.dropFirst("default ".count), as: type) else {
                         throw bad(line)
@@ -70,7 +72,8 @@ enum StoredModel {
                     validation = rules
                 }
                 let attribute = AttributeDescription(property, type, optional: isOptional, default: defaultValue,
-                                                     transient: kind == "transient", validation: validation)
+                                                     transient: kind == "transient", validation: validation,
+                                                     preservedAfterDeletion: isPreserved)
                 members.append(EntityMember(kind: .attribute(attribute)))
             case "to-one":
                 // `to-one TARGET [optional]`: the target may itself be named `optional`.

@@ -86,6 +86,8 @@ struct Migration {
             }
             // The rows again, in the new layout, as inserts: the commit derives everything.
             let transaction = RecordTransaction(model: new, tx: tx)
+            // A migration rewrites rows, it does not edit them: nothing for the history to hold.
+            transaction.recordsHistory = false
             var keptNow: [(RowKey, Int, StoredValue)] = []
             for entity in new.entities {
                 guard let stored = source(of: entity), let list = rows[entity.index] else { continue }

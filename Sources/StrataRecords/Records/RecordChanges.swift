@@ -95,7 +95,7 @@ extension RecordStore {
     public func writeReportingChanges<T>(_ body: (RecordTransaction) throws -> T) throws
         -> (result: T, changes: RecordChanges) {
         var changes: RecordChanges?
-        let result = try write(body, prepared: { changes = $0.changes() })
+        let result = try write(body, prepared: { changes = $0.committedChanges ?? $0.changes() })
         return (result, changes!)
     }
 }

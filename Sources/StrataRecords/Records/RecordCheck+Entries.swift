@@ -9,7 +9,7 @@ extension RecordCheck {
 
     /// The names of the trees the model's record layer may hold.
     var expectedTreeNames: Set<String> {
-        var names: Set<String> = [RecordTrees.meta]
+        var names: Set<String> = [RecordTrees.meta, RecordTrees.history]
         for entity in model.entities {
             names.insert(RecordTrees.rows(entity))
             for i in entity.indexFields.indices { names.insert(RecordTrees.index(entity, i)) }
@@ -55,6 +55,9 @@ extension RecordCheck {
                 if version != [KeyFormat.current] {
                     report("\(RecordTrees.meta): the key format entry is \(version), expected [\(KeyFormat.current)]")
                 }
+            } else if [RecordTrees.historyOnKey, RecordTrees.historyNextKey, RecordTrees.historyPurgedKey]
+                        .contains(keyBytes) {
+                // Checked with the history (RecordCheck+History).
             } else if keyBytes.starts(with: Array("next:".utf8)) {
                 counters[String(decoding: keyBytes.dropFirst(5), as: UTF8.self)] = try cursor.copyValue()
             } else {

@@ -94,6 +94,7 @@ final class RecordCheck {
         try readRows()
         try checkTreeNames()
         try checkMeta()
+        try checkHistory()
         for entity in model.entities {
             checkRowValues(entity)
             try checkIndexes(entity)

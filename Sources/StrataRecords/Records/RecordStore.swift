@@ -30,13 +30,15 @@ public final class RecordStore: Sendable {
     /// `StrataError.modelMismatch`, listing the differences, unless `migration` is
     /// `.lightweight` (see ``MigrationPolicy``). A store whose index keys were written before
     /// record format 2 (FORMAT.md §12) is rebuilt from its rows when opened read-write, and
-    /// refused with `StrataError.readOnly` when opened read-only.
+    /// refused with `StrataError.readOnly` when opened read-only. `history` turns the recording
+    /// of persistent history on or off for every writer of the store (``HistoryRecording``).
     public init(path: String, model: Model, options: StoreOptions = StoreOptions(),
-                migration: MigrationPolicy = .none) throws {
+                migration: MigrationPolicy = .none, history: HistoryRecording = .asStored) throws {
         self.model = model
         self.storage = try Store(path: path, options: options)
         do {
             try checkModel(readOnly: options.readOnly, migration: migration)
+            try applyHistoryRecording(history, readOnly: options.readOnly)
         } catch {
             try? storage.close()
             throw error

@@ -18,6 +18,19 @@ extension RecordTransaction {
                 try meta.put(RecordTrees.nextKey(model.entities[entityIndex]), KeyEncoding.primaryKey(next))
             }
         }
+        if recordsHistory { try recordHistory() }
+    }
+
+    /// Appends this transaction's changes to the persistent history when the store records it
+    /// (read from the file at each commit, so every writer of the store, in any process, agrees).
+    func recordHistory() throws {
+        guard let meta = try tx.tree(RecordTrees.meta), try meta.contains(RecordTrees.historyOnKey) else { return }
+        let changes = self.changes()
+        committedChanges = changes
+        guard let entry = HistoryCodec.encode(changes, model: model, date: Date(), author: author) else { return }
+        let token = try HistoryState.nextToken(meta)
+        try tx.tree(RecordTrees.history, createIfMissing: true)!.put(KeyEncoding.primaryKey(token), entry)
+        try meta.put(RecordTrees.historyNextKey, KeyEncoding.primaryKey(token + 1))
     }
 
     /// Cascades and nullifies, transitively, for the deletes since the last settle; records

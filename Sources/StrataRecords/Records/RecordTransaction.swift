@@ -17,6 +17,13 @@ public final class RecordTransaction: RecordReader {
     /// The time `now()` stamps on the rows this transaction changes: when it began (as
     /// PostgreSQL's `now()`), one value for the whole commit.
     let timestamp: Date
+    /// The name the persistent history records for this transaction (``HistoryTransaction/author``):
+    /// which part of the program, or which process, made it. `nil` records none.
+    public var author: String?
+    /// Whether the commit may record history (when the store records it): a migration does not.
+    var recordsHistory = true
+    /// The change set the commit computed for the history, kept for the did-save report.
+    var committedChanges: RecordChanges?
     // The row bookkeeping below is touched several times per row read or written, and is not
     // checked for exclusivity at run time (~80 instructions an access; decision 50): only this
     // class's own methods change it, none holds an access across other code (the in-place

@@ -9,6 +9,15 @@ enum RecordTrees {
 
     static func nextKey(_ entity: EntityDescription) -> [UInt8] { Array("next:\(entity.name)".utf8) }
 
+    /// Persistent history (FORMAT.md §12, "History"): token (8 bytes big-endian) → entry.
+    static let history = "records:history"
+    /// In `meta`: present (one byte, 1) while the store records history.
+    static let historyOnKey = Array("history".utf8)
+    /// In `meta`: the token the next recorded transaction gets (8 bytes big-endian).
+    static let historyNextKey = Array("history:next".utf8)
+    /// In `meta`: every token up to this one is gone, purged or never recorded (8 bytes big-endian).
+    static let historyPurgedKey = Array("history:purged".utf8)
+
     /// Rows: primary key (8 bytes big-endian) → row.
     static func rows(_ entity: EntityDescription) -> String { entity.treeNames.rows }
     /// A fetch index: encoded values + primary key → empty.
@@ -31,7 +40,7 @@ enum RecordTrees {
 
     /// Whether `name` is one of the record layer's trees (by its prefix).
     static func isRecordTreeName(_ name: String) -> Bool {
-        name == meta || dataTreePrefixes.contains { name.hasPrefix($0) }
+        name == meta || name == history || dataTreePrefixes.contains { name.hasPrefix($0) }
     }
 
     static func pair(_ first: UInt64, _ second: UInt64) -> [UInt8] {

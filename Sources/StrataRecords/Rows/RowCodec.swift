@@ -37,22 +37,29 @@ enum RowCodec {
         for (i, value) in values.enumerated() {
             if value.isNull { continue }
             out[bitmapStart + i / 8] |= 1 << UInt8(i % 8)
-            switch value {
-            case .null: break
-            case .bool(let flag): out.append(flag ? 1 : 0)
-            case .int(let integer): appendVarint(&out, UInt64(bitPattern: (integer << 1) ^ (integer >> 63)))
-            case .double(let double): appendLE(&out, double.bitPattern)
-            case .date(let date): appendLE(&out, date.timeIntervalSinceReferenceDate.bitPattern)
-            case .decimal(let decimal): DecimalCoding.append(decimal, to: &out)
-            case .string(let string):
-                appendVarint(&out, UInt64(string.utf8.count))
-                out.append(contentsOf: string.utf8)
-            case .binary(let bytes):
-                appendVarint(&out, UInt64(bytes.count))
-                out.append(contentsOf: bytes)
-            case .uuid(let uuid):
-                withUnsafeBytes(of: uuid.uuid) { out.append(contentsOf: $0) }
-            }
+            appendValue(value, to: &out)
+        }
+    }
+
+    /// The bytes of one value that is not `null`, as a row holds them (and a history entry
+    /// after its tag).
+    @inline(__always)
+    static func appendValue(_ value: StoredValue, to out: inout [UInt8]) {
+        switch value {
+        case .null: break
+        case .bool(let flag): out.append(flag ? 1 : 0)
+        case .int(let integer): appendVarint(&out, UInt64(bitPattern: (integer << 1) ^ (integer >> 63)))
+        case .double(let double): appendLE(&out, double.bitPattern)
+        case .date(let date): appendLE(&out, date.timeIntervalSinceReferenceDate.bitPattern)
+        case .decimal(let decimal): DecimalCoding.append(decimal, to: &out)
+        case .string(let string):
+            appendVarint(&out, UInt64(string.utf8.count))
+            out.append(contentsOf: string.utf8)
+        case .binary(let bytes):
+            appendVarint(&out, UInt64(bytes.count))
+            out.append(contentsOf: bytes)
+        case .uuid(let uuid):
+            withUnsafeBytes(of: uuid.uuid) { out.append(contentsOf: $0) }
         }
     }
 
@@ -104,33 +111,39 @@ enum RowCodec {
                 values.append(.null)
                 continue
             }
-            switch fields[i].type {
-            case .bool: values.append(.bool(try reader.byte() != 0))
-            case .int16, .int32, .int64:
-                let zigzag = try reader.varint()
-                values.append(.int(Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))))
-            case .double: values.append(.double(Double(bitPattern: try reader.u64())))
-            case .date: values.append(.date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.u64()))))
-            case .decimal:
-                let sign = try reader.byte(), exponent = try reader.byte()
-                let mantissaLength = Int(try reader.byte())
-                let mantissa = ArraySlice(try reader.take(mantissaLength))
-                guard let decimal = DecimalCoding.decode(sign: sign, exponent: exponent, mantissa: mantissa) else {
-                    throw StrataError.corrupt("decimal field", offset: nil)
-                }
-                values.append(.decimal(decimal))
-            case .string: values.append(.string(String(decoding: try reader.take(try reader.length()), as: UTF8.self)))
-            case .binary: values.append(.binary(Array(try reader.take(try reader.length()))))
-            case .uuid:
-                let raw = try reader.take(16)
-                let start = raw.startIndex
-                values.append(.uuid(UUID(uuid: (
-                    raw[start], raw[start + 1], raw[start + 2], raw[start + 3], raw[start + 4], raw[start + 5],
-                    raw[start + 6], raw[start + 7], raw[start + 8], raw[start + 9], raw[start + 10], raw[start + 11],
-                    raw[start + 12], raw[start + 13], raw[start + 14], raw[start + 15]))))
-            }
+            values.append(try readValue(fields[i].type, from: &reader))
         }
         return values
+    }
+
+    /// Reads one value of `type` that is present, as ``appendValue(_:to:)`` wrote it.
+    @inline(__always)
+    static func readValue(_ type: AttributeType, from reader: inout Reader) throws -> StoredValue {
+        switch type {
+        case .bool: return .bool(try reader.byte() != 0)
+        case .int16, .int32, .int64:
+            let zigzag = try reader.varint()
+            return .int(Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1))))
+        case .double: return .double(Double(bitPattern: try reader.u64()))
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.u64())))
+        case .decimal:
+            let sign = try reader.byte(), exponent = try reader.byte()
+            let mantissaLength = Int(try reader.byte())
+            let mantissa = ArraySlice(try reader.take(mantissaLength))
+            guard let decimal = DecimalCoding.decode(sign: sign, exponent: exponent, mantissa: mantissa) else {
+                throw StrataError.corrupt("decimal field", offset: nil)
+            }
+            return .decimal(decimal)
+        case .string: return .string(String(decoding: try reader.take(try reader.length()), as: UTF8.self))
+        case .binary: return .binary(Array(try reader.take(try reader.length())))
+        case .uuid:
+            let raw = try reader.take(16)
+            let start = raw.startIndex
+            return .uuid(UUID(uuid: (
+                raw[start], raw[start + 1], raw[start + 2], raw[start + 3], raw[start + 4], raw[start + 5],
+                raw[start + 6], raw[start + 7], raw[start + 8], raw[start + 9], raw[start + 10], raw[start + 11],
+                raw[start + 12], raw[start + 13], raw[start + 14], raw[start + 15])))
+        }
     }
 
     static func appendVarint(_ out: inout [UInt8], _ value: UInt64) {

@@ -1,0 +1,246 @@
+import Foundation
+import StrataStorage
+
+/// The stored form of one recorded transaction (FORMAT.md §12, "History"): a header (version,
+/// commit time, storage transaction, author), a table of the names the changes use (entities,
+/// properties, relationships: each once), then the changes, each naming its entity and
+/// properties by their index in that table. Values carry a type tag, so an entry reads without
+/// the model that wrote it (a later model may have renamed or dropped what it names).
+enum HistoryCodec {
+    static let version: UInt8 = 1
+
+    /// The tag before a value: which of ``StoredValue``'s cases follows, in the row encoding.
+    enum Tag: UInt8 {
+        case null = 0, bool, int, double, decimal, string, date, uuid, binary
+
+        init(_ value: StoredValue) {
+            switch value {
+            case .null: self = .null
+            case .bool: self = .bool
+            case .int: self = .int
+            case .double: self = .double
+            case .decimal: self = .decimal
+            case .string: self = .string
+            case .date: self = .date
+            case .uuid: self = .uuid
+            case .binary: self = .binary
+            }
+        }
+
+        /// The attribute type whose row encoding the tag's value has.
+        var type: AttributeType? {
+            switch self {
+            case .null: return nil
+            case .bool: return .bool
+            case .int: return .int64
+            case .double: return .double
+            case .decimal: return .decimal
+            case .string: return .string
+            case .date: return .date
+            case .uuid: return .uuid
+            case .binary: return .binary
+            }
+        }
+    }
+
+    /// A value's flags: bit 0, a derived attribute; bit 1, a to-one relationship (a target
+    /// follows instead of a tagged value).
+    static let derivedFlag: UInt8 = 1
+    static let toOneFlag: UInt8 = 2
+
+    /// The names an entry uses, each given an index on first use.
+    struct NameTable {
+        var indexes: [String: Int] = [:]
+        var names: [String] = []
+
+        mutating func index(_ name: String) -> UInt64 {
+            if let known = indexes[name] { return UInt64(known) }
+            indexes[name] = names.count
+            names.append(name)
+            return UInt64(names.count - 1)
+        }
+    }
+
+    /// The entry for `changes`, or `nil` when they hold nothing a consumer would see (a commit
+    /// that moved only bookkeeping fields).
+    static func encode(_ changes: RecordChanges, model: Model, date: Date, author: String?) -> [UInt8]? {
+        var names = NameTable()
+        var body: [UInt8] = []
+        var count: UInt64 = 0
+        func appendFields(_ row: RecordChanges.Row, _ entity: EntityDescription, _ kind: HistoryChange.Kind,
+                          to out: inout [UInt8]) -> Int {
+            var listed = 0
+            var fieldBytes: [UInt8] = []
+            let values = (kind == .delete ? row.previous : row.values) ?? []
+            let slots: [Int] = kind == .update ? row.changedFields : Array(values.indices)
+            for slot in slots where slot < entity.fields.count {
+                let field = entity.fields[slot]
+                let value = values[slot]
+                switch kind {
+                case .insert: if value.isNull { continue }
+                case .delete: if !field.isPreservedAfterDeletion || value.isNull { continue }
+                default: break
+                }
+                switch field.kind {
+                case .auxiliary: continue
+                case .attribute, .derived:
+                    RowCodec.appendVarint(&fieldBytes, names.index(field.name))
+                    fieldBytes.append(field.kind == .derived ? derivedFlag : 0)
+                    fieldBytes.append(Tag(value).rawValue)
+                    RowCodec.appendValue(value, to: &fieldBytes)
+                case .toOne(let target):
+                    RowCodec.appendVarint(&fieldBytes, names.index(field.name))
+                    fieldBytes.append(toOneFlag)
+                    if case .int(let key) = value {
+                        fieldBytes.append(1)
+                        RowCodec.appendVarint(&fieldBytes, names.index(model.entities[target].name))
+                        RowCodec.appendVarint(&fieldBytes, UInt64(bitPattern: key))
+                    } else {
+                        fieldBytes.append(0)
+                    }
+                }
+                listed += 1
+            }
+            RowCodec.appendVarint(&out, UInt64(listed))
+            out.append(contentsOf: fieldBytes)
+            return listed
+        }
+        func appendRows(_ rows: [RecordChanges.Row], _ kind: HistoryChange.Kind) {
+            for row in rows {
+                guard let entity = model.entity(row.id.entity) else { continue }
+                var change: [UInt8] = [kind.rawValue]
+                RowCodec.appendVarint(&change, names.index(entity.name))
+                RowCodec.appendVarint(&change, row.id.primaryKey)
+                let listed = appendFields(row, entity, kind, to: &change)
+                // An update that moved only bookkeeping fields is no change a consumer sees.
+                if kind == .update && listed == 0 { continue }
+                body.append(contentsOf: change)
+                count += 1
+            }
+        }
+        appendRows(changes.inserted, .insert)
+        appendRows(changes.updated, .update)
+        appendRows(changes.deleted, .delete)
+        for link in changes.links {
+            body.append(link.added ? HistoryChange.Kind.link.rawValue : HistoryChange.Kind.unlink.rawValue)
+            RowCodec.appendVarint(&body, names.index(link.id.entity))
+            RowCodec.appendVarint(&body, link.id.primaryKey)
+            RowCodec.appendVarint(&body, names.index(link.relationship))
+            RowCodec.appendVarint(&body, names.index(link.other.entity))
+            RowCodec.appendVarint(&body, link.other.primaryKey)
+            count += 1
+        }
+        if count == 0 { return nil }
+
+        var out: [UInt8] = [version]
+        RowCodec.appendLE(&out, date.timeIntervalSinceReferenceDate.bitPattern)
+        RowCodec.appendVarint(&out, changes.transactionID)
+        let authorBytes = Array((author ?? "").utf8)
+        RowCodec.appendVarint(&out, UInt64(authorBytes.count))
+        out.append(contentsOf: authorBytes)
+        RowCodec.appendVarint(&out, UInt64(names.names.count))
+        for name in names.names {
+            RowCodec.appendVarint(&out, UInt64(name.utf8.count))
+            out.append(contentsOf: name.utf8)
+        }
+        RowCodec.appendVarint(&out, count)
+        out.append(contentsOf: body)
+        return out
+    }
+
+    /// Reads the entry stored under `token`. Throws `corrupt` (naming the token) when the bytes
+    /// do not hold one whole entry: nothing an entry holds can read past it or trap.
+    static func decode(_ bytes: UnsafeRawBufferPointer, token: UInt64) throws -> HistoryTransaction {
+        do {
+            return try decodeEntry(bytes, token: token)
+        } catch StrataError.corrupt(let what, _) {
+            throw StrataError.corrupt("history entry \(token): \(what)", offset: nil)
+        }
+    }
+
+    /// The commit time of the entry stored under `token`, read from its header alone.
+    static func date(_ bytes: UnsafeRawBufferPointer, token: UInt64) throws -> Date {
+        var reader = RowCodec.Reader(bytes: bytes)
+        do {
+            guard try reader.byte() == version else { throw StrataError.corrupt("unknown version", offset: nil) }
+            let seconds = Double(bitPattern: try reader.u64())
+            guard seconds.isFinite else { throw StrataError.corrupt("commit time is not finite", offset: nil) }
+            return Date(timeIntervalSinceReferenceDate: seconds)
+        } catch StrataError.corrupt(let what, _) {
+            throw StrataError.corrupt("history entry \(token): \(what)", offset: nil)
+        }
+    }
+
+    private static func decodeEntry(_ bytes: UnsafeRawBufferPointer, token: UInt64) throws -> HistoryTransaction {
+        var reader = RowCodec.Reader(bytes: bytes)
+        guard try reader.byte() == version else { throw StrataError.corrupt("unknown version", offset: nil) }
+        let seconds = Double(bitPattern: try reader.u64())
+        guard seconds.isFinite else { throw StrataError.corrupt("commit time is not finite", offset: nil) }
+        let transactionID = try reader.varint()
+        let authorBytes = try reader.take(try reader.length())
+        let author = authorBytes.isEmpty ? nil : String(decoding: authorBytes, as: UTF8.self)
+        // Each name takes at least its length byte, each change at least three bytes: counts
+        // beyond the entry's size are damage, refused before anything is reserved.
+        let nameCount = try reader.length()
+        var names: [String] = []
+        for _ in 0..<nameCount {
+            names.append(String(decoding: try reader.take(try reader.length()), as: UTF8.self))
+        }
+        func name(_ reader: inout RowCodec.Reader) throws -> String {
+            let index = try reader.varint()
+            guard index < UInt64(names.count) else {
+                throw StrataError.corrupt("name index \(index) of \(names.count) names", offset: nil)
+            }
+            return names[Int(index)]
+        }
+        let changeCount = try reader.length()
+        var changes: [HistoryChange] = []
+        for _ in 0..<changeCount {
+            guard let kind = HistoryChange.Kind(rawValue: try reader.byte()) else {
+                throw StrataError.corrupt("unknown change kind", offset: nil)
+            }
+            let id = ObjectID(entity: try name(&reader), primaryKey: try reader.varint())
+            var change = HistoryChange(kind: kind, id: id)
+            switch kind {
+            case .link, .unlink:
+                change.relationship = try name(&reader)
+                change.other = ObjectID(entity: try name(&reader), primaryKey: try reader.varint())
+            case .insert, .update, .delete:
+                let valueCount = try reader.length()
+                for _ in 0..<valueCount {
+                    let property = try name(&reader)
+                    let flags = try reader.byte()
+                    guard flags & ~(derivedFlag | toOneFlag) == 0, flags != derivedFlag | toOneFlag else {
+                        throw StrataError.corrupt("value flags \(flags)", offset: nil)
+                    }
+                    if flags & toOneFlag != 0 {
+                        switch try reader.byte() {
+                        case 0: change.toOneTargets[property] = .some(nil)
+                        case 1:
+                            let target = ObjectID(entity: try name(&reader), primaryKey: try reader.varint())
+                            change.toOneTargets[property] = target
+                        default: throw StrataError.corrupt("to-one marker", offset: nil)
+                        }
+                        continue
+                    }
+                    guard let tag = Tag(rawValue: try reader.byte()) else {
+                        throw StrataError.corrupt("unknown value tag", offset: nil)
+                    }
+                    let value = try tag.type.map { try RowCodec.readValue($0, from: &reader) } ?? .null
+                    if case .double(let double) = value, double.isNaN {
+                        throw StrataError.corrupt("a double value is NaN", offset: nil)
+                    }
+                    change.values[property] = value
+                    if flags & derivedFlag != 0 { change.derivedNames.insert(property) }
+                }
+            }
+            changes.append(change)
+        }
+        guard reader.at == bytes.count else {
+            throw StrataError.corrupt("\(bytes.count - reader.at) bytes after the last change", offset: nil)
+        }
+        return HistoryTransaction(token: HistoryToken(token), transactionID: transactionID,
+                                  date: Date(timeIntervalSinceReferenceDate: seconds), author: author,
+                                  changes: changes)
+    }
+}
