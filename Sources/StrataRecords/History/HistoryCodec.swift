@@ -48,104 +48,15 @@ enum HistoryCodec {
     static let derivedFlag: UInt8 = 1
     static let toOneFlag: UInt8 = 2
 
-    /// The names an entry uses, each given an index on first use.
-    struct NameTable {
-        var indexes: [String: Int] = [:]
-        var names: [String] = []
-
-        mutating func index(_ name: String) -> UInt64 {
-            if let known = indexes[name] { return UInt64(known) }
-            indexes[name] = names.count
-            names.append(name)
-            return UInt64(names.count - 1)
-        }
-    }
-
     /// The entry for `changes`, or `nil` when they hold nothing a consumer would see (a commit
     /// that moved only bookkeeping fields).
     static func encode(_ changes: RecordChanges, model: Model, date: Date, author: String?) -> [UInt8]? {
-        var names = NameTable()
-        var body: [UInt8] = []
-        var count: UInt64 = 0
-        func appendFields(_ row: RecordChanges.Row, _ entity: EntityDescription, _ kind: HistoryChange.Kind,
-                          to out: inout [UInt8]) -> Int {
-            var listed = 0
-            var fieldBytes: [UInt8] = []
-            let values = (kind == .delete ? row.previous : row.values) ?? []
-            let slots: [Int] = kind == .update ? row.changedFields : Array(values.indices)
-            for slot in slots where slot < entity.fields.count {
-                let field = entity.fields[slot]
-                let value = values[slot]
-                switch kind {
-                case .insert: if value.isNull { continue }
-                case .delete: if !field.isPreservedAfterDeletion || value.isNull { continue }
-                default: break
-                }
-                switch field.kind {
-                case .auxiliary: continue
-                case .attribute, .derived:
-                    RowCodec.appendVarint(&fieldBytes, names.index(field.name))
-                    fieldBytes.append(field.kind == .derived ? derivedFlag : 0)
-                    fieldBytes.append(Tag(value).rawValue)
-                    RowCodec.appendValue(value, to: &fieldBytes)
-                case .toOne(let target):
-                    RowCodec.appendVarint(&fieldBytes, names.index(field.name))
-                    fieldBytes.append(toOneFlag)
-                    if case .int(let key) = value {
-                        fieldBytes.append(1)
-                        RowCodec.appendVarint(&fieldBytes, names.index(model.entities[target].name))
-                        RowCodec.appendVarint(&fieldBytes, UInt64(bitPattern: key))
-                    } else {
-                        fieldBytes.append(0)
-                    }
-                }
-                listed += 1
-            }
-            RowCodec.appendVarint(&out, UInt64(listed))
-            out.append(contentsOf: fieldBytes)
-            return listed
-        }
-        func appendRows(_ rows: [RecordChanges.Row], _ kind: HistoryChange.Kind) {
-            for row in rows {
-                guard let entity = model.entity(row.id.entity) else { continue }
-                var change: [UInt8] = [kind.rawValue]
-                RowCodec.appendVarint(&change, names.index(entity.name))
-                RowCodec.appendVarint(&change, row.id.primaryKey)
-                let listed = appendFields(row, entity, kind, to: &change)
-                // An update that moved only bookkeeping fields is no change a consumer sees.
-                if kind == .update && listed == 0 { continue }
-                body.append(contentsOf: change)
-                count += 1
-            }
-        }
-        appendRows(changes.inserted, .insert)
-        appendRows(changes.updated, .update)
-        appendRows(changes.deleted, .delete)
-        for link in changes.links {
-            body.append(link.added ? HistoryChange.Kind.link.rawValue : HistoryChange.Kind.unlink.rawValue)
-            RowCodec.appendVarint(&body, names.index(link.id.entity))
-            RowCodec.appendVarint(&body, link.id.primaryKey)
-            RowCodec.appendVarint(&body, names.index(link.relationship))
-            RowCodec.appendVarint(&body, names.index(link.other.entity))
-            RowCodec.appendVarint(&body, link.other.primaryKey)
-            count += 1
-        }
-        if count == 0 { return nil }
-
-        var out: [UInt8] = [version]
-        RowCodec.appendLE(&out, date.timeIntervalSinceReferenceDate.bitPattern)
-        RowCodec.appendVarint(&out, changes.transactionID)
-        let authorBytes = Array((author ?? "").utf8)
-        RowCodec.appendVarint(&out, UInt64(authorBytes.count))
-        out.append(contentsOf: authorBytes)
-        RowCodec.appendVarint(&out, UInt64(names.names.count))
-        for name in names.names {
-            RowCodec.appendVarint(&out, UInt64(name.utf8.count))
-            out.append(contentsOf: name.utf8)
-        }
-        RowCodec.appendVarint(&out, count)
-        out.append(contentsOf: body)
-        return out
+        var encoder = HistoryEncoder(model: model)
+        encoder.appendRows(changes.inserted, .insert)
+        encoder.appendRows(changes.updated, .update)
+        encoder.appendRows(changes.deleted, .delete)
+        for link in changes.links { encoder.appendLink(link) }
+        return encoder.finish(transactionID: changes.transactionID, date: date, author: author)
     }
 
     /// Reads the entry stored under `token`. Throws `corrupt` (naming the token) when the bytes

@@ -99,15 +99,18 @@ enum DecimalCoding {
         let components = parts(decimal)
         out.append(components.negative ? 1 : 0)
         out.append(UInt8(bitPattern: Int8(clamping: components.exponent)))
-        var bytes: [UInt8] = []
+        // The length first, then the bytes straight into `out`: a scratch array for them cost an
+        // allocation per decimal written (~40% of this function in callgrind).
+        let significantBits = components.high != 0
+            ? 128 - components.high.leadingZeroBitCount : 64 - components.low.leadingZeroBitCount
+        let length = (significantBits + 7) / 8
+        out.append(UInt8(length))
         var lo = components.low, hi = components.high
-        while lo != 0 || hi != 0 {
-            bytes.append(UInt8(truncatingIfNeeded: lo))
+        for _ in 0..<length {
+            out.append(UInt8(truncatingIfNeeded: lo))
             lo = lo >> 8 | (hi & 0xFF) << 56
             hi >>= 8
         }
-        out.append(UInt8(bytes.count))
-        out.append(contentsOf: bytes)
     }
 
     static func decode(sign: UInt8, exponent: UInt8, mantissa: ArraySlice<UInt8>) -> Decimal? {

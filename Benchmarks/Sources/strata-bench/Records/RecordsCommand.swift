@@ -19,7 +19,7 @@ struct RecordsCommand: ParsableCommand {
     @Option(name: .customLong("repeat"), help: "Runs of each workload per engine, the median reported (default scale: 1; full: 3).")
     var repeats: Int?
     @OptionGroup var options: BenchOptions
-    @Option(help: "Comma-separated engines: strata, sqlite-recount, sqlite-incremental.")
+    @Option(help: "Comma-separated engines: strata, strata-history, sqlite-recount, sqlite-incremental.")
     var engines: String = RecordsEngineName.allCases.map(\.rawValue).joined(separator: ",")
     @Option(help: "Comma-separated workloads (default: all).") var workloads: String?
 
@@ -118,7 +118,10 @@ struct RecordsCommand: ParsableCommand {
                 + "\(scale.renames) renames of lists with \(scale.fanoutItems) items; \(scale.queries) queries; "
                 + "\(scale.batch) operations per transaction (renames: one each); median of \(repeats) run(s)"
                 + (scale == RecordsScale.preset(self.scale) ? "; \(self.scale.rawValue) scale" : ""),
-            configurations: engines.map { $0 == .strata ? StrataRecordsEngine.configuration : SQLiteRecordsEngine.configuration($0) },
+            configurations: engines.map {
+                $0 == .strata || $0 == .strataHistory
+                    ? StrataRecordsEngine.configuration($0) : SQLiteRecordsEngine.configuration($0)
+            },
             notes: ["ops/s counts rows inserted (bulkinsert: lists and items), items inserted, items moved, lists renamed, "
                     + "queries answered; p50/p99 per transaction (queries: per \(scale.batch) queries in one read transaction)",
                     "setup of insert_list<N> and renamefanout is untimed (SQLite: rows loaded without triggers, derived "

@@ -4,6 +4,8 @@ import ArgumentParser
 enum RecordsEngineName: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     /// Strata's record layer: derived attributes kept by deltas at commit.
     case strata
+    /// The same, recording persistent history: strata ÷ strata-history is what history costs.
+    case strataHistory = "strata-history"
     /// SQLite with the recount triggers Core Data generates for derived attributes.
     case sqliteRecount = "sqlite-recount"
     /// SQLite with hand-written incremental triggers (count ± 1, sum ± amount).

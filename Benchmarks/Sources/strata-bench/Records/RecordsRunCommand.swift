@@ -22,7 +22,7 @@ struct RecordsRunCommand: ParsableCommand {
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             let bulk = bulkStore.flatMap { $0.isEmpty ? nil : $0 }
             switch engine {
-            case .strata:
+            case .strata, .strataHistory:
                 return try RecordsRunner<StrataRecordsEngine>(engineName: engine, scale: scale, directory: dir, bulkStore: bulk).run(w)
             case .sqliteRecount, .sqliteIncremental:
                 return try RecordsRunner<SQLiteRecordsEngine>(engineName: engine, scale: scale, directory: dir, bulkStore: bulk).run(w)

@@ -5,8 +5,10 @@ import StrataStorage
 /// The record layer under test: the model, default options but `normal` durability.
 final class StrataRecordsEngine: RecordsEngine {
     static let fileName = "records.strata"
-    static var configuration: String {
-        "strata: RecordStore, durability .normal, defaults otherwise; TodoList.itemCount = items.@count, "
+    static func configuration(_ name: RecordsEngineName) -> String {
+        "\(name.rawValue): RecordStore, durability .normal, "
+            + (name == .strataHistory ? "persistent history recorded, " : "")
+            + "defaults otherwise; TodoList.itemCount = items.@count, "
             + "total = items.amount.@sum (decimal), searchName = canonical:(name) (indexed); Item.listName = list.name, "
             + "sku indexed"
     }
@@ -52,7 +54,8 @@ final class StrataRecordsEngine: RecordsEngine {
 
     static func open(directory: String, name: RecordsEngineName) throws -> StrataRecordsEngine {
         try StrataRecordsEngine(store: try RecordStore(path: directory + "/" + fileName, model: try model(),
-                                                   options: StoreOptions(durability: .normal)))
+                                                       options: StoreOptions(durability: .normal),
+                                                       history: name == .strataHistory ? .on : .off))
     }
 
     private static func list(_ i: Int) -> ObjectID { ObjectID(entity: "TodoList", primaryKey: UInt64(i + 1)) }
