@@ -245,4 +245,26 @@ extension ModelContext {
             }
         }
     }
+
+    /// Whether the to-many in `slot` of an inserted object has members: what
+    /// `!members(slot:of:).isEmpty` answers (keep the two in step), without building the member
+    /// list. An inserted object has no stored members, so with a to-one inverse its members are
+    /// the pending objects whose inverse names it: the first one found answers. A many-to-many
+    /// (members from pending links) takes the full list.
+    func hasMembers(slot: Int, ofInserted object: ManagedObject) -> Bool {
+        guard let b = binding(object), let rel = b.relationships[slot], b.targetEntity[slot] >= 0 else { return false }
+        let inverse = b.inverseSlot[slot]
+        guard !rel.isManyToMany, inverse >= 0, object._flags.contains(.inserted) else {
+            return !memberRaws(slot: slot, of: object).isEmpty
+        }
+        let target = container.bindings[b.targetEntity[slot]].index
+        let raw = object._rawID
+        for group in [inserted, updated] {
+            for (k, o) in group where k.entity == target {
+                guard inverse < o._values.count, case .int(let r) = o._values[inverse], r == raw else { continue }
+                if deleted[Key(entity: k.entity, raw: o._rawID)] == nil { return true }
+            }
+        }
+        return false
+    }
 }

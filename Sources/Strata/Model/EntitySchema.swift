@@ -377,14 +377,3 @@ final class EntitySchema: @unchecked Sendable {
         return String(field.dropFirst())
     }
 }
-
-/// A key path kept alive (so its identity is not reused) with the slot it reaches. Key paths
-/// are immutable once made, so sharing them between threads is safe.
-struct KeptKeyPath: @unchecked Sendable {
-    let keyPath: AnyKeyPath
-    let slot: Int
-}
-
-/// The property wrappers of the object layer (so the schema builder can tell them from a
-/// class's other stored properties).
-protocol ManagedPropertyWrapper {}

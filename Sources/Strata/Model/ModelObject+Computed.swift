@@ -1,13 +1,6 @@
 import StrataRecords
 import Synchronization
 
-/// The key-path API of model classes: computed properties and observation, with the model
-/// class as `Self` (so `\.firstName` needs no type). ``ManagedObject`` adopts it; other types
-/// should not.
-public protocol ModelObject: AnyObject {}
-
-extension ManagedObject: ModelObject {}
-
 // Computed properties are ordinary Swift properties (so they may be declared in an extension,
 // or in a subclass, as well as in the class) whose getter calls `computed` or `cached` with the
 // key paths it depends on. A container registers the ones the class lists in
@@ -124,37 +117,5 @@ extension ManagedObject {
         recorder?.muted += 1
         defer { recorder?.muted -= 1 }
         return value()
-    }
-}
-
-/// A computed property as its class's schema knows it.
-final class ComputedInfo: @unchecked Sendable {
-    let name: String
-    let isCached: Bool
-    /// The dependency paths, as property names.
-    let paths: [[String]]
-    /// What Swift Observation tracks for it (see ``ManagedObject/observationKeyPath(_:)``).
-    let observationKey: KeyPath<ManagedObject, Int>
-
-    init(name: String, isCached: Bool, paths: [[String]]) {
-        self.name = name
-        self.isCached = isCached
-        self.paths = paths
-        self.observationKey = ManagedObject.observationKeyPath(name)
-    }
-}
-
-/// A property another one depends on, seen from the property that changes: the owner's
-/// property `key` depends on it through `hops` (the relationships from the owner to here, in
-/// order).
-struct Dependent: @unchecked Sendable {
-    let owner: EntitySchema
-    let key: String
-    let hops: [Hop]
-
-    struct Hop {
-        /// The schema the relationship belongs to, and its name.
-        let schema: EntitySchema
-        let relationship: String
     }
 }
