@@ -9,7 +9,7 @@ final class ChangeSequenceLease {
     init(_ context: ModelContext) {
         self.context = context
         let mailbox = self.mailbox
-        observer = context.container.addSaveObserver { [weak mailbox] n in mailbox?.post(n) }
+        observer = context.container.addSaveObserver { [weak mailbox] notification in mailbox?.post(notification) }
         context.container.register(mailbox)
         context.liveChangeSequences += 1
         context.updateMergeAttachment()

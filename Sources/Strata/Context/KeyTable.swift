@@ -29,8 +29,8 @@ struct KeyTable<Element> {
         get {
             let mask = entries.count - 1
             var i = home(key)
-            while let e = entries[i] {
-                if e.key == key { return e.element }
+            while let entry = entries[i] {
+                if entry.key == key { return entry.element }
                 i = (i + 1) & mask
             }
             return nil
@@ -40,8 +40,8 @@ struct KeyTable<Element> {
             if (count + 1) * 2 > entries.count { grow() }
             let mask = entries.count - 1
             var i = home(key)
-            while let e = entries[i] {
-                if e.key == key {
+            while let entry = entries[i] {
+                if entry.key == key {
                     entries[i] = (key, element)
                     return
                 }
@@ -55,7 +55,7 @@ struct KeyTable<Element> {
     private mutating func grow() {
         let old = entries
         var bigger = KeyTable(capacity: old.count)
-        for case let e? in old { bigger[e.key] = e.element }
+        for case let entry? in old { bigger[entry.key] = entry.element }
         self = bigger
     }
 }

@@ -7,11 +7,11 @@ struct ObjectSet {
     /// A set that holds `capacity` objects without growing.
     init(capacity: Int = 0) { table = KeyTable(capacity: capacity) }
 
-    /// The key of `o`: its address.
+    /// The key of `object`: its address.
     @inline(__always)
-    static func address(_ o: ManagedObject) -> Int64 { Int64(Int(bitPattern: ObjectIdentifier(o))) }
+    static func address(_ object: ManagedObject) -> Int64 { Int64(Int(bitPattern: ObjectIdentifier(object))) }
 
-    mutating func insert(_ o: ManagedObject) { table[Self.address(o)] = o }
+    mutating func insert(_ object: ManagedObject) { table[Self.address(object)] = object }
 
-    func contains(_ o: ManagedObject) -> Bool { table[Self.address(o)] === o }
+    func contains(_ object: ManagedObject) -> Bool { table[Self.address(object)] === object }
 }

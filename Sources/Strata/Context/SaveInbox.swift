@@ -6,16 +6,16 @@ final class SaveInbox: Sendable {
     private let pending = Mutex<[SaveNotification]>([])
     private let count = Atomic<Int>(0)
 
-    func post(_ n: SaveNotification) {
-        pending.withLock { $0.append(n) }
+    func post(_ notification: SaveNotification) {
+        pending.withLock { $0.append(notification) }
         count.add(1, ordering: .releasing)
     }
 
     func take() -> [SaveNotification] {
         guard count.load(ordering: .acquiring) > 0 else { return [] }
-        return pending.withLock { p in
-            let out = p
-            p = []
+        return pending.withLock { posted in
+            let out = posted
+            posted = []
             count.store(0, ordering: .releasing)
             return out
         }

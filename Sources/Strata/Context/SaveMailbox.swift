@@ -14,19 +14,19 @@ final class SaveMailbox: Sendable {
     private let state = Mutex(State())
 
     func post(_ notification: SaveNotification) {
-        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            s.pending.append(notification)
-            defer { s.waiter = nil }
-            return s.waiter
+        let waiter = state.withLock { locked -> CheckedContinuation<Void, Never>? in
+            locked.pending.append(notification)
+            defer { locked.waiter = nil }
+            return locked.waiter
         }
         waiter?.resume()
     }
 
     /// The saves posted since the last call, oldest first.
     func take() -> [SaveNotification] {
-        state.withLock { s in
-            defer { s.pending = [] }
-            return s.pending
+        state.withLock { locked in
+            defer { locked.pending = [] }
+            return locked.pending
         }
     }
 
@@ -35,10 +35,10 @@ final class SaveMailbox: Sendable {
 
     /// Ends waiting, now and for good (the task was cancelled, or the container closed).
     func finish() {
-        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            s.finished = true
-            defer { s.waiter = nil }
-            return s.waiter
+        let waiter = state.withLock { locked -> CheckedContinuation<Void, Never>? in
+            locked.finished = true
+            defer { locked.waiter = nil }
+            return locked.waiter
         }
         waiter?.resume()
     }
@@ -46,13 +46,13 @@ final class SaveMailbox: Sendable {
     /// Returns when a save is waiting, or the mailbox is finished.
     func wait() async {
         await withTaskCancellationHandler {
-            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { s -> Bool in
-                    if !s.pending.isEmpty || s.finished { return true }
-                    s.waiter = c
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { locked -> Bool in
+                    if !locked.pending.isEmpty || locked.finished { return true }
+                    locked.waiter = continuation
                     return false
                 }
-                if ready { c.resume() }
+                if ready { continuation.resume() }
             }
         } onCancel: {
             finish()
