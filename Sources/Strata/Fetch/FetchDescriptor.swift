@@ -4,10 +4,10 @@ import StrataRecords
 /// objects come back.
 ///
 /// ```swift
-/// var d = FetchDescriptor<Item>(predicate: try FetchPredicate(format: "done == NO"),
-///                               sortBy: [FetchSortDescriptor("title")])
-/// d.fetchLimit = 20
-/// let items = try context.fetch(d)
+/// var descriptor = FetchDescriptor<Item>(predicate: try FetchPredicate(format: "done == NO"),
+///                                        sortBy: [FetchSortDescriptor("title")])
+/// descriptor.fetchLimit = 20
+/// let items = try context.fetch(descriptor)
 /// ```
 public struct FetchDescriptor<T: ManagedObject> {
     /// The filter, in the record layer's predicate language (nil: every object).
@@ -66,8 +66,8 @@ public struct FetchDescriptor<T: ManagedObject> {
     ///
     /// - Throws: `StrataError.invalidFetch` naming a variable `values` has no value for.
     public func substituting(_ values: [String: StoredValue]) throws -> FetchDescriptor<T> {
-        var d = self
-        d.predicate = try predicate?.substituting(values)
-        return d
+        var descriptor = self
+        descriptor.predicate = try predicate?.substituting(values)
+        return descriptor
     }
 }

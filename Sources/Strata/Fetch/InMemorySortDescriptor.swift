@@ -2,8 +2,8 @@
 /// in memory (``FetchDescriptor/inMemorySortBy``).
 ///
 /// ```swift
-/// var d = FetchDescriptor<BlogPost>()
-/// d.inMemorySortBy = [InMemorySortDescriptor(\.title)]
+/// var descriptor = FetchDescriptor<BlogPost>()
+/// descriptor.inMemorySortBy = [InMemorySortDescriptor(\.title)]
 /// ```
 ///
 /// Each object's key is read once per fetch, then compared: with the value type's `<`
@@ -20,15 +20,16 @@ public struct InMemorySortDescriptor<T: ManagedObject> {
 
     /// Orders by `keyPath`; nil comes first in ascending order, last in descending.
     public init<V: Comparable>(_ keyPath: KeyPath<T, V?>, ascending: Bool = true) {
-        self.init(keyPath, ascending: ascending) { a, b in
-            guard let b else { return false }
-            guard let a else { return true }
-            return a < b
+        self.init(keyPath, ascending: ascending) { lhs, rhs in
+            guard let rhs else { return false }
+            guard let lhs else { return true }
+            return lhs < rhs
         }
     }
 
     /// Orders by `keyPath` with `areInIncreasingOrder` (a strict weak order).
-    public init<V>(_ keyPath: KeyPath<T, V>, ascending: Bool = true, by areInIncreasingOrder: @escaping (V, V) -> Bool) {
+    public init<V>(_ keyPath: KeyPath<T, V>, ascending: Bool = true,
+                   by areInIncreasingOrder: @escaping (V, V) -> Bool) {
         column = { objects in
             let keys = objects.map { $0[keyPath: keyPath] }
             let sign = ascending ? 1 : -1

@@ -26,24 +26,24 @@ extension ModelContext {
         // theirs at once, however many: they hold their values from here anyway.
         let loadsNow = !descriptor.returnsObjectsAsFaults || !descriptor.relationshipKeyPathsForPrefetching.isEmpty
         let keeping: RowKeeping = loadsNow ? .all : descriptor.fetchBatchSize == 0 ? .forFaults : .none
-        let (b, raws, rows) = try fetchRaws(descriptor, keeping: keeping)
+        let (binding, raws, rows) = try fetchRaws(descriptor, keeping: keeping)
         // The registry's table grows once, not by doublings on the way (each rehashed every
         // entry). Not beyond what a refetch of registered objects needs.
-        registry.reserveCapacity(raws.count, entity: b.index)
-        let objects = raws.map { object(raw: $0, binding: b) }
+        registry.reserveCapacity(raws.count, entity: binding.index)
+        let objects = raws.map { object(raw: $0, binding: binding) }
         if loadsNow {
-            load(objects, fromScanned: rows, b)
+            load(objects, fromScanned: rows, binding)
         } else {
-            rowCache.insert(rows, raws: raws, objects: objects, entity: b.index)
+            rowCache.insert(rows, raws: raws, objects: objects, entity: binding.index)
         }
         for path in descriptor.relationshipKeyPathsForPrefetching {
-            guard let slot = b.schema.slotByName[path], b.schema.properties[slot].isRelationship else {
-                throw StrataError.invalidFetch("'\(path)' is not a relationship of \(b.name)")
+            guard let slot = binding.schema.slotByName[path], binding.schema.properties[slot].isRelationship else {
+                throw StrataError.invalidFetch("'\(path)' is not a relationship of \(binding.name)")
             }
         }
         if loadsNow {
             // What the scan did not read (an index answered alone; unsaved changes): one read.
-            fulfill(objects.filter(\.isFault), b)
+            fulfill(objects.filter(\.isFault), binding)
         } else if descriptor.fetchBatchSize > 0 {
             // Batch faulting: the first fault of a slice that fires loads the whole slice.
             var start = 0
@@ -52,39 +52,40 @@ extension ModelContext {
                 start += descriptor.fetchBatchSize
                 guard slice.count > 1 else { continue }
                 let batch = FaultBatch(raws: slice.map(\._rawID))
-                for o in slice { faultBatches[key(o, b)] = batch }
+                for object in slice { faultBatches[key(object, binding)] = batch }
             }
         }
         // Prefetching: the rows of every target of each relationship, read at once (one read
         // per relationship), kept for the targets' faults to take when they fire.
         for path in descriptor.relationshipKeyPathsForPrefetching {
-            let slot = b.schema.slotByName[path]!
-            guard b.targetEntity[slot] >= 0 else { continue }
-            let tb = container.bindings[b.targetEntity[slot]]
+            let slot = binding.schema.slotByName[path]!
+            guard binding.targetEntity[slot] >= 0 else { continue }
+            let targetBinding = container.bindings[binding.targetEntity[slot]]
             var wanted: [Int64] = []
             var seen = Set<Int64>()
-            for o in objects {
+            for object in objects {
                 let raws: [Int64]
-                if b.schema.properties[slot].isToMany {
-                    raws = memberRaws(slot: slot, of: o)
-                } else if slot < o._values.count, case .int(let raw) = o._values[slot] {
+                if binding.schema.properties[slot].isToMany {
+                    raws = memberRaws(slot: slot, of: object)
+                } else if slot < object._values.count, case .int(let raw) = object._values[slot] {
                     raws = [raw]
                 } else {
                     raws = []
                 }
                 for raw in raws where raw > 0 && seen.insert(raw).inserted
-                    && (registry[Key(entity: tb.index, raw: raw)]?.takeUnretainedValue().isFault ?? true) {
+                    && (registry[Key(entity: targetBinding.index, raw: raw)]?.takeUnretainedValue().isFault ?? true) {
                     wanted.append(raw)
                 }
             }
             guard !wanted.isEmpty else { continue }
-            let r = try reader()
+            let recordReader = try reader()
             statistics.rowReads += 1
-            for (raw, row) in zip(wanted, try r.storedRows(of: tb.name, primaryKeys: wanted.map { UInt64($0) })) {
-                if let row { prefetchedRows[Key(entity: tb.index, raw: raw)] = row }
+            let targetRows = try recordReader.storedRows(of: targetBinding.name, primaryKeys: wanted.map { UInt64($0) })
+            for (raw, row) in zip(wanted, targetRows) {
+                if let row { prefetchedRows[Key(entity: targetBinding.index, raw: raw)] = row }
             }
         }
-        return FetchedObjects(objects: objects, objectClass: b.schema.objectClass)
+        return FetchedObjects(objects: objects, objectClass: binding.schema.objectClass)
     }
 
     /// How many objects `descriptor` selects.
@@ -100,11 +101,12 @@ extension ModelContext {
     /// The identifiers of the objects `descriptor` selects, without making objects.
     ///
     /// Throws as ``fetch(_:)`` does.
-    public func fetchIdentifiers<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [ManagedObjectID] {
+    public func fetchIdentifiers<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws
+        -> [ManagedObjectID] {
         try container.whileOpen("fetchIdentifiers") {
             if descriptor.refinesInMemory { return try fetchRefinedInMemory(descriptor).map(\.objectID) }
-            let (b, raws, _) = try fetchRaws(StoreFetch(descriptor))
-            return raws.map { ManagedObjectID(entityName: b.name, rawValue: $0) }
+            let (binding, raws, _) = try fetchRaws(StoreFetch(descriptor))
+            return raws.map { ManagedObjectID(entityName: binding.name, rawValue: $0) }
         }
     }
 
@@ -124,31 +126,32 @@ extension ModelContext {
     private func fetchRaws(_ descriptor: StoreFetch, keeping: RowKeeping = .none) throws
         -> (binding: EntityBinding, raws: [Int64], rows: FetchedRowBytes) {
         processPendingMerges()
-        guard let b = container.binding(of: EntitySchema.of(descriptor.objectClass)) else {
+        guard let binding = container.binding(of: EntitySchema.of(descriptor.objectClass)) else {
             throw StrataError.misuse("\(descriptor.objectClass) is not one of the container's model classes")
         }
         // A negative offset or limit is the record layer's invalidFetch (checked before any row
         // is read); a huge limit saturates there.
         statistics.fetches += 1
-        try checkStoreKeys(of: descriptor, b)
-        let request = FetchRequest(b.name, predicate: descriptor.predicate, sortedBy: descriptor.sortBy,
+        try checkStoreKeys(of: descriptor, binding)
+        let request = FetchRequest(binding.name, predicate: descriptor.predicate, sortedBy: descriptor.sortBy,
                                    limit: descriptor.fetchLimit, offset: descriptor.fetchOffset)
         let none = FetchedRowBytes(bytes: [], spans: [], keptCount: 0)
         if descriptor.includesPendingChanges && hasChanges && !pinned {
-            return (b, try fetchWithPendingChanges(request, b), none)
+            return (binding, try fetchWithPendingChanges(request, binding), none)
         }
-        let r = try reader()   // first: a newer commit empties the cache, and so makes room
+        let recordReader = try reader()   // first: a newer commit empties the cache, and so makes room
         let most = switch keeping { case .none: 0; case .forFaults: rowCache.room; case .all: Int.max }
-        let (pks, rows) = try r.fetchPrimaryKeysAndRowBytes(request, keepingAtMost: most)
+        let (pks, rows) = try recordReader.fetchPrimaryKeysAndRowBytes(request, keepingAtMost: most)
         // A key above Int64.max (a forged counter) names no object.
-        guard pks.contains(where: { $0 > UInt64(Int64.max) }) else { return (b, pks.map { Int64($0) }, rows) }
+        guard pks.contains(where: { $0 > UInt64(Int64.max) }) else { return (binding, pks.map { Int64($0) }, rows) }
         let kept = pks.indices.filter { pks[$0] <= UInt64(Int64.max) }
-        let keptRows = rows.spans.isEmpty ? none : FetchedRowBytes(bytes: rows.bytes, spans: kept.map { rows.spans[$0] }, keptCount: rows.keptCount)
-        return (b, kept.map { Int64(pks[$0]) }, keptRows)
+        let keptRows = rows.spans.isEmpty
+            ? none : FetchedRowBytes(bytes: rows.bytes, spans: kept.map { rows.spans[$0] }, keptCount: rows.keptCount)
+        return (binding, kept.map { Int64(pks[$0]) }, keptRows)
     }
 
     /// Runs the fetch in a write transaction holding the unsaved changes, then rolls it back.
-    private func fetchWithPendingChanges(_ request: FetchRequest, _ b: EntityBinding) throws -> [Int64] {
+    private func fetchWithPendingChanges(_ request: FetchRequest, _ binding: EntityBinding) throws -> [Int64] {
         struct Discard: Error {}
         var result: [Int64] = []
         do {
@@ -156,9 +159,12 @@ extension ModelContext {
                 let pks = try applyForFetch(tx)
                 // Primary keys are per entity: map back only this entity's inserted objects.
                 var back: [Int64: Int64] = [:]
-                for (k, _) in inserted where k.entity == b.index { if let pk = pks[k.raw] { back[pk] = k.raw } }
+                for (key, _) in inserted where key.entity == binding.index {
+                    if let pk = pks[key.raw] { back[pk] = key.raw }
+                }
                 result = try tx.fetch(request).compactMap { id in
-                    guard let pk = Int64(exactly: id.primaryKey) else { return nil }   // as fetchRaws: no identity holds it
+                    // As fetchRaws: no identity holds a key above Int64.max.
+                    guard let pk = Int64(exactly: id.primaryKey) else { return nil }
                     return back[pk] ?? pk
                 }
                 throw Discard()
@@ -171,11 +177,12 @@ extension ModelContext {
     private func applyForFetch(_ tx: RecordTransaction) throws -> [Int64: Int64] {
         var writer = ChangeWriter(context: self, tx: tx)
         try writer.insert(insertOrder.compactMap { inserted[$0] })
-        for o in updated.values {
+        for object in updated.values {
             // A row another save deleted stays deleted for the fetch (the save itself resolves
             // it by the merge policy).
-            guard let b = binding(o), let id = writer.recordID(o._rawID, b), try tx.exists(id) else { continue }
-            try writer.update(o, b, slots: writer.changedSlots(o, b))
+            guard let binding = binding(object), let id = writer.recordID(object._rawID, binding),
+                  try tx.exists(id) else { continue }
+            try writer.update(object, binding, slots: writer.changedSlots(object, binding))
         }
         try writer.writeLinks(pendingLinks)
         try writer.delete(Array(deleted.values))
