@@ -32,7 +32,8 @@ public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper {
     }
 
     @usableFromInline
-    static func declare(_ options: AttributeOptions, _ defaultValue: Value?, _ validation: [ValidationRule], _ originalName: String?) {
+    static func declare(_ options: AttributeOptions, _ defaultValue: Value?, _ validation: [ValidationRule],
+                        _ originalName: String?) {
         SchemaCapture.record(.attribute(AttributeDeclaration(
             bridge: ValueBridge(Value.self), type: Value.attributeType, isOptional: Value.isOptional, options: options,
             defaultValue: defaultValue?.storedValue, validation: validation, renamedFrom: originalName)))

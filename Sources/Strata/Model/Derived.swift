@@ -27,8 +27,8 @@ public struct Derived<Value: PersistentValue>: ManagedPropertyWrapper {
     @usableFromInline
     static func declare(_ expression: String, _ options: AttributeOptions, _ originalName: String?) {
         SchemaCapture.record(.derived(DerivedDeclaration(
-            bridge: ValueBridge(Value.self), type: Value.attributeType, isOptional: Value.isOptional, expression: expression,
-            options: options, renamedFrom: originalName)))
+            bridge: ValueBridge(Value.self), type: Value.attributeType, isOptional: Value.isOptional,
+            expression: expression, options: options, renamedFrom: originalName)))
     }
 
     /// Reads the derived value of `object`.

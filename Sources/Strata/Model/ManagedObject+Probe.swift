@@ -22,7 +22,8 @@ extension ManagedObject {
     /// A probe's to-one read: records the name and gives a probe of the target (none for a
     /// to-many, which ends a chain).
     @usableFromInline
-    final func probeTarget<T: ManagedObject>(_ storage: AnyKeyPath, _ target: T.Type, isToMany: Bool) -> [ManagedObject] {
+    final func probeTarget<T: ManagedObject>(_ storage: AnyKeyPath, _ target: T.Type,
+                                             isToMany: Bool) -> [ManagedObject] {
         guard let recorder = recordProbe(storage), !isToMany else { return [] }
         return [ManagedObject.makeProbe(T.self, recorder)]
     }
@@ -31,7 +32,9 @@ extension ManagedObject {
     @usableFromInline @discardableResult
     final func recordProbe(_ storage: AnyKeyPath) -> ProbeRecorder? {
         let recorder = _extras?.probe
-        if let recorder, recorder.muted == 0, let name = EntitySchema.propertyName(ofStorage: storage) { recorder.names.append(name) }
+        if let recorder, recorder.muted == 0, let name = EntitySchema.propertyName(ofStorage: storage) {
+            recorder.names.append(name)
+        }
         return recorder
     }
 }

@@ -38,7 +38,9 @@ extension ModelObject where Self: ManagedObject {
     /// ``computed(_:dependsOn:value:)`` with dependencies named as dot-separated property
     /// paths (`"items.amount"`: the `amount` of every member of `items`).
     public func computed<T>(_ name: String = #function, dependsOn dependencies: String..., value: () -> T) -> T {
-        let info = computedInfo(name, isCached: false) { dependencies.map { $0.split(separator: ".").map(String.init) } }
+        let info = computedInfo(name, isCached: false) {
+            dependencies.map { $0.split(separator: ".").map(String.init) }
+        }
         if _isProbe { return probeComputed(name, value) }
         _trackAccess(info.observationKey)
         return value()
@@ -90,7 +92,9 @@ extension ManagedObject {
     final func computedInfo(_ name: String, isCached: Bool, _ paths: () -> [[String]]) -> ComputedInfo {
         let schema = entitySchema
         if let known = schema.computed(named: name) {
-            if let probe = _extras?.probe, let problem = schema.computedProblem(name) { probe.problems.append("\(name): \(problem)") }
+            if let probe = _extras?.probe, let problem = schema.computedProblem(name) {
+                probe.problems.append("\(name): \(problem)")
+            }
             return known
         }
         let (info, problem) = schema.registerComputed(name, isCached: isCached, paths: paths())
@@ -104,9 +108,9 @@ extension ManagedObject {
     final func cachedValue<T>(_ info: ComputedInfo, _ value: () -> T) -> T {
         _trackAccess(info.observationKey)
         if let hit = _extras?.cache[info.name] as? T { return hit }
-        let v = value()
-        extras.cache[info.name] = v
-        return v
+        let fresh = value()
+        extras.cache[info.name] = fresh
+        return fresh
     }
 
     /// A probe prototype read a computed property (a key path to it is being resolved): the

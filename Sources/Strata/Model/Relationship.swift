@@ -35,8 +35,8 @@ public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper {
     /// Declares the relationship and its inverse, the property of the target class that
     /// reaches back (`\Item.list`).
     @inlinable
-    public init<Inverse>(deleteRule: DeleteRule = .nullify, inverse: KeyPath<Value.Target, Inverse>, optional: Bool = true,
-                         originalName: String? = nil) {
+    public init<Inverse>(deleteRule: DeleteRule = .nullify, inverse: KeyPath<Value.Target, Inverse>,
+                         optional: Bool = true, originalName: String? = nil) {
         if SchemaCapture.isCapturing { Self.declare(deleteRule, inverse, optional, originalName) }
     }
 
@@ -59,7 +59,8 @@ public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper {
         @inline(__always) get {
             if object._isProbe {
                 // A to-one hands on a probe of its target, so a chain (`\Item.list?.name`) goes on.
-                return Value(relationshipObjects: object.probeTarget(storageKeyPath, Value.Target.self, isToMany: Value.isToMany))
+                return Value(relationshipObjects: object.probeTarget(storageKeyPath, Value.Target.self,
+                                                                     isToMany: Value.isToMany))
             }
             let slot = object._slot(storageKeyPath)
             if Value.isToMany { return Value(relationshipObjects: object._members(slot: slot)) }

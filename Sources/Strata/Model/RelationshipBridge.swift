@@ -10,14 +10,14 @@ struct RelationshipBridge {
         toSwift = { V(relationshipObjects: $0) }
         fromSwift = { any in
             guard let any else { return [] }  // nil empties a to-many, clears a to-one
-            if let v = any as? V { return v.relationshipObjects }
+            if let value = any as? V { return value.relationshipObjects }
             if V.isToMany {
-                if let s = any as? Set<V.Target> { return Array(s) }
-                if let a = any as? [V.Target] { return a }
-                if let a = any as? [ManagedObject], a.allSatisfy({ $0 is V.Target }) { return a }
+                if let set = any as? Set<V.Target> { return Array(set) }
+                if let array = any as? [V.Target] { return array }
+                if let array = any as? [ManagedObject], array.allSatisfy({ $0 is V.Target }) { return array }
                 return nil
             }
-            if let t = any as? V.Target { return [t] }
+            if let target = any as? V.Target { return [target] }
             return nil
         }
     }

@@ -17,7 +17,9 @@ public protocol RelationshipValue {
 
 extension RelationshipValue {
     /// The value holding `relationshipTarget` alone, or nothing.
-    public init(relationshipTarget: ManagedObject?) { self.init(relationshipObjects: relationshipTarget.map { [$0] } ?? []) }
+    public init(relationshipTarget: ManagedObject?) {
+        self.init(relationshipObjects: relationshipTarget.map { [$0] } ?? [])
+    }
     /// The first object the value holds.
     public var relationshipTarget: ManagedObject? { relationshipObjects.first }
 }
@@ -30,7 +32,8 @@ extension Optional: RelationshipValue where Wrapped: ManagedObject {
     // A to-one is read and set without an array around its target (an allocation per access).
     public init(relationshipTarget: ManagedObject?) {
         guard let target = relationshipTarget else { self = nil; return }
-        self = ObjectIdentifier(type(of: target)) == ObjectIdentifier(Wrapped.self) ? unsafeDowncast(target, to: Wrapped.self) : target as? Wrapped
+        self = ObjectIdentifier(type(of: target)) == ObjectIdentifier(Wrapped.self)
+            ? unsafeDowncast(target, to: Wrapped.self) : target as? Wrapped
     }
     public var relationshipTarget: ManagedObject? { self }
 }
@@ -38,14 +41,18 @@ extension Optional: RelationshipValue where Wrapped: ManagedObject {
 extension Set: RelationshipValue where Element: ManagedObject {
     public typealias Target = Element
     public static var isToMany: Bool { true }
-    public init(relationshipObjects: [ManagedObject]) { self = Set(ManagedObject.downcast(relationshipObjects, to: Element.self)) }
+    public init(relationshipObjects: [ManagedObject]) {
+        self = Set(ManagedObject.downcast(relationshipObjects, to: Element.self))
+    }
     public var relationshipObjects: [ManagedObject] { Array(self) }
 }
 
 extension Array: RelationshipValue where Element: ManagedObject {
     public typealias Target = Element
     public static var isToMany: Bool { true }
-    public init(relationshipObjects: [ManagedObject]) { self = ManagedObject.downcast(relationshipObjects, to: Element.self) }
+    public init(relationshipObjects: [ManagedObject]) {
+        self = ManagedObject.downcast(relationshipObjects, to: Element.self)
+    }
     public var relationshipObjects: [ManagedObject] { self }
 }
 
@@ -57,7 +64,7 @@ extension ManagedObject {
     /// unspecialized code, callgrind, a traversal of 10,000 members).
     static func downcast<T: ManagedObject>(_ objects: [ManagedObject], to type: T.Type) -> [T] {
         let target = ObjectIdentifier(T.self)
-        for o in objects where ObjectIdentifier(Swift.type(of: o)) != target {
+        for object in objects where ObjectIdentifier(Swift.type(of: object)) != target {
             return objects.compactMap { $0 as? T }
         }
         return unsafeBitCast(objects, to: [T].self)

@@ -11,12 +11,13 @@ struct ValueBridge {
         toSwift = Self.concreteToSwift(T.self) ?? { T(storedValue: $0) ?? T.placeholder }
         fromSwift = { any in
             if any == nil { return T.isOptional ? .null : nil }
-            if let t = any as? T { return t.storedValue }
-            if let v = any as? StoredValue { return T(storedValue: v) != nil ? v : nil }
+            if let value = any as? T { return value.storedValue }
+            if let stored = any as? StoredValue { return T(storedValue: stored) != nil ? stored : nil }
             // Any number the attribute holds exactly (as Core Data's key-value coding takes any
             // NSNumber that fits): `5` for an Int64 or Double, `2.0` for an Int16, `0.1` for a
             // Decimal; `70_000` for an Int16 or `0.5` for an Int64 is refused.
-            if let number = ValueBridge.number(any), let exact = T.attributeType.coerce(number), T(storedValue: exact) != nil {
+            if let number = ValueBridge.number(any), let exact = T.attributeType.coerce(number),
+               T(storedValue: exact) != nil {
                 return exact
             }
             return nil
@@ -29,8 +30,8 @@ struct ValueBridge {
     /// instructions, callgrind); the conversion is the same. Nil for another type (the
     /// generic closure serves it).
     private static func concreteToSwift<T: PersistentValue>(_: T.Type) -> ((StoredValue) -> Any)? {
-        let t: Any.Type = T.self
-        switch ObjectIdentifier(t) {
+        let metatype: Any.Type = T.self
+        switch ObjectIdentifier(metatype) {
         case ObjectIdentifier(String.self): return make(String.self)
         case ObjectIdentifier(Int64.self): return make(Int64.self)
         case ObjectIdentifier(Bool.self): return make(Bool.self)
@@ -61,7 +62,9 @@ struct ValueBridge {
 
     /// The `toSwift` closure of `U`, specialized where `U` is a concrete type (outside any
     /// generic context, so the closure depends on nothing but `U`).
-    private static func make<U: PersistentValue>(_: U.Type) -> (StoredValue) -> Any { { U(storedValue: $0) ?? U.placeholder } }
+    private static func make<U: PersistentValue>(_: U.Type) -> (StoredValue) -> Any {
+        { U(storedValue: $0) ?? U.placeholder }
+    }
 
     /// A Swift number as the store's value of its own kind; nil for anything else (a `Bool`
     /// is not a number here, nor is an unsigned integer above `Int64.max`).
