@@ -156,17 +156,17 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// The object's schema (built on first use of the class).
     final var entitySchema: EntitySchema {
-        if let s = _schema { return s }
-        let s = EntitySchema.of(type(of: self))
-        _schema = s
-        return s
+        if let schema = _schema { return schema }
+        let schema = EntitySchema.of(type(of: self))
+        _schema = schema
+        return schema
     }
 
     final var extras: ObjectExtras {
-        if let e = _extras { return e }
-        let e = ObjectExtras()
-        _extras = e
-        return e
+        if let extras = _extras { return extras }
+        let extras = ObjectExtras()
+        _extras = extras
+        return extras
     }
 
     /// The identifier of the object (temporary until saved). Never fires a fault.

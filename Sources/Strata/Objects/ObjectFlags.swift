@@ -28,5 +28,7 @@ struct ObjectFlags: OptionSet {
     static let eventSlotCount = 7
     static let eventSlotShift = 9
     static let eventSlots = ObjectFlags(rawValue: UInt16((1 << eventSlotCount) - 1) << UInt16(eventSlotShift))
-    static func eventSlot(_ slot: Int) -> ObjectFlags { ObjectFlags(rawValue: UInt16(1) << UInt16(eventSlotShift + slot)) }
+    static func eventSlot(_ slot: Int) -> ObjectFlags {
+        ObjectFlags(rawValue: UInt16(1) << UInt16(eventSlotShift + slot))
+    }
 }

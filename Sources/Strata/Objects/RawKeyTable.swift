@@ -117,7 +117,7 @@ struct RawKeyTable<Element> {
         entries = Array(repeating: Entry(raw: 0, object: nil), count: capacity)
         shift = 64 - capacity.trailingZeroBitCount
         count = 0
-        for e in old where e.object != nil { self[e.raw] = e.object }
+        for entry in old where entry.object != nil { self[entry.raw] = entry.object }
     }
 }
 

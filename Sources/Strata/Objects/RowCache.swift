@@ -48,7 +48,7 @@ struct RowCache {
             if positions == nil {
                 var table = RawKeyTable<Int32>()
                 table.reserveCapacity(remaining)
-                for (i, r) in raws.enumerated() where spans[i].count >= 0 { table[r] = Int32(i) }
+                for (i, heldRaw) in raws.enumerated() where spans[i].count >= 0 { table[heldRaw] = Int32(i) }
                 positions = table
             }
             return positions?[raw].map { Int($0) }
@@ -74,13 +74,14 @@ struct RowCache {
         var heldSpans: [FetchedRowBytes.Span] = []
         heldRaws.reserveCapacity(min(rows.keptCount, objects.count))
         heldSpans.reserveCapacity(min(rows.keptCount, objects.count))
-        for (i, o) in objects.enumerated() where rows.spans[i].count >= 0 && o._flags.contains(.fault) {
+        for (i, object) in objects.enumerated() where rows.spans[i].count >= 0 && object._flags.contains(.fault) {
             heldRaws.append(raws[i])
             heldSpans.append(rows.spans[i])
         }
         guard !heldRaws.isEmpty else { return }
         if fetches.count == Self.fetchLimit { drop(at: 0) }
-        fetches.append(Fetched(entity: entity, raws: heldRaws, spans: heldSpans, bytes: rows.bytes, remaining: heldRaws.count))
+        fetches.append(Fetched(entity: entity, raws: heldRaws, spans: heldSpans, bytes: rows.bytes,
+                               remaining: heldRaws.count))
         count += heldRaws.count
         byteCount += rows.bytes.count
     }
@@ -89,7 +90,7 @@ struct RowCache {
     /// held, or bytes that do not decode, which the fault's own read then reports).
     mutating func take(entity: EntityDescription, raw: Int64) -> [StoredValue]? {
         guard count > 0 else { return nil }
-        for (f, fetched) in fetches.enumerated() where fetched.entity == entity.index {
+        for (fetchIndex, fetched) in fetches.enumerated() where fetched.entity == entity.index {
             guard let i = fetched.position(of: raw) else { continue }
             let span = fetched.spans[i]
             guard span.count >= 0 else { continue }
@@ -98,9 +99,10 @@ struct RowCache {
             fetched.remaining -= 1
             count -= 1
             let row = fetched.bytes.withUnsafeBytes { all in
-                try? entity.decodeRow(UnsafeRawBufferPointer(rebasing: all[Int(span.start)..<Int(span.start) + Int(span.count)]))
+                try? entity.decodeRow(UnsafeRawBufferPointer(
+                    rebasing: all[Int(span.start)..<Int(span.start) + Int(span.count)]))
             }
-            if fetched.remaining == 0 { drop(at: f) }
+            if fetched.remaining == 0 { drop(at: fetchIndex) }
             return row
         }
         return nil
