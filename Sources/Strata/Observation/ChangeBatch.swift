@@ -26,7 +26,7 @@ final class ChangeBatch {
     /// its context's observers.
     @inline(__always)
     static func isWatched(_ object: ManagedObject) -> Bool {
-        if let e = object._extras, !e.observers.isEmpty || !e.cache.isEmpty { return true }
+        if let extras = object._extras, !extras.observers.isEmpty || !extras.cache.isEmpty { return true }
         if object.entitySchema.hasDependents.load(ordering: .relaxed) { return true }
         return object._context?.hasChangeObservers ?? false
     }
@@ -42,9 +42,9 @@ final class ChangeBatch {
             object._extras?.cache[key] = nil
             if object.context != nil { object.extras.computedEvents.insert(key) }
         }
-        for o in object._extras?.observers ?? [] where o.key == key { o.willChange(object) }
-        if object._flags.contains(.observedAccess), let kp = schema.observationKey(of: key) {
-            schema.registrar.willSet(object, keyPath: kp)
+        for observer in object._extras?.observers ?? [] where observer.key == key { observer.willChange(object) }
+        if object._flags.contains(.observedAccess), let keyPath = schema.observationKey(of: key) {
+            schema.registrar.willSet(object, keyPath: keyPath)
         }
         for dependent in schema.dependents(of: key) {
             for owner in Self.owners(from: object, through: dependent.hops) { touch(owner, dependent.key) }
@@ -55,7 +55,8 @@ final class ChangeBatch {
     /// telling Swift Observation and, when the object is watched, the rest once the outermost
     /// change ends. `didSet` runs right after the value moved (the context records the change).
     @inline(__always)
-    static func set(_ value: StoredValue, slot: Int, of object: ManagedObject, in batch: ChangeBatch?, didSet: () -> Void = {}) {
+    static func set(_ value: StoredValue, slot: Int, of object: ManagedObject, in batch: ChangeBatch?,
+                    didSet: () -> Void = {}) {
         let schema = object.entitySchema
         guard isWatched(object) else {
             // Swift Observation's willSet and didSet hash the key path under the registrar's
@@ -108,7 +109,9 @@ final class ChangeBatch {
         batch.depth += 1
         changed.forEach { slot in
             batch.touch(object, schema.propertyNames[slot])
-            if kinds[slot] == .toOne { batch.touchInverse(of: object, slot: slot, targets: object._values[slot], values[slot]) }
+            if kinds[slot] == .toOne {
+                batch.touchInverse(of: object, slot: slot, targets: object._values[slot], values[slot])
+            }
         }
         object._values = values
         batch.end()
@@ -119,11 +122,14 @@ final class ChangeBatch {
     /// `targets` (raw identifiers) have their inverse touched, so caches over it drop and its
     /// observers hear. An unregistered target holds no cache and no observer.
     func touchInverse(of object: ManagedObject, slot: Int, targets: StoredValue...) {
-        guard let context, let b = context.binding(object), b.targetEntity[slot] >= 0, b.inverseSlot[slot] >= 0 else { return }
-        let tb = context.container.bindings[b.targetEntity[slot]]
-        let inverse = tb.schema.properties[b.inverseSlot[slot]].name
+        guard let context, let binding = context.binding(object), binding.targetEntity[slot] >= 0,
+              binding.inverseSlot[slot] >= 0 else { return }
+        let targetBinding = context.container.bindings[binding.targetEntity[slot]]
+        let inverse = targetBinding.schema.properties[binding.inverseSlot[slot]].name
         for case .int(let raw) in targets {
-            if let t = context.registry[ModelContext.Key(entity: tb.index, raw: raw)] { touch(t.takeUnretainedValue(), inverse) }
+            if let registered = context.registry[ModelContext.Key(entity: targetBinding.index, raw: raw)] {
+                touch(registered.takeUnretainedValue(), inverse)
+            }
         }
     }
 
@@ -140,12 +146,12 @@ final class ChangeBatch {
             touched = []
             seen = []
             for (object, key) in list {
-                if let e = object._extras {
-                    for o in e.observers where o.key == key { o.didChange(object) }
+                if let extras = object._extras {
+                    for observer in extras.observers where observer.key == key { observer.didChange(object) }
                 }
                 let schema = object.entitySchema
-                if object._flags.contains(.observedAccess), let kp = schema.observationKey(of: key) {
-                    schema.registrar.didSet(object, keyPath: kp)
+                if object._flags.contains(.observedAccess), let keyPath = schema.observationKey(of: key) {
+                    schema.registrar.didSet(object, keyPath: keyPath)
                 }
                 context?.recordChange(of: object, key: key)
             }
@@ -157,14 +163,15 @@ final class ChangeBatch {
     static func owners(from object: ManagedObject, through hops: [Dependent.Hop]) -> [ManagedObject] {
         var current = [object]
         for hop in hops.reversed() {
-            guard let slot = hop.schema.slotByName[hop.relationship], let inverse = hop.schema.inverseName(ofSlot: slot) else { return [] }
+            guard let slot = hop.schema.slotByName[hop.relationship],
+                  let inverse = hop.schema.inverseName(ofSlot: slot) else { return [] }
             var next: [ManagedObject] = []
-            for o in current {
-                guard let i = o.entitySchema.slotByName[inverse] else { continue }
-                if o.entitySchema.properties[i].isToMany {
-                    next += o._members(slot: i, tracking: false)
-                } else if let t = o._target(slot: i, tracking: false) {
-                    next.append(t)
+            for reached in current {
+                guard let inverseSlot = reached.entitySchema.slotByName[inverse] else { continue }
+                if reached.entitySchema.properties[inverseSlot].isToMany {
+                    next += reached._members(slot: inverseSlot, tracking: false)
+                } else if let target = reached._target(slot: inverseSlot, tracking: false) {
+                    next.append(target)
                 }
             }
             current = next

@@ -63,12 +63,12 @@ public struct FetchResults<T: ManagedObject>: AsyncSequence {
                 var changedRead = false, touchedResult = false, changedFetched = false
                 // Read after the wait: an inserted result's identifier turns permanent when saved.
                 let ids = Set(old.map(\.objectID))
-                for n in saves {
+                for save in saves {
                     // Every updated row (and every linked one) has its changed keys listed.
-                    touchedResult = touchedResult || n.deletedIDs.contains(where: ids.contains)
-                        || n.changedKeys.keys.contains(where: ids.contains)
-                    for e in n.entitiesChanged where reads.contains(e) {
-                        if e == name { changedFetched = true } else { changedRead = true }
+                    touchedResult = touchedResult || save.deletedIDs.contains(where: ids.contains)
+                        || save.changedKeys.keys.contains(where: ids.contains)
+                    for entity in save.entitiesChanged where reads.contains(entity) {
+                        if entity == name { changedFetched = true } else { changedRead = true }
                     }
                 }
                 // Only a fetch moves `seen`: saves arrive from other threads in any order, and

@@ -36,12 +36,12 @@ final class KeyObserver {
     /// `changedValues()` names it; other `Equatable` values (computed properties, objects)
     /// by `==`.
     private static func unchanged(_ old: Any, _ new: Any) -> Bool {
-        if let o = old as? any PersistentValue, let n = new as? any PersistentValue {
-            return o.storedValue.isIdentical(to: n.storedValue)
+        if let oldValue = old as? any PersistentValue, let newValue = new as? any PersistentValue {
+            return oldValue.storedValue.isIdentical(to: newValue.storedValue)
         }
-        if let e = old as? any Equatable { return equal(e, new) }
+        if let equatable = old as? any Equatable { return equal(equatable, new) }
         return false
     }
 
-    private static func equal<T: Equatable>(_ a: T, _ b: Any) -> Bool { (b as? T) == a }
+    private static func equal<T: Equatable>(_ lhs: T, _ rhs: Any) -> Bool { (rhs as? T) == lhs }
 }

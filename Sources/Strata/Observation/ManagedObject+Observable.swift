@@ -31,8 +31,10 @@ extension ManagedObject {
     final func _trackAccess(slot: Int) {
         _flags.insert(.observedAccess)
         guard let schema = _schemaRef else { return _trackAccess(entitySchema.observationKeys[slot]) }
-        schema._withUnsafeGuaranteedRef { s in
-            s.observationKeyRefs[slot]._withUnsafeGuaranteedRef { key in s.registrar.access(self, keyPath: key) }
+        schema._withUnsafeGuaranteedRef { borrowedSchema in
+            borrowedSchema.observationKeyRefs[slot]._withUnsafeGuaranteedRef { key in
+                borrowedSchema.registrar.access(self, keyPath: key)
+            }
         }
     }
 }

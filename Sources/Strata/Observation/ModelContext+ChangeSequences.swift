@@ -24,20 +24,21 @@ extension ModelContext {
         var names: Set<String> = [root.name]
         if descriptor.refinesInMemory {
             var stack = [root]
-            while let b = stack.popLast() {
-                for t in b.targetEntity where t >= 0 && names.insert(container.bindings[t].name).inserted {
-                    stack.append(container.bindings[t])
+            while let binding = stack.popLast() {
+                for targetIndex in binding.targetEntity
+                where targetIndex >= 0 && names.insert(container.bindings[targetIndex].name).inserted {
+                    stack.append(container.bindings[targetIndex])
                 }
             }
             return names
         }
         for path in StoreFetch(descriptor).storeKeyPaths {
-            var b = root
+            var binding = root
             // Every relationship on the path is read, the last component's too (`items.@count`).
             for component in path {
-                guard let slot = b.schema.slotByName[component], b.targetEntity[slot] >= 0 else { break }
-                b = container.bindings[b.targetEntity[slot]]
-                names.insert(b.name)
+                guard let slot = binding.schema.slotByName[component], binding.targetEntity[slot] >= 0 else { break }
+                binding = container.bindings[binding.targetEntity[slot]]
+                names.insert(binding.name)
             }
         }
         return names
@@ -48,10 +49,10 @@ extension SaveNotification {
     /// The entities of the rows the save inserted, changed, deleted or linked.
     var entitiesChanged: Set<String> {
         var names = Set<String>()
-        for r in changes.inserted { names.insert(r.id.entity) }
-        for r in changes.updated { names.insert(r.id.entity) }
-        for r in changes.deleted { names.insert(r.id.entity) }
-        for l in changes.links { names.insert(l.id.entity) }
+        for row in changes.inserted { names.insert(row.id.entity) }
+        for row in changes.updated { names.insert(row.id.entity) }
+        for row in changes.deleted { names.insert(row.id.entity) }
+        for link in changes.links { names.insert(link.id.entity) }
         return names
     }
 }

@@ -16,17 +16,22 @@ extension ModelObject where Self: ManagedObject {
                            changeHandler: @escaping (Self, ObservedChange<V>) -> Void) throws -> ObservationToken {
         let names = KeyPathNames.names(of: keyPath)
         let current = self[keyPath: keyPath]  // registers a computed property on first read
-        guard names.count == 1, entitySchema.slotByName[names[0]] != nil || entitySchema.computed(named: names[0]) != nil else {
+        guard names.count == 1,
+              entitySchema.slotByName[names[0]] != nil || entitySchema.computed(named: names[0]) != nil else {
             throw StrataError.invalidArgument("\(keyPath) is not one property of \(entitySchema.name) "
-                + "(observe a stored, transient, derived or relationship property, or a computed one declared with computed(dependsOn:) or cached(dependsOn:))")
+                + "(observe a stored, transient, derived or relationship property, or a computed one declared "
+                + "with computed(dependsOn:) or cached(dependsOn:))")
         }
         let observer = KeyObserver(key: names[0], options: options, last: current,
                                    evaluate: { ($0 as! Self)[keyPath: keyPath] },
                                    deliver: { object, kind, old, new in
-                                       changeHandler(object as! Self, ObservedChange(kind: kind, oldValue: old as? V, newValue: new as? V))
+                                       let change = ObservedChange(kind: kind, oldValue: old as? V, newValue: new as? V)
+                                       changeHandler(object as! Self, change)
                                    })
         extras.observers.append(observer)
-        if options.contains(.initial) { changeHandler(self, ObservedChange(kind: .initial, oldValue: nil, newValue: current)) }
+        if options.contains(.initial) {
+            changeHandler(self, ObservedChange(kind: .initial, oldValue: nil, newValue: current))
+        }
         return ObservationToken { [weak self] in
             observer.isCancelled = true
             self?._extras?.observers.removeAll { $0 === observer }

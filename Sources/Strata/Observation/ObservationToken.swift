@@ -6,9 +6,9 @@ public final class ObservationToken {
 
     /// Ends the observation (once; later calls do nothing).
     public func cancel() {
-        let c = onCancel
+        let handler = onCancel
         onCancel = nil
-        c?()
+        handler?()
     }
 
     deinit { cancel() }
