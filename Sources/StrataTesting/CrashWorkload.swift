@@ -135,14 +135,6 @@ package struct CrashWorkload: Sendable {
     }
 }
 
-/// The store did not hold what a workload expects (not a `StrataError`: the harness saw it).
-package struct CrashWorkloadFailure: Error, CustomStringConvertible {
-    /// What was missing.
-    package let description: String
-    /// A failure described by `description`.
-    package init(_ description: String) { self.description = description }
-}
-
 /// `memcmp` order, shorter first on a tie (the store's key order): negative, zero or positive.
 package func compareKeyBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
     a.withUnsafeBytes { pa in

@@ -727,60 +727,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
 }
 
-/// A handle on one simulated file. Bound to its node, so it follows renames and keeps an
-/// unlinked file readable, like a POSIX descriptor.
-final class SimulatedFile: StorageFile, @unchecked Sendable {
-    let fs: SimulatedFileSystem
-    let node: SimulatedFileSystem.Node
-    let path: String
-    let generation: Int
-    let writable: Bool
-    private let closedFlag = Atomic<Bool>(false)
-
-    init(fs: SimulatedFileSystem, node: SimulatedFileSystem.Node, path: String, generation: Int, writable: Bool) {
-        self.fs = fs
-        self.node = node
-        self.path = path
-        self.generation = generation
-        self.writable = writable
-    }
-
-    var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-        try fs.read(self, into: buffer, at: offset)
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws { try fs.write(self, bytes, at: offset) }
-    func sync() throws { try fs.sync(self) }
-    func size() throws -> UInt64 { try fs.size(self) }
-    func truncate(to length: UInt64) throws { try fs.truncate(self, to: length) }
-    func close() { closedFlag.store(true, ordering: .releasing) }
-}
-
-final class SimulatedLock: FileLock, @unchecked Sendable {
-    let fs: SimulatedFileSystem
-    let path: String
-    let id: Int
-    let generation: Int
-    private let released = Atomic<Bool>(false)
-
-    init(fs: SimulatedFileSystem, path: String, id: Int, generation: Int) {
-        self.fs = fs
-        self.path = path
-        self.id = id
-        self.generation = generation
-    }
-
-    func unlock() {
-        if !released.exchange(true, ordering: .acquiringAndReleasing) { fs.unlock(path, id: id, generation: generation) }
-    }
-
-    deinit { unlock() }
-}
-
 private func simDirectoryName(of path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }
     return slash == path.startIndex ? "/" : String(path[..<slash])
 }
-

@@ -99,17 +99,6 @@ final class ChildProcess {
     }
 }
 
-/// How a child ended (`waitpid`'s status word).
-struct ExitStatus: CustomStringConvertible {
-    let raw: Int32
-    var signal: Int32? { (raw & 0x7F) != 0 && (raw & 0x7F) != 0x7F ? raw & 0x7F : nil }
-    var exitCode: Int32? { (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : nil }
-    var description: String {
-        if let signal { return "killed by signal \(signal)" + (signal == SIGALRM ? " (SIGALRM: timeout)" : "") }
-        return "exit code \(exitCode ?? -1)"
-    }
-}
-
 /// Writes a line to stdout (or `descriptor`) at once (no buffering: a parent reads it while
 /// this process may die).
 func writeLineUnbuffered(_ text: String, to descriptor: Int32 = 1) {
@@ -157,7 +146,6 @@ func makeDirectories(_ dir: String) throws {
         if mkdir(path, 0o755) != 0 && errno != EEXIST { throw HarnessError("cannot create \(path): errno \(errno)") }
     }
 }
-
 
 func writeFile(_ path: String, _ bytes: [UInt8]) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)

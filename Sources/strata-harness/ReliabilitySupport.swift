@@ -35,46 +35,6 @@ func entryHash(key: UnsafeRawBufferPointer, valueHash: UInt64) -> UInt64 {
     fmix64(hashBytes(key) &* 0x9E37_79B9_7F4A_7C15 ^ valueHash)
 }
 
-/// A store's content, digested: per tree, the entry count and the sum of the entries' hashes
-/// (order-independent, so a model can be digested without sorting). Empty trees count too.
-struct ContentDigest: Hashable, Sendable {
-    struct Tree: Hashable, Sendable {
-        var count = 0
-        var sum: UInt64 = 0
-    }
-    var trees: [String: Tree] = [:]
-
-    /// A model: tree → key → hash of the value.
-    init(model: [String: [[UInt8]: UInt64]]) {
-        for (name, entries) in model {
-            var t = Tree()
-            for (k, vh) in entries {
-                t.count += 1
-                t.sum &+= k.withUnsafeBytes { entryHash(key: $0, valueHash: vh) }
-            }
-            trees[name] = t
-        }
-    }
-
-    /// A whole content (a workload's expected state).
-    init(content: StoreContent) {
-        self.init(model: content.mapValues { $0.mapValues { hashBytes($0) } })
-    }
-
-    init() {}
-
-    /// One line per tree, for diagnostics.
-    var summary: String {
-        trees.keys.sorted().map { "\($0):\(trees[$0]!.count)" }.joined(separator: " ")
-    }
-}
-
-/// A failure the harness detected in what the engine returned (not a `StrataError`).
-struct HarnessFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
-}
-
 /// Reads every tree of a snapshot with a full forward cursor scan (checking key order and the
 /// tree's count) and every value, overflow values included. With `thorough`, also a full
 /// backward scan (same entries, reverse order) and point reads of a sample of keys.
