@@ -23,11 +23,12 @@ package enum RecordsFuzzOutcome: Sendable, CustomStringConvertible {
     /// `N objects, clean`, `StrataError …`, `INCONSISTENT …`, `NON-STRATA ERROR …`.
     package var description: String {
         switch self {
-        case .read(let n, let problems):
-            return "\(n) objects, " + (problems.isEmpty ? "clean" : "checkRecords: \(problems.prefix(2).joined(separator: "; "))")
-        case .typed(let e): return "StrataError \(e)"
-        case .inconsistent(let s): return "INCONSISTENT \(s)"
-        case .otherError(let s): return "NON-STRATA ERROR \(s)"
+        case .read(let objects, let problems):
+            return "\(objects) objects, "
+                + (problems.isEmpty ? "clean" : "checkRecords: \(problems.prefix(2).joined(separator: "; "))")
+        case .typed(let error): return "StrataError \(error)"
+        case .inconsistent(let detail): return "INCONSISTENT \(detail)"
+        case .otherError(let detail): return "NON-STRATA ERROR \(detail)"
         }
     }
 }

@@ -16,7 +16,9 @@ final class SimulatedLock: FileLock, @unchecked Sendable {
     }
 
     func unlock() {
-        if !released.exchange(true, ordering: .acquiringAndReleasing) { fs.unlock(path, id: id, generation: generation) }
+        if !released.exchange(true, ordering: .acquiringAndReleasing) {
+            fs.unlock(path, id: id, generation: generation)
+        }
     }
 
     deinit { unlock() }

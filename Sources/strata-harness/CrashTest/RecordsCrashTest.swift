@@ -57,7 +57,7 @@ struct RecordsCrashTest {
             let store = try RecordStore(path: RecordsCrashTest.path, model: model, options: RecordsCrashTest.options(reference))
             states.append(try store.read { try RecordsWorkload.digest($0) })
             for t in 0..<RecordsCrashTest.transactions {
-                try store.write { try RecordsWorkload.step($0, seed: workloadSeed, t: t) }
+                try store.write { try RecordsWorkload.step($0, seed: workloadSeed, transaction: t) }
                 states.append(try store.read { try RecordsWorkload.digest($0) })
             }
             try store.close()
@@ -73,7 +73,7 @@ struct RecordsCrashTest {
             let store = try RecordStore(path: RecordsCrashTest.path, model: model, options: RecordsCrashTest.options(fs))
             for t in 0..<RecordsCrashTest.transactions {
                 high = t + 1
-                try store.write { try RecordsWorkload.step($0, seed: workloadSeed, t: t) }
+                try store.write { try RecordsWorkload.step($0, seed: workloadSeed, transaction: t) }
                 low = t + 1  // full durability: acknowledged means durable
             }
             try store.close()
@@ -105,7 +105,7 @@ struct RecordsCrashTest {
             }
             let report = try store.storage.check()
             if !report.isClean { return (.corrupt("check after recovery: \(report.problems.prefix(3).joined(separator: "; "))"), label) }
-            try store.write { try RecordsWorkload.step($0, seed: workloadSeed, t: 1000) }
+            try store.write { try RecordsWorkload.step($0, seed: workloadSeed, transaction: 1000) }
             let after = try store.read { try $0.checkRecords() }
             try store.close()
             if !after.isEmpty { return (.corrupt("a commit after recovery left: \(after.prefix(3).joined(separator: "; "))"), label) }
