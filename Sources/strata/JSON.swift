@@ -24,18 +24,18 @@ indirect enum JSON {
             if items.isEmpty { return "[]" }
             let body = items.map { pad + $0.rendered(indent: indent + 1) }
             return "[\n" + body.joined(separator: ",\n") + "\n\(closePad)]"
-        case .string(let s): return JSON.quote(s)
-        case .int(let v): return String(v)
-        case .uint(let v): return String(v)
-        case .double(let v): return v.isFinite ? fixed(v, 2) : "null"
-        case .bool(let v): return v ? "true" : "false"
+        case .string(let string): return JSON.quote(string)
+        case .int(let integer): return String(integer)
+        case .uint(let integer): return String(integer)
+        case .double(let double): return double.isFinite ? fixed(double, 2) : "null"
+        case .bool(let bool): return bool ? "true" : "false"
         case .null: return "null"
         }
     }
 
-    static func quote(_ s: String) -> String {
+    static func quote(_ text: String) -> String {
         var out = "\""
-        for scalar in s.unicodeScalars {
+        for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
@@ -44,8 +44,8 @@ indirect enum JSON {
             case "\t": out += "\\t"
             default:
                 if scalar.value < 0x20 {
-                    let h = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
+                    let hexDigits = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hexDigits.count) + hexDigits
                 } else {
                     out.unicodeScalars.append(scalar)
                 }

@@ -48,11 +48,11 @@ struct StrataCommand: ParsableCommand {
 /// The text after `strata: ` for any error; `ioFailure` gains the system's name for its errno,
 /// because a bare "errno 13" sends operators to a man page.
 func describe(_ error: any Error) -> String {
-    if let e = error as? StrataError {
-        if case .ioFailure(_, _, let code) = e, let text = strerror(code) {
-            return "\(e) (\(String(cString: text)))"
+    if let strataError = error as? StrataError {
+        if case .ioFailure(_, _, let code) = strataError, let text = strerror(code) {
+            return "\(strataError) (\(String(cString: text)))"
         }
-        return e.description
+        return strataError.description
     }
     return String(describing: error)
 }
@@ -64,9 +64,9 @@ func printError(_ text: String) {
     if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
     var done = 0
     while done < bytes.count {
-        let n = bytes[done...].withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
-        if n <= 0 { break }
-        done += n
+        let written = bytes[done...].withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        if written <= 0 { break }
+        done += written
     }
 }
 
@@ -79,8 +79,8 @@ func openStore(_ path: String, readOnly: Bool) throws -> Store {
         // A writable open initializes an empty or header-sized file as a new store; an
         // operator's `compact` of the wrong file must not do that. 8192 is the format's header
         // region (Format.logStart): every real store is longer.
-        var st = stat()
-        if stat(path, &st) == 0, st.st_size <= 8192 { throw StrataError.notAStrataFile(path: path) }
+        var fileStatus = stat()
+        if stat(path, &fileStatus) == 0, fileStatus.st_size <= 8192 { throw StrataError.notAStrataFile(path: path) }
     }
     var options = StoreOptions()
     options.readOnly = readOnly
@@ -93,21 +93,21 @@ func openStore(_ path: String, readOnly: Bool) throws -> Store {
 }
 
 /// `1234567` → `1.2 MiB (1234567 bytes)`; small values are shown plainly.
-func formatBytes(_ n: UInt64) -> String {
-    if n < 1024 { return "\(n) B" }
-    return "\(humanBytes(n)) (\(n) bytes)"
+func formatBytes(_ bytes: UInt64) -> String {
+    if bytes < 1024 { return "\(bytes) B" }
+    return "\(humanBytes(bytes)) (\(bytes) bytes)"
 }
 
 /// `1234567` → `1.2 MiB`.
-func humanBytes(_ n: UInt64) -> String {
+func humanBytes(_ bytes: UInt64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
-    var value = Double(n)
+    var value = Double(bytes)
     var unit = 0
     while value >= 1024 && unit < units.count - 1 {
         value /= 1024
         unit += 1
     }
-    return unit == 0 ? "\(n) B" : "\(fixed(value, 1)) \(units[unit])"
+    return unit == 0 ? "\(bytes) B" : "\(fixed(value, 1)) \(units[unit])"
 }
 
 /// `value` with `digits` decimals, without Foundation's `String(format:)`.
@@ -129,10 +129,10 @@ func fixed(_ value: Double, _ digits: Int) -> String {
 func formatMilliseconds(_ ms: UInt64) -> String {
     if ms < 1000 { return "\(ms)ms" }
     if ms < 60_000 { return "\(fixed(Double(ms) / 1000, 1))s" }
-    let s = ms / 1000
-    let (h, m, sec) = (s / 3600, s / 60 % 60, s % 60)
-    func two(_ v: UInt64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-    return h > 0 ? "\(h)h\(two(m))m\(two(sec))s" : "\(m)m\(two(sec))s"
+    let totalSeconds = ms / 1000
+    let (hours, minutes, seconds) = (totalSeconds / 3600, totalSeconds / 60 % 60, totalSeconds % 60)
+    func two(_ value: UInt64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    return hours > 0 ? "\(hours)h\(two(minutes))m\(two(seconds))s" : "\(minutes)m\(two(seconds))s"
 }
 
 /// Bytes as printable ASCII with `\xNN` for everything else. Backslash is escaped too, so the
@@ -141,11 +141,11 @@ func escapeBytes<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
     let hex = Array("0123456789abcdef".utf8)
     var out: [UInt8] = []
     out.reserveCapacity(bytes.count)
-    for b in bytes {
-        if b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\\") {
-            out.append(b)
+    for byte in bytes {
+        if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") {
+            out.append(byte)
         } else {
-            out += [UInt8(ascii: "\\"), UInt8(ascii: "x"), hex[Int(b >> 4)], hex[Int(b & 15)]]
+            out += [UInt8(ascii: "\\"), UInt8(ascii: "x"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
         }
     }
     return String(decoding: out, as: UTF8.self)
