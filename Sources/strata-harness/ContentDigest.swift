@@ -12,12 +12,12 @@ struct ContentDigest: Hashable, Sendable {
     /// A model: tree → key → hash of the value.
     init(model: [String: [[UInt8]: UInt64]]) {
         for (name, entries) in model {
-            var t = Tree()
-            for (k, vh) in entries {
-                t.count += 1
-                t.sum &+= k.withUnsafeBytes { entryHash(key: $0, valueHash: vh) }
+            var treeDigest = Tree()
+            for (key, valueHash) in entries {
+                treeDigest.count += 1
+                treeDigest.sum &+= key.withUnsafeBytes { entryHash(key: $0, valueHash: valueHash) }
             }
-            trees[name] = t
+            trees[name] = treeDigest
         }
     }
 

@@ -75,10 +75,12 @@ struct CrashTestCommand: ParsableCommand {
             let start = monotonicSeconds()
             try RecordsCrashTest(seed: seed, rounds: recordRounds, verbose: verbose).run(into: &counts)
             if recordRounds > 0 {
-                printError("crash-test: \(recordRounds) record-layer rounds in \(String(format: "%.1f", monotonicSeconds() - start))s")
+                let seconds = String(format: "%.1f", monotonicSeconds() - start)
+                printError("crash-test: \(recordRounds) record-layer rounds in \(seconds)s")
             }
         }
-        print("crash-test: \(counts.rounds) rounds, \(counts.lost) lost, \(counts.corrupt) corrupt, \(counts.unrecoverable) unrecoverable")
+        print("crash-test: \(counts.rounds) rounds, \(counts.lost) lost, \(counts.corrupt) corrupt, "
+              + "\(counts.unrecoverable) unrecoverable")
         if counts.lost + counts.corrupt + counts.unrecoverable > 0 { throw ExitCode(1) }
     }
 }

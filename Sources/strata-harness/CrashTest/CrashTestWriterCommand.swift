@@ -16,8 +16,9 @@ struct CrashTestWriterCommand: ParsableCommand {
     func run() throws {
         let store = try Store(path: path, options: ProcessWorkload.options())
         var step = try store.read { tx -> Int in
-            guard let v = try tx.tree(ProcessWorkload.metaTree)?.get(ProcessWorkload.metaKey), v.count == 8 else { return 0 }
-            return Int(v.littleEndian(at: 0, width: 8))
+            guard let stored = try tx.tree(ProcessWorkload.metaTree)?.get(ProcessWorkload.metaKey),
+                  stored.count == 8 else { return 0 }
+            return Int(stored.littleEndian(at: 0, width: 8))
         }
         while step < maxStep {
             step += 1

@@ -5,8 +5,8 @@ struct DigestedWorkload {
     let steps: [CrashWorkload.Step]
     let states: [ContentDigest]
 
-    init(_ w: CrashWorkload) {
-        steps = w.steps
-        states = w.states.map { ContentDigest(content: $0) }
+    init(_ workload: CrashWorkload) {
+        steps = workload.steps
+        states = workload.states.map { ContentDigest(content: $0) }
     }
 }

@@ -37,8 +37,9 @@ struct ProcessCrashTest {
         let start = monotonicSeconds()
         var totalAcks = 0
         var verifiedStep = 0
-        for k in 0..<kills {
-            // Mostly mid-run; one kill in four within the writer's start (open, recovery, first commits).
+        for kill in 0..<kills {
+            // Mostly mid-run; one kill in four within the writer's start (open, recovery, first
+            // commits).
             let delay = Double(rng.below(4) == 0 ? rng.int(0...15) : rng.int(10...400)) / 1000
             let child = try ChildProcess(arguments: ["crash-test-writer", "--path", path, "--seed", String(seed)])
             let began = monotonicSeconds()
@@ -46,10 +47,10 @@ struct ProcessCrashTest {
             var acks = 0
             var firstAck: Int?
             func take(_ line: String) {
-                if let s = Int(line) {
-                    lastAck = max(lastAck, s)
+                if let step = Int(line) {
+                    lastAck = max(lastAck, step)
                     acks += 1
-                    if firstAck == nil { firstAck = s }
+                    if firstAck == nil { firstAck = step }
                 }
             }
             while true {
@@ -63,20 +64,23 @@ struct ProcessCrashTest {
             while let line = child.readLine(timeoutMilliseconds: -1) { take(line) }
             let status = child.wait()
             totalAcks += acks
-            let label = "kill \(k + 1) after \(String(format: "%.0f", delay * 1000))ms (\(acks) commits acknowledged, last step \(lastAck))"
+            let label = "kill \(kill + 1) after \(String(format: "%.0f", delay * 1000))ms "
+                + "(\(acks) commits acknowledged, last step \(lastAck))"
             if status.signal != SIGKILL {
                 counts.record(.unrecoverable("the writer ended by itself (\(status))"), label)
                 continue
             }
             // Before the first acknowledgement of this writer, the store is where the last
             // check left it (or the writer's recovery, or an unacknowledged commit after it).
-            let verdict = verify(path: path, states: states, low: max(lastAck, verifiedStep), acknowledged: lastAck >= 0)
+            let verdict = verify(path: path, states: states, low: max(lastAck, verifiedStep),
+                                 acknowledged: lastAck >= 0)
             if case .ok(let step) = verdict { verifiedStep = step }
             if verbose { printError("\(label): \(verdict)") }
             counts.record(verdict, label)
         }
-        let t = monotonicSeconds() - start
-        printError("crash-test: \(kills) kills in \(String(format: "%.1f", t))s, \(totalAcks) acknowledged commits")
+        let elapsed = monotonicSeconds() - start
+        printError("crash-test: \(kills) kills in \(String(format: "%.1f", elapsed))s, "
+                   + "\(totalAcks) acknowledged commits")
         if counts.lost + counts.corrupt + counts.unrecoverable == 0 {
             removeDirectory(dir)
         } else {
@@ -91,9 +95,9 @@ struct ProcessCrashTest {
         // The store's own step decides where the unacknowledged history stands: read it first.
         var readOnlyContent: ContentDigest?
         do {
-            var o = ProcessWorkload.options()
-            o.readOnly = true
-            let reader = try Store(path: path, options: o)
+            var options = ProcessWorkload.options()
+            options.readOnly = true
+            let reader = try Store(path: path, options: options)
             readOnlyContent = try reader.read { try digestContent($0) }
             try reader.close()
         } catch {
@@ -103,30 +107,40 @@ struct ProcessCrashTest {
         do {
             let store = try Store(path: path, options: ProcessWorkload.options())
             let (content, step) = try store.read { tx -> (ContentDigest, Int) in
-                let c = try digestContent(tx)
-                guard let v = try tx.tree(ProcessWorkload.metaTree)?.get(ProcessWorkload.metaKey), v.count == 8 else { return (c, 0) }
-                return (c, Int(v.littleEndian(at: 0, width: 8)))
+                let digest = try digestContent(tx)
+                guard let stored = try tx.tree(ProcessWorkload.metaTree)?.get(ProcessWorkload.metaKey),
+                      stored.count == 8 else { return (digest, 0) }
+                return (digest, Int(stored.littleEndian(at: 0, width: 8)))
             }
             if let readOnlyContent, readOnlyContent != content {
-                return .corrupt("read-only open saw \(readOnlyContent.summary), the writer's recovery \(content.summary)")
+                return .corrupt("read-only open saw \(readOnlyContent.summary), "
+                                + "the writer's recovery \(content.summary)")
             }
             guard step <= low + 1 else {
-                return .corrupt("the store says step \(step), but only \(low) was acknowledged (or found before) and one more started")
+                return .corrupt("the store says step \(step), but only \(low) was acknowledged "
+                                + "(or found before) and one more started")
             }
             guard states.digest(step) == content else {
-                return .corrupt("content after step \(step) is not the committed state of that step (\(content.summary) vs \(states.digest(step).summary))")
+                return .corrupt("content after step \(step) is not the committed state of that step "
+                                + "(\(content.summary) vs \(states.digest(step).summary))")
             }
-            if step < low { return .lost("recovered step \(step), but step \(low) was \(acknowledged ? "acknowledged" : "found by the previous check")") }
+            if step < low {
+                let how = acknowledged ? "acknowledged" : "found by the previous check"
+                return .lost("recovered step \(step), but step \(low) was \(how)")
+            }
             let report = try store.check()
             if !report.isClean { return .corrupt("check: \(report.problems.joined(separator: "; "))") }
             // A new write must survive close and reopen; then it is removed again, so the next
             // writer continues from the model's state.
             let value = Array("after step \(step)".utf8)
-            try store.write { tx in try tx.tree(SimulatedCrashTest.probeTree, createIfMissing: true)!.put(Array("k".utf8), value) }
+            try store.write { tx in
+                try tx.tree(SimulatedCrashTest.probeTree, createIfMissing: true)!.put(Array("k".utf8), value)
+            }
             try store.close()
             let again = try Store(path: path, options: ProcessWorkload.options())
             var expected = content
-            expected.trees[SimulatedCrashTest.probeTree] = ContentDigest.Tree(count: 1, sum: Array("k".utf8).withUnsafeBytes { entryHash(key: $0, valueHash: hashBytes(value)) })
+            let probeSum = Array("k".utf8).withUnsafeBytes { entryHash(key: $0, valueHash: hashBytes(value)) }
+            expected.trees[SimulatedCrashTest.probeTree] = ContentDigest.Tree(count: 1, sum: probeSum)
             let after = try again.read { try digestContent($0) }
             if after != expected {
                 try? again.close()
