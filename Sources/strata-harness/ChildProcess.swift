@@ -41,11 +41,11 @@ final class ChildProcess {
         env.append(nil)
         defer { for pointer in env { free(pointer) } }
         var child: pid_t = 0
-        let rc = posix_spawn(&child, "/proc/self/exe", &actions, nil, argv, env)
+        let spawnResult = posix_spawn(&child, "/proc/self/exe", &actions, nil, argv, env)
         close(fds[1])
-        guard rc == 0 else {
+        guard spawnResult == 0 else {
             close(fds[0])
-            throw HarnessError("cannot start a child process: errno \(rc)")
+            throw HarnessError("cannot start a child process: errno \(spawnResult)")
         }
         pid = child
         output = fds[0]

@@ -214,7 +214,7 @@ func processExists(_ pid: Int32) -> Bool {
 
 /// Wall-clock milliseconds since the Unix epoch, the clock the status record uses.
 func wallClockMilliseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(max(0, ts.tv_nsec)) / 1_000_000
+    var time = timespec()
+    clock_gettime(CLOCK_REALTIME, &time)
+    return UInt64(max(0, time.tv_sec)) * 1000 + UInt64(max(0, time.tv_nsec)) / 1_000_000
 }
