@@ -42,22 +42,22 @@ package struct CrashWorkload: Sendable {
     package var states: [StoreContent] = [[:]]
 
     /// `key-000042` for 42: keys of one width, so byte order is numeric order.
-    package static func key(_ i: Int) -> [UInt8] {
-        var s = String(i)
-        while s.count < 6 { s = "0" + s }
-        return Array("key-\(s)".utf8)
+    package static func key(_ number: Int) -> [UInt8] {
+        var digits = String(number)
+        while digits.count < 6 { digits = "0" + digits }
+        return Array("key-\(digits)".utf8)
     }
 
     /// Values: mostly 0–200 bytes; about one in eight 10–100 KB (overflow frames), half of
     /// those compressible.
     package static func value(_ rng: inout SplitMix64) -> [UInt8] {
         if rng.below(8) == 0 {
-            let n = rng.int(10_000...100_000)
-            if rng.chance(0.5) { return rng.bytes(n) }
-            let b = UInt8(truncatingIfNeeded: rng.next())
-            return [UInt8](unsafeUninitializedCapacity: n) { buf, done in
-                for i in 0..<n { buf[i] = UInt8(truncatingIfNeeded: i / 64) &+ b }
-                done = n
+            let length = rng.int(10_000...100_000)
+            if rng.chance(0.5) { return rng.bytes(length) }
+            let base = UInt8(truncatingIfNeeded: rng.next())
+            return [UInt8](unsafeUninitializedCapacity: length) { buffer, done in
+                for i in 0..<length { buffer[i] = UInt8(truncatingIfNeeded: i / 64) &+ base }
+                done = length
             }
         }
         return rng.bytes(rng.int(0...200))
@@ -66,15 +66,15 @@ package struct CrashWorkload: Sendable {
     /// The workload of `seed`: the same seed gives the same transactions and states.
     package static func make(seed: UInt64, transactions: Int = 50) -> CrashWorkload {
         var rng = SplitMix64(seed: seed)
-        var w = CrashWorkload()
+        var workload = CrashWorkload()
         var model: StoreContent = [:]
         var committed = 0
         var rolledBack = false
         while committed < transactions {
             var step = Step()
-            var m = model
-            func create(_ name: String) { step.ops.append(.createTree(name)); m[name] = [:] }
-            func drop(_ name: String) { step.ops.append(.dropTree(name)); m[name] = nil }
+            var draft = model
+            func create(_ name: String) { step.ops.append(.createTree(name)); draft[name] = [:] }
+            func drop(_ name: String) { step.ops.append(.dropTree(name)); draft[name] = nil }
             switch committed {
             case 0: create("alpha"); create("beta")
             case 12: create("gamma")
@@ -84,37 +84,38 @@ package struct CrashWorkload: Sendable {
             case 38: create("beta")
             default: break
             }
-            let names = m.keys.sorted()
+            let names = draft.keys.sorted()
             for _ in 0..<rng.int(1...8) {
                 let tree = names[rng.below(names.count)]
-                let existing = m[tree] ?? [:]
+                let existing = draft[tree] ?? [:]
                 if rng.below(4) == 0, !existing.isEmpty {
                     let keys = existing.keys.sorted { compareKeyBytes($0, $1) < 0 }
-                    let k = keys[rng.below(keys.count)]
-                    step.ops.append(.delete(tree: tree, key: k))
-                    m[tree]?[k] = nil
+                    let key = keys[rng.below(keys.count)]
+                    step.ops.append(.delete(tree: tree, key: key))
+                    draft[tree]?[key] = nil
                 } else {
-                    let k = key(rng.below(150))
-                    let v = value(&rng)
-                    step.ops.append(.put(tree: tree, key: k, value: v))
-                    m[tree]?[k] = v
+                    let key = key(rng.below(150))
+                    let value = value(&rng)
+                    step.ops.append(.put(tree: tree, key: key, value: value))
+                    draft[tree]?[key] = value
                 }
             }
             if committed == 20 && !rolledBack {
                 // A rolled-back transaction with a large value: garbage frames in the log.
                 rolledBack = true
-                var r = Step()
-                r.rollback = true
-                r.ops = [.put(tree: "alpha", key: key(7), value: rng.bytes(30_000)), .delete(tree: "alpha", key: key(1))]
-                w.steps.append(r)
+                var rolledBackStep = Step()
+                rolledBackStep.rollback = true
+                rolledBackStep.ops = [.put(tree: "alpha", key: key(7), value: rng.bytes(30_000)),
+                                      .delete(tree: "alpha", key: key(1))]
+                workload.steps.append(rolledBackStep)
             }
-            model = m
+            model = draft
             committed += 1
             step.compactAfter = committed == transactions / 2
-            w.steps.append(step)
-            w.states.append(model)
+            workload.steps.append(step)
+            workload.states.append(model)
         }
-        return w
+        return workload
     }
 
     /// Applies `step`'s changes in `tx` (it does not roll back: the caller throws for that).
@@ -122,37 +123,33 @@ package struct CrashWorkload: Sendable {
     package static func apply(_ step: Step, _ tx: WriteTransaction) throws {
         for op in step.ops {
             switch op {
-            case .put(let t, let k, let v):
-                guard let tree = try tx.tree(t) else { throw CrashWorkloadFailure("tree '\(t)' missing in the workload") }
-                try tree.put(k, v)
-            case .delete(let t, let k):
-                guard let tree = try tx.tree(t) else { throw CrashWorkloadFailure("tree '\(t)' missing in the workload") }
-                _ = try tree.delete(k)
-            case .createTree(let t): try tx.createTree(t)
-            case .dropTree(let t): try tx.dropTree(t)
+            case .put(let name, let key, let value):
+                guard let tree = try tx.tree(name) else {
+                    throw CrashWorkloadFailure("tree '\(name)' missing in the workload")
+                }
+                try tree.put(key, value)
+            case .delete(let name, let key):
+                guard let tree = try tx.tree(name) else {
+                    throw CrashWorkloadFailure("tree '\(name)' missing in the workload")
+                }
+                _ = try tree.delete(key)
+            case .createTree(let name): try tx.createTree(name)
+            case .dropTree(let name): try tx.dropTree(name)
             }
         }
     }
 }
 
-/// The store did not hold what a workload expects (not a `StrataError`: the harness saw it).
-package struct CrashWorkloadFailure: Error, CustomStringConvertible {
-    /// What was missing.
-    package let description: String
-    /// A failure described by `description`.
-    package init(_ description: String) { self.description = description }
-}
-
 /// `memcmp` order, shorter first on a tie (the store's key order): negative, zero or positive.
-package func compareKeyBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
-    a.withUnsafeBytes { pa in
-        b.withUnsafeBytes { pb in
-            let n = min(pa.count, pb.count)
+package func compareKeyBytes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
+    lhs.withUnsafeBytes { lhsBytes in
+        rhs.withUnsafeBytes { rhsBytes in
+            let n = min(lhsBytes.count, rhsBytes.count)
             if n > 0 {
-                let r = memcmp(pa.baseAddress!, pb.baseAddress!, n)
-                if r != 0 { return r < 0 ? -1 : 1 }
+                let order = memcmp(lhsBytes.baseAddress!, rhsBytes.baseAddress!, n)
+                if order != 0 { return order < 0 ? -1 : 1 }
             }
-            return pa.count == pb.count ? 0 : (pa.count < pb.count ? -1 : 1)
+            return lhsBytes.count == rhsBytes.count ? 0 : (lhsBytes.count < rhsBytes.count ? -1 : 1)
         }
     }
 }

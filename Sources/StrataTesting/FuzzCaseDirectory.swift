@@ -41,22 +41,28 @@ package func makeFuzzCaseDirectory(_ prefix: String) -> String? {
     bases.append(getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp")
     for base in bases {
         var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
-        if let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) { return String(cString: p) }
+        if let path = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) {
+            return String(cString: path)
+        }
     }
     return nil
 }
 
 /// Removes `dir` and everything inside it.
 package func removeFuzzCaseDirectory(_ dir: String) {
-    if let d = opendir(dir) {
-        while let e = readdir(d) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
+    if let directory = opendir(dir) {
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
             guard name != "." && name != ".." else { continue }
-            if e.pointee.d_type == UInt8(DT_DIR) { removeFuzzCaseDirectory(dir + "/" + name) } else { unlink(dir + "/" + name) }
+            if entry.pointee.d_type == UInt8(DT_DIR) {
+                removeFuzzCaseDirectory(dir + "/" + name)
+            } else {
+                unlink(dir + "/" + name)
+            }
         }
-        closedir(d)
+        closedir(directory)
     }
     rmdir(dir)
 }

@@ -30,12 +30,13 @@ package enum RandomModel {
     /// which joins rules in the schema text, one followed by a rule keyword (`, min x`, which
     /// is no rule); none holds ", " and a whole rule signature (that one ambiguity of the text
     /// is tested on its own).
-    package static let patterns = ["[a-z]+", "[A-Z]{3}-[0-9]+", "(ab|cd)*", "[a-z]+, [a-z]+", "x, maxi|[a-z]*", "ab, min x|[a-z]*", ".*"]
+    package static let patterns = ["[a-z]+", "[A-Z]{3}-[0-9]+", "(ab|cd)*", "[a-z]+, [a-z]+", "x, maxi|[a-z]*",
+                                   "ab, min x|[a-z]*", ".*"]
 
     /// The custom rule every generated model may use, by its name: it refuses values whose text
     /// ends in 7 (`StoredValue.description`), so some workload values fail it.
     package static func customRule(_ name: String) -> ValidationRule {
-        .custom(name: name) { v in v.description.hasSuffix("7") ? "ends in 7" : nil }
+        .custom(name: name) { value in value.description.hasSuffix("7") ? "ends in 7" : nil }
     }
 }
 
@@ -84,45 +85,47 @@ private struct Plan {
 
     init(rng: SplitMix64) { self.rng = rng }
 
-    mutating func pick<T>(_ xs: [T]) -> T { xs[rng.below(xs.count)] }
+    mutating func pick<T>(_ choices: [T]) -> T { choices[rng.below(choices.count)] }
 
-    /// A fresh property name for entity `e`: mostly `pN`, now and then a word of the schema text.
-    mutating func name(_ e: Int, _ prefix: String) -> String {
-        let keywords = ["optional", "default", "validate", "inverse", "delete", "custom", "pattern", "min", "entity", "transient", "derived", "unique"]
+    /// A fresh property name for `entity`: mostly `pN`, now and then a word of the schema text.
+    mutating func name(_ entity: Int, _ prefix: String) -> String {
+        let keywords = ["optional", "default", "validate", "inverse", "delete", "custom", "pattern", "min", "entity",
+                        "transient", "derived", "unique"]
         if rng.chance(0.15) {
-            let k = pick(keywords)
-            if ents[e].used.insert(k).inserted { return k }
+            let keyword = pick(keywords)
+            if ents[entity].used.insert(keyword).inserted { return keyword }
         }
-        var n = ents[e].used.count
-        while !ents[e].used.insert("\(prefix)\(n)").inserted { n += 1 }
+        var n = ents[entity].used.count
+        while !ents[entity].used.insert("\(prefix)\(n)").inserted { n += 1 }
         return "\(prefix)\(n)"
     }
 
     mutating func build() {
         let count = rng.int(2...4)
         for i in 0..<count { ents.append(Ent(name: i == 1 && rng.chance(0.2) ? "optional" : "E\(i)")) }
-        for e in 0..<count {
-            for _ in 0..<rng.int(1...5) { addAttribute(e, transient: false) }
-            if rng.chance(0.2) { addAttribute(e, transient: true) }
+        for entity in 0..<count {
+            for _ in 0..<rng.int(1...5) { addAttribute(entity, transient: false) }
+            if rng.chance(0.2) { addAttribute(entity, transient: true) }
         }
         for _ in 0..<rng.int(1...4) { addRelationship() }
         for _ in 0..<rng.int(1...7) { addDerived() }
-        for e in 0..<count { addConstraints(e) }
+        for entity in 0..<count { addConstraints(entity) }
     }
 
     // MARK: Attributes
 
-    mutating func addAttribute(_ e: Int, transient: Bool) {
+    mutating func addAttribute(_ entity: Int, transient: Bool) {
         let type = pick(AttributeType.allCases)
-        var a = Attr(name: name(e, "a"), type: type, optional: rng.chance(0.4), defaultValue: nil, rules: [], transient: transient)
+        var attribute = Attr(name: name(entity, "a"), type: type, optional: rng.chance(0.4), defaultValue: nil,
+                             rules: [], transient: transient)
         if rng.chance(0.35) {
             // A default the type cannot hold makes the model invalid: draw one that fits.
-            var v = RandomValues.value(type, &rng)
-            while !RandomValues.fits(v, type) { v = RandomValues.value(type, &rng) }
-            a.defaultValue = v
+            var value = RandomValues.value(type, &rng)
+            while !RandomValues.fits(value, type) { value = RandomValues.value(type, &rng) }
+            attribute.defaultValue = value
         }
-        if rng.chance(0.5) { a.rules = rules(for: type) }
-        ents[e].attrs.append(a)
+        if rng.chance(0.5) { attribute.rules = rules(for: type) }
+        ents[entity].attrs.append(attribute)
     }
 
     mutating func rules(for type: AttributeType) -> [ValidationRule] {
@@ -150,35 +153,44 @@ private struct Plan {
     // MARK: Relationships
 
     mutating func addRelationship() {
-        let a = rng.below(ents.count), b = rng.below(ents.count)
+        let owner = rng.below(ents.count), other = rng.below(ents.count)
         let rules: [DeleteRule] = [.nullify, .cascade, .deny]
-        let forward = name(a, "r"), back = name(b, "r")
+        let forward = name(owner, "r"), back = name(other, "r")
         if rng.chance(0.3) {
             // Many-to-many; to its own entity it may not cascade both ways.
-            var r1 = pick(rules), r2 = pick(rules)
-            if a == b && r1 == .cascade && r2 == .cascade { r2 = .nullify }
-            if a == b && r1 == .cascade { r1 = .nullify }
-            ents[a].rels.append(Rel(name: forward, target: b, inverse: back, toMany: true, rule: r1, optional: true))
-            ents[b].rels.append(Rel(name: back, target: a, inverse: forward, toMany: true, rule: r2, optional: true))
+            var forwardRule = pick(rules), backRule = pick(rules)
+            if owner == other && forwardRule == .cascade && backRule == .cascade { backRule = .nullify }
+            if owner == other && forwardRule == .cascade { forwardRule = .nullify }
+            ents[owner].rels.append(Rel(name: forward, target: other, inverse: back, toMany: true, rule: forwardRule,
+                                        optional: true))
+            ents[other].rels.append(Rel(name: back, target: owner, inverse: forward, toMany: true, rule: backRule,
+                                        optional: true))
         } else {
             // `forward` is the to-one on a, `back` the to-many on b.
-            ents[a].rels.append(Rel(name: forward, target: b, inverse: back, toMany: false, rule: pick(rules), optional: rng.chance(0.75)))
-            ents[b].rels.append(Rel(name: back, target: a, inverse: forward, toMany: true, rule: pick(rules), optional: true))
+            ents[owner].rels.append(Rel(name: forward, target: other, inverse: back, toMany: false, rule: pick(rules),
+                                        optional: rng.chance(0.75)))
+            ents[other].rels.append(Rel(name: back, target: owner, inverse: forward, toMany: true, rule: pick(rules),
+                                        optional: true))
         }
     }
 
     // MARK: Derived attributes
 
-    /// What entity `e` can read: its stored and derived attributes, and those of the targets of
+    /// What `entity` can read: its stored and derived attributes, and those of the targets of
     /// its to-ones (one hop, two now and then).
-    func readable(_ e: Int, hops: Int = 2) -> [Readable] {
+    func readable(_ entity: Int, hops: Int = 2) -> [Readable] {
         var out: [Readable] = []
-        for a in ents[e].attrs where !a.transient { out.append(Readable(path: a.name, type: a.type, canBeNil: a.optional)) }
-        for d in ents[e].derived { out.append(Readable(path: d.name, type: d.type, canBeNil: d.optional)) }
+        for attribute in ents[entity].attrs where !attribute.transient {
+            out.append(Readable(path: attribute.name, type: attribute.type, canBeNil: attribute.optional))
+        }
+        for derived in ents[entity].derived {
+            out.append(Readable(path: derived.name, type: derived.type, canBeNil: derived.optional))
+        }
         guard hops > 0 else { return out }
-        for r in ents[e].rels where !r.toMany {
-            for x in readable(r.target, hops: hops - 1) {
-                out.append(Readable(path: "\(r.name).\(x.path)", type: x.type, canBeNil: x.canBeNil || r.optional))
+        for relationship in ents[entity].rels where !relationship.toMany {
+            for reached in readable(relationship.target, hops: hops - 1) {
+                out.append(Readable(path: "\(relationship.name).\(reached.path)", type: reached.type,
+                                    canBeNil: reached.canBeNil || relationship.optional))
             }
         }
         return out
@@ -186,51 +198,61 @@ private struct Plan {
 
     /// Reading a property named like `min` with spaces around an operator is fine; an
     /// expression sometimes gets extra spaces, at the end too (the text must keep them).
-    mutating func spaced(_ s: String) -> String { rng.chance(0.15) ? " \(s) " : s }
+    mutating func spaced(_ text: String) -> String { rng.chance(0.15) ? " \(text) " : text }
 
     mutating func addDerived() {
-        let e = rng.below(ents.count)
-        let toMany = ents[e].rels.filter(\.toMany)
-        let own = readable(e)
-        var d: Plan.Der?
+        let entity = rng.below(ents.count)
+        let toMany = ents[entity].rels.filter(\.toMany)
+        let own = readable(entity)
+        var derived: Plan.Der?
         switch rng.below(8) {
         case 0 where !toMany.isEmpty:
-            let r = pick(toMany)
-            d = Der(name: "", type: pick([.int64, .int32, .double, .decimal]), expression: "\(r.name).@count", optional: rng.chance(0.1))
+            let relationship = pick(toMany)
+            derived = Der(name: "", type: pick([.int64, .int32, .double, .decimal]),
+                          expression: "\(relationship.name).@count", optional: rng.chance(0.1))
         case 1 where !toMany.isEmpty, 2 where !toMany.isEmpty:
-            let r = pick(toMany)
-            let sources = readable(r.target, hops: 0).filter { !$0.path.contains(".") }
-            let f = pick(["sum", "avg", "min", "max"])
-            let fit = sources.filter { f == "min" || f == "max" ? ($0.type != .bool && $0.type != .binary) : $0.type.isNumeric }
-            guard !fit.isEmpty else { break }
-            let s = pick(fit)
-            let type: AttributeType
-            switch f {
-            case "sum": type = s.type.isInteger ? pick([.int64, .double, .decimal]) : (s.type == .double ? pick([.double, .decimal]) : pick([.decimal, .double]))
-            case "avg": type = s.type == .decimal ? .decimal : pick([.double, .decimal])
-            default: type = s.type.isInteger ? pick([s.type, .int64]) : s.type
+            let relationship = pick(toMany)
+            let sources = readable(relationship.target, hops: 0).filter { !$0.path.contains(".") }
+            let function = pick(["sum", "avg", "min", "max"])
+            let fit = sources.filter {
+                function == "min" || function == "max" ? ($0.type != .bool && $0.type != .binary) : $0.type.isNumeric
             }
-            d = Der(name: "", type: type, expression: "\(r.name).\(s.path).@\(f)", optional: f != "sum" || rng.chance(0.1))
+            guard !fit.isEmpty else { break }
+            let source = pick(fit)
+            let type: AttributeType
+            switch function {
+            case "sum":
+                type = source.type.isInteger ? pick([.int64, .double, .decimal])
+                    : (source.type == .double ? pick([.double, .decimal]) : pick([.decimal, .double]))
+            case "avg": type = source.type == .decimal ? .decimal : pick([.double, .decimal])
+            default: type = source.type.isInteger ? pick([source.type, .int64]) : source.type
+            }
+            derived = Der(name: "", type: type, expression: "\(relationship.name).\(source.path).@\(function)",
+                          optional: function != "sum" || rng.chance(0.1))
         case 3:
             let strings = own.filter { $0.type == .string }
             guard !strings.isEmpty else { break }
-            let s = pick(strings)
-            d = Der(name: "", type: .string, expression: spaced("\(pick(["lowercase", "uppercase", "canonical"])):(\(s.path))"), optional: s.canBeNil || rng.chance(0.1))
+            let source = pick(strings)
+            derived = Der(name: "", type: .string,
+                          expression: spaced("\(pick(["lowercase", "uppercase", "canonical"])):(\(source.path))"),
+                          optional: source.canBeNil || rng.chance(0.1))
         case 4:
-            d = Der(name: "", type: .date, expression: rng.chance(0.8) ? "now()" : "now( )", optional: rng.chance(0.2))
+            derived = Der(name: "", type: .date, expression: rng.chance(0.8) ? "now()" : "now( )",
+                          optional: rng.chance(0.2))
         case 5:
             let hopped = own.filter { $0.path.contains(".") }
             guard !hopped.isEmpty else { break }
-            let s = pick(hopped)
-            d = Der(name: "", type: s.type, expression: s.path, optional: s.canBeNil || rng.chance(0.1))
+            let source = pick(hopped)
+            derived = Der(name: "", type: source.type, expression: source.path,
+                          optional: source.canBeNil || rng.chance(0.1))
         default:
             let numbers = own.filter { $0.type.isNumeric }
             guard !numbers.isEmpty else { break }
             var text = ""
             var types: [AttributeType] = []
             var canBeNil = false
-            for k in 0..<rng.int(1...3) {
-                if k > 0 {
+            for term in 0..<rng.int(1...3) {
+                if term > 0 {
                     let op = pick(["+", "-", "*", "/"])
                     if op == "/" { canBeNil = true }
                     text += pick([" \(op) ", op])
@@ -240,87 +262,66 @@ private struct Plan {
                     text += literal
                     types.append(literal.contains(".") ? .double : .int64)
                 } else {
-                    let s = pick(numbers)
-                    text += rng.chance(0.15) ? "-\(s.path)" : s.path
-                    types.append(s.type)
-                    canBeNil = canBeNil || s.canBeNil
+                    let source = pick(numbers)
+                    text += rng.chance(0.15) ? "-\(source.path)" : source.path
+                    types.append(source.type)
+                    canBeNil = canBeNil || source.canBeNil
                 }
             }
-            let result: AttributeType = types.contains(.decimal) ? .decimal : (types.contains(.double) ? .double : .int64)
-            let type: AttributeType = result == .int64 ? pick([.int64, .int32, .decimal]) : (result == .double ? pick([.double, .decimal]) : .decimal)
-            d = Der(name: "", type: type, expression: rng.chance(0.2) ? "(\(text)) * 1" : spaced(text), optional: canBeNil || rng.chance(0.1))
+            let result: AttributeType = types.contains(.decimal)
+                ? .decimal : (types.contains(.double) ? .double : .int64)
+            let type: AttributeType = result == .int64
+                ? pick([.int64, .int32, .decimal]) : (result == .double ? pick([.double, .decimal]) : .decimal)
+            derived = Der(name: "", type: type, expression: rng.chance(0.2) ? "(\(text)) * 1" : spaced(text),
+                          optional: canBeNil || rng.chance(0.1))
         }
-        guard var d else { return }
-        d.name = name(e, "d")
-        ents[e].derived.append(d)
+        guard var derived else { return }
+        derived.name = name(entity, "d")
+        ents[entity].derived.append(derived)
     }
 
     // MARK: Uniqueness and indexes
 
-    mutating func addConstraints(_ e: Int) {
-        var keyable = ents[e].attrs.filter { !$0.transient }.map(\.name) + ents[e].rels.filter { !$0.toMany }.map(\.name)
-        if rng.chance(0.3) { keyable += ents[e].derived.map(\.name) }
+    mutating func addConstraints(_ entity: Int) {
+        var keyable = ents[entity].attrs.filter { !$0.transient }.map(\.name)
+            + ents[entity].rels.filter { !$0.toMany }.map(\.name)
+        if rng.chance(0.3) { keyable += ents[entity].derived.map(\.name) }
         guard !keyable.isEmpty else { return }
         for _ in 0..<rng.int(0...2) {
             let first = pick(keyable)
             var columns = [first]
-            if rng.chance(0.4), let second = keyable.filter({ $0 != first }).randomElement(using: &rng) { columns.append(second) }
-            if rng.chance(0.5) { ents[e].uniques.append(columns) } else { ents[e].indexes.append(columns) }
+            if rng.chance(0.4), let second = keyable.filter({ $0 != first }).randomElement(using: &rng) {
+                columns.append(second)
+            }
+            if rng.chance(0.5) { ents[entity].uniques.append(columns) } else { ents[entity].indexes.append(columns) }
         }
     }
 
     // MARK: Declarations
 
     func entities() -> [Entity] {
-        ents.map { e in
+        ents.map { entity in
             var members: [EntityMember] = []
-            for a in e.attrs {
-                members.append(EntityMember(AttributeDescription(a.name, a.type, optional: a.optional, default: a.defaultValue, transient: a.transient, validation: a.rules)))
+            for attribute in entity.attrs {
+                members.append(EntityMember(AttributeDescription(
+                    attribute.name, attribute.type, optional: attribute.optional, default: attribute.defaultValue,
+                    transient: attribute.transient, validation: attribute.rules)))
             }
-            for r in e.rels {
-                let target = ents[r.target].name
-                members.append(EntityMember(r.toMany
-                    ? RelationshipDescription(r.name, toMany: target, inverse: r.inverse, deleteRule: r.rule)
-                    : RelationshipDescription(r.name, toOne: target, inverse: r.inverse, deleteRule: r.rule, optional: r.optional)))
+            for relationship in entity.rels {
+                let target = ents[relationship.target].name
+                members.append(EntityMember(relationship.toMany
+                    ? RelationshipDescription(relationship.name, toMany: target, inverse: relationship.inverse,
+                                              deleteRule: relationship.rule)
+                    : RelationshipDescription(relationship.name, toOne: target, inverse: relationship.inverse,
+                                              deleteRule: relationship.rule, optional: relationship.optional)))
             }
-            for d in e.derived { members.append(EntityMember(DerivedAttributeDescription(d.name, d.type, d.expression, optional: d.optional))) }
-            for u in e.uniques { members.append(EntityMember(Unique(u))) }
-            for i in e.indexes { members.append(EntityMember(FetchIndex(i))) }
-            return Entity(e.name, members: members)
-        }
-    }
-}
-
-/// Values of every attribute type drawn from small pools, so uniqueness collides, rules both
-/// pass and fail, and integers sometimes overflow their width.
-package enum RandomValues {
-    /// Strings: some match each of ``RandomModel/patterns``, some are long, one ends in 7.
-    package static let strings = ["abc", "ABC-12", "abab", "ab, cd", "x, maxi", "", "Zürich", "x y", "STRASSE", "straße",
-                                 String(repeating: "long", count: 6), "a7", "Ωmega"]
-
-    /// Whether an attribute of `type` holds `v` (integers within its width).
-    package static func fits(_ v: StoredValue, _ type: AttributeType) -> Bool {
-        guard case .int(let i) = v else { return true }
-        switch type {
-        case .int16: return Int16(exactly: i) != nil
-        case .int32: return Int32(exactly: i) != nil
-        default: return true
-        }
-    }
-
-    /// A value of `type` (never `null`).
-    package static func value(_ type: AttributeType, _ rng: inout SplitMix64) -> StoredValue {
-        func pick<T>(_ xs: [T]) -> T { xs[rng.below(xs.count)] }
-        switch type {
-        case .bool: return .bool(rng.chance(0.5))
-        case .int16, .int32, .int64: return .int(pick([-1, 0, 1, 2, 3, 7, 10, 11, 100, 32_767, 40_000, -40_000, 3_000_000_000]))
-        case .double: return .double(pick([0, 0.5, -1.25, 3, 1e10, 0.1, 2.5]))
-        case .decimal: return .decimal(Decimal(string: pick(["0", "1.5", "-2.25", "10", "0.1", "99.99"]), locale: Locale(identifier: "en_US_POSIX"))!)
-        case .string: return .string(pick(strings))
-        case .date: return .date(Date(timeIntervalSinceReferenceDate: pick([0, 86_400, -1e6, 1.5, 7])))
-        case .uuid: return .uuid(UUID(uuidString: pick(["E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "00000000-0000-0000-0000-000000000001",
-                                                         "C0FFEE00-0000-4000-8000-000000000007"]))!)
-        case .binary: return .binary(pick([[], [0], [1, 2, 3], [255, 255, 255, 255, 255]]))
+            for derived in entity.derived {
+                members.append(EntityMember(DerivedAttributeDescription(derived.name, derived.type, derived.expression,
+                                                                        optional: derived.optional)))
+            }
+            for unique in entity.uniques { members.append(EntityMember(Unique(unique))) }
+            for fetchIndex in entity.indexes { members.append(EntityMember(FetchIndex(fetchIndex))) }
+            return Entity(entity.name, members: members)
         }
     }
 }

@@ -23,8 +23,8 @@ package enum RandomModelWorkload {
     /// A store that stops accepting writes (`StrataError.poisoned`) is a finding: rethrown.
     package static func run(_ store: RecordStore, seed: UInt64, transactions: Int) throws -> Outcome {
         var outcome = Outcome()
-        for t in 0..<transactions {
-            var rng = SplitMix64(seed: mixSeed(seed, UInt64(t), 0x574F_524B))
+        for transaction in 0..<transactions {
+            var rng = SplitMix64(seed: mixSeed(seed, UInt64(transaction), 0x574F_524B))
             do {
                 try store.write { tx in
                     for _ in 0..<rng.int(1...3) { try step(tx, &rng) }
@@ -40,10 +40,11 @@ package enum RandomModelWorkload {
 
     /// One random operation in `tx`; `note` hears it described before it runs (a reproducer's
     /// script).
-    package static func step(_ tx: RecordTransaction, _ rng: inout SplitMix64, note: (String) -> Void = { _ in }) throws {
+    package static func step(_ tx: RecordTransaction, _ rng: inout SplitMix64,
+                             note: (String) -> Void = { _ in }) throws {
         let model = tx.model
-        let e = model.entities[rng.below(model.entities.count)]
-        let objects = try tx.objects(e.name)
+        let entity = model.entities[rng.below(model.entities.count)]
+        let objects = try tx.objects(entity.name)
         func some(_ entity: String) throws -> ObjectID? {
             let all = try tx.objects(entity)
             return all.isEmpty ? nil : all[rng.below(all.count)]
@@ -52,52 +53,59 @@ package enum RandomModelWorkload {
         switch choice {
         case 0, 1, 2:
             var values: [String: any ValueConvertible] = [:]
-            for a in e.attributes where !a.isTransient && !rng.chance(0.25) { values[a.name] = value(for: a, &rng) }
-            for r in e.relationships where !r.isToMany && rng.chance(0.8) {
-                if let target = try some(r.target) { values[r.name] = target }
+            for attribute in entity.attributes where !attribute.isTransient && !rng.chance(0.25) {
+                values[attribute.name] = value(for: attribute, &rng)
             }
-            note("insert \(e.name) \(values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.strataValue)" })")
-            _ = try tx.insert(e.name, values)
+            for relationship in entity.relationships where !relationship.isToMany && rng.chance(0.8) {
+                if let target = try some(relationship.target) { values[relationship.name] = target }
+            }
+            let described = values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.strataValue)" }
+            note("insert \(entity.name) \(described)")
+            _ = try tx.insert(entity.name, values)
         case 3, 4:
             let id = objects[rng.below(objects.count)]
-            let stored = e.attributes.filter { !$0.isTransient }
+            let stored = entity.attributes.filter { !$0.isTransient }
             guard !stored.isEmpty else { return }
             var values: [String: any ValueConvertible] = [:]
             for _ in 0..<rng.int(1...2) {
-                let a = stored[rng.below(stored.count)]
-                values[a.name] = value(for: a, &rng)
+                let attribute = stored[rng.below(stored.count)]
+                values[attribute.name] = value(for: attribute, &rng)
             }
             note("update \(id) \(values.sorted { $0.key < $1.key }.map { "\($0.key): \($0.value.strataValue)" })")
             try tx.update(id, values)
         case 5:
-            let toOnes = e.relationships.filter { !$0.isToMany }
+            let toOnes = entity.relationships.filter { !$0.isToMany }
             guard !toOnes.isEmpty else { return }
-            let r = toOnes[rng.below(toOnes.count)]
-            let id = objects[rng.below(objects.count)], target = rng.chance(0.2) ? nil : try some(r.target)
-            note("set \(r.name) of \(id) to \(target.map { "\($0)" } ?? "nil")")
-            try tx.set(r.name, of: id, to: target)
+            let relationship = toOnes[rng.below(toOnes.count)]
+            let id = objects[rng.below(objects.count)], target = rng.chance(0.2) ? nil : try some(relationship.target)
+            note("set \(relationship.name) of \(id) to \(target.map { "\($0)" } ?? "nil")")
+            try tx.set(relationship.name, of: id, to: target)
         case 6:
-            let toManys = e.relationships.filter(\.isToMany)
+            let toManys = entity.relationships.filter(\.isToMany)
             guard !toManys.isEmpty else { return }
-            let r = toManys[rng.below(toManys.count)]
-            guard let member = try some(r.target) else { return }
+            let relationship = toManys[rng.below(toManys.count)]
+            guard let member = try some(relationship.target) else { return }
             let id = objects[rng.below(objects.count)]
             if rng.chance(0.3) {
-                note("remove \(member) from \(r.name) of \(id)")
-                try tx.remove(member, from: r.name, of: id)
+                note("remove \(member) from \(relationship.name) of \(id)")
+                try tx.remove(member, from: relationship.name, of: id)
             } else {
-                note("add \(member) to \(r.name) of \(id)")
-                try tx.add(member, to: r.name, of: id)
+                note("add \(member) to \(relationship.name) of \(id)")
+                try tx.add(member, to: relationship.name, of: id)
             }
-        case 7 where objects.count >= 2 && e.uniquenessConstraints.contains { $0.count == 1 && e.attribute($0[0]) != nil }:
+        case 7 where objects.count >= 2
+                && entity.uniquenessConstraints.contains { $0.count == 1 && entity.attribute($0[0]) != nil }:
             // Two objects trade the values of a single-attribute unique constraint: legal, since
             // uniqueness is judged at commit.
-            let u = e.uniquenessConstraints.first { $0.count == 1 && e.attribute($0[0]) != nil }![0]
-            let x = objects[rng.below(objects.count)], y = objects[rng.below(objects.count)]
-            let vx = try tx.value(u, of: x), vy = try tx.value(u, of: y)
-            note("swap \(u) of \(x) and \(y)")
-            try tx.update(x, [u: vy])
-            try tx.update(y, [u: vx])
+            let attributeName = entity.uniquenessConstraints.first {
+                $0.count == 1 && entity.attribute($0[0]) != nil
+            }![0]
+            let first = objects[rng.below(objects.count)], second = objects[rng.below(objects.count)]
+            let firstValue = try tx.value(attributeName, of: first)
+            let secondValue = try tx.value(attributeName, of: second)
+            note("swap \(attributeName) of \(first) and \(second)")
+            try tx.update(first, [attributeName: secondValue])
+            try tx.update(second, [attributeName: firstValue])
         default:
             let id = objects[rng.below(objects.count)]
             note("delete \(id)")
@@ -105,12 +113,14 @@ package enum RandomModelWorkload {
         }
     }
 
-    /// A value for attribute `a`: mostly of its type, now and then `null` (refused when the
+    /// A value for attribute `attribute`: mostly of its type, now and then `null` (refused when the
     /// attribute is required) or of another type (refused).
-    static func value(for a: AttributeDescription, _ rng: inout SplitMix64) -> StoredValue {
+    static func value(for attribute: AttributeDescription, _ rng: inout SplitMix64) -> StoredValue {
         if rng.chance(0.08) { return .null }
-        if rng.chance(0.04) { return RandomValues.value(AttributeType.allCases[rng.below(AttributeType.allCases.count)], &rng) }
-        return RandomValues.value(a.type, &rng)
+        if rng.chance(0.04) {
+            return RandomValues.value(AttributeType.allCases[rng.below(AttributeType.allCases.count)], &rng)
+        }
+        return RandomValues.value(attribute.type, &rng)
     }
 
     /// What the program and the tool disagree about, or find wrong, in `store` (opened with the
@@ -132,26 +142,28 @@ package enum RandomModelWorkload {
         let mine = try store.read { try digest($0) }, theirs = try tool.read { try digest($0) }
         if mine != theirs {
             let first = zip(mine, theirs).first { $0 != $1 }
-            out.append("the objects read differently: \(first.map { "\($0.0) | \($0.1)" } ?? "\(mine.count) vs \(theirs.count) lines")")
+            let difference = first.map { "\($0.0) | \($0.1)" } ?? "\(mine.count) vs \(theirs.count) lines"
+            out.append("the objects read differently: \(difference)")
         }
         return out
     }
 
     /// Every object's values and relationships, one line each, in model order.
-    package static func digest(_ r: RecordReader) throws -> [String] {
+    package static func digest(_ reader: RecordReader) throws -> [String] {
         var out: [String] = []
-        for e in r.model.entities {
-            for id in try r.objects(e.name) {
-                let values = try r.values(of: id) ?? [:]
+        for entity in reader.model.entities {
+            for id in try reader.objects(entity.name) {
+                let values = try reader.values(of: id) ?? [:]
                 var parts = values.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-                for rel in e.relationships {
+                for rel in entity.relationships {
                     if rel.isToMany {
-                        parts.append("\(rel.name)->\(try r.members(of: rel.name, of: id).map(\.primaryKey).sorted())")
+                        let members = try reader.members(of: rel.name, of: id).map(\.primaryKey).sorted()
+                        parts.append("\(rel.name)->\(members)")
                     } else {
-                        parts.append("\(rel.name)->\(try r.target(of: rel.name, of: id)?.primaryKey ?? 0)")
+                        parts.append("\(rel.name)->\(try reader.target(of: rel.name, of: id)?.primaryKey ?? 0)")
                     }
                 }
-                out.append("\(e.name)/\(id.primaryKey) " + parts.joined(separator: " "))
+                out.append("\(entity.name)/\(id.primaryKey) " + parts.joined(separator: " "))
             }
         }
         return out

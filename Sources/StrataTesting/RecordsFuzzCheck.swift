@@ -2,38 +2,6 @@ import Foundation
 import StrataRecords
 import StrataStorage
 
-/// What opening a damaged record store came to.
-package enum RecordsFuzzOutcome: Sendable, CustomStringConvertible {
-    /// Opened and read in full; `problems` are what `checkRecords()` reported (empty: none).
-    case read(objects: Int, problems: [String])
-    /// A `StrataError`: the damage was refused.
-    case typed(StrataError)
-    /// The harness caught the store answering inconsistently while `checkRecords()` called it
-    /// sound (or a committed write that made a sound store unsound): wrong data.
-    case inconsistent(String)
-    /// An error that is not a `StrataError`.
-    case otherError(String)
-
-    /// Whether this outcome is a finding (wrong data or an untyped error).
-    package var isFailure: Bool {
-        switch self {
-        case .read, .typed: return false
-        case .inconsistent, .otherError: return true
-        }
-    }
-
-    /// `N objects, clean`, `StrataError …`, `INCONSISTENT …`, `NON-STRATA ERROR …`.
-    package var description: String {
-        switch self {
-        case .read(let n, let problems):
-            return "\(n) objects, " + (problems.isEmpty ? "clean" : "checkRecords: \(problems.prefix(2).joined(separator: "; "))")
-        case .typed(let e): return "StrataError \(e)"
-        case .inconsistent(let s): return "INCONSISTENT \(s)"
-        case .otherError(let s): return "NON-STRATA ERROR \(s)"
-        }
-    }
-}
-
 /// The record fuzzers' oracle: opens a (damaged) record store, reads every object, fetches
 /// through every index and compares each answer with the same fetch over every row, walks every
 /// relationship both ways, runs `checkRecords()` (with the program's model and, as `strata
@@ -64,16 +32,19 @@ package enum RecordsFuzzCheck {
             if model != nil {
                 let toolProblems = try RecordStore(opening: store.storage).read { try $0.checkRecords(limit: 20) }
                 if toolProblems.isEmpty != problems.isEmpty {
-                    return .inconsistent("the program's check found \(problems.count) problems (\(problems.first ?? "none")), "
+                    return .inconsistent("the program's check found \(problems.count) problems "
+                        + "(\(problems.first ?? "none")), "
                         + "the tool's \(toolProblems.count) (\(toolProblems.first ?? "none"))")
                 }
             }
             if !options.readOnly {
-                if let failure = try writeAndRecheck(store, wasClean: problems.isEmpty) { return .inconsistent(failure) }
+                if let failure = try writeAndRecheck(store, wasClean: problems.isEmpty) {
+                    return .inconsistent(failure)
+                }
             }
             return .read(objects: objects, problems: problems)
-        } catch let e as StrataError {
-            return .typed(e)
+        } catch let error as StrataError {
+            return .typed(error)
         } catch {
             return .otherError(String(describing: error))
         }
@@ -81,92 +52,109 @@ package enum RecordsFuzzCheck {
 
     /// Reads every object of every entity and compares every way of reaching them. Returns
     /// the number of objects and the disagreements found.
-    static func readEverything(_ r: RecordReader) throws -> (Int, [String]) {
+    static func readEverything(_ reader: RecordReader) throws -> (Int, [String]) {
         var disagreements: [String] = []
         var total = 0
-        for e in r.model.entities {
-            let all = try r.objects(e.name)
+        for entity in reader.model.entities {
+            let all = try reader.objects(entity.name)
             total += all.count
-            if try r.count(e.name) != all.count { disagreements.append("\(e.name): count() \(try r.count(e.name)) but \(all.count) objects") }
+            if try reader.count(entity.name) != all.count {
+                disagreements.append("\(entity.name): count() \(try reader.count(entity.name)) "
+                                     + "but \(all.count) objects")
+            }
             var values: [ObjectID: [String: StoredValue]] = [:]
             for id in all {
-                guard let v = try r.values(of: id) else {
+                guard let found = try reader.values(of: id) else {
                     disagreements.append("\(id) is listed but has no values")
                     continue
                 }
-                values[id] = v
+                values[id] = found
             }
-            try compareFetches(r, e, all: all, values: values, into: &disagreements)
-            try compareRelationships(r, e, all: all, into: &disagreements)
+            try compareFetches(reader, entity, all: all, values: values, into: &disagreements)
+            try compareRelationships(reader, entity, all: all, into: &disagreements)
         }
         return (total, disagreements)
     }
 
-    /// `p` hidden from the planner: a fetch with it reads every row.
-    static func scanning(_ p: FetchPredicate) -> FetchPredicate { .not(.not(p)) }
+    /// `predicate` hidden from the planner: a fetch with it reads every row.
+    static func scanning(_ predicate: FetchPredicate) -> FetchPredicate { .not(.not(predicate)) }
 
-    /// Every index (and every unique constraint) of `e`: equality on a few stored values and a
+    /// Every index (and every unique constraint) of `entity`: equality on a few stored values and a
     /// prefix of strings, through the index and by a full scan; the index's order against a
     /// sort of every row.
-    static func compareFetches(_ r: RecordReader, _ e: EntityDescription, all: [ObjectID], values: [ObjectID: [String: StoredValue]],
-                               into out: inout [String]) throws {
-        let leads = Set((e.indexes + e.uniquenessConstraints).compactMap(\.first))
-        for a in leads.sorted() {
+    static func compareFetches(_ reader: RecordReader, _ entity: EntityDescription, all: [ObjectID],
+                               values: [ObjectID: [String: StoredValue]], into out: inout [String]) throws {
+        let leads = Set((entity.indexes + entity.uniquenessConstraints).compactMap(\.first))
+        for lead in leads.sorted() {
             var samples: [StoredValue] = []
             for id in all.prefix(64) {
-                if let v = values[id]?[a], !samples.contains(v) { samples.append(v) }
+                if let value = values[id]?[lead], !samples.contains(value) { samples.append(value) }
                 if samples.count == 3 { break }
             }
-            var predicates: [FetchPredicate] = samples.map { .comparison(Comparison(.keyPath([a]), .equal, .constant($0))) }
-            for case .string(let s) in samples where !s.isEmpty {
-                let prefix = StoredValue.string(String(s.prefix(2)))
-                predicates.append(.comparison(Comparison(.keyPath([a]), .beginsWith, .constant(prefix))))
-                predicates.append(.comparison(Comparison(.keyPath([a]), .beginsWith, .constant(prefix),
+            var predicates: [FetchPredicate] = samples.map {
+                .comparison(Comparison(.keyPath([lead]), .equal, .constant($0)))
+            }
+            for case .string(let string) in samples where !string.isEmpty {
+                let prefix = StoredValue.string(String(string.prefix(2)))
+                predicates.append(.comparison(Comparison(.keyPath([lead]), .beginsWith, .constant(prefix))))
+                predicates.append(.comparison(Comparison(.keyPath([lead]), .beginsWith, .constant(prefix),
                                                          options: [.caseInsensitive, .diacriticInsensitive])))
             }
-            for p in predicates {
-                let indexed = try r.fetch(FetchRequest(e.name, predicate: p))
-                let scanned = try r.fetch(FetchRequest(e.name, predicate: scanning(p)))
+            for predicate in predicates {
+                let indexed = try reader.fetch(FetchRequest(entity.name, predicate: predicate))
+                let scanned = try reader.fetch(FetchRequest(entity.name, predicate: scanning(predicate)))
                 if Set(indexed) != Set(scanned) {
-                    out.append("\(e.name) where \(p): the plan '\(try r.fetchPlanDescription(FetchRequest(e.name, predicate: p)))' found \(indexed.count) objects, a scan \(scanned.count)")
+                    let plan = try reader.fetchPlanDescription(FetchRequest(entity.name, predicate: predicate))
+                    out.append("\(entity.name) where \(predicate): the plan '\(plan)' found \(indexed.count) objects, "
+                               + "a scan \(scanned.count)")
                 }
-                let count = try r.fetchCount(FetchRequest(e.name, predicate: p))
-                if count != indexed.count { out.append("\(e.name) where \(p): fetchCount \(count), fetch \(indexed.count)") }
+                let count = try reader.fetchCount(FetchRequest(entity.name, predicate: predicate))
+                if count != indexed.count {
+                    out.append("\(entity.name) where \(predicate): fetchCount \(count), fetch \(indexed.count)")
+                }
             }
             // The planner takes the order from the index; the harness sorts every row itself.
-            let ordered = try r.fetch(FetchRequest(e.name, sortedBy: [FetchSortDescriptor(a)], limit: 20, offset: 1))
-            let sorted = all.sorted { x, y in
-                let c = StoredValue.compare(values[x]?[a] ?? .null, values[y]?[a] ?? .null) ?? 0
-                return c != 0 ? c < 0 : x.primaryKey < y.primaryKey
+            let ordered = try reader.fetch(FetchRequest(entity.name, sortedBy: [FetchSortDescriptor(lead)], limit: 20,
+                                                        offset: 1))
+            let sorted = all.sorted { first, second in
+                let order = StoredValue.compare(values[first]?[lead] ?? .null, values[second]?[lead] ?? .null) ?? 0
+                return order != 0 ? order < 0 : first.primaryKey < second.primaryKey
             }.dropFirst().prefix(20)
-            if ordered != Array(sorted) { out.append("\(e.name) sorted by \(a): the fetch's order differs from a sort of every row") }
+            if ordered != Array(sorted) {
+                out.append("\(entity.name) sorted by \(lead): the fetch's order differs from a sort of every row")
+            }
         }
         // Uniqueness: no two objects share a constrained value.
-        for constraint in e.uniquenessConstraints {
+        for constraint in entity.uniquenessConstraints {
             var seen: [[StoredValue]: ObjectID] = [:]
             for id in all {
-                guard let v = values[id] else { continue }
-                let key = constraint.map { v[$0] ?? .null }
+                guard let row = values[id] else { continue }
+                let key = constraint.map { row[$0] ?? .null }
                 if key.contains(where: \.isNull) { continue }
-                if let other = seen[key] { out.append("\(e.name) \(constraint): \(other) and \(id) share \(key)") }
+                if let other = seen[key] { out.append("\(entity.name) \(constraint): \(other) and \(id) share \(key)") }
                 seen[key] = id
             }
         }
     }
 
-    /// Every relationship of `e`, read from both ends: a to-one target lists the object among
+    /// Every relationship of `entity`, read from both ends: a to-one target lists the object among
     /// its inverse's members, and every member of a to-many names (or lists) the object back.
-    static func compareRelationships(_ r: RecordReader, _ e: EntityDescription, all: [ObjectID], into out: inout [String]) throws {
-        for rel in e.relationships {
+    static func compareRelationships(_ reader: RecordReader, _ entity: EntityDescription, all: [ObjectID],
+                                     into out: inout [String]) throws {
+        for rel in entity.relationships {
             for id in all.prefix(200) {
                 if rel.isToMany {
-                    for m in try r.members(of: rel.name, of: id) {
-                        let back = rel.isManyToMany ? try r.members(of: rel.inverse, of: m).contains(id) : try r.target(of: rel.inverse, of: m) == id
-                        if !back { out.append("\(id).\(rel.name) lists \(m), whose \(rel.inverse) does not lead back") }
+                    for member in try reader.members(of: rel.name, of: id) {
+                        let back = rel.isManyToMany
+                            ? try reader.members(of: rel.inverse, of: member).contains(id)
+                            : try reader.target(of: rel.inverse, of: member) == id
+                        if !back {
+                            out.append("\(id).\(rel.name) lists \(member), whose \(rel.inverse) does not lead back")
+                        }
                     }
-                } else if let t = try r.target(of: rel.name, of: id) {
-                    if try !r.members(of: rel.inverse, of: t).contains(id) {
-                        out.append("\(id).\(rel.name) is \(t), whose \(rel.inverse) does not list it")
+                } else if let target = try reader.target(of: rel.name, of: id) {
+                    if try !reader.members(of: rel.inverse, of: target).contains(id) {
+                        out.append("\(id).\(rel.name) is \(target), whose \(rel.inverse) does not list it")
                     }
                 }
             }
@@ -198,23 +186,26 @@ package enum RecordsFuzzCheck {
         let model = store.model
         let inserted: [ObjectID] = try store.write { tx in
             var made: [ObjectID] = []
-            for e in model.entities {
+            for entity in model.entities {
                 var values: [String: any ValueConvertible] = [:]
-                for a in e.attributes where !a.isTransient && a.defaultValue == nil {
-                    values[a.name] = sample(a.type, n + made.count)
+                for attribute in entity.attributes where !attribute.isTransient && attribute.defaultValue == nil {
+                    values[attribute.name] = sample(attribute.type, n + made.count)
                 }
-                for rel in e.relationships where !rel.isToMany {
+                for rel in entity.relationships where !rel.isToMany {
                     if let target = try tx.objects(rel.target).first { values[rel.name] = target }
                 }
-                made.append(try tx.insert(e.name, values))
+                made.append(try tx.insert(entity.name, values))
             }
-            for e in model.entities {
-                let objects = try tx.objects(e.name)
-                if let first = objects.first, let a = e.attributes.first(where: { !$0.isTransient && $0.type == .string }) {
-                    try tx.update(first, [a.name: StoredValue.string("fuzz update \(n)")])
+            for entity in model.entities {
+                let objects = try tx.objects(entity.name)
+                if let first = objects.first,
+                   let attribute = entity.attributes.first(where: { !$0.isTransient && $0.type == .string }) {
+                    try tx.update(first, [attribute.name: StoredValue.string("fuzz update \(n)")])
                 }
                 // The last object that was there before, unless it is the first (updated) one.
-                if let last = objects.last(where: { !made.contains($0) }), last != objects.first { try tx.delete(last) }
+                if let last = objects.last(where: { !made.contains($0) }), last != objects.first {
+                    try tx.delete(last)
+                }
             }
             return made
         }

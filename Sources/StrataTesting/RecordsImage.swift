@@ -70,10 +70,10 @@ package struct RecordsImage: Sendable, Equatable {
             defer { at += 2 }
             return Int(bytes[at]) | Int(bytes[at + 1]) << 8
         }
-        func take(_ n: Int) -> [UInt8]? {
-            guard n <= bytes.count - at else { return nil }
-            defer { at += n }
-            return Array(bytes[at..<(at + n)])
+        func take(_ length: Int) -> [UInt8]? {
+            guard length <= bytes.count - at else { return nil }
+            defer { at += length }
+            return Array(bytes[at..<(at + length)])
         }
         while at < bytes.count {
             let nameLength = Int(bytes[at])
@@ -81,7 +81,8 @@ package struct RecordsImage: Sendable, Equatable {
             guard let name = take(nameLength), let count = u16() else { return }
             var tree = Tree(name: String(decoding: name, as: UTF8.self), entries: [])
             for _ in 0..<count {
-                guard let kl = u16(), let key = take(kl), let vl = u16(), let value = take(vl) else {
+                guard let keyLength = u16(), let key = take(keyLength), let valueLength = u16(),
+                      let value = take(valueLength) else {
                     trees.append(tree)
                     return
                 }
@@ -95,18 +96,18 @@ package struct RecordsImage: Sendable, Equatable {
     /// 65,535 bytes and trees of more than 65,535 entries are cut to fit.
     package var bytes: [UInt8] {
         var out: [UInt8] = [placement.rawValue]
-        func u16(_ v: Int) { out += [UInt8(truncatingIfNeeded: v), UInt8(truncatingIfNeeded: v >> 8)] }
+        func u16(_ value: Int) { out += [UInt8(truncatingIfNeeded: value), UInt8(truncatingIfNeeded: value >> 8)] }
         for tree in trees {
             let name = Array(tree.name.utf8.prefix(255))
             out.append(UInt8(name.count))
             out += name
             let entries = tree.entries.prefix(0xFFFF)
             u16(entries.count)
-            for e in entries {
-                u16(min(e.key.count, 0xFFFF))
-                out += e.key.prefix(0xFFFF)
-                u16(min(e.value.count, 0xFFFF))
-                out += e.value.prefix(0xFFFF)
+            for entry in entries {
+                u16(min(entry.key.count, 0xFFFF))
+                out += entry.key.prefix(0xFFFF)
+                u16(min(entry.value.count, 0xFFFF))
+                out += entry.value.prefix(0xFFFF)
             }
         }
         return out
@@ -130,14 +131,14 @@ package struct RecordsImage: Sendable, Equatable {
     /// The options ``storeBytes()`` writes with: no timer syncs, no compaction, a checkpoint
     /// only when asked.
     package static func options(_ fs: any FileSystem) -> StoreOptions {
-        var o = StoreOptions(durability: .normal)
-        o.fileSystem = fs
-        o.syncIntervalMilliseconds = 3_600_000
-        o.compactOnCloseGarbageRatio = 1
-        o.checkpointLogBytes = 1 << 30
-        o.checkpointDirtyBytes = 1 << 30
-        o.cacheBytes = 4 << 20
-        return o
+        var options = StoreOptions(durability: .normal)
+        options.fileSystem = fs
+        options.syncIntervalMilliseconds = 3_600_000
+        options.compactOnCloseGarbageRatio = 1
+        options.checkpointLogBytes = 1 << 30
+        options.checkpointDirtyBytes = 1 << 30
+        options.cacheBytes = 4 << 20
+        return options
     }
 
     /// Writes the image with the storage engine into a new store file and returns its bytes.
@@ -150,10 +151,14 @@ package struct RecordsImage: Sendable, Equatable {
         let store = try Store(path: RecordsImage.path, options: RecordsImage.options(fs))
         func put(_ select: (Int) -> Bool) throws {
             try store.write { tx in
-                for t in trees {
-                    guard let tree = try? tx.tree(t.name, createIfMissing: true) else { continue }
-                    for (i, e) in t.entries.enumerated() where select(i) {
-                        do { try tree.put(e.key, e.value) } catch StrataError.keyTooLarge, StrataError.valueTooLarge { continue }
+                for imageTree in trees {
+                    guard let tree = try? tx.tree(imageTree.name, createIfMissing: true) else { continue }
+                    for (i, entry) in imageTree.entries.enumerated() where select(i) {
+                        do {
+                            try tree.put(entry.key, entry.value)
+                        } catch StrataError.keyTooLarge, StrataError.valueTooLarge {
+                            continue
+                        }
                     }
                 }
             }

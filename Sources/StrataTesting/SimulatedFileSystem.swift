@@ -73,7 +73,7 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
             switch self {
             case .ioError: return "EIO"
             case .diskFull: return "ENOSPC"
-            case .shortWrite(let n): return "short write(\(n.map(String.init) ?? "half"))"
+            case .shortWrite(let bytes): return "short write(\(bytes.map(String.init) ?? "half"))"
             }
         }
     }
@@ -231,7 +231,9 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// Calls per kind so far.
     package var counts: [Operation: Int] {
-        state.withLock { s in Dictionary(uniqueKeysWithValues: Operation.allCases.map { ($0, s.counts[$0.index]) }) }
+        state.withLock { locked in
+            Dictionary(uniqueKeysWithValues: Operation.allCases.map { ($0, locked.counts[$0.index]) })
+        }
     }
 
     /// Mutating calls so far (writes, syncs, truncations, renames, removals, directory syncs).
@@ -248,12 +250,16 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     /// Makes call number `callIndex` (1-based, counted like ``count(of:)``) of `kind` fail,
     /// optionally only on paths ending in `pathSuffix` (it still counts every call).
     package func failAt(_ kind: Operation, callIndex: Int, fault: Fault = .ioError, pathSuffix: String? = nil) {
-        state.withLock { $0.failpoints.append(Failpoint(kind: kind, callIndex: callIndex, fault: fault, pathSuffix: pathSuffix)) }
+        state.withLock {
+            $0.failpoints.append(Failpoint(kind: kind, callIndex: callIndex, fault: fault, pathSuffix: pathSuffix))
+        }
     }
 
     /// Makes every later call of `kind` fail until ``clearFaults()``.
     package func failAlways(_ kind: Operation, fault: Fault = .ioError, pathSuffix: String? = nil) {
-        state.withLock { $0.failpoints.append(Failpoint(kind: kind, callIndex: nil, fault: fault, pathSuffix: pathSuffix)) }
+        state.withLock {
+            $0.failpoints.append(Failpoint(kind: kind, callIndex: nil, fault: fault, pathSuffix: pathSuffix))
+        }
     }
 
     /// Removes every fault ``failAt(_:callIndex:fault:pathSuffix:)`` and
@@ -311,25 +317,25 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     /// namespace). Counters start at zero; faults, crash points, observers and locks are not copied.
     package func clone() -> SimulatedFileSystem {
         let copy = SimulatedFileSystem()
-        state.withLock { s in
+        state.withLock { locked in
             var map: [ObjectIdentifier: Node] = [:]
-            func dup(_ n: Node) -> Node {
-                if let d = map[ObjectIdentifier(n)] { return d }
-                let d = Node(current: n.current, pending: n.pending)
-                map[ObjectIdentifier(n)] = d
-                return d
+            func dup(_ node: Node) -> Node {
+                if let duplicate = map[ObjectIdentifier(node)] { return duplicate }
+                let duplicate = Node(current: node.current, pending: node.pending)
+                map[ObjectIdentifier(node)] = duplicate
+                return duplicate
             }
-            let names = s.names.mapValues(dup)
-            let durableNames = s.durableNames.mapValues(dup)
-            let ops = s.pendingDirectoryOps.map { op in
+            let names = locked.names.mapValues(dup)
+            let durableNames = locked.durableNames.mapValues(dup)
+            let ops = locked.pendingDirectoryOps.map { op in
                 DirectoryOp(changes: op.changes.map { ($0.name, $0.node.map(dup)) })
             }
-            let capacity = s.capacity
-            copy.state.withLock { c in
-                c.names = names
-                c.durableNames = durableNames
-                c.pendingDirectoryOps = ops
-                c.capacity = capacity
+            let capacity = locked.capacity
+            copy.state.withLock { copied in
+                copied.names = names
+                copied.durableNames = durableNames
+                copied.pendingDirectoryOps = ops
+                copied.capacity = capacity
             }
         }
         return copy
@@ -344,17 +350,17 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     package func crash(policy: CrashPolicy) -> CrashSummary {
         var rng = SplitMix64(seed: policy.seed)
         var summary = CrashSummary()
-        state.withLock { s in
+        state.withLock { locked in
             // The namespace: durable names, plus whatever unsynced directory operations survive.
-            var names = s.durableNames
+            var names = locked.durableNames
             let surviving: Int
             switch policy.directory {
             case .lost: surviving = 0
-            case .kept: surviving = s.pendingDirectoryOps.count
-            case .randomPrefix: surviving = Int(rng.next() % UInt64(s.pendingDirectoryOps.count + 1))
+            case .kept: surviving = locked.pendingDirectoryOps.count
+            case .randomPrefix: surviving = Int(rng.next() % UInt64(locked.pendingDirectoryOps.count + 1))
             }
-            for op in s.pendingDirectoryOps.prefix(surviving) {
-                for c in op.changes { names[c.name] = c.node }
+            for op in locked.pendingDirectoryOps.prefix(surviving) {
+                for change in op.changes { names[change.name] = change.node }
             }
             // Each surviving file: its durable image plus the unsynced operations that survive.
             var rebuilt: [ObjectIdentifier: Node] = [:]
@@ -392,26 +398,28 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
                 rebuilt[ObjectIdentifier(node)] = fresh
                 result[name] = fresh
             }
-            s.names = result
-            s.durableNames = result
-            s.pendingDirectoryOps = []
-            s.generation += 1
-            s.locks = [:]
-            s.crashBudget = nil
-            s.tripped = false
+            locked.names = result
+            locked.durableNames = result
+            locked.pendingDirectoryOps = []
+            locked.generation += 1
+            locked.locks = [:]
+            locked.crashBudget = nil
+            locked.tripped = false
         }
         return summary
     }
 
-    private static func tear(_ image: inout [UInt8], _ bytes: [UInt8], at offset: Int, policy: CrashPolicy, rng: inout SplitMix64) {
+    private static func tear(_ image: inout [UInt8], _ bytes: [UInt8], at offset: Int, policy: CrashPolicy,
+                             rng: inout SplitMix64) {
         guard !bytes.isEmpty else { return }
         let end = offset + bytes.count
         if rng.unit() >= policy.sectorTearFraction {
             // A prefix, cut at a sector boundary when the write spans one.
             var cuts: [Int] = []
-            var b = (offset / sectorSize + 1) * sectorSize
-            while b < end { cuts.append(b); b += sectorSize }
-            let cut = cuts.isEmpty ? offset + Int(rng.next() % UInt64(bytes.count)) : cuts[Int(rng.next() % UInt64(cuts.count))]
+            var boundary = (offset / sectorSize + 1) * sectorSize
+            while boundary < end { cuts.append(boundary); boundary += sectorSize }
+            let cut = cuts.isEmpty
+                ? offset + Int(rng.next() % UInt64(bytes.count)) : cuts[Int(rng.next() % UInt64(cuts.count))]
             if cut > offset { apply(&image, bytes[0..<(cut - offset)], at: offset) }
             return
         }
@@ -438,16 +446,19 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         let end = offset + bytes.count
         if image.count < end { resize(&image, to: end) }
         guard !bytes.isEmpty else { return }
-        image.withUnsafeMutableBytes { dst in
-            bytes.withUnsafeBytes { src in
-                (dst.baseAddress! + offset).copyMemory(from: src.baseAddress!, byteCount: src.count)
+        image.withUnsafeMutableBytes { destination in
+            bytes.withUnsafeBytes { source in
+                (destination.baseAddress! + offset).copyMemory(from: source.baseAddress!, byteCount: source.count)
             }
         }
     }
 
     static func copy(_ bytes: UnsafeRawBufferPointer) -> [UInt8] {
         [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, initialized in
-            if bytes.count > 0 { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+            if bytes.count > 0 {
+                UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: bytes.baseAddress!,
+                                                                        byteCount: bytes.count)
+            }
             initialized = bytes.count
         }
     }
@@ -461,9 +472,10 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         }
         if image.capacity >= length {
             // Grow in place: append zeros from a zeroed buffer (one bulk copy).
-            let zeros = [UInt8](unsafeUninitializedCapacity: length - image.count) { b, n in
-                UnsafeMutableRawPointer(b.baseAddress!).initializeMemory(as: UInt8.self, repeating: 0, count: b.count)
-                n = b.count
+            let zeros = [UInt8](unsafeUninitializedCapacity: length - image.count) { buffer, initialized in
+                UnsafeMutableRawPointer(buffer.baseAddress!).initializeMemory(as: UInt8.self, repeating: 0,
+                                                                              count: buffer.count)
+                initialized = buffer.count
             }
             image.append(contentsOf: zeros)
             return
@@ -471,9 +483,14 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
         let keep = min(length, image.count)
         image = [UInt8](unsafeUninitializedCapacity: length) { buffer, initialized in
             image.withUnsafeBytes { old in
-                if keep > 0 { UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: old.baseAddress!, byteCount: keep) }
+                if keep > 0 {
+                    UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: old.baseAddress!, byteCount: keep)
+                }
             }
-            if length > keep { (UnsafeMutableRawPointer(buffer.baseAddress!) + keep).initializeMemory(as: UInt8.self, repeating: 0, count: length - keep) }
+            if length > keep {
+                (UnsafeMutableRawPointer(buffer.baseAddress!) + keep).initializeMemory(as: UInt8.self, repeating: 0,
+                                                                                       count: length - keep)
+            }
             initialized = length
         }
     }
@@ -489,48 +506,53 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// Counts the call, trips an armed crash point, and returns the fault to inject, if any.
     /// Requires the lock.
-    private func begin(_ s: inout State, _ kind: Operation, _ path: String) throws -> Fault? {
-        let n = s.counts[kind.index] + 1
-        s.counts[kind.index] = n
-        if s.tripped { throw StrataError.ioFailure(operation: kind.rawValue + " after simulated crash", path: path, errno: 5) }
+    private func begin(_ locked: inout State, _ kind: Operation, _ path: String) throws -> Fault? {
+        let callNumber = locked.counts[kind.index] + 1
+        locked.counts[kind.index] = callNumber
+        if locked.tripped {
+            throw StrataError.ioFailure(operation: kind.rawValue + " after simulated crash", path: path, errno: 5)
+        }
         if kind.isMutating {
-            if let budget = s.crashBudget {
+            if let budget = locked.crashBudget {
                 if budget == 0 {
-                    s.tripped = true
+                    locked.tripped = true
                     throw StrataError.ioFailure(operation: kind.rawValue + " at simulated crash", path: path, errno: 5)
                 }
-                s.crashBudget = budget - 1
+                locked.crashBudget = budget - 1
             }
-            s.mutations += 1
+            locked.mutations += 1
         }
-        if s.failpoints.isEmpty { return nil }
-        for (i, f) in s.failpoints.enumerated() where f.kind == kind {
-            if let suffix = f.pathSuffix, !path.hasSuffix(suffix) { continue }
-            if let index = f.callIndex {
-                if index != n { continue }
-                s.failpoints.remove(at: i)
+        if locked.failpoints.isEmpty { return nil }
+        for (i, failpoint) in locked.failpoints.enumerated() where failpoint.kind == kind {
+            if let suffix = failpoint.pathSuffix, !path.hasSuffix(suffix) { continue }
+            if let index = failpoint.callIndex {
+                if index != callNumber { continue }
+                locked.failpoints.remove(at: i)
             }
-            return f.fault
+            return failpoint.fault
         }
         return nil
     }
 
     /// Runs a mutating call under the lock, then tells the observer.
     private func mutate<T>(_ kind: Operation, _ path: String, _ body: (inout State, Fault?) throws -> T) throws -> T {
-        let (result, observer, count) = try state.withLock { s -> (T, (@Sendable (Int, Operation) -> Void)?, Int) in
-            let fault = try begin(&s, kind, path)
-            let r = try body(&s, fault)
-            s.lastMutatedPath = path
-            return (r, s.observer, s.mutations)
+        let (result, observer, count) = try state.withLock {
+            locked -> (T, (@Sendable (Int, Operation) -> Void)?, Int) in
+            let fault = try begin(&locked, kind, path)
+            let value = try body(&locked, fault)
+            locked.lastMutatedPath = path
+            return (value, locked.observer, locked.mutations)
         }
         observer?(count, kind)
         return result
     }
 
-    private func totalBytes(_ s: State) -> Int {
+    private func totalBytes(_ locked: State) -> Int {
         var seen = Set<ObjectIdentifier>()
         var total = 0
-        for node in s.names.values where seen.insert(ObjectIdentifier(node)).inserted { total += node.current.count }
+        for node in locked.names.values where seen.insert(ObjectIdentifier(node)).inserted {
+            total += node.current.count
+        }
         return total
     }
 
@@ -538,16 +560,17 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// Opens `path`; a file `.create` makes is visible at once, durable after ``syncDirectory(containing:)``.
     package func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile {
-        try state.withLock { s in
-            if let fault = try begin(&s, .open, path) { throw fail(fault, .open, path) }
-            if let node = s.names[path] {
-                return SimulatedFile(fs: self, node: node, path: path, generation: s.generation, writable: mode != .readOnly)
+        try state.withLock { locked in
+            if let fault = try begin(&locked, .open, path) { throw fail(fault, .open, path) }
+            if let node = locked.names[path] {
+                return SimulatedFile(fs: self, node: node, path: path, generation: locked.generation,
+                                     writable: mode != .readOnly)
             }
             guard mode == .create else { throw StrataError.ioFailure(operation: "open", path: path, errno: 2) }
             let node = Node(current: [])
-            s.names[path] = node
-            s.pendingDirectoryOps.append(DirectoryOp(changes: [(path, node)]))
-            return SimulatedFile(fs: self, node: node, path: path, generation: s.generation, writable: true)
+            locked.names[path] = node
+            locked.pendingDirectoryOps.append(DirectoryOp(changes: [(path, node)]))
+            return SimulatedFile(fs: self, node: node, path: path, generation: locked.generation, writable: true)
         }
     }
 
@@ -556,40 +579,42 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
 
     /// Moves `source` to `destination` in the visible namespace; durable after ``syncDirectory(containing:)``.
     package func rename(_ source: String, to destination: String) throws {
-        try mutate(.rename, source) { s, fault in
+        try mutate(.rename, source) { locked, fault in
             if let fault { throw fail(fault, .rename, source) }
-            guard let node = s.names[source] else { throw StrataError.ioFailure(operation: "rename", path: source, errno: 2) }
-            s.names[source] = nil
-            s.names[destination] = node
-            s.pendingDirectoryOps.append(DirectoryOp(changes: [(source, nil), (destination, node)]))
+            guard let node = locked.names[source] else {
+                throw StrataError.ioFailure(operation: "rename", path: source, errno: 2)
+            }
+            locked.names[source] = nil
+            locked.names[destination] = node
+            locked.pendingDirectoryOps.append(DirectoryOp(changes: [(source, nil), (destination, node)]))
         }
     }
 
     /// Removes `path` from the visible namespace (a missing path is not an error); durable after
     /// ``syncDirectory(containing:)``.
     package func remove(_ path: String) throws {
-        try mutate(.remove, path) { s, fault in
+        try mutate(.remove, path) { locked, fault in
             if let fault { throw fail(fault, .remove, path) }
-            guard s.names[path] != nil else { return }
-            s.names[path] = nil
-            s.pendingDirectoryOps.append(DirectoryOp(changes: [(path, nil)]))
+            guard locked.names[path] != nil else { return }
+            locked.names[path] = nil
+            locked.pendingDirectoryOps.append(DirectoryOp(changes: [(path, nil)]))
         }
     }
 
     /// Makes the pending creations, renames and removals that touch the directory of `path` durable.
     package func syncDirectory(containing path: String) throws {
         let dir = simDirectoryName(of: path)
-        try mutate(.syncDirectory, path) { s, fault in
+        try mutate(.syncDirectory, path) { locked, fault in
             if let fault { throw fail(fault, .syncDirectory, dir) }
             var rest: [DirectoryOp] = []
-            for op in s.pendingDirectoryOps {
+            for op in locked.pendingDirectoryOps {
                 if op.changes.contains(where: { simDirectoryName(of: $0.name) == dir }) {
-                    for c in op.changes { s.durableNames[c.name] = c.node }
+                    for change in op.changes { locked.durableNames[change.name] = change.node }
                 } else {
                     rest.append(op)
                 }
             }
-            s.pendingDirectoryOps = rest
+            locked.pendingDirectoryOps = rest
         }
     }
 
@@ -599,18 +624,18 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     package func lockShared(_ path: String) throws -> any FileLock { try lock(path, exclusive: false) }
 
     private func lock(_ path: String, exclusive: Bool) throws -> any FileLock {
-        try state.withLock { s in
-            if let fault = try begin(&s, .lock, path) { throw fail(fault, .lock, path) }
-            let id = s.nextLockID
-            s.nextLockID += 1
-            if var entry = s.locks[path], !entry.holders.isEmpty {
+        try state.withLock { locked in
+            if let fault = try begin(&locked, .lock, path) { throw fail(fault, .lock, path) }
+            let id = locked.nextLockID
+            locked.nextLockID += 1
+            if var entry = locked.locks[path], !entry.holders.isEmpty {
                 if exclusive || entry.exclusive { throw StrataError.locked(path: path) }
                 entry.holders.insert(id)
-                s.locks[path] = entry
+                locked.locks[path] = entry
             } else {
-                s.locks[path] = LockEntry(exclusive: exclusive, holders: [id])
+                locked.locks[path] = LockEntry(exclusive: exclusive, holders: [id])
             }
-            return SimulatedLock(fs: self, path: path, id: id, generation: s.generation)
+            return SimulatedLock(fs: self, path: path, id: id, generation: locked.generation)
         }
     }
 
@@ -618,40 +643,48 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     package func isLocked(_ path: String) -> Bool { state.withLock { !($0.locks[path]?.holders.isEmpty ?? true) } }
 
     func unlock(_ path: String, id: Int, generation: Int) {
-        state.withLock { s in
-            guard s.generation == generation, var entry = s.locks[path] else { return }
+        state.withLock { locked in
+            guard locked.generation == generation, var entry = locked.locks[path] else { return }
             entry.holders.remove(id)
-            s.locks[path] = entry.holders.isEmpty ? nil : entry
+            locked.locks[path] = entry.holders.isEmpty ? nil : entry
         }
     }
 
     // MARK: File operations
 
-    private func checkHandle(_ s: State, _ file: SimulatedFile, _ kind: Operation) throws {
-        if file.isClosed { throw StrataError.ioFailure(operation: kind.rawValue + " on closed file", path: file.path, errno: 9) }
-        if file.generation != s.generation {
-            throw StrataError.ioFailure(operation: kind.rawValue + " on a handle from before a simulated crash", path: file.path, errno: 5)
+    private func checkHandle(_ locked: State, _ file: SimulatedFile, _ kind: Operation) throws {
+        if file.isClosed {
+            throw StrataError.ioFailure(operation: kind.rawValue + " on closed file", path: file.path, errno: 9)
+        }
+        if file.generation != locked.generation {
+            throw StrataError.ioFailure(operation: kind.rawValue + " on a handle from before a simulated crash",
+                                        path: file.path, errno: 5)
         }
     }
 
     func read(_ file: SimulatedFile, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-        try state.withLock { s in
-            if let fault = try begin(&s, .read, file.path) { throw fail(fault, .read, file.path) }
-            try checkHandle(s, file, .read)
+        try state.withLock { locked in
+            if let fault = try begin(&locked, .read, file.path) { throw fail(fault, .read, file.path) }
+            try checkHandle(locked, file, .read)
             let current = file.node.current
             guard buffer.count > 0, offset < UInt64(current.count) else { return 0 }
             let start = Int(offset)
-            let n = min(buffer.count, current.count - start)
-            current.withUnsafeBytes { src in buffer.baseAddress!.copyMemory(from: src.baseAddress! + start, byteCount: n) }
-            return n
+            let length = min(buffer.count, current.count - start)
+            current.withUnsafeBytes { source in
+                buffer.baseAddress!.copyMemory(from: source.baseAddress! + start, byteCount: length)
+            }
+            return length
         }
     }
 
     func write(_ file: SimulatedFile, _ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws {
-        try mutate(.write, file.path) { s, fault in
-            try checkHandle(s, file, .write)
-            guard file.writable else { throw StrataError.ioFailure(operation: "write on read-only file", path: file.path, errno: 9) }
-            guard offset <= UInt64(SimulatedFileSystem.maxFileSize), bytes.count <= SimulatedFileSystem.maxFileSize - Int(offset) else {
+        try mutate(.write, file.path) { locked, fault in
+            try checkHandle(locked, file, .write)
+            guard file.writable else {
+                throw StrataError.ioFailure(operation: "write on read-only file", path: file.path, errno: 9)
+            }
+            guard offset <= UInt64(SimulatedFileSystem.maxFileSize),
+                  bytes.count <= SimulatedFileSystem.maxFileSize - Int(offset) else {
                 throw StrataError.ioFailure(operation: "write", path: file.path, errno: 27)
             }
             let start = Int(offset)
@@ -659,16 +692,16 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
             var error: StrataError?
             if let fault {
                 switch fault {
-                case .shortWrite(let n):
-                    count = min(count, max(0, n ?? count / 2))
+                case .shortWrite(let bytes):
+                    count = min(count, max(0, bytes ?? count / 2))
                     error = .diskFull(path: file.path)
                 default:
                     throw fail(fault, .write, file.path)
                 }
             }
-            if let capacity = s.capacity {
+            if let capacity = locked.capacity {
                 let growth = max(0, start + count - file.node.current.count)
-                let room = max(0, capacity - totalBytes(s))
+                let room = max(0, capacity - totalBytes(locked))
                 if growth > room {
                     // Write what fits (a real short write), then report the full disk.
                     count = max(0, min(count, file.node.current.count + room - start))
@@ -679,7 +712,8 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
                 let data = SimulatedFileSystem.copy(UnsafeRawBufferPointer(rebasing: bytes[0..<count]))
                 let oldLength = file.node.current.count
                 let old = start >= oldLength ? [] : file.node.current.withUnsafeBytes {
-                    SimulatedFileSystem.copy(UnsafeRawBufferPointer(rebasing: $0[start..<min(oldLength, start + count)]))
+                    SimulatedFileSystem.copy(UnsafeRawBufferPointer(
+                        rebasing: $0[start..<min(oldLength, start + count)]))
                 }
                 SimulatedFileSystem.apply(&file.node.current, data[...], at: start)
                 file.node.pending.append(.write(offset: start, bytes: data, old: old, oldLength: oldLength))
@@ -689,98 +723,47 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     }
 
     func sync(_ file: SimulatedFile) throws {
-        try mutate(.sync, file.path) { s, fault in
-            try checkHandle(s, file, .sync)
+        try mutate(.sync, file.path) { locked, fault in
+            try checkHandle(locked, file, .sync)
             if let fault { throw fail(fault, .sync, file.path) }
             file.node.pending = []
         }
     }
 
     func size(_ file: SimulatedFile) throws -> UInt64 {
-        try state.withLock { s in
-            if let fault = try begin(&s, .size, file.path) { throw fail(fault, .size, file.path) }
-            try checkHandle(s, file, .size)
+        try state.withLock { locked in
+            if let fault = try begin(&locked, .size, file.path) { throw fail(fault, .size, file.path) }
+            try checkHandle(locked, file, .size)
             return UInt64(file.node.current.count)
         }
     }
 
     func truncate(_ file: SimulatedFile, to length: UInt64) throws {
-        try mutate(.truncate, file.path) { s, fault in
-            try checkHandle(s, file, .truncate)
-            guard file.writable else { throw StrataError.ioFailure(operation: "truncate on read-only file", path: file.path, errno: 9) }
+        try mutate(.truncate, file.path) { locked, fault in
+            try checkHandle(locked, file, .truncate)
+            guard file.writable else {
+                throw StrataError.ioFailure(operation: "truncate on read-only file", path: file.path, errno: 9)
+            }
             if let fault { throw fail(fault, .truncate, file.path) }
             guard length <= UInt64(SimulatedFileSystem.maxFileSize) else {
                 throw StrataError.ioFailure(operation: "truncate", path: file.path, errno: 27)
             }
-            let n = Int(length)
-            if let capacity = s.capacity, n > file.node.current.count,
-               n - file.node.current.count > capacity - totalBytes(s) {
+            let newLength = Int(length)
+            if let capacity = locked.capacity, newLength > file.node.current.count,
+               newLength - file.node.current.count > capacity - totalBytes(locked) {
                 throw StrataError.diskFull(path: file.path)
             }
             let oldLength = file.node.current.count
-            let removed = n >= oldLength ? [] : file.node.current.withUnsafeBytes {
-                SimulatedFileSystem.copy(UnsafeRawBufferPointer(rebasing: $0[n...]))
+            let removed = newLength >= oldLength ? [] : file.node.current.withUnsafeBytes {
+                SimulatedFileSystem.copy(UnsafeRawBufferPointer(rebasing: $0[newLength...]))
             }
-            SimulatedFileSystem.resize(&file.node.current, to: n)
-            file.node.pending.append(.truncate(n, oldLength: oldLength, removed: removed))
+            SimulatedFileSystem.resize(&file.node.current, to: newLength)
+            file.node.pending.append(.truncate(newLength, oldLength: oldLength, removed: removed))
         }
     }
-}
-
-/// A handle on one simulated file. Bound to its node, so it follows renames and keeps an
-/// unlinked file readable, like a POSIX descriptor.
-final class SimulatedFile: StorageFile, @unchecked Sendable {
-    let fs: SimulatedFileSystem
-    let node: SimulatedFileSystem.Node
-    let path: String
-    let generation: Int
-    let writable: Bool
-    private let closedFlag = Atomic<Bool>(false)
-
-    init(fs: SimulatedFileSystem, node: SimulatedFileSystem.Node, path: String, generation: Int, writable: Bool) {
-        self.fs = fs
-        self.node = node
-        self.path = path
-        self.generation = generation
-        self.writable = writable
-    }
-
-    var isClosed: Bool { closedFlag.load(ordering: .acquiring) }
-
-    func read(into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) throws -> Int {
-        try fs.read(self, into: buffer, at: offset)
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws { try fs.write(self, bytes, at: offset) }
-    func sync() throws { try fs.sync(self) }
-    func size() throws -> UInt64 { try fs.size(self) }
-    func truncate(to length: UInt64) throws { try fs.truncate(self, to: length) }
-    func close() { closedFlag.store(true, ordering: .releasing) }
-}
-
-final class SimulatedLock: FileLock, @unchecked Sendable {
-    let fs: SimulatedFileSystem
-    let path: String
-    let id: Int
-    let generation: Int
-    private let released = Atomic<Bool>(false)
-
-    init(fs: SimulatedFileSystem, path: String, id: Int, generation: Int) {
-        self.fs = fs
-        self.path = path
-        self.id = id
-        self.generation = generation
-    }
-
-    func unlock() {
-        if !released.exchange(true, ordering: .acquiringAndReleasing) { fs.unlock(path, id: id, generation: generation) }
-    }
-
-    deinit { unlock() }
 }
 
 private func simDirectoryName(of path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }
     return slash == path.startIndex ? "/" : String(path[..<slash])
 }
-

@@ -59,10 +59,11 @@ package func todoModel() throws -> Model {
 
 /// A fresh record store for one test on a simulated file system (`normal` durability, no timer
 /// syncs, no compaction on close), at `path` in `fs`.
-package func makeStore(_ model: Model, fs: SimulatedFileSystem = SimulatedFileSystem(), path: String = "/db/records.strata") throws -> RecordStore {
-    var o = StoreOptions(durability: .normal)
-    o.fileSystem = fs
-    o.syncIntervalMilliseconds = 3_600_000
-    o.compactOnCloseGarbageRatio = 1
-    return try RecordStore(path: path, model: model, options: o)
+package func makeStore(_ model: Model, fs: SimulatedFileSystem = SimulatedFileSystem(),
+                       path: String = "/db/records.strata") throws -> RecordStore {
+    var options = StoreOptions(durability: .normal)
+    options.fileSystem = fs
+    options.syncIntervalMilliseconds = 3_600_000
+    options.compactOnCloseGarbageRatio = 1
+    return try RecordStore(path: path, model: model, options: options)
 }

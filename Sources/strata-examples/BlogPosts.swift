@@ -23,17 +23,18 @@ extension BlogPost {
     }
 
     nonisolated(unsafe) static let day: ISO8601DateFormatter = {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withFullDate]
-        f.timeZone = TimeZone(identifier: "UTC")
-        return f
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withFullDate]
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        return formatter
     }()
 }
 
 struct BlogPosts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "blogpost",
-        abstract: "BlogPost.title: computed from author.name and postDate, observed, and a sort key in memory."
+        abstract: "BlogPost.title: computed from author.name and postDate, observed, "
+            + "and a sort key in memory."
     )
 
     func run() async throws {
@@ -55,7 +56,8 @@ struct BlogPosts: AsyncParsableCommand {
             context.insert(grace)
             try context.save()
 
-            let november = try context.fetch(FetchDescriptor<BlogPost>(sortBy: [FetchSortDescriptor("postDate", ascending: false)]))[0]
+            let november = try context.fetch(
+                FetchDescriptor<BlogPost>(sortBy: [FetchSortDescriptor("postDate", ascending: false)]))[0]
             try show("title", november.title, expected: "Ada — 2026-11-01")
             var told: [String] = []
             let token = try november.observe(\.title) { _, change in change.newValue.map { told.append($0) } }
@@ -80,8 +82,9 @@ struct BlogPosts: AsyncParsableCommand {
                 "Ada Lovelace — 2026-09-30", "Ada Lovelace — 2026-11-02", "Grace — 2026-10-15",
             ])
             let editor = ModelContext(container)
-            let g = try editor.fetch(FetchDescriptor<Author>(predicate: try FetchPredicate(format: "name == 'Grace'")))[0]
-            g.name = "Aaron"
+            let graceInEditor = try editor.fetch(
+                FetchDescriptor<Author>(predicate: try FetchPredicate(format: "name == 'Grace'")))[0]
+            graceInEditor.name = "Aaron"
             try editor.save()
             say("another context renamed Grace to Aaron and saved: the results sequence yields the new order")
             try show("sorted in memory by title", try await results.next()?.map(\.title) ?? [], expected: [

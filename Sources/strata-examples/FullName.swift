@@ -44,7 +44,9 @@ struct FullName: ParsableCommand {
             try context.save()
 
             var told: [String] = []
-            let token = try ada.observe(\.fullName) { _, change in told.append("\(change.oldValue ?? "") -> \(change.newValue ?? "")") }
+            let token = try ada.observe(\.fullName) { _, change in
+                told.append("\(change.oldValue ?? "") -> \(change.newValue ?? "")")
+            }
             ada.lastName = "King"
             say("set lastName = \"King\": observers of fullName are told")
             try show("fullName observer", told, expected: ["Ada Lovelace -> Ada King"])

@@ -27,7 +27,8 @@ final class Place: ManagedObject {
 struct Location: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "location",
-        abstract: "Place.coreLocation: cached, rebuilt when latitude or longitude changes, seen in changedValuesForCurrentEvent."
+        abstract: "Place.coreLocation: cached, rebuilt when latitude or longitude changes, "
+            + "seen in changedValuesForCurrentEvent."
     )
 
     func run() throws {
@@ -52,7 +53,8 @@ struct Location: ParsableCommand {
             paris.latitude = 48.86
             say("set latitude: the cache is dropped, observers told, the current event names it")
             try show("observers told", told, expected: 1)
-            try show("changedValuesForCurrentEvent", paris.changedValuesForCurrentEvent().keys.sorted(), expected: ["coreLocation", "latitude"])
+            try show("changedValuesForCurrentEvent", paris.changedValuesForCurrentEvent().keys.sorted(),
+                     expected: ["coreLocation", "latitude"])
             try show("coreLocation", paris.coreLocation, expected: Coordinate(latitude: 48.86, longitude: 2.35))
             try show("built", paris.builds, expected: 2)
             paris.name = "Paris, France"

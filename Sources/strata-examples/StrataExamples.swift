@@ -12,16 +12,3 @@ struct StrataExamples: AsyncParsableCommand {
         subcommands: [FullName.self, BlogPosts.self, TodoLists.self, Invoices.self, Location.self, All.self]
     )
 }
-
-/// Runs every example.
-struct All: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the five examples in turn.")
-
-    func run() async throws {
-        try FullName().run()
-        try await BlogPosts().run()
-        try TodoLists().run()
-        try Invoices().run()
-        try Location().run()
-    }
-}

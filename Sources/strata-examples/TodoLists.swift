@@ -36,7 +36,8 @@ final class TodoItem: ManagedObject {
 struct TodoLists: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "todolist",
-        abstract: "Derived attributes: count, sum, copy, lowercase, uppercase, canonical, now(); moved items, a renamed list."
+        abstract: "Derived attributes: count, sum, copy, lowercase, uppercase, canonical, now(); "
+            + "moved items, a renamed list."
     )
 
     func run() throws {
@@ -52,7 +53,7 @@ struct TodoLists: ParsableCommand {
             let milk = TodoItem(title: "Milk", amount: 2)
             let bread = TodoItem(title: "Bread", amount: Decimal(string: "3.5")!)
             let soap = TodoItem(title: "Soap", amount: 4)
-            for i in [milk, bread, soap] { i.list = groceries }
+            for item in [milk, bread, soap] { item.list = groceries }
             let start = Date()
             try context.save()
             say("3 items saved into \"Épicerie\"")
@@ -63,7 +64,8 @@ struct TodoLists: ParsableCommand {
             try show("milk.lowerTitle (lowercase:)", milk.lowerTitle, expected: "milk")
             try show("milk.listName (copied through list)", milk.listName ?? "nil", expected: "Épicerie")
             let firstModified = groceries.modified ?? .distantPast
-            try show("modified set by now() at the save", abs(firstModified.timeIntervalSince(start)) < 60, expected: true)
+            try show("modified set by now() at the save", abs(firstModified.timeIntervalSince(start)) < 60,
+                     expected: true)
 
             soap.list = chores
             try context.save()
@@ -81,7 +83,8 @@ struct TodoLists: ParsableCommand {
             try show("searchName", groceries.searchName, expected: "groceries")
             try show("modified moved forward", (groceries.modified ?? .distantPast) >= firstModified, expected: true)
 
-            let found = try context.fetch(FetchDescriptor<TodoList>(predicate: PropertyPath(\TodoList.searchName).beginsWith("groc")))
+            let found = try context.fetch(
+                FetchDescriptor<TodoList>(predicate: PropertyPath(\TodoList.searchName).beginsWith("groc")))
             try show("fetched by searchName beginsWith \"groc\"", found.map(\.name), expected: ["Groceries"])
             try context.delete(chores)
             try context.save()

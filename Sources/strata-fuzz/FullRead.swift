@@ -11,7 +11,9 @@ func readEverything(_ tx: ReadTransaction) throws -> String? {
         var ok = try cursor.first()
         while ok {
             let key = cursor.copyKey()
-            if let last = forward.last?.0, !(last.lexicographicallyPrecedes(key)) { return "'\(name)': keys out of order" }
+            if let last = forward.last?.0, !(last.lexicographicallyPrecedes(key)) {
+                return "'\(name)': keys out of order"
+            }
             forward.append((key, fingerprint(try cursor.copyValue())))
             ok = try cursor.next()
         }
@@ -21,12 +23,16 @@ func readEverything(_ tx: ReadTransaction) throws -> String? {
         while ok {
             index -= 1
             guard index >= 0, forward[index].0 == cursor.copyKey(),
-                  forward[index].1 == fingerprint(try cursor.copyValue()) else { return "'\(name)': backward scan differs" }
+                  forward[index].1 == fingerprint(try cursor.copyValue()) else {
+                return "'\(name)': backward scan differs"
+            }
             ok = try cursor.previous()
         }
         if index != 0 { return "'\(name)': backward scan is shorter" }
         for (key, value) in forward {
-            guard let found = try tree.get(key), fingerprint(found) == value else { return "'\(name)': get disagrees with the scan" }
+            guard let found = try tree.get(key), fingerprint(found) == value else {
+                return "'\(name)': get disagrees with the scan"
+            }
         }
     }
     return nil
@@ -34,7 +40,7 @@ func readEverything(_ tx: ReadTransaction) throws -> String? {
 
 /// FNV-1a: enough to compare values without keeping them.
 private func fingerprint(_ bytes: [UInt8]) -> UInt64 {
-    var h: UInt64 = 0xCBF2_9CE4_8422_2325
-    for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
-    return h ^ UInt64(bytes.count)
+    var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+    for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01B3 }
+    return hash ^ UInt64(bytes.count)
 }

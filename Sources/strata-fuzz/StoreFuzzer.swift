@@ -32,13 +32,13 @@ public func fuzzOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 }
 
 private func options(_ fs: any FileSystem, readOnly: Bool) -> StoreOptions {
-    var o = StoreOptions(durability: .normal)
-    o.fileSystem = fs
-    o.readOnly = readOnly
-    o.cacheBytes = 1 << 20
-    o.syncIntervalMilliseconds = 3_600_000
-    o.compactOnCloseGarbageRatio = 1
-    return o
+    var options = StoreOptions(durability: .normal)
+    options.fileSystem = fs
+    options.readOnly = readOnly
+    options.cacheBytes = 1 << 20
+    options.syncIntervalMilliseconds = 3_600_000
+    options.compactOnCloseGarbageRatio = 1
+    return options
 }
 
 private func examine(_ fs: any FileSystem, _ path: String, readOnly: Bool) {

@@ -27,23 +27,25 @@ final class ChildProcess {
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
         let argv: [UnsafeMutablePointer<CChar>?] = (["strata-harness"] + arguments).map { strdup($0) } + [nil]
-        defer { for p in argv { free(p) } }
+        defer { for pointer in argv { free(pointer) } }
         var env: [UnsafeMutablePointer<CChar>?] = []
-        var e = environ
-        while let entry = e.pointee {
+        var cursor = environ
+        while let entry = cursor.pointee {
             let text = String(cString: entry)
-            if let eq = text.firstIndex(of: "="), environment[String(text[..<eq])] != nil {} else { env.append(strdup(entry)) }
-            e += 1
+            if let equals = text.firstIndex(of: "="), environment[String(text[..<equals])] != nil {} else {
+                env.append(strdup(entry))
+            }
+            cursor += 1
         }
         env += environment.map { strdup("\($0.key)=\($0.value)") }
         env.append(nil)
-        defer { for p in env { free(p) } }
+        defer { for pointer in env { free(pointer) } }
         var child: pid_t = 0
-        let rc = posix_spawn(&child, "/proc/self/exe", &actions, nil, argv, env)
+        let spawnResult = posix_spawn(&child, "/proc/self/exe", &actions, nil, argv, env)
         close(fds[1])
-        guard rc == 0 else {
+        guard spawnResult == 0 else {
             close(fds[0])
-            throw HarnessError("cannot start a child process: errno \(rc)")
+            throw HarnessError("cannot start a child process: errno \(spawnResult)")
         }
         pid = child
         output = fds[0]
@@ -53,16 +55,16 @@ final class ChildProcess {
     /// `nil` on timeout or at end of output (see ``atEOF``).
     func readLine(timeoutMilliseconds: Int32) -> String? {
         while true {
-            if let nl = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-                let line = String(decoding: buffer[..<nl], as: UTF8.self)
-                buffer.removeSubrange(...nl)
+            if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+                let line = String(decoding: buffer[..<newline], as: UTF8.self)
+                buffer.removeSubrange(...newline)
                 return line
             }
             if atEOF { return nil }
-            var p = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
-            let r = poll(&p, 1, timeoutMilliseconds)
-            if r < 0 && errno == EINTR { continue }
-            if r == 0 { return nil }
+            var descriptor = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, timeoutMilliseconds)
+            if ready < 0 && errno == EINTR { continue }
+            if ready == 0 { return nil }
             fill()
         }
     }
@@ -70,10 +72,10 @@ final class ChildProcess {
     /// Reads what is available now (after `poll` said so); sets ``atEOF`` at the end.
     func fill() {
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        let n = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
-        if n > 0 {
-            buffer += chunk[..<n]
-        } else if n == 0 || (errno != EINTR && errno != EAGAIN) {
+        let count = chunk.withUnsafeMutableBytes { read(output, $0.baseAddress, $0.count) }
+        if count > 0 {
+            buffer += chunk[..<count]
+        } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
             atEOF = true
         }
     }
@@ -81,9 +83,9 @@ final class ChildProcess {
     /// Complete lines already buffered.
     func bufferedLines() -> [String] {
         var lines: [String] = []
-        while let nl = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-            lines.append(String(decoding: buffer[..<nl], as: UTF8.self))
-            buffer.removeSubrange(...nl)
+        while let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
+            lines.append(String(decoding: buffer[..<newline], as: UTF8.self))
+            buffer.removeSubrange(...newline)
         }
         return lines
     }
@@ -99,17 +101,6 @@ final class ChildProcess {
     }
 }
 
-/// How a child ended (`waitpid`'s status word).
-struct ExitStatus: CustomStringConvertible {
-    let raw: Int32
-    var signal: Int32? { (raw & 0x7F) != 0 && (raw & 0x7F) != 0x7F ? raw & 0x7F : nil }
-    var exitCode: Int32? { (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : nil }
-    var description: String {
-        if let signal { return "killed by signal \(signal)" + (signal == SIGALRM ? " (SIGALRM: timeout)" : "") }
-        return "exit code \(exitCode ?? -1)"
-    }
-}
-
 /// Writes a line to stdout (or `descriptor`) at once (no buffering: a parent reads it while
 /// this process may die).
 func writeLineUnbuffered(_ text: String, to descriptor: Int32 = 1) {
@@ -117,12 +108,12 @@ func writeLineUnbuffered(_ text: String, to descriptor: Int32 = 1) {
     bytes.append(UInt8(ascii: "\n"))
     var done = 0
     while done < bytes.count {
-        let n = bytes[done...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        if n <= 0 {
-            if n < 0 && errno == EINTR { continue }
+        let written = bytes[done...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        if written <= 0 {
+            if written < 0 && errno == EINTR { continue }
             break
         }
-        done += n
+        done += written
     }
 }
 
@@ -131,19 +122,19 @@ func printError(_ text: String) { writeLineUnbuffered(text, to: 2) }
 
 /// Monotonic seconds.
 func monotonicSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
 /// A fresh private directory under `$TMPDIR` (or /tmp).
 func makeTemporaryDirectory(_ prefix: String) throws -> String {
     let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
     var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
-    guard let p = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+    guard let path = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
         throw HarnessError("cannot create a temporary directory under \(base): errno \(errno)")
     }
-    return String(cString: p)
+    return String(cString: path)
 }
 
 /// Removes `dir` and everything inside it.
@@ -154,10 +145,11 @@ func makeDirectories(_ dir: String) throws {
     var path = dir.hasPrefix("/") ? "" : "."
     for part in dir.split(separator: "/") {
         path += "/" + part
-        if mkdir(path, 0o755) != 0 && errno != EEXIST { throw HarnessError("cannot create \(path): errno \(errno)") }
+        if mkdir(path, 0o755) != 0 && errno != EEXIST {
+            throw HarnessError("cannot create \(path): errno \(errno)")
+        }
     }
 }
-
 
 func writeFile(_ path: String, _ bytes: [UInt8]) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -165,9 +157,9 @@ func writeFile(_ path: String, _ bytes: [UInt8]) throws {
     defer { close(fd) }
     var done = 0
     while done < bytes.count {
-        let n = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard n > 0 else { throw HarnessError("cannot write \(path): errno \(errno)") }
-        done += n
+        let written = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        guard written > 0 else { throw HarnessError("cannot write \(path): errno \(errno)") }
+        done += written
     }
 }
 
@@ -178,9 +170,9 @@ func readFile(_ path: String) throws -> [UInt8] {
     var out: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while true {
-        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n < 0 { throw HarnessError("cannot read \(path): errno \(errno)") }
-        if n == 0 { return out }
-        out += chunk[..<n]
+        let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if count < 0 { throw HarnessError("cannot read \(path): errno \(errno)") }
+        if count == 0 { return out }
+        out += chunk[..<count]
     }
 }

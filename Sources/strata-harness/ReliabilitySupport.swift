@@ -10,69 +10,30 @@ import Glibc
 // MARK: Content digests
 
 /// A 64-bit hash of a byte string (not cryptographic: it tells states apart, nothing more).
-func hashBytes(_ p: UnsafeRawBufferPointer) -> UInt64 {
-    var h: UInt64 = 0x5851_F42D_4C95_7F2D ^ (UInt64(p.count) &* 0x9E37_79B9_7F4A_7C15)
-    let n = p.count
+func hashBytes(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+    var hash: UInt64 = 0x5851_F42D_4C95_7F2D ^ (UInt64(bytes.count) &* 0x9E37_79B9_7F4A_7C15)
+    let n = bytes.count
     var i = 0
     while i + 8 <= n {
-        let w = p.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-        h = ((h ^ (w &* 0x87C3_7B91_1142_53D5)) << 27 | (h ^ (w &* 0x87C3_7B91_1142_53D5)) >> 37) &* 0x4CF5_AD43_2745_937F &+ 0x52DC_E729
+        let word = bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+        hash = ((hash ^ (word &* 0x87C3_7B91_1142_53D5)) << 27 | (hash ^ (word &* 0x87C3_7B91_1142_53D5)) >> 37)
+            &* 0x4CF5_AD43_2745_937F &+ 0x52DC_E729
         i += 8
     }
     if i < n {
-        var w: UInt64 = 0
-        for j in i..<n { w = w << 8 | UInt64(p[j]) }
-        h = (h ^ (w &* 0x87C3_7B91_1142_53D5)) &* 0x4CF5_AD43_2745_937F
+        var word: UInt64 = 0
+        for j in i..<n { word = word << 8 | UInt64(bytes[j]) }
+        hash = (hash ^ (word &* 0x87C3_7B91_1142_53D5)) &* 0x4CF5_AD43_2745_937F
     }
-    return fmix64(h)
+    return fmix64(hash)
 }
 
-func hashBytes(_ a: [UInt8]) -> UInt64 { a.withUnsafeBytes { hashBytes($0) } }
+func hashBytes(_ bytes: [UInt8]) -> UInt64 { bytes.withUnsafeBytes { hashBytes($0) } }
 
 /// The digest of one entry from its key and the hash of its value.
 @inline(__always)
 func entryHash(key: UnsafeRawBufferPointer, valueHash: UInt64) -> UInt64 {
     fmix64(hashBytes(key) &* 0x9E37_79B9_7F4A_7C15 ^ valueHash)
-}
-
-/// A store's content, digested: per tree, the entry count and the sum of the entries' hashes
-/// (order-independent, so a model can be digested without sorting). Empty trees count too.
-struct ContentDigest: Hashable, Sendable {
-    struct Tree: Hashable, Sendable {
-        var count = 0
-        var sum: UInt64 = 0
-    }
-    var trees: [String: Tree] = [:]
-
-    /// A model: tree → key → hash of the value.
-    init(model: [String: [[UInt8]: UInt64]]) {
-        for (name, entries) in model {
-            var t = Tree()
-            for (k, vh) in entries {
-                t.count += 1
-                t.sum &+= k.withUnsafeBytes { entryHash(key: $0, valueHash: vh) }
-            }
-            trees[name] = t
-        }
-    }
-
-    /// A whole content (a workload's expected state).
-    init(content: StoreContent) {
-        self.init(model: content.mapValues { $0.mapValues { hashBytes($0) } })
-    }
-
-    init() {}
-
-    /// One line per tree, for diagnostics.
-    var summary: String {
-        trees.keys.sorted().map { "\($0):\(trees[$0]!.count)" }.joined(separator: " ")
-    }
-}
-
-/// A failure the harness detected in what the engine returned (not a `StrataError`).
-struct HarnessFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
 }
 
 /// Reads every tree of a snapshot with a full forward cursor scan (checking key order and the
@@ -82,55 +43,61 @@ func digestContent(_ tx: ReadTransaction, thorough: Bool = false) throws -> Cont
     var out = ContentDigest()
     for name in try tx.treeNames {
         guard let tree = try tx.tree(name) else { throw HarnessFailure("tree '\(name)' listed but not found") }
-        var t = ContentDigest.Tree()
-        let c = tree.makeCursor()
-        var ok = try c.first()
+        var treeDigest = ContentDigest.Tree()
+        let cursor = tree.makeCursor()
+        var ok = try cursor.first()
         var previous: [UInt8]?
         var samples: [([UInt8], UInt64)] = []
         while ok {
-            let key = c.copyKey()
+            let key = cursor.copyKey()
             if let previous, compareKeyBytes(previous, key) >= 0 {
                 throw HarnessFailure("tree '\(name)': forward scan keys out of order")
             }
-            let vh: UInt64
-            if c.isOverflow {
-                vh = hashBytes(try c.copyValue())
+            let valueHash: UInt64
+            if cursor.isOverflow {
+                valueHash = hashBytes(try cursor.copyValue())
             } else {
-                vh = hashBytes(c.value)
+                valueHash = hashBytes(cursor.value)
             }
-            if thorough && t.count % 37 == 0 { samples.append((key, vh)) }
-            t.count += 1
-            t.sum &+= key.withUnsafeBytes { entryHash(key: $0, valueHash: vh) }
+            if thorough && treeDigest.count % 37 == 0 { samples.append((key, valueHash)) }
+            treeDigest.count += 1
+            treeDigest.sum &+= key.withUnsafeBytes { entryHash(key: $0, valueHash: valueHash) }
             previous = key
-            ok = try c.next()
+            ok = try cursor.next()
         }
-        if try t.count != tree.count {
-            throw HarnessFailure("tree '\(name)': forward scan found \(t.count) entries, count says \(try tree.count)")
+        if try treeDigest.count != tree.count {
+            throw HarnessFailure("tree '\(name)': forward scan found \(treeDigest.count) entries, "
+                                 + "count says \(try tree.count)")
         }
         if thorough {
             var back = ContentDigest.Tree()
             var next: [UInt8]?
-            ok = try c.last()
+            ok = try cursor.last()
             while ok {
-                let key = c.copyKey()
+                let key = cursor.copyKey()
                 if let next, compareKeyBytes(key, next) >= 0 {
                     throw HarnessFailure("tree '\(name)': backward scan keys out of order")
                 }
-                let vh = c.isOverflow ? hashBytes(try c.copyValue()) : hashBytes(c.value)
+                let valueHash = cursor.isOverflow ? hashBytes(try cursor.copyValue()) : hashBytes(cursor.value)
                 back.count += 1
-                back.sum &+= key.withUnsafeBytes { entryHash(key: $0, valueHash: vh) }
+                back.sum &+= key.withUnsafeBytes { entryHash(key: $0, valueHash: valueHash) }
                 next = key
-                ok = try c.previous()
+                ok = try cursor.previous()
             }
-            if back != t {
-                throw HarnessFailure("tree '\(name)': backward scan (\(back.count) entries) differs from forward scan (\(t.count))")
+            if back != treeDigest {
+                throw HarnessFailure("tree '\(name)': backward scan (\(back.count) entries) "
+                                     + "differs from forward scan (\(treeDigest.count))")
             }
-            for (key, vh) in samples {
-                guard let v = try tree.get(key) else { throw HarnessFailure("tree '\(name)': get misses a key the cursor found") }
-                if hashBytes(v) != vh { throw HarnessFailure("tree '\(name)': get disagrees with the cursor") }
+            for (key, valueHash) in samples {
+                guard let value = try tree.get(key) else {
+                    throw HarnessFailure("tree '\(name)': get misses a key the cursor found")
+                }
+                if hashBytes(value) != valueHash {
+                    throw HarnessFailure("tree '\(name)': get disagrees with the cursor")
+                }
             }
         }
-        out.trees[name] = t
+        out.trees[name] = treeDigest
     }
     return out
 }

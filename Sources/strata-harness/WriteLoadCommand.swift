@@ -37,7 +37,9 @@ struct WriteLoadCommand: ParsableCommand {
     var maxSeconds = 120
 
     func validate() throws {
-        guard durability == "full" || durability == "normal" else { throw ValidationError("--durability must be full or normal") }
+        guard durability == "full" || durability == "normal" else {
+            throw ValidationError("--durability must be full or normal")
+        }
     }
 
     func run() throws {
@@ -46,26 +48,29 @@ struct WriteLoadCommand: ParsableCommand {
         options.compactOnCloseGarbageRatio = 1
         let store = try Store(path: file, options: options)
         let deadline = ContinuousClock.now + .seconds(maxSeconds)
-        var n: UInt64 = 0
+        var commits: UInt64 = 0
         while access(stopFile, F_OK) != 0 && ContinuousClock.now < deadline {
-            n += 1
-            let commit = n
+            commits += 1
+            let commit = commits
             try store.write { tx in
-                let t = try tx.tree("load", createIfMissing: true)!
-                try t.put(Array("seq".utf8), withUnsafeBytes(of: commit.bigEndian) { Array($0) })
-                try t.put(WriteLoadCommand.key(commit % 200), (0..<(commit % 90 + 1)).map { UInt8(truncatingIfNeeded: commit &+ $0) })
-                if commit % 10 == 0 { try t.put(Array("big".utf8), [UInt8](repeating: UInt8(truncatingIfNeeded: commit), count: 3000)) }
-                if commit % 7 == 0 { _ = try t.delete(WriteLoadCommand.key((commit + 100) % 200)) }
+                let tree = try tx.tree("load", createIfMissing: true)!
+                try tree.put(Array("seq".utf8), withUnsafeBytes(of: commit.bigEndian) { Array($0) })
+                try tree.put(WriteLoadCommand.key(commit % 200),
+                             (0..<(commit % 90 + 1)).map { UInt8(truncatingIfNeeded: commit &+ $0) })
+                if commit % 10 == 0 {
+                    try tree.put(Array("big".utf8), [UInt8](repeating: UInt8(truncatingIfNeeded: commit), count: 3000))
+                }
+                if commit % 7 == 0 { _ = try tree.delete(WriteLoadCommand.key((commit + 100) % 200)) }
             }
             // Normal durability commits take microseconds: leave the reader some of the CPU.
             if durability == "normal" { usleep(50) }
         }
         try store.close()
-        print("write-load: \(n) commits")
+        print("write-load: \(commits) commits")
     }
 
-    static func key(_ i: UInt64) -> [UInt8] {
-        let digits = String(i)
+    static func key(_ number: UInt64) -> [UInt8] {
+        let digits = String(number)
         return Array(("k" + String(repeating: "0", count: max(0, 3 - digits.count)) + digits).utf8)
     }
 }

@@ -45,20 +45,14 @@ struct StrataCommand: ParsableCommand {
 
 // MARK: Shared helpers of the subcommands
 
-/// A failure the tool itself detects (as opposed to one the engine throws).
-struct ToolError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// The text after `strata: ` for any error; `ioFailure` gains the system's name for its errno,
 /// because a bare "errno 13" sends operators to a man page.
 func describe(_ error: any Error) -> String {
-    if let e = error as? StrataError {
-        if case .ioFailure(_, _, let code) = e, let text = strerror(code) {
-            return "\(e) (\(String(cString: text)))"
+    if let strataError = error as? StrataError {
+        if case .ioFailure(_, _, let code) = strataError, let text = strerror(code) {
+            return "\(strataError) (\(String(cString: text)))"
         }
-        return e.description
+        return strataError.description
     }
     return String(describing: error)
 }
@@ -70,9 +64,9 @@ func printError(_ text: String) {
     if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
     var done = 0
     while done < bytes.count {
-        let n = bytes[done...].withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
-        if n <= 0 { break }
-        done += n
+        let written = bytes[done...].withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        if written <= 0 { break }
+        done += written
     }
 }
 
@@ -85,8 +79,8 @@ func openStore(_ path: String, readOnly: Bool) throws -> Store {
         // A writable open initializes an empty or header-sized file as a new store; an
         // operator's `compact` of the wrong file must not do that. 8192 is the format's header
         // region (Format.logStart): every real store is longer.
-        var st = stat()
-        if stat(path, &st) == 0, st.st_size <= 8192 { throw StrataError.notAStrataFile(path: path) }
+        var fileStatus = stat()
+        if stat(path, &fileStatus) == 0, fileStatus.st_size <= 8192 { throw StrataError.notAStrataFile(path: path) }
     }
     var options = StoreOptions()
     options.readOnly = readOnly
@@ -99,21 +93,21 @@ func openStore(_ path: String, readOnly: Bool) throws -> Store {
 }
 
 /// `1234567` → `1.2 MiB (1234567 bytes)`; small values are shown plainly.
-func formatBytes(_ n: UInt64) -> String {
-    if n < 1024 { return "\(n) B" }
-    return "\(humanBytes(n)) (\(n) bytes)"
+func formatBytes(_ bytes: UInt64) -> String {
+    if bytes < 1024 { return "\(bytes) B" }
+    return "\(humanBytes(bytes)) (\(bytes) bytes)"
 }
 
 /// `1234567` → `1.2 MiB`.
-func humanBytes(_ n: UInt64) -> String {
+func humanBytes(_ bytes: UInt64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"]
-    var value = Double(n)
+    var value = Double(bytes)
     var unit = 0
     while value >= 1024 && unit < units.count - 1 {
         value /= 1024
         unit += 1
     }
-    return unit == 0 ? "\(n) B" : "\(fixed(value, 1)) \(units[unit])"
+    return unit == 0 ? "\(bytes) B" : "\(fixed(value, 1)) \(units[unit])"
 }
 
 /// `value` with `digits` decimals, without Foundation's `String(format:)`.
@@ -135,10 +129,10 @@ func fixed(_ value: Double, _ digits: Int) -> String {
 func formatMilliseconds(_ ms: UInt64) -> String {
     if ms < 1000 { return "\(ms)ms" }
     if ms < 60_000 { return "\(fixed(Double(ms) / 1000, 1))s" }
-    let s = ms / 1000
-    let (h, m, sec) = (s / 3600, s / 60 % 60, s % 60)
-    func two(_ v: UInt64) -> String { v < 10 ? "0\(v)" : "\(v)" }
-    return h > 0 ? "\(h)h\(two(m))m\(two(sec))s" : "\(m)m\(two(sec))s"
+    let totalSeconds = ms / 1000
+    let (hours, minutes, seconds) = (totalSeconds / 3600, totalSeconds / 60 % 60, totalSeconds % 60)
+    func two(_ value: UInt64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+    return hours > 0 ? "\(hours)h\(two(minutes))m\(two(seconds))s" : "\(minutes)m\(two(seconds))s"
 }
 
 /// Bytes as printable ASCII with `\xNN` for everything else. Backslash is escaped too, so the
@@ -147,88 +141,12 @@ func escapeBytes<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
     let hex = Array("0123456789abcdef".utf8)
     var out: [UInt8] = []
     out.reserveCapacity(bytes.count)
-    for b in bytes {
-        if b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\\") {
-            out.append(b)
+    for byte in bytes {
+        if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") {
+            out.append(byte)
         } else {
-            out += [UInt8(ascii: "\\"), UInt8(ascii: "x"), hex[Int(b >> 4)], hex[Int(b & 15)]]
+            out += [UInt8(ascii: "\\"), UInt8(ascii: "x"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
         }
     }
     return String(decoding: out, as: UTF8.self)
-}
-
-/// A JSON value, rendered with keys in the order given (stable output for scripts and diffs)
-/// and `null` for absent values rather than missing keys. Small enough that the tool needs no
-/// Foundation.
-indirect enum JSON {
-    case object([(String, JSON)])
-    case array([JSON])
-    case string(String)
-    case int(Int64)
-    case uint(UInt64)
-    case double(Double)
-    case bool(Bool)
-    case null
-
-    /// Pretty-printed with two-space indentation.
-    func rendered(indent: Int = 0) -> String {
-        let pad = String(repeating: "  ", count: indent + 1)
-        let closePad = String(repeating: "  ", count: indent)
-        switch self {
-        case .object(let fields):
-            if fields.isEmpty { return "{}" }
-            let body = fields.map { "\(pad)\(JSON.quote($0.0)): \($0.1.rendered(indent: indent + 1))" }
-            return "{\n" + body.joined(separator: ",\n") + "\n\(closePad)}"
-        case .array(let items):
-            if items.isEmpty { return "[]" }
-            let body = items.map { pad + $0.rendered(indent: indent + 1) }
-            return "[\n" + body.joined(separator: ",\n") + "\n\(closePad)]"
-        case .string(let s): return JSON.quote(s)
-        case .int(let v): return String(v)
-        case .uint(let v): return String(v)
-        case .double(let v): return v.isFinite ? fixed(v, 2) : "null"
-        case .bool(let v): return v ? "true" : "false"
-        case .null: return "null"
-        }
-    }
-
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let h = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - h.count) + h
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
-}
-
-/// Buffered stdout for commands that print many lines (`dump`): one `print` per 64 KiB
-/// instead of one per line.
-final class OutputBuffer {
-    private var buffer = ""
-
-    func write(_ text: String) {
-        buffer += text
-        if buffer.utf8.count >= 1 << 16 { flush() }
-    }
-
-    func flush() {
-        guard !buffer.isEmpty else { return }
-        print(buffer, terminator: "")
-        buffer.removeAll(keepingCapacity: true)
-    }
-
-    deinit { flush() }
 }

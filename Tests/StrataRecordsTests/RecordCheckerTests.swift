@@ -458,7 +458,7 @@ import StrataStorage
     @Test func soundAfterCheckpointAndReopen() throws {
         let fs = SimulatedFileSystem()
         let store = try makeStore(try todoModel(), fs: fs)
-        for t in 0..<40 { try store.write { tx in try RecordsWorkload.step(tx, seed: 0xC4EC, t: t) } }
+        for t in 0..<40 { try store.write { tx in try RecordsWorkload.step(tx, seed: 0xC4EC, transaction: t) } }
         try store.close()
         let reopened = try makeStore(try todoModel(), fs: fs)
         try expectConsistent(reopened)

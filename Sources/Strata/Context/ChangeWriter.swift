@@ -28,56 +28,61 @@ struct ChangeWriter {
     }
 
     /// Temporary raw identifiers of the objects inserted by this writer, to their primary keys.
-    var primaryKeys: [Int64: Int64] { Dictionary(writtenOrder.map { ($0.raw, $0.pk) }, uniquingKeysWith: { $1 }) }
+    var primaryKeys: [Int64: Int64] {
+        Dictionary(writtenOrder.map { ($0.raw, $0.pk) }, uniquingKeysWith: { $1 })
+    }
 
     /// The primary key of `raw` (a primary key, or a temporary identifier saved before or
     /// inserted by this writer), or nil for an object without a primary key yet.
     func recordKey(_ raw: Int64) -> Int64? {
-        let r = raw < 0 ? (written[raw] ?? context.permanentIDs[raw] ?? raw) : raw
-        return r > 0 ? r : nil
+        let key = raw < 0 ? (written[raw] ?? context.permanentIDs[raw] ?? raw) : raw
+        return key > 0 ? key : nil
     }
 
     /// The record identifier of `raw` (see ``recordKey(_:)``).
-    func recordID(_ raw: Int64, _ b: EntityBinding) -> ObjectID? {
-        recordKey(raw).map { ObjectID(entity: b.name, primaryKey: UInt64($0)) }
+    func recordID(_ raw: Int64, _ binding: EntityBinding) -> ObjectID? {
+        recordKey(raw).map { ObjectID(entity: binding.name, primaryKey: UInt64($0)) }
     }
 
-    /// The value to write for `slot` of `o`: a to-one as the target's primary key.
-    func storedValue(_ o: ManagedObject, _ b: EntityBinding, _ slot: Int) -> StoredValue {
-        let v = o._values[slot]
-        guard b.schema.slotKinds[slot] == .toOne else { return v }
-        guard case .int(let raw) = v, let pk = recordKey(raw) else { return .null }
+    /// The value to write for `slot` of `object`: a to-one as the target's primary key.
+    func storedValue(_ object: ManagedObject, _ binding: EntityBinding, _ slot: Int) -> StoredValue {
+        let value = object._values[slot]
+        guard binding.schema.slotKinds[slot] == .toOne else { return value }
+        guard case .int(let raw) = value, let pk = recordKey(raw) else { return .null }
         return .int(pk)
     }
 
-    /// The prepared write of `slots` of `b`'s entity, made on first use in the pass.
-    private mutating func preparedWrite(_ b: EntityBinding, slots: [Int]) throws -> PreparedWrite {
-        if let last = lastWrite, last.entity == b.index, last.slots == slots { return last.write }
-        let shape = WriteShape(entity: b.index, slots: slots)
-        let w: PreparedWrite
+    /// The prepared write of `slots` of `binding`'s entity, made on first use in the pass.
+    private mutating func preparedWrite(_ binding: EntityBinding, slots: [Int]) throws -> PreparedWrite {
+        if let last = lastWrite, last.entity == binding.index, last.slots == slots { return last.write }
+        let shape = WriteShape(entity: binding.index, slots: slots)
+        let write: PreparedWrite
         if let known = writes[shape] {
-            w = known
+            write = known
         } else {
-            w = try context.container.store.prepareWrite(b.name, properties: slots.map { b.schema.properties[$0].name })
-            writes[shape] = w
+            let properties = slots.map { binding.schema.properties[$0].name }
+            write = try context.container.store.prepareWrite(binding.name, properties: properties)
+            writes[shape] = write
         }
-        lastWrite = (b.index, slots, w)
-        return w
+        lastWrite = (binding.index, slots, write)
+        return write
     }
 
-    /// The stored slots of `o` that differ from its snapshot (every one without a snapshot).
-    func changedSlots(_ o: ManagedObject, _ b: EntityBinding) -> [Int] {
-        let values = o._values
+    /// The stored slots of `object` that differ from its snapshot (every one without a snapshot).
+    func changedSlots(_ object: ManagedObject, _ binding: EntityBinding) -> [Int] {
+        let values = object._values
         guard !values.isEmpty else { return [] }   // a fault changed nothing of its row
-        let snapshot = o._snapshot
-        if snapshot.isEmpty { return b.lockedSlots }
-        let locked = b.lockedSlots
+        let snapshot = object._snapshot
+        if snapshot.isEmpty { return binding.lockedSlots }
+        let locked = binding.lockedSlots
         guard let last = locked.last, last < values.count, last < snapshot.count else {
             return locked.filter { !values[$0].isIdentical(to: snapshot[$0]) }
         }
         // Slots in range (they ascend): compared in place, from their bits first.
-        return values.withUnsafeBufferPointer { vp in
-            snapshot.withUnsafeBufferPointer { sp in locked.filter { !StoredValue.identical(vp, $0, sp, $0) } }
+        return values.withUnsafeBufferPointer { valueBuffer in
+            snapshot.withUnsafeBufferPointer { snapshotBuffer in
+                locked.filter { !StoredValue.identical(valueBuffer, $0, snapshotBuffer, $0) }
+            }
         }
     }
 
@@ -91,75 +96,85 @@ struct ChangeWriter {
         // is written, ``recordKey(_:)`` has no key for it (temporary identifiers are never
         // reused, so none of them is among those saved before).
         var unwritten = Set<ModelContext.Key>()
-        for o in objects where o._rawID > 0 {
-            if let b = context.binding(o) { unwritten.insert(ModelContext.Key(entity: b.index, raw: o._rawID)) }
+        for object in objects where object._rawID > 0 {
+            if let binding = context.binding(object) {
+                unwritten.insert(ModelContext.Key(entity: binding.index, raw: object._rawID))
+            }
         }
-        for o in objects {
-            guard let b = context.binding(o) else { continue }
+        for object in objects {
+            guard let binding = context.binding(object) else { continue }
             // Every stored slot, in the prepared order: a to-one whose target is not written
             // yet is nil for now (as a slot left out would be) and set once it is.
-            let write = try preparedWrite(b, slots: b.lockedSlots)
-            let kinds = b.schema.slotKinds
-            let current = o._values
+            let write = try preparedWrite(binding, slots: binding.lockedSlots)
+            let kinds = binding.schema.slotKinds
+            let current = object._values
             var values: [StoredValue] = []
-            values.reserveCapacity(b.lockedSlots.count)
-            for slot in b.lockedSlots {
+            values.reserveCapacity(binding.lockedSlots.count)
+            for slot in binding.lockedSlots {
                 // An object never given values (none, or all) inserts its defaults.
-                guard slot < current.count else { values.append(b.schema.initialValues[slot]); continue }
-                let v = current[slot]
-                guard kinds[slot] == .toOne else { values.append(v); continue }
-                guard case .int(let raw) = v else { values.append(.null); continue }
+                guard slot < current.count else { values.append(binding.schema.initialValues[slot]); continue }
+                let value = current[slot]
+                guard kinds[slot] == .toOne else { values.append(value); continue }
+                guard case .int(let raw) = value else { values.append(.null); continue }
                 if let pk = recordKey(raw),
-                   unwritten.isEmpty || !unwritten.contains(ModelContext.Key(entity: context.container.bindings[b.targetEntity[slot]].index, raw: raw)) {
+                   unwritten.isEmpty || !unwritten.contains(ModelContext.Key(
+                       entity: context.container.bindings[binding.targetEntity[slot]].index, raw: raw)) {
                     values.append(.int(pk))
                 } else {
-                    deferred.append((o, b, slot))
+                    deferred.append((object, binding, slot))
                     values.append(.null)
                 }
             }
-            let raw = o._rawID
+            let raw = object._rawID
             let key = try tx.insertRow(write, primaryKey: raw > 0 ? UInt64(raw) : nil, values)
-            let pk = try Self.identity(key, of: b.name)
+            let pk = try Self.identity(key, of: binding.name)
             written[raw] = pk
             writtenOrder.append((raw, pk))
-            if raw > 0 { unwritten.remove(ModelContext.Key(entity: b.index, raw: raw)) }
+            if raw > 0 { unwritten.remove(ModelContext.Key(entity: binding.index, raw: raw)) }
         }
-        for (o, b, slot) in deferred { try update(o, b, slots: [slot]) }
+        for (object, binding, slot) in deferred { try update(object, binding, slots: [slot]) }
     }
 
     /// The object identity of a primary key the store handed out. Keys count up from 1, so one
     /// above `Int64.max` (where identities live) only comes from a forged key counter.
     static func identity(_ pk: UInt64, of entity: String) throws -> Int64 {
         guard let raw = Int64(exactly: pk) else {
-            throw StrataError.corrupt("the primary-key counter of \(entity) handed out \(pk), above \(Int64.max), the largest key of an object", offset: nil)
+            throw StrataError.corrupt("the primary-key counter of \(entity) handed out \(pk), above \(Int64.max), "
+                                      + "the largest key of an object", offset: nil)
         }
         return raw
     }
 
-    /// Writes `slots` of the stored object `o`.
-    mutating func update(_ o: ManagedObject, _ b: EntityBinding, slots: [Int]) throws {
-        guard !slots.isEmpty, let pk = recordKey(o._rawID) else { return }
-        let write = try preparedWrite(b, slots: slots)
+    /// Writes `slots` of the stored object `object`.
+    mutating func update(_ object: ManagedObject, _ binding: EntityBinding, slots: [Int]) throws {
+        guard !slots.isEmpty, let pk = recordKey(object._rawID) else { return }
+        let write = try preparedWrite(binding, slots: slots)
         var values: [StoredValue] = []
         values.reserveCapacity(slots.count)
-        for slot in slots { values.append(storedValue(o, b, slot)) }
+        for slot in slots { values.append(storedValue(object, binding, slot)) }
         try tx.update(primaryKey: UInt64(pk), write, values)
     }
 
     /// Makes and breaks the many-to-many links, each once.
     func writeLinks(_ links: [ModelContext.LinkChange]) throws {
-        for l in links where l.isPrimary {
-            guard let b = context.binding(l.owner), let rel = b.relationships[l.slot], rel.isManyToMany,
-                  let owner = recordID(l.owner._rawID, b), let mb = context.binding(l.member),
-                  let member = recordID(l.member._rawID, mb) else { continue }
-            if l.added { try tx.add(member, to: rel.name, of: owner) } else { try tx.remove(member, from: rel.name, of: owner) }
+        for link in links where link.isPrimary {
+            guard let binding = context.binding(link.owner), let rel = binding.relationships[link.slot],
+                  rel.isManyToMany,
+                  let owner = recordID(link.owner._rawID, binding), let memberBinding = context.binding(link.member),
+                  let member = recordID(link.member._rawID, memberBinding) else { continue }
+            if link.added {
+                try tx.add(member, to: rel.name, of: owner)
+            } else {
+                try tx.remove(member, from: rel.name, of: owner)
+            }
         }
     }
 
     /// Deletes the objects that still exist (another save may have deleted them already).
     func delete(_ objects: [ManagedObject]) throws {
-        for o in objects {
-            guard let b = context.binding(o), let id = recordID(o._rawID, b), try tx.exists(id) else { continue }
+        for object in objects {
+            guard let binding = context.binding(object), let id = recordID(object._rawID, binding),
+                  try tx.exists(id) else { continue }
             try tx.delete(id)
         }
     }

@@ -36,30 +36,31 @@ public final class ModelContainer: Sendable {
     ///
     /// Throws `StrataError.invalidModel` for a class the model cannot be built from (naming
     /// entity, property and reason; a ``ManagedObject/computedProperties`` entry that is not a
-    /// computed property of the class, or whose dependencies name nothing), `modelMismatch` for a store holding another model unless
-    /// `migration` is `.lightweight`, and the store's open errors.
+    /// computed property of the class, or whose dependencies name nothing), `modelMismatch` for
+    /// a store holding another model unless `migration` is `.lightweight`, and the store's open
+    /// errors.
     public init(for classes: [ManagedObject.Type], path: String, options: StoreOptions = StoreOptions(),
                 migration: MigrationPolicy = .none) throws {
         let schemas = classes.map { EntitySchema.of($0) }
         let model = try ModelBuilderFromClasses(schemas: schemas).build()
         // Computed properties the classes list are known (with what depends on what) before
         // any object is read: changes name them, fetches know they are computed.
-        for s in schemas { if let problem = s.registerDeclaredComputed() { throw problem } }
+        for schema in schemas { if let problem = schema.registerDeclaredComputed() { throw problem } }
         self.store = try RecordStore(path: path, model: model, options: options, migration: migration)
         var bindings: [EntityBinding] = []
         var byName: [String: Int] = [:]
         var bySchema = Array(repeating: -1, count: (schemas.map(\.serial).max() ?? -1) + 1)
-        for s in schemas {
-            let b = EntityBinding(schema: s, entity: model.entity(s.name)!)
-            byName[s.name] = bindings.count
-            bySchema[s.serial] = bindings.count
-            bindings.append(b)
+        for schema in schemas {
+            let binding = EntityBinding(schema: schema, entity: model.entity(schema.name)!)
+            byName[schema.name] = bindings.count
+            bySchema[schema.serial] = bindings.count
+            bindings.append(binding)
         }
-        for b in bindings {
-            for (slot, rel) in b.relationships.enumerated() {
-                guard let rel, let t = byName[rel.target] else { continue }
-                b.targetEntity[slot] = t
-                b.inverseSlot[slot] = bindings[t].schema.slotByName[rel.inverse] ?? -1
+        for binding in bindings {
+            for (slot, rel) in binding.relationships.enumerated() {
+                guard let rel, let target = byName[rel.target] else { continue }
+                binding.targetEntity[slot] = target
+                binding.inverseSlot[slot] = bindings[target].schema.slotByName[rel.inverse] ?? -1
             }
         }
         self.bindings = bindings
@@ -103,7 +104,7 @@ public final class ModelContainer: Sendable {
     /// (``ModelContext/results(of:)``, ``ModelContext/updates(of:)``) end.
     public func close() throws {
         closedFlag.store(true, ordering: .releasing)
-        for m in mailboxes.withLock({ Array($0.values) }) { m.finish() }
+        for mailbox in mailboxes.withLock({ Array($0.values) }) { mailbox.finish() }
         try store.close()
     }
 
@@ -124,7 +125,7 @@ public final class ModelContainer: Sendable {
     func announce(_ notification: SaveNotification, from saver: SaveInbox) {
         for inbox in inboxes.withLock({ Array($0.values) }) where inbox !== saver { inbox.post(notification) }
         let list = observers.withLock { Array($0.values) }
-        for o in list { o(notification) }
+        for observer in list { observer(notification) }
     }
 
     /// Registers a change sequence's mailbox; one registered after ``close()`` is finished at once.
@@ -133,7 +134,9 @@ public final class ModelContainer: Sendable {
         if isClosed { mailbox.finish() }
     }
 
-    func unregister(_ mailbox: SaveMailbox) { mailboxes.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(mailbox)) } }
+    func unregister(_ mailbox: SaveMailbox) {
+        mailboxes.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(mailbox)) }
+    }
 
     func attach(_ inbox: SaveInbox) { inboxes.withLock { $0[ObjectIdentifier(inbox)] = inbox } }
     func detach(_ inbox: SaveInbox) { inboxes.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(inbox)) } }

@@ -23,12 +23,12 @@ extension ModelContext {
     /// Merges another context's save: registered objects take the saved values (derived ones
     /// included); objects with unsaved changes keep them on top; objects whose rows it deleted
     /// are marked deleted, drop their changes and turn into faults (objects-did-change lists
-    /// them as deleted). A save of another container's store is not merged (its primary keys name other
-    /// rows): it is recorded as misuse, which the next ``save()`` throws.
+    /// them as deleted). A save of another container's store is not merged (its primary keys
+    /// name other rows): it is recorded as misuse, which the next ``save()`` throws.
     public func mergeChanges(from notification: SaveNotification) {
         guard notification.containerSerial == container.serial else {
-            misuse.append(.misuse("a save of another container (transaction \(notification.transactionID)) cannot be merged: "
-                + "its identifiers name rows of another store"))
+            misuse.append(.misuse("a save of another container (transaction \(notification.transactionID)) "
+                + "cannot be merged: its identifiers name rows of another store"))
             return
         }
         // To-many members are read from the store when accessed: no cache to move for links.
@@ -40,7 +40,7 @@ extension ModelContext {
     public func processPendingChanges() {
         processPendingMerges()
         postObjectsDidChange()
-        for o in registry.objects { o.clearEvents() }
+        for object in registry.objects { object.clearEvents() }
     }
 
     func processPendingMerges() {
@@ -49,7 +49,7 @@ extension ModelContext {
         let posted = inbox.take()
         guard !posted.isEmpty else { return }   // every fetch and save asks: mostly nothing
         let saves = posted.sorted { $0.transactionID < $1.transactionID }
-        for n in saves { merge(n.changes) }
+        for notification in saves { merge(notification.changes) }
         postObjectsDidChange()
     }
 
@@ -67,20 +67,21 @@ extension ModelContext {
         var latest: RecordSnapshot?
         defer { latest?.close() }
         do {
-            let r: RecordReader
+            let recordReader: RecordReader
             if pinned {
                 try container.requireOpen("reading the store")
-                let s = try container.store.snapshot()
-                latest = s
-                r = s.reader
+                let snapshot = try container.store.snapshot()
+                latest = snapshot
+                recordReader = snapshot.reader
             } else {
-                r = try reader()
+                recordReader = try reader()
             }
             for rows in [\RecordChanges.inserted, \RecordChanges.updated] {
                 for i in current[keyPath: rows].indices {
                     let id = current[keyPath: rows][i].id
-                    guard let b = container.binding(named: id.entity) else { continue }
-                    current[keyPath: rows][i].values = try r.storedRow(entityIndex: b.index, primaryKey: id.primaryKey)
+                    guard let binding = container.binding(named: id.entity) else { continue }
+                    current[keyPath: rows][i].values = try recordReader.storedRow(entityIndex: binding.index,
+                                                                                  primaryKey: id.primaryKey)
                 }
             }
         } catch {
@@ -96,28 +97,30 @@ extension ModelContext {
     public func rollback() {
         // One change: observers hear each property once, with its final value.
         changeBatch.depth += 1
-        for o in Array(updated.values) + Array(deleted.values) {
+        for object in Array(updated.values) + Array(deleted.values) {
             // An undeleted object rejoins its to-one targets' to-manys.
-            if o._flags.contains(.deleted) && !o.isFault { touchInversesOfToOnes(o) }
-            o._flags.subtract([.updated, .deleted])
-            if o._snapshot.isEmpty {
-                turnIntoFault(o)
+            if object._flags.contains(.deleted) && !object.isFault { touchInversesOfToOnes(object) }
+            object._flags.subtract([.updated, .deleted])
+            if object._snapshot.isEmpty {
+                turnIntoFault(object)
             } else {
-                var values = o._snapshot
-                for slot in o.entitySchema.transientSlots { values[slot] = o.entitySchema.initialValues[slot] }
-                ChangeBatch.replace(values, of: o, in: changeBatch)
-                resetTransientValues(of: o)
+                var values = object._snapshot
+                for slot in object.entitySchema.transientSlots {
+                    values[slot] = object.entitySchema.initialValues[slot]
+                }
+                ChangeBatch.replace(values, of: object, in: changeBatch)
+                resetTransientValues(of: object)
             }
-            o.clearEvents()
-            o._extras?.changedToMany = []
-            runHook(o) { $0.awake(fromSnapshotEvents: .rollback) }
+            object.clearEvents()
+            object._extras?.changedToMany = []
+            runHook(object) { $0.awake(fromSnapshotEvents: .rollback) }
         }
-        for o in inserted.values {
+        for object in inserted.values {
             // Its to-one targets' to-manys lose it.
-            touchInversesOfToOnes(o)
-            if let b = binding(o) { registry.removeValue(forKey: key(o, b)) }
-            o._flags = o._flags.intersection([.observedAccess, .eventSlots])
-            o._context = nil
+            touchInversesOfToOnes(object)
+            if let binding = binding(object) { registry.removeValue(forKey: key(object, binding)) }
+            object._flags = object._flags.intersection([.observedAccess, .eventSlots])
+            object._context = nil
         }
         inserted = [:]
         insertOrder = []
@@ -134,9 +137,9 @@ extension ModelContext {
     /// hold but belong to no context), unsaved changes are dropped.
     public func reset() {
         rollback()
-        for o in registry.objects {
-            o._flags.remove(.registered)
-            o._context = nil
+        for object in registry.objects {
+            object._flags.remove(.registered)
+            object._context = nil
         }
         registry.removeAll()
         permanentIDs = [:]
@@ -152,19 +155,19 @@ extension ModelContext {
     /// its changes on top. An inserted object, a fault without changes and an object whose row
     /// is gone are left as they are.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
-        guard object.context === self, !object.isInserted, let b = binding(object) else { return }
+        guard object.context === self, !object.isInserted, let binding = binding(object) else { return }
         // A fault holds nothing to drop or refresh (a deleted one keeps its deletion; one whose
         // row is gone stays as it is): no hooks run.
         if object.isFault && (!object.hasChanges || object._flags.contains(.gone)) { return }
-        let k = key(object, b)
+        let objectKey = key(object, binding)
         // An unchanged object becomes a fault, unless a transient holds a value the fault
         // would lose: then it reads its row now.
-        let keepsTransients = mergeChanges && !object.isFault && b.schema.transientSlots.contains { slot in
-            slot < object._values.count && !object._values[slot].isIdentical(to: b.schema.initialValues[slot])
+        let keepsTransients = mergeChanges && !object.isFault && binding.schema.transientSlots.contains { slot in
+            slot < object._values.count && !object._values[slot].isIdentical(to: binding.schema.initialValues[slot])
         }
         if !mergeChanges || !object.hasChanges && !keepsTransients {
-            updated.removeValue(forKey: k)
-            deleted.removeValue(forKey: k)
+            updated.removeValue(forKey: objectKey)
+            deleted.removeValue(forKey: objectKey)
             object._flags.subtract([.updated, .deleted])
             object.clearEvents()
             object._extras?.changedToMany = []
@@ -178,11 +181,11 @@ extension ModelContext {
         guard let row = read else {
             // Another save deleted it: its changes have nothing left to apply to, and it turns
             // into a fault as every object whose row is gone does.
-            markGone(object, k)
+            markGone(object, objectKey)
             turnIntoFault(object)
             return
         }
-        moveSnapshot(of: object, to: b.values(fromRow: row), b)
+        moveSnapshot(of: object, to: binding.values(fromRow: row), binding)
         runHook(object) { $0.awake(fromSnapshotEvents: .refresh) }
     }
 
@@ -194,59 +197,60 @@ extension ModelContext {
         reading = nil
         changeBatch.depth += 1
         defer { changeBatch.end() }
-        for o in registry.objects {
-            if !o.isFault {
-                resetTransientValues(of: o, telling: true)
+        for object in registry.objects {
+            if !object.isFault {
+                resetTransientValues(of: object, telling: true)
                 // An object changed only in its transients has nothing left to keep.
-                if o._flags.contains(.updated), o.changedSlots().isEmpty, o._extras?.changedToMany.isEmpty ?? true, let b = binding(o) {
-                    o._flags.remove(.updated)
-                    updated.removeValue(forKey: key(o, b))
-                    o._flags.subtract(.eventSlots)
-                    o._extras?.eventChanges = []
+                if object._flags.contains(.updated), object.changedSlots().isEmpty,
+                   object._extras?.changedToMany.isEmpty ?? true, let binding = binding(object) {
+                    object._flags.remove(.updated)
+                    updated.removeValue(forKey: key(object, binding))
+                    object._flags.subtract(.eventSlots)
+                    object._extras?.eventChanges = []
                 }
             }
-            refresh(o, mergeChanges: true)
+            refresh(object, mergeChanges: true)
         }
     }
 
     /// Puts the object's transient attributes back to their defaults (values and baseline);
     /// `telling`: as a change observers hear (callers that replace or fault the values tell
     /// themselves).
-    func resetTransientValues(of o: ManagedObject, telling: Bool = false) {
-        let schema = o.entitySchema
-        if telling, o._values.count == schema.initialValues.count {
-            var values = o._values
+    func resetTransientValues(of object: ManagedObject, telling: Bool = false) {
+        let schema = object.entitySchema
+        if telling, object._values.count == schema.initialValues.count {
+            var values = object._values
             for slot in schema.transientSlots { values[slot] = schema.initialValues[slot] }
-            ChangeBatch.replace(values, of: o, in: changeBatch)
+            ChangeBatch.replace(values, of: object, in: changeBatch)
         }
         for slot in schema.transientSlots {
-            if slot < o._values.count { o._values[slot] = schema.initialValues[slot] }
-            if slot < o._snapshot.count { o._snapshot[slot] = schema.initialValues[slot] }
+            if slot < object._values.count { object._values[slot] = schema.initialValues[slot] }
+            if slot < object._snapshot.count { object._snapshot[slot] = schema.initialValues[slot] }
         }
     }
 
     /// Gives `object` the store's `fresh` values as its snapshot: an object without unsaved
     /// changes takes them as its values; a changed one keeps its changed stored properties on
     /// top (derived values always come from the store).
-    func moveSnapshot(of object: ManagedObject, to fresh: [StoredValue], _ b: EntityBinding) {
+    func moveSnapshot(of object: ManagedObject, to fresh: [StoredValue], _ binding: EntityBinding) {
         var snapshot = fresh
         if object._values.count == fresh.count {
             var values = fresh
             if object.hasChanges {
-                let kinds = b.schema.slotKinds
+                let kinds = binding.schema.slotKinds
                 for slot in values.indices where kinds[slot] != .derived
                     && (object._snapshot.isEmpty || !object._values[slot].isIdentical(to: object._snapshot[slot])) {
                     values[slot] = object._values[slot]
                 }
             }
             // Transients are never in a row: they keep their values.
-            for slot in b.schema.transientSlots { values[slot] = object._values[slot] }
+            for slot in binding.schema.transientSlots { values[slot] = object._values[slot] }
             ChangeBatch.replace(values, of: object, in: changeBatch)
         } else {
             object._values = fresh
         }
         // The transients' baseline stays what it was (it only moves when this context saves).
-        for slot in b.schema.transientSlots {
+        for slot in binding.schema.transientSlots {
             snapshot[slot] = object._snapshot.count == fresh.count ? object._snapshot[slot] : object._values[slot]
         }
         object._snapshot = snapshot
@@ -255,13 +259,13 @@ extension ModelContext {
     /// Registers `object` under the primary key it was just given. A fault registered there
     /// already (made by `object(with:)` for a key no row had yet) leaves the context: one object
     /// per identity, and that fault never named a stored object.
-    func claimIdentity(_ object: ManagedObject, _ k: Key) {
-        if let u = registry[k], u.toOpaque() != Unmanaged.passUnretained(object).toOpaque() {
-            let stale = u.takeUnretainedValue()
+    func claimIdentity(_ object: ManagedObject, _ key: Key) {
+        if let registered = registry[key], registered.toOpaque() != Unmanaged.passUnretained(object).toOpaque() {
+            let stale = registered.takeUnretainedValue()
             stale._flags.remove(.registered)
             stale._context = nil
         }
-        registry[k] = Unmanaged.passUnretained(object)
+        registry[key] = Unmanaged.passUnretained(object)
     }
 
     /// The to-manys that list `object` through its to-ones (registered targets) are touched:
@@ -277,7 +281,7 @@ extension ModelContext {
 
     /// Records that another save deleted `object`'s row: it leaves the changed sets and reads
     /// as deleted.
-    func markGone(_ object: ManagedObject, _ k: Key) {
+    func markGone(_ object: ManagedObject, _ key: Key) {
         // News for objects-did-change, unless this context deleted it (told then).
         if hasChangeObservers && !object._flags.contains(.deleted) && !object._flags.contains(.gone) {
             pendingChange.updatedObjects.remove(object)
@@ -286,8 +290,8 @@ extension ModelContext {
         }
         object._flags.insert(.gone)
         object._flags.remove(.updated)
-        updated.removeValue(forKey: k)
-        deleted.removeValue(forKey: k)
+        updated.removeValue(forKey: key)
+        deleted.removeValue(forKey: key)
         pendingLinks.removeAll { $0.owner === object || $0.member === object }
     }
 
@@ -301,16 +305,20 @@ extension ModelContext {
         let watched = !gone && (object._extras.map { !$0.observers.isEmpty || !$0.cache.isEmpty } ?? false)
         let loaded = !object._values.isEmpty
         if watched || loaded { changeBatch.depth += 1 }
-        if watched, let e = object._extras {
-            for name in Set(e.observers.map(\.key)).union(e.cache.keys).sorted() { changeBatch.touch(object, name) }
+        if watched, let extras = object._extras {
+            for name in Set(extras.observers.map(\.key)).union(extras.cache.keys).sorted() {
+                changeBatch.touch(object, name)
+            }
         }
         if loaded {
             let schema = object.entitySchema
-            for (slot, p) in schema.properties.enumerated() {
-                if !gone { changeBatch.touch(object, p.name) }
+            for (slot, property) in schema.properties.enumerated() {
+                if !gone { changeBatch.touch(object, property.name) }
                 // The store's target (the snapshot's) takes the object back from an unsaved one.
-                if p.isToOne, slot < object._snapshot.count, !object._values[slot].isIdentical(to: object._snapshot[slot]) {
-                    changeBatch.touchInverse(of: object, slot: slot, targets: object._values[slot], object._snapshot[slot])
+                if property.isToOne, slot < object._snapshot.count,
+                   !object._values[slot].isIdentical(to: object._snapshot[slot]) {
+                    changeBatch.touchInverse(of: object, slot: slot, targets: object._values[slot],
+                                             object._snapshot[slot])
                 }
             }
         }
@@ -346,46 +354,51 @@ extension ModelContext {
     /// Throws `misuse` for an object of another context or a closed container, and the store's
     /// write errors (then no identifier changed).
     public func obtainPermanentIDs(for objects: [ManagedObject]) throws {
-        for o in objects { try checkOwn(o) }
+        for object in objects { try checkOwn(object) }
         try container.requireOpen("obtainPermanentIDs")
         var wanting: [Int: [ManagedObject]] = [:]
         var seen = Set<ObjectIdentifier>()
-        for o in objects where o.isInserted && o._rawID < 0 && seen.insert(ObjectIdentifier(o)).inserted {
-            guard let b = binding(o) else { continue }
-            wanting[b.index, default: []].append(o)
+        for object in objects
+        where object.isInserted && object._rawID < 0 && seen.insert(ObjectIdentifier(object)).inserted {
+            guard let binding = binding(object) else { continue }
+            wanting[binding.index, default: []].append(object)
         }
         guard !wanting.isEmpty else { return }
         let groups = wanting.sorted { $0.key < $1.key }
         let keys = try container.whileOpen("obtainPermanentIDs") { try container.store.write { tx in
             try groups.map { index, group in
                 let name = container.bindings[index].name
-                return try tx.reservePrimaryKeys(name, count: group.count).map { try ChangeWriter.identity($0, of: name) }
+                return try tx.reservePrimaryKeys(name, count: group.count).map {
+                    try ChangeWriter.identity($0, of: name)
+                }
             }
         } }
         var renamed: [Key: Int64] = [:]
         for ((index, group), pks) in zip(groups, keys) {
-            for (o, pk) in zip(group, pks) {
-                let b = container.bindings[index]
-                let old = key(o, b)
+            for (object, pk) in zip(group, pks) {
+                let binding = container.bindings[index]
+                let old = key(object, binding)
                 let raw = pk
-                o._rawID = raw
-                let new = key(o, b)
+                object._rawID = raw
+                let new = key(object, binding)
                 registry.removeValue(forKey: old)
-                claimIdentity(o, new)
+                claimIdentity(object, new)
                 inserted.removeValue(forKey: old)
-                inserted[new] = o
+                inserted[new] = object
                 if let at = insertOrder.firstIndex(of: old) { insertOrder[at] = new }
                 permanentIDs[old.raw] = raw
                 renamed[old] = raw
             }
         }
         // To-ones naming the temporary identifiers now name the primary keys.
-        for o in Array(inserted.values) + Array(updated.values) {
-            guard let b = binding(o) else { continue }
-            for slot in b.lockedSlots where slot < o._values.count {
-                guard case .toOne = b.schema.properties[slot].kind, case .int(let raw) = o._values[slot], raw < 0,
-                      let pk = renamed[Key(entity: container.bindings[b.targetEntity[slot]].index, raw: raw)] else { continue }
-                o._values[slot] = .int(pk)
+        for object in Array(inserted.values) + Array(updated.values) {
+            guard let binding = binding(object) else { continue }
+            for slot in binding.lockedSlots where slot < object._values.count {
+                guard case .toOne = binding.schema.properties[slot].kind, case .int(let raw) = object._values[slot],
+                      raw < 0,
+                      let pk = renamed[Key(entity: container.bindings[binding.targetEntity[slot]].index, raw: raw)]
+                else { continue }
+                object._values[slot] = .int(pk)
             }
         }
     }

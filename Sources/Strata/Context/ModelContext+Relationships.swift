@@ -9,16 +9,17 @@ import StrataStorage
 extension ModelContext {
     func target(slot: Int, of object: ManagedObject) -> ManagedObject? {
         object._prepareValues()
-        guard slot < object._values.count, case .int(let raw) = object._values[slot], let b = binding(object),
-              b.targetEntity[slot] >= 0 else { return nil }
-        return self.object(raw: raw, binding: container.bindings[b.targetEntity[slot]])
+        guard slot < object._values.count, case .int(let raw) = object._values[slot],
+              let binding = binding(object), binding.targetEntity[slot] >= 0 else { return nil }
+        return self.object(raw: raw, binding: container.bindings[binding.targetEntity[slot]])
     }
 
     /// Puts `other` (in no context yet) into this context, or records misuse when it is in another.
     func adopt(_ other: ManagedObject, by object: ManagedObject) -> Bool {
         if other.context == nil { insert(other) }
         guard other.context === self else {
-            misuse.append(.misuse("\(other.objectID) belongs to another context and cannot be related to \(object.objectID)"))
+            misuse.append(.misuse("\(other.objectID) belongs to another context "
+                                  + "and cannot be related to \(object.objectID)"))
             return false
         }
         if other.isDeleted {
@@ -37,25 +38,29 @@ extension ModelContext {
             misuse.append(.misuse("\(object.objectID) belongs to another context than its new target"))
             return
         }
-        if let t = target, !adopt(t, by: object) { return }
-        guard let b = binding(object), b.targetEntity[slot] >= 0 else { return }
-        let inverse = b.inverseSlot[slot]
-        let tb = container.bindings[b.targetEntity[slot]]
+        if let target, !adopt(target, by: object) { return }
+        guard let binding = binding(object), binding.targetEntity[slot] >= 0 else { return }
+        let inverse = binding.inverseSlot[slot]
+        let targetBinding = container.bindings[binding.targetEntity[slot]]
         // The slot's kind, not its declaration (a `Property` copied on every assignment).
-        let inverseIsToOne = inverse >= 0 && tb.schema.slotKinds[inverse] != .toMany
+        let inverseIsToOne = inverse >= 0 && targetBinding.schema.slotKinds[inverse] != .toMany
         let old = self.target(slot: slot, of: object)
         if old === target { return }
         setValue(target.map { .int($0._rawID) } ?? .null, slot: slot, of: object)
         if inverseIsToOne {
             // One-to-one: the old target lets go, the new one lets go of its old partner.
-            if let old, old !== target, self.target(slot: inverse, of: old) === object { setValue(.null, slot: inverse, of: old) }
-            if let t = target {
-                if let partner = self.target(slot: inverse, of: t), partner !== object { setValue(.null, slot: slot, of: partner) }
-                setValue(.int(object._rawID), slot: inverse, of: t)
+            if let old, old !== target, self.target(slot: inverse, of: old) === object {
+                setValue(.null, slot: inverse, of: old)
+            }
+            if let target {
+                if let partner = self.target(slot: inverse, of: target), partner !== object {
+                    setValue(.null, slot: slot, of: partner)
+                }
+                setValue(.int(object._rawID), slot: inverse, of: target)
             }
         } else {
             if let old { markRelationshipChanged(old, slot: inverse) }
-            if let t = target { markRelationshipChanged(t, slot: inverse) }
+            if let target { markRelationshipChanged(target, slot: inverse) }
         }
     }
 
@@ -81,62 +86,69 @@ extension ModelContext {
         }
         object.noteEventChange(slot: slot)
         object.extras.changedToMany.insert(slot)
-        guard !object._flags.contains(.inserted), let b = binding(object) else { return }
+        guard !object._flags.contains(.inserted), let binding = binding(object) else { return }
         if !object._flags.contains(.updated) {
             object._flags.insert(.updated)
-            updated[key(object, b)] = object
+            updated[key(object, binding)] = object
         }
     }
 
     func members(slot: Int, of object: ManagedObject) -> [ManagedObject] {
-        guard let b = binding(object), b.targetEntity[slot] >= 0 else { return [] }
-        let tb = container.bindings[b.targetEntity[slot]]
-        return memberRaws(slot: slot, of: object).map { self.object(raw: $0, binding: tb) }
+        guard let binding = binding(object), binding.targetEntity[slot] >= 0 else { return [] }
+        let targetBinding = container.bindings[binding.targetEntity[slot]]
+        return memberRaws(slot: slot, of: object).map { self.object(raw: $0, binding: targetBinding) }
     }
 
     /// The identities of the members of the to-many in `slot`: the store's, adjusted by this
     /// context's unsaved changes; primary keys in order, then temporary identifiers in order
     /// of creation.
     func memberRaws(slot: Int, of object: ManagedObject) -> [Int64] {
-        guard let b = binding(object), let rel = b.relationships[slot], b.targetEntity[slot] >= 0 else { return [] }
-        let tb = container.bindings[b.targetEntity[slot]]
-        let inverse = b.inverseSlot[slot]
+        guard let binding = binding(object), let rel = binding.relationships[slot],
+              binding.targetEntity[slot] >= 0 else { return [] }
+        let targetBinding = container.bindings[binding.targetEntity[slot]]
+        let inverse = binding.inverseSlot[slot]
         // Nothing unsaved can change membership: the store's members, already in key order.
         if inserted.isEmpty && updated.isEmpty && deleted.isEmpty && pendingLinks.isEmpty {
             return storeMemberRaws(slot: slot, of: object)
         }
         var raws = Set(storeMemberRaws(slot: slot, of: object))
         if rel.isManyToMany {
-            for l in pendingLinks where l.owner === object && l.slot == slot {
-                if l.added { raws.insert(l.member._rawID) } else { raws.remove(l.member._rawID) }
+            for link in pendingLinks where link.owner === object && link.slot == slot {
+                if link.added { raws.insert(link.member._rawID) } else { raws.remove(link.member._rawID) }
             }
         } else if inverse >= 0 {
             for group in [inserted, updated] {
-                for (k, o) in group where k.entity == tb.index {
-                    guard !o._values.isEmpty, inverse < o._values.count else { continue }
-                    if case .int(let r) = o._values[inverse], r == object._rawID { raws.insert(o._rawID) } else { raws.remove(o._rawID) }
+                for (key, pending) in group where key.entity == targetBinding.index {
+                    guard !pending._values.isEmpty, inverse < pending._values.count else { continue }
+                    if case .int(let ownerRaw) = pending._values[inverse], ownerRaw == object._rawID {
+                        raws.insert(pending._rawID)
+                    } else {
+                        raws.remove(pending._rawID)
+                    }
                 }
             }
         }
-        for (k, _) in deleted where k.entity == tb.index { raws.remove(k.raw) }
-        return raws.sorted { a, c in (a < 0) == (c < 0) ? a.magnitude < c.magnitude : a > 0 }
+        for (key, _) in deleted where key.entity == targetBinding.index { raws.remove(key.raw) }
+        return raws.sorted { lhs, rhs in (lhs < 0) == (rhs < 0) ? lhs.magnitude < rhs.magnitude : lhs > 0 }
     }
 
     /// The primary keys of the to-many's members in the store (none for an object not saved
     /// yet), kept per object and slot until the store changes: reading a relationship again
     /// reads no index, and ``ManagedObject/hasFault(forRelationshipNamed:)`` can tell.
     func storeMemberRaws(slot: Int, of object: ManagedObject) -> [Int64] {
-        guard object._rawID > 0, !object._flags.contains(.inserted), let b = binding(object), let rel = b.relationships[slot] else {
+        guard object._rawID > 0, !object._flags.contains(.inserted), let binding = binding(object),
+              let rel = binding.relationships[slot] else {
             return []
         }
         do {
-            let r = try reader()
+            let recordReader = try reader()
             let generation = reading?.transactionID ?? 0
             if let cached = object._extras?.storeMembers[slot], cached.generation == generation { return cached.raws }
-            let keys = try r.memberPrimaryKeys(of: rel.name, entityIndex: b.index, primaryKey: UInt64(object._rawID))
+            let keys = try recordReader.memberPrimaryKeys(of: rel.name, entityIndex: binding.index,
+                                                          primaryKey: UInt64(object._rawID))
             var raws: [Int64] = []
             raws.reserveCapacity(keys.count)
-            for k in keys where k <= UInt64(Int64.max) { raws.append(Int64(k)) }
+            for key in keys where key <= UInt64(Int64.max) { raws.append(Int64(key)) }
             object.extras.storeMembers[slot] = StoreMembers(generation: generation, raws: raws)
             return raws
         } catch {
@@ -147,14 +159,15 @@ extension ModelContext {
 
     /// Whether the to-many in `slot` was read from the commit the context would read now.
     func hasCurrentStoreMembers(slot: Int, of object: ManagedObject) -> Bool {
-        guard let cached = object._extras?.storeMembers[slot], let r = reading, cached.generation == r.transactionID else { return false }
-        return pinned || r.transactionID == container.store.storage.lastCommittedTransactionID
+        guard let cached = object._extras?.storeMembers[slot], let current = reading,
+              cached.generation == current.transactionID else { return false }
+        return pinned || current.transactionID == container.store.storage.lastCommittedTransactionID
     }
 
     /// The object of the relationship in `slot`'s target entity with identity `raw`.
     func object(raw: Int64, slot: Int, of object: ManagedObject) -> ManagedObject? {
-        guard let b = binding(object), b.targetEntity[slot] >= 0 else { return nil }
-        return self.object(raw: raw, binding: container.bindings[b.targetEntity[slot]])
+        guard let binding = binding(object), binding.targetEntity[slot] >= 0 else { return nil }
+        return self.object(raw: raw, binding: container.bindings[binding.targetEntity[slot]])
     }
 
     /// The target a stored to-one value names (`.int(raw)`), or nil.
@@ -166,16 +179,17 @@ extension ModelContext {
     /// The registered object of the relationship in `slot`'s target entity with identity
     /// `raw`, without making one.
     func registeredObject(raw: Int64, slot: Int, of object: ManagedObject) -> ManagedObject? {
-        guard let b = binding(object), b.targetEntity[slot] >= 0 else { return nil }
+        guard let binding = binding(object), binding.targetEntity[slot] >= 0 else { return nil }
         let raw = raw < 0 ? (permanentIDs[raw] ?? raw) : raw
-        return registry[Key(entity: container.bindings[b.targetEntity[slot]].index, raw: raw)]?.takeUnretainedValue()
+        let key = Key(entity: container.bindings[binding.targetEntity[slot]].index, raw: raw)
+        return registry[key]?.takeUnretainedValue()
     }
 
     func setMembers(_ newMembers: [ManagedObject], slot: Int, of object: ManagedObject) {
         changeBatch.depth += 1
         defer { changeBatch.end() }
         if object.context == nil { insert(object) }
-        guard object.context === self, let b = binding(object), let rel = b.relationships[slot] else {
+        guard object.context === self, let binding = binding(object), let rel = binding.relationships[slot] else {
             misuse.append(.misuse("\(object.objectID) belongs to another context than its new members"))
             return
         }
@@ -185,19 +199,24 @@ extension ModelContext {
         let wantedSet = Set(wanted.map(ObjectIdentifier.init))
         let removed = current.filter { !wantedSet.contains(ObjectIdentifier($0)) }
         let added = wanted.filter { !currentSet.contains(ObjectIdentifier($0)) }
-        let inverse = b.inverseSlot[slot]
+        let inverse = binding.inverseSlot[slot]
         if rel.isManyToMany {
-            for m in removed { link(object, slot: slot, m, inverse: inverse, added: false) }
-            for m in added { link(object, slot: slot, m, inverse: inverse, added: true) }
+            for member in removed { link(object, slot: slot, member, inverse: inverse, added: false) }
+            for member in added { link(object, slot: slot, member, inverse: inverse, added: true) }
         } else if inverse >= 0 {
-            for m in removed where target(slot: inverse, of: m) === object { setTarget(nil, slot: inverse, of: m) }
-            for m in added { setTarget(object, slot: inverse, of: m) }
+            for member in removed where target(slot: inverse, of: member) === object {
+                setTarget(nil, slot: inverse, of: member)
+            }
+            for member in added { setTarget(object, slot: inverse, of: member) }
         }
     }
 
     private func link(_ object: ManagedObject, slot: Int, _ member: ManagedObject, inverse: Int, added: Bool) {
         pendingLinks.append(LinkChange(owner: object, slot: slot, member: member, added: added, isPrimary: true))
-        if inverse >= 0 { pendingLinks.append(LinkChange(owner: member, slot: inverse, member: object, added: added, isPrimary: false)) }
+        if inverse >= 0 {
+            pendingLinks.append(LinkChange(owner: member, slot: inverse, member: object, added: added,
+                                           isPrimary: false))
+        }
         markRelationshipChanged(object, slot: slot)
         markRelationshipChanged(member, slot: inverse)
     }
@@ -211,18 +230,20 @@ extension ModelContext {
         object.extras.detachedToOne[slot] = target
         // The inverse, found by name once the class of the target knows it.
         guard let inverseName = schema.inverseName(ofSlot: slot) else { return }
-        if let old, let i = old.entitySchema.slotByName[inverseName] {
-            if old.entitySchema.properties[i].isToMany {
-                old.extras.detachedToMany[i]?.removeAll { $0 === object }
-            } else if old._extras?.detachedToOne[i] === object {
-                old._extras?.detachedToOne[i] = nil
+        if let old, let inverse = old.entitySchema.slotByName[inverseName] {
+            if old.entitySchema.properties[inverse].isToMany {
+                old.extras.detachedToMany[inverse]?.removeAll { $0 === object }
+            } else if old._extras?.detachedToOne[inverse] === object {
+                old._extras?.detachedToOne[inverse] = nil
             }
         }
-        if let t = target, let i = t.entitySchema.slotByName[inverseName] {
-            if t.entitySchema.properties[i].isToMany {
-                if !(t.extras.detachedToMany[i] ?? []).contains(where: { $0 === object }) { t.extras.detachedToMany[i, default: []].append(object) }
+        if let target, let inverse = target.entitySchema.slotByName[inverseName] {
+            if target.entitySchema.properties[inverse].isToMany {
+                if !(target.extras.detachedToMany[inverse] ?? []).contains(where: { $0 === object }) {
+                    target.extras.detachedToMany[inverse, default: []].append(object)
+                }
             } else {
-                t.extras.detachedToOne[i] = object
+                target.extras.detachedToOne[inverse] = object
             }
         }
     }
@@ -233,16 +254,45 @@ extension ModelContext {
         let old = object._extras?.detachedToMany[slot] ?? []
         object.extras.detachedToMany[slot] = members
         guard let inverseName = schema.inverseName(ofSlot: slot) else { return }
-        for m in old where !members.contains(where: { $0 === m }) {
-            if let i = m.entitySchema.slotByName[inverseName], m._extras?.detachedToOne[i] === object { m._extras?.detachedToOne[i] = nil }
-        }
-        for m in members {
-            guard let i = m.entitySchema.slotByName[inverseName] else { continue }
-            if m.entitySchema.properties[i].isToMany {
-                if !(m.extras.detachedToMany[i] ?? []).contains(where: { $0 === object }) { m.extras.detachedToMany[i, default: []].append(object) }
-            } else {
-                m.extras.detachedToOne[i] = object
+        for member in old where !members.contains(where: { $0 === member }) {
+            if let inverse = member.entitySchema.slotByName[inverseName],
+               member._extras?.detachedToOne[inverse] === object {
+                member._extras?.detachedToOne[inverse] = nil
             }
         }
+        for member in members {
+            guard let inverse = member.entitySchema.slotByName[inverseName] else { continue }
+            if member.entitySchema.properties[inverse].isToMany {
+                if !(member.extras.detachedToMany[inverse] ?? []).contains(where: { $0 === object }) {
+                    member.extras.detachedToMany[inverse, default: []].append(object)
+                }
+            } else {
+                member.extras.detachedToOne[inverse] = object
+            }
+        }
+    }
+
+    /// Whether the to-many in `slot` of an inserted object has members: what
+    /// `!members(slot:of:).isEmpty` answers (keep the two in step), without building the member
+    /// list. An inserted object has no stored members, so with a to-one inverse its members are
+    /// the pending objects whose inverse names it: the first one found answers. A many-to-many
+    /// (members from pending links) takes the full list.
+    func hasMembers(slot: Int, ofInserted object: ManagedObject) -> Bool {
+        guard let binding = binding(object), let rel = binding.relationships[slot],
+              binding.targetEntity[slot] >= 0 else { return false }
+        let inverse = binding.inverseSlot[slot]
+        guard !rel.isManyToMany, inverse >= 0, object._flags.contains(.inserted) else {
+            return !memberRaws(slot: slot, of: object).isEmpty
+        }
+        let target = container.bindings[binding.targetEntity[slot]].index
+        let raw = object._rawID
+        for group in [inserted, updated] {
+            for (key, pending) in group where key.entity == target {
+                guard inverse < pending._values.count, case .int(let ownerRaw) = pending._values[inverse],
+                      ownerRaw == raw else { continue }
+                if deleted[Key(entity: key.entity, raw: pending._rawID)] == nil { return true }
+            }
+        }
+        return false
     }
 }

@@ -27,86 +27,95 @@ extension ModelContext {
         postObjectsDidChange()
         try runWillSave()
         try validateChanges()
-        let saving = (inserted: insertOrder.compactMap { inserted[$0] }, updated: Array(updated.values), deleted: Array(deleted.values))
+        let saving = (inserted: insertOrder.compactMap { inserted[$0] }, updated: Array(updated.values),
+                      deleted: Array(deleted.values))
         if saving.inserted.isEmpty && saving.deleted.isEmpty && pendingLinks.isEmpty
-            && !saving.updated.contains(where: { $0.hasPersistentChangedValues || $0._extras?.changedToMany.isEmpty == false }) {
+            && !saving.updated.contains(where: {
+                $0.hasPersistentChangedValues || $0._extras?.changedToMany.isEmpty == false
+            }) {
             // Only transient attributes changed: nothing to write (no commit, no sync).
             updated = [:]
-            for o in saving.updated {
-                o._flags.remove(.updated)
-                o.clearEvents()
-                keepTransientValues(of: o)
+            for object in saving.updated {
+                object._flags.remove(.updated)
+                object.clearEvents()
+                keepTransientValues(of: object)
             }
-            for o in saving.updated { runHook(o) { $0.didSave() } }
+            for object in saving.updated { runHook(object) { $0.didSave() } }
             return nil
         }
         var conflicts: [MergeConflictRecord] = []
         var storeWins: [(ManagedObject, [StoredValue]?)] = []
-        let (pks, changes) = try container.whileOpen("save") { try container.store.writeReportingChanges { tx -> ChangeWriter in
-            var writer = ChangeWriter(context: self, tx: tx)
-            tx.reserveRows(saving.inserted.count + saving.updated.count + saving.deleted.count)
-            try writer.insert(saving.inserted)
-            for o in saving.updated {
-                guard let b = binding(o), let pk = writer.recordKey(o._rawID) else { continue }
-                // The row as stored, compared slot by slot in place (stored slots all have a
-                // row field); the object's form of it is made only where a policy needs it.
-                let row = try tx.unsettledRow(entityIndex: b.index, primaryKey: UInt64(pk))
-                var write = writer.changedSlots(o, b)
-                let snapshot = o._snapshot
-                var conflicting: [Int] = []
-                if !snapshot.isEmpty {
-                    if let row {
-                        let initial = b.schema.initialValues
-                        conflicting = row.withUnsafeBufferPointer { rp in
-                            snapshot.withUnsafeBufferPointer { sp in
-                                b.lockedSlots.filter { slot in
-                                    let f = b.rowField[slot]
-                                    guard f < rp.count, slot < sp.count else { return !initial[slot].isIdentical(to: snapshot[slot]) }
-                                    return !StoredValue.identical(rp, f, sp, slot)
+        let (pks, changes) = try container.whileOpen("save") {
+            try container.store.writeReportingChanges { tx -> ChangeWriter in
+                var writer = ChangeWriter(context: self, tx: tx)
+                tx.reserveRows(saving.inserted.count + saving.updated.count + saving.deleted.count)
+                try writer.insert(saving.inserted)
+                for object in saving.updated {
+                    guard let binding = binding(object), let pk = writer.recordKey(object._rawID) else { continue }
+                    // The row as stored, compared slot by slot in place (stored slots all have a
+                    // row field); the object's form of it is made only where a policy needs it.
+                    let row = try tx.unsettledRow(entityIndex: binding.index, primaryKey: UInt64(pk))
+                    var write = writer.changedSlots(object, binding)
+                    let snapshot = object._snapshot
+                    var conflicting: [Int] = []
+                    if !snapshot.isEmpty {
+                        if let row {
+                            let initial = binding.schema.initialValues
+                            conflicting = row.withUnsafeBufferPointer { rowBuffer in
+                                snapshot.withUnsafeBufferPointer { snapshotBuffer in
+                                    binding.lockedSlots.filter { slot in
+                                        let field = binding.rowField[slot]
+                                        guard field < rowBuffer.count, slot < snapshotBuffer.count else {
+                                            return !initial[slot].isIdentical(to: snapshot[slot])
+                                        }
+                                        return !StoredValue.identical(rowBuffer, field, snapshotBuffer, slot)
+                                    }
                                 }
                             }
+                        } else {
+                            conflicting = binding.lockedSlots
                         }
-                    } else {
-                        conflicting = b.lockedSlots
                     }
-                }
-                if row == nil || !conflicting.isEmpty {
-                    let stored = row.map { b.values(fromRow: $0) }
-                    switch mergePolicy {
-                    case .error:
-                        conflicts.append(conflictRecord(o, b, conflicting, stored))
-                        continue
-                    case .rollback:
-                        storeWins.append((o, stored))
-                        continue
-                    case .overwrite:
-                        write = b.lockedSlots
-                    case .mergeByPropertyObjectTrump:
-                        break
-                    case .mergeByPropertyStoreTrump:
-                        write.removeAll { conflicting.contains($0) }
+                    if row == nil || !conflicting.isEmpty {
+                        let stored = row.map { binding.values(fromRow: $0) }
+                        switch mergePolicy {
+                        case .error:
+                            conflicts.append(conflictRecord(object, binding, conflicting, stored))
+                            continue
+                        case .rollback:
+                            storeWins.append((object, stored))
+                            continue
+                        case .overwrite:
+                            write = binding.lockedSlots
+                        case .mergeByPropertyObjectTrump:
+                            break
+                        case .mergeByPropertyStoreTrump:
+                            write.removeAll { conflicting.contains($0) }
+                        }
+                        if stored == nil { storeWins.append((object, nil)); continue }
                     }
-                    if stored == nil { storeWins.append((o, nil)); continue }
+                    try writer.update(object, binding, slots: write)
                 }
-                try writer.update(o, b, slots: write)
+                try writer.writeLinks(pendingLinks)
+                try writer.delete(saving.deleted)
+                if !conflicts.isEmpty { throw StrataError.mergeConflicts(conflicts) }
+                return writer
             }
-            try writer.writeLinks(pendingLinks)
-            try writer.delete(saving.deleted)
-            if !conflicts.isEmpty { throw StrataError.mergeConflicts(conflicts) }
-            return writer
-        } }
+        }
         statistics.saves += 1
         for (temp, pk) in pks.writtenOrder where temp < 0 { permanentIDs[temp] = pk }
         return finishSave(saving, pks: pks.written, changes: changes, storeWins: storeWins)
     }
 
-    private func conflictRecord(_ o: ManagedObject, _ b: EntityBinding, _ slots: [Int], _ stored: [StoredValue]?) -> MergeConflictRecord {
-        let names = slots.map { b.schema.properties[$0].name }
+    private func conflictRecord(_ object: ManagedObject, _ binding: EntityBinding, _ slots: [Int],
+                                _ stored: [StoredValue]?) -> MergeConflictRecord {
+        let names = slots.map { binding.schema.properties[$0].name }
         func text(_ values: [StoredValue]) -> [String: String] {
-            Dictionary(uniqueKeysWithValues: slots.map { (b.schema.properties[$0].name, values[$0].description) })
+            Dictionary(uniqueKeysWithValues: slots.map { (binding.schema.properties[$0].name, values[$0].description) })
         }
-        return MergeConflictRecord(entity: b.name, primaryKey: UInt64(max(o._rawID, 0)), properties: names, snapshot: text(o._snapshot),
-                                   cached: text(o._values), persisted: stored.map(text))
+        return MergeConflictRecord(entity: binding.name, primaryKey: UInt64(max(object._rawID, 0)), properties: names,
+                                   snapshot: text(object._snapshot), cached: text(object._values),
+                                   persisted: stored.map(text))
     }
 
     /// `willSave` on every changed object, then again on each object whose values changed
@@ -124,22 +133,22 @@ extension ModelContext {
         let sets = (inserted, insertOrder, updated, deleted)
         var round: [ManagedObject] = []
         round.reserveCapacity(inserted.count + updated.count + deleted.count)
-        for k in insertOrder { if let o = inserted[k] { round.append(o) } }
+        for key in insertOrder { if let object = inserted[key] { round.append(object) } }
         round.append(contentsOf: updated.values)
         round.append(contentsOf: deleted.values)
         if round.isEmpty { return }
         var before: [[StoredValue]] = []
         before.reserveCapacity(round.count)
-        for o in round {
-            before.append(o._values)
-            runHook(o) { $0.willSave() }
+        for object in round {
+            before.append(object._values)
+            runHook(object) { $0.willSave() }
         }
-        for r in 1..<16 {
-            guard Self.sameStorage(sets.0, inserted), Self.sameStorage(sets.1, insertOrder), Self.sameStorage(sets.2, updated),
-                  Self.sameStorage(sets.3, deleted) else {
+        for pass in 1..<16 {
+            guard Self.sameStorage(sets.0, inserted), Self.sameStorage(sets.1, insertOrder),
+                  Self.sameStorage(sets.2, updated), Self.sameStorage(sets.3, deleted) else {
                 var table = KeyTable<[StoredValue]>(capacity: round.count)
-                for (o, v) in zip(round, before) { table[ObjectSet.address(o)] = v }
-                return try runWillSaveRounds(from: r, before: table, held: round)
+                for (object, values) in zip(round, before) { table[ObjectSet.address(object)] = values }
+                return try runWillSaveRounds(from: pass, before: table, held: round)
             }
             let pending = round.indices.filter { !Self.unchanged(before[$0], round[$0]._values) }
             if pending.isEmpty { return }
@@ -149,7 +158,7 @@ extension ModelContext {
             }
         }
         var table = KeyTable<[StoredValue]>(capacity: round.count)
-        for (o, v) in zip(round, before) { table[ObjectSet.address(o)] = v }
+        for (object, values) in zip(round, before) { table[ObjectSet.address(object)] = values }
         try runWillSaveRounds(from: 16, before: table, held: round)
     }
 
@@ -161,26 +170,29 @@ extension ModelContext {
         var held = held
         for _ in first..<max(first, 16) {
             var all: [ManagedObject] = []
-            for k in insertOrder { if let o = inserted[k] { all.append(o) } }
+            for key in insertOrder { if let object = inserted[key] { all.append(object) } }
             all.append(contentsOf: updated.values)
             all.append(contentsOf: deleted.values)
-            let pending = all.filter { o in
-                guard let values = before[ObjectSet.address(o)] else { return true }
-                return !Self.unchanged(values, o._values)
+            let pending = all.filter { object in
+                guard let values = before[ObjectSet.address(object)] else { return true }
+                return !Self.unchanged(values, object._values)
             }
             if pending.isEmpty { return }
-            for o in pending {
-                let a = ObjectSet.address(o)
-                if before[a] == nil { held.append(o) }
-                before[a] = o._values
-                runHook(o) { $0.willSave() }
+            for object in pending {
+                let address = ObjectSet.address(object)
+                if before[address] == nil { held.append(object) }
+                before[address] = object._values
+                runHook(object) { $0.willSave() }
             }
         }
-        let restless = (Array(inserted.values) + Array(updated.values)).filter { o in
-            before[ObjectSet.address(o)].map { v in zip(v, o._values).contains { !$0.isIdentical(to: $1) } } ?? false
+        let restless = (Array(inserted.values) + Array(updated.values)).filter { object in
+            before[ObjectSet.address(object)].map { values in
+                zip(values, object._values).contains { !$0.isIdentical(to: $1) }
+            } ?? false
         }
         withExtendedLifetime(held) {}
-        throw StrataError.misuse("willSave kept changing \(restless.map { "\($0.objectID)" }.sorted().joined(separator: ", ")) "
+        let names = restless.map { "\($0.objectID)" }.sorted().joined(separator: ", ")
+        throw StrataError.misuse("willSave kept changing \(names) "
             + "for 16 rounds: a hook must stop changing values once they are set")
     }
 
@@ -188,8 +200,10 @@ extension ModelContext {
     /// one reference). Copy on write gives a changed collection new storage while a copy of
     /// the old one is kept, so this tells "untouched" in one comparison; equal contents in
     /// other storage answer false.
-    static func sameStorage<C>(_ a: C, _ b: C) -> Bool {
-        withUnsafeBytes(of: a) { pa in withUnsafeBytes(of: b) { pb in pa.elementsEqual(pb) } }
+    static func sameStorage<C>(_ lhs: C, _ rhs: C) -> Bool {
+        withUnsafeBytes(of: lhs) { lhsBytes in
+            withUnsafeBytes(of: rhs) { rhsBytes in lhsBytes.elementsEqual(rhsBytes) }
+        }
     }
 
     /// Whether `now` holds what `then` held. An array kept aside shares its buffer until the
@@ -197,105 +211,109 @@ extension ModelContext {
     /// replaced array is compared value by value.
     static func unchanged(_ then: [StoredValue], _ now: [StoredValue]) -> Bool {
         guard then.count == now.count else { return false }
-        let same = then.withUnsafeBufferPointer { a in now.withUnsafeBufferPointer { b in a.baseAddress == b.baseAddress } }
+        let same = then.withUnsafeBufferPointer { thenBuffer in
+            now.withUnsafeBufferPointer { nowBuffer in thenBuffer.baseAddress == nowBuffer.baseAddress }
+        }
         return same || zip(then, now).allSatisfy { $0.isIdentical(to: $1) }
     }
 
     private func validateChanges() throws {
         var errors: [StrataError] = []
-        func run(_ o: ManagedObject, _ body: () throws -> Void) {
-            do { try body() } catch let e as StrataError { errors.append(e) } catch {
-                errors.append(.invalidObject(entity: o.entityName, primaryKey: o.objectID.primaryKey, property: nil, reason: "\(error)"))
+        func run(_ object: ManagedObject, _ body: () throws -> Void) {
+            do { try body() } catch let error as StrataError { errors.append(error) } catch {
+                errors.append(.invalidObject(entity: object.entityName, primaryKey: object.objectID.primaryKey,
+                                             property: nil, reason: "\(error)"))
             }
         }
         var slots: [Int] = []
-        for o in insertOrder.compactMap({ inserted[$0] }) + Array(updated.values) {
+        for object in insertOrder.compactMap({ inserted[$0] }) + Array(updated.values) {
             // Every property changed since the last save, whether or not an event (a processed
             // change or a primitive set) reported it. A relationship's value is nil.
-            let schema = o.entitySchema
-            o.changedSlots(into: &slots)
+            let schema = object.entitySchema
+            object.changedSlots(into: &slots)
             for slot in slots {
                 // Read in place: `bridges[slot].map { … }` copied the bridge (two closures
                 // retained and released per changed value).
-                let v: Any? = schema.bridges[slot]?.toSwift(o._values[slot])
-                run(o) { try o.validateValue(v, forKey: schema.propertyNames[slot]) }
+                let value: Any? = schema.bridges[slot]?.toSwift(object._values[slot])
+                run(object) { try object.validateValue(value, forKey: schema.propertyNames[slot]) }
             }
-            run(o) { o.isInserted ? try o.validateForInsert() : try o.validateForUpdate() }
+            run(object) { object.isInserted ? try object.validateForInsert() : try object.validateForUpdate() }
         }
-        for o in deleted.values { run(o) { try o.validateForDelete() } }
+        for object in deleted.values { run(object) { try object.validateForDelete() } }
         if errors.count == 1 { throw errors[0] }
         if !errors.isEmpty { throw StrataError.multipleErrors(errors) }
     }
 
     /// Makes a saved object's transient values its baseline: saved, they are no longer changes.
-    func keepTransientValues(of o: ManagedObject) {
-        let slots = o.entitySchema.transientSlots
-        guard !slots.isEmpty, !o._values.isEmpty else { return }
-        if o._snapshot.count != o._values.count { o._snapshot = o._values; return }
+    func keepTransientValues(of object: ManagedObject) {
+        let slots = object.entitySchema.transientSlots
+        guard !slots.isEmpty, !object._values.isEmpty else { return }
+        if object._snapshot.count != object._values.count { object._snapshot = object._values; return }
         // A snapshot sharing the values' buffer holds them already (and writing it would copy).
-        if Self.unchanged(o._snapshot, o._values) { return }
-        for slot in slots { o._snapshot[slot] = o._values[slot] }
+        if Self.unchanged(object._snapshot, object._values) { return }
+        for slot in slots { object._snapshot[slot] = object._values[slot] }
     }
 
-    func bridge(_ p: EntitySchema.Property) -> ValueBridge? {
-        switch p.kind {
-        case .attribute(let a): return a.bridge
-        case .derived(let d): return d.bridge
+    func bridge(_ property: EntitySchema.Property) -> ValueBridge? {
+        switch property.kind {
+        case .attribute(let attribute): return attribute.bridge
+        case .derived(let derived): return derived.bridge
         default: return nil
         }
     }
 
     private func finishSave(_ saving: (inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]),
-                            pks: KeyTable<Int64>, changes: RecordChanges, storeWins: [(ManagedObject, [StoredValue]?)]) -> SaveNotification {
+                            pks: KeyTable<Int64>, changes: RecordChanges,
+                            storeWins: [(ManagedObject, [StoredValue]?)]) -> SaveNotification {
         // One pass per object (its binding looked up once): inserted objects take their
         // primary keys; to-one values naming temporary identifiers now name primary keys
         // (every insert of the save has its key by now); the changed sets' marks go.
         let saved = saving.inserted + saving.updated
         var wasChanged = ObjectSet(capacity: saved.count)
-        for o in saving.inserted {
-            wasChanged.insert(o)
-            clearChangeMarks(o)
-            guard let b = binding(o) else { continue }
-            if let pk = pks[o._rawID] {
-                registry.removeValue(forKey: key(o, b))
-                o._rawID = pk
-                claimIdentity(o, key(o, b))
-                o._flags.remove(.inserted)
+        for object in saving.inserted {
+            wasChanged.insert(object)
+            clearChangeMarks(object)
+            guard let binding = binding(object) else { continue }
+            if let pk = pks[object._rawID] {
+                registry.removeValue(forKey: key(object, binding))
+                object._rawID = pk
+                claimIdentity(object, key(object, binding))
+                object._flags.remove(.inserted)
             }
-            renameTemporaryTargets(o, b)
+            renameTemporaryTargets(object, binding)
         }
-        for o in saving.updated {
-            wasChanged.insert(o)
-            clearChangeMarks(o)
-            o._flags.remove(.updated)
-            if let b = binding(o) { renameTemporaryTargets(o, b) }
+        for object in saving.updated {
+            wasChanged.insert(object)
+            clearChangeMarks(object)
+            object._flags.remove(.updated)
+            if let binding = binding(object) { renameTemporaryTargets(object, binding) }
         }
         var deletedHere = ObjectSet(capacity: saving.deleted.count)
-        for o in saving.deleted { deletedHere.insert(o) }
+        for object in saving.deleted { deletedHere.insert(object) }
         inserted = [:]
         insertOrder = []
         updated = [:]
         deleted = [:]
         pendingLinks = []
-        for (o, stored) in storeWins {
+        for (object, stored) in storeWins {
             guard let stored else {
                 // Another save deleted its row: nothing to take back, so it turns into a fault.
-                if let b = binding(o) { markGone(o, key(o, b)) }
-                turnIntoFault(o)
+                if let binding = binding(object) { markGone(object, key(object, binding)) }
+                turnIntoFault(object)
                 continue
             }
-            o._values = stored
-            o._snapshot = stored
-            runHook(o) { $0.awake(fromSnapshotEvents: .mergePolicy) }
+            object._values = stored
+            object._snapshot = stored
+            runHook(object) { $0.awake(fromSnapshotEvents: .mergePolicy) }
         }
         apply(changes, ownSave: wasChanged, faultsLater: deletedHere)
         newestMergedTransactionID = max(newestMergedTransactionID, changes.transactionID)
-        for o in saved { keepTransientValues(of: o) }
-        for o in saved { runHook(o) { $0.didSave() } }
-        for o in saving.deleted { runHook(o) { $0.didSave() } }
+        for object in saved { keepTransientValues(of: object) }
+        for object in saved { runHook(object) { $0.didSave() } }
+        for object in saving.deleted { runHook(object) { $0.didSave() } }
         // Their rows are gone: deleted objects turn into faults once told they were saved (as
         // Core Data's do), so didTurnIntoFault can release what they hold.
-        for o in saving.deleted where !o.isFault { turnIntoFault(o) }
+        for object in saving.deleted where !object.isFault { turnIntoFault(object) }
         postObjectsDidChange()
         let notification = SaveNotification(changes: changes, container: container)
         container.announce(notification, from: inbox)
@@ -303,19 +321,19 @@ extension ModelContext {
     }
 
     /// A saved object's to-one values that name a temporary identifier name its primary key.
-    private func renameTemporaryTargets(_ o: ManagedObject, _ b: EntityBinding) {
-        let kinds = b.schema.slotKinds
-        for slot in b.lockedSlots where kinds[slot] == .toOne && slot < o._values.count {
-            if case .int(let raw) = o._values[slot], raw < 0, let pk = permanentIDs[raw] {
-                o._values[slot] = .int(pk)
+    private func renameTemporaryTargets(_ object: ManagedObject, _ binding: EntityBinding) {
+        let kinds = binding.schema.slotKinds
+        for slot in binding.lockedSlots where kinds[slot] == .toOne && slot < object._values.count {
+            if case .int(let raw) = object._values[slot], raw < 0, let pk = permanentIDs[raw] {
+                object._values[slot] = .int(pk)
             }
         }
     }
 
     /// A saved object's events and to-many change marks end with the save.
-    private func clearChangeMarks(_ o: ManagedObject) {
-        o.clearEvents()
-        o._extras?.changedToMany = []
+    private func clearChangeMarks(_ object: ManagedObject) {
+        object.clearEvents()
+        object._extras?.changedToMany = []
     }
 
     /// Brings registered objects up to a committed change set: snapshots move; objects without
@@ -330,34 +348,35 @@ extension ModelContext {
         var last: (name: String, binding: EntityBinding?)?
         func binding(named name: String) -> EntityBinding? {
             if let last, last.name == name { return last.binding }
-            let b = container.binding(named: name)
-            last = (name, b)
-            return b
+            let binding = container.binding(named: name)
+            last = (name, binding)
+            return binding
         }
         // A key above Int64.max (a row the record layer wrote under a forged counter) names no
         // object, so none is registered for it.
         for rows in [changes.inserted, changes.updated] {
             for row in rows {
-                guard let b = binding(named: row.id.entity), let values = row.values, let raw = Int64(exactly: row.id.primaryKey),
-                      let u = registry[Key(entity: b.index, raw: raw)] else { continue }
-                let o = u.takeUnretainedValue()
-                if o.isFault { continue }
-                let own = ownSave.contains(o)
-                if own && adoptValuesAsSnapshot(o, row: values, b) { continue }
-                moveSnapshot(of: o, to: b.values(fromRow: values), b)
-                if !own { runHook(o) { $0.awake(fromSnapshotEvents: .merge) } }
+                guard let binding = binding(named: row.id.entity), let values = row.values,
+                      let raw = Int64(exactly: row.id.primaryKey),
+                      let registered = registry[Key(entity: binding.index, raw: raw)] else { continue }
+                let object = registered.takeUnretainedValue()
+                if object.isFault { continue }
+                let own = ownSave.contains(object)
+                if own && adoptValuesAsSnapshot(object, row: values, binding) { continue }
+                moveSnapshot(of: object, to: binding.values(fromRow: values), binding)
+                if !own { runHook(object) { $0.awake(fromSnapshotEvents: .merge) } }
             }
         }
         for row in changes.deleted {
-            guard let b = binding(named: row.id.entity), let raw = Int64(exactly: row.id.primaryKey),
-                  let u = registry[Key(entity: b.index, raw: raw)] else { continue }
-            let o = u.takeUnretainedValue()
+            guard let binding = binding(named: row.id.entity), let raw = Int64(exactly: row.id.primaryKey),
+                  let registered = registry[Key(entity: binding.index, raw: raw)] else { continue }
+            let object = registered.takeUnretainedValue()
             // Loaded, it names its to-one targets: their to-manys lose it (unless this
             // context's own delete told them already).
-            if !o.isFault && !o._flags.contains(.deleted) { touchInversesOfToOnes(o) }
-            markGone(o, Key(entity: b.index, raw: raw))
+            if !object.isFault && !object._flags.contains(.deleted) { touchInversesOfToOnes(object) }
+            markGone(object, Key(entity: binding.index, raw: raw))
             // The saving context's own deletions turn into faults after their didSave.
-            if !o.isFault && !faultsLater.contains(o) { turnIntoFault(o) }
+            if !object.isFault && !faultsLater.contains(object) { turnIntoFault(object) }
         }
     }
 
@@ -368,31 +387,34 @@ extension ModelContext {
     /// values, transients kept, nothing to tell observers), without a fresh array from the row
     /// and a second to compare. Returns false, changing nothing, when any slot differs (the
     /// caller then takes that general path).
-    private func adoptValuesAsSnapshot(_ o: ManagedObject, row: [StoredValue], _ b: EntityBinding) -> Bool {
-        guard !o.hasChanges else { return false }
-        let values = o._values
-        let schema = b.schema
+    private func adoptValuesAsSnapshot(_ object: ManagedObject, row: [StoredValue], _ binding: EntityBinding) -> Bool {
+        guard !object.hasChanges else { return false }
+        let values = object._values
+        let schema = binding.schema
         let kinds = schema.slotKinds
-        guard values.count == kinds.count, b.rowField.count == kinds.count else { return false }
-        let same = values.withUnsafeBufferPointer { vp in
-            row.withUnsafeBufferPointer { rp in
-                for slot in 0..<vp.count {
-                    let f = b.rowField[slot]
-                    if f >= 0 {
+        guard values.count == kinds.count, binding.rowField.count == kinds.count else { return false }
+        let same = values.withUnsafeBufferPointer { valueBuffer in
+            row.withUnsafeBufferPointer { rowBuffer in
+                for slot in 0..<valueBuffer.count {
+                    let field = binding.rowField[slot]
+                    if field >= 0 {
                         // The same bits are the same representation; else compare.
-                        guard f < rp.count else { return false }
-                        if memcmp(vp.baseAddress! + slot, rp.baseAddress! + f, MemoryLayout<StoredValue>.size) == 0 { continue }
-                        guard Self.sameRepresentation(vp[slot], rp[f]) else { return false }
+                        guard field < rowBuffer.count else { return false }
+                        if memcmp(valueBuffer.baseAddress! + slot, rowBuffer.baseAddress! + field,
+                                  MemoryLayout<StoredValue>.size) == 0 { continue }
+                        guard Self.sameRepresentation(valueBuffer[slot], rowBuffer[field]) else { return false }
                     } else if kinds[slot] != .transient {
                         // Not in the row (a to-many): the snapshot would hold the initial value.
-                        guard Self.sameRepresentation(vp[slot], schema.initialValues[slot]) else { return false }
+                        guard Self.sameRepresentation(valueBuffer[slot], schema.initialValues[slot]) else {
+                            return false
+                        }
                     }
                 }
                 return true
             }
         }
         guard same else { return false }
-        o._snapshot = values
+        object._snapshot = values
         return true
     }
 
@@ -401,17 +423,17 @@ extension ModelContext {
     /// identical, but an object keeps the row's spelling when it takes the row's values, so
     /// only the same representation lets it keep its own. Decimals always answer false (their
     /// representation is not compared here): the general path handles them.
-    static func sameRepresentation(_ a: StoredValue, _ b: StoredValue) -> Bool {
-        switch (a, b) {
+    static func sameRepresentation(_ lhs: StoredValue, _ rhs: StoredValue) -> Bool {
+        switch (lhs, rhs) {
         case (.null, .null): return true
-        case (.bool(let x), .bool(let y)): return x == y
-        case (.int(let x), .int(let y)): return x == y
-        case (.double(let x), .double(let y)): return x.bitPattern == y.bitPattern
-        case (.string, .string): return a.isIdentical(to: b)
-        case (.date(let x), .date(let y)):
-            return x.timeIntervalSinceReferenceDate.bitPattern == y.timeIntervalSinceReferenceDate.bitPattern
-        case (.uuid(let x), .uuid(let y)): return x == y
-        case (.binary(let x), .binary(let y)): return x == y
+        case (.bool(let left), .bool(let right)): return left == right
+        case (.int(let left), .int(let right)): return left == right
+        case (.double(let left), .double(let right)): return left.bitPattern == right.bitPattern
+        case (.string, .string): return lhs.isIdentical(to: rhs)
+        case (.date(let left), .date(let right)):
+            return left.timeIntervalSinceReferenceDate.bitPattern == right.timeIntervalSinceReferenceDate.bitPattern
+        case (.uuid(let left), .uuid(let right)): return left == right
+        case (.binary(let left), .binary(let right)): return left == right
         default: return false
         }
     }

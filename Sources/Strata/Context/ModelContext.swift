@@ -119,25 +119,29 @@ public final class ModelContext {
 
     func binding(_ object: ManagedObject) -> EntityBinding? { container.binding(of: object.entitySchema) }
 
-    func key(_ object: ManagedObject, _ b: EntityBinding) -> Key { Key(entity: b.index, raw: object._rawID) }
+    func key(_ object: ManagedObject, _ binding: EntityBinding) -> Key {
+        Key(entity: binding.index, raw: object._rawID)
+    }
 
-    /// The registered object for `raw` of entity `b`, or a new fault registered for it.
-    func object(raw: Int64, binding b: EntityBinding) -> ManagedObject {
+    /// The registered object for `raw` of entity `binding`, or a new fault registered for it.
+    func object(raw: Int64, binding: EntityBinding) -> ManagedObject {
         let raw = raw < 0 ? (permanentIDs[raw] ?? raw) : raw
-        if let u = registry[Key(entity: b.index, raw: raw)] { return u.takeUnretainedValue() }
-        let o = b.schema.objectClass.init()
-        o._schema = b.schema
-        o._rawID = raw
-        o._context = self
-        o._flags = [.fault, .registered]
-        registry[Key(entity: b.index, raw: raw)] = Unmanaged.passUnretained(o)
-        return o
+        if let registered = registry[Key(entity: binding.index, raw: raw)] { return registered.takeUnretainedValue() }
+        let object = binding.schema.objectClass.init()
+        object._schema = binding.schema
+        object._rawID = raw
+        object._context = self
+        object._flags = [.fault, .registered]
+        registry[Key(entity: binding.index, raw: raw)] = Unmanaged.passUnretained(object)
+        return object
     }
 
     func objectDidDeallocate(_ object: ManagedObject) {
-        guard let b = binding(object) else { return }
-        let k = key(object, b)
-        if registry.remove(k, ifItIs: object), !faultBatches.isEmpty { faultBatches.removeValue(forKey: k) }
+        guard let binding = binding(object) else { return }
+        let objectKey = key(object, binding)
+        if registry.remove(objectKey, ifItIs: object), !faultBatches.isEmpty {
+            faultBatches.removeValue(forKey: objectKey)
+        }
     }
 
     /// The registered objects (those the program or the context still holds).
@@ -156,15 +160,15 @@ public final class ModelContext {
     /// The reader faults and fetches use: the pinned snapshot, or the latest commit.
     func reader() throws -> RecordReader {
         try container.requireOpen("reading the store")
-        if let r = reading, pinned || r.transactionID == storage.lastCommittedTransactionID {
-            return r.reader
+        if let current = reading, pinned || current.transactionID == storage.lastCommittedTransactionID {
+            return current.reader
         }
         reading?.close()
         rowCache.removeAll()
         prefetchedRows = [:]
-        let s = try container.store.snapshot()
-        reading = s
-        return s.reader
+        let snapshot = try container.store.snapshot()
+        reading = snapshot
+        return snapshot.reader
     }
 
     /// Loads a fault's values (and those of the other faults of its batch, when a fetch with
@@ -172,99 +176,107 @@ public final class ModelContext {
     /// error) leaves the object with placeholder values and the error in `faultError`, for
     /// ``load(_:)`` to throw: a property read never traps on a store condition.
     func fulfill(_ object: ManagedObject) {
-        guard let b = binding(object) else {
+        guard let binding = binding(object) else {
             object._flags.remove(.fault)
             object._values = object.entitySchema.initialValues
             return
         }
-        if !faultBatches.isEmpty, let batch = faultBatches.removeValue(forKey: key(object, b)) {
+        if !faultBatches.isEmpty, let batch = faultBatches.removeValue(forKey: key(object, binding)) {
             var objects = [object]
             for raw in batch.raws where raw != object._rawID {
-                let k = Key(entity: b.index, raw: raw)
-                guard faultBatches.removeValue(forKey: k) != nil, let u = registry[k] else { continue }
-                objects.append(u.takeUnretainedValue())
+                let objectKey = Key(entity: binding.index, raw: raw)
+                guard faultBatches.removeValue(forKey: objectKey) != nil, let registered = registry[objectKey] else {
+                    continue
+                }
+                objects.append(registered.takeUnretainedValue())
             }
-            fulfill(objects.filter(\.isFault), b)
+            fulfill(objects.filter(\.isFault), binding)
             return
         }
         // One object: no arrays (the common case, on every first read of a fetched object).
         object._flags.remove(.fault)
         statistics.faultsFired += 1
         do {
-            let r = try reader()
-            var row = rowReadAhead(of: object._rawID, b)
+            let recordReader = try reader()
+            var row = rowReadAhead(of: object._rawID, binding)
             if row == nil, object._rawID > 0 {
                 statistics.rowReads += 1
-                row = try r.storedRow(entityIndex: b.index, primaryKey: UInt64(object._rawID))
+                row = try recordReader.storedRow(entityIndex: binding.index, primaryKey: UInt64(object._rawID))
             }
             guard let row else {
-                failFulfilment(object, b, .objectNotFound(entity: b.name, primaryKey: UInt64(max(object._rawID, 0))))
+                failFulfilment(object, binding,
+                               .objectNotFound(entity: binding.name, primaryKey: UInt64(max(object._rawID, 0))))
                 return
             }
-            load(object, row, b)
+            load(object, row, binding)
         } catch {
-            failFulfilment(object, b, (error as? StrataError) ?? .invalidArgument("\(error)"))
+            failFulfilment(object, binding, (error as? StrataError) ?? .invalidArgument("\(error)"))
         }
     }
 
     /// Gives a fault its stored row's values.
-    private func load(_ object: ManagedObject, _ row: [StoredValue], _ b: EntityBinding) {
-        let values = b.values(fromRow: row)
+    private func load(_ object: ManagedObject, _ row: [StoredValue], _ binding: EntityBinding) {
+        let values = binding.values(fromRow: row)
         object._values = values
         object._snapshot = values
         object._extras?.faultError = nil
         runHook(object) { $0.awakeFromFetch() }
     }
 
-    /// Loads the values of `objects` (faults of entity `b`) with one read of many rows.
-    func fulfill(_ objects: [ManagedObject], _ b: EntityBinding) {
+    /// Loads the values of `objects` (faults of entity `binding`) with one read of many rows.
+    func fulfill(_ objects: [ManagedObject], _ binding: EntityBinding) {
         guard !objects.isEmpty else { return }
-        for o in objects { o._flags.remove(.fault) }
+        for object in objects { object._flags.remove(.fault) }
         statistics.faultsFired += objects.count
         var rows: [[StoredValue]?]
         do {
-            let r = try reader()
-            rows = objects.map { rowReadAhead(of: $0._rawID, b) }
+            let recordReader = try reader()
+            rows = objects.map { rowReadAhead(of: $0._rawID, binding) }
             let missing = rows.indices.filter { rows[$0] == nil }
             if !missing.isEmpty {
                 statistics.rowReads += 1
-                let read = try r.storedRows(of: b.name, primaryKeys: missing.map { UInt64(max(objects[$0]._rawID, 0)) })
+                let read = try recordReader.storedRows(of: binding.name,
+                                                       primaryKeys: missing.map { UInt64(max(objects[$0]._rawID, 0)) })
                 for (i, row) in zip(missing, read) { rows[i] = row }
             }
         } catch {
-            for o in objects { failFulfilment(o, b, (error as? StrataError) ?? .invalidArgument("\(error)")) }
+            for object in objects {
+                failFulfilment(object, binding, (error as? StrataError) ?? .invalidArgument("\(error)"))
+            }
             return
         }
-        for (o, row) in zip(objects, rows) {
-            guard let row, o._rawID > 0 else {
-                failFulfilment(o, b, .objectNotFound(entity: b.name, primaryKey: UInt64(max(o._rawID, 0))))
+        for (object, row) in zip(objects, rows) {
+            guard let row, object._rawID > 0 else {
+                failFulfilment(object, binding,
+                               .objectNotFound(entity: binding.name, primaryKey: UInt64(max(object._rawID, 0))))
                 continue
             }
-            load(o, row, b)
+            load(object, row, binding)
         }
     }
 
     /// Loads the faults among `objects` (a fetch's results, in its order) from the rows its
     /// scan kept, `rows` parallel to them: no second read. A fault whose row was not kept or
     /// does not decode stays one (``fulfill(_:_:)`` then reads it, and reports what it finds).
-    func load(_ objects: [ManagedObject], fromScanned rows: FetchedRowBytes, _ b: EntityBinding) {
+    func load(_ objects: [ManagedObject], fromScanned rows: FetchedRowBytes, _ binding: EntityBinding) {
         guard rows.keptCount > 0, rows.spans.count == objects.count else { return }
         for (index, object) in objects.enumerated() where object._flags.contains(.fault) && object._rawID > 0 {
-            guard let row = try? rows.withRow(at: index, { try b.entity.decodeRow($0) }) else { continue }
+            guard let row = try? rows.withRow(at: index, { try binding.entity.decodeRow($0) }) else { continue }
             object._flags.remove(.fault)
             statistics.faultsFired += 1
-            load(object, row, b)
+            load(object, row, binding)
         }
     }
 
     /// The row of `raw` a fetch's scan or prefetching read from the commit the context reads,
     /// if either did (call after ``reader()``, which drops them when the commit moved).
-    private func rowReadAhead(of raw: Int64, _ b: EntityBinding) -> [StoredValue]? {
-        rowCache.take(entity: b.entity, raw: raw) ?? (prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: b.index, raw: raw)])
+    private func rowReadAhead(of raw: Int64, _ binding: EntityBinding) -> [StoredValue]? {
+        rowCache.take(entity: binding.entity, raw: raw)
+            ?? (prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: binding.index, raw: raw)])
     }
 
-    private func failFulfilment(_ object: ManagedObject, _ b: EntityBinding, _ error: StrataError) {
-        object._values = b.schema.initialValues
+    private func failFulfilment(_ object: ManagedObject, _ binding: EntityBinding, _ error: StrataError) {
+        object._values = binding.schema.initialValues
         object.extras.faultError = error
     }
 
@@ -275,7 +287,7 @@ public final class ModelContext {
         try checkOwn(object)
         if object._extras?.faultError != nil { object._flags.insert(.fault) }
         if object._flags.contains(.fault) { fulfill(object) }
-        if let e = object._extras?.faultError { throw e }
+        if let error = object._extras?.faultError { throw error }
     }
 
     func runHook(_ object: ManagedObject, _ hook: (ManagedObject) -> Void) {
@@ -287,7 +299,8 @@ public final class ModelContext {
 
     func checkOwn(_ object: ManagedObject) throws {
         guard object.context === self else {
-            throw StrataError.misuse("\(object.objectID) belongs to \(object.context == nil ? "no context" : "another context")")
+            throw StrataError.misuse("\(object.objectID) belongs to "
+                                     + "\(object.context == nil ? "no context" : "another context")")
         }
     }
 
@@ -300,36 +313,39 @@ public final class ModelContext {
     /// object can have (0, or above `Int64.max`).
     public func object(with id: ManagedObjectID) throws -> ManagedObject {
         processPendingMerges()
-        guard let b = container.binding(named: id.entityName) else {
+        guard let binding = container.binding(named: id.entityName) else {
             throw StrataError.misuse("no entity '\(id.entityName)' in the container's model")
         }
         guard id.rawValue != 0 else {
-            throw StrataError.misuse("\(id.entityName) identifier without a primary key: objects have keys from 1 to \(Int64.max)")
+            throw StrataError.misuse("\(id.entityName) identifier without a primary key: "
+                                     + "objects have keys from 1 to \(Int64.max)")
         }
         if id.isTemporaryID {
             let raw = permanentIDs[id.rawValue] ?? id.rawValue
-            guard let u = registry[Key(entity: b.index, raw: raw)] else {
+            guard let registered = registry[Key(entity: binding.index, raw: raw)] else {
                 throw StrataError.misuse("\(id) is a temporary identifier of another context (save it there first)")
             }
-            return u.takeUnretainedValue()
+            return registered.takeUnretainedValue()
         }
-        return object(raw: id.rawValue, binding: b)
+        return object(raw: id.rawValue, binding: binding)
     }
 
     /// The object with `id`, loaded: throws `objectNotFound` if it does not exist (or was
     /// deleted in this context).
     public func existingObject(with id: ManagedObjectID) throws -> ManagedObject {
-        let o = try object(with: id)
-        if o.isDeleted { throw StrataError.objectNotFound(entity: id.entityName, primaryKey: id.primaryKey ?? 0) }
-        if !o.isInserted { try load(o) }
-        return o
+        let found = try object(with: id)
+        if found.isDeleted { throw StrataError.objectNotFound(entity: id.entityName, primaryKey: id.primaryKey ?? 0) }
+        if !found.isInserted { try load(found) }
+        return found
     }
 
     /// The object with `id` as a `T`.
     public func existingObject<T: ManagedObject>(with id: ManagedObjectID, as type: T.Type) throws -> T {
-        let o = try existingObject(with: id)
-        guard let t = o as? T else { throw StrataError.misuse("\(id) is a \(Swift.type(of: o)), not a \(T.self)") }
-        return t
+        let object = try existingObject(with: id)
+        guard let typed = object as? T else {
+            throw StrataError.misuse("\(id) is a \(Swift.type(of: object)), not a \(T.self)")
+        }
+        return typed
     }
 
     // MARK: Insert and delete
@@ -344,21 +360,21 @@ public final class ModelContext {
             misuse.append(.misuse("\(object.objectID) is registered in another context and cannot be inserted here"))
             return
         }
-        guard let b = binding(object) else {
+        guard let binding = binding(object) else {
             misuse.append(.misuse("\(type(of: object)) is not one of the container's model classes"))
             return
         }
         if object._rawID == 0 || object._rawID > 0 && object._flags.contains(.gone) {
             object._rawID = ManagedObjectID.makeTemporaryRawValue()
         }
-        if object._values.isEmpty { object._values = b.schema.initialValues }
+        if object._values.isEmpty { object._values = binding.schema.initialValues }
         object._flags = object._flags.intersection([.observedAccess, .eventSlots]).union([.registered, .inserted])
         object._context = self
-        object._schema = b.schema
-        let k = key(object, b)
-        registry[k] = Unmanaged.passUnretained(object)
-        inserted[k] = object
-        insertOrder.append(k)
+        object._schema = binding.schema
+        let objectKey = key(object, binding)
+        registry[objectKey] = Unmanaged.passUnretained(object)
+        inserted[objectKey] = object
+        insertOrder.append(objectKey)
         recordInsert(object)
         runHook(object) { $0.awakeFromInsert() }
         if let extras = object._extras {
@@ -366,8 +382,10 @@ public final class ModelContext {
             let toMany = extras.detachedToMany
             extras.detachedToOne = [:]
             extras.detachedToMany = [:]
-            for (slot, t) in toOne.sorted(by: { $0.key < $1.key }) { setTarget(t, slot: slot, of: object) }
-            for (slot, m) in toMany.sorted(by: { $0.key < $1.key }) { setMembers(m, slot: slot, of: object) }
+            for (slot, target) in toOne.sorted(by: { $0.key < $1.key }) { setTarget(target, slot: slot, of: object) }
+            for (slot, members) in toMany.sorted(by: { $0.key < $1.key }) {
+                setMembers(members, slot: slot, of: object)
+            }
         }
     }
 
@@ -379,8 +397,8 @@ public final class ModelContext {
     /// Throws `misuse` for an object of another context (or of none).
     public func delete(_ object: ManagedObject) throws {
         try checkOwn(object)
-        guard let b = binding(object) else { return }
-        let k = key(object, b)
+        guard let binding = binding(object) else { return }
+        let objectKey = key(object, binding)
         if object._flags.contains(.deleted) { return }
         runHook(object) { $0.prepareForDeletion() }
         recordDelete(object)
@@ -389,19 +407,19 @@ public final class ModelContext {
         defer { changeBatch.end() }
         if !object.isFault { touchInversesOfToOnes(object) }
         if object._flags.contains(.inserted) {
-            inserted.removeValue(forKey: k)
-            insertOrder.removeAll { $0 == k }
+            inserted.removeValue(forKey: objectKey)
+            insertOrder.removeAll { $0 == objectKey }
             object._flags.remove(.inserted)
             object._flags.insert(.deleted)
-            registry.removeValue(forKey: k)
+            registry.removeValue(forKey: objectKey)
             object._flags.remove(.registered)
             object._context = nil
             return
         }
-        updated.removeValue(forKey: k)
+        updated.removeValue(forKey: objectKey)
         object._flags.remove(.updated)
         object._flags.insert(.deleted)
-        deleted[k] = object
+        deleted[objectKey] = object
     }
 
     // MARK: Changing values
@@ -412,7 +430,8 @@ public final class ModelContext {
         object._prepareValues()
         guard slot < object._values.count else { return }
         if object.isDeleted {
-            misuse.append(.misuse("\(object.objectID) is deleted: its '\(object.entitySchema.properties[slot].name)' cannot be set"))
+            misuse.append(.misuse("\(object.objectID) is deleted: "
+                                  + "its '\(object.entitySchema.properties[slot].name)' cannot be set"))
             return
         }
         // The slot's kind, not its declaration: copying a `Property` cost ~0.8K per set.
@@ -430,38 +449,18 @@ public final class ModelContext {
             if slot < object._snapshot.count { object._snapshot[slot] = value }
             return
         }
-        ChangeBatch.set(value, slot: slot, of: object, in: changeBatch) { markUpdated(object, slot: slot, isEvent: isEvent) }
+        ChangeBatch.set(value, slot: slot, of: object, in: changeBatch) {
+            markUpdated(object, slot: slot, isEvent: isEvent)
+        }
     }
 
     func markUpdated(_ object: ManagedObject, slot: Int, isEvent: Bool = true) {
         if isEvent { object.noteEventChange(slot: slot) }
-        guard !object._flags.contains(.inserted), !object._flags.contains(.deleted), let b = binding(object) else { return }
+        guard !object._flags.contains(.inserted), !object._flags.contains(.deleted),
+              let binding = binding(object) else { return }
         if !object._flags.contains(.updated) {
             object._flags.insert(.updated)
-            updated[key(object, b)] = object
+            updated[key(object, binding)] = object
         }
     }
-}
-
-/// Faults that load together: the primary keys of one `fetchBatchSize` slice of a fetch.
-final class FaultBatch {
-    let raws: [Int64]
-    init(raws: [Int64]) { self.raws = raws }
-}
-
-/// How a save resolves optimistic-locking conflicts: objects it changed whose rows another
-/// save changed since this context read them.
-public enum MergePolicy: Sendable, Equatable {
-    /// The save fails with `StrataError.mergeConflicts`, listing every conflict; nothing is
-    /// written and the context keeps its changes.
-    case error
-    /// Per property: the store's value wins where the other save changed it; the object's
-    /// changes win elsewhere.
-    case mergeByPropertyStoreTrump
-    /// Per property: the object's changes win; properties it did not change take the store's values.
-    case mergeByPropertyObjectTrump
-    /// The object's whole state is written over the store's.
-    case overwrite
-    /// The object's changes are dropped; it takes the store's values.
-    case rollback
 }

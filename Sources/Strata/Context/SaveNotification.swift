@@ -27,7 +27,8 @@ public struct SaveNotification: Sendable {
     init(changes: RecordChanges, container: ModelContainer) {
         self.changes = changes
         self.containerSerial = container.serial
-        self.identifiers = LazyIdentifiers(changes: changes, bindings: container.bindings, byName: container.bindingByName)
+        self.identifiers = LazyIdentifiers(changes: changes, bindings: container.bindings,
+                                           byName: container.bindingByName)
     }
 
     /// What the public properties list, computed once.
@@ -63,44 +64,24 @@ public struct SaveNotification: Sendable {
         }
 
         private func make() -> Identifiers {
-            func id(_ r: RecordChanges.Row) -> ManagedObjectID { ManagedObjectID(entityName: r.id.entity, primaryKey: r.id.primaryKey) }
+            func id(_ row: RecordChanges.Row) -> ManagedObjectID {
+                ManagedObjectID(entityName: row.id.entity, primaryKey: row.id.primaryKey)
+            }
             var keys: [ManagedObjectID: [String]] = [:]
-            for r in changes.updated {
-                guard let i = byName[r.id.entity] else { continue }
-                let b = bindings[i]
-                keys[id(r)] = r.changedFields.compactMap { f in
-                    let slot = b.slotOfRowField[f]
-                    return slot >= 0 ? b.schema.properties[slot].name : nil
+            for row in changes.updated {
+                guard let i = byName[row.id.entity] else { continue }
+                let binding = bindings[i]
+                keys[id(row)] = row.changedFields.compactMap { field in
+                    let slot = binding.slotOfRowField[field]
+                    return slot >= 0 ? binding.schema.properties[slot].name : nil
                 }
             }
-            for l in changes.links {
-                let i = ManagedObjectID(entityName: l.id.entity, primaryKey: l.id.primaryKey)
-                keys[i, default: []].append(l.relationship)
+            for link in changes.links {
+                let objectID = ManagedObjectID(entityName: link.id.entity, primaryKey: link.id.primaryKey)
+                keys[objectID, default: []].append(link.relationship)
             }
             return Identifiers(inserted: changes.inserted.map(id), updated: changes.updated.map(id),
                                deleted: changes.deleted.map(id), changedKeys: keys)
-        }
-    }
-}
-
-/// Saves announced to a context that merges automatically, waiting for it to take them in
-/// its own isolation domain.
-final class SaveInbox: Sendable {
-    private let pending = Mutex<[SaveNotification]>([])
-    private let count = Atomic<Int>(0)
-
-    func post(_ n: SaveNotification) {
-        pending.withLock { $0.append(n) }
-        count.add(1, ordering: .releasing)
-    }
-
-    func take() -> [SaveNotification] {
-        guard count.load(ordering: .acquiring) > 0 else { return [] }
-        return pending.withLock { p in
-            let out = p
-            p = []
-            count.store(0, ordering: .releasing)
-            return out
         }
     }
 }

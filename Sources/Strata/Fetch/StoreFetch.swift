@@ -43,46 +43,22 @@ struct StoreFetch {
     /// Calls `body` with each key path the store's predicate and sort name, as components, in
     /// order (every fetch checks them: no array of them is built).
     func forEachStoreKeyPath(_ body: ([String]) throws -> Void) rethrows {
-        func walk(_ e: FetchExpression) throws {
-            switch e {
+        func walk(_ expression: FetchExpression) throws {
+            switch expression {
             case .constant, .variable: break
-            case .keyPath(let p), .aggregate(_, let p): try body(p)
-            case .list(let l): for item in l { try walk(item) }
+            case .keyPath(let path), .aggregate(_, let path): try body(path)
+            case .list(let list): for item in list { try walk(item) }
             }
         }
-        func walk(_ p: FetchPredicate) throws {
-            switch p {
+        func walk(_ predicate: FetchPredicate) throws {
+            switch predicate {
             case .constant: break
-            case .comparison(let c): try walk(c.lhs); try walk(c.rhs)
-            case .and(let l), .or(let l): for item in l { try walk(item) }
-            case .not(let q): try walk(q)
+            case .comparison(let comparison): try walk(comparison.lhs); try walk(comparison.rhs)
+            case .and(let subpredicates), .or(let subpredicates): for item in subpredicates { try walk(item) }
+            case .not(let negated): try walk(negated)
             }
         }
         if let predicate { try walk(predicate) }
-        for s in sortBy { try body(s.keyPath.split(separator: ".").map(String.init)) }
-    }
-}
-
-/// Objects a fetch made, all of one class: what ``ModelContext/fetch(_:)`` returns as `[T]`.
-@usableFromInline
-struct FetchedObjects {
-    @usableFromInline let objects: [ManagedObject]
-    /// The class of every object (the binding's class, found by the fetched class's schema).
-    @usableFromInline let objectClass: ManagedObject.Type
-
-    @usableFromInline
-    init(objects: [ManagedObject], objectClass: ManagedObject.Type) {
-        self.objects = objects
-        self.objectClass = objectClass
-    }
-
-    /// The objects as `[T]`. Every object is of `objectClass`, which is `T` when the fetch was
-    /// of `T`, so the array is reinterpreted whole, as the standard library's own array
-    /// downcast does once it has checked the elements (a `compactMap` with `as?` cost ~1K
-    /// instructions per fetched object in unspecialized code).
-    @inlinable
-    func cast<T: ManagedObject>(to type: T.Type) -> [T] {
-        guard objectClass == T.self else { return objects.compactMap { $0 as? T } }
-        return unsafeBitCast(objects, to: [T].self)
+        for sort in sortBy { try body(sort.keyPath.split(separator: ".").map(String.init)) }
     }
 }

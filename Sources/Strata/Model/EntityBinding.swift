@@ -25,17 +25,17 @@ final class EntityBinding: @unchecked Sendable {
         self.entity = entity
         var rowField: [Int] = []
         var slotOf = Array(repeating: -1, count: entity.rowFieldCount)
-        var rels: [ResolvedRelationship?] = []
-        for (slot, p) in schema.properties.enumerated() {
-            let f = p.isToMany ? -1 : (entity.rowFieldIndex(of: p.name) ?? -1)
-            rowField.append(f)
-            if f >= 0 { slotOf[f] = slot }
-            rels.append(p.isRelationship ? entity.relationship(p.name) : nil)
+        var relationships: [ResolvedRelationship?] = []
+        for (slot, property) in schema.properties.enumerated() {
+            let field = property.isToMany ? -1 : (entity.rowFieldIndex(of: property.name) ?? -1)
+            rowField.append(field)
+            if field >= 0 { slotOf[field] = slot }
+            relationships.append(property.isRelationship ? entity.relationship(property.name) : nil)
         }
         self.rowField = rowField
         self.slotOfRowField = slotOf
         self.rowIsSlots = entity.rowFieldCount == rowField.count && rowField.indices.allSatisfy { rowField[$0] == $0 }
-        self.relationships = rels
+        self.relationships = relationships
         self.lockedSlots = schema.properties.indices.filter { slot in
             switch schema.properties[slot].kind {
             case .attribute, .toOne: return rowField[slot] >= 0
@@ -53,7 +53,7 @@ final class EntityBinding: @unchecked Sendable {
     func values(fromRow row: [StoredValue]) -> [StoredValue] {
         if rowIsSlots && row.count == rowField.count { return row }
         var values = schema.initialValues
-        for (slot, f) in rowField.enumerated() where f >= 0 && f < row.count { values[slot] = row[f] }
+        for (slot, field) in rowField.enumerated() where field >= 0 && field < row.count { values[slot] = row[field] }
         return values
     }
 

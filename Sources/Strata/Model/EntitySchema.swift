@@ -39,7 +39,9 @@ final class EntitySchema: @unchecked Sendable {
         var isToMany: Bool { if case .toMany = kind { return true } else { return false } }
         var isToOne: Bool { if case .toOne = kind { return true } else { return false } }
         var isDerived: Bool { if case .derived = kind { return true } else { return false } }
-        var isTransient: Bool { if case .attribute(let a) = kind { return a.isTransient } else { return false } }
+        var isTransient: Bool {
+            if case .attribute(let attribute) = kind { return attribute.isTransient } else { return false }
+        }
     }
 
     let objectClass: ManagedObject.Type
@@ -89,25 +91,25 @@ final class EntitySchema: @unchecked Sendable {
         self.name = name
         self.properties = properties
         var byName: [String: Int] = [:]
-        for (i, p) in properties.enumerated() { byName[p.name] = i }
+        for (i, property) in properties.enumerated() { byName[property.name] = i }
         self.slotByName = byName
-        self.initialValues = properties.map { p in
-            if case .attribute(let a) = p.kind { return a.defaultValue ?? .null }
+        self.initialValues = properties.map { property in
+            if case .attribute(let attribute) = property.kind { return attribute.defaultValue ?? .null }
             return .null
         }
         self.transientSlots = properties.indices.filter { properties[$0].isTransient }
-        self.slotKinds = properties.map { p in
-            switch p.kind {
-            case .attribute(let a): return a.isTransient ? .transient : .attribute
+        self.slotKinds = properties.map { property in
+            switch property.kind {
+            case .attribute(let attribute): return attribute.isTransient ? .transient : .attribute
             case .toOne: return .toOne
             case .toMany: return .toMany
             case .derived: return .derived
             }
         }
-        self.bridges = properties.map { p in
-            switch p.kind {
-            case .attribute(let a): return a.bridge
-            case .derived(let d): return d.bridge
+        self.bridges = properties.map { property in
+            switch property.kind {
+            case .attribute(let attribute): return attribute.bridge
+            case .derived(let derived): return derived.bridge
             case .toOne, .toMany: return nil
             }
         }
@@ -115,7 +117,9 @@ final class EntitySchema: @unchecked Sendable {
         self.observationKeys = properties.map { ManagedObject.observationKeyPath($0.name) }
         publishedSlots = .allocate(capacity: 4 * properties.count + 8)
         observationKeyRefs = .allocate(capacity: max(observationKeys.count, 1))
-        for (i, key) in observationKeys.enumerated() { (observationKeyRefs + i).initialize(to: Unmanaged.passUnretained(key)) }
+        for (i, key) in observationKeys.enumerated() {
+            (observationKeyRefs + i).initialize(to: Unmanaged.passUnretained(key))
+        }
         self.buildError = error
         Self.everyBuilt.withLock { $0.append(self) }
     }
@@ -140,14 +144,14 @@ final class EntitySchema: @unchecked Sendable {
     /// The schema of `type`, built on first use (once: builds are serialised).
     static func of(_ type: ManagedObject.Type) -> EntitySchema {
         let id = ObjectIdentifier(type)
-        if let s = registry.withLock({ $0[id] }) { return s }
+        if let schema = registry.withLock({ $0[id] }) { return schema }
         return SchemaCapture.serialized {
-            if let s = registry.withLock({ $0[id] }) { return s }
+            if let schema = registry.withLock({ $0[id] }) { return schema }
             // The prototype's init() reads or sets a persistent property: building again would
             // recurse without end. It gets a schema without properties, and the build fails.
-            let reentered = building.withLock { b -> Bool in
-                guard b[id] != nil else { return false }
-                b[id] = true
+            let reentered = building.withLock { inProgress -> Bool in
+                guard inProgress[id] != nil else { return false }
+                inProgress[id] = true
                 return true
             }
             if reentered {
@@ -158,7 +162,8 @@ final class EntitySchema: @unchecked Sendable {
             if building.withLock({ $0.removeValue(forKey: id) }) == true {
                 built = EntitySchema(objectClass: type, name: built.name, properties: [], error: .invalidModel(
                     entity: built.name, property: nil,
-                    reason: "init() reads or sets a persistent property (the schema is read from an object made with init(): "
+                    reason: "init() reads or sets a persistent property "
+                        + "(the schema is read from an object made with init(): "
                         + "set initial values in a convenience initializer or awakeFromInsert())"))
             }
             registry.withLock { $0[id] = built }
@@ -177,25 +182,33 @@ final class EntitySchema: @unchecked Sendable {
             names.append(String(label.dropFirst()))
         }
         var superMirror = mirror.superclassMirror
-        while let m = superMirror, m.subjectType != ManagedObject.self {
-            if m.children.contains(where: { $0.value is any ManagedPropertyWrapper }) { inheritedWrappers = true }
-            superMirror = m.superclassMirror
+        while let ancestor = superMirror, ancestor.subjectType != ManagedObject.self {
+            if ancestor.children.contains(where: { $0.value is any ManagedPropertyWrapper }) {
+                inheritedWrappers = true
+            }
+            superMirror = ancestor.superclassMirror
         }
         var error: StrataError?
         if inheritedWrappers {
             error = .invalidModel(entity: name, property: nil,
-                                  reason: "declares persistent properties in a superclass other than ManagedObject: entity inheritance is not supported")
+                                  reason: "declares persistent properties in a superclass other than ManagedObject: "
+                                      + "entity inheritance is not supported")
         } else if names.count != declarations.count {
             error = .invalidModel(entity: name, property: nil,
-                                  reason: "\(names.count) property wrappers but \(declarations.count) declarations were seen (a wrapper assigned in an initializer?)")
+                                  reason: "\(names.count) property wrappers but \(declarations.count) declarations "
+                                      + "were seen (a wrapper assigned in an initializer?)")
         }
         var properties: [Property] = []
         if error == nil {
-            for (n, d) in zip(names, declarations) {
-                switch d {
-                case .attribute(let a): properties.append(Property(name: n, kind: .attribute(a)))
-                case .derived(let x): properties.append(Property(name: n, kind: .derived(x)))
-                case .relationship(let r): properties.append(Property(name: n, kind: r.isToMany ? .toMany(r) : .toOne(r)))
+            for (propertyName, declaration) in zip(names, declarations) {
+                switch declaration {
+                case .attribute(let attribute):
+                    properties.append(Property(name: propertyName, kind: .attribute(attribute)))
+                case .derived(let derived):
+                    properties.append(Property(name: propertyName, kind: .derived(derived)))
+                case .relationship(let relationship):
+                    let kind: Kind = relationship.isToMany ? .toMany(relationship) : .toOne(relationship)
+                    properties.append(Property(name: propertyName, kind: kind))
                 }
             }
         }
@@ -207,7 +220,7 @@ final class EntitySchema: @unchecked Sendable {
     /// The relationship declaration in `slot`, if the property there is a relationship.
     func relationship(at slot: Int) -> RelationshipDeclaration? {
         switch properties[slot].kind {
-        case .toOne(let r), .toMany(let r): return r
+        case .toOne(let relationship), .toMany(let relationship): return relationship
         default: return nil
         }
     }
@@ -229,12 +242,13 @@ final class EntitySchema: @unchecked Sendable {
     /// this side, declared on the other side naming this one, or the one relationship of the
     /// target that reaches back. Nil when none of them answers.
     func inverseName(ofSlot slot: Int) -> String? {
-        guard let r = relationship(at: slot) else { return nil }
+        guard let relationship = relationship(at: slot) else { return nil }
         if let declared = declaredInverse(ofSlot: slot) { return declared }
-        let target = EntitySchema.of(r.target)
+        let target = EntitySchema.of(relationship.target)
         let name = properties[slot].name
-        for i in target.properties.indices where target.relationship(at: i)?.target == objectClass {
-            if target.declaredInverse(ofSlot: i) == name { return target.properties[i].name }
+        for targetSlot in target.properties.indices
+        where target.relationship(at: targetSlot)?.target == objectClass {
+            if target.declaredInverse(ofSlot: targetSlot) == name { return target.properties[targetSlot].name }
         }
         let back = target.relationships(reaching: objectClass)
         return back.count == 1 ? back[0].name : nil
@@ -287,12 +301,13 @@ final class EntitySchema: @unchecked Sendable {
             for (i, component) in path.enumerated() {
                 schema.addDependent(Dependent(owner: self, key: name, hops: hops), on: component)
                 if i == path.count - 1 { break }
-                guard let slot = schema.slotByName[component], let r = schema.relationship(at: slot) else {
-                    problems.append("dependency '\(path.joined(separator: "."))': '\(component)' is not a relationship of \(schema.name)")
+                guard let slot = schema.slotByName[component], let relationship = schema.relationship(at: slot) else {
+                    problems.append("dependency '\(path.joined(separator: "."))': "
+                                    + "'\(component)' is not a relationship of \(schema.name)")
                     break
                 }
                 hops.append(Dependent.Hop(schema: schema, relationship: component))
-                schema = EntitySchema.of(r.target)
+                schema = EntitySchema.of(relationship.target)
             }
         }
         let problem = problems.isEmpty ? nil : problems.joined(separator: "; ")
@@ -322,8 +337,9 @@ final class EntitySchema: @unchecked Sendable {
                 return .invalidModel(entity: name, property: recorder.names.first, reason: problem)
             }
             guard recorder.names.count == 1, computed(named: recorder.names[0]) != nil else {
-                return .invalidModel(entity: name, property: nil, reason: "computedProperties lists \(keyPath), which is not a "
-                    + "computed property of \(objectClass) (its getter must call computed(dependsOn:) or cached(dependsOn:))")
+                return .invalidModel(entity: name, property: nil, reason: "computedProperties lists \(keyPath), "
+                    + "which is not a computed property of \(objectClass) "
+                    + "(its getter must call computed(dependsOn:) or cached(dependsOn:))")
             }
         }
         return nil
@@ -349,7 +365,7 @@ final class EntitySchema: @unchecked Sendable {
         let published = publishedCount.load(ordering: .acquiring)
         for i in 0..<published where publishedSlots[i].key == id { return publishedSlots[i].slot }
         let hit = keyPathSlots.withLock { kept -> Int? in
-            for k in kept where k.keyPath === keyPath { return k.slot }
+            for entry in kept where entry.keyPath === keyPath { return entry.slot }
             return nil
         }
         if let hit { return hit }
@@ -377,14 +393,3 @@ final class EntitySchema: @unchecked Sendable {
         return String(field.dropFirst())
     }
 }
-
-/// A key path kept alive (so its identity is not reused) with the slot it reaches. Key paths
-/// are immutable once made, so sharing them between threads is safe.
-struct KeptKeyPath: @unchecked Sendable {
-    let keyPath: AnyKeyPath
-    let slot: Int
-}
-
-/// The property wrappers of the object layer (so the schema builder can tell them from a
-/// class's other stored properties).
-protocol ManagedPropertyWrapper {}

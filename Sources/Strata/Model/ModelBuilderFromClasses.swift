@@ -8,69 +8,79 @@ struct ModelBuilderFromClasses {
 
     func build() throws -> Model {
         var byClass: [ObjectIdentifier: EntitySchema] = [:]
-        for s in schemas {
-            if let e = s.buildError { throw e }
-            if byClass[ObjectIdentifier(s.objectClass)] != nil {
-                throw StrataError.invalidModel(entity: s.name, property: nil, reason: "the class is listed twice")
+        for schema in schemas {
+            if let error = schema.buildError { throw error }
+            if byClass[ObjectIdentifier(schema.objectClass)] != nil {
+                throw StrataError.invalidModel(entity: schema.name, property: nil, reason: "the class is listed twice")
             }
-            byClass[ObjectIdentifier(s.objectClass)] = s
+            byClass[ObjectIdentifier(schema.objectClass)] = schema
         }
         // Declared inverses, then the other sides found from them.
         var inverse: [String: String] = [:]  // "Entity.rel" -> inverse name
-        for s in schemas {
-            for (slot, p) in s.properties.enumerated() {
-                guard let r = s.relationship(at: slot), r.inverse != nil else { continue }
-                guard let target = byClass[ObjectIdentifier(r.target)] else {
-                    throw StrataError.invalidModel(entity: s.name, property: p.name,
-                                                   reason: "its target class \(r.target) is not in the container's classes")
+        for schema in schemas {
+            for (slot, property) in schema.properties.enumerated() {
+                guard let relationship = schema.relationship(at: slot), relationship.inverse != nil else { continue }
+                guard let target = byClass[ObjectIdentifier(relationship.target)] else {
+                    throw StrataError.invalidModel(entity: schema.name, property: property.name,
+                                                   reason: "its target class \(relationship.target) "
+                                                       + "is not in the container's classes")
                 }
-                guard let name = s.declaredInverse(ofSlot: slot), let ip = target.slotByName[name], target.properties[ip].isRelationship else {
-                    throw StrataError.invalidModel(entity: s.name, property: p.name,
-                                                   reason: "its inverse key path does not name a relationship of \(target.name)")
+                guard let name = schema.declaredInverse(ofSlot: slot), let inverseSlot = target.slotByName[name],
+                      target.properties[inverseSlot].isRelationship else {
+                    throw StrataError.invalidModel(entity: schema.name, property: property.name,
+                                                   reason: "its inverse key path does not name a relationship "
+                                                       + "of \(target.name)")
                 }
-                inverse["\(s.name).\(p.name)"] = name
-                if let other = inverse["\(target.name).\(name)"], other != p.name {
+                inverse["\(schema.name).\(property.name)"] = name
+                if let other = inverse["\(target.name).\(name)"], other != property.name {
                     throw StrataError.invalidModel(entity: target.name, property: name,
-                                                   reason: "is declared the inverse of both \(s.name).\(p.name) and \(s.name).\(other)")
+                                                   reason: "is declared the inverse of both "
+                                                       + "\(schema.name).\(property.name) and \(schema.name).\(other)")
                 }
-                inverse["\(target.name).\(name)"] = p.name
+                inverse["\(target.name).\(name)"] = property.name
             }
         }
         var entities: [Entity] = []
-        for s in schemas {
+        for schema in schemas {
             var members: [EntityMember] = []
-            for p in s.properties {
-                switch p.kind {
-                case .attribute(let a):
-                    members.append(EntityMember(StrataRecords.AttributeDescription(p.name, a.type, optional: a.isOptional, default: a.defaultValue,
-                                                                       transient: a.isTransient, validation: a.validation,
-                                                                       renamedFrom: a.renamedFrom)))
-                    if a.options.contains(.unique) { members.append(EntityMember(Unique(p.name))) }
-                    if a.options.contains(.indexed) { members.append(EntityMember(FetchIndex(p.name))) }
-                case .derived(let d):
-                    members.append(EntityMember(StrataRecords.DerivedAttributeDescription(p.name, d.type, d.expression, optional: d.isOptional,
-                                                                     renamedFrom: d.renamedFrom)))
-                    if d.options.contains(.unique) { members.append(EntityMember(Unique(p.name))) }
-                    if d.options.contains(.indexed) { members.append(EntityMember(FetchIndex(p.name))) }
-                case .toOne(let r), .toMany(let r):
-                    guard let target = byClass[ObjectIdentifier(r.target)] else {
-                        throw StrataError.invalidModel(entity: s.name, property: p.name,
-                                                       reason: "its target class \(r.target) is not in the container's classes")
+            for property in schema.properties {
+                switch property.kind {
+                case .attribute(let attribute):
+                    members.append(EntityMember(StrataRecords.AttributeDescription(
+                        property.name, attribute.type, optional: attribute.isOptional, default: attribute.defaultValue,
+                        transient: attribute.isTransient, validation: attribute.validation,
+                        renamedFrom: attribute.renamedFrom)))
+                    if attribute.options.contains(.unique) { members.append(EntityMember(Unique(property.name))) }
+                    if attribute.options.contains(.indexed) { members.append(EntityMember(FetchIndex(property.name))) }
+                case .derived(let derived):
+                    members.append(EntityMember(StrataRecords.DerivedAttributeDescription(
+                        property.name, derived.type, derived.expression, optional: derived.isOptional,
+                        renamedFrom: derived.renamedFrom)))
+                    if derived.options.contains(.unique) { members.append(EntityMember(Unique(property.name))) }
+                    if derived.options.contains(.indexed) { members.append(EntityMember(FetchIndex(property.name))) }
+                case .toOne(let relationship), .toMany(let relationship):
+                    guard let target = byClass[ObjectIdentifier(relationship.target)] else {
+                        throw StrataError.invalidModel(entity: schema.name, property: property.name,
+                                                       reason: "its target class \(relationship.target) "
+                                                           + "is not in the container's classes")
                     }
-                    let inv = try inverse["\(s.name).\(p.name)"] ?? soleInverse(of: p.name, in: s, target: target)
-                    if r.isToMany {
-                        members.append(EntityMember(StrataRecords.RelationshipDescription(p.name, toMany: target.name, inverse: inv,
-                                                                              deleteRule: r.deleteRule, renamedFrom: r.renamedFrom)))
+                    let inverseName = try inverse["\(schema.name).\(property.name)"]
+                        ?? soleInverse(of: property.name, in: schema, target: target)
+                    if relationship.isToMany {
+                        members.append(EntityMember(StrataRecords.RelationshipDescription(
+                            property.name, toMany: target.name, inverse: inverseName,
+                            deleteRule: relationship.deleteRule, renamedFrom: relationship.renamedFrom)))
                     } else {
-                        members.append(EntityMember(StrataRecords.RelationshipDescription(p.name, toOne: target.name, inverse: inv,
-                                                                              deleteRule: r.deleteRule, optional: r.isOptional,
-                                                                              renamedFrom: r.renamedFrom)))
+                        members.append(EntityMember(StrataRecords.RelationshipDescription(
+                            property.name, toOne: target.name, inverse: inverseName,
+                            deleteRule: relationship.deleteRule, optional: relationship.isOptional,
+                            renamedFrom: relationship.renamedFrom)))
                     }
                 }
             }
-            for u in s.objectClass.uniquenessConstraints { members.append(EntityMember(Unique(u))) }
-            for i in s.objectClass.fetchIndexes { members.append(EntityMember(FetchIndex(i))) }
-            entities.append(Entity(s.name, members: members))
+            for unique in schema.objectClass.uniquenessConstraints { members.append(EntityMember(Unique(unique))) }
+            for fetchIndex in schema.objectClass.fetchIndexes { members.append(EntityMember(FetchIndex(fetchIndex))) }
+            entities.append(Entity(schema.name, members: members))
         }
         return try Model(entities: entities)
     }
@@ -82,8 +92,10 @@ struct ModelBuilderFromClasses {
         guard candidates.count == 1 else {
             throw StrataError.invalidModel(entity: schema.name, property: name,
                                            reason: candidates.isEmpty
-                                               ? "\(target.name) has no relationship back to \(schema.name) to be its inverse"
-                                               : "\(target.name) has \(candidates.count) relationships back to \(schema.name): name the inverse with `inverse:`")
+                                               ? "\(target.name) has no relationship back to \(schema.name) "
+                                                   + "to be its inverse"
+                                               : "\(target.name) has \(candidates.count) relationships back to "
+                                                   + "\(schema.name): name the inverse with `inverse:`")
         }
         return candidates[0].name
     }

@@ -28,35 +28,50 @@ extension PersistentValue {
 extension Bool: PersistentValue {
     public static var attributeType: AttributeType { .bool }
     public static var placeholder: Bool { false }
-    public init?(storedValue: StoredValue) { guard case .bool(let b) = storedValue else { return nil }; self = b }
+    public init?(storedValue: StoredValue) {
+        guard case .bool(let value) = storedValue else { return nil }
+        self = value
+    }
     public var storedValue: StoredValue { .bool(self) }
 }
 
 extension Int: PersistentValue {
     public static var attributeType: AttributeType { .int64 }
     public static var placeholder: Int { 0 }
-    public init?(storedValue: StoredValue) { guard case .int(let i) = storedValue, let v = Int(exactly: i) else { return nil }; self = v }
+    public init?(storedValue: StoredValue) {
+        guard case .int(let integer) = storedValue, let exact = Int(exactly: integer) else { return nil }
+        self = exact
+    }
     public var storedValue: StoredValue { .int(Int64(self)) }
 }
 
 extension Int64: PersistentValue {
     public static var attributeType: AttributeType { .int64 }
     public static var placeholder: Int64 { 0 }
-    public init?(storedValue: StoredValue) { guard case .int(let i) = storedValue else { return nil }; self = i }
+    public init?(storedValue: StoredValue) {
+        guard case .int(let value) = storedValue else { return nil }
+        self = value
+    }
     public var storedValue: StoredValue { .int(self) }
 }
 
 extension Int32: PersistentValue {
     public static var attributeType: AttributeType { .int32 }
     public static var placeholder: Int32 { 0 }
-    public init?(storedValue: StoredValue) { guard case .int(let i) = storedValue, let v = Int32(exactly: i) else { return nil }; self = v }
+    public init?(storedValue: StoredValue) {
+        guard case .int(let integer) = storedValue, let exact = Int32(exactly: integer) else { return nil }
+        self = exact
+    }
     public var storedValue: StoredValue { .int(Int64(self)) }
 }
 
 extension Int16: PersistentValue {
     public static var attributeType: AttributeType { .int16 }
     public static var placeholder: Int16 { 0 }
-    public init?(storedValue: StoredValue) { guard case .int(let i) = storedValue, let v = Int16(exactly: i) else { return nil }; self = v }
+    public init?(storedValue: StoredValue) {
+        guard case .int(let integer) = storedValue, let exact = Int16(exactly: integer) else { return nil }
+        self = exact
+    }
     public var storedValue: StoredValue { .int(Int64(self)) }
 }
 
@@ -65,8 +80,8 @@ extension Double: PersistentValue {
     public static var placeholder: Double { 0 }
     public init?(storedValue: StoredValue) {
         switch storedValue {
-        case .double(let d): self = d
-        case .int(let i): self = Double(i)
+        case .double(let double): self = double
+        case .int(let integer): self = Double(integer)
         default: return nil
         }
     }
@@ -78,8 +93,8 @@ extension Decimal: PersistentValue {
     public static var placeholder: Decimal { 0 }
     public init?(storedValue: StoredValue) {
         switch storedValue {
-        case .decimal(let d): self = d
-        case .int(let i): self = Decimal(i)
+        case .decimal(let decimal): self = decimal
+        case .int(let integer): self = Decimal(integer)
         default: return nil
         }
     }
@@ -89,35 +104,50 @@ extension Decimal: PersistentValue {
 extension String: PersistentValue {
     public static var attributeType: AttributeType { .string }
     public static var placeholder: String { "" }
-    public init?(storedValue: StoredValue) { guard case .string(let s) = storedValue else { return nil }; self = s }
+    public init?(storedValue: StoredValue) {
+        guard case .string(let value) = storedValue else { return nil }
+        self = value
+    }
     public var storedValue: StoredValue { .string(self) }
 }
 
 extension Date: PersistentValue {
     public static var attributeType: AttributeType { .date }
     public static var placeholder: Date { Date(timeIntervalSinceReferenceDate: 0) }
-    public init?(storedValue: StoredValue) { guard case .date(let d) = storedValue else { return nil }; self = d }
+    public init?(storedValue: StoredValue) {
+        guard case .date(let value) = storedValue else { return nil }
+        self = value
+    }
     public var storedValue: StoredValue { .date(self) }
 }
 
 extension UUID: PersistentValue {
     public static var attributeType: AttributeType { .uuid }
     public static var placeholder: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
-    public init?(storedValue: StoredValue) { guard case .uuid(let u) = storedValue else { return nil }; self = u }
+    public init?(storedValue: StoredValue) {
+        guard case .uuid(let value) = storedValue else { return nil }
+        self = value
+    }
     public var storedValue: StoredValue { .uuid(self) }
 }
 
 extension Array: PersistentValue where Element == UInt8 {
     public static var attributeType: AttributeType { .binary }
     public static var placeholder: [UInt8] { [] }
-    public init?(storedValue: StoredValue) { guard case .binary(let b) = storedValue else { return nil }; self = b }
+    public init?(storedValue: StoredValue) {
+        guard case .binary(let bytes) = storedValue else { return nil }
+        self = bytes
+    }
     public var storedValue: StoredValue { .binary(self) }
 }
 
 extension Data: PersistentValue {
     public static var attributeType: AttributeType { .binary }
     public static var placeholder: Data { Data() }
-    public init?(storedValue: StoredValue) { guard case .binary(let b) = storedValue else { return nil }; self = Data(b) }
+    public init?(storedValue: StoredValue) {
+        guard case .binary(let bytes) = storedValue else { return nil }
+        self = Data(bytes)
+    }
     public var storedValue: StoredValue { .binary([UInt8](self)) }
 }
 
@@ -127,8 +157,8 @@ extension Optional: PersistentValue where Wrapped: PersistentValue {
     public static var placeholder: Wrapped? { nil }
     public init?(storedValue: StoredValue) {
         if case .null = storedValue { self = .none; return }
-        guard let w = Wrapped(storedValue: storedValue) else { return nil }
-        self = .some(w)
+        guard let wrapped = Wrapped(storedValue: storedValue) else { return nil }
+        self = .some(wrapped)
     }
     public var storedValue: StoredValue { self?.storedValue ?? .null }
 }

@@ -38,9 +38,11 @@ enum SchemaCapture {
     @inline(__always)
     static func record(_ declaration: @autoclosure () -> PropertyDeclaration) {
         guard active.load(ordering: .relaxed) else { return }
-        let me = pthread_self()
-        state.withLock { s in
-            if let t = s.thread, pthread_equal(t, me) != 0 { s.declarations.append(declaration()) }
+        let currentThread = pthread_self()
+        state.withLock { locked in
+            if let thread = locked.thread, pthread_equal(thread, currentThread) != 0 {
+                locked.declarations.append(declaration())
+            }
         }
     }
 
@@ -55,18 +57,18 @@ enum SchemaCapture {
     static func capture<T>(_ make: () -> T) -> (T, [PropertyDeclaration]) {
         buildLock.lock()
         defer { buildLock.unlock() }
-        let saved = state.withLock { s -> State in
-            let old = s
-            s.thread = pthread_self()
-            s.declarations = []
+        let saved = state.withLock { locked -> State in
+            let old = locked
+            locked.thread = pthread_self()
+            locked.declarations = []
             return old
         }
         let wasActive = active.exchange(true, ordering: .sequentiallyConsistent)
         let made = make()
-        let declarations = state.withLock { s -> [PropertyDeclaration] in
-            let d = s.declarations
-            s = saved
-            return d
+        let declarations = state.withLock { locked -> [PropertyDeclaration] in
+            let captured = locked.declarations
+            locked = saved
+            return captured
         }
         active.store(wasActive, ordering: .sequentiallyConsistent)
         return (made, declarations)

@@ -50,7 +50,7 @@ extension ManagedObject {
     @inline(__always)
     final func _prepareValues() {
         if _flags.contains(.fault) {
-            if let c = context { c.fulfill(self) } else { _flags.remove(.fault) }
+            if let context { context.fulfill(self) } else { _flags.remove(.fault) }
         }
         if _values.isEmpty { _values = entitySchema.initialValues }
     }
@@ -68,8 +68,8 @@ extension ManagedObject {
     @usableFromInline
     final func _setPersistentValue(_ value: StoredValue, slot: Int) {
         guard slot >= 0 else { return }
-        if let c = context {
-            c.setValue(value, slot: slot, of: self)
+        if let context {
+            context.setValue(value, slot: slot, of: self)
         } else {
             _prepareValues()
             guard slot < _values.count, !_values[slot].isIdentical(to: value) else { return }
@@ -82,7 +82,7 @@ extension ManagedObject {
     final func _target(slot: Int, tracking: Bool = true) -> ManagedObject? {
         guard slot >= 0 else { return nil }
         if tracking { _trackAccess(slot: slot) }
-        if let c = context { return c.target(slot: slot, of: self) }
+        if let context { return context.target(slot: slot, of: self) }
         return _extras?.detachedToOne[slot]
     }
 
@@ -90,8 +90,8 @@ extension ManagedObject {
     @usableFromInline
     final func _setTarget(_ target: ManagedObject?, slot: Int) {
         guard slot >= 0 else { return }
-        if let c = context ?? target?.context {
-            c.setTarget(target, slot: slot, of: self)
+        if let context = context ?? target?.context {
+            context.setTarget(target, slot: slot, of: self)
         } else {
             ModelContext.setDetachedTarget(target, slot: slot, of: self)
         }
@@ -102,7 +102,7 @@ extension ManagedObject {
     final func _members(slot: Int, tracking: Bool = true) -> [ManagedObject] {
         guard slot >= 0 else { return [] }
         if tracking { _trackAccess(slot: slot) }
-        if let c = context { return c.members(slot: slot, of: self) }
+        if let context { return context.members(slot: slot, of: self) }
         return _extras?.detachedToMany[slot] ?? []
     }
 
@@ -110,8 +110,8 @@ extension ManagedObject {
     @usableFromInline
     final func _setMembers(_ members: [ManagedObject], slot: Int) {
         guard slot >= 0 else { return }
-        if let c = context ?? members.lazy.compactMap(\.context).first {
-            c.setMembers(members, slot: slot, of: self)
+        if let context = context ?? members.lazy.compactMap(\.context).first {
+            context.setMembers(members, slot: slot, of: self)
         } else {
             ModelContext.setDetachedMembers(members, slot: slot, of: self)
         }

@@ -49,23 +49,25 @@ extension ManagedObject {
     /// Throws `StrataError.invalidArgument` for a key that names no persistent property.
     public final func committedValues(forKeys keys: [String]?) throws -> [String: Any] {
         let slots = try keys.map { try $0.map { try slot(forKey: $0) } } ?? Array(entitySchema.properties.indices)
-        guard let c = context, !isInserted, _rawID > 0 else { return [:] }
+        guard let context, !isInserted, _rawID > 0 else { return [:] }
         _prepareValues()
         var result: [String: Any] = [:]
         for slot in slots {
-            let p = entitySchema.properties[slot]
+            let property = entitySchema.properties[slot]
             let stored: Any?
-            switch p.kind {
-            case .attribute(let a):
-                stored = _snapshot.isEmpty ? nil : Self.swiftValue(_snapshot[slot], a.bridge)
-            case .derived(let d):
-                stored = _snapshot.isEmpty ? nil : Self.swiftValue(_snapshot[slot], d.bridge)
+            switch property.kind {
+            case .attribute(let attribute):
+                stored = _snapshot.isEmpty ? nil : Self.swiftValue(_snapshot[slot], attribute.bridge)
+            case .derived(let derived):
+                stored = _snapshot.isEmpty ? nil : Self.swiftValue(_snapshot[slot], derived.bridge)
             case .toOne:
-                stored = _snapshot.isEmpty ? nil : c.target(of: _snapshot[slot], slot: slot, of: self) as Any?
-            case .toMany(let r):
-                stored = r.bridge.toSwift(c.storeMemberRaws(slot: slot, of: self).compactMap { c.object(raw: $0, slot: slot, of: self) })
+                stored = _snapshot.isEmpty ? nil : context.target(of: _snapshot[slot], slot: slot, of: self) as Any?
+            case .toMany(let relationship):
+                stored = relationship.bridge.toSwift(context.storeMemberRaws(slot: slot, of: self).compactMap {
+                    context.object(raw: $0, slot: slot, of: self)
+                })
             }
-            result[p.name] = stored ?? (Optional<Any>.none as Any)
+            result[property.name] = stored ?? (Optional<Any>.none as Any)
         }
         return result
     }
@@ -88,8 +90,10 @@ extension ManagedObject {
         let schema = entitySchema
         let targetName = EntitySchema.of(schema.relationship(at: slot)!.target).name
         if schema.properties[slot].isToMany {
-            if let c = context {
-                return c.memberRaws(slot: slot, of: self).map { ManagedObjectID(entityName: targetName, rawValue: $0) }
+            if let context {
+                return context.memberRaws(slot: slot, of: self).map {
+                    ManagedObjectID(entityName: targetName, rawValue: $0)
+                }
             }
             return _members(slot: slot).map(\.objectID)
         }
@@ -103,14 +107,14 @@ extension ManagedObject {
     /// Throws `StrataError.invalidArgument` when `name` is not a relationship of the class.
     public final func hasFault(forRelationshipNamed name: String) throws -> Bool {
         let slot = try relationshipSlot(name)
-        guard let c = context else { return false }
+        guard let context else { return false }
         if entitySchema.properties[slot].isToMany {
             if isInserted { return false }
-            return !c.hasCurrentStoreMembers(slot: slot, of: self)
+            return !context.hasCurrentStoreMembers(slot: slot, of: self)
         }
         if isFault { return true }
         guard slot < _values.count, case .int(let raw) = _values[slot] else { return false }
-        return c.registeredObject(raw: raw, slot: slot, of: self)?.isFault ?? true
+        return context.registeredObject(raw: raw, slot: slot, of: self)?.isFault ?? true
     }
 
     // MARK: Internals
@@ -141,56 +145,33 @@ extension ManagedObject {
         slots.removeAll(keepingCapacity: true)
         guard !isFault else { return }
         let schema = entitySchema
-        let c = context
+        let context = self.context
         let inserted = isInserted
         let values = _values
         let base = _snapshot.isEmpty ? schema.initialValues : _snapshot
         let kinds = schema.slotKinds
-        values.withUnsafeBufferPointer { vp in
-            base.withUnsafeBufferPointer { bp in
+        values.withUnsafeBufferPointer { valueBuffer in
+            base.withUnsafeBufferPointer { baseBuffer in
                 for slot in kinds.indices {
                     switch kinds[slot] {
                     case .derived:
                         continue
                     case .toMany:
-                        if c != nil, !inserted {
+                        if context != nil, !inserted {
                             if _extras?.changedToMany.contains(slot) == true { slots.append(slot) }
-                        } else if let c {
-                            if c.hasMembers(slot: slot, ofInserted: self) { slots.append(slot) }
+                        } else if let context {
+                            if context.hasMembers(slot: slot, ofInserted: self) { slots.append(slot) }
                         } else if _extras?.detachedToMany[slot]?.isEmpty == false {
                             slots.append(slot)
                         }
-                    case .toOne where c == nil:
+                    case .toOne where context == nil:
                         if _extras?.detachedToOne[slot] != nil { slots.append(slot) }
                     default:
-                        if slot < vp.count, slot < bp.count, !StoredValue.identical(vp, slot, bp, slot) { slots.append(slot) }
+                        if slot < valueBuffer.count, slot < baseBuffer.count,
+                           !StoredValue.identical(valueBuffer, slot, baseBuffer, slot) { slots.append(slot) }
                     }
                 }
             }
         }
-    }
-}
-
-extension ModelContext {
-    /// Whether the to-many in `slot` of an inserted object has members: what
-    /// `!members(slot:of:).isEmpty` answers (keep the two in step), without building the member
-    /// list. An inserted object has no stored members, so with a to-one inverse its members are
-    /// the pending objects whose inverse names it: the first one found answers. A many-to-many
-    /// (members from pending links) takes the full list.
-    func hasMembers(slot: Int, ofInserted object: ManagedObject) -> Bool {
-        guard let b = binding(object), let rel = b.relationships[slot], b.targetEntity[slot] >= 0 else { return false }
-        let inverse = b.inverseSlot[slot]
-        guard !rel.isManyToMany, inverse >= 0, object._flags.contains(.inserted) else {
-            return !memberRaws(slot: slot, of: object).isEmpty
-        }
-        let target = container.bindings[b.targetEntity[slot]].index
-        let raw = object._rawID
-        for group in [inserted, updated] {
-            for (k, o) in group where k.entity == target {
-                guard inverse < o._values.count, case .int(let r) = o._values[inverse], r == raw else { continue }
-                if deleted[Key(entity: k.entity, raw: o._rawID)] == nil { return true }
-            }
-        }
-        return false
     }
 }

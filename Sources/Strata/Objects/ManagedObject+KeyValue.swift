@@ -50,19 +50,20 @@ extension ManagedObject {
     final func slot(forKey key: String) throws -> Int {
         guard let slot = entitySchema.slotByName[key] else {
             let known = entitySchema.properties.map(\.name).joined(separator: ", ")
-            throw StrataError.invalidArgument("\(entitySchema.name) has no persistent property '\(key)' (it has: \(known))")
+            throw StrataError.invalidArgument("\(entitySchema.name) has no persistent property '\(key)' "
+                                              + "(it has: \(known))")
         }
         return slot
     }
 
     /// The Swift value of the property in `slot`, unwrapped (nil for no value).
     final func dynamicValue(slot: Int) -> Any? {
-        let p = entitySchema.properties[slot]
-        switch p.kind {
-        case .attribute(let a): return Self.swiftValue(_persistentValue(slot), a.bridge)
-        case .derived(let d): return Self.swiftValue(_persistentValue(slot), d.bridge)
+        let property = entitySchema.properties[slot]
+        switch property.kind {
+        case .attribute(let attribute): return Self.swiftValue(_persistentValue(slot), attribute.bridge)
+        case .derived(let derived): return Self.swiftValue(_persistentValue(slot), derived.bridge)
         case .toOne: return _target(slot: slot)
-        case .toMany(let r): return r.bridge.toSwift(_members(slot: slot))
+        case .toMany(let relationship): return relationship.bridge.toSwift(_members(slot: slot))
         }
     }
 
@@ -81,35 +82,41 @@ extension ManagedObject {
     }
 
     final func setDynamicValue(_ value: Any?, slot: Int, isEvent: Bool) throws {
-        let p = entitySchema.properties[slot]
-        if isDeleted { throw StrataError.misuse("\(objectID) is deleted: its '\(p.name)' cannot be set") }
+        let property = entitySchema.properties[slot]
+        if isDeleted { throw StrataError.misuse("\(objectID) is deleted: its '\(property.name)' cannot be set") }
         func wrongType(_ expected: String) -> StrataError {
-            .validation(entity: entitySchema.name, property: p.name,
+            .validation(entity: entitySchema.name, property: property.name,
                         reason: "expects \(expected), got \(value.map { "a \(type(of: $0))" } ?? "nil")")
         }
-        switch p.kind {
+        switch property.kind {
         case .derived:
-            throw StrataError.validation(entity: entitySchema.name, property: p.name, reason: "a derived attribute cannot be set")
-        case .attribute(let a):
-            guard let stored = a.bridge.fromSwift(value) else {
-                let expected = "\(a.type)\(a.isOptional ? " or nil" : "")"
+            throw StrataError.validation(entity: entitySchema.name, property: property.name,
+                                         reason: "a derived attribute cannot be set")
+        case .attribute(let attribute):
+            guard let stored = attribute.bridge.fromSwift(value) else {
+                let expected = "\(attribute.type)\(attribute.isOptional ? " or nil" : "")"
                 if let number = value, ValueBridge.number(number) != nil {
-                    throw StrataError.validation(entity: entitySchema.name, property: p.name,
-                                                 reason: "expects \(expected), got a \(type(of: number)) it cannot hold exactly")
+                    throw StrataError.validation(entity: entitySchema.name, property: property.name,
+                                                 reason: "expects \(expected), "
+                                                     + "got a \(type(of: number)) it cannot hold exactly")
                 }
                 throw wrongType(expected)
             }
-            if let c = context {
-                c.setValue(stored, slot: slot, of: self, isEvent: isEvent)
+            if let context {
+                context.setValue(stored, slot: slot, of: self, isEvent: isEvent)
             } else {
                 _setPersistentValue(stored, slot: slot)
             }
-        case .toOne(let r):
-            guard let objects = r.bridge.fromSwift(value) else { throw wrongType("a \(r.target) or nil") }
+        case .toOne(let relationship):
+            guard let objects = relationship.bridge.fromSwift(value) else {
+                throw wrongType("a \(relationship.target) or nil")
+            }
             try checkRelatable(objects)
             _setTarget(objects.first, slot: slot)
-        case .toMany(let r):
-            guard let objects = r.bridge.fromSwift(value) else { throw wrongType("a Set or an array of \(r.target)") }
+        case .toMany(let relationship):
+            guard let objects = relationship.bridge.fromSwift(value) else {
+                throw wrongType("a Set or an array of \(relationship.target)")
+            }
             try checkRelatable(objects)
             _setMembers(objects, slot: slot)
         }
@@ -118,20 +125,14 @@ extension ManagedObject {
     /// Throws what relating `objects` to this object would record as misuse.
     private func checkRelatable(_ objects: [ManagedObject]) throws {
         let home = context ?? objects.lazy.compactMap(\.context).first
-        for o in objects {
-            if let oc = o.context, oc !== home {
-                throw StrataError.misuse("\(o.objectID) belongs to another context and cannot be related to \(objectID)")
+        for object in objects {
+            if let objectContext = object.context, objectContext !== home {
+                throw StrataError.misuse("\(object.objectID) belongs to another context "
+                                         + "and cannot be related to \(objectID)")
             }
-            if o.isDeleted { throw StrataError.misuse("\(o.objectID) is deleted and cannot be related to \(objectID)") }
+            if object.isDeleted {
+                throw StrataError.misuse("\(object.objectID) is deleted and cannot be related to \(objectID)")
+            }
         }
     }
-}
-
-/// Lets a boxed `Optional` of any type be unwrapped.
-protocol OptionalUnwrapping {
-    var unwrappedAny: Any? { get }
-}
-
-extension Optional: OptionalUnwrapping {
-    var unwrappedAny: Any? { self.map { $0 as Any } }
 }

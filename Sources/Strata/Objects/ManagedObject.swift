@@ -156,17 +156,17 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// The object's schema (built on first use of the class).
     final var entitySchema: EntitySchema {
-        if let s = _schema { return s }
-        let s = EntitySchema.of(type(of: self))
-        _schema = s
-        return s
+        if let schema = _schema { return schema }
+        let schema = EntitySchema.of(type(of: self))
+        _schema = schema
+        return schema
     }
 
     final var extras: ObjectExtras {
-        if let e = _extras { return e }
-        let e = ObjectExtras()
-        _extras = e
-        return e
+        if let extras = _extras { return extras }
+        let extras = ObjectExtras()
+        _extras = extras
+        return extras
     }
 
     /// The identifier of the object (temporary until saved). Never fires a fault.
@@ -183,120 +183,6 @@ open class ManagedObject: Hashable, CustomStringConvertible {
 
     /// The entity's name. Never fires a fault.
     public final var entityName: String { entitySchema.name }
-}
-
-/// An object's state bits.
-struct ObjectFlags: OptionSet {
-    let rawValue: UInt16
-    /// Values not loaded; the first access to a persistent property loads them.
-    static let fault = ObjectFlags(rawValue: 1 << 0)
-    /// Inserted in its context, not saved yet.
-    static let inserted = ObjectFlags(rawValue: 1 << 1)
-    /// Deleted in its context, not saved yet.
-    static let deleted = ObjectFlags(rawValue: 1 << 2)
-    /// Has unsaved changes of its own properties (or relationships).
-    static let updated = ObjectFlags(rawValue: 1 << 3)
-    /// In its context's registry.
-    static let registered = ObjectFlags(rawValue: 1 << 4)
-    /// The prototype a schema build reads relationship inverses on.
-    static let probe = ObjectFlags(rawValue: 1 << 5)
-    /// Deleted by a save: no longer in the store.
-    static let gone = ObjectFlags(rawValue: 1 << 6)
-    /// Inside a lifecycle hook the context runs (awake, willSave, …): changes are not events.
-    static let inHook = ObjectFlags(rawValue: 1 << 7)
-    /// Swift Observation was told of a read of one of its properties (never cleared): only
-    /// then can a tracking closure or an `Observations` sequence be waiting on this object, so
-    /// only then does a change tell the registrar (decision 55).
-    static let observedAccess = ObjectFlags(rawValue: 1 << 8)
-    /// The first slots changed in the current event (``ManagedObject/changedValuesForCurrentEvent()``),
-    /// one bit each in the flags' spare bits: a change of one of them allocates no
-    /// ``ObjectExtras`` (~600 instructions with its release, for every object an insert or an
-    /// update changes, decision 57). Later slots are kept in `ObjectExtras.eventChanges`.
-    static let eventSlotCount = 7
-    static let eventSlotShift = 9
-    static let eventSlots = ObjectFlags(rawValue: UInt16((1 << eventSlotCount) - 1) << UInt16(eventSlotShift))
-    static func eventSlot(_ slot: Int) -> ObjectFlags { ObjectFlags(rawValue: UInt16(1) << UInt16(eventSlotShift + slot)) }
-}
-
-/// State most objects never need, kept out of the object itself.
-final class ObjectExtras {
-    /// Relationships of an object not yet in a context: to-one targets and to-many members by slot.
-    var detachedToOne: [Int: ManagedObject] = [:]
-    var detachedToMany: [Int: [ManagedObject]] = [:]
-    /// Why the last fault fulfilment failed (the row is gone, an I/O error).
-    var faultError: StrataError?
-    /// Slots changed since the last `processPendingChanges` (changedValuesForCurrentEvent),
-    /// from `ObjectFlags.eventSlotCount` on (the first ones are flag bits: use
-    /// ``ManagedObject/noteEventChange(slot:)`` and ``ManagedObject/eventChangedSlots``).
-    /// Unchecked for exclusivity at run time, as the object's own fields are: a setter and a
-    /// save touch it per changed object, with plain loads and stores.
-    @exclusivity(unchecked) var eventChanges: SlotSet = []
-    /// To-many slots changed through the other side (or links), since the last save.
-    @exclusivity(unchecked) var changedToMany: Set<Int> = []
-    /// What reads of a probe prototype record (key-path resolution).
-    var probe: ProbeRecorder?
-    /// To-many members read from the store, by slot (``ModelContext/storeMemberRaws(slot:of:)``).
-    var storeMembers: [Int: StoreMembers] = [:]
-    /// Values of cached computed properties, by name.
-    var cache: [String: Any] = [:]
-    /// Computed properties whose dependencies changed since the last `processPendingChanges`.
-    @exclusivity(unchecked) var computedEvents: Set<String> = []
-    /// Property observers (``ModelObject/observe(_:options:changeHandler:)``).
-    var observers: [KeyObserver] = []
-
-    /// Ends the current event: ``ManagedObject/changedValuesForCurrentEvent()`` is empty again.
-    func clearEvents() {
-        eventChanges = []
-        computedEvents = []
-    }
-}
-
-/// A set of slots: bits for slots below 64 (every property of a class of sensible size), a
-/// `Set` for the rest. Marking a property changed inserted into a `Set` per changed object
-/// (~850 instructions with its allocation and hashing, callgrind, an update of 10,000 objects).
-struct SlotSet: ExpressibleByArrayLiteral {
-    private var bits: UInt64 = 0
-    private var others: Set<Int> = []
-
-    init(arrayLiteral slots: Int...) { for slot in slots { insert(slot) } }
-
-    var isEmpty: Bool { bits == 0 && others.isEmpty }
-
-    func contains(_ slot: Int) -> Bool {
-        slot >= 0 && slot < 64 ? bits & (1 << UInt64(slot)) != 0 : others.contains(slot)
-    }
-
-    mutating func insert(_ slot: Int) {
-        if slot >= 0 && slot < 64 { bits |= 1 << UInt64(slot) } else { others.insert(slot) }
-    }
-
-    /// Calls `body` with each slot, in ascending order (no array made).
-    func forEach(_ body: (Int) -> Void) {
-        var rest = bits
-        while rest != 0 {
-            body(rest.trailingZeroBitCount)
-            rest &= rest - 1
-        }
-        if !others.isEmpty { for slot in others.sorted() { body(slot) } }
-    }
-
-    /// The slots in ascending order.
-    func sorted() -> [Int] {
-        var slots: [Int] = []
-        var rest = bits
-        while rest != 0 {
-            slots.append(rest.trailingZeroBitCount)
-            rest &= rest - 1
-        }
-        return slots + others.sorted()
-    }
-}
-
-/// A to-many's members as one commit of the store holds them.
-struct StoreMembers {
-    /// The commit they were read from.
-    var generation: UInt64
-    var raws: [Int64]
 }
 
 extension ManagedObject {

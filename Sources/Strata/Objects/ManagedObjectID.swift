@@ -43,7 +43,9 @@ public struct ManagedObjectID: Hashable, Sendable, CustomStringConvertible {
 
     /// `Entity/pk` (`Entity/t<n>` when temporary). Magnitudes, not negations: a to-one stored
     /// naming a key above `Int64.max` reads back as `Int64.min`, which `-` traps on.
-    public var description: String { rawValue > 0 ? "\(entityName)/\(rawValue)" : "\(entityName)/t\(rawValue.magnitude)" }
+    public var description: String {
+        rawValue > 0 ? "\(entityName)/\(rawValue)" : "\(entityName)/t\(rawValue.magnitude)"
+    }
 
     /// The record layer's identifier, for a permanent identifier.
     var recordID: ObjectID? { primaryKey.map { ObjectID(entity: entityName, primaryKey: $0) } }

@@ -15,8 +15,8 @@ struct FuzzCase {
 
     /// The mutation of storage case `i` is kind `i % 12` (kinds 0–8); cases whose `i % 12` is
     /// 9, 10 or 11 are record cases (``RecordsFuzzCase``), their kinds taken in turn.
-    static let kindNames = ["bit flips", "byte run", "truncation", "appended bytes", "frame splice", "frame header field",
-                            "header slot field", "lost sector/block", "payload field"]
+    static let kindNames = ["bit flips", "byte run", "truncation", "appended bytes", "frame splice",
+                            "frame header field", "header slot field", "lost sector/block", "payload field"]
     static let cycle = 12
 
     static func isRecordCase(_ index: Int) -> Bool { index % cycle >= kindNames.count }
@@ -28,9 +28,11 @@ struct FuzzCase {
     }
 
     /// What case `index` damages (storage or record case).
-    static func caseDescription(_ f: FuzzFixture, seed: UInt64, index: Int) -> String {
-        isRecordCase(index) ? "records: " + RecordsFuzzCase.make(f.records, seed: seed, index: index, kind: recordKind(index)).what
-                            : make(f, seed: seed, index: index).what
+    static func caseDescription(_ fixture: FuzzFixture, seed: UInt64, index: Int) -> String {
+        isRecordCase(index)
+            ? "records: " + RecordsFuzzCase.make(fixture.records, seed: seed, index: index,
+                                                 kind: recordKind(index)).what
+            : make(fixture, seed: seed, index: index).what
     }
 
     /// The name of case `index`'s mutation kind, for tallies.
@@ -43,10 +45,10 @@ struct FuzzCase {
                                      UInt64.max, UInt64.max - 7]
 
     /// Case `index` of `seed`: one seeded mutation of the seed store.
-    static func make(_ f: FuzzFixture, seed: UInt64, index: Int) -> FuzzCase {
+    static func make(_ fixture: FuzzFixture, seed: UInt64, index: Int) -> FuzzCase {
         var rng = SplitMix64(seed: mixSeed(seed, UInt64(index), 0x4655_5A5A))
-        var b = f.bytes
-        var allowed: Set<Int> = [f.full]
+        var bytes = fixture.bytes
+        var allowed: Set<Int> = [fixture.full]
         var what: String
         /// A damaged offset: mostly in the log, sometimes in the header slots or anywhere.
         func offset() -> Int {
@@ -54,106 +56,114 @@ struct FuzzCase {
             case 0:
                 let inSlot = rng.below(ReferenceFormat.slotLength)
                 return inSlot + ReferenceFormat.HeaderSlot.start(ofSlot: rng.below(2))
-            case 1: return rng.below(b.count)
-            default: return ReferenceFormat.logStart + rng.below(f.logEnd - ReferenceFormat.logStart)
+            case 1: return rng.below(bytes.count)
+            default: return ReferenceFormat.logStart + rng.below(fixture.logEnd - ReferenceFormat.logStart)
             }
         }
-        /// Damage to bytes `lo...hi`. Reaching the last commit's frames, it may read as a torn
-        /// tail; reaching the last frame, it leaves no frame after `lo` that says the commits
-        /// there were durable: the file reads as if cut at `lo` (FORMAT.md §8's limit).
-        func damaged(_ lo: Int, _ hi: Int) {
-            if hi >= f.lastCommitRegion { allowed.insert(f.full - 1) }
-            if hi >= f.frames.last!.offset && lo >= f.checkpointEnd { allowed.insert(f.commitsWithin(lo)) }
+        /// Damage to bytes `low...hi`. Reaching the last commit's frames, it may read as a torn
+        /// tail; reaching the last frame, it leaves no frame after `low` that says the commits
+        /// there were durable: the file reads as if cut at `low` (FORMAT.md §8's limit).
+        func damaged(_ low: Int, _ high: Int) {
+            if high >= fixture.lastCommitRegion { allowed.insert(fixture.full - 1) }
+            if high >= fixture.frames.last!.offset && low >= fixture.checkpointEnd {
+                allowed.insert(fixture.commitsWithin(low))
+            }
         }
-        func pick<T>(_ a: [T]) -> T { a[rng.below(a.count)] }
+        func pick<T>(_ choices: [T]) -> T { choices[rng.below(choices.count)] }
 
         switch index % cycle {
         case 0:
             var at: [Int] = []
             for _ in 0..<rng.int(1...4) {
-                let x = offset()
-                b[x] ^= 1 << UInt8(rng.below(8))
-                at.append(x)
+                let position = offset()
+                bytes[position] ^= 1 << UInt8(rng.below(8))
+                at.append(position)
             }
-            for x in at { damaged(x, x) }
+            for position in at { damaged(position, position) }
             what = "bit flips at \(at)"
         case 1:
-            let x = offset()
-            let length = min(rng.int(1...600), b.count - x)
+            let position = offset()
+            let length = min(rng.int(1...600), bytes.count - position)
             let fill = rng.below(3)
-            for i in x..<(x + length) { b[i] = fill == 0 ? 0 : fill == 1 ? 0xFF : UInt8(truncatingIfNeeded: rng.next()) }
-            damaged(x, x + length - 1)
-            what = "run of \(length) \(["zeros", "0xFF", "random bytes"][fill]) at \(x)"
+            for i in position..<(position + length) {
+                bytes[i] = fill == 0 ? 0 : fill == 1 ? 0xFF : UInt8(truncatingIfNeeded: rng.next())
+            }
+            damaged(position, position + length - 1)
+            what = "run of \(length) \(["zeros", "0xFF", "random bytes"][fill]) at \(position)"
         case 2:
             let length = rng.below(10) == 0 ? rng.int(0...ReferenceFormat.logStart)
-                                            : rng.int(f.checkpointOffset...b.count)
-            b.removeSubrange(length...)
-            if length >= f.logEnd {
-                allowed = [f.full]
-            } else if length >= f.checkpointEnd {
-                allowed = [f.commitsWithin(length)]
+                                            : rng.int(fixture.checkpointOffset...bytes.count)
+            bytes.removeSubrange(length...)
+            if length >= fixture.logEnd {
+                allowed = [fixture.full]
+            } else if length >= fixture.checkpointEnd {
+                allowed = [fixture.commitsWithin(length)]
             } else {
                 allowed = length == 0 ? [-1] : []
             }
             what = "truncated to \(length)"
         case 3:
-            b.removeSubrange(f.logEnd...)
+            bytes.removeSubrange(fixture.logEnd...)
             if rng.chance(0.5) {
-                b += rng.bytes(rng.int(1...5000))
+                bytes += rng.bytes(rng.int(1...5000))
                 what = "random garbage appended"
             } else {
                 // A stale copy of an old frame after the log (as a reused block would hold).
-                let fr = pick(f.frames)
-                b += Array(b[fr.offset..<(fr.offset + fr.length)])
-                what = "copy of the type-\(fr.type.rawValue) frame at \(fr.offset) appended"
+                let frame = pick(fixture.frames)
+                bytes += Array(bytes[frame.offset..<(frame.offset + frame.length)])
+                what = "copy of the type-\(frame.type.rawValue) frame at \(frame.offset) appended"
             }
         case 4:
-            let dst = pick(f.frames)
-            let sameType = f.frames.filter { $0.type == dst.type && $0.offset != dst.offset }
-            let src = rng.chance(0.5) && !sameType.isEmpty ? pick(sameType) : pick(f.frames.filter { $0.offset != dst.offset })
+            let target = pick(fixture.frames)
+            let sameType = fixture.frames.filter { $0.type == target.type && $0.offset != target.offset }
+            let source = rng.chance(0.5) && !sameType.isEmpty
+                ? pick(sameType) : pick(fixture.frames.filter { $0.offset != target.offset })
             let whole = rng.chance(0.5)
-            let n = min(whole ? src.length : min(src.length, dst.length), b.count - dst.offset)
-            let copy = Array(f.bytes[src.offset..<(src.offset + n)])
-            b.replaceSubrange(dst.offset..<(dst.offset + n), with: copy)
-            damaged(dst.offset, dst.offset + n - 1)
-            what = "type-\(src.type.rawValue) frame at \(src.offset) (\(src.length) bytes) copied over the "
-                + "type-\(dst.type.rawValue) frame at \(dst.offset) (\(dst.length) bytes)"
+            let copied = min(whole ? source.length : min(source.length, target.length), bytes.count - target.offset)
+            let copy = Array(fixture.bytes[source.offset..<(source.offset + copied)])
+            bytes.replaceSubrange(target.offset..<(target.offset + copied), with: copy)
+            damaged(target.offset, target.offset + copied - 1)
+            what = "type-\(source.type.rawValue) frame at \(source.offset) (\(source.length) bytes) copied over the "
+                + "type-\(target.type.rawValue) frame at \(target.offset) (\(target.length) bytes)"
                 + (whole ? "" : ", cut to its length")
         case 5:
-            let fr = pick(f.frames)
-            let at = fr.offset
+            let frame = pick(fixture.frames)
+            let at = frame.offset
             let fields: [ReferenceFormat.FrameHeader.Field] = [.storedLength, .rawLength, .txid, .durableEnd, .type,
                                                                .flags]
             let field = fields[rng.below(fields.count)]
-            let v = pick(extremes)
-            b.setLittleEndian(v, at: at + field.offset, width: field.width)
+            let value = pick(extremes)
+            bytes.setLittleEndian(value, at: at + field.offset, width: field.width)
             let sealed = rng.below(10) < 7
-            if sealed { ReferenceFormat.Frame.resealHeader(&b, frameAt: at) }
+            if sealed { ReferenceFormat.Frame.resealHeader(&bytes, frameAt: at) }
             damaged(at, at + ReferenceFormat.frameHeaderLength - 1)
-            what = "type-\(fr.type.rawValue) frame at \(at): \(field.name) = \(v)\(sealed ? " (resealed)" : "")"
+            what = "type-\(frame.type.rawValue) frame at \(at): \(field.name) = \(value)\(sealed ? " (resealed)" : "")"
         case 6:
             let slot = rng.below(2)
             let fields: [ReferenceFormat.HeaderSlot.Field] = [.formatVersion, .pageSize, .sequence, .checkpointOffset,
                                                               .durableEnd, .checkpointTxid, .flags]
             let field = pick(fields)
-            let v = pick(extremes)
-            b.setLittleEndian(v, at: ReferenceFormat.HeaderSlot.position(of: field, slot: slot), width: field.width)
+            let value = pick(extremes)
+            bytes.setLittleEndian(value, at: ReferenceFormat.HeaderSlot.position(of: field, slot: slot),
+                                  width: field.width)
             let sealed = rng.below(10) < 7
-            if sealed { ReferenceFormat.HeaderSlot.reseal(&b, slot: slot) }
-            what = "header slot \(slot): \(field.name) = \(v)\(sealed ? " (resealed)" : "")"
+            if sealed { ReferenceFormat.HeaderSlot.reseal(&bytes, slot: slot) }
+            what = "header slot \(slot): \(field.name) = \(value)\(sealed ? " (resealed)" : "")"
         case 7:
             let size = rng.chance(0.5) ? 512 : 4096
-            let x = rng.below(b.count / size) * size
+            let position = rng.below(bytes.count / size) * size
             let zero = rng.chance(0.5)
-            for i in x..<min(b.count, x + size) { b[i] = zero ? 0 : UInt8(truncatingIfNeeded: rng.next()) }
-            damaged(x, min(b.count, x + size) - 1)
-            what = "\(size)-byte block at \(x) \(zero ? "zeroed" : "scrambled")"
+            for i in position..<min(bytes.count, position + size) {
+                bytes[i] = zero ? 0 : UInt8(truncatingIfNeeded: rng.next())
+            }
+            damaged(position, min(bytes.count, position + size) - 1)
+            what = "\(size)-byte block at \(position) \(zero ? "zeroed" : "scrambled")"
         default:
-            let (text, at) = forgePayloadField(f, &b, &rng)
+            let (text, at) = forgePayloadField(fixture, &bytes, &rng)
             what = text
             damaged(at, at)
         }
-        return FuzzCase(bytes: b, allowed: allowed, what: what)
+        return FuzzCase(bytes: bytes, allowed: allowed, what: what)
     }
 
     /// Sets one offset, length or order field inside a frame's payload (a checkpoint's tree
@@ -163,19 +173,20 @@ struct FuzzCase {
     /// engine's structural checks stand between it and the reader. A page forged inside a
     /// compressed frame is appended uncompressed with its ancestors (``StoreSurgery``).
     /// Returns a description and the damaged frame's offset.
-    static func forgePayloadField(_ f: FuzzFixture, _ b: inout [UInt8], _ rng: inout SplitMix64) -> (String, Int) {
+    static func forgePayloadField(_ fixture: FuzzFixture, _ bytes: inout [UInt8],
+                                  _ rng: inout SplitMix64) -> (String, Int) {
         typealias PageImage = ReferenceFormat.PageImage
-        guard let surgery = f.surgery else { return ("no frame map", 0) }
-        let candidates = f.frames.filter {
+        guard let surgery = fixture.surgery else { return ("no frame map", 0) }
+        let candidates = fixture.frames.filter {
             $0.type != .overflow && $0.storedLength > 0
                 && (!$0.isCompressed || ($0.type == .page && surgery.pageImages[$0.offset] != nil))
         }
-        let fr = candidates[rng.below(candidates.count)]
+        let frame = candidates[rng.below(candidates.count)]
         let badOffsets: [UInt64] = [0, 1, 4096, 8191, 0xFFFF_FFFF, 1 << 40, 1 << 63, (1 << 63) - 1, (1 << 63) - 8,
-                                    UInt64.max, UInt64.max - 7, UInt64(f.bytes.count + 8) & ~7]
+                                    UInt64.max, UInt64.max - 7, UInt64(fixture.bytes.count + 8) & ~7]
         /// A frame of another type than `type` (a valid frame, but the wrong kind).
         func wrongFrame(_ type: ReferenceFrameType) -> [UInt64] {
-            f.frames.filter { $0.type != type }.prefix(200).map { UInt64($0.offset) }.suffix(3)
+            fixture.frames.filter { $0.type != type }.prefix(200).map { UInt64($0.offset) }.suffix(3)
         }
         /// One way to forge the payload: a description and the change, on the raw payload.
         typealias Edit = (name: String, apply: (inout [UInt8]) -> Void)
@@ -184,11 +195,11 @@ struct FuzzCase {
             let value = values[rng.below(values.count)]
             edits.append(("\(name) = \(value)", { $0.setLittleEndian(value, at: position, width: width) }))
         }
-        let payloadStart = fr.offset + ReferenceFormat.frameHeaderLength
-        let storedPayload = Array(b[payloadStart..<(payloadStart + fr.storedLength)])
-        var payload = fr.type == .page ? surgery.pageImages[fr.offset] ?? storedPayload : storedPayload
+        let payloadStart = frame.offset + ReferenceFormat.frameHeaderLength
+        let storedPayload = Array(bytes[payloadStart..<(payloadStart + frame.storedLength)])
+        var payload = frame.type == .page ? surgery.pageImages[frame.offset] ?? storedPayload : storedPayload
         let end = payload.count
-        switch fr.type {
+        switch frame.type {
         case .checkpoint:
             typealias CheckpointRecord = ReferenceFormat.CheckpointRecord
             field(CheckpointRecord.liveBytesPosition, 8, "live bytes", [0, 1 << 63, UInt64.max])
@@ -240,8 +251,8 @@ struct FuzzCase {
                         image.setLittleEndian(first, at: cells[j].slotPosition, width: 2)
                     }))
                     edits.append(("slots reversed (keys descending)", { image in
-                        for (k, slot) in slots.reversed().enumerated() {
-                            image.setLittleEndian(slot, at: cells[k].slotPosition, width: 2)
+                        for (index, slot) in slots.reversed().enumerated() {
+                            image.setLittleEndian(slot, at: cells[index].slotPosition, width: 2)
                         }
                     }))
                 } else {
@@ -264,22 +275,24 @@ struct FuzzCase {
             }
         }
         guard !edits.isEmpty else {
-            return ("payload of type-\(fr.type.rawValue) frame at \(fr.offset): no field to forge", fr.offset)
+            return ("payload of type-\(frame.type.rawValue) frame at \(frame.offset): no field to forge", frame.offset)
         }
         let edit = edits[rng.below(edits.count)]
         edit.apply(&payload)
-        if !fr.isCompressed {
-            b.replaceSubrange(payloadStart..<(payloadStart + fr.storedLength), with: payload)
-            ReferenceFormat.Frame.reseal(&b, frameAt: fr.offset)
-            return ("payload of type-\(fr.type.rawValue) frame at \(fr.offset): \(edit.name) (resealed)", fr.offset)
+        if !frame.isCompressed {
+            bytes.replaceSubrange(payloadStart..<(payloadStart + frame.storedLength), with: payload)
+            ReferenceFormat.Frame.reseal(&bytes, frameAt: frame.offset)
+            return ("payload of type-\(frame.type.rawValue) frame at \(frame.offset): \(edit.name) (resealed)",
+                    frame.offset)
         }
-        var s = surgery
-        guard let inserted = try? s.replacePage(at: fr.offset, with: payload) else {
-            return ("page in the compressed frame at \(fr.offset): not reachable, left as it was", fr.offset)
+        var editedSurgery = surgery
+        guard let inserted = try? editedSurgery.replacePage(at: frame.offset, with: payload) else {
+            return ("page in the compressed frame at \(frame.offset): not reachable, left as it was", frame.offset)
         }
-        b = s.bytes
-        return ("page in the compressed frame at \(fr.offset): \(edit.name) (rewritten uncompressed at \(inserted[0]) "
-                + "with \(inserted.count - 1) ancestor\(inserted.count == 2 ? "" : "s"), resealed)", fr.offset)
+        bytes = editedSurgery.bytes
+        return ("page in the compressed frame at \(frame.offset): \(edit.name) "
+                + "(rewritten uncompressed at \(inserted[0]) "
+                + "with \(inserted.count - 1) ancestor\(inserted.count == 2 ? "" : "s"), resealed)", frame.offset)
     }
 
     enum Outcome: CustomStringConvertible {
@@ -293,65 +306,71 @@ struct FuzzCase {
 
         var description: String {
             switch self {
-            case .read(let i, let problems):
-                return "\(i.map { $0 < 0 ? "empty store" : "state \($0)" } ?? "NO COMMITTED STATE")\(problems.isEmpty ? "" : ", check: \(problems.prefix(3).joined(separator: "; "))")"
-            case .typed(let e): return "StrataError \(e)"
-            case .inconsistent(let s): return "INCONSISTENT \(s)"
-            case .otherError(let s): return "NON-STRATA ERROR \(s)"
+            case .read(let index, let problems):
+                let state = index.map { $0 < 0 ? "empty store" : "state \($0)" } ?? "NO COMMITTED STATE"
+                return state + (problems.isEmpty ? "" : ", check: \(problems.prefix(3).joined(separator: "; "))")
+            case .typed(let error): return "StrataError \(error)"
+            case .inconsistent(let detail): return "INCONSISTENT \(detail)"
+            case .otherError(let detail): return "NON-STRATA ERROR \(detail)"
             }
         }
     }
 
     /// Opens `bytes` through `layer` (read-only or read-write) and reads everything; a
     /// writable open then takes a write and reads it back.
-    static func examine(_ bytes: [UInt8], readOnly: Bool, layer: FuzzLayer, fixture f: FuzzFixture) -> Outcome {
+    static func examine(_ bytes: [UInt8], readOnly: Bool, layer: FuzzLayer, fixture: FuzzFixture) -> Outcome {
         do {
             let (fs, path, simulated) = try layer.place(bytes, name: "store.strata")
-            var o = FuzzFixture.options(fs)
-            o.readOnly = readOnly
+            var options = FuzzFixture.options(fs)
+            options.readOnly = readOnly
             // `normal`: the write after recovery does not preallocate (and copy) a MiB of zeros.
-            o.durability = .normal
+            options.durability = .normal
             let mutationsBefore = simulated?.mutationCount ?? 0
-            let store = try Store(path: path, options: o)
+            let store = try Store(path: path, options: options)
             return try withExtendedLifetime(store) { () throws -> Outcome in
                 // A writable simulated store is dropped without its closing checkpoint (its I/O
                 // stops here); a real file is closed.
-                defer { if !readOnly, let simulated { simulated.crashAfter(operations: 0) } else { try? store.close() } }
+                defer {
+                    if !readOnly, let simulated { simulated.crashAfter(operations: 0) } else { try? store.close() }
+                }
                 let content = try store.read { try digestContent($0, thorough: true) }
                 let report = try store.check()
-                let index: Int? = content == ContentDigest() && !f.states.contains(content) ? -1 : f.states.firstIndex(of: content)
+                let index: Int? = content == ContentDigest() && !fixture.states.contains(content)
+                    ? -1 : fixture.states.firstIndex(of: content)
                 if readOnly, let simulated, simulated.mutationCount != mutationsBefore {
                     return .inconsistent("the read-only open wrote to the file system")
                 }
                 if !readOnly {
                     // The recovered store takes a write.
-                    try store.write { tx in try tx.tree("zz-fuzz", createIfMissing: true)!.put(Array("k".utf8), Array("v".utf8)) }
+                    try store.write { tx in
+                        try tx.tree("zz-fuzz", createIfMissing: true)!.put(Array("k".utf8), Array("v".utf8))
+                    }
                     guard try store.read({ try $0.tree("zz-fuzz")?.get(Array("k".utf8)) }) == Array("v".utf8) else {
                         return .inconsistent("a write after recovery cannot be read back")
                     }
                 }
                 return .read(index: index, checkProblems: report.problems)
             }
-        } catch let e as StrataError {
-            return .typed(e)
-        } catch let e as HarnessFailure {
-            return .inconsistent(e.description)
+        } catch let error as StrataError {
+            return .typed(error)
+        } catch let failure as HarnessFailure {
+            return .inconsistent(failure.description)
         } catch {
             return .otherError(String(describing: error))
         }
     }
 
     /// The four opens of a case: read-only and read-write, simulated and through POSIX.
-    static func examineAll(_ bytes: [UInt8], posixDirectory: String, fixture f: FuzzFixture) -> [(String, Outcome)] {
+    static func examineAll(_ bytes: [UInt8], posixDirectory: String, fixture: FuzzFixture) -> [(String, Outcome)] {
         let posix = FuzzLayer.posix(directory: posixDirectory)
-        return [("read-only", examine(bytes, readOnly: true, layer: .simulated, fixture: f)),
-                ("read-write", examine(bytes, readOnly: false, layer: .simulated, fixture: f)),
-                ("read-only POSIX", examine(bytes, readOnly: true, layer: posix, fixture: f)),
-                ("read-write POSIX", examine(bytes, readOnly: false, layer: posix, fixture: f))]
+        return [("read-only", examine(bytes, readOnly: true, layer: .simulated, fixture: fixture)),
+                ("read-write", examine(bytes, readOnly: false, layer: .simulated, fixture: fixture)),
+                ("read-only POSIX", examine(bytes, readOnly: true, layer: posix, fixture: fixture)),
+                ("read-write POSIX", examine(bytes, readOnly: false, layer: posix, fixture: fixture))]
     }
 
     /// The line a worker prints for a case: `I`, `C`, `P`, `E kind: …` or `W …`.
-    static func judge(_ c: FuzzCase, outcomes: [(String, Outcome)], fixture f: FuzzFixture) -> String {
+    static func judge(_ fuzzCase: FuzzCase, outcomes: [(String, Outcome)], fixture: FuzzFixture) -> String {
         var wrong: [String] = []
         var typed: StrataError?
         var prefix = false
@@ -361,17 +380,20 @@ struct FuzzCase {
             case .read(let index, let problems):
                 if !problems.isEmpty { flagged = true }
                 guard let index else {
-                    wrong.append("\(mode): content is no committed state\(problems.isEmpty ? "" : " (check: \(problems.prefix(2).joined(separator: "; ")))")")
+                    let check = problems.isEmpty ? "" : " (check: \(problems.prefix(2).joined(separator: "; ")))"
+                    wrong.append("\(mode): content is no committed state\(check)")
                     continue
                 }
-                if !c.allowed.contains(index) {
-                    wrong.append("\(mode): opened as \(index < 0 ? "an empty store" : "state \(index)"), allowed \(c.allowed.sorted())\(problems.isEmpty ? "" : " (check: \(problems.prefix(2).joined(separator: "; ")))")")
-                } else if index != f.full {
+                if !fuzzCase.allowed.contains(index) {
+                    let state = index < 0 ? "an empty store" : "state \(index)"
+                    let check = problems.isEmpty ? "" : " (check: \(problems.prefix(2).joined(separator: "; ")))"
+                    wrong.append("\(mode): opened as \(state), allowed \(fuzzCase.allowed.sorted())\(check)")
+                } else if index != fixture.full {
                     prefix = true
                 }
-            case .typed(let e): typed = typed ?? e
-            case .inconsistent(let s): wrong.append("\(mode): \(s)")
-            case .otherError(let s): wrong.append("\(mode): non-Strata error \(s)")
+            case .typed(let error): typed = typed ?? error
+            case .inconsistent(let detail): wrong.append("\(mode): \(detail)")
+            case .otherError(let detail): wrong.append("\(mode): non-Strata error \(detail)")
             }
         }
         if !wrong.isEmpty { return "W " + wrong.joined(separator: " | ") }

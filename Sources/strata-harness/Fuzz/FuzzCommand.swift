@@ -25,7 +25,8 @@ struct FuzzCommand: ParsableCommand {
             extremes (re-sealed or not), lost sectors/blocks, and offset fields inside frame \
             payloads set to extremes (re-sealed). Each case is opened read-only and read-write, \
             on a simulated file system and as a real file through the POSIX layer, and read \
-            fully (every tree, cursor scans both ways, every value, point reads, check()). Ends with `fuzz: N cases, X crashes, H hangs, K \
+            fully (every tree, cursor scans both ways, every value, point reads, check()). \
+            Ends with `fuzz: N cases, X crashes, H hangs, K \
             typed errors` (wrong data is counted on the line before) and exits 1 if there were \
             crashes, hangs or wrong data.
             """)
@@ -51,17 +52,21 @@ struct FuzzCommand: ParsableCommand {
     @Option(help: "Failures to describe on stderr.")
     var showFailures = 30
 
-    @Option(help: ArgumentHelp("Run only the cases of one kind: case index % 12 (9–11: record cases).", visibility: .hidden))
+    @Option(help: ArgumentHelp("Run only the cases of one kind: case index % 12 (9–11: record cases).",
+                               visibility: .hidden))
     var kind: Int?
 
-    @Option(help: ArgumentHelp("Write seed stores for the libFuzzer target into this directory and exit.", valueName: "dir"))
+    @Option(help: ArgumentHelp("Write seed stores for the libFuzzer target into this directory and exit.",
+                               valueName: "dir"))
     var writeCorpus: String?
 
-    @Option(help: ArgumentHelp("Write seed inputs for the record libFuzzer target (strata-fuzz-records) into this directory and exit.",
+    @Option(help: ArgumentHelp("Write seed inputs for the record libFuzzer target (strata-fuzz-records) "
+                                   + "into this directory and exit.",
                                valueName: "dir"))
     var writeRecordsCorpus: String?
 
-    @Option(help: ArgumentHelp("Write the hostile regression inputs (Tests/FuzzRegressions) into this directory and exit.",
+    @Option(help: ArgumentHelp("Write the hostile regression inputs (Tests/FuzzRegressions) "
+                                   + "into this directory and exit.",
                                valueName: "dir", visibility: .hidden))
     var writeRegressions: String?
 
@@ -97,23 +102,38 @@ struct FuzzCommand: ParsableCommand {
         let caseDirectory = try FuzzLayer.makeCaseDirectory("strata-fuzz-cases")
         defer { removeDirectory(caseDirectory) }
         let built = monotonicSeconds() - start
-        printError("fuzz: seed store \(fixture.bytes.count) bytes, \(fixture.frames.count) frames, \(fixture.full) commits after its checkpoint; record seed store \(fixture.records.trees.count) trees, \(fixture.records.trees.reduce(0) { $0 + $1.entries.count }) entries (built in \(String(format: "%.2f", built))s)")
+        let recordEntries = fixture.records.trees.reduce(0) { $0 + $1.entries.count }
+        printError("fuzz: seed store \(fixture.bytes.count) bytes, \(fixture.frames.count) frames, "
+                   + "\(fixture.full) commits after its checkpoint; "
+                   + "record seed store \(fixture.records.trees.count) trees, \(recordEntries) entries "
+                   + "(built in \(String(format: "%.2f", built))s)")
         let workers = jobs ?? max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         var tally = FuzzTally()
-        try runWorkers(fixture: fixture, dir: dir, caseDirectory: caseDirectory, workers: workers, tally: &tally, start: start)
-        let t = monotonicSeconds() - start
-        let typed = tally.errorKinds.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        print("fuzz: \(tally.cases) cases in \(String(format: "%.1f", t))s (\(String(format: "%.0f", Double(tally.cases) / max(t, 1e-9))) cases/s, \(workers) workers): \(tally.intact) intact, \(tally.prefix) committed prefix, \(tally.typed) typed errors (\(typed.isEmpty ? "none" : typed)), \(tally.checkFlagged) with check() problems")
-        let byKind = tally.failuresByKind.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        try runWorkers(fixture: fixture, dir: dir, caseDirectory: caseDirectory, workers: workers, tally: &tally,
+                       start: start)
+        let elapsed = monotonicSeconds() - start
+        let typed = tally.errorKinds.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }
+            .joined(separator: ", ")
+        print("fuzz: \(tally.cases) cases in \(String(format: "%.1f", elapsed))s "
+              + "(\(String(format: "%.0f", Double(tally.cases) / max(elapsed, 1e-9))) cases/s, \(workers) workers): "
+              + "\(tally.intact) intact, \(tally.prefix) committed prefix, "
+              + "\(tally.typed) typed errors (\(typed.isEmpty ? "none" : typed)), "
+              + "\(tally.checkFlagged) with check() problems")
+        let byKind = tally.failuresByKind.sorted { $0.value > $1.value }.map { "\($0.key) \($0.value)" }
+            .joined(separator: ", ")
         for (domain, name) in ["storage", "records"].enumerated() {
-            let d = tally.byDomain[domain]
-            let n = d.values.reduce(0, +)
-            print("fuzz: \(name): \(n) cases, \(d["I", default: 0]) intact, \(d["P", default: 0]) committed prefix, \(d["C", default: 0]) flagged by their check, \(d["E", default: 0]) typed errors, \(d["W", default: 0]) wrong data, \(d["crash", default: 0]) crashes, \(d["hang", default: 0]) hangs")
+            let results = tally.byDomain[domain]
+            let total = results.values.reduce(0, +)
+            print("fuzz: \(name): \(total) cases, \(results["I", default: 0]) intact, "
+                  + "\(results["P", default: 0]) committed prefix, \(results["C", default: 0]) flagged by their check, "
+                  + "\(results["E", default: 0]) typed errors, \(results["W", default: 0]) wrong data, "
+                  + "\(results["crash", default: 0]) crashes, \(results["hang", default: 0]) hangs")
         }
         print("fuzz: \(tally.wrong) wrong data\(byKind.isEmpty ? "" : " (failures by mutation: \(byKind))")")
         print("fuzz: \(tally.cases) cases, \(tally.crashes) crashes, \(tally.hangs) hangs, \(tally.typed) typed errors")
         if tally.crashes + tally.hangs + tally.wrong > 0 {
-            printError("fuzz: fixture kept for reproduction: \(dir) (strata-harness fuzz-worker --fixture \(dir) --seed \(seed) --from CASE --count 1 --verbose)")
+            printError("fuzz: fixture kept for reproduction: \(dir) "
+                       + "(strata-harness fuzz-worker --fixture \(dir) --seed \(seed) --from CASE --count 1 --verbose)")
             throw ExitCode(1)
         }
         removeDirectory(dir)
@@ -128,7 +148,8 @@ struct FuzzCommand: ParsableCommand {
     /// worker's resident size under 50 MiB). A crashing worker prints no backtrace (the
     /// reproduction command does).
     static let workerEnvironment = [
-        "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456:glibc.malloc.arena_max=2",
+        "GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=268435456"
+            + ":glibc.malloc.arena_max=2",
         "SWIFT_BACKTRACE": "enable=no",
     ]
 
@@ -151,7 +172,8 @@ struct FuzzCommand: ParsableCommand {
 
     /// Hands out batches to `workers` children at a time; a batch cut short by a dead child
     /// goes back to the queue from the case after the one it died on.
-    func runWorkers(fixture: FuzzFixture, dir: String, caseDirectory: String, workers: Int, tally: inout FuzzTally, start: Double) throws {
+    func runWorkers(fixture: FuzzFixture, dir: String, caseDirectory: String, workers: Int, tally: inout FuzzTally,
+                    start: Double) throws {
         struct Running {
             var child: ChildProcess
             var next: Int
@@ -180,7 +202,9 @@ struct FuzzCommand: ParsableCommand {
             tally.reported += 1
             let what = FuzzCase.caseDescription(fixture, seed: seed, index: index)
             if tally.reported <= showFailures { printError("fuzz: case \(index) (\(what)): \(text)") }
-            if tally.reported == showFailures { printError("fuzz: (further failures not shown; all are in \(dir)/failures.txt)") }
+            if tally.reported == showFailures {
+                printError("fuzz: (further failures not shown; all are in \(dir)/failures.txt)")
+            }
             if failureLog >= 0 {
                 let line = Array("case \(index) (\(what)): \(text)\n".utf8)
                 _ = line.withUnsafeBytes { write(failureLog, $0.baseAddress, $0.count) }
@@ -189,16 +213,17 @@ struct FuzzCommand: ParsableCommand {
 
         while !queue.isEmpty || !running.isEmpty {
             while running.count < workers, !queue.isEmpty {
-                let (a, b) = queue.removeFirst()
+                let (batchStart, batchEnd) = queue.removeFirst()
                 let child = try ChildProcess(arguments: [
-                    "fuzz-worker", "--fixture", dir, "--seed", String(seed), "--from", String(a), "--count", String(b - a),
-                    "--timeout-ms", String(timeoutMs), "--memory-mb", String(memoryMb), "--case-directory", caseDirectory,
+                    "fuzz-worker", "--fixture", dir, "--seed", String(seed), "--from", String(batchStart),
+                    "--count", String(batchEnd - batchStart), "--timeout-ms", String(timeoutMs),
+                    "--memory-mb", String(memoryMb), "--case-directory", caseDirectory,
                 ] + (kind.map { ["--kind", String($0)] } ?? []), environment: FuzzCommand.workerEnvironment)
-                running.append(Running(child: child, next: a, end: b, lastHeard: monotonicSeconds()))
+                running.append(Running(child: child, next: batchStart, end: batchEnd, lastHeard: monotonicSeconds()))
             }
             var fds = running.map { pollfd(fd: $0.child.output, events: Int16(POLLIN), revents: 0) }
-            let r = poll(&fds, nfds_t(fds.count), 1000)
-            if r < 0 && errno != EINTR { throw HarnessError("poll failed: errno \(errno)") }
+            let ready = poll(&fds, nfds_t(fds.count), 1000)
+            if ready < 0 && errno != EINTR { throw HarnessError("poll failed: errno \(errno)") }
             let now = monotonicSeconds()
             var finished: [Int] = []
             for i in running.indices {
@@ -247,7 +272,9 @@ struct FuzzCommand: ParsableCommand {
                 if run.killedForTime || status.signal == SIGALRM {
                     tally.byDomain[domain]["hang", default: 0] += 1
                     tally.hangs += 1
-                    report(run.next, "HANG (\(run.killedForTime ? "no answer for \(String(format: "%.0f", backstop))s" : "over \(timeoutMs)ms"))")
+                    let why = run.killedForTime
+                        ? "no answer for \(String(format: "%.0f", backstop))s" : "over \(timeoutMs)ms"
+                    report(run.next, "HANG (\(why))")
                 } else {
                     tally.byDomain[domain]["crash", default: 0] += 1
                     tally.crashes += 1
@@ -258,8 +285,10 @@ struct FuzzCommand: ParsableCommand {
             if tally.cases >= nextProgress || now - lastProgressTime > 60 {
                 while nextProgress <= tally.cases { nextProgress += 50_000 }
                 lastProgressTime = now
-                let t = now - start
-                printError("fuzz: \(tally.cases)/\(iterations) cases, \(tally.crashes) crashes, \(tally.hangs) hangs, \(tally.wrong) wrong, \(tally.typed) typed errors (\(String(format: "%.0f", t))s, \(String(format: "%.0f", Double(tally.cases) / t)) cases/s)")
+                let elapsed = now - start
+                printError("fuzz: \(tally.cases)/\(iterations) cases, \(tally.crashes) crashes, \(tally.hangs) hangs, "
+                           + "\(tally.wrong) wrong, \(tally.typed) typed errors (\(String(format: "%.0f", elapsed))s, "
+                           + "\(String(format: "%.0f", Double(tally.cases) / elapsed)) cases/s)")
             }
         }
     }

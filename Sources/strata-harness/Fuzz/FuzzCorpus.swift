@@ -21,26 +21,26 @@ enum FuzzCorpus {
         try save("empty-open.strata", try store { _ in })
         try save("empty-closed.strata", try store(close: true) { _ in })
         // One tree, a few keys, commits after the checkpoint (the log replay path).
-        try save("small-crashed.strata", try store { s in
-            try s.write { tx in
-                let t = try tx.createTree("t")
-                for i in 0..<12 { try t.put(CrashWorkload.key(i), rng.bytes(rng.int(0...40))) }
+        try save("small-crashed.strata", try store { seedStore in
+            try seedStore.write { tx in
+                let tree = try tx.createTree("t")
+                for i in 0..<12 { try tree.put(CrashWorkload.key(i), rng.bytes(rng.int(0...40))) }
             }
-            try s.checkpoint()
-            try s.write { tx in
+            try seedStore.checkpoint()
+            try seedStore.write { tx in
                 _ = try tx.tree("t")!.delete(CrashWorkload.key(3))
                 try tx.tree("t")!.put(Array("late".utf8), Array("v".utf8))
             }
         })
         // Two levels, an overflow value, a dropped tree, closed cleanly.
-        try save("branches-closed.strata", try store(close: true) { s in
-            try s.write { tx in
-                let a = try tx.createTree("a")
-                for i in 0..<400 { try a.put(CrashWorkload.key(i), rng.bytes(rng.int(5...30))) }
+        try save("branches-closed.strata", try store(close: true) { seedStore in
+            try seedStore.write { tx in
+                let tree = try tx.createTree("a")
+                for i in 0..<400 { try tree.put(CrashWorkload.key(i), rng.bytes(rng.int(5...30))) }
                 try tx.createTree("gone").put(Array("x".utf8), Array("y".utf8))
-                try a.put(Array("big".utf8), rng.bytes(6_000))
+                try tree.put(Array("big".utf8), rng.bytes(6_000))
             }
-            try s.write { tx in try tx.dropTree("gone") }
+            try seedStore.write { tx in try tx.dropTree("gone") }
         })
         return count
     }
@@ -66,14 +66,14 @@ enum FuzzCorpus {
     private static func store(close: Bool = false, _ body: (Store) throws -> Void) throws -> [UInt8] {
         let fs = SimulatedFileSystem()
         let path = "/seed/store.strata"
-        var o = StoreOptions(durability: .full)
-        o.fileSystem = fs
-        o.compactOnCloseGarbageRatio = 1
-        o.syncIntervalMilliseconds = 3_600_000
-        let s = try Store(path: path, options: o)
-        try body(s)
+        var options = StoreOptions(durability: .full)
+        options.fileSystem = fs
+        options.compactOnCloseGarbageRatio = 1
+        options.syncIntervalMilliseconds = 3_600_000
+        let store = try Store(path: path, options: options)
+        try body(store)
         if close {
-            try s.close()
+            try store.close()
         } else {
             fs.crashAfter(operations: 0)
         }

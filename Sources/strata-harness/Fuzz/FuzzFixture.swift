@@ -29,14 +29,14 @@ struct FuzzFixture {
     var records = RecordsImage(trees: [])
 
     static func options(_ fs: any FileSystem) -> StoreOptions {
-        var o = StoreOptions(durability: .full)
-        o.fileSystem = fs
-        o.syncIntervalMilliseconds = 3_600_000
-        o.compactOnCloseGarbageRatio = 1
-        o.checkpointLogBytes = 1 << 30
-        o.checkpointDirtyBytes = 1 << 30
-        o.cacheBytes = 1 << 20
-        return o
+        var options = StoreOptions(durability: .full)
+        options.fileSystem = fs
+        options.syncIntervalMilliseconds = 3_600_000
+        options.compactOnCloseGarbageRatio = 1
+        options.checkpointLogBytes = 1 << 30
+        options.checkpointDirtyBytes = 1 << 30
+        options.cacheBytes = 1 << 20
+        return options
     }
 
     /// Several trees, a few thousand keys, overflow values; a checkpoint; eight commits after
@@ -44,7 +44,7 @@ struct FuzzFixture {
     static func build(seed: UInt64) throws -> FuzzFixture {
         let fs = SimulatedFileSystem()
         var rng = SplitMix64(seed: mixSeed(seed, 0x4649_5854))
-        var f = FuzzFixture()
+        var fixture = FuzzFixture()
         do {
             let store = try Store(path: path, options: options(fs))
             try store.write { tx in
@@ -54,43 +54,48 @@ struct FuzzFixture {
                 for i in 0..<1500 { try users.put(CrashWorkload.key(i), rng.bytes(rng.int(10...120))) }
                 for i in 0..<1000 { try orders.put(Array("order-\(i * 7)".utf8), Array("amount \(i)".utf8)) }
                 for i in 0..<16 {
-                    let n = rng.int(2_000...8_000)
-                    try blobs.put(CrashWorkload.key(i), i % 2 == 0 ? rng.bytes(n) : [UInt8](repeating: UInt8(i), count: n))
+                    let length = rng.int(2_000...8_000)
+                    try blobs.put(CrashWorkload.key(i),
+                                  i % 2 == 0 ? rng.bytes(length) : [UInt8](repeating: UInt8(i), count: length))
                 }
             }
             for round in 0..<4 {
                 try store.write { tx in
                     let users = try tx.tree("users")!
-                    for _ in 0..<100 { try users.put(CrashWorkload.key(rng.below(1500)), Array("updated \(round)".utf8)) }
+                    for _ in 0..<100 {
+                        try users.put(CrashWorkload.key(rng.below(1500)), Array("updated \(round)".utf8))
+                    }
                     for _ in 0..<30 { _ = try users.delete(CrashWorkload.key(rng.below(1500))) }
                 }
             }
             try store.checkpoint()
-            f.states.append(try store.read { try digestContent($0, thorough: true) })
-            for c in 0..<8 {
+            fixture.states.append(try store.read { try digestContent($0, thorough: true) })
+            for commit in 0..<8 {
                 try store.write { tx in
-                    if c == 3 { try tx.createTree("late").put(Array("x".utf8), Array("y".utf8)) }
+                    if commit == 3 { try tx.createTree("late").put(Array("x".utf8), Array("y".utf8)) }
                     let orders = try tx.tree("orders")!
-                    for _ in 0..<5 { try orders.put(Array("order-\(rng.below(9000))".utf8), Array("c\(c)".utf8)) }
+                    for _ in 0..<5 {
+                        try orders.put(Array("order-\(rng.below(9000))".utf8), Array("c\(commit)".utf8))
+                    }
                     _ = try tx.tree("users")!.delete(CrashWorkload.key(rng.below(1500)))
-                    if c == 7 { try tx.tree("blobs")!.put(Array("last".utf8), rng.bytes(5_000)) }
+                    if commit == 7 { try tx.tree("blobs")!.put(Array("last".utf8), rng.bytes(5_000)) }
                 }
-                f.states.append(try store.read { try digestContent($0, thorough: true) })
+                fixture.states.append(try store.read { try digestContent($0, thorough: true) })
             }
             // The file as it is now, before close: commits after the checkpoint, then
             // preallocated zeros. The store is dropped without closing (its I/O stops here).
-            f.bytes = fs.contents(of: path) ?? []
+            fixture.bytes = fs.contents(of: path) ?? []
             fs.crashAfter(operations: 0)
             withExtendedLifetime(store) {}
         }
-        try f.mapFrames()
+        try fixture.mapFrames()
         // Keep the log and 4 KiB of the zeros after it.
-        f.bytes = Array(f.bytes.prefix(f.logEnd)) + [UInt8](repeating: 0, count: 4096)
-        try f.mapFrames()
-        try f.checkSurgery()
-        f.records = try RecordsWorkload.seedImage(seed: mixSeed(seed, 0x5245_4353))
-        try f.checkRecordsSeed()
-        return f
+        fixture.bytes = Array(fixture.bytes.prefix(fixture.logEnd)) + [UInt8](repeating: 0, count: 4096)
+        try fixture.mapFrames()
+        try fixture.checkSurgery()
+        fixture.records = try RecordsWorkload.seedImage(seed: mixSeed(seed, 0x5245_4353))
+        try fixture.checkRecordsSeed()
+        return fixture
     }
 
     /// Finds the current header slot's checkpoint, every frame of the log and every page.
@@ -103,7 +108,8 @@ struct FuzzFixture {
         logEnd = map.logEnd
         commitEnds = frames.filter { $0.type == .commit && $0.offset > checkpointOffset }.map(\.end)
         guard commitEnds.count == states.count - 1, commitEnds.count >= 2 else {
-            throw HarnessError("seed store: unexpected frame map (\(frames.count) frames, \(commitEnds.count) commits after the checkpoint)")
+            throw HarnessError("seed store: unexpected frame map "
+                               + "(\(frames.count) frames, \(commitEnds.count) commits after the checkpoint)")
         }
         lastCommitRegion = commitEnds[commitEnds.count - 2]
     }
@@ -113,9 +119,9 @@ struct FuzzFixture {
     func checkSurgery() throws {
         guard let surgery else { throw HarnessError("seed store: no frame map") }
         for offset in surgery.pageImages.keys.sorted() {
-            var s = surgery
-            try s.replacePage(at: offset, with: surgery.pageImages[offset]!)
-            let outcome = FuzzCase.examine(s.bytes, readOnly: true, layer: .simulated, fixture: self)
+            var rewritten = surgery
+            try rewritten.replacePage(at: offset, with: surgery.pageImages[offset]!)
+            let outcome = FuzzCase.examine(rewritten.bytes, readOnly: true, layer: .simulated, fixture: self)
             guard case .read(let index, let problems) = outcome, index == full, problems.isEmpty else {
                 throw HarnessError("seed store: the page at \(offset) rewritten as itself reads as \(outcome)")
             }
@@ -133,11 +139,13 @@ struct FuzzFixture {
             for readOnly in [true, false] {
                 let fs = SimulatedFileSystem()
                 fs.setContents(bytes, of: RecordsImage.path)
-                var o = RecordsImage.options(fs)
-                o.readOnly = readOnly
-                let outcome = RecordsFuzzCheck.examine(path: RecordsImage.path, options: o, model: readOnly ? nil : model)
-                guard case .read(let n, let problems) = outcome, problems.isEmpty, n >= 60 else {
-                    throw HarnessError("record seed store (\(placement), \(readOnly ? "read-only" : "read-write")): \(outcome)")
+                var options = RecordsImage.options(fs)
+                options.readOnly = readOnly
+                let outcome = RecordsFuzzCheck.examine(path: RecordsImage.path, options: options,
+                                                       model: readOnly ? nil : model)
+                guard case .read(let objects, let problems) = outcome, problems.isEmpty, objects >= 60 else {
+                    let mode = readOnly ? "read-only" : "read-write"
+                    throw HarnessError("record seed store (\(placement), \(mode)): \(outcome)")
                 }
             }
         }
@@ -152,10 +160,11 @@ struct FuzzFixture {
         try writeFile(dir + "/fixture.bin", bytes)
         // The frame map is derived from the bytes again on load.
         var text = ""
-        for (k, s) in states.enumerated() {
-            text += "state \(k)\n"
-            for (name, t) in s.trees.sorted(by: { $0.key < $1.key }) {
-                text += "tree \(Array(name.utf8).map { String($0, radix: 16) }.joined(separator: ",")) \(t.count) \(t.sum)\n"
+        for (index, state) in states.enumerated() {
+            text += "state \(index)\n"
+            for (name, tree) in state.trees.sorted(by: { $0.key < $1.key }) {
+                let hexName = Array(name.utf8).map { String($0, radix: 16) }.joined(separator: ",")
+                text += "tree \(hexName) \(tree.count) \(tree.sum)\n"
             }
         }
         try writeFile(dir + "/fixture.txt", Array(text.utf8))
@@ -163,22 +172,25 @@ struct FuzzFixture {
     }
 
     static func load(from dir: String) throws -> FuzzFixture {
-        var f = FuzzFixture()
-        f.bytes = try readFile(dir + "/fixture.bin")
+        var fixture = FuzzFixture()
+        fixture.bytes = try readFile(dir + "/fixture.bin")
         let text = String(decoding: try readFile(dir + "/fixture.txt"), as: UTF8.self)
         for line in text.split(separator: "\n") {
-            let p = line.split(separator: " ").map(String.init)
-            switch p[0] {
-            case "state": f.states.append(ContentDigest())
+            let fields = line.split(separator: " ").map(String.init)
+            switch fields[0] {
+            case "state": fixture.states.append(ContentDigest())
             case "tree":
-                guard p.count == 4, let count = Int(p[2]), let sum = UInt64(p[3]) else { throw HarnessError("bad fixture line: \(line)") }
-                let name = String(decoding: p[1].split(separator: ",").compactMap { UInt8($0, radix: 16) }, as: UTF8.self)
-                f.states[f.states.count - 1].trees[name] = ContentDigest.Tree(count: count, sum: sum)
+                guard fields.count == 4, let count = Int(fields[2]), let sum = UInt64(fields[3]) else {
+                    throw HarnessError("bad fixture line: \(line)")
+                }
+                let name = String(decoding: fields[1].split(separator: ",").compactMap { UInt8($0, radix: 16) },
+                                  as: UTF8.self)
+                fixture.states[fixture.states.count - 1].trees[name] = ContentDigest.Tree(count: count, sum: sum)
             default: throw HarnessError("bad fixture line: \(line)")
             }
         }
-        try f.mapFrames()
-        f.records = RecordsImage(bytes: try readFile(dir + "/records.bin"))
-        return f
+        try fixture.mapFrames()
+        fixture.records = RecordsImage(bytes: try readFile(dir + "/records.bin"))
+        return fixture
     }
 }

@@ -23,7 +23,8 @@ enum FuzzLayer: CustomStringConvertible {
 
     /// A store path in a file system that holds `bytes` there (and nothing else of the case's
     /// past: a previous case's file and lock file are replaced).
-    func place(_ bytes: [UInt8], name: String) throws -> (fs: any FileSystem, path: String, simulated: SimulatedFileSystem?) {
+    func place(_ bytes: [UInt8],
+               name: String) throws -> (fs: any FileSystem, path: String, simulated: SimulatedFileSystem?) {
         switch self {
         case .simulated:
             let fs = SimulatedFileSystem()
@@ -44,7 +45,9 @@ enum FuzzLayer: CustomStringConvertible {
     /// A fresh directory for the POSIX layer's case files: under /dev/shm (tmpfs) when it
     /// exists, else under `$TMPDIR`.
     static func makeCaseDirectory(_ prefix: String) throws -> String {
-        guard let dir = makeFuzzCaseDirectory(prefix) else { throw HarnessError("cannot create a directory for fuzz cases") }
+        guard let dir = makeFuzzCaseDirectory(prefix) else {
+            throw HarnessError("cannot create a directory for fuzz cases")
+        }
         return dir
     }
 }

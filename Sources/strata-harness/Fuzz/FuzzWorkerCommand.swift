@@ -27,41 +27,47 @@ struct FuzzWorkerCommand: ParsableCommand {
     var caseDirectory: String?
 
     func run() throws {
-        let f = try fixture.map { try FuzzFixture.load(from: $0) } ?? FuzzFixture.build(seed: seed)
+        let seedFixture = try fixture.map { try FuzzFixture.load(from: $0) } ?? FuzzFixture.build(seed: seed)
         let ownDirectory = caseDirectory == nil
         let cases = try caseDirectory ?? FuzzLayer.makeCaseDirectory("strata-fuzz-worker")
         // One case file per worker: workers may share the directory.
         let posixDirectory = cases + "/worker-\(getpid())"
-        if mkdir(posixDirectory, 0o700) != 0 && errno != EEXIST { throw HarnessError("cannot create \(posixDirectory): errno \(errno)") }
+        if mkdir(posixDirectory, 0o700) != 0 && errno != EEXIST {
+            throw HarnessError("cannot create \(posixDirectory): errno \(errno)")
+        }
         defer {
             removeDirectory(posixDirectory)
             if ownDirectory { removeDirectory(cases) }
         }
         var limit = rlimit(rlim_cur: rlim_t(memoryMb) << 20, rlim_max: rlim_t(memoryMb) << 20)
-        if setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit) != 0 { printError("fuzz-worker: setrlimit failed: errno \(errno)") }
+        if setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit) != 0 {
+            printError("fuzz-worker: setrlimit failed: errno \(errno)")
+        }
         for index in from..<(from + count) {
             if let kind, index % FuzzCase.cycle != kind { continue }
             setTimer(milliseconds: timeoutMs)
             if FuzzCase.isRecordCase(index) {
-                let line = recordCase(f, index: index, posixDirectory: posixDirectory)
+                let line = recordCase(seedFixture, index: index, posixDirectory: posixDirectory)
                 setTimer(milliseconds: 0)
                 writeLineUnbuffered("\(index) \(line)")
                 continue
             }
-            let c = FuzzCase.make(f, seed: seed, index: index)
-            let outcomes = FuzzCase.examineAll(c.bytes, posixDirectory: posixDirectory, fixture: f)
+            let fuzzCase = FuzzCase.make(seedFixture, seed: seed, index: index)
+            let outcomes = FuzzCase.examineAll(fuzzCase.bytes, posixDirectory: posixDirectory, fixture: seedFixture)
             setTimer(milliseconds: 0)
-            let line = FuzzCase.judge(c, outcomes: outcomes, fixture: f)
+            let line = FuzzCase.judge(fuzzCase, outcomes: outcomes, fixture: seedFixture)
             if verbose {
-                printError("case \(index): \(c.what); allowed \(c.allowed.sorted()); " + outcomes.map { "\($0.0): \($0.1)" }.joined(separator: "; ") + " => \(line)")
+                printError("case \(index): \(fuzzCase.what); allowed \(fuzzCase.allowed.sorted()); "
+                           + outcomes.map { "\($0.0): \($0.1)" }.joined(separator: "; ") + " => \(line)")
             }
             writeLineUnbuffered("\(index) \(line)")
         }
     }
 
     /// Runs record case `index` and returns its line.
-    private func recordCase(_ f: FuzzFixture, index: Int, posixDirectory: String) -> String {
-        let (image, what) = RecordsFuzzCase.make(f.records, seed: seed, index: index, kind: FuzzCase.recordKind(index))
+    private func recordCase(_ fixture: FuzzFixture, index: Int, posixDirectory: String) -> String {
+        let (image, what) = RecordsFuzzCase.make(fixture.records, seed: seed, index: index,
+                                                 kind: FuzzCase.recordKind(index))
         let bytes: [UInt8]
         do {
             bytes = try image.storeBytes()
@@ -71,14 +77,17 @@ struct FuzzWorkerCommand: ParsableCommand {
         guard let model = try? todoModel() else { return "W the TodoList model does not build" }
         let outcomes = RecordsFuzzCase.examineAll(bytes, posixDirectory: posixDirectory, model: model)
         let line = RecordsFuzzCase.judge(outcomes)
-        if verbose { printError("case \(index): records: \(what); " + outcomes.map { "\($0.0): \($0.1)" }.joined(separator: "; ") + " => \(line)") }
+        if verbose {
+            printError("case \(index): records: \(what); "
+                       + outcomes.map { "\($0.0): \($0.1)" }.joined(separator: "; ") + " => \(line)")
+        }
         return line
     }
 
     private func setTimer(milliseconds ms: Int) {
-        var t = itimerval()
-        t.it_value.tv_sec = ms / 1000
-        t.it_value.tv_usec = (ms % 1000) * 1000
-        setitimer(__itimer_which_t(ITIMER_REAL.rawValue), &t, nil)
+        var timer = itimerval()
+        timer.it_value.tv_sec = ms / 1000
+        timer.it_value.tv_usec = (ms % 1000) * 1000
+        setitimer(__itimer_which_t(ITIMER_REAL.rawValue), &timer, nil)
     }
 }

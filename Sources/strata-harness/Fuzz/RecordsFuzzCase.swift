@@ -14,7 +14,8 @@ enum RecordsFuzzCase {
                             "whole tree", "several"]
 
     /// Case `index` (its kind is chosen by the caller) of `seed`: a damaged copy of `image`.
-    static func make(_ image: RecordsImage, seed: UInt64, index: Int, kind: Int) -> (image: RecordsImage, what: String) {
+    static func make(_ image: RecordsImage, seed: UInt64, index: Int,
+                     kind: Int) -> (image: RecordsImage, what: String) {
         var rng = SplitMix64(seed: mixSeed(seed, UInt64(index), 0x5245_435A))
         var damaged = image
         damaged.placement = RecordsImage.Placement(rawValue: UInt8(rng.below(3))) ?? .pages
@@ -29,20 +30,22 @@ enum RecordsFuzzCase {
 
     /// Trees whose name starts with one of `prefixes` (indices into `image.trees`).
     static func trees(_ image: RecordsImage, _ prefixes: [String]) -> [Int] {
-        image.trees.indices.filter { i in prefixes.contains { image.trees[i].name.hasPrefix($0) } && !image.trees[i].entries.isEmpty }
+        image.trees.indices.filter { index in
+            prefixes.contains { image.trees[index].name.hasPrefix($0) } && !image.trees[index].entries.isEmpty
+        }
     }
 
     static let extremes: [UInt64] = [0, 1, 0x7F, 0x80, 0xFFFF, 0xFFFF_FFFF, 1 << 40, (1 << 63) - 1, 1 << 63, UInt64.max]
 
     /// Damages one thing of the given kind; returns what.
     static func forge(_ image: inout RecordsImage, kind: Int, _ rng: inout SplitMix64) -> String {
-        func pick<T>(_ a: [T]) -> T { a[rng.below(a.count)] }
+        func pick<T>(_ choices: [T]) -> T { choices[rng.below(choices.count)] }
         switch kind {
         case 0:
-            guard let t = trees(image, ["rows:"]).randomElement(using: &rng) else { return "no rows" }
-            let e = rng.below(image.trees[t].entries.count)
-            var row = image.trees[t].entries[e].value
-            let name = "\(image.trees[t].name) row \(e)"
+            guard let treeIndex = trees(image, ["rows:"]).randomElement(using: &rng) else { return "no rows" }
+            let entryIndex = rng.below(image.trees[treeIndex].entries.count)
+            var row = image.trees[treeIndex].entries[entryIndex].value
+            let name = "\(image.trees[treeIndex].name) row \(entryIndex)"
             let what: String
             switch rng.below(8) {
             case 0:
@@ -50,69 +53,77 @@ enum RecordsFuzzCase {
                 what = "bits flipped"
             case 1:
                 let at = rng.below(max(1, row.count))
-                let v = pick([0x00, 0xFF, 0x80, 0x7F] as [UInt8])
-                if at < row.count { row[at] = v }
-                what = "byte \(at) = \(v)"
+                let value = pick([0x00, 0xFF, 0x80, 0x7F] as [UInt8])
+                if at < row.count { row[at] = value }
+                what = "byte \(at) = \(value)"
             case 2:
-                let n = rng.below(row.count + 1)
-                row.removeSubrange(n...)
-                what = "cut to \(n) bytes"
+                let length = rng.below(row.count + 1)
+                row.removeSubrange(length...)
+                what = "cut to \(length) bytes"
             case 3:
                 row += rng.bytes(rng.int(1...40))
                 what = "garbage appended"
             case 4:
                 // A length field: a byte L followed by L printable bytes (a string's length).
-                let lengths = (1..<max(1, row.count)).filter { i in
-                    let l = Int(row[i - 1])
-                    return l >= 1 && i + l <= row.count && row[i..<(i + l)].allSatisfy { $0 >= 0x20 }
+                let lengths = (1..<max(1, row.count)).filter { position in
+                    let length = Int(row[position - 1])
+                    return length >= 1 && position + length <= row.count
+                        && row[position..<(position + length)].allSatisfy { $0 >= 0x20 }
                 }
-                let v = pick(extremes)
-                if let i = lengths.randomElement(using: &rng) {
-                    row.replaceSubrange((i - 1)..<i, with: ReferenceFormat.ByteWriter.varint(v))
-                    what = "string length at \(i - 1) = \(v)"
+                let value = pick(extremes)
+                if let position = lengths.randomElement(using: &rng) {
+                    row.replaceSubrange((position - 1)..<position, with: ReferenceFormat.ByteWriter.varint(value))
+                    what = "string length at \(position - 1) = \(value)"
                 } else {
                     what = "no string length found"
                 }
             case 5:
                 // The field count after the version byte.
-                let v = pick(extremes)
-                if row.count >= 2 { row.replaceSubrange(1..<2, with: ReferenceFormat.ByteWriter.varint(v)) }
-                what = "field count = \(v)"
+                let value = pick(extremes)
+                if row.count >= 2 { row.replaceSubrange(1..<2, with: ReferenceFormat.ByteWriter.varint(value)) }
+                what = "field count = \(value)"
             case 6:
-                let v = pick([0, 2, 0xFF] as [UInt8])
-                if !row.isEmpty { row[0] = v }
-                what = "version = \(v)"
+                let value = pick([0, 2, 0xFF] as [UInt8])
+                if !row.isEmpty { row[0] = value }
+                what = "version = \(value)"
             default:
-                let others = trees(image, ["rows:"]).filter { $0 != t }
-                if let o = others.randomElement(using: &rng) {
-                    row = image.trees[o].entries[rng.below(image.trees[o].entries.count)].value
-                    what = "replaced by a row of \(image.trees[o].name)"
+                let others = trees(image, ["rows:"]).filter { $0 != treeIndex }
+                if let otherTree = others.randomElement(using: &rng) {
+                    row = image.trees[otherTree].entries[rng.below(image.trees[otherTree].entries.count)].value
+                    what = "replaced by a row of \(image.trees[otherTree].name)"
                 } else {
                     row = []
                     what = "emptied"
                 }
             }
-            image.trees[t].entries[e].value = row
+            image.trees[treeIndex].entries[entryIndex].value = row
             return "\(name): \(what)"
         case 1:
-            guard let t = trees(image, ["rows:"]).randomElement(using: &rng) else { return "no rows" }
-            return forgeKey(&image, t, &rng, what: "primary key")
+            guard let treeIndex = trees(image, ["rows:"]).randomElement(using: &rng) else { return "no rows" }
+            return forgeKey(&image, treeIndex, &rng, what: "primary key")
         case 2:
-            guard let t = trees(image, ["index:", "unique:", "extremes:"]).randomElement(using: &rng) else { return "no index" }
-            if image.trees[t].name.hasPrefix("unique:"), rng.chance(0.4) {
-                let e = rng.below(image.trees[t].entries.count)
-                let v = pick([[], [1, 2, 3], Array(repeating: 0xFF, count: 8), Array(repeating: 0, count: 8), rng.bytes(9)] as [[UInt8]])
-                image.trees[t].entries[e].value = v
-                return "\(image.trees[t].name) entry \(e): primary key = \(v)"
+            guard let treeIndex = trees(image, ["index:", "unique:", "extremes:"]).randomElement(using: &rng) else {
+                return "no index"
             }
-            return forgeKey(&image, t, &rng, what: "index key")
+            if image.trees[treeIndex].name.hasPrefix("unique:"), rng.chance(0.4) {
+                let entryIndex = rng.below(image.trees[treeIndex].entries.count)
+                let value = pick([[], [1, 2, 3], Array(repeating: 0xFF, count: 8), Array(repeating: 0, count: 8),
+                                  rng.bytes(9)] as [[UInt8]])
+                image.trees[treeIndex].entries[entryIndex].value = value
+                return "\(image.trees[treeIndex].name) entry \(entryIndex): primary key = \(value)"
+            }
+            return forgeKey(&image, treeIndex, &rng, what: "index key")
         case 3:
-            guard let t = trees(image, ["inverse:", "join:"]).randomElement(using: &rng) else { return "no relationship tree" }
-            return forgeKey(&image, t, &rng, what: "link")
+            guard let treeIndex = trees(image, ["inverse:", "join:"]).randomElement(using: &rng) else {
+                return "no relationship tree"
+            }
+            return forgeKey(&image, treeIndex, &rng, what: "link")
         case 4:
-            guard let t = image.trees.firstIndex(where: { $0.name == "records:meta" }),
-                  let e = image.trees[t].entries.firstIndex(where: { $0.key == Array("schema".utf8) }) else { return "no schema" }
-            var lines = String(decoding: image.trees[t].entries[e].value, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            guard let treeIndex = image.trees.firstIndex(where: { $0.name == "records:meta" }),
+                  let entryIndex = image.trees[treeIndex].entries.firstIndex(where: { $0.key == Array("schema".utf8) })
+            else { return "no schema" }
+            var lines = String(decoding: image.trees[treeIndex].entries[entryIndex].value, as: UTF8.self)
+                .split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             let i = rng.below(lines.count)
             let what: String
             switch rng.below(9) {
@@ -123,21 +134,22 @@ enum RecordsFuzzCase {
                 lines.swapAt(i, j)
                 what = "lines \(i) and \(j) swapped"
             case 3:
-                let types = ["bool", "int16", "int32", "int64", "double", "decimal", "string", "date", "uuid", "binary", "nosuchtype"]
+                let types = ["bool", "int16", "int32", "int64", "double", "decimal", "string", "date", "uuid", "binary",
+                             "nosuchtype"]
                 let words = lines[i].split(separator: " ", omittingEmptySubsequences: false).map(String.init)
-                if let w = words.indices.filter({ types.contains(words[$0]) }).randomElement(using: &rng) {
+                if let wordIndex = words.indices.filter({ types.contains(words[$0]) }).randomElement(using: &rng) {
                     var changed = words
-                    changed[w] = pick(types)
+                    changed[wordIndex] = pick(types)
                     lines[i] = changed.joined(separator: " ")
-                    what = "line \(i): type \(words[w]) -> \(changed[w])"
+                    what = "line \(i): type \(words[wordIndex]) -> \(changed[wordIndex])"
                 } else {
                     lines[i] += " optional"
                     what = "line \(i): optional added"
                 }
             case 4:
-                var b = Array(lines[i].utf8)
-                if !b.isEmpty { b[rng.below(b.count)] = UInt8(truncatingIfNeeded: rng.next()) }
-                lines[i] = String(decoding: b, as: UTF8.self)
+                var bytes = Array(lines[i].utf8)
+                if !bytes.isEmpty { bytes[rng.below(bytes.count)] = UInt8(truncatingIfNeeded: rng.next()) }
+                lines[i] = String(decoding: bytes, as: UTF8.self)
                 what = "line \(i): a byte changed"
             case 5:
                 lines[i] = String(lines[i].prefix(rng.below(lines[i].count + 1)))
@@ -147,8 +159,9 @@ enum RecordsFuzzCase {
                     .replacing("items.", with: pick(["tags.", "list.", "nothing.", "items.items."]))
                 what = "line \(i): expression changed"
             case 7:
-                lines.insert(pick(["entity", "entity TodoList", "  X.y: attribute string", "  TodoList: index (nothing)",
-                                   "  Item.list: to-one Nowhere", "  TodoList: unique (name, name)", "\u{0}\u{FFFF}"]), at: i)
+                lines.insert(pick(["entity", "entity TodoList", "  X.y: attribute string",
+                                   "  TodoList: index (nothing)", "  Item.list: to-one Nowhere",
+                                   "  TodoList: unique (name, name)", "\u{0}\u{FFFF}"]), at: i)
                 what = "line inserted at \(i)"
             default:
                 lines = Array(lines.prefix(i))
@@ -156,74 +169,83 @@ enum RecordsFuzzCase {
             }
             var text = Array(lines.joined(separator: "\n").utf8)
             if rng.below(20) == 0 { text = [0xFF, 0xFE] + text }
-            image.trees[t].entries[e].value = text
+            image.trees[treeIndex].entries[entryIndex].value = text
             return "model text: \(what)"
         case 5:
-            guard let t = image.trees.firstIndex(where: { $0.name == "records:meta" }) else { return "no meta" }
-            let counters = image.trees[t].entries.indices.filter { image.trees[t].entries[$0].key.starts(with: Array("next:".utf8)) }
-            guard let e = counters.randomElement(using: &rng) else { return "no key counter" }
-            let v: [UInt8] = rng.chance(0.3) ? rng.bytes(rng.below(12)) : withUnsafeBytes(of: pick(extremes).bigEndian) { Array($0) }
-            image.trees[t].entries[e].value = v
-            return "\(String(decoding: image.trees[t].entries[e].key, as: UTF8.self)) = \(v)"
+            guard let treeIndex = image.trees.firstIndex(where: { $0.name == "records:meta" }) else { return "no meta" }
+            let counters = image.trees[treeIndex].entries.indices.filter {
+                image.trees[treeIndex].entries[$0].key.starts(with: Array("next:".utf8))
+            }
+            guard let entryIndex = counters.randomElement(using: &rng) else { return "no key counter" }
+            let value: [UInt8] = rng.chance(0.3)
+                ? rng.bytes(rng.below(12)) : withUnsafeBytes(of: pick(extremes).bigEndian) { Array($0) }
+            image.trees[treeIndex].entries[entryIndex].value = value
+            return "\(String(decoding: image.trees[treeIndex].entries[entryIndex].key, as: UTF8.self)) = \(value)"
         default:
-            let t = rng.below(image.trees.count)
-            let name = image.trees[t].name
+            let treeIndex = rng.below(image.trees.count)
+            let name = image.trees[treeIndex].name
             switch rng.below(3) {
             case 0:
-                image.trees.remove(at: t)
+                image.trees.remove(at: treeIndex)
                 return "tree \(name) removed"
             case 1:
-                let target = pick(["rows:Nobody", "index:Item:nothing", "rows:TodoList", "inverse:Item:list", "join:Tag:lists", name + "x"])
-                image.trees[t].name = target
+                let target = pick(["rows:Nobody", "index:Item:nothing", "rows:TodoList", "inverse:Item:list",
+                                   "join:Tag:lists", name + "x"])
+                image.trees[treeIndex].name = target
                 return "tree \(name) renamed \(target)"
             default:
-                image.trees[t].entries = image.trees[t].entries.shuffled(using: &rng).prefix(image.trees[t].entries.count / 2).map { $0 }
+                image.trees[treeIndex].entries = image.trees[treeIndex].entries.shuffled(using: &rng)
+                    .prefix(image.trees[treeIndex].entries.count / 2).map { $0 }
                 return "tree \(name): half its entries removed"
             }
         }
     }
 
-    /// Damages the key of one entry of tree `t` (or the entry itself).
-    static func forgeKey(_ image: inout RecordsImage, _ t: Int, _ rng: inout SplitMix64, what kind: String) -> String {
-        let entries = image.trees[t].entries
-        let e = rng.below(entries.count)
-        var key = entries[e].key
-        let name = "\(image.trees[t].name) entry \(e)"
+    /// Damages the key of one entry of tree `treeIndex` (or the entry itself).
+    static func forgeKey(_ image: inout RecordsImage, _ treeIndex: Int, _ rng: inout SplitMix64,
+                         what kind: String) -> String {
+        let entries = image.trees[treeIndex].entries
+        let entryIndex = rng.below(entries.count)
+        var key = entries[entryIndex].key
+        let name = "\(image.trees[treeIndex].name) entry \(entryIndex)"
         switch rng.below(8) {
         case 0:
-            let n = rng.int(1...min(7, max(1, key.count)))
-            key = Array(key.prefix(n))
-            image.trees[t].entries[e].key = key
-            return "\(name): \(kind) cut to \(n) bytes (shorter than a primary key)"
+            let length = rng.int(1...min(7, max(1, key.count)))
+            key = Array(key.prefix(length))
+            image.trees[treeIndex].entries[entryIndex].key = key
+            return "\(name): \(kind) cut to \(length) bytes (shorter than a primary key)"
         case 1:
-            let n = rng.below(max(1, key.count))
-            key = Array(key.prefix(max(1, n)))
-            image.trees[t].entries[e].key = key
+            let length = rng.below(max(1, key.count))
+            key = Array(key.prefix(max(1, length)))
+            image.trees[treeIndex].entries[entryIndex].key = key
             return "\(name): \(kind) cut to \(key.count) bytes"
         case 2:
             for _ in 0..<rng.int(1...3) { key[rng.below(key.count)] ^= 1 << UInt8(rng.below(8)) }
-            image.trees[t].entries[e].key = key
+            image.trees[treeIndex].entries[entryIndex].key = key
             return "\(name): bits flipped in the \(kind)"
         case 3:
             // The trailing primary key replaced: a row that does not exist, or an extreme.
             let pk = [0, UInt64.max, 1 << 63, 999_999][rng.below(4)]
-            if key.count >= 8 { key.replaceSubrange((key.count - 8)..., with: withUnsafeBytes(of: pk.bigEndian) { Array($0) }) }
-            image.trees[t].entries[e].key = key
+            if key.count >= 8 {
+                key.replaceSubrange((key.count - 8)..., with: withUnsafeBytes(of: pk.bigEndian) { Array($0) })
+            }
+            image.trees[treeIndex].entries[entryIndex].key = key
             return "\(name): trailing primary key = \(pk)"
         case 4:
-            image.trees[t].entries.remove(at: e)
+            image.trees[treeIndex].entries.remove(at: entryIndex)
             return "\(name) removed"
         case 5:
             // Another entry's key, so two entries become one (the second value wins).
             let other = entries[rng.below(entries.count)].key
-            image.trees[t].entries[e].key = other
+            image.trees[treeIndex].entries[entryIndex].key = other
             return "\(name): \(kind) duplicates another"
         case 6:
-            image.trees[t].entries.append(RecordsImage.Entry(key: rng.bytes(rng.int(1...24)), value: rng.bytes(rng.below(16))))
-            return "\(image.trees[t].name): a random entry added"
+            image.trees[treeIndex].entries.append(RecordsImage.Entry(key: rng.bytes(rng.int(1...24)),
+                                                                     value: rng.bytes(rng.below(16))))
+            return "\(image.trees[treeIndex].name): a random entry added"
         default:
             key += rng.bytes(rng.int(1...9))
-            image.trees[t].entries[e].key = key
+            image.trees[treeIndex].entries[entryIndex].key = key
             return "\(name): \(kind) lengthened"
         }
     }
@@ -238,10 +260,10 @@ enum RecordsFuzzCase {
             let label = (readOnly ? "read-only " : "read-write ") + layer.description
             do {
                 let (fs, path, simulated) = try layer.place(bytes, name: "records.strata")
-                var o = RecordsImage.options(fs)
-                o.readOnly = readOnly
+                var options = RecordsImage.options(fs)
+                options.readOnly = readOnly
                 let before = simulated?.mutationCount ?? 0
-                var outcome = RecordsFuzzCheck.examine(path: path, options: o, model: readOnly ? nil : model)
+                var outcome = RecordsFuzzCheck.examine(path: path, options: options, model: readOnly ? nil : model)
                 if readOnly, let simulated, simulated.mutationCount != before, !outcome.isFailure {
                     outcome = .inconsistent("the read-only open wrote to the file system")
                 }
@@ -258,13 +280,17 @@ enum RecordsFuzzCase {
     static func judge(_ outcomes: [(String, RecordsFuzzOutcome)]) -> String {
         let wrong = outcomes.filter { $0.1.isFailure }.map { "\($0.0): \($0.1)" }
         if !wrong.isEmpty { return "W " + wrong.joined(separator: " | ") }
-        for (_, o) in outcomes { if case .typed(let e) = o { return "E \(errorKind(e)): \(e)" } }
-        let flagged = outcomes.contains { if case .read(_, let p) = $0.1 { return !p.isEmpty } else { return false } }
+        for (_, outcome) in outcomes {
+            if case .typed(let error) = outcome { return "E \(errorKind(error)): \(error)" }
+        }
+        let flagged = outcomes.contains {
+            if case .read(_, let problems) = $0.1 { return !problems.isEmpty } else { return false }
+        }
         return flagged ? "C" : "I"
     }
 
-    static func errorKind(_ e: StrataError) -> String {
-        switch e {
+    static func errorKind(_ error: StrataError) -> String {
+        switch error {
         case .corrupt: return "corrupt"
         case .notAStrataFile: return "notAStrataFile"
         case .unsupportedFormatVersion: return "unsupportedFormatVersion"

@@ -38,14 +38,15 @@ struct BackupCommand: ParsableCommand {
         let store = try openStore(file, readOnly: true)
         defer { try? store.close() }
         let report = try store.backup(to: destination)
-        print("copied transaction \(report.transactionID): \(report.entries) entries, \(formatBytes(report.bytesAfter)) to \(destination)")
+        print("copied transaction \(report.transactionID): \(report.entries) entries, "
+              + "\(formatBytes(report.bytesAfter)) to \(destination)")
     }
 }
 
 /// Whether two paths name the same file (same device and inode), however they are spelled.
-private func sameFile(_ a: String, _ b: String) -> Bool {
-    var sa = stat()
-    var sb = stat()
-    guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+private func sameFile(_ first: String, _ second: String) -> Bool {
+    var firstStatus = stat()
+    var secondStatus = stat()
+    guard stat(first, &firstStatus) == 0, stat(second, &secondStatus) == 0 else { return false }
+    return firstStatus.st_dev == secondStatus.st_dev && firstStatus.st_ino == secondStatus.st_ino
 }

@@ -47,7 +47,8 @@ struct CheckCommand: ParsableCommand {
             do {
                 if let records = try RecordsReport.open(store) {
                     let found = try records.read { try $0.checkRecords() }
-                    print("records: \(records.model.entities.count) entities, \(found.isEmpty ? "indexes and derived values verified" : "\(found.count) problems")")
+                    let verdict = found.isEmpty ? "indexes and derived values verified" : "\(found.count) problems"
+                    print("records: \(records.model.entities.count) entities, \(verdict)")
                     // The schema text's one ambiguity (FORMAT.md §12): the rules rebuilt here differ
                     // from the program's, which nothing checked depends on. Worth knowing, no damage.
                     for note in records.model.schemaLinesReadDifferently {

@@ -25,10 +25,11 @@ struct CompactCommand: ParsableCommand {
             var who = ""
             if case .lockedExclusively(let pid?) = PosixFileSystem().lockState(path) {
                 who = " (pid \(pid))"
-            } else if let s = StoreStatus.read(storePath: file), s.isOpen, processExists(s.pid) {
-                who = " (pid \(s.pid))"
+            } else if let status = StoreStatus.read(storePath: file), status.isOpen, processExists(status.pid) {
+                who = " (pid \(status.pid))"
             }
-            throw ToolError("cannot compact \(file): it is open for writing in another process\(who); lock file \(path)")
+            throw ToolError("cannot compact \(file): it is open for writing in another process\(who); "
+                            + "lock file \(path)")
         }
         let report: Store.CopyReport
         do {

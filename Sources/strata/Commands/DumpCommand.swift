@@ -60,14 +60,15 @@ struct DumpCommand: ParsableCommand {
                 }
                 return
             }
-            guard let t = try snapshot.tree(name) else { throw StrataError.treeNotFound(name) }
+            guard let openTree = try snapshot.tree(name) else { throw StrataError.treeNotFound(name) }
             let keyPrefix = prefix.flatMap(parseHex) ?? []
-            let cursor = t.makeCursor()
+            let cursor = openTree.makeCursor()
             var remaining = limit ?? Int.max
             var ok = keyPrefix.isEmpty ? try cursor.first() : try cursor.seek(keyPrefix)
             while ok && remaining > 0 {
                 let key = cursor.key
-                if !keyPrefix.isEmpty && !(key.count >= keyPrefix.count && key.prefix(keyPrefix.count).elementsEqual(keyPrefix)) {
+                if !keyPrefix.isEmpty
+                    && !(key.count >= keyPrefix.count && key.prefix(keyPrefix.count).elementsEqual(keyPrefix)) {
                     break  // Keys are sorted: the first one without the prefix ends the range.
                 }
                 // copyValue reports an unreadable overflow value; `value` would print it empty.
@@ -84,11 +85,11 @@ struct DumpCommand: ParsableCommand {
 func parseHex(_ text: String) -> [UInt8]? {
     let digits = Array(text.utf8)
     guard !digits.isEmpty, digits.count % 2 == 0 else { return nil }
-    func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+    func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): return digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): return digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): return digit - UInt8(ascii: "A") + 10
         default: return nil
         }
     }
@@ -96,8 +97,8 @@ func parseHex(_ text: String) -> [UInt8]? {
     out.reserveCapacity(digits.count / 2)
     var i = 0
     while i < digits.count {
-        guard let hi = nibble(digits[i]), let lo = nibble(digits[i + 1]) else { return nil }
-        out.append(hi << 4 | lo)
+        guard let high = nibble(digits[i]), let low = nibble(digits[i + 1]) else { return nil }
+        out.append(high << 4 | low)
         i += 2
     }
     return out

@@ -84,37 +84,46 @@ struct InfoCommand: ParsableCommand {
         // The lock says whether a writer is there now; the record says what the last one did.
         var lockHolder: Int32?? = nil
         if case .lockedExclusively(let pid) = info.writeLock { lockHolder = .some(pid) }
-        let recordIsCurrent = writer.map { w in w.isLive && (lockHolder.map { $0 == nil || $0 == w.status.pid } ?? true) } ?? false
+        let recordIsCurrent = writer.map { view in
+            view.isLive && (lockHolder.map { $0 == nil || $0 == view.status.pid } ?? true)
+        } ?? false
         if let writer, recordIsCurrent {
-            let s = writer.status
+            let status = writer.status
             let age = formatMilliseconds(writer.statusAgeMilliseconds)
-            lines.append(("writer", "pid \(s.pid), at txid \(s.transactionID) (status from \(age) ago)"))
-            lines.append(("open snapshots", "\(s.readers)"))
-            if let txid = s.oldestSnapshotTransactionID, let open = writer.estimatedSnapshotAgeMilliseconds {
+            lines.append(("writer", "pid \(status.pid), at txid \(status.transactionID) (status from \(age) ago)"))
+            lines.append(("open snapshots", "\(status.readers)"))
+            if let txid = status.oldestSnapshotTransactionID, let open = writer.estimatedSnapshotAgeMilliseconds {
                 var age = formatMilliseconds(open)
                 if writer.statusAgeMilliseconds >= 1000 {
-                    age += " (\(formatMilliseconds(s.oldestSnapshotAgeMilliseconds ?? 0)) when the status was written)"
+                    age += " (\(formatMilliseconds(status.oldestSnapshotAgeMilliseconds ?? 0)) "
+                        + "when the status was written)"
                 }
-                lines.append(("oldest snapshot", "txid \(txid), open \(age), holds back \(formatBytes(s.heldBackBytes)) of garbage"))
+                lines.append(("oldest snapshot",
+                              "txid \(txid), open \(age), holds back \(formatBytes(status.heldBackBytes)) of garbage"))
                 if open >= 60_000 {
-                    notes.append("note: a snapshot open this long is likely forgotten; the garbage it holds back stays in memory or on disk until it ends")
+                    notes.append("note: a snapshot open this long is likely forgotten; "
+                                 + "the garbage it holds back stays in memory or on disk until it ends")
                 }
             } else {
                 lines.append(("oldest snapshot", "none"))
             }
         } else if let holder = lockHolder {
-            // A writer that has not committed yet has written no record (or only an older writer's is there).
+            // A writer that has not committed yet has written no record (or only an older
+            // writer's is there).
             let who = holder.map { "pid \($0)" } ?? "a process"
-            lines.append(("writer", "\(who) has the store open for writing (it holds the write lock; it writes its status record at its first commit)"))
+            lines.append(("writer", "\(who) has the store open for writing "
+                          + "(it holds the write lock; it writes its status record at its first commit)"))
         } else if let writer {
-            let s = writer.status
+            let status = writer.status
             let age = formatMilliseconds(writer.statusAgeMilliseconds)
-            if !s.isOpen {
-                lines.append(("writer", "none (pid \(s.pid) closed the store \(age) ago)"))
+            if !status.isOpen {
+                lines.append(("writer", "none (pid \(status.pid) closed the store \(age) ago)"))
             } else if !writer.isRunning {
-                lines.append(("writer", "none: pid \(s.pid) is not running (it did not close the store; status from \(age) ago)"))
+                lines.append(("writer", "none: pid \(status.pid) is not running "
+                              + "(it did not close the store; status from \(age) ago)"))
             } else {
-                lines.append(("writer", "none: pid \(s.pid) runs but holds no write lock (it dropped the store without closing it; status from \(age) ago)"))
+                lines.append(("writer", "none: pid \(status.pid) runs but holds no write lock "
+                              + "(it dropped the store without closing it; status from \(age) ago)"))
             }
         } else {
             lines.append(("writer", "none (no process holds the write lock, and none has left a status record)"))
@@ -127,13 +136,13 @@ struct InfoCommand: ParsableCommand {
             let counts = info.trees.map { String($0.entries) }
             let nameWidth = max(4, names.map(\.count).max()!)
             let countWidth = max(7, counts.map(\.count).max()!)
-            func row(_ a: String, _ b: String, _ c: String) -> String {
-                "  " + a + String(repeating: " ", count: nameWidth - a.count) + "  "
-                    + String(repeating: " ", count: countWidth - b.count) + b + "  "
-                    + String(repeating: " ", count: max(0, 6 - c.count)) + c
+            func row(_ name: String, _ entries: String, _ height: String) -> String {
+                "  " + name + String(repeating: " ", count: nameWidth - name.count) + "  "
+                    + String(repeating: " ", count: countWidth - entries.count) + entries + "  "
+                    + String(repeating: " ", count: max(0, 6 - height.count)) + height
             }
             out.append(row("NAME", "ENTRIES", "HEIGHT"))
-            for (i, t) in info.trees.enumerated() { out.append(row(names[i], counts[i], "\(t.height)")) }
+            for (i, tree) in info.trees.enumerated() { out.append(row(names[i], counts[i], "\(tree.height)")) }
         }
         return (out + notes).joined(separator: "\n")
     }
@@ -142,34 +151,35 @@ struct InfoCommand: ParsableCommand {
     private func writeLockJSON(_ state: FileLockState) -> [(String, JSON)] {
         switch state {
         case .unlocked: return [("lock_held", .bool(false)), ("pid", .null)]
-        case .lockedExclusively(let pid): return [("lock_held", .bool(true)), ("pid", pid.map { .int(Int64($0)) } ?? .null)]
+        case .lockedExclusively(let pid):
+            return [("lock_held", .bool(true)), ("pid", pid.map { .int(Int64($0)) } ?? .null)]
         case .unknown: return [("lock_held", .null), ("pid", .null)]
         }
     }
 
     private func jsonReport(_ info: StoreInfo, _ writer: WriterView?) -> JSON {
-        func optional(_ v: UInt64?) -> JSON { v.map { .uint($0) } ?? .null }
-        let writerJSON: JSON = writer.map { w in
-            let s = w.status
-            let oldest: JSON = s.oldestSnapshotTransactionID.map { txid in
+        func optional(_ value: UInt64?) -> JSON { value.map { .uint($0) } ?? .null }
+        let writerJSON: JSON = writer.map { view in
+            let status = view.status
+            let oldest: JSON = status.oldestSnapshotTransactionID.map { txid in
                 .object([
                     ("transaction_id", .uint(txid)),
-                    ("age_ms", optional(s.oldestSnapshotAgeMilliseconds)),
-                    ("estimated_age_ms_now", optional(w.estimatedSnapshotAgeMilliseconds)),
-                    ("held_back_bytes", .uint(s.heldBackBytes)),
+                    ("age_ms", optional(status.oldestSnapshotAgeMilliseconds)),
+                    ("estimated_age_ms_now", optional(view.estimatedSnapshotAgeMilliseconds)),
+                    ("held_back_bytes", .uint(status.heldBackBytes)),
                 ])
             } ?? .null
             return .object([
-                ("pid", .int(Int64(s.pid))),
-                ("open", .bool(s.isOpen)),
-                ("running", .bool(w.isRunning)),
-                ("status_age_ms", .uint(w.statusAgeMilliseconds)),
-                ("updated_ms", .uint(s.updatedMilliseconds)),
-                ("transaction_id", .uint(s.transactionID)),
-                ("open_snapshots", .int(Int64(s.readers))),
+                ("pid", .int(Int64(status.pid))),
+                ("open", .bool(status.isOpen)),
+                ("running", .bool(view.isRunning)),
+                ("status_age_ms", .uint(view.statusAgeMilliseconds)),
+                ("updated_ms", .uint(status.updatedMilliseconds)),
+                ("transaction_id", .uint(status.transactionID)),
+                ("open_snapshots", .int(Int64(status.readers))),
                 ("oldest_snapshot", oldest),
-                ("dead_bytes", .uint(s.deadBytes)),
-                ("log_bytes", .uint(s.logBytes)),
+                ("dead_bytes", .uint(status.deadBytes)),
+                ("log_bytes", .uint(status.logBytes)),
             ])
         } ?? .null
         return .object([
@@ -186,7 +196,8 @@ struct InfoCommand: ParsableCommand {
             ("checkpoint_transaction_id", .uint(info.checkpointTransactionID)),
             ("checkpoint_offset", .uint(info.checkpointOffset)),
             ("trees", .array(info.trees.map {
-                .object([("name", .string($0.name)), ("entries", .uint($0.entries)), ("height", .int(Int64($0.height)))])
+                .object([("name", .string($0.name)), ("entries", .uint($0.entries)),
+                         ("height", .int(Int64($0.height)))])
             })),
             ("write_lock", .object(writeLockJSON(info.writeLock))),
             ("writer", writerJSON),
@@ -203,7 +214,7 @@ func processExists(_ pid: Int32) -> Bool {
 
 /// Wall-clock milliseconds since the Unix epoch, the clock the status record uses.
 func wallClockMilliseconds() -> UInt64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return UInt64(max(0, ts.tv_sec)) * 1000 + UInt64(max(0, ts.tv_nsec)) / 1_000_000
+    var time = timespec()
+    clock_gettime(CLOCK_REALTIME, &time)
+    return UInt64(max(0, time.tv_sec)) * 1000 + UInt64(max(0, time.tv_nsec)) / 1_000_000
 }

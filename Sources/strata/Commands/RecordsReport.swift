@@ -13,11 +13,13 @@ enum RecordsReport {
     /// The model, one entity per block, with its row count.
     static func modelText(_ records: RecordStore) throws -> String {
         var out = "model:\n"
-        try records.read { r in
-            for e in records.model.entities {
-                out += "  \(e.name): \(try r.count(e.name)) rows\n"
-                for line in records.model.schemaLines where line.hasPrefix("  \(e.name).") || line.hasPrefix("  \(e.name):") {
-                    out += "    " + line.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "\(e.name).", with: "") + "\n"
+        try records.read { reader in
+            for entity in records.model.entities {
+                out += "  \(entity.name): \(try reader.count(entity.name)) rows\n"
+                for line in records.model.schemaLines
+                where line.hasPrefix("  \(entity.name).") || line.hasPrefix("  \(entity.name):") {
+                    out += "    " + line.trimmingCharacters(in: .whitespaces)
+                        .replacingOccurrences(of: "\(entity.name).", with: "") + "\n"
                 }
             }
         }
@@ -27,37 +29,44 @@ enum RecordsReport {
     /// One JSON object per row: `_id`, every attribute and derived attribute, and to-one
     /// relationships as the target's primary key.
     static func dumpRows(_ records: RecordStore, entity: String, limit: Int?) throws {
-        try records.read { r in
-            guard let e = records.model.entity(entity) else { throw ToolError("no entity '\(entity)' in the store's model") }
-            var n = 0
-            for id in try r.objects(entity) {
-                if let limit, n >= limit { break }
-                n += 1
+        try records.read { reader in
+            guard let entityDescription = records.model.entity(entity) else {
+                throw ToolError("no entity '\(entity)' in the store's model")
+            }
+            var printed = 0
+            for id in try reader.objects(entity) {
+                if let limit, printed >= limit { break }
+                printed += 1
                 var fields = ["\"_id\":\(id.primaryKey)"]
-                let values = try r.values(of: id) ?? [:]
-                for a in e.attributes where !a.isTransient { fields.append("\(json(a.name)):\(json(values[a.name] ?? .null))") }
-                for rel in e.relationships where !rel.isToMany {
-                    fields.append("\(json(rel.name)):\(try r.target(of: rel.name, of: id).map { String($0.primaryKey) } ?? "null")")
+                let values = try reader.values(of: id) ?? [:]
+                for attribute in entityDescription.attributes where !attribute.isTransient {
+                    fields.append("\(json(attribute.name)):\(json(values[attribute.name] ?? .null))")
                 }
-                for d in e.derivedAttributes { fields.append("\(json(d.name)):\(json(values[d.name] ?? .null))") }
+                for rel in entityDescription.relationships where !rel.isToMany {
+                    let target = try reader.target(of: rel.name, of: id).map { String($0.primaryKey) } ?? "null"
+                    fields.append("\(json(rel.name)):\(target)")
+                }
+                for derived in entityDescription.derivedAttributes {
+                    fields.append("\(json(derived.name)):\(json(values[derived.name] ?? .null))")
+                }
                 print("{" + fields.joined(separator: ",") + "}")
             }
         }
     }
 
-    static func json(_ v: StoredValue) -> String {
-        switch v {
+    static func json(_ value: StoredValue) -> String {
+        switch value {
         case .null: return "null"
-        case .bool(let b): return b ? "true" : "false"
-        case .int(let i): return String(i)
-        case .double(let d): return d.isFinite ? String(d) : json(String(d))
-        case .decimal(let d): return d.description
-        case .string(let s): return json(s)
-        case .date(let d): return json(ISO8601DateFormatter().string(from: d))
-        case .uuid(let u): return json(u.uuidString)
-        case .binary(let b): return json(Data(b).base64EncodedString())
+        case .bool(let bool): return bool ? "true" : "false"
+        case .int(let integer): return String(integer)
+        case .double(let double): return double.isFinite ? String(double) : json(String(double))
+        case .decimal(let decimal): return decimal.description
+        case .string(let string): return json(string)
+        case .date(let date): return json(ISO8601DateFormatter().string(from: date))
+        case .uuid(let uuid): return json(uuid.uuidString)
+        case .binary(let bytes): return json(Data(bytes).base64EncodedString())
         }
     }
 
-    static func json(_ s: String) -> String { JSON.quote(s) }
+    static func json(_ text: String) -> String { JSON.quote(text) }
 }

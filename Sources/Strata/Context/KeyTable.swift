@@ -29,8 +29,8 @@ struct KeyTable<Element> {
         get {
             let mask = entries.count - 1
             var i = home(key)
-            while let e = entries[i] {
-                if e.key == key { return e.element }
+            while let entry = entries[i] {
+                if entry.key == key { return entry.element }
                 i = (i + 1) & mask
             }
             return nil
@@ -40,8 +40,8 @@ struct KeyTable<Element> {
             if (count + 1) * 2 > entries.count { grow() }
             let mask = entries.count - 1
             var i = home(key)
-            while let e = entries[i] {
-                if e.key == key {
+            while let entry = entries[i] {
+                if entry.key == key {
                     entries[i] = (key, element)
                     return
                 }
@@ -55,7 +55,7 @@ struct KeyTable<Element> {
     private mutating func grow() {
         let old = entries
         var bigger = KeyTable(capacity: old.count)
-        for case let e? in old { bigger[e.key] = e.element }
+        for case let entry? in old { bigger[entry.key] = entry.element }
         self = bigger
     }
 }
@@ -63,22 +63,4 @@ struct KeyTable<Element> {
 private extension Int {
     /// The smallest power of two at or above this (positive) number.
     var nextPowerOfTwoOrSelf: Int { self <= 1 ? 1 : 1 << (Int.bitWidth - (self - 1).leadingZeroBitCount) }
-}
-
-/// Objects by identity (their addresses in a ``KeyTable``), for a save's membership questions
-/// ("did this save write it?") without `Set<ObjectIdentifier>`'s SipHash. It holds its
-/// objects, so no address is reused while it lives.
-struct ObjectSet {
-    private var table: KeyTable<ManagedObject>
-
-    /// A set that holds `capacity` objects without growing.
-    init(capacity: Int = 0) { table = KeyTable(capacity: capacity) }
-
-    /// The key of `o`: its address.
-    @inline(__always)
-    static func address(_ o: ManagedObject) -> Int64 { Int64(Int(bitPattern: ObjectIdentifier(o))) }
-
-    mutating func insert(_ o: ManagedObject) { table[Self.address(o)] = o }
-
-    func contains(_ o: ManagedObject) -> Bool { table[Self.address(o)] === o }
 }

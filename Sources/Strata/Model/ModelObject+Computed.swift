@@ -1,13 +1,6 @@
 import StrataRecords
 import Synchronization
 
-/// The key-path API of model classes: computed properties and observation, with the model
-/// class as `Self` (so `\.firstName` needs no type). ``ManagedObject`` adopts it; other types
-/// should not.
-public protocol ModelObject: AnyObject {}
-
-extension ManagedObject: ModelObject {}
-
 // Computed properties are ordinary Swift properties (so they may be declared in an extension,
 // or in a subclass, as well as in the class) whose getter calls `computed` or `cached` with the
 // key paths it depends on. A container registers the ones the class lists in
@@ -45,7 +38,9 @@ extension ModelObject where Self: ManagedObject {
     /// ``computed(_:dependsOn:value:)`` with dependencies named as dot-separated property
     /// paths (`"items.amount"`: the `amount` of every member of `items`).
     public func computed<T>(_ name: String = #function, dependsOn dependencies: String..., value: () -> T) -> T {
-        let info = computedInfo(name, isCached: false) { dependencies.map { $0.split(separator: ".").map(String.init) } }
+        let info = computedInfo(name, isCached: false) {
+            dependencies.map { $0.split(separator: ".").map(String.init) }
+        }
         if _isProbe { return probeComputed(name, value) }
         _trackAccess(info.observationKey)
         return value()
@@ -97,7 +92,9 @@ extension ManagedObject {
     final func computedInfo(_ name: String, isCached: Bool, _ paths: () -> [[String]]) -> ComputedInfo {
         let schema = entitySchema
         if let known = schema.computed(named: name) {
-            if let probe = _extras?.probe, let problem = schema.computedProblem(name) { probe.problems.append("\(name): \(problem)") }
+            if let probe = _extras?.probe, let problem = schema.computedProblem(name) {
+                probe.problems.append("\(name): \(problem)")
+            }
             return known
         }
         let (info, problem) = schema.registerComputed(name, isCached: isCached, paths: paths())
@@ -111,9 +108,9 @@ extension ManagedObject {
     final func cachedValue<T>(_ info: ComputedInfo, _ value: () -> T) -> T {
         _trackAccess(info.observationKey)
         if let hit = _extras?.cache[info.name] as? T { return hit }
-        let v = value()
-        extras.cache[info.name] = v
-        return v
+        let fresh = value()
+        extras.cache[info.name] = fresh
+        return fresh
     }
 
     /// A probe prototype read a computed property (a key path to it is being resolved): the
@@ -124,37 +121,5 @@ extension ManagedObject {
         recorder?.muted += 1
         defer { recorder?.muted -= 1 }
         return value()
-    }
-}
-
-/// A computed property as its class's schema knows it.
-final class ComputedInfo: @unchecked Sendable {
-    let name: String
-    let isCached: Bool
-    /// The dependency paths, as property names.
-    let paths: [[String]]
-    /// What Swift Observation tracks for it (see ``ManagedObject/observationKeyPath(_:)``).
-    let observationKey: KeyPath<ManagedObject, Int>
-
-    init(name: String, isCached: Bool, paths: [[String]]) {
-        self.name = name
-        self.isCached = isCached
-        self.paths = paths
-        self.observationKey = ManagedObject.observationKeyPath(name)
-    }
-}
-
-/// A property another one depends on, seen from the property that changes: the owner's
-/// property `key` depends on it through `hops` (the relationships from the owner to here, in
-/// order).
-struct Dependent: @unchecked Sendable {
-    let owner: EntitySchema
-    let key: String
-    let hops: [Hop]
-
-    struct Hop {
-        /// The schema the relationship belongs to, and its name.
-        let schema: EntitySchema
-        let relationship: String
     }
 }

@@ -1,48 +1,5 @@
 import StrataRecords
 
-/// An order by a property the store cannot sort by — a computed or transient one — applied
-/// in memory (``FetchDescriptor/inMemorySortBy``).
-///
-/// ```swift
-/// var d = FetchDescriptor<BlogPost>()
-/// d.inMemorySortBy = [InMemorySortDescriptor(\.title)]
-/// ```
-///
-/// Each object's key is read once per fetch, then compared: with the value type's `<`
-/// (strings in Unicode order), or with the comparison given.
-public struct InMemorySortDescriptor<T: ManagedObject> {
-    /// Given the objects to sort, the comparison of the objects at two indices (< 0, 0, > 0),
-    /// over keys read once.
-    let column: ([T]) -> (Int, Int) -> Int
-
-    /// Orders by `keyPath`, ascending or descending.
-    public init<V: Comparable>(_ keyPath: KeyPath<T, V>, ascending: Bool = true) {
-        self.init(keyPath, ascending: ascending, by: <)
-    }
-
-    /// Orders by `keyPath`; nil comes first in ascending order, last in descending.
-    public init<V: Comparable>(_ keyPath: KeyPath<T, V?>, ascending: Bool = true) {
-        self.init(keyPath, ascending: ascending) { a, b in
-            guard let b else { return false }
-            guard let a else { return true }
-            return a < b
-        }
-    }
-
-    /// Orders by `keyPath` with `areInIncreasingOrder` (a strict weak order).
-    public init<V>(_ keyPath: KeyPath<T, V>, ascending: Bool = true, by areInIncreasingOrder: @escaping (V, V) -> Bool) {
-        column = { objects in
-            let keys = objects.map { $0[keyPath: keyPath] }
-            let sign = ascending ? 1 : -1
-            return { i, j in
-                if areInIncreasingOrder(keys[i], keys[j]) { return -sign }
-                if areInIncreasingOrder(keys[j], keys[i]) { return sign }
-                return 0
-            }
-        }
-    }
-}
-
 extension FetchDescriptor {
     /// Whether the fetch filters or sorts in memory (inlined where `T` is known: in generic
     /// code the empty check looked up two generic metadata, ~900 instructions).
@@ -57,7 +14,8 @@ extension ModelContext {
     @usableFromInline
     func fetchRefinedInMemory<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> [T] {
         if descriptor.fetchOffset < 0 || (descriptor.fetchLimit ?? 0) < 0 {
-            throw StrataError.invalidFetch("offset (\(descriptor.fetchOffset)) and limit (\(descriptor.fetchLimit.map(String.init) ?? "nil")) must not be negative")
+            throw StrataError.invalidFetch("offset (\(descriptor.fetchOffset)) and limit "
+                + "(\(descriptor.fetchLimit.map(String.init) ?? "nil")) must not be negative")
         }
         var store = descriptor
         store.inMemoryFilter = nil
@@ -72,8 +30,8 @@ extension ModelContext {
             // Ties keep the store's order (its sortBy, then primary keys).
             let order = objects.indices.sorted { i, j in
                 for compare in columns {
-                    let c = compare(i, j)
-                    if c != 0 { return c < 0 }
+                    let comparison = compare(i, j)
+                    if comparison != 0 { return comparison < 0 }
                 }
                 return i < j
             }
@@ -89,25 +47,28 @@ extension ModelContext {
     /// or transient without the way out).
     func checkStoreKeys(of descriptor: StoreFetch, _ root: EntityBinding) throws {
         try descriptor.forEachStoreKeyPath { path in
-            var b = root
+            var binding = root
             for (i, name) in path.enumerated() {
-                if let slot = b.schema.slotByName[name] {
+                if let slot = binding.schema.slotByName[name] {
                     // The slot's kind, not its declaration (copying a `Property` per check).
-                    if b.schema.slotKinds[slot] == .transient {
-                        throw StrataError.invalidFetch("'\(name)' of \(b.name) is transient: the store cannot filter or sort by it; "
+                    if binding.schema.slotKinds[slot] == .transient {
+                        throw StrataError.invalidFetch("'\(name)' of \(binding.name) is transient: "
+                            + "the store cannot filter or sort by it; "
                             + "use the fetch's inMemoryFilter or inMemorySortBy")
                     }
-                    guard i < path.count - 1, b.targetEntity[slot] >= 0 else { break }
-                    b = container.bindings[b.targetEntity[slot]]
+                    guard i < path.count - 1, binding.targetEntity[slot] >= 0 else { break }
+                    binding = container.bindings[binding.targetEntity[slot]]
                 } else {
-                    if b.schema.computed(named: name) != nil {
-                        throw StrataError.invalidFetch("'\(name)' of \(b.name) is a computed property: the store cannot filter or sort by it; "
+                    if binding.schema.computed(named: name) != nil {
+                        throw StrataError.invalidFetch("'\(name)' of \(binding.name) is a computed property: "
+                            + "the store cannot filter or sort by it; "
                             + "use the fetch's inMemoryFilter or inMemorySortBy")
                     }
                     // A computed property is known by name from the container's open when its
                     // class lists it in computedProperties, else once read; before that, and for
                     // any other Swift property, the store only knows it has no such property.
-                    throw StrataError.invalidFetch("\(b.name) has no stored property '\(name)' (in '\(path.joined(separator: "."))'); "
+                    throw StrataError.invalidFetch("\(binding.name) has no stored property '\(name)' "
+                        + "(in '\(path.joined(separator: "."))'); "
                         + "to filter or sort by a computed property, use the fetch's inMemoryFilter or inMemorySortBy")
                 }
             }

@@ -1,0 +1,13 @@
+import StrataRecords
+
+struct AttributeDeclaration {
+    var bridge: ValueBridge
+    var type: AttributeType
+    var isOptional: Bool
+    var options: AttributeOptions
+    var defaultValue: StoredValue?
+    var validation: [ValidationRule]
+    var renamedFrom: String?
+    /// Modelled, never stored (``Transient``).
+    var isTransient = false
+}

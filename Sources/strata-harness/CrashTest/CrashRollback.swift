@@ -1,0 +1,2 @@
+/// Thrown inside a workload step that rolls back.
+struct CrashRollback: Error {}
