@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <stdint.h>
+#include <unistd.h>
 
 int strata_start_writeback(int fd, uint64_t offset, uint64_t length) {
 #if defined(__linux__)
@@ -11,5 +12,14 @@ int strata_start_writeback(int fd, uint64_t offset, uint64_t length) {
 #else
     (void)fd; (void)offset; (void)length;
     return 0;
+#endif
+}
+
+int strata_sync_data(int fd) {
+#if defined(__APPLE__)
+    if (fcntl(fd, F_FULLFSYNC) == 0) return 0;
+    return fsync(fd);
+#else
+    return fdatasync(fd);
 #endif
 }

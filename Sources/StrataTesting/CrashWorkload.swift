@@ -1,6 +1,8 @@
 import StrataStorage
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// A store's whole content: tree name → key → value.

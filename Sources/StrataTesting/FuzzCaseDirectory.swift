@@ -1,6 +1,8 @@
 import StrataStorage
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Runs `body` with a fresh private directory for the files a fuzz case opens through the

@@ -3,6 +3,8 @@ import StrataStorage
 import StrataTesting
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 // The record-layer libFuzzer target. An input is a record store's content as trees

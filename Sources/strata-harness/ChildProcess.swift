@@ -2,6 +2,8 @@ import StrataStorage
 import StrataTesting
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 // MARK: Child processes
@@ -90,7 +92,7 @@ final class ChildProcess {
         return lines
     }
 
-    func kill(_ signal: Int32 = SIGKILL) { _ = Glibc.kill(pid, signal) }
+    func kill(_ signal: Int32 = SIGKILL) { sendSignal(signal, to: pid) }
 
     /// Waits for the child to end; closes the pipe.
     func wait() -> ExitStatus {
@@ -108,7 +110,7 @@ func writeLineUnbuffered(_ text: String, to descriptor: Int32 = 1) {
     bytes.append(UInt8(ascii: "\n"))
     var done = 0
     while done < bytes.count {
-        let written = bytes[done...].withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        let written = bytes[done...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
         if written <= 0 {
             if written < 0 && errno == EINTR { continue }
             break
@@ -176,3 +178,6 @@ func readFile(_ path: String) throws -> [UInt8] {
         out += chunk[..<count]
     }
 }
+
+/// `kill(2)`, named apart: ``ChildProcess/kill(_:)`` shadows it inside the class.
+func sendSignal(_ signal: Int32, to pid: pid_t) { _ = kill(pid, signal) }

@@ -2,6 +2,8 @@ import StrataStorage
 import StrataTesting
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 // Shared by `crash-test` and `fuzz`: content digests of a store. (Forging frames goes through

@@ -28,17 +28,17 @@ struct StrataCommand: ParsableCommand {
             var text = fullMessage(for: error)
             if text.hasPrefix("Error: ") { text.removeFirst("Error: ".count) }
             printError("strata: " + text)
-            Glibc.exit(1)
+            exitProcess(1)
         }
         do {
             try command.run()
         } catch let code as ExitCode {
             // A command that already reported (check's problem list) chose its code.
-            Glibc.exit(code.rawValue)
+            exitProcess(code.rawValue)
         } catch {
             if exitCode(for: error) == .success { exit(withError: error) }
             printError("strata: " + describe(error))
-            Glibc.exit(1)
+            exitProcess(1)
         }
     }
 }
@@ -64,7 +64,7 @@ func printError(_ text: String) {
     if bytes.last != UInt8(ascii: "\n") { bytes.append(UInt8(ascii: "\n")) }
     var done = 0
     while done < bytes.count {
-        let written = bytes[done...].withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        let written = bytes[done...].withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
         if written <= 0 { break }
         done += written
     }
@@ -150,3 +150,6 @@ func escapeBytes<C: Collection>(_ bytes: C) -> String where C.Element == UInt8 {
     }
     return String(decoding: out, as: UTF8.self)
 }
+
+/// `exit(3)`, named apart: inside a `ParsableCommand`, `exit` means ArgumentParser's.
+func exitProcess(_ code: Int32) -> Never { exit(code) }

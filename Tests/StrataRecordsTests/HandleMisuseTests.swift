@@ -31,6 +31,9 @@ import StrataStorage
         "fetchCount(_:_:)": { r, _, _ in _ = try r.fetchCount(try PreparedFetch(FetchRequest("Item"), model: r.model), [:]) },
         "fetchCount(_:values:)": { r, _, _ in _ = try r.fetchCount(try PreparedFetch(FetchRequest("Item"), model: r.model), values: []) },
         "checkRecords(limit:)": { r, _, _ in _ = try r.checkRecords() },
+        "isRecordingHistory()": { r, _, _ in _ = try r.isRecordingHistory() },
+        "lastHistoryToken()": { r, _, _ in _ = try r.lastHistoryToken() },
+        "history(after:limit:)": { r, _, _ in _ = try r.history() },
     ]
 
     /// Every public method RecordTransaction adds.
@@ -44,6 +47,8 @@ import StrataStorage
         "add(_:to:of:)": { tx, list, item in try tx.add(item, to: "items", of: list) },
         "remove(_:from:of:)": { tx, list, item in try tx.remove(item, from: "items", of: list) },
         "delete(_:)": { tx, _, item in try tx.delete(item) },
+        "purgeHistory(through:)": { tx, _, _ in try tx.purgeHistory(through: HistoryToken(1)) },
+        "purgeHistory(before:)": { tx, _, _ in try tx.purgeHistory(before: Date()) },
     ]
 
     static func expectClosed(_ label: String, _ body: () throws -> Void) {

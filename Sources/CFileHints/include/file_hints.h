@@ -9,4 +9,9 @@
 /// where the system has no such call, and makes nothing durable.
 int strata_start_writeback(int fd, uint64_t offset, uint64_t length);
 
+/// Makes every write so far to `fd` durable: `fdatasync` on Linux; on Apple platforms
+/// `fcntl(F_FULLFSYNC)` (plain `fsync` there leaves data in the drive's cache), falling back to
+/// `fsync` where the file system refuses it. Returns 0, or -1 with `errno`.
+int strata_sync_data(int fd);
+
 #endif

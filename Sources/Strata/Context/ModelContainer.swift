@@ -38,15 +38,18 @@ public final class ModelContainer: Sendable {
     /// entity, property and reason; a ``ManagedObject/computedProperties`` entry that is not a
     /// computed property of the class, or whose dependencies name nothing), `modelMismatch` for
     /// a store holding another model unless `migration` is `.lightweight`, and the store's open
-    /// errors.
+    /// errors. The store records persistent history unless `history` is `.off` or `.asStored`
+    /// (``history(after:limit:entities:authors:)``).
     public init(for classes: [ManagedObject.Type], path: String, options: StoreOptions = StoreOptions(),
-                migration: MigrationPolicy = .none) throws {
+                migration: MigrationPolicy = .none, history: HistoryRecording = .on) throws {
         let schemas = classes.map { EntitySchema.of($0) }
         let model = try ModelBuilderFromClasses(schemas: schemas).build()
         // Computed properties the classes list are known (with what depends on what) before
         // any object is read: changes name them, fetches know they are computed.
         for schema in schemas { if let problem = schema.registerDeclaredComputed() { throw problem } }
-        self.store = try RecordStore(path: path, model: model, options: options, migration: migration)
+        // A read-only open cannot turn history on: it reads what the store records.
+        self.store = try RecordStore(path: path, model: model, options: options, migration: migration,
+                                     history: options.readOnly ? .asStored : history)
         var bindings: [EntityBinding] = []
         var byName: [String: Int] = [:]
         var bySchema = Array(repeating: -1, count: (schemas.map(\.serial).max() ?? -1) + 1)

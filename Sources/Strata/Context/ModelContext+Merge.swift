@@ -58,9 +58,11 @@ extension ModelContext {
     /// its rows' values are read again from the store: an object must never go back to an older
     /// state (a list's derived count went from 40 back to 30 when two concurrent saves were
     /// posted in the other order than they committed).
-    func merge(_ changes: RecordChanges) {
+    /// With `rereading`, the rows are read from the store whatever the transaction's age (a
+    /// history transaction lists only what changed, not whole rows).
+    func merge(_ changes: RecordChanges, rereading: Bool = false) {
         defer { newestMergedTransactionID = max(newestMergedTransactionID, changes.transactionID) }
-        guard changes.transactionID <= newestMergedTransactionID else { return apply(changes) }
+        guard rereading || changes.transactionID <= newestMergedTransactionID else { return apply(changes) }
         var current = changes
         // The newest commit, even for a context pinned to an older generation: the values must
         // not be older than those it already took in.

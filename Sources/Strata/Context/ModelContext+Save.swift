@@ -47,6 +47,7 @@ extension ModelContext {
         var storeWins: [(ManagedObject, [StoredValue]?)] = []
         let (pks, changes) = try container.whileOpen("save") {
             try container.store.writeReportingChanges { tx -> ChangeWriter in
+                tx.author = author
                 var writer = ChangeWriter(context: self, tx: tx)
                 tx.reserveRows(saving.inserted.count + saving.updated.count + saving.deleted.count)
                 try writer.insert(saving.inserted)

@@ -15,6 +15,10 @@ public final class ModelContext {
     /// How a save resolves conflicts with changes other saves made since this context read
     /// its objects. Default: ``MergePolicy/error``.
     public var mergePolicy: MergePolicy = .error
+    /// The name the store's persistent history records for this context's saves
+    /// (``HistoryTransaction/author``), as Core Data's `transactionAuthor`: lets a reader of the
+    /// history tell its own saves from others'. `nil` records none.
+    public var author: String?
     /// Statistics, for tests and tuning.
     @exclusivity(unchecked) public internal(set) var statistics = Statistics()
 

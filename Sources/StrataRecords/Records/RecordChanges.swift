@@ -15,6 +15,14 @@ public struct RecordChanges: Sendable {
         public var previous: [StoredValue]?
         /// The slots whose values changed (every slot for an inserted or deleted object).
         public var changedFields: [Int]
+
+        /// A changed row (the object layer makes them for a history transaction it merges).
+        package init(id: ObjectID, values: [StoredValue]?, previous: [StoredValue]?, changedFields: [Int]) {
+            self.id = id
+            self.values = values
+            self.previous = previous
+            self.changedFields = changedFields
+        }
     }
 
     /// One many-to-many link made or broken, seen from one side (each link is listed from
@@ -28,6 +36,14 @@ public struct RecordChanges: Sendable {
         public var other: ObjectID
         /// Made (`true`) or broken.
         public var added: Bool
+
+        /// A link made or broken (the object layer makes them for a history transaction it merges).
+        package init(id: ObjectID, relationship: String, other: ObjectID, added: Bool) {
+            self.id = id
+            self.relationship = relationship
+            self.other = other
+            self.added = added
+        }
     }
 
     /// The id of the transaction that committed the changes.
@@ -40,6 +56,9 @@ public struct RecordChanges: Sendable {
     public var deleted: [Row] = []
     /// Many-to-many links made or broken.
     public var links: [Link] = []
+
+    /// An empty change set of the transaction `transactionID`.
+    package init(transactionID: UInt64) { self.transactionID = transactionID }
 }
 
 extension RecordTransaction {

@@ -68,7 +68,7 @@ final class PosixFile: StorageFile, @unchecked Sendable {
     }
 
     func sync() throws {
-        guard fdatasync(fd) == 0 else { throw posixError("fdatasync", path) }
+        guard strata_sync_data(fd) == 0 else { throw posixError("fdatasync", path) }
     }
 
     func startWriteback(at offset: UInt64, length: UInt64) {
@@ -88,6 +88,6 @@ final class PosixFile: StorageFile, @unchecked Sendable {
     }
 
     func close() {
-        if !closed.exchange(true, ordering: .acquiringAndReleasing) { Glibc.close(fd) }
+        if !closed.exchange(true, ordering: .acquiringAndReleasing) { closeDescriptor(fd) }
     }
 }

@@ -13,7 +13,7 @@ final class PosixFileLock: FileLock, @unchecked Sendable {
     init(fd: Int32) { self.fd = fd }
 
     func unlock() {
-        if fd >= 0 { Glibc.close(fd); fd = -1 }
+        if fd >= 0 { closeDescriptor(fd); fd = -1 }
     }
 
     deinit { unlock() }

@@ -19,7 +19,7 @@ public struct PosixFileSystem: FileSystem {
         case .readWrite: flags = O_RDWR
         case .create: flags = O_RDWR | O_CREAT
         }
-        let fd = Glibc.open(path, flags | O_CLOEXEC, 0o644)
+        let fd = openDescriptor(path, flags | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             if errno == ENOENT && mode != .create { throw StrataError.fileNotFound(path: path) }
             throw posixError("open", path)
@@ -32,7 +32,7 @@ public struct PosixFileSystem: FileSystem {
 
     /// Atomically replaces `destination` with `source` (`rename(2)`).
     public func rename(_ source: String, to destination: String) throws {
-        guard Glibc.rename(source, destination) == 0 else { throw posixError("rename", source) }
+        guard renameFile(source, destination) == 0 else { throw posixError("rename", source) }
     }
 
     /// Unlinks `path`; a missing file is not an error.
@@ -43,9 +43,9 @@ public struct PosixFileSystem: FileSystem {
     /// `fsync`s the directory holding `path`, making creations, renames and removals in it durable.
     public func syncDirectory(containing path: String) throws {
         let dir = directoryName(of: path)
-        let fd = Glibc.open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = openDescriptor(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw posixError("open directory", dir) }
-        defer { Glibc.close(fd) }
+        defer { closeDescriptor(fd) }
         guard fsync(fd) == 0 else { throw posixError("fsync directory", dir) }
     }
 
@@ -81,11 +81,11 @@ public struct PosixFileSystem: FileSystem {
     }
 
     private func lock(_ path: String, _ kind: Int32) throws -> any FileLock {
-        let fd = Glibc.open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = openDescriptor(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw posixError("open lock file", path) }
         if flock(fd, kind | LOCK_NB) != 0 {
             let code = errno
-            Glibc.close(fd)
+            closeDescriptor(fd)
             if code == EWOULDBLOCK { throw StrataError.locked(path: path) }
             throw StrataError.ioFailure(operation: "flock", path: path, errno: code)
         }
@@ -95,13 +95,13 @@ public struct PosixFileSystem: FileSystem {
 
 /// The whole content of a small file (a `/proc` table), or `nil`.
 private func readSmallFile(_ path: String) -> String? {
-    let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+    let fd = openDescriptor(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else { return nil }
-    defer { Glibc.close(fd) }
+    defer { closeDescriptor(fd) }
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while bytes.count < 16 << 20 {
-        let n = chunk.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        let n = chunk.withUnsafeMutableBytes { readDescriptor(fd, $0.baseAddress, $0.count) }
         if n < 0 && errno == EINTR { continue }
         guard n >= 0 else { return nil }
         if n == 0 { break }

@@ -4,6 +4,8 @@ import StrataStorage
 import StrataTesting
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `strata-harness crash-test`: crashes a seeded workload at random points and checks that every

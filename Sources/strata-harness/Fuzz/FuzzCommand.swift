@@ -3,6 +3,8 @@ import Foundation
 import StrataStorage
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `strata-harness fuzz`: damages a real store file in seeded ways and checks that every damaged copy

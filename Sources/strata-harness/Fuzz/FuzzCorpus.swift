@@ -2,6 +2,8 @@ import StrataStorage
 import StrataTesting
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Seed inputs for the libFuzzer target (`strata-fuzz`): real store files of several shapes,

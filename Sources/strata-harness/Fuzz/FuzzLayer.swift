@@ -2,6 +2,8 @@ import StrataStorage
 import StrataTesting
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The file layer a fuzz case is opened through. Every case goes through both: the simulated

@@ -3,6 +3,8 @@ import StrataStorage
 import StrataTesting
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// `strata-harness fuzz-worker` (hidden): runs cases `from..<from+count` and prints one line per case:

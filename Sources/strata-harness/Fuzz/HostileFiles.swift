@@ -2,6 +2,8 @@ import StrataStorage
 import StrataTesting
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The hostile inputs of the regression corpus (`Tests/FuzzRegressions`), generated:

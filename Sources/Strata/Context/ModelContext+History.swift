@@ -1,0 +1,35 @@
+import StrataRecords
+
+extension ModelContext {
+    /// Merges a transaction of the store's persistent history (``ModelContainer/history(after:limit:entities:authors:)``)
+    /// as it merges another context's save (``mergeChanges(from:)-(SaveNotification)``):
+    /// registered objects it changed take the store's values (derived ones included) with
+    /// unsaved changes kept on top, objects it deleted are marked deleted and turn into faults,
+    /// and objects-did-change and observers are told. The values are read from the store as it
+    /// is now, so merging transactions in token order never takes an object back to an older state.
+    public func mergeChanges(from transaction: HistoryTransaction) {
+        var changes = RecordChanges(transactionID: transaction.transactionID)
+        for change in transaction.changes {
+            switch change.kind {
+            case .insert, .update:
+                var fields: [Int] = []
+                if let entity = container.store.model.entity(change.id.entity) {
+                    for name in change.values.keys { if let slot = entity.rowFieldIndex(of: name) { fields.append(slot) } }
+                    for name in change.toOneTargets.keys {
+                        if let slot = entity.rowFieldIndex(of: name) { fields.append(slot) }
+                    }
+                }
+                let row = RecordChanges.Row(id: change.id, values: nil, previous: nil, changedFields: fields.sorted())
+                if change.kind == .insert { changes.inserted.append(row) } else { changes.updated.append(row) }
+            case .delete:
+                changes.deleted.append(RecordChanges.Row(id: change.id, values: nil, previous: nil, changedFields: []))
+            case .link, .unlink:
+                guard let relationship = change.relationship, let other = change.other else { continue }
+                changes.links.append(RecordChanges.Link(id: change.id, relationship: relationship, other: other,
+                                                        added: change.kind == .link))
+            }
+        }
+        merge(changes, rereading: true)
+        postObjectsDidChange()
+    }
+}
