@@ -13,7 +13,8 @@ struct StrataCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata",
         abstract: "Inspect, check and maintain Strata store files.",
-        subcommands: [InfoCommand.self, CheckCommand.self, CompactCommand.self, DumpCommand.self, BackupCommand.self])
+        subcommands: [InfoCommand.self, CheckCommand.self, CompactCommand.self, DumpCommand.self, BackupCommand.self,
+                      HistoryCommand.self])
 
     /// Replaces ArgumentParser's entry point so that every failure, a usage error included,
     /// reads `strata: <description>` on stderr and exits 1, as operators' scripts expect.

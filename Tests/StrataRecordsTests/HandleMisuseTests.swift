@@ -34,6 +34,7 @@ import StrataStorage
         "isRecordingHistory()": { r, _, _ in _ = try r.isRecordingHistory() },
         "lastHistoryToken()": { r, _, _ in _ = try r.lastHistoryToken() },
         "history(after:limit:)": { r, _, _ in _ = try r.history() },
+        "historySummary()": { r, _, _ in _ = try r.historySummary() },
     ]
 
     /// Every public method RecordTransaction adds.

@@ -61,3 +61,23 @@ extension RecordReader {
         return found
     }
 }
+
+extension RecordReader {
+    /// What the store's persistent history holds, for operators (`strata info`): one pass over
+    /// its keys and value sizes, no entry decoded.
+    public func historySummary() throws -> HistorySummary {
+        try checkOpen()
+        let state = try HistoryState.read(source)
+        var summary = HistorySummary(isRecording: state.isOn, transactionCount: 0, bytes: 0, oldest: nil,
+                                     newest: HistoryToken(state.last), purgedThrough: HistoryToken(state.purgedThrough))
+        try source.scan(RecordTrees.history, prefix: []) { key, cursor in
+            summary.transactionCount += 1
+            summary.bytes += UInt64(key.count + cursor.value.count)
+            if summary.oldest == nil, key.count == 8 {
+                summary.oldest = HistoryToken(UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)))
+            }
+            return true
+        }
+        return summary
+    }
+}

@@ -36,6 +36,7 @@ struct InfoCommand: ParsableCommand {
         print(json ? jsonReport(info, writer).rendered() : textReport(info, writer))
         if !json, let records = try RecordsReport.open(store) {
             print(try RecordsReport.modelText(records), terminator: "")
+            print(try RecordsReport.historyText(records), terminator: "")
         }
     }
 

@@ -26,6 +26,20 @@ enum RecordsReport {
         return out
     }
 
+    /// The persistent history's state: whether commits record it, what it keeps, and its size.
+    static func historyText(_ records: RecordStore) throws -> String {
+        let summary = try records.read { try $0.historySummary() }
+        guard summary.isRecording || summary.transactionCount > 0 || summary.newest > .start else {
+            return "history: not recorded\n"
+        }
+        var line = "history: " + (summary.isRecording ? "recorded" : "not recorded (stopped)")
+        line += ", \(summary.transactionCount) transaction\(summary.transactionCount == 1 ? "" : "s") kept"
+        if let oldest = summary.oldest { line += " (tokens \(oldest)...\(summary.newest))" }
+        line += ", \(humanBytes(summary.bytes))"
+        if summary.purgedThrough > .start { line += ", purged through token \(summary.purgedThrough)" }
+        return line + "\n"
+    }
+
     /// One JSON object per row: `_id`, every attribute and derived attribute, and to-one
     /// relationships as the target's primary key.
     static func dumpRows(_ records: RecordStore, entity: String, limit: Int?) throws {
