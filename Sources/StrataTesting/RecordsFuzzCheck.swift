@@ -27,6 +27,16 @@ package enum RecordsFuzzCheck {
             if problems.isEmpty, let first = disagreements.first {
                 return .inconsistent("checkRecords() is clean, but \(first)")
             }
+            // The history as a replicator reads it: the checker and the reader agree on whether
+            // it is sound (a reader that skipped a damaged entry would lose a change silently).
+            do {
+                let kept = try store.read { try $0.historySummary().purgedThrough }
+                _ = try store.history(after: kept)
+            } catch let error as StrataError {
+                if problems.isEmpty {
+                    return .inconsistent("checkRecords() is clean, but reading the history threw \(error)")
+                }
+            }
             // The tool's view (the model read from the file, as `strata check` opens it) must
             // agree with the program's on whether the store is sound (issue 23).
             if model != nil {

@@ -81,9 +81,9 @@ package enum RecordsWorkload {
 extension RecordsWorkload {
     /// The record fuzzers' seed store: `transactions` steps of the workload on ``todoModel()``
     /// (lists, items, tags, many-to-many links, every derived form, the indexes and the unique
-    /// constraint all populated), as an image.
+    /// constraint all populated, and the persistent history of every transaction), as an image.
     package static func seedImage(seed: UInt64, transactions: Int = 150) throws -> RecordsImage {
-        let store = try makeStore(try todoModel())
+        let store = try makeStore(try todoModel(), history: .on)
         for transaction in 0..<transactions {
             try store.write { try step($0, seed: seed, transaction: transaction) }
         }

@@ -60,10 +60,11 @@ package func todoModel() throws -> Model {
 /// A fresh record store for one test on a simulated file system (`normal` durability, no timer
 /// syncs, no compaction on close), at `path` in `fs`.
 package func makeStore(_ model: Model, fs: SimulatedFileSystem = SimulatedFileSystem(),
-                       path: String = "/db/records.strata") throws -> RecordStore {
+                       path: String = "/db/records.strata",
+                       history: HistoryRecording = .asStored) throws -> RecordStore {
     var options = StoreOptions(durability: .normal)
     options.fileSystem = fs
     options.syncIntervalMilliseconds = 3_600_000
     options.compactOnCloseGarbageRatio = 1
-    return try RecordStore(path: path, model: model, options: options)
+    return try RecordStore(path: path, model: model, options: options, history: history)
 }

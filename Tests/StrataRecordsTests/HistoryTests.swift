@@ -226,6 +226,51 @@ import StrataStorage
         #expect(throws: StrataError.self) { try store.history() }
     }
 
+    /// Tokens and marks are read from the file, so every arithmetic on them must hold for all
+    /// 2^64 values: each edge value as a history key and as each meta mark, every operation
+    /// (check, read, summary, purge, a commit, turning recording off) ends in a result or a
+    /// `StrataError`, never a trap (the record fuzzer found `UInt64.max` as a key).
+    @Test func everyEdgeTokenIsAnErrorOrAResultNeverATrap() throws {
+        let edges: [UInt64] = [0, 1, 2, 3, 4, 5, UInt64(Int64.max), UInt64.max - 1, UInt64.max]
+        let encodings: [[UInt8]] = edges.map { KeyEncoding.primaryKey($0) } + [[], [1], Array(repeating: 0xFF, count: 9)]
+        var cases: [(String, (RecordTransaction) throws -> Void)] = []
+        for key in encodings where !key.isEmpty {   // a tree key is 1...1024 bytes
+            cases.append(("history key \(key)", { tx in
+                try tx.tx.tree(RecordTrees.history, createIfMissing: true)!.put(key, [1, 2, 3])
+            }))
+        }
+        for key in encodings {
+            for mark in [RecordTrees.historyNextKey, RecordTrees.historyPurgedKey] {
+                cases.append(("\(String(decoding: mark, as: UTF8.self)) = \(key)", { tx in
+                    try tx.tx.tree(RecordTrees.meta)!.put(mark, key)
+                }))
+            }
+        }
+        for (label, forge) in cases {
+            let store = try Self.historyStore()
+            defer { try? store.close() }
+            for index in 0..<3 { _ = try store.write { try $0.insert("TodoList", ["name": "L\(index)"]) } }
+            try store.write { try forge($0) }
+            let operations: [(String, () throws -> Void)] = [
+                ("check", { _ = try store.read { try $0.checkRecords() } }),
+                ("history", { _ = try store.history() }),
+                ("history after 2", { _ = try store.history(after: HistoryToken(2)) }),
+                ("history after max", { _ = try store.history(after: HistoryToken(UInt64.max)) }),
+                ("summary", { _ = try store.read { try $0.historySummary() } }),
+                ("commit", { _ = try store.write { try $0.insert("TodoList", ["name": "more"]) } }),
+                ("purge to max", { try store.purgeHistory(through: HistoryToken(UInt64.max)) }),
+                ("purge by date", { try store.purgeHistory(before: Date()) }),
+                ("off", { _ = try store.write { try $0.setHistoryRecording(false) } }),
+                ("on", { _ = try store.write { try $0.setHistoryRecording(true) } }),
+            ]
+            for (name, operation) in operations {
+                do { try operation() } catch is StrataError {} catch {
+                    Issue.record("\(label), \(name): \(error) is not a StrataError")
+                }
+            }
+        }
+    }
+
     /// FORMAT.md's example entry, byte for byte, both ways.
     @Test func theFormatDocumentsExampleEntry() throws {
         let model = try Model {

@@ -20,7 +20,9 @@ struct HistoryState {
         let next = try source.get(RecordTrees.meta, RecordTrees.historyNextKey).map { try token($0, "history:next") } ?? 1
         let purged = try source.get(RecordTrees.meta, RecordTrees.historyPurgedKey)
             .map { try token($0, "history:purged") } ?? 0
-        guard next >= 1, purged < next else {
+        // No store gives 2^64 − 1 tokens: a next token there is damage, and refusing it keeps
+        // every token arithmetic below (next + 1, last + 1) from overflowing.
+        guard next >= 1, next < UInt64.max, purged < next else {
             throw StrataError.corrupt("records:meta: history:next is \(next) and history:purged \(purged)", offset: nil)
         }
         return HistoryState(isOn: isOn, next: next, purgedThrough: purged)

@@ -23,14 +23,17 @@ extension RecordCheck {
                 return true
             }
             let token = UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
+            // Tokens come from the file: any of 2^64 values. `state.last` is below UInt64.max
+            // (HistoryState), so a token past it is reported before any arithmetic on it.
+            if token > state.last {
+                report("\(RecordTrees.history) holds token \(token), after the newest, \(state.last)")
+                return true
+            }
             if token != expected, !reported {
                 report(token < expected
                        ? "\(RecordTrees.history) holds token \(token), at or below the purge mark \(state.purgedThrough)"
                        : "\(RecordTrees.history) lacks tokens \(expected)...\(token - 1)")
                 reported = true
-            }
-            if token > state.last {
-                report("\(RecordTrees.history) holds token \(token), after the newest, \(state.last)")
             }
             do {
                 _ = try HistoryCodec.decode(cursor.value, token: token)

@@ -11,7 +11,7 @@ import StrataTesting
 /// real file through the POSIX layer), and examined by ``RecordsFuzzCheck``.
 enum RecordsFuzzCase {
     static let kindNames = ["row bytes", "row key", "index key", "relationship key", "model text", "key counter",
-                            "whole tree", "several"]
+                            "whole tree", "history", "several"]
 
     /// Case `index` (its kind is chosen by the caller) of `seed`: a damaged copy of `image`.
     static func make(_ image: RecordsImage, seed: UInt64, index: Int,
@@ -181,6 +181,8 @@ enum RecordsFuzzCase {
                 ? rng.bytes(rng.below(12)) : withUnsafeBytes(of: pick(extremes).bigEndian) { Array($0) }
             image.trees[treeIndex].entries[entryIndex].value = value
             return "\(String(decoding: image.trees[treeIndex].entries[entryIndex].key, as: UTF8.self)) = \(value)"
+        case 7:
+            return forgeHistory(&image, &rng)
         default:
             let treeIndex = rng.below(image.trees.count)
             let name = image.trees[treeIndex].name
@@ -202,6 +204,49 @@ enum RecordsFuzzCase {
     }
 
     /// Damages the key of one entry of tree `treeIndex` (or the entry itself).
+    /// Damages the persistent history (FORMAT.md §12, "History"): an entry's bytes, an entry
+    /// lost or moved, or the meta keys that say how far it runs.
+    static func forgeHistory(_ image: inout RecordsImage, _ rng: inout SplitMix64) -> String {
+        func pick<T>(_ choices: [T]) -> T { choices[rng.below(choices.count)] }
+        let meta = image.trees.firstIndex { $0.name == "records:meta" }
+        if let meta, rng.chance(0.3) {
+            let key = pick(["history", "history:next", "history:purged"])
+            let value: [UInt8] = rng.chance(0.3)
+                ? rng.bytes(rng.below(12)) : withUnsafeBytes(of: pick(extremes).bigEndian) { Array($0) }
+            image.trees[meta].entries.removeAll { $0.key == Array(key.utf8) }
+            if !rng.chance(0.2) { image.trees[meta].entries.append(.init(key: Array(key.utf8), value: value)) }
+            return "records:meta \(key) = \(value)"
+        }
+        guard let treeIndex = trees(image, ["records:history"]).first else { return "no history" }
+        let entryIndex = rng.below(image.trees[treeIndex].entries.count)
+        var entry = image.trees[treeIndex].entries[entryIndex]
+        let what: String
+        switch rng.below(5) {
+        case 0:
+            for _ in 0..<rng.int(1...4) where !entry.value.isEmpty {
+                entry.value[rng.below(entry.value.count)] ^= 1 << UInt8(rng.below(8))
+            }
+            what = "bits flipped"
+        case 1:
+            entry.value = Array(entry.value.prefix(rng.below(entry.value.count + 1)))
+            what = "cut to \(entry.value.count) bytes"
+        case 2:
+            let at = rng.below(max(1, entry.value.count))
+            let value = pick([0x00, 0xFF, 0x80, 0x7F, 0x09] as [UInt8])
+            if at < entry.value.count { entry.value[at] = value }
+            what = "byte \(at) = \(value)"
+        case 3:
+            image.trees[treeIndex].entries.remove(at: entryIndex)
+            return "records:history entry \(entryIndex) removed"
+        default:
+            entry.key = rng.chance(0.5) ? rng.bytes(rng.below(12))
+                : withUnsafeBytes(of: pick(extremes).bigEndian) { Array($0) }
+            what = "key = \(entry.key)"
+        }
+        image.trees[treeIndex].entries[entryIndex] = entry
+        return "records:history entry \(entryIndex): \(what)"
+    }
+
     static func forgeKey(_ image: inout RecordsImage, _ treeIndex: Int, _ rng: inout SplitMix64,
                          what kind: String) -> String {
         let entries = image.trees[treeIndex].entries
