@@ -9,40 +9,6 @@ import StrataStorage
 enum HistoryCodec {
     static let version: UInt8 = 1
 
-    /// The tag before a value: which of ``StoredValue``'s cases follows, in the row encoding.
-    enum Tag: UInt8 {
-        case null = 0, bool, int, double, decimal, string, date, uuid, binary
-
-        init(_ value: StoredValue) {
-            switch value {
-            case .null: self = .null
-            case .bool: self = .bool
-            case .int: self = .int
-            case .double: self = .double
-            case .decimal: self = .decimal
-            case .string: self = .string
-            case .date: self = .date
-            case .uuid: self = .uuid
-            case .binary: self = .binary
-            }
-        }
-
-        /// The attribute type whose row encoding the tag's value has.
-        var type: AttributeType? {
-            switch self {
-            case .null: return nil
-            case .bool: return .bool
-            case .int: return .int64
-            case .double: return .double
-            case .decimal: return .decimal
-            case .string: return .string
-            case .date: return .date
-            case .uuid: return .uuid
-            case .binary: return .binary
-            }
-        }
-    }
-
     /// A value's flags: bit 0, a derived attribute; bit 1, a to-one relationship (a target
     /// follows instead of a tagged value).
     static let derivedFlag: UInt8 = 1
@@ -134,7 +100,7 @@ enum HistoryCodec {
                         }
                         continue
                     }
-                    guard let tag = Tag(rawValue: try reader.byte()) else {
+                    guard let tag = StoredValue.Tag(rawValue: try reader.byte()) else {
                         throw StrataError.corrupt("unknown value tag", offset: nil)
                     }
                     let value = try tag.type.map { try RowCodec.readValue($0, from: &reader) } ?? .null

@@ -106,10 +106,12 @@ struct HistoryEncoder {
             } else {
                 body.append(0)
             }
-        case .derived, .attribute, .auxiliary:
-            body.append(entity.fields[slot].kind == .derived ? HistoryCodec.derivedFlag : 0)
-            body.append(HistoryCodec.Tag(value).rawValue)
-            RowCodec.appendValue(value, to: &body)
+        case .derived:
+            body.append(HistoryCodec.derivedFlag)
+            RowCodec.appendValue(value, to: &body, tagged: true)
+        case .attribute, .auxiliary:
+            body.append(0)
+            RowCodec.appendValue(value, to: &body, tagged: true)
         }
     }
 

@@ -41,24 +41,37 @@ enum RowCodec {
         }
     }
 
-    /// The bytes of one value that is not `null`, as a row holds them (and a history entry
-    /// after its tag).
+    /// The bytes of one value as a row holds it (a row skips `null`s); `tagged`, after its type
+    /// tag (``StoredValue/Tag``), as a history entry holds it, written in the same pass.
     @inline(__always)
-    static func appendValue(_ value: StoredValue, to out: inout [UInt8]) {
+    static func appendValue(_ value: StoredValue, to out: inout [UInt8], tagged: Bool = false) {
         switch value {
-        case .null: break
-        case .bool(let flag): out.append(flag ? 1 : 0)
-        case .int(let integer): appendVarint(&out, UInt64(bitPattern: (integer << 1) ^ (integer >> 63)))
-        case .double(let double): appendLE(&out, double.bitPattern)
-        case .date(let date): appendLE(&out, date.timeIntervalSinceReferenceDate.bitPattern)
-        case .decimal(let decimal): DecimalCoding.append(decimal, to: &out)
+        case .null: if tagged { out.append(StoredValue.Tag.null.rawValue) }
+        case .bool(let flag):
+            if tagged { out.append(StoredValue.Tag.bool.rawValue) }
+            out.append(flag ? 1 : 0)
+        case .int(let integer):
+            if tagged { out.append(StoredValue.Tag.int.rawValue) }
+            appendVarint(&out, UInt64(bitPattern: (integer << 1) ^ (integer >> 63)))
+        case .double(let double):
+            if tagged { out.append(StoredValue.Tag.double.rawValue) }
+            appendLE(&out, double.bitPattern)
+        case .date(let date):
+            if tagged { out.append(StoredValue.Tag.date.rawValue) }
+            appendLE(&out, date.timeIntervalSinceReferenceDate.bitPattern)
+        case .decimal(let decimal):
+            if tagged { out.append(StoredValue.Tag.decimal.rawValue) }
+            DecimalCoding.append(decimal, to: &out)
         case .string(let string):
+            if tagged { out.append(StoredValue.Tag.string.rawValue) }
             appendVarint(&out, UInt64(string.utf8.count))
             out.append(contentsOf: string.utf8)
         case .binary(let bytes):
+            if tagged { out.append(StoredValue.Tag.binary.rawValue) }
             appendVarint(&out, UInt64(bytes.count))
             out.append(contentsOf: bytes)
         case .uuid(let uuid):
+            if tagged { out.append(StoredValue.Tag.uuid.rawValue) }
             withUnsafeBytes(of: uuid.uuid) { out.append(contentsOf: $0) }
         }
     }
@@ -146,7 +159,13 @@ enum RowCodec {
         }
     }
 
+    @inline(__always)
     static func appendVarint(_ out: inout [UInt8], _ value: UInt64) {
+        // One byte: every small count, length, name index and primary key below 128.
+        if value < 0x80 {
+            out.append(UInt8(truncatingIfNeeded: value))
+            return
+        }
         var rest = value
         while rest >= 0x80 {
             out.append(UInt8(truncatingIfNeeded: rest) | 0x80)

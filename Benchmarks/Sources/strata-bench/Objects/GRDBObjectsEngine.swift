@@ -55,7 +55,7 @@ final class GRDBObjectsEngine: ObjectsEngine {
         self.data = data
     }
 
-    static func open(directory: String, data: ObjectsData) throws -> GRDBObjectsEngine {
+    static func open(directory: String, data: ObjectsData, name: ObjectsEngineName) throws -> GRDBObjectsEngine {
         GRDBObjectsEngine(pool: try openPool(path: directory + "/" + fileName), data: data)
     }
 

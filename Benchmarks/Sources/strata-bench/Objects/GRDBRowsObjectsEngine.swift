@@ -128,7 +128,7 @@ final class GRDBRowsObjectsEngine: ObjectsEngine {
         self.data = data
     }
 
-    static func open(directory: String, data: ObjectsData) throws -> GRDBRowsObjectsEngine {
+    static func open(directory: String, data: ObjectsData, name: ObjectsEngineName) throws -> GRDBRowsObjectsEngine {
         GRDBRowsObjectsEngine(pool: try GRDBObjectsEngine.openPool(path: directory + "/" + GRDBObjectsEngine.fileName), data: data)
     }
 

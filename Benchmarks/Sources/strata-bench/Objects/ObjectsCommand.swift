@@ -20,7 +20,7 @@ struct ObjectsCommand: ParsableCommand {
     @Option(name: .customLong("repeat"), help: "Runs of each workload per engine, the median reported (default scale: 1; full: 3).")
     var repeats: Int?
     @OptionGroup var options: BenchOptions
-    @Option(help: "Comma-separated engines: objects, records, grdb, grdb-rows.")
+    @Option(help: "Comma-separated engines: objects, objects-nohistory, records, grdb, grdb-rows.")
     var engines: String = ObjectsEngineName.allCases.map(\.rawValue).joined(separator: ",")
     @Option(help: "Comma-separated workloads (default: all): \(ObjectsWorkload.allCases.map(\.rawValue).joined(separator: ", ")).")
     var workloads: String?
@@ -155,7 +155,7 @@ struct ObjectsCommand: ParsableCommand {
 
     static func configuration(_ e: ObjectsEngineName) -> String {
         switch e {
-        case .objects: return StrataObjectsEngine.configuration
+        case .objects, .objectsNoHistory: return StrataObjectsEngine.configuration(e)
         case .records: return RecordLayerObjectsEngine.configuration
         case .grdb: return GRDBObjectsEngine.configuration
         case .grdbRows: return GRDBRowsObjectsEngine.configuration

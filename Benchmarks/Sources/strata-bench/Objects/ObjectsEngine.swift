@@ -2,8 +2,11 @@ import ArgumentParser
 
 /// The engines of `strata-bench objects`.
 enum ObjectsEngineName: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
-    /// Strata's object layer: model classes, `ModelContainer`, `ModelContext`s.
+    /// Strata's object layer: model classes, `ModelContainer`, `ModelContext`s (recording
+    /// persistent history, as a container does by default).
     case objects
+    /// The same with history off: objects-nohistory ÷ objects is what history costs.
+    case objectsNoHistory = "objects-nohistory"
     /// Strata's record layer alone, the same model built with `Entity`: what objects cost.
     case records
     /// GRDB 7 over the system's SQLite: `Codable` record structs and associations.
@@ -24,8 +27,9 @@ protocol ObjectsEngine: AnyObject {
     /// One line describing the engine's setup, for the report header.
     static var configuration: String { get }
 
-    /// Opens (creating if missing) the engine's store in `directory`.
-    static func open(directory: String, data: ObjectsData) throws -> Self
+    /// Opens (creating if missing) the engine's store in `directory`; `name` says which
+    /// configuration of the engine runs.
+    static func open(directory: String, data: ObjectsData, name: ObjectsEngineName) throws -> Self
 
     /// One save: the lists `lists` (may be empty), then the items `items`, each item in list
     /// `data.list(ofItem:)` (inserted by this save or an earlier one).

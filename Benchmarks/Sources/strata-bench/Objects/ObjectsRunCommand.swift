@@ -23,7 +23,7 @@ struct ObjectsRunCommand: ParsableCommand {
             let data = ObjectsData(scale: scale)
             let store = insertStore.flatMap { $0.isEmpty ? nil : $0 }
             switch engine {
-            case .objects:
+            case .objects, .objectsNoHistory:
                 return try ObjectsRunner<StrataObjectsEngine>(engineName: engine, data: data, directory: dir, insertStore: store).run(w)
             case .records:
                 return try ObjectsRunner<RecordLayerObjectsEngine>(engineName: engine, data: data, directory: dir, insertStore: store)

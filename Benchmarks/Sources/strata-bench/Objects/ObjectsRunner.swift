@@ -50,11 +50,11 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
     /// A copy of the insert store in this run's directory (for workloads that change it).
     private func openCopy() throws -> Engine {
         try Measure.copyDirectory(try requireInsertStore(), to: directory)
-        return try Engine.open(directory: directory, data: data)
+        return try Engine.open(directory: directory, data: data, name: engineName)
     }
 
     private func insert() throws -> ObjectsRunResult {
-        let engine = try Engine.open(directory: directory, data: data)
+        let engine = try Engine.open(directory: directory, data: data, name: engineName)
         let saves = (scale.items + scale.batch - 1) / scale.batch
         var listsMade = 0
         let t = try timed(.insert, saves, ops: scale.items) { s in
@@ -70,7 +70,7 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
 
     /// One untimed pass to warm every cache, then the timed pass; both must read the same.
     private func readOnce(_ w: ObjectsWorkload, _ body: (Engine) throws -> ObjectsDigest) throws -> ObjectsRunResult {
-        let engine = try Engine.open(directory: try requireInsertStore(), data: data)
+        let engine = try Engine.open(directory: try requireInsertStore(), data: data, name: engineName)
         defer { try? engine.close() }
         let warm = try body(engine)
         var read = ObjectsDigest()
@@ -85,7 +85,7 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
         let queries = data.skuQueries()
         let batches = (queries.count + scale.queryBatch - 1) / scale.queryBatch
         func batch(_ i: Int) -> ArraySlice<String> { queries[(i * scale.queryBatch)..<min(queries.count, (i + 1) * scale.queryBatch)] }
-        let engine = try Engine.open(directory: try requireInsertStore(), data: data)
+        let engine = try Engine.open(directory: try requireInsertStore(), data: data, name: engineName)
         defer { try? engine.close() }
         var warm = ObjectsDigest()
         for i in 0..<batches { let d = try engine.fetchBySKU(batch(i)); warm.objects += d.objects; warm.checksum &+= d.checksum }
@@ -99,7 +99,7 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
 
     private func traverse() throws -> ObjectsRunResult {
         let lists = (0..<scale.traversals).map { $0 % scale.lists }
-        let engine = try Engine.open(directory: try requireInsertStore(), data: data)
+        let engine = try Engine.open(directory: try requireInsertStore(), data: data, name: engineName)
         defer { try? engine.close() }
         var warm = ObjectsDigest()
         for l in lists { let d = try engine.traverse(list: l); warm.objects += d.objects; warm.checksum &+= d.checksum }
@@ -158,7 +158,7 @@ struct ObjectsRunner<Engine: ObjectsEngine> {
     }
 
     private func faults() throws -> ObjectsRunResult {
-        let engine = try Engine.open(directory: directory, data: data)
+        let engine = try Engine.open(directory: directory, data: data, name: engineName)
         defer { try? engine.close() }
         let f = try engine.registerFaults(scale.faults)
         guard f.faults == f.count else { throw BenchError("\(engineName.rawValue): \(f.count - f.faults) of the faults fired") }

@@ -67,6 +67,9 @@ struct ObjectsSummary {
                 parts.append(target("objects ÷ grdb", g, { $0 >= Self.minSpeedupVersusGRDB }, "\(w.rawValue) objects vs grdb"))
             }
             if let objects, let grdbRows = seconds(w, .grdbRows) { versusGRDBRows[w.rawValue] = grdbRows / objects }
+            if let objects, let withoutHistory = seconds(w, .objectsNoHistory) {
+                parts.append("objects time ÷ objects-nohistory time \(text(objects / withoutHistory)) (what history costs)")
+            }
             if let records, let fastest {
                 let g = fastest.seconds / records
                 recordsVersusFastest[w.rawValue] = g

@@ -55,7 +55,7 @@ final class RecordLayerObjectsEngine: ObjectsEngine {
         (self.title, self.amount, self.done, self.list) = (title, amount, done, list)
     }
 
-    static func open(directory: String, data: ObjectsData) throws -> RecordLayerObjectsEngine {
+    static func open(directory: String, data: ObjectsData, name: ObjectsEngineName) throws -> RecordLayerObjectsEngine {
         try RecordLayerObjectsEngine(store: try RecordStore(path: directory + "/" + fileName, model: try model(),
                                                             options: StoreOptions(durability: .normal)), data: data)
     }

@@ -10,8 +10,12 @@ import CMalloc
 /// faults fired by reading properties.
 final class StrataObjectsEngine: ObjectsEngine {
     static let fileName = "objects.strata"
-    static var configuration: String {
-        "objects: Strata ModelContainer/ModelContext, durability .normal, defaults otherwise (fetches return faults, "
+    static var configuration: String { configuration(.objects) }
+
+    static func configuration(_ name: ObjectsEngineName) -> String {
+        "\(name.rawValue): Strata ModelContainer/ModelContext, durability .normal, "
+            + (name == .objectsNoHistory ? "history off, " : "history recorded (the default), ")
+            + "defaults otherwise (fetches return faults, "
             + "fired on first read); BenchList.items ↔ BenchItem.list, BenchItem.sku indexed"
     }
 
@@ -34,9 +38,10 @@ final class StrataObjectsEngine: ObjectsEngine {
         self.insertContext = ModelContext(container)
     }
 
-    static func open(directory: String, data: ObjectsData) throws -> StrataObjectsEngine {
+    static func open(directory: String, data: ObjectsData, name: ObjectsEngineName) throws -> StrataObjectsEngine {
         let container = try ModelContainer(for: [BenchList.self, BenchItem.self], path: directory + "/" + fileName,
-                                           options: StoreOptions(durability: .normal))
+                                           options: StoreOptions(durability: .normal),
+                                           history: name == .objectsNoHistory ? .off : .on)
         return StrataObjectsEngine(container: container, data: data)
     }
 
