@@ -220,6 +220,8 @@ import Testing
         #expect(run.status == 0, "the README's examples fail when run:\n\(run.output)")
         #expect(run.output.contains("Ada Lovelace"), "\(run.output)")
         #expect(run.output.contains("Groceries: 2 items, total 5.5"), "the Objects example printed:\n\(run.output)")
+        #expect(run.output.contains(#"1 ["insert TodoList/1"]"#) && run.output.contains(#"2 ["update TodoList/1"]"#),
+                "the History example printed:\n\(run.output)")
         #expect(run.output.contains("both layers: 2 rows, 1 object, tea"), "the file importing both layers printed:\n\(run.output)")
         // The results-sequence example moved to `strata-examples blogpost` (ExamplesToolTests).
         for line in ["fullName: Ada Lovelace -> Ada King", "position changed", #"["fullName", "lastName", "latitude", "position"]"#,
