@@ -23,13 +23,15 @@ import Testing
             "--queries", "200", "--json", json,
         ])
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
-        #expect(run.stdout.contains("strata check (read-only reopen after close, untimed): 5/5 files clean"), "\(run.stdout)")
+        // Five stores of each Strata engine (strata, strata-history).
+        #expect(run.stdout.contains("strata check (read-only reopen after close, untimed): 10/10 files clean"), "\(run.stdout)")
         #expect(run.stdout.contains("per-insert cost, lists of 50 ÷ lists of 5: strata "), "\(run.stdout)")
         let rows = try Self.results(json)
         let workloads = ["bulkinsert", "insert_list5", "insert_list50", "moveitems", "renamefanout", "prefixsearch", "fetchindexed"]
-        #expect(rows.count == workloads.count * 3)
+        let engines = ["strata", "strata-history", "sqlite-recount", "sqlite-incremental"]
+        #expect(rows.count == workloads.count * engines.count)
         for w in workloads {
-            for e in ["strata", "sqlite-recount", "sqlite-incremental"] {
+            for e in engines {
                 let row = rows.first { $0["workload"] as? String == w && $0["engine"] as? String == e }
                 #expect(row != nil, "\(w) \(e) missing")
                 for f in Self.fields { #expect(row?.keys.contains(f) == true, "\(w) \(e): no \(f)") }
