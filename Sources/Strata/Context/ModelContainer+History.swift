@@ -6,9 +6,9 @@ extension ModelContainer {
     /// out), and only those whose author is among `authors`; `nil` takes every entity or
     /// author. A context applies one with ``ModelContext/mergeChanges(from:)-(HistoryTransaction)``.
     ///
-    /// Throws ``StrataError/historyPurged(after:purgedThrough:)`` when transactions after `token`
+    /// Throws `StrataError.historyPurged(after:purgedThrough:)` when transactions after `token`
     /// are gone (read the objects afresh), and the errors of
-    /// ``RecordReader/history(after:limit:)``.
+    /// `RecordReader.history(after:limit:)`.
     public func history(after token: HistoryToken = .start, limit: Int = .max,
                         entities: [ManagedObject.Type]? = nil, authors: Set<String>? = nil) throws
         -> [HistoryTransaction] {
@@ -36,7 +36,7 @@ extension ModelContainer {
         return found
     }
 
-    /// The token of the store's newest recorded transaction (``HistoryToken/start`` when none):
+    /// The token of the store's newest recorded transaction (`HistoryToken.start` when none):
     /// save it after reading the objects, to ask later for what changed since.
     public func lastHistoryToken() throws -> HistoryToken {
         try requireOpen("lastHistoryToken")

@@ -16,7 +16,7 @@ public final class ModelContext {
     /// its objects. Default: ``MergePolicy/error``.
     public var mergePolicy: MergePolicy = .error
     /// The name the store's persistent history records for this context's saves
-    /// (``HistoryTransaction/author``), as Core Data's `transactionAuthor`: lets a reader of the
+    /// (`HistoryTransaction.author`), as Core Data's `transactionAuthor`: lets a reader of the
     /// history tell its own saves from others'. `nil` records none.
     public var author: String?
     /// Statistics, for tests and tuning.

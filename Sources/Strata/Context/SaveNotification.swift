@@ -2,7 +2,7 @@ import StrataRecords
 import Synchronization
 
 /// What one save changed, announced to the container's observers and merged by other
-/// contexts (``ModelContext/mergeChanges(from:)``). Derived values the save moved count: a list
+/// contexts (``ModelContext/mergeChanges(from:)-(SaveNotification)``). Derived values the save moved count: a list
 /// whose `itemCount` moved because an item was added is among ``updatedIDs`` with that key.
 public struct SaveNotification: Sendable {
     let changes: RecordChanges

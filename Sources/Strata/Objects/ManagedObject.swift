@@ -86,7 +86,7 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// - ``ModelContext/refresh(_:mergeChanges:)`` drops its changes (`false`), or finds none to
     ///   keep (`true`; ``ModelContext/refreshAllObjects()`` likewise);
     /// - its row is gone: its deletion was saved by its own context (after ``didSave()``), a
-    ///   merged save deleted it (``ModelContext/mergeChanges(from:)`` or an automatic merge, a
+    ///   merged save deleted it (``ModelContext/mergeChanges(from:)-(SaveNotification)`` or an automatic merge, a
     ///   cascade of its own context's save included), or a refresh or a save's merge policy
     ///   found it deleted. It stays ``isDeleted``; ``ModelContext/load(_:)`` then throws
     ///   `objectNotFound` and its properties read as placeholders.

@@ -18,11 +18,11 @@ extension RecordReader {
     /// The recorded transactions after `token`, oldest first, at most `limit` of them (ask again
     /// after the last one for more).
     ///
-    /// Throws ``StrataError/historyPurged(after:purgedThrough:)`` when transactions after
+    /// Throws `StrataError.historyPurged(after:purgedThrough:)` when transactions after
     /// `token` are gone (purged, or committed while the store recorded no history): the caller
     /// missed changes and must read the data afresh. A token newer than the newest recorded
     /// (from another store, or a store restored from an older backup) is
-    /// ``StrataError/invalidArgument(_:)``; a damaged entry is `corrupt`.
+    /// `StrataError.invalidArgument`; a damaged entry is `corrupt`.
     public func history(after token: HistoryToken = .start, limit: Int = .max) throws -> [HistoryTransaction] {
         try checkOpen()
         guard limit > 0 else { return [] }

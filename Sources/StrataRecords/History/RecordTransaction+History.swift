@@ -4,7 +4,7 @@ import StrataStorage
 extension RecordTransaction {
     /// Deletes the recorded transactions up to `token` (clamped to the newest), which no
     /// consumer needs any more, and returns how many it deleted. A consumer that later asks for
-    /// the history after one of them gets ``StrataError/historyPurged(after:purgedThrough:)``.
+    /// the history after one of them gets `StrataError.historyPurged(after:purgedThrough:)`.
     @discardableResult
     public func purgeHistory(through token: HistoryToken) throws -> Int {
         try checkOpen()
