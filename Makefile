@@ -39,9 +39,17 @@ BENCH_JSON = $(BENCH_OUT)/kv.json $(BENCH_OUT)/records.json $(BENCH_OUT)/objects
 bench-deps:
 	@$(MAKE) --no-print-directory deps PACKAGES="liblz4-dev liblmdb-dev libsqlite3-dev strace"
 
+# The benchmark package depends on the root by path; SwiftPM keeps its build plan across a pull
+# that adds or removes root sources and then fails on "missing inputs": the plan is dropped first
+# (it is remade in a few seconds).
+BENCH_PLAN = .build/bench-build/release.yaml .build/bench-build/debug.yaml \
+	.build/bench-build/x86_64-unknown-linux-gnu/release/description.json \
+	.build/bench-build/x86_64-unknown-linux-gnu/debug/description.json
+
 # A benchmark that fails (a run failed, engines disagreed, a store did not check clean) does
 # not stop the others: each prints its table, the page shows what ran, and make fails at the end.
 bench: bench-deps
+	@rm -f $(BENCH_PLAN)
 	$(SWIFT) build -c release $(BENCH_PACKAGE) --product strata-bench
 	@mkdir -p $(BENCH_OUT) && rm -f $(BENCH_JSON)
 	@status=0; \
@@ -84,6 +92,7 @@ docs: deps
 test: deps
 	$(SWIFT) build -c release --build-tests -Xswiftc -enable-testing
 	$(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --disable-xctest --no-parallel
+	@rm -f $(BENCH_PLAN)
 	$(SWIFT) build $(BENCH_PACKAGE) --build-tests
 	$(SWIFT) test $(BENCH_PACKAGE) --skip-build --disable-xctest --no-parallel
 

@@ -380,16 +380,15 @@ extension ModelContext {
             for (object, pk) in zip(group, pks) {
                 let binding = container.bindings[index]
                 let old = key(object, binding)
-                let raw = pk
-                object._rawID = raw
+                object._rawID = pk
                 let new = key(object, binding)
                 registry.removeValue(forKey: old)
                 claimIdentity(object, new)
                 inserted.removeValue(forKey: old)
                 inserted[new] = object
                 if let at = insertOrder.firstIndex(of: old) { insertOrder[at] = new }
-                permanentIDs[old.raw] = raw
-                renamed[old] = raw
+                permanentIDs[old.raw] = pk
+                renamed[old] = pk
             }
         }
         // To-ones naming the temporary identifiers now name the primary keys.

@@ -47,12 +47,10 @@ struct ProcessCrashTest {
             let began = monotonicSeconds()
             var lastAck = -1
             var acks = 0
-            var firstAck: Int?
             func take(_ line: String) {
                 if let step = Int(line) {
                     lastAck = max(lastAck, step)
                     acks += 1
-                    if firstAck == nil { firstAck = step }
                 }
             }
             while true {
