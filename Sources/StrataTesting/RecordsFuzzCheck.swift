@@ -30,7 +30,7 @@ package enum RecordsFuzzCheck {
             // The history as a replicator reads it: the checker and the reader agree on whether
             // it is sound (a reader that skipped a damaged entry would lose a change silently).
             do {
-                let kept = try store.read { try $0.historySummary().purgedThrough }
+                let kept = try store.read { try $0.earliestHistoryToken() }
                 _ = try store.history(after: kept)
             } catch let error as StrataError {
                 if problems.isEmpty {

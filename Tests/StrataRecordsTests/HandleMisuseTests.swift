@@ -35,6 +35,7 @@ import StrataStorage
         "lastHistoryToken()": { r, _, _ in _ = try r.lastHistoryToken() },
         "history(after:limit:)": { r, _, _ in _ = try r.history() },
         "historySummary()": { r, _, _ in _ = try r.historySummary() },
+        "earliestHistoryToken()": { r, _, _ in _ = try r.earliestHistoryToken() },
     ]
 
     /// Every public method RecordTransaction adds.

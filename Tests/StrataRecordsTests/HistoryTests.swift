@@ -9,10 +9,7 @@ import StrataStorage
 @Suite struct HistoryTests {
     static func historyStore(_ fs: SimulatedFileSystem = SimulatedFileSystem(),
                              recording: HistoryRecording = .on) throws -> RecordStore {
-        var options = StoreOptions(durability: .normal)
-        options.fileSystem = fs
-        options.syncIntervalMilliseconds = 3_600_000
-        return try RecordStore(path: "/db/history.strata", model: try todoModel(), options: options, history: recording)
+        try makeStore(try todoModel(), fs: fs, path: "/db/history.strata", history: recording)
     }
 
     @Test func offUntilTurnedOn() throws {
@@ -110,7 +107,7 @@ import StrataStorage
         }
         #expect(model.schemaLines.contains("  Account.serverID: attribute string preserved"))
         #expect(try StoredModel.parse(model.schemaLines).schemaLines == model.schemaLines)
-        let store = try RecordStore(path: "/db/p.strata", model: model, options: Self.simulated(), history: .on)
+        let store = try makeStore(model, path: "/db/p.strata", history: .on)
         defer { try? store.close() }
         let account = try store.write { try $0.insert("Account", ["serverID": "srv-7", "note": "n"]) }
         try store.write { try $0.delete(account) }
@@ -119,13 +116,6 @@ import StrataStorage
         #expect(throws: StrataError.self) {
             _ = try Model { Entity("A") { AttributeDescription("t", .string, transient: true, preservedAfterDeletion: true) } }
         }
-    }
-
-    static func simulated() -> StoreOptions {
-        var options = StoreOptions(durability: .normal)
-        options.fileSystem = SimulatedFileSystem()
-        options.syncIntervalMilliseconds = 3_600_000
-        return options
     }
 
     @Test func purgedHistoryIsReportedNotSkipped() throws {

@@ -12,14 +12,8 @@ extension ModelContext {
         for change in transaction.changes {
             switch change.kind {
             case .insert, .update:
-                var fields: [Int] = []
-                if let entity = container.store.model.entity(change.id.entity) {
-                    for name in change.values.keys { if let slot = entity.rowFieldIndex(of: name) { fields.append(slot) } }
-                    for name in change.toOneTargets.keys {
-                        if let slot = entity.rowFieldIndex(of: name) { fields.append(slot) }
-                    }
-                }
-                let row = RecordChanges.Row(id: change.id, values: nil, previous: nil, changedFields: fields.sorted())
+                // Rows are read again from the store (`rereading`), and nothing reads the slots.
+                let row = RecordChanges.Row(id: change.id, values: nil, previous: nil, changedFields: [])
                 if change.kind == .insert { changes.inserted.append(row) } else { changes.updated.append(row) }
             case .delete:
                 changes.deleted.append(RecordChanges.Row(id: change.id, values: nil, previous: nil, changedFields: []))

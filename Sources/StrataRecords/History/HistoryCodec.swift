@@ -39,20 +39,23 @@ enum HistoryCodec {
     static func date(_ bytes: UnsafeRawBufferPointer, token: UInt64) throws -> Date {
         var reader = RowCodec.Reader(bytes: bytes)
         do {
-            guard try reader.byte() == version else { throw StrataError.corrupt("unknown version", offset: nil) }
-            let seconds = Double(bitPattern: try reader.u64())
-            guard seconds.isFinite else { throw StrataError.corrupt("commit time is not finite", offset: nil) }
-            return Date(timeIntervalSinceReferenceDate: seconds)
+            return try readDate(&reader)
         } catch StrataError.corrupt(let what, _) {
             throw StrataError.corrupt("history entry \(token): \(what)", offset: nil)
         }
     }
 
-    private static func decodeEntry(_ bytes: UnsafeRawBufferPointer, token: UInt64) throws -> HistoryTransaction {
-        var reader = RowCodec.Reader(bytes: bytes)
+    /// The version byte and the commit time that open every entry.
+    private static func readDate(_ reader: inout RowCodec.Reader) throws -> Date {
         guard try reader.byte() == version else { throw StrataError.corrupt("unknown version", offset: nil) }
         let seconds = Double(bitPattern: try reader.u64())
         guard seconds.isFinite else { throw StrataError.corrupt("commit time is not finite", offset: nil) }
+        return Date(timeIntervalSinceReferenceDate: seconds)
+    }
+
+    private static func decodeEntry(_ bytes: UnsafeRawBufferPointer, token: UInt64) throws -> HistoryTransaction {
+        var reader = RowCodec.Reader(bytes: bytes)
+        let date = try readDate(&reader)
         let transactionID = try reader.varint()
         let authorBytes = try reader.take(try reader.length())
         let author = authorBytes.isEmpty ? nil : String(decoding: authorBytes, as: UTF8.self)
@@ -116,8 +119,7 @@ enum HistoryCodec {
         guard reader.at == bytes.count else {
             throw StrataError.corrupt("\(bytes.count - reader.at) bytes after the last change", offset: nil)
         }
-        return HistoryTransaction(token: HistoryToken(token), transactionID: transactionID,
-                                  date: Date(timeIntervalSinceReferenceDate: seconds), author: author,
-                                  changes: changes)
+        return HistoryTransaction(token: HistoryToken(token), transactionID: transactionID, date: date,
+                                  author: author, changes: changes)
     }
 }

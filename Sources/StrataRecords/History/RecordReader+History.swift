@@ -15,6 +15,14 @@ extension RecordReader {
         return HistoryToken(try HistoryState.read(source).last)
     }
 
+    /// The earliest token ``history(after:limit:)`` accepts: every transaction up to it is gone
+    /// (purged, or never recorded), so the history after it is all the store keeps. Reads two
+    /// meta keys, unlike ``historySummary()``, which walks the history.
+    public func earliestHistoryToken() throws -> HistoryToken {
+        try checkOpen()
+        return HistoryToken(try HistoryState.read(source).purgedThrough)
+    }
+
     /// The recorded transactions after `token`, oldest first, at most `limit` of them (ask again
     /// after the last one for more).
     ///

@@ -37,7 +37,7 @@ struct HistoryCommand: ParsableCommand {
         defer { try? store.close() }
         guard let records = try RecordsReport.open(store) else { throw ToolError("\(file) holds no record model") }
         // Without --since, start after the purge mark: what is kept, not an error for what is not.
-        let start = try since.map(HistoryToken.init) ?? records.read { try $0.historySummary().purgedThrough }
+        let start = try since.map(HistoryToken.init) ?? records.read { try $0.earliestHistoryToken() }
         let out = OutputBuffer()
         defer { out.flush() }
         var after = start
@@ -61,8 +61,7 @@ struct HistoryCommand: ParsableCommand {
             switch change.kind {
             case .link, .unlink:
                 let other = change.other.map { "\($0.entity)/\($0.primaryKey)" } ?? "?"
-                let kind = change.kind == .link ? "link" : "unlink"
-                out += "  \(kind) \(object).\(change.relationship ?? "?") \(other)\n"
+                out += "  \(change.kind) \(object).\(change.relationship ?? "?") \(other)\n"
             case .insert, .update, .delete:
                 var parts = change.values.keys.sorted().map { name in
                     "\(name)=\(RecordsReport.json(change.values[name]!))"
@@ -72,8 +71,7 @@ struct HistoryCommand: ParsableCommand {
                     let target = change.toOneTargets[name]!
                     return "\(name)=" + (target.map { "\($0.entity)/\($0.primaryKey)" } ?? "null")
                 }
-                let kind = change.kind == .insert ? "insert" : change.kind == .update ? "update" : "delete"
-                out += "  \(kind) \(object)" + (parts.isEmpty ? "" : " " + parts.joined(separator: " ")) + "\n"
+                out += "  \(change.kind) \(object)" + (parts.isEmpty ? "" : " " + parts.joined(separator: " ")) + "\n"
             }
         }
         return out
@@ -82,9 +80,8 @@ struct HistoryCommand: ParsableCommand {
     /// `{"token":…,"transaction":…,"date":…,"author":…,"changes":[…]}` on one line.
     static func jsonLine(_ transaction: HistoryTransaction) -> String {
         let changes = transaction.changes.map { change -> String in
-            let kinds: [HistoryChange.Kind: String] = [.insert: "insert", .update: "update", .delete: "delete",
-                                                       .link: "link", .unlink: "unlink"]
-            var fields = ["\"kind\":\"\(kinds[change.kind]!)\"", "\"entity\":\(RecordsReport.json(change.id.entity))",
+            // The kind's case name is its word in the output: insert, update, delete, link, unlink.
+            var fields = ["\"kind\":\"\(change.kind)\"", "\"entity\":\(RecordsReport.json(change.id.entity))",
                           "\"id\":\(change.id.primaryKey)"]
             switch change.kind {
             case .link, .unlink:
