@@ -27,6 +27,8 @@ public typealias FetchSortDescriptor = StrataRecords.FetchSortDescriptor
 public typealias MigrationPolicy = StrataRecords.MigrationPolicy
 /// Options of the page file (durability, cache size, read-only, …).
 public typealias StoreOptions = StrataStorage.StoreOptions
+/// Whether other processes may write the store too (`StoreOptions.sharing`).
+public typealias ProcessSharing = StrataStorage.ProcessSharing
 /// When a commit is durable (`StoreOptions.durability`).
 public typealias Durability = StrataStorage.Durability
 /// One conflict of a save refused under ``MergePolicy/error`` (`StrataError.mergeConflicts`).

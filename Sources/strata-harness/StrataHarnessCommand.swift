@@ -9,5 +9,5 @@ struct StrataHarnessCommand: ParsableCommand {
         commandName: "strata-harness",
         abstract: "The crash and fuzz harness of Strata (not shipped).",
         subcommands: [CrashTestCommand.self, FuzzCommand.self, CrashTestWriterCommand.self, FuzzWorkerCommand.self,
-                      WriteLoadCommand.self])
+                      WriteLoadCommand.self, MultiProcessTestCommand.self, MultiProcessWorkerCommand.self])
 }

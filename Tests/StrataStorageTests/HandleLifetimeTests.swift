@@ -98,6 +98,7 @@ import Testing
         "Store.path", "Store.options", "Store.isReadOnly", "Store.lockPath", "Store.init", "Store.statistics",
         "Store.lastCommittedTransactionID",
         "Store.read(storePath:fileSystem:)", "Store.close",
+        "Store.addOtherProcessCommitObserver", "Store.removeOtherProcessCommitObserver",
     ]
 
     /// Every throwing member of a closed store.
@@ -111,6 +112,7 @@ import Testing
             ("Store.backup", { try store.backup(to: relPath + ".backup") }),
             ("Store.check", { _ = try store.check() }),
             ("Store.info", { _ = try store.info() }),
+            ("Store.refresh", { _ = try store.refresh() }),
         ]
     }
 
@@ -352,6 +354,7 @@ import Testing
                 }
             }
             await #expect(throws: StrataError.self) { try await store.write { _ in } }
+            await #expect(throws: StrataError.self) { _ = try await store.waitForCommit(after: 0) }
         }
     }
 
@@ -415,8 +418,10 @@ import Testing
         }
         count(HandleLifetimeTests.uses(of: store))
         try store.close()
-        // `write` has an async overload, tested in closedStoreRefusesEverything.
+        // `write` has an async overload, tested in closedStoreRefusesEverything, as is the async
+        // `waitForCommit`.
         covered["Store.write", default: 0] += 1
+        covered["Store.waitForCommit", default: 0] += 1
 
         let declared = try HandleLifetimeTests.publicMembers(of: ["WriteTransaction", "WriteTree", "ReadTransaction", "ReadTree", "Cursor", "Store"])
         #expect(declared.count > 30, "the scan found only \(declared)")

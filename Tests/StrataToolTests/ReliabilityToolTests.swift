@@ -27,6 +27,16 @@ import Testing
         #expect(run.status == 0)
     }
 
+    /// Three writer processes and a reader sharing one store, killed 40 times at random
+    /// moments (the long run: `strata-harness multi-process --kills 1000`).
+    @Test func processesSharingAStoreLoseNothingWhenKilled() throws {
+        let run = try Tool.run("strata-harness", ["multi-process", "--kills", "40", "--seed", "\(Self.seed)"])
+        let line = try #require(run.lastLine(startingWith: "multi-process: 40 kills", containing: " lost, "),
+                                "no summary (seed \(Self.seed)):\n\(run.stdout)\n\(run.stderr)")
+        #expect(line.hasSuffix("0 lost, 0 duplicated, 0 wrong, check clean"), "seed \(Self.seed): \(line)\n\(run.stderr)")
+        #expect(run.status == 0)
+    }
+
     /// 14,000 cases: of every twelve, nine damage a store file and three a record store
     /// (10,502 and 3,498).
     @Test func damagedFilesReadCorrectlyOrFailWithTypedErrors() throws {

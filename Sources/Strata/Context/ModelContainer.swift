@@ -31,6 +31,17 @@ public final class ModelContainer: Sendable {
     /// an object identity, which a later container may reuse).
     let serial = ModelContainer.nextSerial.add(1, ordering: .relaxed).oldValue
     private static let nextSerial = Atomic<UInt64>(1)
+    /// Whether other processes may write the store too (``StoreOptions/sharing``, not read-only).
+    let isShared: Bool
+    /// Transaction ids of other processes' commits the store took in and no context has been
+    /// told of yet (posted by the store's observer, under its writer gate: kept apart from
+    /// ``otherProcessDelivery``, which is held while the history is read).
+    let otherProcessCommits = Mutex<[ClosedRange<UInt64>]>([])
+    /// The history token up to which other processes' commits were announced; held while they
+    /// are read, so two threads never announce one twice.
+    let otherProcessDelivery = Mutex<HistoryToken>(.start)
+    /// The task that announces other processes' commits to change sequences as they come.
+    let otherProcessWatcher = Mutex<Task<Void, Never>?>(nil)
 
     /// Opens (or creates) the store at `path` with the model the `classes` declare.
     ///
@@ -69,7 +80,11 @@ public final class ModelContainer: Sendable {
         self.bindings = bindings
         self.bindingByName = byName
         self.bindingBySchema = bySchema
+        self.isShared = options.sharing != .exclusive && !options.readOnly
+        if isShared { try startFollowingOtherProcesses() }
     }
+
+    deinit { otherProcessWatcher.withLock { $0?.cancel() } }
 
     /// The binding of a model class (nil: not in this container's model).
     func binding(of schema: EntitySchema) -> EntityBinding? {
@@ -107,6 +122,7 @@ public final class ModelContainer: Sendable {
     /// (``ModelContext/results(of:)``, ``ModelContext/updates(of:)``) end.
     public func close() throws {
         closedFlag.store(true, ordering: .releasing)
+        otherProcessWatcher.withLock { $0?.cancel() }
         for mailbox in mailboxes.withLock({ Array($0.values) }) { mailbox.finish() }
         try store.close()
     }
@@ -125,7 +141,7 @@ public final class ModelContainer: Sendable {
         observers.withLock { _ = $0.removeValue(forKey: token) }
     }
 
-    func announce(_ notification: SaveNotification, from saver: SaveInbox) {
+    func announce(_ notification: SaveNotification, from saver: SaveInbox?) {
         for inbox in inboxes.withLock({ Array($0.values) }) where inbox !== saver { inbox.post(notification) }
         let list = observers.withLock { Array($0.values) }
         for observer in list { observer(notification) }
@@ -134,6 +150,7 @@ public final class ModelContainer: Sendable {
     /// Registers a change sequence's mailbox; one registered after ``close()`` is finished at once.
     func register(_ mailbox: SaveMailbox) {
         mailboxes.withLock { $0[ObjectIdentifier(mailbox)] = mailbox }
+        if isShared { startWatchingOtherProcesses() }
         if isClosed { mailbox.finish() }
     }
 

@@ -8,22 +8,28 @@ extension ModelContext {
     /// and objects-did-change and observers are told. The values are read from the store as it
     /// is now, so merging transactions in token order never takes an object back to an older state.
     public func mergeChanges(from transaction: HistoryTransaction) {
-        var changes = RecordChanges(transactionID: transaction.transactionID)
+        merge(RecordChanges(transaction), rereading: true)
+        postObjectsDidChange()
+    }
+}
+
+extension RecordChanges {
+    /// What a history transaction changed, as a merge takes it: rows are read again from the
+    /// store (the merge's `rereading`), so no values are carried and nothing reads the slots.
+    init(_ transaction: HistoryTransaction) {
+        self.init(transactionID: transaction.transactionID)
         for change in transaction.changes {
             switch change.kind {
             case .insert, .update:
-                // Rows are read again from the store (`rereading`), and nothing reads the slots.
                 let row = RecordChanges.Row(id: change.id, values: nil, previous: nil, changedFields: [])
-                if change.kind == .insert { changes.inserted.append(row) } else { changes.updated.append(row) }
+                if change.kind == .insert { inserted.append(row) } else { updated.append(row) }
             case .delete:
-                changes.deleted.append(RecordChanges.Row(id: change.id, values: nil, previous: nil, changedFields: []))
+                deleted.append(RecordChanges.Row(id: change.id, values: nil, previous: nil, changedFields: []))
             case .link, .unlink:
                 guard let relationship = change.relationship, let other = change.other else { continue }
-                changes.links.append(RecordChanges.Link(id: change.id, relationship: relationship, other: other,
-                                                        added: change.kind == .link))
+                links.append(RecordChanges.Link(id: change.id, relationship: relationship, other: other,
+                                                added: change.kind == .link))
             }
         }
-        merge(changes, rereading: true)
-        postObjectsDidChange()
     }
 }

@@ -32,8 +32,17 @@ extension ModelContext {
             return
         }
         // To-many members are read from the store when accessed: no cache to move for links.
-        merge(notification.changes)
+        take(notification)
         postObjectsDidChange()
+    }
+
+    /// Merges one announced commit: a save of this process, or another process's commit.
+    private func take(_ notification: SaveNotification) {
+        if notification.changesAreUnknown {
+            refreshEveryObject()
+        } else {
+            merge(notification.changes, rereading: notification.isFromAnotherProcess)
+        }
     }
 
     /// Takes in the saves waiting for an automatically merging context.
@@ -44,12 +53,13 @@ extension ModelContext {
     }
 
     func processPendingMerges() {
+        if container.isShared { container.deliverOtherProcessCommits() }
         // In commit order: each saving thread posts its save after committing it, so two saves
         // committed close together can arrive in the other order.
         let posted = inbox.take()
         guard !posted.isEmpty else { return }   // every fetch and save asks: mostly nothing
         let saves = posted.sorted { $0.transactionID < $1.transactionID }
-        for notification in saves { merge(notification.changes) }
+        for notification in saves { take(notification) }
         postObjectsDidChange()
     }
 
@@ -195,6 +205,11 @@ extension ModelContext {
     /// with `true`).
     public func refreshAllObjects() {
         processPendingMerges()
+        refreshEveryObject()
+    }
+
+    /// ``refreshAllObjects()`` without taking pending merges in first.
+    func refreshEveryObject() {
         reading?.close()
         reading = nil
         changeBatch.depth += 1

@@ -23,9 +23,18 @@ public struct SaveNotification: Sendable {
     public var changedKeys: [ManagedObjectID: [String]] { identifiers.value.changedKeys }
     /// The store transaction that committed the save.
     public var transactionID: UInt64 { changes.transactionID }
+    /// Whether another process made the commit (a store shared between processes, read from its
+    /// persistent history): its rows are read again from the store when it is merged.
+    public let isFromAnotherProcess: Bool
+    /// Whether what changed is not known (another process committed while history was not
+    /// recorded, or after the history was purged): a merge refreshes every object.
+    public let changesAreUnknown: Bool
 
-    init(changes: RecordChanges, container: ModelContainer) {
+    init(changes: RecordChanges, container: ModelContainer, isFromAnotherProcess: Bool = false,
+         changesAreUnknown: Bool = false) {
         self.changes = changes
+        self.isFromAnotherProcess = isFromAnotherProcess
+        self.changesAreUnknown = changesAreUnknown
         self.containerSerial = container.serial
         self.identifiers = LazyIdentifiers(changes: changes, bindings: container.bindings,
                                            byName: container.bindingByName)

@@ -30,6 +30,15 @@ final class WriterGate: @unchecked Sendable {
         granted.remove(ticket)
     }
 
+    /// Takes the gate if it is free and nobody waits; false otherwise (never waits).
+    func tryLock() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if held || !waiters.isEmpty { return false }
+        held = true
+        return true
+    }
+
     func lockAsync() async {
         condition.lock()
         if !held && waiters.isEmpty {

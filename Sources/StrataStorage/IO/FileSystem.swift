@@ -23,9 +23,16 @@ public protocol FileSystem: Sendable {
     /// disturbing any lock (a lock taken to test would make a writer's open fail meanwhile).
     /// The default implementation cannot tell: ``FileLockState/unknown``.
     func lockState(_ path: String) -> FileLockState
+    /// Which file is at `path` now, `nil` when there is none or the file system cannot tell
+    /// (then a store shared between processes cannot notice another process's compaction, and
+    /// keeps the file it opened).
+    func identity(of path: String) -> FileIdentity?
 }
 
 extension FileSystem {
     /// Cannot tell: ``FileLockState/unknown``.
     public func lockState(_ path: String) -> FileLockState { .unknown }
+
+    /// Cannot tell: `nil`.
+    public func identity(of path: String) -> FileIdentity? { nil }
 }

@@ -25,3 +25,17 @@ func readDescriptor(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ c
 
 /// `rename(2)`.
 func renameFile(_ source: String, _ destination: String) -> Int32 { rename(source, destination) }
+
+/// `stat(2)`'s device and inode of the file at `path`, `nil` when there is none.
+func fileIdentity(atPath path: String) -> FileIdentity? {
+    var status = stat()
+    guard stat(path, &status) == 0 else { return nil }
+    return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+}
+
+/// `fstat(2)`'s device and inode of an open descriptor, `nil` when it fails.
+func fileIdentity(ofDescriptor descriptor: Int32) -> FileIdentity? {
+    var status = stat()
+    guard fstat(descriptor, &status) == 0 else { return nil }
+    return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+}

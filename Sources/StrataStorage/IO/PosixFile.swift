@@ -82,6 +82,8 @@ final class PosixFile: StorageFile, @unchecked Sendable {
         return UInt64(max(0, status.st_size))
     }
 
+    var identity: FileIdentity? { fileIdentity(ofDescriptor: fd) }
+
     func truncate(to length: UInt64) throws {
         let end = try position(length, plus: 0, "truncate")
         guard ftruncate(fd, off_t(end)) == 0 else { throw posixError("ftruncate", path) }

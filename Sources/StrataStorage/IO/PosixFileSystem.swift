@@ -30,6 +30,9 @@ public struct PosixFileSystem: FileSystem {
     /// Whether `path` exists (`access(2)` with `F_OK`).
     public func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// The device and inode of the file at `path` (`stat(2)`), `nil` when there is none.
+    public func identity(of path: String) -> FileIdentity? { fileIdentity(atPath: path) }
+
     /// Atomically replaces `destination` with `source` (`rename(2)`).
     public func rename(_ source: String, to destination: String) throws {
         guard renameFile(source, destination) == 0 else { throw posixError("rename", source) }

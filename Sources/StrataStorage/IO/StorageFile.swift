@@ -22,11 +22,16 @@ public protocol StorageFile: AnyObject, Sendable {
     /// (Linux `sync_file_range(SYNC_FILE_RANGE_WRITE)`), so a later ``sync()`` has less left
     /// to wait for. Durability still comes only from `sync()`; errors surface there.
     func startWriteback(at offset: UInt64, length: UInt64)
+    /// Which file this is (see ``FileSystem/identity(of:)``), `nil` when it cannot tell.
+    var identity: FileIdentity? { get }
 }
 
 extension StorageFile {
     /// No hint: `sync()` writes everything back.
     public func startWriteback(at offset: UInt64, length: UInt64) {}
+
+    /// Cannot tell: `nil`.
+    public var identity: FileIdentity? { nil }
 }
 
 extension StorageFile {

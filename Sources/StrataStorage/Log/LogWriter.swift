@@ -164,6 +164,23 @@ final class LogWriter: @unchecked Sendable {
         try sync.syncAll(file: file)
     }
 
+    /// Another process appended frames up to `newEnd` (a store shared between processes): the
+    /// next frame goes after them. What lies beyond is that process's to judge until this one
+    /// holds the write lock and calls ``cutTail()``.
+    func adoptEnd(_ newEnd: UInt64) {
+        guard newEnd > end else { return }
+        end = newEnd
+        writebackFrom = newEnd
+        allocatedEnd = max(allocatedEnd, newEnd)
+    }
+
+    /// Cuts whatever follows ``end`` (another process's preallocated zeros, or a frame it did not
+    /// finish before it died), so nothing stale follows the next frame. Requires the write lock.
+    func cutTail() throws {
+        try file.truncate(to: end)
+        allocatedEnd = end
+    }
+
     /// Cuts preallocated zeros off the end (on close), so the file is exactly the log.
     func trimToEnd() throws {
         try writeGathered()

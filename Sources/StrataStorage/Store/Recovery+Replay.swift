@@ -10,6 +10,9 @@ extension Recovery {
         var touched: [MutableTree] = []
         /// Bytes of the overflow frames the replayed commits wrote.
         var overflowBytes: UInt64 = 0
+        /// Whether replay passed a checkpoint frame (another process's, when a shared store
+        /// catches up: its header may name a newer checkpoint).
+        var passedCheckpoint = false
 
         init(nextTreeID: UInt32, lastTxid: UInt64) {
             self.nextTreeID = nextTreeID
@@ -79,7 +82,9 @@ extension Recovery {
                     try apply(bytes, at: offset, to: &state, file: file)
                 }
                 state.lastTxid = frameHeader.txid
-            case .checkpoint, .page, .overflow:
+            case .checkpoint:
+                state.passedCheckpoint = true
+            case .page, .overflow:
                 // Pages and the frame of a checkpoint whose header slot was never written:
                 // replaying the commits rebuilds the same state.
                 break

@@ -54,16 +54,9 @@ enum Recovery {
         let writable = !options.readOnly
         let (header, slot, size) = try readHeader(file: file, path: path, options: options)
         let pageFile = PageFile(file: file, path: path, pageSize: Int(header.pageSize), cacheBudget: options.cacheBytes)
-        let checkpoint = try loadCheckpoint(header: header, pageFile: pageFile)
-        var state = checkpoint.replayState(file: pageFile)
-        let reader = FrameReader(file: file)
-        let end = try replay(&state, from: checkpoint.end, size: size, reader: reader, file: pageFile)
-        let validEnd = end.offset
-        let replayLiveDelta = try state.liveDelta(reader: reader, validEnd: validEnd)
-        if validEnd < size {
-            try checkTail(reader: reader, header: header, end: end, size: size, readOnly: !writable)
-        }
-
+        let rebuilt = try rebuild(header: header, size: size, pageFile: pageFile, checkingTail: true,
+                                  readOnly: !writable)
+        let validEnd = rebuilt.logEnd
         let sync = SyncCoordinator(durableEnd: validEnd)
         var log: LogWriter?
         if writable {
@@ -72,6 +65,38 @@ enum Recovery {
             try file.sync()
             log = LogWriter(file: file, path: path, end: validEnd, allocatedEnd: validEnd, sync: sync)
         }
+        return Opened(version: rebuilt.version, log: log, sync: sync, header: header, headerSlot: slot,
+                      checkpointFrame: rebuilt.checkpointFrame, liveAtCheckpoint: rebuilt.liveAtCheckpoint,
+                      replayLiveDelta: rebuilt.replayLiveDelta, replayedBytes: rebuilt.replayedBytes,
+                      logEnd: validEnd)
+    }
+
+    /// What ``rebuild(header:size:pageFile:checkingTail:readOnly:)`` rebuilt: the trees and the
+    /// space accounting of the log as it is.
+    struct Rebuilt {
+        var version: Version
+        var checkpointFrame: (offset: UInt64, length: UInt64)
+        var liveAtCheckpoint: UInt64
+        var replayLiveDelta: Int64
+        var replayedBytes: UInt64
+        var logEnd: UInt64
+    }
+
+    /// Steps 2 to 4 over a page file whose header was read: the checkpoint `header` names, the
+    /// commits after it, and (with `checkingTail`) the judgement of what follows the log. A store
+    /// shared between processes rebuilds this way from another process's checkpoint, over the
+    /// page cache it has (pages are immutable by offset).
+    static func rebuild(header: FileHeader, size: UInt64, pageFile: PageFile, checkingTail: Bool,
+                        readOnly: Bool) throws -> Rebuilt {
+        let checkpoint = try loadCheckpoint(header: header, pageFile: pageFile)
+        var state = checkpoint.replayState(file: pageFile)
+        let reader = FrameReader(file: pageFile.file)
+        let end = try replay(&state, from: checkpoint.end, size: size, reader: reader, file: pageFile)
+        let validEnd = end.offset
+        let replayLiveDelta = try state.liveDelta(reader: reader, validEnd: validEnd)
+        if checkingTail, validEnd < size {
+            try checkTail(reader: reader, header: header, end: end, size: size, readOnly: readOnly)
+        }
         var versionTrees: [String: Version.Tree] = [:]
         for (name, tree) in state.trees {
             versionTrees[name] = Version.Tree(id: tree.id, name: name, root: tree.root, count: tree.count)
@@ -79,9 +104,8 @@ enum Recovery {
         let liveBytes = checkpoint.record.liveBytes
         let version = Version(txid: state.lastTxid, trees: versionTrees, nextTreeID: state.nextTreeID, file: pageFile,
                               deadBytesAtCommit: checkpoint.end > liveBytes ? checkpoint.end - liveBytes : 0)
-        return Opened(version: version, log: log, sync: sync, header: header, headerSlot: slot,
-                      checkpointFrame: (header.checkpointOffset, checkpoint.frameLength),
-                      liveAtCheckpoint: liveBytes, replayLiveDelta: replayLiveDelta,
-                      replayedBytes: validEnd - checkpoint.end, logEnd: validEnd)
+        return Rebuilt(version: version, checkpointFrame: (header.checkpointOffset, checkpoint.frameLength),
+                       liveAtCheckpoint: liveBytes, replayLiveDelta: replayLiveDelta,
+                       replayedBytes: validEnd - checkpoint.end, logEnd: validEnd)
     }
 }

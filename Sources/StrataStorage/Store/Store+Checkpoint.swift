@@ -5,8 +5,8 @@ extension Store {
     /// Runs automatically by log size and on close; call it to bound recovery time.
     public func checkpoint() throws {
         try checkWritableForMaintenance()
-        gate.lock()
-        defer { gate.unlock() }
+        try lockWriter()
+        defer { unlockWriter() }
         try checkpointLocked()
     }
 
@@ -97,6 +97,7 @@ extension Store {
                                                  trees: entries, liveBeforeFrame: UInt64(max(liveBefore, 0)))
         // A failed sync poisons the store (the coordinator remembers it).
         try log.syncAll()
+        try rereadHeaderIfShared()
         let next = FileHeader(pageSize: header.pageSize, sequence: header.sequence + 1, checkpointOffset: frame.0,
                               durableEnd: frame.0 + frame.1, checkpointTxid: version.txid, fileID: header.fileID)
         // A failed write of the header slot (a full disk: a new store's first checkpoint is the

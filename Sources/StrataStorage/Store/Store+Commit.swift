@@ -2,10 +2,10 @@
 /// the new version, and what follows a commit (the status record, an automatic checkpoint, the
 /// strict check) (FORMAT.md, "Writing").
 extension Store {
-    /// Requires the gate; releases it.
+    /// Requires the writer's section (``lockWriter()``); releases it.
     func runWrite<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         var holding = true
-        defer { if holding { gate.unlock() } }
+        defer { if holding { unlockWriter() } }
         if shared.withLock({ $0.isClosed }) { throw StrataError.closed("store") }
         try log.checkUsable()
         let tx = WriteTransaction(base: currentVersion, log: log)
@@ -40,7 +40,7 @@ extension Store {
         tx.lifetime.end(.committed)
         // A compaction may replace the log once the gate opens: wait on this one.
         let (syncRef, fileRef) = (sync, log.file)
-        gate.unlock()
+        unlockWriter()
         holding = false
         if let target = committed.durableTarget { try syncRef.waitDurable(upTo: target, file: fileRef) }
         if let problems = committed.strictCheckProblems {

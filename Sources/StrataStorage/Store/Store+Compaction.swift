@@ -20,8 +20,8 @@ extension Store {
     @discardableResult
     public func compact() throws -> CopyReport {
         try checkWritableForMaintenance()
-        gate.lock()
-        defer { gate.unlock() }
+        try lockWriter()
+        defer { unlockWriter() }
         return try compactLocked()
     }
 

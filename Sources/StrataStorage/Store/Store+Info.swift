@@ -81,7 +81,9 @@ extension Store {
     /// read-only handle, which must write nothing.
     func writeStatus(closing: Bool = false) {
         // After close the record must keep saying "closed": a late call is a no-op.
-        guard !isReadOnly, closing || !shared.withLock({ $0.isClosed }), let info = try? infoLocked() else { return }
+        // A shared store has several writers: no one record describes them.
+        guard !isReadOnly, options.sharing == .exclusive, closing || !shared.withLock({ $0.isClosed }),
+              let info = try? infoLocked() else { return }
         let oldest = closing ? nil : info.oldestSnapshot
         let status = StoreStatus(
             pid: getpid(), isOpen: !closing, transactionID: info.transactionID,

@@ -67,6 +67,15 @@ public final class Store: @unchecked Sendable {
     /// After automatic checkpoints failed in a row: commits to let pass before the next try.
     var checkpointRetryCountdown = 0
     var consecutiveCheckpointFailures = 0
+    /// The open log file and its device and inode (a shared store compares them with its path's).
+    var openFileIdentity: (file: ObjectIdentifier, identity: FileIdentity?)?
+    /// Who is told of other processes' commits (``addOtherProcessCommitObserver(_:)``).
+    let sharingObservers = Mutex(SharingObservers())
+
+    struct SharingObservers {
+        var observers: [UInt64: @Sendable (ClosedRange<UInt64>) -> Void] = [:]
+        var next: UInt64 = 1
+    }
 
     struct SharedState {
         var current: Version
@@ -145,7 +154,7 @@ public final class Store: @unchecked Sendable {
         } else {
             let lockPath = Store.lockPath(for: path)
             let lockExisted = fs.fileExists(lockPath)
-            lock = try fs.lockExclusive(lockPath)
+            lock = try Store.takeWriteLock(lockPath, timeout: options.sharing.lockTimeout, fs: fs)
             do {
                 opened = try Recovery.open(path: path, options: options, fs: fs)
             } catch {
@@ -155,6 +164,11 @@ public final class Store: @unchecked Sendable {
                 lock?.unlock()
                 throw error
             }
+        }
+        if options.sharing != .exclusive {
+            // Held again for each write transaction; recovery needed it (it cuts the tail).
+            lock?.unlock()
+            lock = nil
         }
         writeLock = lock
         sync = opened.sync
@@ -184,6 +198,7 @@ public final class Store: @unchecked Sendable {
     /// Starts a snapshot of the latest commit. End it with ``ReadTransaction/close()`` or by
     /// dropping the last reference.
     public func snapshot() throws -> ReadTransaction {
+        if options.sharing != .exclusive { try refreshForSnapshot() }
         let (version, id) = try shared.withLock { state -> (Version, UInt64) in
             if state.isClosed { throw StrataError.closed("store") }
             let id = state.nextReaderID
@@ -227,7 +242,7 @@ public final class Store: @unchecked Sendable {
     /// `body` returns (see ``WriteTransaction``).
     public func write<T>(_ body: (WriteTransaction) throws -> T) throws -> T {
         try checkWritable()
-        gate.lock()
+        try lockWriter()
         return try runWrite(body)
     }
 
@@ -235,7 +250,7 @@ public final class Store: @unchecked Sendable {
     /// instead of blocking a thread of the cooperative pool.
     public func write<T>(_ body: (WriteTransaction) throws -> T) async throws -> T {
         try checkWritable()
-        await gate.lockAsync()
+        try await lockWriterAsync()
         return try runWrite(body)
     }
 
@@ -301,6 +316,15 @@ public final class Store: @unchecked Sendable {
             writeLock = nil
         }
         if let failure = sync.failed { throw StrataError.poisoned(cause: failure) }
+        if let timeout = options.sharing.lockTimeout {
+            // Another process may be writing. Without the lock in time, the commits stay in the
+            // log for the next writer to checkpoint: nothing is lost by not waiting longer.
+            guard let lock = try? Store.takeWriteLock(Store.lockPath(for: path), timeout: timeout, fs: fs) else {
+                return
+            }
+            writeLock = lock
+            try catchUpHoldingLock()
+        }
         // The log since the last checkpoint is garbage once a checkpoint is written, and so are
         // the written pages that commits replaced with copies (the checkpoint adds about as many
         // bytes). If the file would be due for compaction after the checkpoint, compact at once:

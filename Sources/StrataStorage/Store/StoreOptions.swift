@@ -36,6 +36,11 @@ public struct StoreOptions: Sendable {
     public var compactOnCloseGarbageRatio = 0.4
     /// Run the full structural check after every commit (slow; for tests, like bbolt's StrictMode).
     public var strictChecks = false
+    /// Whether other processes may write the store too: ``ProcessSharing/exclusive`` (the
+    /// default: one writing process, checked once at open) or ``ProcessSharing/shared(lockTimeout:)``
+    /// (the lock taken per write transaction, each transaction starting from every process's
+    /// newest commit).
+    public var sharing: ProcessSharing = .exclusive
     /// Where file I/O goes; tests substitute a simulated file system.
     public var fileSystem: any FileSystem = PosixFileSystem()
 
