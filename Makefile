@@ -3,7 +3,7 @@ SWIFT ?= swift
 
 .PHONY: deps bench-deps bench test fuzz examples docs
 
-PACKAGES = liblz4-dev liblmdb-dev libsqlite3-dev
+PACKAGES = liblz4-dev liblmdb-dev libsqlite3-dev postgresql openssl
 
 deps:
 	@missing=""; \
@@ -71,7 +71,7 @@ examples: deps
 # and the doc comments), in .build/plugins/Swift-DocC/outputs/. Fails on any DocC warning (a
 # symbol link that does not resolve, …) or compiler warning in this package; warnings in the
 # plugin's own dependencies (.build/checkouts/) do not count. .ci/run runs it after the tests.
-DOC_TARGETS = --target StrataStorage --target StrataRecords --target Strata
+DOC_TARGETS = --target StrataStorage --target StrataRecords --target Strata --target StrataPostgres
 DOCS_LOG = .build/docs.log
 
 docs: deps

@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "StrataStorage", targets: ["StrataStorage"]),
         .library(name: "StrataRecords", targets: ["StrataRecords"]),
         .library(name: "Strata", targets: ["Strata"]),
+        // Replication to PostgreSQL, apart: a user who does not replicate builds none of it.
+        .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-examples", targets: ["strata-examples"]),
     ],
@@ -15,6 +17,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // `swift package generate-documentation` (`make docs`): a command plugin, no target uses it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+        // StrataPostgres only: the PostgreSQL client, its TLS and its logger.
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     ],
     targets: [
         // liblz4 from the system (Debian: liblz4-dev).
@@ -39,6 +45,17 @@ let package = Package(
             dependencies: ["StrataRecords", "StrataStorage"],
             path: "Sources/Strata"
         ),
+        // Replication of a record store to PostgreSQL (decision 62).
+        .target(
+            name: "StrataPostgres",
+            dependencies: [
+                "StrataRecords", "StrataStorage",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/StrataPostgres"
+        ),
         // Test support shared by the tools and the test suites (the simulated file system, seeded
         // randomness, the crash workloads, the TodoList model, and `Reference/`: a codec of the
         // file format written from FORMAT.md alone, which imports nothing of the engine's): a
@@ -50,11 +67,11 @@ let package = Package(
             dependencies: ["StrataStorage", "StrataRecords"],
             path: "Sources/StrataTesting"
         ),
-        // The operator tool: info, check, compact, dump, backup.
+        // The operator tool: info, check, compact, dump, backup, history, replicate.
         .executableTarget(
             name: "strata",
             dependencies: [
-                "StrataStorage", "StrataRecords",
+                "StrataStorage", "StrataRecords", "StrataPostgres",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/strata"
@@ -105,6 +122,12 @@ let package = Package(
             // SQLite: the differential tests run the same operations on it, with triggers.
             dependencies: ["StrataRecords", "StrataTesting", "CSQLite"],
             path: "Tests/StrataRecordsTests"
+        ),
+        // Needs a PostgreSQL server: the suite starts a throwaway cluster (Debian's postgresql).
+        .testTarget(
+            name: "StrataPostgresTests",
+            dependencies: ["StrataPostgres", "StrataRecords", "StrataTesting"],
+            path: "Tests/StrataPostgresTests"
         ),
         .testTarget(
             name: "StrataObjectTests",

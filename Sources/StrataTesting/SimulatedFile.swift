@@ -28,6 +28,8 @@ final class SimulatedFile: StorageFile, @unchecked Sendable {
     func write(_ bytes: UnsafeRawBufferPointer, at offset: UInt64) throws { try fs.write(self, bytes, at: offset) }
     func sync() throws { try fs.sync(self) }
     func size() throws -> UInt64 { try fs.size(self) }
+    /// Its node's identity: a renamed-over path shows another.
+    var identity: FileIdentity? { SimulatedFileSystem.identity(of: node) }
     func truncate(to length: UInt64) throws { try fs.truncate(self, to: length) }
     func close() { closedFlag.store(true, ordering: .releasing) }
 }

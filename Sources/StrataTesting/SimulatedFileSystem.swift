@@ -577,6 +577,15 @@ package final class SimulatedFileSystem: FileSystem, @unchecked Sendable {
     /// Whether `path` is in the visible namespace, durable or not.
     package func fileExists(_ path: String) -> Bool { state.withLock { $0.names[path] != nil } }
 
+    /// The node at `path`, as an inode number (its object identity; device 0).
+    package func identity(of path: String) -> FileIdentity? {
+        state.withLock { $0.names[path].map(SimulatedFileSystem.identity(of:)) }
+    }
+
+    static func identity(of node: Node) -> FileIdentity {
+        FileIdentity(device: 0, inode: UInt64(UInt(bitPattern: ObjectIdentifier(node).hashValue)))
+    }
+
     /// Moves `source` to `destination` in the visible namespace; durable after ``syncDirectory(containing:)``.
     package func rename(_ source: String, to destination: String) throws {
         try mutate(.rename, source) { locked, fault in

@@ -16,9 +16,10 @@ final class ChildProcess {
     private var buffer: [UInt8] = []
     private(set) var atEOF = false
 
-    /// Re-executes `/proc/self/exe` with `arguments` (the subcommand first). The child's stdout
-    /// is a pipe; stdin and stderr are inherited.
-    init(arguments: [String], environment: [String: String] = [:]) throws {
+    /// Runs `program` (by default this binary again, `/proc/self/exe`) with `arguments` (for
+    /// this binary, the subcommand first). The child's stdout is a pipe; stdin and stderr are
+    /// inherited.
+    init(program: String = "/proc/self/exe", arguments: [String], environment: [String: String] = [:]) throws {
         var fds: [Int32] = [0, 0]
         guard pipe(&fds) == 0 else { throw HarnessError("pipe failed: errno \(errno)") }
         // Neither end leaks into other children; dup2 gives the child's stdout without the flag.
@@ -28,7 +29,8 @@ final class ChildProcess {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_adddup2(&actions, fds[1], 1)
-        let argv: [UnsafeMutablePointer<CChar>?] = (["strata-harness"] + arguments).map { strdup($0) } + [nil]
+        let name = program == "/proc/self/exe" ? "strata-harness" : program
+        let argv: [UnsafeMutablePointer<CChar>?] = ([name] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var env: [UnsafeMutablePointer<CChar>?] = []
         var cursor = environ
@@ -43,7 +45,7 @@ final class ChildProcess {
         env.append(nil)
         defer { for pointer in env { free(pointer) } }
         var child: pid_t = 0
-        let spawnResult = posix_spawn(&child, "/proc/self/exe", &actions, nil, argv, env)
+        let spawnResult = posix_spawn(&child, program, &actions, nil, argv, env)
         close(fds[1])
         guard spawnResult == 0 else {
             close(fds[0])

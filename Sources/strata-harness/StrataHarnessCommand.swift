@@ -9,5 +9,6 @@ struct StrataHarnessCommand: ParsableCommand {
         commandName: "strata-harness",
         abstract: "The crash and fuzz harness of Strata (not shipped).",
         subcommands: [CrashTestCommand.self, FuzzCommand.self, CrashTestWriterCommand.self, FuzzWorkerCommand.self,
-                      WriteLoadCommand.self, MultiProcessTestCommand.self, MultiProcessWorkerCommand.self])
+                      WriteLoadCommand.self, MultiProcessTestCommand.self, MultiProcessWorkerCommand.self,
+                      ReplicationKillTestCommand.self])
 }

@@ -14,7 +14,7 @@ struct StrataCommand: ParsableCommand {
         commandName: "strata",
         abstract: "Inspect, check and maintain Strata store files.",
         subcommands: [InfoCommand.self, CheckCommand.self, CompactCommand.self, DumpCommand.self, BackupCommand.self,
-                      HistoryCommand.self])
+                      HistoryCommand.self, ReplicateCommand.self])
 
     /// Replaces ArgumentParser's entry point so that every failure, a usage error included,
     /// reads `strata: <description>` on stderr and exits 1, as operators' scripts expect.

@@ -68,6 +68,83 @@ import Testing
         #expect(try second.read { try $0.tree("t")?.get(bytes("k")) } == bytes("new"))
     }
 
+    @Test func aReadOnlyHandleOfASharedStoreFollowsTheWriters() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let path = dir.file("shared.strata")
+        // The writer holds the store exclusively: the follower only reads.
+        let writer = try Store(path: path, options: StoreOptions(durability: .normal))
+        try writer.write { try $0.tree("t", createIfMissing: true)!.put(bytes("a"), bytes("1")) }
+        let follower = try Store(path: path, options: Self.sharedOptions { $0.readOnly = true })
+        let frozen = try Store(path: path, options: StoreOptions(durability: .normal).readOnlyCopy)
+        defer { try? follower.close(); try? frozen.close() }
+        try writer.write { try $0.tree("t")!.put(bytes("b"), bytes("2")) }
+        #expect(try follower.read { try $0.tree("t")?.get(bytes("b")) } == bytes("2"))
+        #expect(try frozen.read { try $0.tree("t")?.get(bytes("b")) } == nil)
+        try writer.checkpoint()
+        try writer.write { try $0.tree("t")!.put(bytes("c"), bytes("3")) }
+        #expect(try Self.contents(follower)["t"]?.count == 3)
+        try writer.compact()
+        try writer.write { try $0.tree("t")!.put(bytes("d"), bytes("4")) }
+        #expect(try Self.contents(follower)["t"]?.count == 4)
+        #expect(try follower.check().isClean)
+        try writer.close()
+        #expect(try Self.contents(follower)["t"]?.count == 4)
+    }
+
+    /// Damage in another process's frames is judged as recovery judges it: a later frame says
+    /// the damaged one had been synced, so the write fails `corrupt` and nothing is cut.
+    @Test func damageFoundWhileCatchingUpIsReportedNotCut() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let path = dir.file("shared.strata")
+        let options = Self.sharedOptions { $0.durability = .full }
+        let first = try Store(path: path, options: options)
+        let second = try Store(path: path, options: options)
+        defer { try? first.close(); try? second.close() }
+        try first.write { try $0.tree("t", createIfMissing: true)!.put(bytes("a"), bytes("1")) }
+        #expect(try second.read { try $0.tree("t")?.get(bytes("a")) } == bytes("1"))
+        let end = try first.info().logBytes
+        for i in 0..<3 { try first.write { try $0.tree("t")!.put(key(i), Array(repeating: 9, count: 200)) } }
+        // Flip a byte inside the first of the three new frames (each synced: full durability).
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: end + 40)
+        let byte = try handle.read(upToCount: 1)!
+        try handle.seek(toOffset: end + 40)
+        try handle.write(contentsOf: Data([byte[0] ^ 0xFF]))
+        try handle.close()
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as! UInt64
+        do {
+            try second.write { try $0.tree("t")!.put(bytes("b"), bytes("2")) }
+            Issue.record("a write caught up over damage")
+        } catch StrataError.corrupt {
+        }
+        #expect(try FileManager.default.attributesOfItem(atPath: path)[.size] as! UInt64 == size)
+    }
+
+    /// A file system that cannot say which file a path is cannot share a store: another
+    /// process's compaction would go unseen.
+    @Test func sharingNeedsFileIdentities() throws {
+        struct Anonymous: FileSystem {
+            let base = PosixFileSystem()
+            func open(_ path: String, mode: FileOpenMode) throws -> any StorageFile { try base.open(path, mode: mode) }
+            func fileExists(_ path: String) -> Bool { base.fileExists(path) }
+            func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
+            func remove(_ path: String) throws { try base.remove(path) }
+            func syncDirectory(containing path: String) throws { try base.syncDirectory(containing: path) }
+            func lockExclusive(_ path: String) throws -> any FileLock { try base.lockExclusive(path) }
+            func lockShared(_ path: String) throws -> any FileLock { try base.lockShared(path) }
+        }
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let options = Self.sharedOptions { $0.fileSystem = Anonymous() }
+        #expect(throws: StrataError.self) { try Store(path: dir.file("s.strata"), options: options) }
+        // The simulated file system tells its files apart.
+        let simulated = Self.sharedOptions { $0.fileSystem = SimulatedFileSystem() }
+        let store = try Store(path: "/db/s.strata", options: simulated)
+        try store.close()
+    }
+
     @Test func aWriterWaitsForTheLockThenThrowsLocked() throws {
         let dir = TempDir()
         defer { dir.cleanup() }
@@ -273,3 +350,12 @@ import Testing
 }
 
 import Synchronization
+
+extension StoreOptions {
+    /// The same options, read-only.
+    var readOnlyCopy: StoreOptions {
+        var copy = self
+        copy.readOnly = true
+        return copy
+    }
+}

@@ -37,6 +37,17 @@ import Testing
         #expect(run.status == 0)
     }
 
+    /// `strata replicate --follow` killed 15 times while 1,000 transactions commit, then a last
+    /// push: PostgreSQL equals the store (the long run: `--kills 100 --transactions 10000`).
+    @Test func aKilledReplicatorResumesExactlyOnce() throws {
+        let run = try Tool.run("strata-harness", ["replicate-kill", "--kills", "15", "--transactions", "1000",
+                                                  "--seed", "\(Self.seed)"])
+        let line = try #require(run.lastLine(startingWith: "replicate-kill: ", containing: " kills, "),
+                                "no summary (seed \(Self.seed)):\n\(run.stdout)\n\(run.stderr)")
+        #expect(line.contains("PostgreSQL equals the store"), "seed \(Self.seed): \(line)\n\(run.stderr)")
+        #expect(run.status == 0)
+    }
+
     /// 14,000 cases: of every twelve, nine damage a store file and three a record store
     /// (10,502 and 3,498).
     @Test func damagedFilesReadCorrectlyOrFailWithTypedErrors() throws {

@@ -31,7 +31,7 @@ public final class ModelContainer: Sendable {
     /// an object identity, which a later container may reuse).
     let serial = ModelContainer.nextSerial.add(1, ordering: .relaxed).oldValue
     private static let nextSerial = Atomic<UInt64>(1)
-    /// Whether other processes may write the store too (``StoreOptions/sharing``, not read-only).
+    /// Whether other processes may write the store too (`StoreOptions.sharing`, not read-only).
     let isShared: Bool
     /// Transaction ids of other processes' commits the store took in and no context has been
     /// told of yet (posted by the store's observer, under its writer gate: kept apart from
@@ -40,6 +40,8 @@ public final class ModelContainer: Sendable {
     /// The history token up to which other processes' commits were announced; held while they
     /// are read, so two threads never announce one twice.
     let otherProcessDelivery = Mutex<HistoryToken>(.start)
+    /// The store observer noting other processes' commits, removed by ``close()``.
+    let otherProcessObserver = Mutex<UInt64?>(nil)
     /// The task that announces other processes' commits to change sequences as they come.
     let otherProcessWatcher = Mutex<Task<Void, Never>?>(nil)
 
@@ -123,6 +125,7 @@ public final class ModelContainer: Sendable {
     public func close() throws {
         closedFlag.store(true, ordering: .releasing)
         otherProcessWatcher.withLock { $0?.cancel() }
+        if let token = otherProcessObserver.withLock({ $0 }) { store.storage.removeOtherProcessCommitObserver(token) }
         for mailbox in mailboxes.withLock({ Array($0.values) }) { mailbox.finish() }
         try store.close()
     }

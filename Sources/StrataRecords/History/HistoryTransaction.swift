@@ -15,6 +15,16 @@ public struct HistoryTransaction: Sendable, Equatable, Identifiable {
     /// links, in the order the commit wrote them.
     public var changes: [HistoryChange]
 
+    /// A transaction with these fields, as a history reader makes one (tools that replay or
+    /// forward history make their own).
+    public init(token: HistoryToken, transactionID: UInt64, date: Date, author: String?, changes: [HistoryChange]) {
+        self.token = token
+        self.transactionID = transactionID
+        self.date = date
+        self.author = author
+        self.changes = changes
+    }
+
     /// The token identifies the transaction.
     public var id: HistoryToken { token }
 }

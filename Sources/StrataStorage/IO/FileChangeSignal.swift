@@ -43,7 +43,7 @@ final class FileChangeSignal: @unchecked Sendable {
             return
         }
         let fd = descriptor
-        let milliseconds = Int32(clamping: max(1, timeout.microseconds / 1000))
+        let milliseconds = Int32(clamping: max(1, timeout.wholeMicroseconds / 1000))
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
                 var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)

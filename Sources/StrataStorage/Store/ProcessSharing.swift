@@ -10,7 +10,8 @@ public enum ProcessSharing: Sendable, Equatable {
     /// transaction (and checkpoint, compaction, close), waiting up to `lockTimeout` for another
     /// process's transaction to end before throwing ``StrataError/locked(path:)``. Each write
     /// transaction and each snapshot starts from the newest commit of any process; snapshots
-    /// already open keep what they see.
+    /// already open keep what they see. A read-only open of a shared store follows the
+    /// writers the same way (a read-only open of an exclusive one sees the state it opened).
     case shared(lockTimeout: Duration)
 
     /// Sharing with a lock timeout of five seconds.

@@ -169,6 +169,13 @@ public final class Store: @unchecked Sendable {
             // Held again for each write transaction; recovery needed it (it cuts the tail).
             lock?.unlock()
             lock = nil
+            // Another process's compaction is seen only as another file at the path: a file
+            // system that cannot tell files apart would let this handle write to the old one.
+            guard fs.identity(of: path) != nil, opened.version.file.file.identity != nil else {
+                throw StrataError.invalidArgument(
+                    "sharing a store between processes needs a file system that tells files apart "
+                        + "(device and inode); \(type(of: fs)) cannot")
+            }
         }
         writeLock = lock
         sync = opened.sync
@@ -198,7 +205,7 @@ public final class Store: @unchecked Sendable {
     /// Starts a snapshot of the latest commit. End it with ``ReadTransaction/close()`` or by
     /// dropping the last reference.
     public func snapshot() throws -> ReadTransaction {
-        if options.sharing != .exclusive { try refreshForSnapshot() }
+        if options.sharing != .exclusive { refreshForSnapshot() }
         let (version, id) = try shared.withLock { state -> (Version, UInt64) in
             if state.isClosed { throw StrataError.closed("store") }
             let id = state.nextReaderID
@@ -320,6 +327,8 @@ public final class Store: @unchecked Sendable {
             // Another process may be writing. Without the lock in time, the commits stay in the
             // log for the next writer to checkpoint: nothing is lost by not waiting longer.
             guard let lock = try? Store.takeWriteLock(Store.lockPath(for: path), timeout: timeout, fs: fs) else {
+                // What this handle wrote is synced all the same (no lock needed for that).
+                try log.syncAll()
                 return
             }
             writeLock = lock

@@ -1,0 +1,139 @@
+import Foundation
+import PostgresNIO
+import StrataRecords
+
+/// The replicated tables: created when missing, checked when present (a table of another shape
+/// is in the way: nothing is written), and filled afresh from a snapshot of the store.
+extension PostgresReplicator {
+    /// Creates what is missing and checks what is there; refuses tables of another shape and a
+    /// replication state kept for another model.
+    func prepareTables(on connection: PostgresConnection) async throws {
+        try await run(on: connection) { connection in
+            let shapes = schema.expectedShapes + [(ReplicationSchema.stateTable,
+                                                   [("name", "text"), ("token", "bigint"), ("model", "text")])]
+            var bindings = PostgresBindings()
+            bindings.append(shapes.map(\.table))
+            let rows = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT table_name::text, column_name::text, data_type::text FROM information_schema.columns "
+                    + "WHERE table_schema = current_schema() AND table_name = ANY($1::text[])", binds: bindings),
+                logger: logger)
+            var found: [String: [String: String]] = [:]
+            for try await (table, column, type) in rows.decode((String, String, String).self) {
+                found[table, default: [:]][column] = type
+            }
+            for (table, columns) in shapes {
+                guard let existing = found[table] else { continue }
+                let wanted = Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0.type) })
+                if existing != wanted {
+                    let has = existing.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                    let needs = columns.map { "\($0.name) \($0.type)" }.joined(separator: ", ")
+                    throw ReplicationError.tableInTheWay(table: table, reason: "it has (\(has)); the model needs (\(needs))")
+                }
+            }
+            for statement in schema.creationSQL {
+                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+            }
+            let keys = schema.foreignKeySQL
+            if !keys.isEmpty {
+                var names = PostgresBindings()
+                names.append(keys.map(\.constraint))
+                let existing = try await connection.query(PostgresQuery(
+                    unsafeSQL: "SELECT conname::text FROM pg_constraint WHERE conname = ANY($1::text[])", binds: names),
+                    logger: logger)
+                var present = Set<String>()
+                for try await constraint in existing.decode(String.self) { present.insert(constraint) }
+                for key in keys where !present.contains(key.constraint) {
+                    try await connection.query(PostgresQuery(unsafeSQL: key.statement), logger: logger)
+                }
+            }
+            var state = PostgresBindings()
+            state.append(name)
+            let stored = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT model FROM \(SQL.name(ReplicationSchema.stateTable)) WHERE name = $1", binds: state),
+                logger: logger)
+            for try await model in stored.decode(String.self) where model != modelText {
+                throw ReplicationError.modelMismatch(
+                    reason: "replication '\(name)' was made with another model; drop its tables to start over")
+            }
+        }
+    }
+
+    /// The token PostgreSQL holds for this replication, `nil` before the first push.
+    func storedToken(on connection: PostgresConnection) async throws -> HistoryToken? {
+        try await run(on: connection) { connection in
+            var bindings = PostgresBindings()
+            bindings.append(name)
+            let rows = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT token FROM \(SQL.name(ReplicationSchema.stateTable)) WHERE name = $1", binds: bindings),
+                logger: logger)
+            for try await token in rows.decode(Int64.self) { return HistoryToken(UInt64(bitPattern: token)) }
+            return nil
+        }
+    }
+
+    /// Empties the replicated tables and fills them from one snapshot of the store, with that
+    /// snapshot's token, in one PostgreSQL transaction. Returns the token.
+    func copyAll(on connection: PostgresConnection, report: inout PushReport) async throws -> HistoryToken {
+        let snapshot = try store.snapshot()
+        defer { snapshot.close() }
+        let reader = snapshot.reader
+        guard try reader.isRecordingHistory() else { throw ReplicationError.historyNotRecorded }
+        let token = try reader.lastHistoryToken()
+        // The rows as insert changes, in slices: the statements of a transaction's inserts.
+        var slices: [HistoryTransaction] = []
+        var changes: [HistoryChange] = []
+        func flush() {
+            guard !changes.isEmpty else { return }
+            slices.append(HistoryTransaction(token: token, transactionID: 0, date: Date(), author: nil, changes: changes))
+            changes = []
+        }
+        for entity in store.model.entities {
+            let toOnes = entity.relationships.filter { !$0.isToMany }
+            let joins = entity.relationships.filter {
+                schema.joinBySide["\(entity.name).\($0.name)"]?.isSource == true
+            }
+            for id in try reader.objects(entity.name) {
+                guard let values = try reader.values(of: id) else { continue }
+                var targets: [String: ObjectID?] = [:]
+                for relationship in toOnes { targets[relationship.name] = try reader.target(of: relationship.name, of: id) }
+                changes.append(HistoryChange(kind: .insert, id: id, values: values, toOneTargets: targets))
+                for relationship in joins {
+                    for member in try reader.members(of: relationship.name, of: id) {
+                        changes.append(HistoryChange(kind: .link, id: id, relationship: relationship.name, other: member))
+                    }
+                }
+                if changes.count >= 2_000 { flush() }
+            }
+        }
+        flush()
+        try await run(on: connection) { connection in
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                let tables = (schema.tables.map(\.entity) + schema.joinTables.map(\.name)).map(SQL.name)
+                if !tables.isEmpty {
+                    try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(tables.joined(separator: ", "))"),
+                                               logger: logger)
+                }
+                for slice in slices {
+                    let statements = try TransactionStatements(slice, schema: schema)
+                    for query in statements.queries { try await connection.query(query, logger: logger) }
+                    report.rows += statements.rows
+                }
+                var bindings = PostgresBindings()
+                bindings.append(name)
+                bindings.append(Int64(bitPattern: token.value))
+                bindings.append(modelText)
+                try await connection.query(PostgresQuery(
+                    unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.stateTable)) (name, token, model) "
+                        + "VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET token = EXCLUDED.token, "
+                        + "model = EXCLUDED.model", binds: bindings), logger: logger)
+                try await connection.query("COMMIT", logger: logger)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+        report.copiedAll = true
+        return token
+    }
+}

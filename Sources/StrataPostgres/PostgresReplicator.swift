@@ -1,0 +1,226 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+import StrataRecords
+import StrataStorage
+
+/// Replicates a Strata store to a PostgreSQL database: the store's model becomes tables (see
+/// ``push()``), and each Strata transaction of its persistent history is applied as one
+/// PostgreSQL transaction, in commit order, with the token of the last one applied stored in
+/// the same PostgreSQL transaction — so a replication stopped at any point (a killed process, a
+/// dropped connection) resumes exactly where it stopped, applying nothing twice.
+///
+/// ```swift
+/// let store = try RecordStore(path: "app.strata", options: options)   // history recorded
+/// let replicator = PostgresReplicator(store: store,
+///                                     destination: try PostgresDestination(url: "postgres://app@db/app"))
+/// let report = try await replicator.push()
+/// ```
+public final class PostgresReplicator: Sendable {
+    /// The store replicated.
+    public let store: RecordStore
+    /// Where to.
+    public let destination: PostgresDestination
+    /// The replication's name in PostgreSQL's `strata_replication` table (several stores can
+    /// replicate into one database under different names, into different tables).
+    public let name: String
+    let schema: ReplicationSchema
+    let logger: Logger
+
+    /// A replicator of `store` to `destination`, its state kept under `name`.
+    public init(store: RecordStore, destination: PostgresDestination, name: String = "default") {
+        self.store = store
+        self.destination = destination
+        self.name = name
+        self.schema = ReplicationSchema(model: store.model)
+        var logger = Logger(label: "strata.replicate")
+        logger.logLevel = .error
+        self.logger = logger
+    }
+
+    /// The store's model text, kept with the token: a later run with another model is refused.
+    var modelText: String { store.model.schemaLines.joined(separator: "\n") }
+
+    // MARK: Pushing
+
+    /// Applies every transaction PostgreSQL does not hold yet and returns what it did. The first
+    /// push (and one after the history it needed was purged) fills the tables from a snapshot
+    /// of the store instead, in one PostgreSQL transaction, and goes on from that snapshot's token.
+    ///
+    /// Throws ``ReplicationError`` (the URL, the login, a table in the way, the connection
+    /// dropping: what was applied stays applied, the rest is applied by the next push) and the
+    /// store's errors.
+    public func push() async throws -> PushReport {
+        let connection = try await connect()
+        defer { Task { try? await connection.close() } }
+        return try await push(on: connection, stopAfter: nil)
+    }
+
+    /// Pushes, then waits for the store's next commit (woken by it, not polling) and pushes
+    /// again, until the task is cancelled or `stop` returns true (asked after each push with
+    /// what it did). A dropped connection is reconnected after a pause, up to `retries` times in
+    /// a row before the error is thrown.
+    public func follow(retries: Int = 10, stop: @Sendable (PushReport) -> Bool = { _ in false }) async throws {
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                let connection = try await connect()
+                defer { Task { try? await connection.close() } }
+                failures = 0
+                while !Task.isCancelled {
+                    let seen = store.storage.lastCommittedTransactionID
+                    let report = try await push(on: connection, stopAfter: nil)
+                    if stop(report) { return }
+                    _ = try await store.storage.waitForCommit(after: seen, timeout: .seconds(1))
+                }
+            } catch let error as ReplicationError {
+                guard case .connectionFailed = error, failures < retries else { throw error }
+                failures += 1
+                try await Task.sleep(for: .milliseconds(200 * failures))
+            }
+        }
+    }
+
+    /// Pushes on an open connection; with `stopAfter`, at most that many transactions.
+    func push(on connection: PostgresConnection, stopAfter limit: Int?) async throws -> PushReport {
+        let started = ContinuousClock.now
+        var report = PushReport()
+        try await prepareTables(on: connection)
+        var token: HistoryToken
+        if let stored = try await storedToken(on: connection) {
+            token = stored
+        } else {
+            token = try await copyAll(on: connection, report: &report)
+        }
+        var lastDate: Date?
+        pages: while limit.map({ report.transactions < $0 }) ?? true {
+            let page: [HistoryTransaction]
+            do {
+                page = try store.history(after: token, limit: 64)
+            } catch StrataError.historyPurged {
+                token = try await copyAll(on: connection, report: &report)
+                continue
+            }
+            if page.isEmpty { break }
+            for transaction in page {
+                try await apply(transaction, after: token, on: connection, report: &report)
+                token = transaction.token
+                lastDate = transaction.date
+                report.transactions += 1
+                if let limit, report.transactions >= limit { break pages }
+            }
+        }
+        report.token = token
+        report.seconds = Double((ContinuousClock.now - started).components.attoseconds) / 1e18
+            + Double((ContinuousClock.now - started).components.seconds)
+        report.lagSeconds = lastDate.map { Date().timeIntervalSince($0) }
+        return report
+    }
+
+    /// One Strata transaction as one PostgreSQL transaction, the token moved in it from
+    /// `expected` (another replicator that moved it first makes this one stop: ``ReplicationError/server(message:sqlState:)``).
+    func apply(_ transaction: HistoryTransaction, after expected: HistoryToken, on connection: PostgresConnection,
+               report: inout PushReport) async throws {
+        let statements = try TransactionStatements(transaction, schema: schema)
+        try await run(on: connection) {
+            try await $0.query("BEGIN", logger: logger)
+            do {
+                for query in statements.queries { try await $0.query(query, logger: logger) }
+                var bindings = PostgresBindings()
+                bindings.append(Int64(bitPattern: transaction.token.value))
+                bindings.append(name)
+                bindings.append(Int64(bitPattern: expected.value))
+                let moved = try await $0.query(PostgresQuery(
+                    unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.stateTable)) SET token = $1 "
+                        + "WHERE name = $2 AND token = $3 RETURNING token", binds: bindings), logger: logger)
+                var count = 0
+                for try await _ in moved { count += 1 }
+                guard count == 1 else {
+                    throw ReplicationError.server(
+                        message: "another replicator moved '\(name)' past token \(expected) first", sqlState: nil)
+                }
+                try await $0.query("COMMIT", logger: logger)
+            } catch {
+                _ = try? await $0.query("ROLLBACK", logger: logger)
+                throw error
+            }
+        }
+        report.rows += statements.rows
+    }
+
+    // MARK: Connecting
+
+    /// A connection to ``destination``, its errors as ``ReplicationError``.
+    func connect() async throws -> PostgresConnection {
+        var configuration = PostgresConnection.Configuration(
+            host: destination.host, port: destination.port, username: destination.user,
+            password: destination.password, database: destination.database, tls: try tlsConfiguration())
+        configuration.options.connectTimeout = .seconds(10)
+        if destination.tls == .verifyFull { configuration.options.tlsServerName = destination.host }
+        do {
+            return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+        } catch {
+            throw translate(error)
+        }
+    }
+
+    private func tlsConfiguration() throws -> PostgresConnection.Configuration.TLS {
+        switch destination.tls {
+        case .disable:
+            return .disable
+        case .require, .verifyFull:
+            var tls = TLSConfiguration.makeClientConfiguration()
+            if destination.tls == .require {
+                tls.certificateVerification = .none
+            } else {
+                tls.certificateVerification = .fullVerification
+                if let root = destination.rootCertificatePath { tls.trustRoots = .file(root) }
+            }
+            do {
+                return .require(try NIOSSLContext(configuration: tls))
+            } catch {
+                throw ReplicationError.invalidURL(reason: "cannot set up TLS: \(error)")
+            }
+        }
+    }
+
+    /// Runs `body` with PostgreSQL's errors turned into ``ReplicationError``.
+    func run<T>(on connection: PostgresConnection, _ body: (PostgresConnection) async throws -> T) async throws -> T {
+        do {
+            return try await body(connection)
+        } catch let error as ReplicationError {
+            throw error
+        } catch {
+            throw translate(error)
+        }
+    }
+
+    /// A ``ReplicationError`` for an error of PostgresNIO or NIO: never the query's text or
+    /// parameters (values and, in a URL, the password have no place in an error).
+    func translate(_ error: any Error) -> ReplicationError {
+        if let error = error as? ReplicationError { return error }
+        if let psql = error as? PSQLError {
+            if let info = psql.serverInfo {
+                let state = info[.sqlState]
+                let message = info[.message] ?? "error"
+                if let state, state.hasPrefix("28") || state == "3D000" {
+                    return .loginRefused(user: destination.user, database: destination.database, reason: message)
+                }
+                return .server(message: message, sqlState: state)
+            }
+            switch psql.code {
+            case .authMechanismRequiresPassword:
+                return .loginRefused(user: destination.user, database: destination.database,
+                                     reason: "the server wants a password and none was given")
+            case .sslUnsupported:
+                return .connectionFailed(reason: "the server does not offer TLS")
+            default:
+                let underlying = psql.underlying.map { ": \($0)" } ?? ""
+                return .connectionFailed(reason: "\(psql.code)\(underlying)")
+            }
+        }
+        return .connectionFailed(reason: "\(error)")
+    }
+}

@@ -1,0 +1,35 @@
+/// Why replication to PostgreSQL failed. Nothing is half-applied on either side: each Strata
+/// transaction is one PostgreSQL transaction, and the token of the last one applied is stored
+/// in it, so a run that failed resumes where it stopped.
+public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The connection URL does not parse, or names something unsupported (`reason` says what).
+    /// The password is never part of `reason`.
+    case invalidURL(reason: String)
+    /// The server could not be reached, or the connection dropped (`reason` says how).
+    case connectionFailed(reason: String)
+    /// The server refused the login of `user` to `database`.
+    case loginRefused(user: String, database: String, reason: String)
+    /// A table the replication needs exists with another shape.
+    case tableInTheWay(table: String, reason: String)
+    /// The store records no persistent history: replication reads its commits from there.
+    case historyNotRecorded
+    /// The replication tables hold another store's model.
+    case modelMismatch(reason: String)
+    /// The server refused a statement (`sqlState` is PostgreSQL's error code).
+    case server(message: String, sqlState: String?)
+
+    /// What went wrong, for a person (never a password or a row's values).
+    public var description: String {
+        switch self {
+        case .invalidURL(let reason): return "invalid PostgreSQL URL: \(reason)"
+        case .connectionFailed(let reason): return "cannot reach the PostgreSQL server: \(reason)"
+        case .loginRefused(let user, let database, let reason):
+            return "the server refused the login of \(user) to \(database): \(reason)"
+        case .tableInTheWay(let table, let reason): return "table \(table) is in the way: \(reason)"
+        case .historyNotRecorded:
+            return "the store records no persistent history (open it with history .on, as a ModelContainer does by default)"
+        case .modelMismatch(let reason): return "the PostgreSQL tables hold another model: \(reason)"
+        case .server(let message, let sqlState): return "PostgreSQL: \(message)" + (sqlState.map { " (\($0))" } ?? "")
+        }
+    }
+}

@@ -1,0 +1,21 @@
+import NIOCore
+import PostgresNIO
+import StrataRecords
+
+extension PostgresBindings {
+    /// Appends a Strata value as the parameter of a column of its type (the statement casts
+    /// each parameter to its column's type, so an `int` fits a `smallint` column).
+    mutating func append(stored value: StoredValue) throws {
+        switch value {
+        case .null: appendNull()
+        case .bool(let flag): append(flag)
+        case .int(let integer): append(integer)
+        case .double(let double): append(double)
+        case .decimal(let decimal): try append(decimal)
+        case .string(let string): append(string)
+        case .date(let date): append(date)
+        case .uuid(let uuid): append(uuid)
+        case .binary(let bytes): append(ByteBuffer(bytes: bytes))
+        }
+    }
+}

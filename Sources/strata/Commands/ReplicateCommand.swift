@@ -1,0 +1,88 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import StrataPostgres
+import StrataRecords
+import StrataStorage
+import Synchronization
+
+/// `strata replicate FILE --to postgres://USER@HOST[:PORT]/DATABASE [--follow] [--name NAME]`:
+/// pushes the store's commits to PostgreSQL (decision 62), once or continuously.
+struct ReplicateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replicate",
+        abstract: "Replicate a store's commits to a PostgreSQL database.",
+        discussion: """
+            The store's model becomes tables (one per entity, a column per attribute, derived \
+            ones included, foreign keys for to-ones, join tables for many-to-many), and each \
+            transaction of its persistent history is applied as one PostgreSQL transaction \
+            with the last applied token, so a replication stopped at any point resumes \
+            exactly once. The first run copies the store. The store is opened read-only; \
+            another process may write it meanwhile. The password comes from the URL, \
+            PGPASSWORD or ~/.pgpass (PGPASSFILE), and is never printed. TLS: \
+            ?sslmode=require or ?sslmode=verify-full&sslrootcert=FILE.
+            """)
+
+    @Argument(help: "The store file (it must record persistent history).")
+    var file: String
+
+    @Option(help: "The database: postgres://USER@HOST[:PORT]/DATABASE[?sslmode=MODE].")
+    var to: String
+
+    @Flag(help: "Keep replicating each new commit until interrupted.")
+    var follow = false
+
+    @Option(help: "The replication's name in the database's strata_replication table.")
+    var name = "default"
+
+    func run() throws {
+        let destination = try PostgresDestination(url: to)
+        guard access(file, F_OK) == 0 else { throw ToolError("no such file: \(file)") }
+        var options = StoreOptions()
+        options.readOnly = true
+        // Read-only and shared: the handle follows whoever writes the store.
+        options.sharing = .shared
+        options.cacheBytes = 64 << 20
+        let storage = try Store(path: file, options: options)
+        defer { try? storage.close() }
+        let store = try RecordStore(opening: storage)
+        let replicator = PostgresReplicator(store: store, destination: destination, name: name)
+        let follow = self.follow
+        try waitFor {
+            if follow {
+                try await replicator.follow { report in
+                    if report.transactions > 0 || report.copiedAll { print(Self.line(report, destination)) }
+                    return false
+                }
+            } else {
+                print(Self.line(try await replicator.push(), destination))
+            }
+        }
+    }
+
+    static func line(_ report: PushReport, _ destination: PostgresDestination) -> String {
+        var text = report.copiedAll ? "copied the store, then " : ""
+        text += "replicated \(report.transactions) transaction\(report.transactions == 1 ? "" : "s") "
+            + "(\(report.rows) rows) to \(destination) in \(String(format: "%.2f", report.seconds)) s"
+        if report.rows > 0 { text += ", \(Int(report.rowsPerSecond)) rows/s" }
+        if let lag = report.lagSeconds { text += ", lag \(String(format: "%.3f", lag)) s" }
+        return text + "; token \(report.token)"
+    }
+}
+
+/// Runs `body` on a task and blocks this (non-async) command's thread until it ends.
+private func waitFor(_ body: @escaping @Sendable () async throws -> Void) throws {
+    let outcome = Mutex<(any Error)??>(nil)
+    let done = DispatchSemaphore(value: 0)
+    Task.detached {
+        do {
+            try await body()
+            outcome.withLock { $0 = .some(nil) }
+        } catch {
+            outcome.withLock { $0 = .some(error) }
+        }
+        done.signal()
+    }
+    done.wait()
+    if let error = outcome.withLock({ $0 }) ?? nil { throw error }
+}
