@@ -106,33 +106,28 @@ extension PostgresReplicator {
             }
         }
         flush()
-        try await run(on: connection) { connection in
-            try await connection.query("BEGIN", logger: logger)
-            do {
-                let tables = (schema.tables.map(\.entity) + schema.joinTables.map(\.name)).map(SQL.name)
-                if !tables.isEmpty {
-                    try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(tables.joined(separator: ", "))"),
-                                               logger: logger)
-                }
-                for slice in slices {
-                    let statements = try TransactionStatements(slice, schema: schema)
-                    for query in statements.queries { try await connection.query(query, logger: logger) }
-                    report.rows += statements.rows
-                }
-                var bindings = PostgresBindings()
-                bindings.append(name)
-                bindings.append(Int64(bitPattern: token.value))
-                bindings.append(modelText)
-                try await connection.query(PostgresQuery(
-                    unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.stateTable)) (name, token, model) "
-                        + "VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET token = EXCLUDED.token, "
-                        + "model = EXCLUDED.model", binds: bindings), logger: logger)
-                try await connection.query("COMMIT", logger: logger)
-            } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
-                throw error
+        var rows = 0
+        try await inTransaction(on: connection) { connection in
+            let tables = (schema.tables.map(\.entity) + schema.joinTables.map(\.name)).map(SQL.name)
+            if !tables.isEmpty {
+                try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(tables.joined(separator: ", "))"),
+                                           logger: logger)
             }
+            for slice in slices {
+                let statements = try TransactionStatements(slice, schema: schema)
+                for query in statements.queries { try await connection.query(query, logger: logger) }
+                rows += statements.rows
+            }
+            var bindings = PostgresBindings()
+            bindings.append(name)
+            bindings.append(Int64(bitPattern: token.value))
+            bindings.append(modelText)
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.stateTable)) (name, token, model) "
+                    + "VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET token = EXCLUDED.token, "
+                    + "model = EXCLUDED.model", binds: bindings), logger: logger)
         }
+        report.rows += rows
         report.copiedAll = true
         return token
     }

@@ -113,8 +113,8 @@ public final class PostgresReplicator: Sendable {
             }
         }
         report.token = token
-        report.seconds = Double((ContinuousClock.now - started).components.attoseconds) / 1e18
-            + Double((ContinuousClock.now - started).components.seconds)
+        let (seconds, attoseconds) = (ContinuousClock.now - started).components
+        report.seconds = Double(seconds) + Double(attoseconds) / 1e18
         report.lagSeconds = lastDate.map { Date().timeIntervalSince($0) }
         return report
     }
@@ -124,27 +124,20 @@ public final class PostgresReplicator: Sendable {
     func apply(_ transaction: HistoryTransaction, after expected: HistoryToken, on connection: PostgresConnection,
                report: inout PushReport) async throws {
         let statements = try TransactionStatements(transaction, schema: schema)
-        try await run(on: connection) {
-            try await $0.query("BEGIN", logger: logger)
-            do {
-                for query in statements.queries { try await $0.query(query, logger: logger) }
-                var bindings = PostgresBindings()
-                bindings.append(Int64(bitPattern: transaction.token.value))
-                bindings.append(name)
-                bindings.append(Int64(bitPattern: expected.value))
-                let moved = try await $0.query(PostgresQuery(
-                    unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.stateTable)) SET token = $1 "
-                        + "WHERE name = $2 AND token = $3 RETURNING token", binds: bindings), logger: logger)
-                var count = 0
-                for try await _ in moved { count += 1 }
-                guard count == 1 else {
-                    throw ReplicationError.server(
-                        message: "another replicator moved '\(name)' past token \(expected) first", sqlState: nil)
-                }
-                try await $0.query("COMMIT", logger: logger)
-            } catch {
-                _ = try? await $0.query("ROLLBACK", logger: logger)
-                throw error
+        try await inTransaction(on: connection) {
+            for query in statements.queries { try await $0.query(query, logger: logger) }
+            var bindings = PostgresBindings()
+            bindings.append(Int64(bitPattern: transaction.token.value))
+            bindings.append(name)
+            bindings.append(Int64(bitPattern: expected.value))
+            let moved = try await $0.query(PostgresQuery(
+                unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.stateTable)) SET token = $1 "
+                    + "WHERE name = $2 AND token = $3 RETURNING token", binds: bindings), logger: logger)
+            var count = 0
+            for try await _ in moved { count += 1 }
+            guard count == 1 else {
+                throw ReplicationError.server(
+                    message: "another replicator moved '\(name)' past token \(expected) first", sqlState: nil)
             }
         }
         report.rows += statements.rows
@@ -182,6 +175,21 @@ public final class PostgresReplicator: Sendable {
                 return .require(try NIOSSLContext(configuration: tls))
             } catch {
                 throw ReplicationError.invalidURL(reason: "cannot set up TLS: \(error)")
+            }
+        }
+    }
+
+    /// Runs `body` between `BEGIN` and `COMMIT` (`ROLLBACK` if it throws), with PostgreSQL's
+    /// errors turned into ``ReplicationError``.
+    func inTransaction(on connection: PostgresConnection, _ body: (PostgresConnection) async throws -> Void) async throws {
+        try await run(on: connection) { connection in
+            try await connection.query("BEGIN", logger: logger)
+            do {
+                try await body(connection)
+                try await connection.query("COMMIT", logger: logger)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw error
             }
         }
     }

@@ -92,8 +92,8 @@ struct ReplicationSchema {
         }
     }
 
-    /// `CREATE TABLE IF NOT EXISTS` for every table, then the foreign keys (once every table
-    /// exists), in one string of statements.
+    /// `CREATE TABLE IF NOT EXISTS` for the state table, every entity's and every join table
+    /// (the to-one foreign keys are added apart, ``foreignKeySQL``, once every table exists).
     var creationSQL: [String] {
         var statements = ["CREATE TABLE IF NOT EXISTS \(SQL.name(Self.stateTable)) (name text PRIMARY KEY, "
             + "token bigint NOT NULL, model text NOT NULL)"]

@@ -50,9 +50,7 @@ extension Store {
     /// one, damage) leaves the snapshot on the last state taken in: the writer's locked
     /// catch-up judges damage and reports it; ``refresh(waitingForWriter:)`` throws it.
     func refreshForSnapshot() {
-        guard options.sharing != .exclusive, gate.tryLock() else { return }
-        defer { gate.unlock() }
-        _ = try? refreshHoldingGate()
+        _ = try? refresh(waitingForWriter: false)
     }
 
     /// Whether another file than this handle's is at its path now (another process compacted).

@@ -40,10 +40,7 @@ extension Store {
         let signal = FileChangeSignal(path: path)
         while !Task.isCancelled {
             if shared.withLock({ $0.isClosed }) { throw StrataError.closed("store") }
-            if options.sharing != .exclusive, gate.tryLock() {
-                defer { gate.unlock() }
-                _ = try refreshHoldingGate()
-            }
+            try refresh(waitingForWriter: false)
             let now = lastCommittedTransactionID
             if now > transactionID { return now }
             var wait = Duration.milliseconds(100)

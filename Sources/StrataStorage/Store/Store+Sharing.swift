@@ -30,13 +30,10 @@ extension Store {
         await gate.lockAsync()
         do {
             guard let timeout = options.sharing.lockTimeout, !isReadOnly else { return }
-            let deadline = ContinuousClock.now + timeout
-            var pause = Duration.microseconds(100)
-            while true {
-                if try takeWriteLockOnce() { break }
-                guard ContinuousClock.now < deadline else { throw StrataError.locked(path: Store.lockPath(for: path)) }
+            var backoff = LockBackoff(timeout: timeout)
+            while !(try takeWriteLockOnce()) {
+                guard let pause = backoff.nextPause() else { throw StrataError.locked(path: Store.lockPath(for: path)) }
                 try? await Task.sleep(for: pause)
-                pause = min(pause * 2, .milliseconds(10))
             }
             try catchUpHoldingLock()
         } catch {
@@ -73,15 +70,13 @@ extension Store {
     /// with growing pauses until `timeout` passes.
     static func takeWriteLock(_ lockPath: String, timeout: Duration?, fs: any FileSystem) throws -> any FileLock {
         guard let timeout else { return try fs.lockExclusive(lockPath) }
-        let deadline = ContinuousClock.now + timeout
-        var pause = Duration.microseconds(100)
+        var backoff = LockBackoff(timeout: timeout)
         while true {
             do {
                 return try fs.lockExclusive(lockPath)
             } catch StrataError.locked {
-                guard ContinuousClock.now < deadline else { throw StrataError.locked(path: lockPath) }
+                guard let pause = backoff.nextPause() else { throw StrataError.locked(path: lockPath) }
                 usleep(UInt32(pause.wholeMicroseconds))
-                pause = min(pause * 2, .milliseconds(10))
             }
         }
     }
@@ -122,6 +117,21 @@ extension Store {
         var bytes = [UInt8](repeating: 0, count: 16)
         let n = try bytes.withUnsafeMutableBytes { try log.file.read(into: $0, at: offset) }
         return !bytes[..<n].contains { $0 != 0 }
+    }
+}
+
+/// The pauses between tries for the write lock: 100 µs, doubling up to 10 ms, until the timeout.
+struct LockBackoff {
+    private let deadline: ContinuousClock.Instant
+    private var pause = Duration.microseconds(100)
+
+    init(timeout: Duration) { deadline = .now + timeout }
+
+    /// The pause before the next try, `nil` once the timeout has passed.
+    mutating func nextPause() -> Duration? {
+        guard ContinuousClock.now < deadline else { return nil }
+        defer { pause = min(pause * 2, .milliseconds(10)) }
+        return pause
     }
 }
 

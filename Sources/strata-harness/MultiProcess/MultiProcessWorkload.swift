@@ -28,8 +28,7 @@ enum MultiProcessWorkload {
 
     /// The steps of writer `writer` whose items exist once it has committed steps 1...`last`.
     static func expectedSteps(through last: Int) -> Set<Int> {
-        var steps = Set(1...max(1, last))
-        if last == 0 { steps = [] }
+        var steps = Set(1..<(last + 1))
         for n in stride(from: 10, through: last, by: 10) { steps.remove(n - 7) }
         return steps
     }
