@@ -79,33 +79,6 @@ extension PostgresReplicator {
         let reader = snapshot.reader
         guard try reader.isRecordingHistory() else { throw ReplicationError.historyNotRecorded }
         let token = try reader.lastHistoryToken()
-        // The rows as insert changes, in slices: the statements of a transaction's inserts.
-        var slices: [HistoryTransaction] = []
-        var changes: [HistoryChange] = []
-        func flush() {
-            guard !changes.isEmpty else { return }
-            slices.append(HistoryTransaction(token: token, transactionID: 0, date: Date(), author: nil, changes: changes))
-            changes = []
-        }
-        for entity in store.model.entities {
-            let toOnes = entity.relationships.filter { !$0.isToMany }
-            let joins = entity.relationships.filter {
-                schema.joinBySide["\(entity.name).\($0.name)"]?.isSource == true
-            }
-            for id in try reader.objects(entity.name) {
-                guard let values = try reader.values(of: id) else { continue }
-                var targets: [String: ObjectID?] = [:]
-                for relationship in toOnes { targets[relationship.name] = try reader.target(of: relationship.name, of: id) }
-                changes.append(HistoryChange(kind: .insert, id: id, values: values, toOneTargets: targets))
-                for relationship in joins {
-                    for member in try reader.members(of: relationship.name, of: id) {
-                        changes.append(HistoryChange(kind: .link, id: id, relationship: relationship.name, other: member))
-                    }
-                }
-                if changes.count >= 2_000 { flush() }
-            }
-        }
-        flush()
         var rows = 0
         try await inTransaction(on: connection) { connection in
             let tables = (schema.tables.map(\.entity) + schema.joinTables.map(\.name)).map(SQL.name)
@@ -113,11 +86,35 @@ extension PostgresReplicator {
                 try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(tables.joined(separator: ", "))"),
                                            logger: logger)
             }
-            for slice in slices {
-                let statements = try TransactionStatements(slice, schema: schema)
+            // The rows as insert changes, written in slices (memory stays bounded).
+            var batch = BatchStatements(schema: schema)
+            func flush() async throws {
+                guard batch.changeCount > 0 else { return }
+                let statements = try batch.statements()
                 for query in statements.queries { try await connection.query(query, logger: logger) }
                 rows += statements.rows
+                batch = BatchStatements(schema: schema)
             }
+            for entity in store.model.entities {
+                let toOnes = entity.relationships.filter { !$0.isToMany }
+                let joins = entity.relationships.filter {
+                    schema.joinBySide["\(entity.name).\($0.name)"]?.isSource == true
+                }
+                for id in try reader.objects(entity.name) {
+                    guard let values = try reader.values(of: id) else { continue }
+                    var targets: [String: ObjectID?] = [:]
+                    for relationship in toOnes { targets[relationship.name] = try reader.target(of: relationship.name, of: id) }
+                    var changes = [HistoryChange(kind: .insert, id: id, values: values, toOneTargets: targets)]
+                    for relationship in joins {
+                        for member in try reader.members(of: relationship.name, of: id) {
+                            changes.append(HistoryChange(kind: .link, id: id, relationship: relationship.name, other: member))
+                        }
+                    }
+                    batch.add(changes)
+                    if batch.changeCount >= 5_000 { try await flush() }
+                }
+            }
+            try await flush()
             var bindings = PostgresBindings()
             bindings.append(name)
             bindings.append(Int64(bitPattern: token.value))

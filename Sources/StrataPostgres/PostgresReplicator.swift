@@ -7,10 +7,12 @@ import StrataRecords
 import StrataStorage
 
 /// Replicates a Strata store to a PostgreSQL database: the store's model becomes tables (see
-/// ``push()``), and each Strata transaction of its persistent history is applied as one
-/// PostgreSQL transaction, in commit order, with the token of the last one applied stored in
-/// the same PostgreSQL transaction — so a replication stopped at any point (a killed process, a
-/// dropped connection) resumes exactly where it stopped, applying nothing twice.
+/// ``push()``), and the Strata transactions of its persistent history are applied in commit
+/// order, each whole within one PostgreSQL transaction (consecutive ones grouped, see
+/// ``init(store:destination:name:transactionsPerBatch:)``), with the token of the last one
+/// applied stored in the same PostgreSQL transaction — so a replication stopped at any point
+/// (a killed process, a dropped connection) resumes exactly where it stopped, applying nothing
+/// twice.
 ///
 /// ```swift
 /// let store = try RecordStore(path: "app.strata", options: options)   // history recorded
@@ -29,11 +31,25 @@ public final class PostgresReplicator: Sendable {
     let schema: ReplicationSchema
     let logger: Logger
 
+    /// At most this many Strata transactions go into one PostgreSQL transaction.
+    public let transactionsPerBatch: Int
+    /// A batch stops growing at this many changes, which bounds its memory.
+    static let changesPerBatch = 50_000
+
     /// A replicator of `store` to `destination`, its state kept under `name`.
-    public init(store: RecordStore, destination: PostgresDestination, name: String = "default") {
+    ///
+    /// Consecutive Strata transactions waiting to be pushed are applied together, up to
+    /// `transactionsPerBatch` in one PostgreSQL transaction: PostgreSQL then passes from the
+    /// state of one Strata commit to that of a later one, never showing part of a Strata
+    /// transaction, and a thousand small transactions cost a few statements instead of
+    /// thousands of round trips. With `transactionsPerBatch: 1`, PostgreSQL goes through every
+    /// state the store went through, at the cost of a round trip per statement of each.
+    public init(store: RecordStore, destination: PostgresDestination, name: String = "default",
+                transactionsPerBatch: Int = 1_000) {
         self.store = store
         self.destination = destination
         self.name = name
+        self.transactionsPerBatch = max(1, transactionsPerBatch)
         self.schema = ReplicationSchema(model: store.model)
         var logger = Logger(label: "strata.replicate")
         logger.logLevel = .error
@@ -95,22 +111,37 @@ public final class PostgresReplicator: Sendable {
             token = try await copyAll(on: connection, report: &report)
         }
         var lastDate: Date?
-        pages: while limit.map({ report.transactions < $0 }) ?? true {
-            let page: [HistoryTransaction]
-            do {
-                page = try store.history(after: token, limit: 64)
-            } catch StrataError.historyPurged {
-                token = try await copyAll(on: connection, report: &report)
-                continue
+        while true {
+            // A batch: the transactions after `token`, as many as the limits allow.
+            var pending: [HistoryTransaction] = []
+            var pendingChanges = 0
+            var purged = false
+            while pending.count < transactionsPerBatch, pendingChanges < Self.changesPerBatch {
+                let wanted = min(transactionsPerBatch - pending.count, 256,
+                                 limit.map { $0 - report.transactions - pending.count } ?? .max)
+                guard wanted > 0 else { break }
+                let page: [HistoryTransaction]
+                do {
+                    page = try store.history(after: pending.last?.token ?? token, limit: wanted)
+                } catch StrataError.historyPurged {
+                    purged = true
+                    break
+                }
+                if page.isEmpty { break }
+                pending += page
+                pendingChanges += page.reduce(0) { $0 + $1.changes.count }
             }
-            if page.isEmpty { break }
-            for transaction in page {
-                try await apply(transaction, after: token, on: connection, report: &report)
-                token = transaction.token
-                lastDate = transaction.date
-                report.transactions += 1
-                if let limit, report.transactions >= limit { break pages }
+            guard let last = pending.last else {
+                if purged {
+                    token = try await copyAll(on: connection, report: &report)
+                    continue
+                }
+                break
             }
+            try await apply(pending, after: token, on: connection, report: &report)
+            token = last.token
+            lastDate = last.date
+            if let limit, report.transactions >= limit { break }
         }
         report.token = token
         let (seconds, attoseconds) = (ContinuousClock.now - started).components
@@ -119,15 +150,22 @@ public final class PostgresReplicator: Sendable {
         return report
     }
 
-    /// One Strata transaction as one PostgreSQL transaction, the token moved in it from
-    /// `expected` (another replicator that moved it first makes this one stop: ``ReplicationError/server(message:sqlState:)``).
-    func apply(_ transaction: HistoryTransaction, after expected: HistoryToken, on connection: PostgresConnection,
+    /// Consecutive Strata transactions as one PostgreSQL transaction, the token moved in it from
+    /// `expected` to the last one's (another replicator that moved it first makes this one
+    /// stop: ``ReplicationError/server(message:sqlState:)``).
+    func apply(_ transactions: [HistoryTransaction], after expected: HistoryToken, on connection: PostgresConnection,
                report: inout PushReport) async throws {
-        let statements = try TransactionStatements(transaction, schema: schema)
+        var batch = BatchStatements(schema: schema)
+        var changes = 0
+        for transaction in transactions {
+            batch.add(transaction.changes)
+            changes += transaction.changes.count
+        }
+        let (queries, rows) = try batch.statements()
         try await inTransaction(on: connection) {
-            for query in statements.queries { try await $0.query(query, logger: logger) }
+            for query in queries { try await $0.query(query, logger: logger) }
             var bindings = PostgresBindings()
-            bindings.append(Int64(bitPattern: transaction.token.value))
+            bindings.append(Int64(bitPattern: transactions.last!.token.value))
             bindings.append(name)
             bindings.append(Int64(bitPattern: expected.value))
             let moved = try await $0.query(PostgresQuery(
@@ -140,7 +178,10 @@ public final class PostgresReplicator: Sendable {
                     message: "another replicator moved '\(name)' past token \(expected) first", sqlState: nil)
             }
         }
-        report.rows += statements.rows
+        report.transactions += transactions.count
+        report.changes += changes
+        report.rows += rows
+        report.batches += 1
     }
 
     // MARK: Connecting

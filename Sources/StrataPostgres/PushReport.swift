@@ -3,9 +3,16 @@ import StrataRecords
 
 /// What one ``PostgresReplicator/push()`` did.
 public struct PushReport: Sendable, Equatable {
-    /// Strata transactions applied (each as one PostgreSQL transaction).
+    /// Strata transactions applied.
     public var transactions = 0
-    /// Rows written, deleted, linked or unlinked.
+    /// PostgreSQL transactions that applied them (each holding one or more whole Strata
+    /// transactions), the copy not counted.
+    public var batches = 0
+    /// The changes of those transactions' history applied: each insert, update, delete, link
+    /// and unlink.
+    public var changes = 0
+    /// Rows PostgreSQL wrote for them (upserted, deleted, linked, unlinked; a row several
+    /// transactions of one batch changed is written once), and those the copy wrote.
     public var rows = 0
     /// Whether the tables were filled afresh from a snapshot of the store (the first push, or
     /// after the history the replication needed was purged).
@@ -17,6 +24,8 @@ public struct PushReport: Sendable, Equatable {
     /// How long ago the last transaction applied was committed, in seconds, when it applied any.
     public var lagSeconds: Double?
 
-    /// Rows per second.
+    /// Rows written per second.
     public var rowsPerSecond: Double { seconds > 0 ? Double(rows) / seconds : 0 }
+    /// History changes applied per second.
+    public var changesPerSecond: Double { seconds > 0 ? Double(changes) / seconds : 0 }
 }

@@ -23,7 +23,7 @@ import Testing
         try store.close()
         let second = try Tool.run("strata", ["replicate", path, "--to", url], environment: environment)
         // The list, and its item whose derived copy of the list's name moved with it.
-        #expect(second.stdout.hasPrefix("replicated 1 transaction (2 rows)"), "\(second.stdout)")
+        #expect(second.stdout.hasPrefix("replicated 1 transaction (2 changes, 2 rows in 1 PostgreSQL transaction)"), "\(second.stdout)")
         let name = try cluster.psql("SELECT name, \"loudName\" FROM \"TodoList\"", database: database)
         #expect(name.trimmingCharacters(in: .whitespacesAndNewlines) == "Renamed|RENAMED")
         let copy = try cluster.psql("SELECT \"listName\" FROM \"Item\"", database: database)

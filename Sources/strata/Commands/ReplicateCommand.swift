@@ -14,10 +14,10 @@ struct ReplicateCommand: ParsableCommand {
         abstract: "Replicate a store's commits to a PostgreSQL database.",
         discussion: """
             The store's model becomes tables (one per entity, a column per attribute, derived \
-            ones included, foreign keys for to-ones, join tables for many-to-many), and each \
-            transaction of its persistent history is applied as one PostgreSQL transaction \
-            with the last applied token, so a replication stopped at any point resumes \
-            exactly once. The first run copies the store. The store is opened read-only; \
+            ones included, foreign keys for to-ones, join tables for many-to-many), and the \
+            transactions of its persistent history are applied in commit order, each whole \
+            within one PostgreSQL transaction (up to --batch consecutive ones together), with \
+            the last applied token, so a replication stopped at any point resumes exactly once. The first run copies the store. The store is opened read-only; \
             another process may write it meanwhile. The password comes from the URL, \
             PGPASSWORD or ~/.pgpass (PGPASSFILE), and is never printed. TLS: \
             ?sslmode=require or ?sslmode=verify-full&sslrootcert=FILE.
@@ -35,6 +35,16 @@ struct ReplicateCommand: ParsableCommand {
     @Option(help: "The replication's name in the database's strata_replication table.")
     var name = "default"
 
+    @Option(help: "At most this many store transactions in one PostgreSQL transaction (1: one each).")
+    var batch = 1_000
+
+    @Flag(help: "Print each push's report as a JSON line instead of text.")
+    var json = false
+
+    func validate() throws {
+        guard batch >= 1 else { throw ValidationError("--batch must be at least 1") }
+    }
+
     func run() throws {
         let destination = try PostgresDestination(url: to)
         guard access(file, F_OK) == 0 else { throw ToolError("no such file: \(file)") }
@@ -46,16 +56,24 @@ struct ReplicateCommand: ParsableCommand {
         let storage = try Store(path: file, options: options)
         defer { try? storage.close() }
         let store = try RecordStore(opening: storage)
-        let replicator = PostgresReplicator(store: store, destination: destination, name: name)
+        let replicator = PostgresReplicator(store: store, destination: destination, name: name,
+                                            transactionsPerBatch: batch)
         let follow = self.follow
+        let json = self.json
+        // Each report is flushed as it is printed: whoever reads a pipe or a file sees a push
+        // when it ends, not when a buffer fills.
+        let report: @Sendable (PushReport) -> Void = { report in
+            print(json ? Self.jsonLine(report) : Self.line(report, destination))
+            fflush(nil)  // nil: every output stream (stdout itself is not concurrency-safe to name)
+        }
         try waitFor {
             if follow {
-                try await replicator.follow { report in
-                    if report.transactions > 0 || report.copiedAll { print(Self.line(report, destination)) }
+                try await replicator.follow { pushed in
+                    if pushed.transactions > 0 || pushed.copiedAll { report(pushed) }
                     return false
                 }
             } else {
-                print(Self.line(try await replicator.push(), destination))
+                report(try await replicator.push())
             }
         }
     }
@@ -63,10 +81,23 @@ struct ReplicateCommand: ParsableCommand {
     static func line(_ report: PushReport, _ destination: PostgresDestination) -> String {
         var text = report.copiedAll ? "copied the store, then " : ""
         text += "replicated \(report.transactions) transaction\(report.transactions == 1 ? "" : "s") "
-            + "(\(report.rows) rows) to \(destination) in \(String(format: "%.2f", report.seconds)) s"
+            + "(\(report.changes) change\(report.changes == 1 ? "" : "s"), \(report.rows) row\(report.rows == 1 ? "" : "s") "
+            + "in \(report.batches) PostgreSQL transaction\(report.batches == 1 ? "" : "s")) "
+            + "to \(destination) in \(String(format: "%.2f", report.seconds)) s"
         if report.rows > 0 { text += ", \(Int(report.rowsPerSecond)) rows/s" }
         if let lag = report.lagSeconds { text += ", lag \(String(format: "%.3f", lag)) s" }
         return text + "; token \(report.token)"
+    }
+}
+
+extension ReplicateCommand {
+    /// A push as one JSON object (the figures only: no URL, so no host or user either).
+    static func jsonLine(_ report: PushReport) -> String {
+        var fields = ["\"copiedAll\":\(report.copiedAll)", "\"transactions\":\(report.transactions)",
+                      "\"changes\":\(report.changes)", "\"rows\":\(report.rows)", "\"batches\":\(report.batches)",
+                      "\"seconds\":\(report.seconds)", "\"token\":\(report.token.value)"]
+        if let lag = report.lagSeconds { fields.append("\"lagSeconds\":\(lag)") }
+        return "{" + fields.joined(separator: ",") + "}"
     }
 }
 

@@ -1,0 +1,213 @@
+import PostgresNIO
+import StrataRecords
+
+/// The statements that apply a run of consecutive Strata history transactions to the
+/// replicated tables as one PostgreSQL transaction: the run's net effect on each row (its last
+/// values, or its deletion) rather than every step, so a thousand small transactions cost a few
+/// statements, not thousands of round trips. In order: the deletes of each entity, one multi-row
+/// upsert per entity and set of columns, the unlinks and then the links of each join table. The
+/// foreign keys are checked at commit (deferred), so the order of tables does not matter; within
+/// the run a row deleted and then inserted again is deleted before it is upserted.
+struct BatchStatements {
+    /// At most this many parameters in one statement (PostgreSQL allows 65,535).
+    static let parameterLimit = 30_000
+
+    /// The value a column ends with: an attribute's value or a to-one's target key.
+    private enum ColumnValue {
+        case stored(StoredValue)
+        case target(Int64?)
+    }
+
+    /// What the run did to one row.
+    private struct RowState {
+        /// Deleted at some point of the run (before the values below, if any).
+        var deleted = false
+        /// Inserted or updated after the last deletion, if any.
+        var upserted = false
+        var values: [String: ColumnValue] = [:]
+    }
+
+    private struct RowKey: Hashable {
+        var table: Int
+        var pk: Int64
+    }
+
+    private struct LinkKey: Hashable {
+        var table: Int
+        var source: Int64
+        var target: Int64
+    }
+
+    private let schema: ReplicationSchema
+    private var rowStates: [RowKey: RowState] = [:]
+    /// Rows in the order the run first touched them (the statements' order is deterministic).
+    private var rowOrder: [RowKey] = []
+    /// Each pair's last state: linked (`true`) or unlinked.
+    private var linkStates: [LinkKey: Bool] = [:]
+    private var linkOrder: [LinkKey] = []
+    /// Changes taken in (a bound on the batch's memory, read by the caller).
+    private(set) var changeCount = 0
+
+    init(schema: ReplicationSchema) {
+        self.schema = schema
+    }
+
+    /// Takes in one transaction's changes, after those taken before.
+    mutating func add(_ changes: [HistoryChange]) {
+        for change in changes { add(change) }
+    }
+
+    private mutating func add(_ change: HistoryChange) {
+        guard let tableIndex = schema.tableByEntity[change.id.entity] else { return }
+        changeCount += 1
+        let pk = Int64(bitPattern: change.id.primaryKey)
+        switch change.kind {
+        case .insert, .update:
+            let table = schema.tables[tableIndex]
+            let key = RowKey(table: tableIndex, pk: pk)
+            var state = rowStates[key] ?? { rowOrder.append(key); return RowState() }()
+            state.upserted = true
+            for (column, value) in change.values where column != "pk" && table.columnByName[column] != nil {
+                state.values[column] = .stored(value)
+            }
+            for (column, target) in change.toOneTargets where table.columnByName[column] != nil {
+                state.values[column] = .target(target.map { Int64(bitPattern: $0.primaryKey) })
+            }
+            rowStates[key] = state
+        case .delete:
+            let key = RowKey(table: tableIndex, pk: pk)
+            if rowStates[key] == nil { rowOrder.append(key) }
+            rowStates[key] = RowState(deleted: true)
+        case .link, .unlink:
+            guard let relationship = change.relationship, let other = change.other,
+                  let side = schema.joinBySide["\(change.id.entity).\(relationship)"] else { return }
+            let otherKey = Int64(bitPattern: other.primaryKey)
+            let pair = side.isSource ? (pk, otherKey) : (otherKey, pk)
+            // Each link is listed from both sides; the last state of the pair is what counts.
+            let key = LinkKey(table: side.table, source: pair.0, target: pair.1)
+            if linkStates.updateValue(change.kind == .link, forKey: key) == nil { linkOrder.append(key) }
+        }
+    }
+
+    /// The statements, and the rows they write, delete, link or unlink.
+    func statements() throws -> (queries: [PostgresQuery], rows: Int) {
+        var queries: [PostgresQuery] = []
+        var rows = 0
+        // Rows that end the run deleted: what still points at them is dropped, as PostgreSQL's
+        // ON DELETE rules would have dropped it had the steps been applied one by one.
+        var gone = Set<RowKey>()
+        var deletes: [Int: [Int64]] = [:]
+        var upserts: [UpsertKey: [(pk: Int64, values: [String: ColumnValue])]] = [:]
+        var upsertOrder: [UpsertKey] = []
+        for key in rowOrder {
+            let state = rowStates[key]!
+            if state.deleted { deletes[key.table, default: []].append(key.pk) }
+            if state.deleted && !state.upserted { gone.insert(key) }
+        }
+        for key in rowOrder {
+            let state = rowStates[key]!
+            guard state.upserted else { continue }
+            let upsertKey = UpsertKey(table: key.table, columns: state.values.keys.sorted())
+            if upserts[upsertKey] == nil { upsertOrder.append(upsertKey) }
+            upserts[upsertKey, default: []].append((key.pk, state.values))
+        }
+        for (table, keys) in deletes.sorted(by: { $0.key < $1.key }) {
+            var bindings = PostgresBindings()
+            bindings.append(keys)
+            queries.append(PostgresQuery(
+                unsafeSQL: "DELETE FROM \(SQL.name(schema.tables[table].entity)) WHERE pk = ANY($1::bigint[])",
+                binds: bindings))
+            rows += keys.count
+        }
+        for key in upsertOrder {
+            rows += try appendUpserts(upserts[key]!, key: key, gone: gone, to: &queries)
+        }
+        var links: [Int: [(Int64, Int64)]] = [:]
+        var unlinks: [Int: [(Int64, Int64)]] = [:]
+        for key in linkOrder {
+            let join = schema.joinTables[key.table]
+            if linkStates[key]! {
+                // A link to a row the run deleted went with it (ON DELETE CASCADE).
+                let source = RowKey(table: schema.tableByEntity[join.entity]!, pk: key.source)
+                let target = RowKey(table: schema.tableByEntity[join.target]!, pk: key.target)
+                guard !gone.contains(source), !gone.contains(target) else { continue }
+                links[key.table, default: []].append((key.source, key.target))
+            } else {
+                unlinks[key.table, default: []].append((key.source, key.target))
+            }
+        }
+        for (table, pairs) in unlinks.sorted(by: { $0.key < $1.key }) {
+            queries.append(Self.linkQuery(pairs, table: schema.joinTables[table].name, adding: false))
+            rows += pairs.count
+        }
+        for (table, pairs) in links.sorted(by: { $0.key < $1.key }) {
+            queries.append(Self.linkQuery(pairs, table: schema.joinTables[table].name, adding: true))
+            rows += pairs.count
+        }
+        return (queries, rows)
+    }
+
+    private struct UpsertKey: Hashable {
+        var table: Int
+        var columns: [String]
+    }
+
+    /// `INSERT … ON CONFLICT (pk) DO UPDATE` of the listed columns, in statements of at most
+    /// ``parameterLimit`` parameters. Returns the rows.
+    private func appendUpserts(_ rows: [(pk: Int64, values: [String: ColumnValue])], key: UpsertKey,
+                               gone: Set<RowKey>, to queries: inout [PostgresQuery]) throws -> Int {
+        let table = schema.tables[key.table]
+        let columns = ["pk"] + key.columns
+        let targetTables = columns.map { table.columns[table.columnByName[$0]!].target.flatMap { schema.tableByEntity[$0] } }
+        let types = columns.map { table.columns[table.columnByName[$0]!].sqlType }
+        let columnList = columns.map(SQL.name).joined(separator: ", ")
+        let conflict = key.columns.isEmpty ? "DO NOTHING"
+            : "DO UPDATE SET " + key.columns.map { "\(SQL.name($0)) = EXCLUDED.\(SQL.name($0))" }.joined(separator: ", ")
+        let perStatement = max(1, Self.parameterLimit / columns.count)
+        var start = 0
+        while start < rows.count {
+            let slice = rows[start..<min(start + perStatement, rows.count)]
+            start += perStatement
+            var bindings = PostgresBindings(capacity: slice.count * columns.count)
+            var sql = "INSERT INTO \(SQL.name(table.entity)) (\(columnList)) VALUES "
+            var parameter = 1
+            for (rowIndex, row) in slice.enumerated() {
+                sql += rowIndex == 0 ? "(" : ", ("
+                for (index, column) in columns.enumerated() {
+                    if index == 0 {
+                        bindings.append(row.pk)
+                    } else {
+                        switch row.values[column] {
+                        case .stored(let value): try bindings.append(stored: value)
+                        case .target(let target?):
+                            // A target the run deleted: SET NULL, as ON DELETE would have done.
+                            if let targetTable = targetTables[index], gone.contains(RowKey(table: targetTable, pk: target)) {
+                                bindings.appendNull()
+                            } else {
+                                bindings.append(target)
+                            }
+                        case .target(nil), nil: bindings.appendNull()
+                        }
+                    }
+                    sql += index == 0 ? "$\(parameter)::\(types[index])" : ", $\(parameter)::\(types[index])"
+                    parameter += 1
+                }
+                sql += ")"
+            }
+            queries.append(PostgresQuery(unsafeSQL: sql + " ON CONFLICT (pk) \(conflict)", binds: bindings))
+        }
+        return rows.count
+    }
+
+    private static func linkQuery(_ pairs: [(Int64, Int64)], table: String, adding: Bool) -> PostgresQuery {
+        var bindings = PostgresBindings()
+        bindings.append(pairs.map(\.0))
+        bindings.append(pairs.map(\.1))
+        let rows = "SELECT * FROM unnest($1::bigint[], $2::bigint[])"
+        return PostgresQuery(
+            unsafeSQL: adding
+                ? "INSERT INTO \(SQL.name(table)) (source, target) \(rows) ON CONFLICT DO NOTHING"
+                : "DELETE FROM \(SQL.name(table)) WHERE (source, target) IN (\(rows))",
+            binds: bindings)
+    }
+}
