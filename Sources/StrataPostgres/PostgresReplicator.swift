@@ -194,7 +194,13 @@ public final class PostgresReplicator: Sendable {
         configuration.options.connectTimeout = .seconds(10)
         if destination.tls == .verifyFull { configuration.options.tlsServerName = destination.host }
         do {
-            return try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+            let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
+            // The replicator's writes carry this mark, and the pull's triggers skip them: what
+            // the store sent is not sent back.
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT set_config(\(SQL.literal(ReplicationSchema.originSetting)), 'strata', false)"),
+                logger: logger)
+            return connection
         } catch {
             throw translate(error)
         }
@@ -222,9 +228,10 @@ public final class PostgresReplicator: Sendable {
 
     /// Runs `body` between `BEGIN` and `COMMIT` (`ROLLBACK` if it throws), with PostgreSQL's
     /// errors turned into ``ReplicationError``.
-    func inTransaction(on connection: PostgresConnection, _ body: (PostgresConnection) async throws -> Void) async throws {
+    func inTransaction(on connection: PostgresConnection, begin: String = "BEGIN",
+                       _ body: (PostgresConnection) async throws -> Void) async throws {
         try await run(on: connection) { connection in
-            try await connection.query("BEGIN", logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
             do {
                 try await body(connection)
                 try await connection.query("COMMIT", logger: logger)

@@ -1,6 +1,7 @@
-/// Why replication to PostgreSQL failed. Nothing is half-applied on either side: each Strata
-/// transaction is one PostgreSQL transaction, and the token of the last one applied is stored
-/// in it, so a run that failed resumes where it stopped.
+/// Why replication to or from PostgreSQL failed. Nothing is half-applied on either side: each
+/// Strata transaction is applied whole within one PostgreSQL transaction that stores the token
+/// of the last one applied, and a pull's changes stay in PostgreSQL until the store has
+/// committed them, so a run that failed resumes where it stopped.
 public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The connection URL does not parse, or names something unsupported (`reason` says what).
     /// The password is never part of `reason`.
@@ -17,6 +18,10 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
     case modelMismatch(reason: String)
     /// The server refused a statement (`sqlState` is PostgreSQL's error code).
     case server(message: String, sqlState: String?)
+    /// The store refused what a pull brought from PostgreSQL (a value of the wrong type, a
+    /// uniqueness or delete rule, a validation): nothing of that pull was applied, and the
+    /// changes stay in PostgreSQL's change table until the rows there are fixed.
+    case pullRejected(entity: String, primaryKey: Int64?, reason: String)
 
     /// What went wrong, for a person (never a password or a row's values).
     public var description: String {
@@ -30,6 +35,8 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
             return "the store records no persistent history (open it with history .on, as a ModelContainer does by default)"
         case .modelMismatch(let reason): return "the PostgreSQL tables hold another model: \(reason)"
         case .server(let message, let sqlState): return "PostgreSQL: \(message)" + (sqlState.map { " (\($0))" } ?? "")
+        case .pullRejected(let entity, let primaryKey, let reason):
+            return "the store refused \(entity)\(primaryKey.map { " \($0)" } ?? "") from PostgreSQL: \(reason)"
         }
     }
 }

@@ -105,9 +105,9 @@ struct ReplicationSchema {
         }
         for join in joinTables {
             statements.append("CREATE TABLE IF NOT EXISTS \(SQL.name(join.name)) (source bigint NOT NULL "
-                + "REFERENCES \(SQL.name(join.entity)) (pk) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED, "
-                + "target bigint NOT NULL REFERENCES \(SQL.name(join.target)) (pk) ON DELETE CASCADE "
-                + "DEFERRABLE INITIALLY DEFERRED, PRIMARY KEY (source, target))")
+                + "REFERENCES \(SQL.name(join.entity)) (pk) ON DELETE CASCADE ON UPDATE CASCADE "
+                + "DEFERRABLE INITIALLY DEFERRED, target bigint NOT NULL REFERENCES \(SQL.name(join.target)) (pk) "
+                + "ON DELETE CASCADE ON UPDATE CASCADE DEFERRABLE INITIALLY DEFERRED, PRIMARY KEY (source, target))")
         }
         return statements
     }
@@ -122,7 +122,7 @@ struct ReplicationSchema {
                 out.append((constraint, table.entity,
                             "ALTER TABLE \(SQL.name(table.entity)) ADD CONSTRAINT \(SQL.name(constraint)) "
                                 + "FOREIGN KEY (\(SQL.name(column.name))) REFERENCES \(SQL.name(target)) (pk) "
-                                + "ON DELETE SET NULL DEFERRABLE INITIALLY DEFERRED"))
+                                + "ON DELETE SET NULL ON UPDATE CASCADE DEFERRABLE INITIALLY DEFERRED"))
             }
         }
         return out
@@ -140,6 +140,11 @@ struct ReplicationSchema {
 
 /// SQL spelling helpers.
 enum SQL {
+    /// A string literal (standard-conforming: only the quote is doubled).
+    static func literal(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
+
     /// A quoted identifier: names keep their case and may be any string.
     static func name(_ identifier: String) -> String {
         "\"" + identifier.replacingOccurrences(of: "\"", with: "\"\"") + "\""

@@ -67,7 +67,7 @@ package enum ReplicatedContent {
             + entity.relationships.filter { !$0.isToMany }.map(\.name)
     }
 
-    static func text(_ value: StoredValue) -> String {
+    package static func text(_ value: StoredValue) -> String {
         switch value {
         case .null: return ""
         case .bool(let flag): return flag ? "t" : "f"

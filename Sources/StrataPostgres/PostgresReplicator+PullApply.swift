@@ -1,0 +1,330 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import StrataRecords
+import StrataStorage
+
+/// A pull's second half: PostgreSQL's rows as they are now, applied to the store under the
+/// conflict rule, then the claim finished.
+extension PostgresReplicator {
+    /// A value read from a replicated column.
+    enum PulledValue: Equatable {
+        case stored(StoredValue)
+        case target(Int64?)
+    }
+
+    /// The claimed rows and links as PostgreSQL holds them now (absent: deleted there).
+    struct CurrentRows {
+        var rows: [String: [Int64: [String: PulledValue]]] = [:]
+        var links: [String: Set<[Int64]>] = [:]
+    }
+
+    /// The columns a pull reads and writes: attributes and to-ones, not the key or derived ones.
+    func pulledColumns(_ table: ReplicationSchema.Table) -> [ReplicationSchema.Column] {
+        let derived = Set(store.model.entities.first { $0.name == table.entity }?.derivedAttributes.map(\.name) ?? [])
+        return table.columns.filter { $0.name != "pk" && !derived.contains($0.name) }
+    }
+
+    /// Reads every claimed row and link in one repeatable-read snapshot of PostgreSQL.
+    func readCurrent(_ claim: Claim, on connection: PostgresConnection) async throws -> CurrentRows {
+        var keys: [String: Set<Int64>] = [:]
+        var pairs: [String: [[Int64]]] = [:]
+        for change in claim.changes {
+            if let other = change.other {
+                pairs[change.table, default: []].append([change.pk, other])
+            } else {
+                keys[change.table, default: []].insert(change.pk)
+            }
+        }
+        var current = CurrentRows()
+        try await inTransaction(on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
+            for table in schema.tables {
+                guard let wanted = keys[table.entity] else { continue }
+                let columns = pulledColumns(table)
+                var bindings = PostgresBindings()
+                bindings.append(Array(wanted))
+                let list = (["pk"] + columns.map(\.name)).map(SQL.name).joined(separator: ", ")
+                let rows = try await connection.query(PostgresQuery(
+                    unsafeSQL: "SELECT \(list) FROM \(SQL.name(table.entity)) WHERE pk = ANY($1::bigint[])", binds: bindings),
+                    logger: logger)
+                var found: [Int64: [String: PulledValue]] = [:]
+                for try await row in rows {
+                    let cells = row.makeRandomAccess()
+                    let pk = try cells[0].decode(Int64.self)
+                    var values: [String: PulledValue] = [:]
+                    for (index, column) in columns.enumerated() {
+                        values[column.name] = try Self.decode(cells[index + 1], column: column)
+                    }
+                    found[pk] = values
+                }
+                current.rows[table.entity] = found
+            }
+            for join in schema.joinTables {
+                guard let asked = pairs[join.name] else { continue }
+                var bindings = PostgresBindings()
+                bindings.append(asked.map { $0[0] })
+                bindings.append(asked.map { $0[1] })
+                let rows = try await connection.query(PostgresQuery(
+                    unsafeSQL: "SELECT source, target FROM \(SQL.name(join.name)) WHERE (source, target) IN "
+                        + "(SELECT * FROM unnest($1::bigint[], $2::bigint[]))", binds: bindings), logger: logger)
+                var present = Set<[Int64]>()
+                for try await (source, target) in rows.decode((Int64, Int64).self) { present.insert([source, target]) }
+                current.links[join.name] = present
+            }
+        }
+        return current
+    }
+
+    /// A column's value as the store holds values of its type.
+    static func decode(_ cell: PostgresCell, column: ReplicationSchema.Column) throws -> PulledValue {
+        if column.target != nil { return .target(try cell.decode(Int64?.self)) }
+        let value: StoredValue?
+        switch column.sqlType {
+        case "boolean": value = try cell.decode(Bool?.self).map(StoredValue.bool)
+        case "smallint", "integer", "bigint": value = try cell.decode(Int64?.self).map(StoredValue.int)
+        case "double precision": value = try cell.decode(Double?.self).map(StoredValue.double)
+        case "numeric": value = try cell.decode(Decimal?.self).map(StoredValue.decimal)
+        case "timestamp with time zone": value = try cell.decode(Date?.self).map(StoredValue.date)
+        case "uuid": value = try cell.decode(UUID?.self).map(StoredValue.uuid)
+        case "bytea": value = try cell.decode(ByteBuffer?.self).map { StoredValue.binary(Array($0.readableBytesView)) }
+        default: value = try cell.decode(String?.self).map(StoredValue.string)
+        }
+        return .stored(value ?? .null)
+    }
+
+    /// What the store changed since the last exchange: its history after PostgreSQL's token,
+    /// less this replication's own pulls.
+    struct LocalChanges {
+        var properties = Set<[String]>()
+        var deleted = Set<ObjectID>()
+        var touched = Set<ObjectID>()
+        var links = Set<[String]>()
+    }
+
+    func localChanges(after token: HistoryToken) throws -> LocalChanges {
+        var local = LocalChanges()
+        var after = token
+        while true {
+            let page = try store.history(after: after, limit: 256)
+            guard let last = page.last else { break }
+            after = last.token
+            for transaction in page where !(transaction.author ?? "").hasPrefix(pullAuthorPrefix) {
+                for change in transaction.changes {
+                    let key = [change.id.entity, String(change.id.primaryKey)]
+                    switch change.kind {
+                    case .insert, .update:
+                        local.touched.insert(change.id)
+                        for name in change.values.keys where !change.derivedNames.contains(name) {
+                            local.properties.insert(key + [name])
+                        }
+                        for name in change.toOneTargets.keys { local.properties.insert(key + [name]) }
+                    case .delete:
+                        local.deleted.insert(change.id)
+                    case .link, .unlink:
+                        guard let relationship = change.relationship, let other = change.other,
+                              let side = schema.joinBySide["\(change.id.entity).\(relationship)"] else { continue }
+                        let pair = side.isSource ? (change.id.primaryKey, other.primaryKey)
+                            : (other.primaryKey, change.id.primaryKey)
+                        local.links.insert([schema.joinTables[side.table].name, String(pair.0), String(pair.1)])
+                    }
+                }
+            }
+        }
+        return local
+    }
+
+    /// What a pull did to the store.
+    struct PullOutcome {
+        var token: HistoryToken?
+        /// Rows whose derived columns the server wrote: the store's values go back.
+        var derivedRewrites: [ObjectID] = []
+    }
+
+    /// Applies the claim as one store transaction under the conflict rule.
+    func apply(_ claim: Claim, current: CurrentRows, after pushed: HistoryToken,
+               report: inout PullReport) throws -> PullOutcome {
+        let local = try localChanges(after: pushed)
+        // Each row once, in the order the server first touched it: every column for an insert,
+        // the changed ones for updates.
+        var order: [ObjectID] = []
+        var columnsByRow: [ObjectID: Set<String>] = [:]
+        var keyed = Set<ObjectID>()
+        var pairs: [(join: ReplicationSchema.JoinTable, pair: [Int64])] = []
+        var seenPairs = Set<[String]>()
+        for change in claim.changes {
+            if let join = schema.joinTables.first(where: { $0.name == change.table }), let other = change.other {
+                if seenPairs.insert([join.name, String(change.pk), String(other)]).inserted {
+                    pairs.append((join, [change.pk, other]))
+                }
+                continue
+            }
+            guard let index = schema.tableByEntity[change.table] else { continue }
+            let id = ObjectID(entity: change.table, primaryKey: UInt64(bitPattern: change.pk))
+            if columnsByRow[id] == nil { order.append(id) }
+            var columns = columnsByRow[id] ?? []
+            switch change.op {
+            case "insert", "keyed":
+                columns.formUnion(schema.tables[index].columns.map(\.name).filter { $0 != "pk" })
+                if change.op == "keyed" { keyed.insert(id) }
+            case "update":
+                columns.formUnion(change.columns ?? [])
+            default:
+                break
+            }
+            columnsByRow[id] = columns
+        }
+        var outcome = PullOutcome()
+        var applied = 0
+        var conflicts = 0
+        var deletionsWon = 0
+        do {
+            try store.write { tx in
+                tx.author = pullAuthor(claim.id)
+                var toOnes: [(ObjectID, String, Int64?)] = []
+                var deletes: [ObjectID] = []
+                for id in order {
+                    let table = schema.tables[schema.tableByEntity[id.entity]!]
+                    let derived = Set(table.columns.map(\.name)).subtracting(pulledColumns(table).map(\.name)).subtracting(["pk"])
+                    let columns = columnsByRow[id] ?? []
+                    let held = try tx.values(of: id)
+                    guard let values = current.rows[id.entity]?[Int64(bitPattern: id.primaryKey)] else {
+                        // Deleted in PostgreSQL: the deletion wins, whatever the store changed.
+                        if held != nil {
+                            if local.touched.contains(id) { deletionsWon += 1 }
+                            deletes.append(id)
+                        }
+                        continue
+                    }
+                    if held == nil {
+                        // Deleted in the store: that deletion wins. A row neither side has any
+                        // more (or never had) stays out.
+                        if local.deleted.contains(id) { deletionsWon += 1; continue }
+                        guard keyed.contains(id) else { continue }
+                    }
+                    var attributes: [String: StoredValue] = [:]
+                    for column in columns.sorted() where !derived.contains(column) {
+                        guard let value = values[column] else { continue }
+                        if held != nil && local.properties.contains([id.entity, String(id.primaryKey), column]) {
+                            conflicts += 1
+                            continue
+                        }
+                        switch value {
+                        case .stored(let stored):
+                            // A column the server left NULL in a row it inserted takes the
+                            // model's default (a required one without default is refused).
+                            if held == nil && stored == .null { continue }
+                            if held?[column] != stored { attributes[column] = stored }
+                        case .target(let target):
+                            toOnes.append((id, column, target))
+                        }
+                    }
+                    do {
+                        if held == nil {
+                            try tx.insert(id.entity, primaryKey: id.primaryKey, attributes)
+                            applied += 1
+                        } else if !attributes.isEmpty {
+                            try tx.update(id, attributes)
+                            applied += 1
+                        }
+                    } catch {
+                        throw ReplicationError.pullRejected(entity: id.entity, primaryKey: Int64(bitPattern: id.primaryKey),
+                                                            reason: "\(error)")
+                    }
+                    if !columns.isDisjoint(with: derived) { outcome.derivedRewrites.append(id) }
+                }
+                for (id, relationship, target) in toOnes {
+                    guard let entity = store.model.entities.first(where: { $0.name == id.entity }),
+                          let description = entity.relationships.first(where: { $0.name == relationship }) else { continue }
+                    let targetID = target.map { ObjectID(entity: description.target, primaryKey: UInt64(bitPattern: $0)) }
+                    // A target the store deleted: its deletion won, and the store's own rules
+                    // already decided what points at it.
+                    if let targetID, try tx.values(of: targetID) == nil { continue }
+                    guard try tx.target(of: relationship, of: id) != targetID else { continue }
+                    do {
+                        try tx.set(relationship, of: id, to: targetID)
+                        applied += 1
+                    } catch {
+                        throw ReplicationError.pullRejected(entity: id.entity, primaryKey: Int64(bitPattern: id.primaryKey),
+                                                            reason: "\(error)")
+                    }
+                }
+                for (join, pair) in pairs {
+                    if local.links.contains([join.name, String(pair[0]), String(pair[1])]) {
+                        conflicts += 1
+                        continue
+                    }
+                    let source = ObjectID(entity: join.entity, primaryKey: UInt64(bitPattern: pair[0]))
+                    let target = ObjectID(entity: join.target, primaryKey: UInt64(bitPattern: pair[1]))
+                    guard try tx.values(of: source) != nil, try tx.values(of: target) != nil else { continue }
+                    let linked = current.links[join.name]?.contains(pair) ?? false
+                    let member = try tx.members(of: join.relationship, of: source).contains(target)
+                    do {
+                        if linked && !member {
+                            try tx.add(target, to: join.relationship, of: source)
+                            applied += 1
+                        } else if !linked && member {
+                            try tx.remove(target, from: join.relationship, of: source)
+                            applied += 1
+                        }
+                    } catch {
+                        throw ReplicationError.pullRejected(entity: join.entity, primaryKey: pair[0], reason: "\(error)")
+                    }
+                }
+                for id in deletes where try tx.values(of: id) != nil {
+                    do {
+                        try tx.delete(id)
+                        applied += 1
+                    } catch {
+                        throw ReplicationError.pullRejected(entity: id.entity, primaryKey: Int64(bitPattern: id.primaryKey),
+                                                            reason: "\(error)")
+                    }
+                }
+            }
+        } catch let error as StrataError {
+            // The commit's own checks (validation, uniqueness) name the entity, not the row.
+            switch error {
+            case .validation(let entity, _, _), .conflict(let entity, _, _), .invalidObject(let entity, _, _, _):
+                throw ReplicationError.pullRejected(entity: entity, primaryKey: nil, reason: "\(error)")
+            default:
+                throw error
+            }
+        }
+        report.rowsApplied += applied
+        report.conflicts += conflicts
+        report.deletionsWon += deletionsWon
+        if applied > 0 { outcome.token = try store.lastHistoryToken() }
+        return outcome
+    }
+
+    /// The store's derived values of `ids`, as updates.
+    func derivedValues(of ids: [ObjectID]) throws -> [HistoryChange] {
+        try store.read { reader in
+            try ids.compactMap { id in
+                guard let values = try reader.values(of: id),
+                      let entity = store.model.entities.first(where: { $0.name == id.entity }) else { return nil }
+                let derived = Set(entity.derivedAttributes.map(\.name))
+                return HistoryChange(kind: .update, id: id, values: values.filter { derived.contains($0.key) })
+            }
+        }
+    }
+
+    /// Deletes the claim's changes and writes the store's derived values over those the server
+    /// wrote, in one PostgreSQL transaction.
+    func finish(_ claim: Int64, rewritingDerivedOf ids: [ObjectID], on connection: PostgresConnection) async throws {
+        var queries: [PostgresQuery] = []
+        if !ids.isEmpty {
+            var batch = BatchStatements(schema: schema)
+            batch.add(try derivedValues(of: ids))
+            queries = try batch.statements().queries
+        }
+        try await inTransaction(on: connection) { connection in
+            for query in queries { try await connection.query(query, logger: logger) }
+            var bindings = PostgresBindings()
+            bindings.append(claim)
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "DELETE FROM \(SQL.name(ReplicationSchema.changeTable)) WHERE claim = $1", binds: bindings),
+                logger: logger)
+            try await clearClaim(on: connection)
+        }
+    }
+}

@@ -1,0 +1,84 @@
+/// What pulling needs in PostgreSQL (decision 63): a change table that triggers on every
+/// replicated table fill, a notification that wakes a following replicator, the state of the
+/// pull in progress, and a key sequence per entity for rows a server application inserts.
+extension ReplicationSchema {
+    /// The change table: one row per row inserted, updated or deleted and per link made or
+    /// broken by anyone but the replicator itself. `claim` marks rows a pull has taken.
+    static let changeTable = "strata_changes"
+    /// A pull's progress: the claim it took and the store's history token before it applied
+    /// it (where to look for the transaction it committed, after a crash).
+    static let pullTable = "strata_pull"
+    /// The channel of `NOTIFY` after each change.
+    static let channel = "strata_changes"
+    /// The session setting that marks the replicator's own writes, which the triggers skip.
+    static let originSetting = "strata.origin"
+    /// Keys a server application's inserts take by default: above any key the store hands out,
+    /// so they are recognisably temporary until the pull gives each row its store key.
+    static let serverKeyBase: Int64 = 1 << 62
+
+    /// The trigger function's name.
+    static let triggerFunction = "strata_record_change"
+
+    /// The change table, the pull table, the trigger function, a trigger on every table and
+    /// the key sequences (all idempotent: run on every pull).
+    var pullSQL: [String] {
+        let changes = SQL.name(Self.changeTable)
+        var statements = [
+            "CREATE TABLE IF NOT EXISTS \(changes) (seq bigserial PRIMARY KEY, tbl text NOT NULL, "
+                + "pk bigint NOT NULL, other bigint, op text NOT NULL, cols text[], claim bigint)",
+            "CREATE TABLE IF NOT EXISTS \(SQL.name(Self.pullTable)) (name text PRIMARY KEY, claim bigint, after bigint)",
+            // Rows: insert, delete, update with the columns whose values changed (a key change
+            // is a delete and an insert). Join tables: link and unlink. The replicator's own
+            // writes (and what they cascade to) carry the origin setting and are skipped.
+            """
+            CREATE OR REPLACE FUNCTION \(SQL.name(Self.triggerFunction))() RETURNS trigger LANGUAGE plpgsql AS $body$
+            DECLARE
+                changed text[];
+            BEGIN
+                IF current_setting(\(SQL.literal(Self.originSetting)), true) = 'strata' THEN
+                    RETURN NULL;
+                END IF;
+                IF TG_ARGV[0] = 'join' THEN
+                    IF TG_OP <> 'INSERT' THEN
+                        INSERT INTO \(changes) (tbl, pk, other, op) VALUES (TG_TABLE_NAME, OLD.source, OLD.target, 'unlink');
+                    END IF;
+                    IF TG_OP <> 'DELETE' THEN
+                        INSERT INTO \(changes) (tbl, pk, other, op) VALUES (TG_TABLE_NAME, NEW.source, NEW.target, 'link');
+                    END IF;
+                ELSIF TG_OP = 'INSERT' THEN
+                    INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, NEW.pk, 'insert');
+                ELSIF TG_OP = 'DELETE' THEN
+                    INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, OLD.pk, 'delete');
+                ELSIF NEW.pk IS DISTINCT FROM OLD.pk THEN
+                    INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, OLD.pk, 'delete');
+                    INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, NEW.pk, 'insert');
+                ELSE
+                    SELECT array_agg(n.key) INTO changed FROM jsonb_each(to_jsonb(NEW)) AS n
+                        WHERE n.value IS DISTINCT FROM (to_jsonb(OLD) -> n.key);
+                    IF changed IS NULL THEN
+                        RETURN NULL;
+                    END IF;
+                    INSERT INTO \(changes) (tbl, pk, op, cols) VALUES (TG_TABLE_NAME, NEW.pk, 'update', changed);
+                END IF;
+                PERFORM pg_notify(\(SQL.literal(Self.channel)), '');
+                RETURN NULL;
+            END
+            $body$
+            """,
+        ]
+        for table in tables {
+            let sequence = "strata_key_\(table.entity)"
+            statements.append("CREATE SEQUENCE IF NOT EXISTS \(SQL.name(sequence)) START WITH \(Self.serverKeyBase)")
+            statements.append("ALTER TABLE \(SQL.name(table.entity)) ALTER COLUMN pk SET DEFAULT "
+                + "nextval(\(SQL.literal(SQL.name(sequence)))::regclass)")
+            statements.append(Self.trigger(on: table.entity, kind: "row"))
+        }
+        for join in joinTables { statements.append(Self.trigger(on: join.name, kind: "join")) }
+        return statements
+    }
+
+    private static func trigger(on table: String, kind: String) -> String {
+        "CREATE OR REPLACE TRIGGER strata_changes AFTER INSERT OR UPDATE OR DELETE ON \(SQL.name(table)) "
+            + "FOR EACH ROW EXECUTE FUNCTION \(SQL.name(triggerFunction))(\(SQL.literal(kind)))"
+    }
+}

@@ -1,0 +1,230 @@
+import Foundation
+@testable import StrataPostgres
+import StrataRecords
+import StrataStorage
+import StrataTesting
+import Testing
+
+/// Rows a server application changes in PostgreSQL come back into the store (decision 63),
+/// one test per case of the conflict rule: a change on one side only, the same property on
+/// both (the store's value wins), other properties of one row (both kept), a deletion against
+/// a change on either side (the deletion wins), inserts that take store keys, links, derived
+/// columns the server wrote over, the replicator's own writes never coming back, an
+/// interrupted pull, and a row the store refuses.
+@Suite(.serialized) struct PullTests {
+    let cluster: PostgresCluster
+    let directory: String
+
+    init() throws {
+        cluster = try PostgresCluster.shared
+        directory = NSTemporaryDirectory() + "strata-pull-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+    }
+
+    /// A filled store, replicated, with pulling set up; the database, the replicator and the
+    /// fill's lists and tags.
+    func replicated() async throws
+        -> (store: RecordStore, database: String, replicator: PostgresReplicator, lists: [ObjectID], tags: [ObjectID]) {
+        let (database, url) = try cluster.makeDatabase()
+        var options = StoreOptions(durability: .normal)
+        options.sharing = .shared
+        let store = try RecordStore(path: directory + "/\(database).strata", model: try todoModel(), options: options,
+                                    history: .on)
+        let (lists, tags) = try ReplicationTests.fill(store)
+        let replicator = PostgresReplicator(
+            store: store, destination: try PostgresDestination(url: url, environment: ["PGPASSWORD": cluster.password]))
+        let first = try await replicator.pull()
+        #expect(first.changes == 0)
+        return (store, database, replicator, lists, tags)
+    }
+
+    func sql(_ statement: String, _ database: String) throws -> String {
+        try cluster.psql(statement, database: database).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    func expectSame(_ store: RecordStore, _ database: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        #expect(try ReplicatedContent.ofDatabase(database, in: cluster, model: store.model) == ReplicatedContent.ofStore(store),
+                sourceLocation: sourceLocation)
+        #expect(try sql("SELECT count(*) FROM strata_changes", database) == "0", sourceLocation: sourceLocation)
+    }
+
+    func item(_ store: RecordStore, titled title: String) throws -> ObjectID? {
+        try store.read { reader in
+            try reader.objects("Item").first { try reader.values(of: $0)?["title"] == .string(title) }
+        }
+    }
+
+    @Test func aServerChangeComesBackWithDerivedValuesRecomputed() async throws {
+        let (store, database, replicator, lists, _) = try await replicated()
+        defer { try? store.close() }
+        let item = try #require(try item(store, titled: "Item 3"))
+        _ = try sql("UPDATE \"Item\" SET amount = 100, title = 'Served' WHERE pk = \(item.primaryKey)", database)
+        let (pulled, pushed) = try await replicator.exchange()
+        #expect(pulled.changes == 1 && pulled.rowsApplied == 1 && pulled.conflicts == 0, "\(pulled)")
+        #expect(pushed.transactions == 1)
+        let values = try store.read { try $0.values(of: item) }
+        #expect(values?["amount"] == .decimal(100) && values?["title"] == .string("Served"))
+        // The list's sum moved in the store and went back to PostgreSQL.
+        let total = try store.read { try $0.values(of: lists[0])?["total"] }
+        #expect(try sql("SELECT total FROM \"TodoList\" WHERE pk = \(lists[0].primaryKey)", database)
+            == ReplicatedContent.text(total ?? .null))
+        try expectSame(store, database)
+        // Nothing more to do: the pushed transaction did not come back.
+        let again = try await replicator.exchange()
+        #expect(again.pulled.changes == 0 && again.pushed.transactions == 0)
+    }
+
+    @Test func aPropertyChangedOnBothSidesKeepsTheStoresValueAndTheServersOtherChanges() async throws {
+        let (store, database, replicator, _, _) = try await replicated()
+        defer { try? store.close() }
+        let item = try #require(try item(store, titled: "Item 4"))
+        try await store.write { tx in try tx.update(item, ["title": "Local"]) }
+        _ = try sql("UPDATE \"Item\" SET title = 'Server', quantity = 9 WHERE pk = \(item.primaryKey)", database)
+        let (pulled, _) = try await replicator.exchange()
+        #expect(pulled.conflicts == 1, "\(pulled)")
+        let values = try store.read { try $0.values(of: item) }
+        #expect(values?["title"] == .string("Local") && values?["quantity"] == .int(9))
+        #expect(try sql("SELECT title || '/' || quantity FROM \"Item\" WHERE pk = \(item.primaryKey)", database) == "Local/9")
+        try expectSame(store, database)
+    }
+
+    @Test func aChangeThePushAlreadyCarriedIsNotAConflict() async throws {
+        let (store, database, replicator, _, _) = try await replicated()
+        defer { try? store.close() }
+        let item = try #require(try item(store, titled: "Item 5"))
+        try await store.write { tx in try tx.update(item, ["title": "Local"]) }
+        _ = try await replicator.push()
+        // The server changed it after it saw the store's value: the server's is newer.
+        _ = try sql("UPDATE \"Item\" SET title = 'Server' WHERE pk = \(item.primaryKey)", database)
+        let (pulled, _) = try await replicator.exchange()
+        #expect(pulled.conflicts == 0)
+        #expect(try store.read { try $0.values(of: item)?["title"] } == .string("Server"))
+        try expectSame(store, database)
+    }
+
+    @Test func serverInsertsTakeStoreKeysAndTheirReferencesFollow() async throws {
+        let (store, database, replicator, _, tags) = try await replicated()
+        defer { try? store.close() }
+        _ = try sql("""
+            BEGIN;
+            INSERT INTO "TodoList" (name, budget) VALUES ('Server list', 5);
+            INSERT INTO "Item" (title, amount, quantity, list) VALUES ('Server item', 2.5, 3, currval('"strata_key_TodoList"'));
+            INSERT INTO "Tag_lists" (source, target) VALUES (\(tags[1].primaryKey), currval('"strata_key_TodoList"'));
+            COMMIT;
+            """, database)
+        #expect(try Int64(sql("SELECT max(pk) FROM \"TodoList\"", database))! >= ReplicationSchema.serverKeyBase)
+        let (pulled, _) = try await replicator.exchange()
+        #expect(pulled.rowsKeyed == 2 && pulled.conflicts == 0, "\(pulled)")
+        let item = try #require(try item(store, titled: "Server item"))
+        #expect(item.primaryKey < UInt64(ReplicationSchema.serverKeyBase))
+        let list = try #require(try store.read { try $0.target(of: "list", of: item) })
+        let listValues = try store.read { try $0.values(of: list) }
+        #expect(listValues?["name"] == .string("Server list") && listValues?["itemCount"] == .int(1)
+            && listValues?["tagCount"] == .int(1))
+        #expect(try store.read { try $0.members(of: "lists", of: tags[1]) }.contains(list))
+        #expect(try Int64(sql("SELECT max(pk) FROM \"TodoList\"", database))! < ReplicationSchema.serverKeyBase)
+        try expectSame(store, database)
+    }
+
+    @Test func aServerDeletionWinsOverTheStoresChange() async throws {
+        let (store, database, replicator, lists, _) = try await replicated()
+        defer { try? store.close() }
+        let item = try #require(try item(store, titled: "Item 6"))
+        try await store.write { tx in try tx.update(item, ["title": "Local"]) }
+        _ = try sql("DELETE FROM \"Item\" WHERE pk = \(item.primaryKey)", database)
+        // A list deleted on the server: PostgreSQL set its items' list to NULL, and so does the store.
+        let orphans = try store.read { try $0.members(of: "items", of: lists[2]) }
+        _ = try sql("DELETE FROM \"TodoList\" WHERE pk = \(lists[2].primaryKey)", database)
+        let (pulled, _) = try await replicator.exchange()
+        #expect(pulled.deletionsWon == 1, "\(pulled)")
+        #expect(try store.read { try $0.values(of: item) } == nil)
+        #expect(try store.read { try $0.values(of: lists[2]) } == nil)
+        for orphan in orphans where orphan != item {
+            #expect(try store.read { try $0.target(of: "list", of: orphan) } == nil)
+        }
+        try expectSame(store, database)
+    }
+
+    @Test func aStoreDeletionWinsOverTheServersChange() async throws {
+        let (store, database, replicator, _, _) = try await replicated()
+        defer { try? store.close() }
+        let item = try #require(try item(store, titled: "Item 7"))
+        try await store.write { tx in try tx.delete(item) }
+        _ = try sql("UPDATE \"Item\" SET title = 'Server' WHERE pk = \(item.primaryKey)", database)
+        let (pulled, _) = try await replicator.exchange()
+        #expect(pulled.deletionsWon == 1 && pulled.rowsApplied == 0, "\(pulled)")
+        #expect(try sql("SELECT count(*) FROM \"Item\" WHERE pk = \(item.primaryKey)", database) == "0")
+        try expectSame(store, database)
+    }
+
+    @Test func linksMadeAndBrokenOnTheServer() async throws {
+        let (store, database, replicator, lists, tags) = try await replicated()
+        defer { try? store.close() }
+        _ = try sql("""
+            DELETE FROM "Tag_lists" WHERE source = \(tags[0].primaryKey) AND target = \(lists[0].primaryKey);
+            INSERT INTO "Tag_lists" (source, target) VALUES (\(tags[1].primaryKey), \(lists[1].primaryKey));
+            """, database)
+        let (pulled, _) = try await replicator.exchange()
+        #expect(pulled.rowsApplied == 2, "\(pulled)")
+        #expect(try store.read { try $0.members(of: "lists", of: tags[0]) } == [lists[1]])
+        #expect(try store.read { try $0.values(of: lists[1])?["tagCount"] } == .int(2))
+        try expectSame(store, database)
+    }
+
+    @Test func derivedColumnsTheServerWroteTakeTheStoresValues() async throws {
+        let (store, database, replicator, lists, _) = try await replicated()
+        defer { try? store.close() }
+        _ = try sql("UPDATE \"TodoList\" SET \"itemCount\" = 999, budget = 12 WHERE pk = \(lists[1].primaryKey)", database)
+        let (pulled, _) = try await replicator.exchange()
+        #expect(pulled.rowsApplied == 1)
+        #expect(try store.read { try $0.values(of: lists[1])?["budget"] } == .decimal(12))
+        #expect(try sql("SELECT \"itemCount\" FROM \"TodoList\" WHERE pk = \(lists[1].primaryKey)", database) == "4")
+        try expectSame(store, database)
+    }
+
+    @Test func anInterruptedPullAppliesEachChangeOnce() async throws {
+        let (store, database, replicator, _, _) = try await replicated()
+        defer { try? store.close() }
+        let connection = try await replicator.connect()
+        defer { Task { try? await connection.close() } }
+        let count = { try store.read { try $0.objects("TodoList").count } }
+        let before = try count()
+        // Interrupted after the store committed, before the claim was finished.
+        _ = try sql("INSERT INTO \"TodoList\" (name) VALUES ('First')", database)
+        var claim = try #require(try await replicator.claimChanges(on: connection))
+        var report = PullReport()
+        try await replicator.key(&claim, on: connection, report: &report)
+        let current = try await replicator.readCurrent(claim, on: connection)
+        let pushed = try #require(try await replicator.storedToken(on: connection))
+        _ = try replicator.apply(claim, current: current, after: pushed, report: &report)
+        #expect(try count() == before + 1)
+        // Interrupted after keying, before the store applied anything.
+        _ = try sql("INSERT INTO \"TodoList\" (name) VALUES ('Second')", database)
+        try await replicator.recoverClaim(on: connection)
+        var second = try #require(try await replicator.claimChanges(on: connection))
+        try await replicator.key(&second, on: connection, report: &report)
+        // Then a whole pull: the first claim was finished, the second taken again, once each.
+        let (pulled, _) = try await replicator.exchange()
+        #expect(pulled.changes == 1 && pulled.rowsApplied == 1, "\(pulled)")
+        #expect(try count() == before + 2)
+        try expectSame(store, database)
+    }
+
+    @Test func aRowTheStoreRefusesStaysInPostgreSQLUntilFixed() async throws {
+        let (store, database, replicator, _, _) = try await replicated()
+        defer { try? store.close() }
+        // A title is required in the store.
+        _ = try sql("INSERT INTO \"Item\" (amount, quantity) VALUES (1, 1)", database)
+        do {
+            _ = try await replicator.exchange()
+            Issue.record("a row without its required title was taken")
+        } catch ReplicationError.pullRejected(let entity, _, let reason) {
+            #expect(entity == "Item" && !reason.isEmpty)
+        }
+        #expect(try item(store, titled: "Fixed") == nil)
+        _ = try sql("UPDATE \"Item\" SET title = 'Fixed' WHERE title IS NULL", database)
+        _ = try await replicator.exchange()
+        #expect(try item(store, titled: "Fixed") != nil)
+        try expectSame(store, database)
+    }
+}
