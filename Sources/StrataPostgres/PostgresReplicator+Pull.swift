@@ -45,8 +45,16 @@ extension PostgresReplicator {
     public func exchange() async throws -> (pulled: PullReport, pushed: PushReport) {
         let connection = try await connect()
         defer { Task { try? await connection.close() } }
+        // The first exchange copies the store before it can pull anything.
+        try await prepareTables(on: connection)
+        let copy = try await storedToken(on: connection) == nil ? try await push(on: connection, stopAfter: nil) : nil
         let pulled = try await pull(on: connection)
-        let pushed = try await push(on: connection, stopAfter: nil)
+        var pushed = try await push(on: connection, stopAfter: nil)
+        if let copy {
+            pushed.copiedAll = true
+            pushed.rows += copy.rows
+            pushed.seconds += copy.seconds
+        }
         return (pulled, pushed)
     }
 

@@ -76,26 +76,68 @@ public final class PostgresReplicator: Sendable {
 
     /// Pushes, then waits for the store's next commit (woken by it, not polling) and pushes
     /// again, until the task is cancelled or `stop` returns true (asked after each push with
-    /// what it did). A dropped connection is reconnected after a pause, up to `retries` times in
-    /// a row before the error is thrown.
-    public func follow(retries: Int = 10, stop: @Sendable (PushReport) -> Bool = { _ in false }) async throws {
+    /// what it did). With `pulling`, each round pulls first (see ``pull()``), and a change a
+    /// server application makes in PostgreSQL wakes it too (`LISTEN`/`NOTIFY`); `pulled` is
+    /// told what each pull did. A dropped connection is reconnected after a pause, up to
+    /// `retries` times in a row before the error is thrown.
+    public func follow(pulling: Bool = false, retries: Int = 10, stop: @Sendable (PushReport) -> Bool = { _ in false },
+                       pulled: @Sendable (PullReport) -> Void = { _ in }) async throws {
         var failures = 0
         while !Task.isCancelled {
             do {
                 let connection = try await connect()
                 defer { Task { try? await connection.close() } }
                 failures = 0
-                while !Task.isCancelled {
-                    let seen = store.storage.lastCommittedTransactionID
-                    let report = try await push(on: connection, stopAfter: nil)
-                    if stop(report) { return }
-                    _ = try await store.storage.waitForCommit(after: seen, timeout: .seconds(1))
-                }
+                if try await followRounds(on: connection, pulling: pulling, pulled: pulled, stop: stop) { return }
             } catch let error as ReplicationError {
                 guard case .connectionFailed = error, failures < retries else { throw error }
                 failures += 1
                 try await Task.sleep(for: .milliseconds(200 * failures))
             }
+        }
+    }
+
+    /// Rounds of ``follow(pulling:retries:stop:pulled:)`` on one connection, each started by a
+    /// wake-up: the store's commits and, when pulling, PostgreSQL's notifications. Returns
+    /// true when `stop` did.
+    private func followRounds(on connection: PostgresConnection, pulling: Bool, pulled: @Sendable (PullReport) -> Void,
+                              stop: @Sendable (PushReport) -> Bool) async throws -> Bool {
+        // One pending wake-up is enough: a round takes everything there is.
+        let (wakeUps, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        return try await withThrowingTaskGroup(of: Void.self) { group in
+            if pulling {
+                try await preparePull(on: connection)
+                group.addTask {
+                    do {
+                        try await connection.listen(on: ReplicationSchema.channel) { notifications in
+                            // Listening now: a change made before the LISTEN took effect is
+                            // in the change table, and this round takes it.
+                            wake.yield()
+                            for try await _ in notifications { wake.yield() }
+                        }
+                    } catch {
+                        throw self.translate(error)
+                    }
+                }
+            }
+            let storage = store.storage
+            var seen = storage.lastCommittedTransactionID
+            group.addTask {
+                while !Task.isCancelled {
+                    if let next = try await storage.waitForCommit(after: seen, timeout: .seconds(1)) {
+                        seen = next
+                        wake.yield()
+                    }
+                }
+            }
+            wake.yield()
+            defer { group.cancelAll() }
+            for await _ in wakeUps {
+                if pulling { pulled(try await pull(on: connection)) }
+                if stop(try await push(on: connection, stopAfter: nil)) { return true }
+                if Task.isCancelled { break }
+            }
+            return false
         }
     }
 

@@ -210,6 +210,26 @@ import Testing
         try expectSame(store, database)
     }
 
+    @Test func followingWakesOnTheServersChanges() async throws {
+        let (store, database, replicator, _, _) = try await replicated()
+        defer { try? store.close() }
+        let follower = Task { try await replicator.follow(pulling: true) }
+        defer { follower.cancel() }
+        _ = try sql("INSERT INTO \"Item\" (title) VALUES ('Woken')", database)
+        let deadline = ContinuousClock.now + .seconds(20)
+        while try item(store, titled: "Woken") == nil {
+            guard ContinuousClock.now < deadline else {
+                Issue.record("the follower did not take the server's insert within 20 s")
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        follower.cancel()
+        _ = await follower.result
+        _ = try await replicator.push()
+        try expectSame(store, database)
+    }
+
     @Test func aRowTheStoreRefusesStaysInPostgreSQLUntilFixed() async throws {
         let (store, database, replicator, _, _) = try await replicated()
         defer { try? store.close() }

@@ -30,6 +30,27 @@ import Testing
         #expect(copy.trimmingCharacters(in: .whitespacesAndNewlines) == "Renamed")
     }
 
+    @Test func pullTakesTheServersChangesBackThenPushes() throws {
+        let cluster = try PostgresCluster.shared
+        let (database, url) = try cluster.makeDatabase()
+        let (directory, path) = try HistoryToolTests.makeFile()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let environment = ["PGPASSWORD": cluster.password]
+        let first = try Tool.run("strata", ["replicate", path, "--to", url, "--pull", "--json"], environment: environment)
+        #expect(first.status == 0 && first.stdout.contains("\"kind\":\"push\",\"copiedAll\":true"), "\(first.stdout)\(first.stderr)")
+        _ = try cluster.psql("UPDATE \"TodoList\" SET name = 'From the server'", database: database)
+        let second = try Tool.run("strata", ["replicate", path, "--to", url, "--pull"], environment: environment)
+        #expect(second.status == 0, "\(second.stderr)")
+        #expect(second.stdout.hasPrefix("pulled 1 change (1 applied,"), "\(second.stdout)")
+        // The derived copies the store recomputed went back.
+        let loud = try cluster.psql("SELECT \"loudName\" FROM \"TodoList\"", database: database)
+        #expect(loud.trimmingCharacters(in: .whitespacesAndNewlines) == "FROM THE SERVER")
+        let store = try RecordStore(path: path, model: try todoModel())
+        defer { try? store.close() }
+        let name = try store.read { try $0.values(of: try $0.objects("TodoList")[0])?["name"] }
+        #expect(name == .string("From the server"))
+    }
+
     @Test func badInputFailsClearlyAndNeverPrintsThePassword() throws {
         let cluster = try PostgresCluster.shared
         let (_, url) = try cluster.makeDatabase()

@@ -11,16 +11,20 @@ import Synchronization
 struct ReplicateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replicate",
-        abstract: "Replicate a store's commits to a PostgreSQL database.",
+        abstract: "Replicate a store's commits to a PostgreSQL database (and, with --pull, back).",
         discussion: """
             The store's model becomes tables (one per entity, a column per attribute, derived \
             ones included, foreign keys for to-ones, join tables for many-to-many), and the \
             transactions of its persistent history are applied in commit order, each whole \
             within one PostgreSQL transaction (up to --batch consecutive ones together), with \
-            the last applied token, so a replication stopped at any point resumes exactly once. The first run copies the store. The store is opened read-only; \
-            another process may write it meanwhile. The password comes from the URL, \
-            PGPASSWORD or ~/.pgpass (PGPASSFILE), and is never printed. TLS: \
-            ?sslmode=require or ?sslmode=verify-full&sslrootcert=FILE.
+            the last applied token, so a replication stopped at any point resumes exactly once. \
+            With --pull, rows a server application changes in PostgreSQL come back first (a \
+            change table filled by triggers; --follow wakes on its NOTIFY): the store's value \
+            wins a property changed on both sides since the last exchange, a deletion wins \
+            over changes, derived values are the store's. The first run copies the store. The \
+            store is opened read-only (read-write with --pull); another process may write it \
+            meanwhile. The password comes from the URL, PGPASSWORD or ~/.pgpass (PGPASSFILE), \
+            and is never printed. TLS: ?sslmode=require or ?sslmode=verify-full&sslrootcert=FILE.
             """)
 
     @Argument(help: "The store file (it must record persistent history).")
@@ -38,7 +42,10 @@ struct ReplicateCommand: ParsableCommand {
     @Option(help: "At most this many store transactions in one PostgreSQL transaction (1: one each).")
     var batch = 1_000
 
-    @Flag(help: "Print each push's report as a JSON line instead of text.")
+    @Flag(help: "Also take the rows a server application changed in PostgreSQL into the store (the store wins a property changed on both sides; a deletion wins).")
+    var pull = false
+
+    @Flag(help: "Print each report as a JSON line instead of text.")
     var json = false
 
     func validate() throws {
@@ -49,8 +56,8 @@ struct ReplicateCommand: ParsableCommand {
         let destination = try PostgresDestination(url: to)
         guard access(file, F_OK) == 0 else { throw ToolError("no such file: \(file)") }
         var options = StoreOptions()
-        options.readOnly = true
-        // Read-only and shared: the handle follows whoever writes the store.
+        // Shared, read-only unless pulling: the handle follows whoever writes the store.
+        options.readOnly = !pull
         options.sharing = .shared
         options.cacheBytes = 64 << 20
         let storage = try Store(path: file, options: options)
@@ -59,6 +66,7 @@ struct ReplicateCommand: ParsableCommand {
         let replicator = PostgresReplicator(store: store, destination: destination, name: name,
                                             transactionsPerBatch: batch)
         let follow = self.follow
+        let pull = self.pull
         let json = self.json
         // Each report is flushed as it is printed: whoever reads a pipe or a file sees a push
         // when it ends, not when a buffer fills.
@@ -66,12 +74,21 @@ struct ReplicateCommand: ParsableCommand {
             print(json ? Self.jsonLine(report) : Self.line(report, destination))
             fflush(nil)  // nil: every output stream (stdout itself is not concurrency-safe to name)
         }
+        let reportPull: @Sendable (PullReport) -> Void = { pulled in
+            guard pulled.changes > 0 else { return }
+            print(json ? Self.jsonLine(pulled) : Self.line(pulled))
+            fflush(nil)
+        }
         try waitFor {
             if follow {
-                try await replicator.follow { pushed in
+                try await replicator.follow(pulling: pull, stop: { pushed in
                     if pushed.transactions > 0 || pushed.copiedAll { report(pushed) }
                     return false
-                }
+                }, pulled: reportPull)
+            } else if pull {
+                let (pulled, pushed) = try await replicator.exchange()
+                reportPull(pulled)
+                report(pushed)
             } else {
                 report(try await replicator.push())
             }
@@ -91,9 +108,24 @@ struct ReplicateCommand: ParsableCommand {
 }
 
 extension ReplicateCommand {
+    static func line(_ report: PullReport) -> String {
+        "pulled \(report.changes) change\(report.changes == 1 ? "" : "s") (\(report.rowsApplied) applied, "
+            + "\(report.rowsKeyed) inserted rows given store keys, \(report.conflicts) conflicts kept the store's value, "
+            + "\(report.deletionsWon) deletions won) in \(String(format: "%.2f", report.seconds)) s"
+            + (report.token.map { "; token \($0)" } ?? "")
+    }
+
+    static func jsonLine(_ report: PullReport) -> String {
+        var fields = ["\"kind\":\"pull\"", "\"changes\":\(report.changes)", "\"rowsApplied\":\(report.rowsApplied)",
+                      "\"rowsKeyed\":\(report.rowsKeyed)", "\"conflicts\":\(report.conflicts)",
+                      "\"deletionsWon\":\(report.deletionsWon)", "\"seconds\":\(report.seconds)"]
+        if let token = report.token { fields.append("\"token\":\(token.value)") }
+        return "{" + fields.joined(separator: ",") + "}"
+    }
+
     /// A push as one JSON object (the figures only: no URL, so no host or user either).
     static func jsonLine(_ report: PushReport) -> String {
-        var fields = ["\"copiedAll\":\(report.copiedAll)", "\"transactions\":\(report.transactions)",
+        var fields = ["\"kind\":\"push\"", "\"copiedAll\":\(report.copiedAll)", "\"transactions\":\(report.transactions)",
                       "\"changes\":\(report.changes)", "\"rows\":\(report.rows)", "\"batches\":\(report.batches)",
                       "\"seconds\":\(report.seconds)", "\"token\":\(report.token.value)"]
         if let lag = report.lagSeconds { fields.append("\"lagSeconds\":\(lag)") }
