@@ -24,6 +24,11 @@ struct BatchStatements {
         var deleted = false
         /// Inserted or updated after the last deletion, if any.
         var upserted = false
+        /// Inserted after the last deletion, if any: written with an upsert. A row only updated
+        /// is written with an `UPDATE`, which leaves out a row PostgreSQL no longer holds (a
+        /// server application deleted it: a pull deletes it in the store) rather than insert
+        /// the few columns the update names as a row.
+        var inserted = false
         var values: [String: ColumnValue] = [:]
     }
 
@@ -67,6 +72,7 @@ struct BatchStatements {
             let key = RowKey(table: tableIndex, pk: pk)
             var state = rowStates[key] ?? { rowOrder.append(key); return RowState() }()
             state.upserted = true
+            if change.kind == .insert { state.inserted = true }
             for (column, value) in change.values where column != "pk" && table.columnByName[column] != nil {
                 state.values[column] = .stored(value)
             }
@@ -107,7 +113,7 @@ struct BatchStatements {
         for key in rowOrder {
             let state = rowStates[key]!
             guard state.upserted else { continue }
-            let upsertKey = UpsertKey(table: key.table, columns: state.values.keys.sorted())
+            let upsertKey = UpsertKey(table: key.table, columns: state.values.keys.sorted(), inserting: state.inserted)
             if upserts[upsertKey] == nil { upsertOrder.append(upsertKey) }
             upserts[upsertKey, default: []].append((key.pk, state.values))
         }
@@ -150,10 +156,12 @@ struct BatchStatements {
     private struct UpsertKey: Hashable {
         var table: Int
         var columns: [String]
+        var inserting: Bool
     }
 
-    /// `INSERT … ON CONFLICT (pk) DO UPDATE` of the listed columns, in statements of at most
-    /// ``parameterLimit`` parameters. Returns the rows.
+    /// `INSERT … ON CONFLICT (pk) DO UPDATE` of the listed columns for inserted rows, `UPDATE …
+    /// FROM (VALUES …)` for updated ones, in statements of at most ``parameterLimit``
+    /// parameters. Returns the rows.
     private func appendUpserts(_ rows: [(pk: Int64, values: [String: ColumnValue])], key: UpsertKey,
                                gone: Set<RowKey>, to queries: inout [PostgresQuery]) throws -> Int {
         let table = schema.tables[key.table]
@@ -163,13 +171,17 @@ struct BatchStatements {
         let columnList = columns.map(SQL.name).joined(separator: ", ")
         let conflict = key.columns.isEmpty ? "DO NOTHING"
             : "DO UPDATE SET " + key.columns.map { "\(SQL.name($0)) = EXCLUDED.\(SQL.name($0))" }.joined(separator: ", ")
+        if !key.inserting && key.columns.isEmpty { return 0 }
         let perStatement = max(1, Self.parameterLimit / columns.count)
         var start = 0
         while start < rows.count {
             let slice = rows[start..<min(start + perStatement, rows.count)]
             start += perStatement
             var bindings = PostgresBindings(capacity: slice.count * columns.count)
-            var sql = "INSERT INTO \(SQL.name(table.entity)) (\(columnList)) VALUES "
+            var sql = key.inserting ? "INSERT INTO \(SQL.name(table.entity)) (\(columnList)) VALUES "
+                : "UPDATE \(SQL.name(table.entity)) AS t SET "
+                    + key.columns.map { "\(SQL.name($0)) = v.\(SQL.name($0))" }.joined(separator: ", ")
+                    + " FROM (VALUES "
             var parameter = 1
             for (rowIndex, row) in slice.enumerated() {
                 sql += rowIndex == 0 ? "(" : ", ("
@@ -194,7 +206,8 @@ struct BatchStatements {
                 }
                 sql += ")"
             }
-            queries.append(PostgresQuery(unsafeSQL: sql + " ON CONFLICT (pk) \(conflict)", binds: bindings))
+            sql += key.inserting ? " ON CONFLICT (pk) \(conflict)" : ") AS v (\(columnList)) WHERE t.pk = v.pk"
+            queries.append(PostgresQuery(unsafeSQL: sql, binds: bindings))
         }
         return rows.count
     }

@@ -63,6 +63,14 @@ extension PostgresReplicator {
         var report = PullReport()
         try await preparePull(on: connection)
         if try await storedToken(on: connection) == nil { _ = try await push(on: connection, stopAfter: nil) }
+        // A long backlog of the store's commits goes first: a pull reads what the store changed
+        // since PostgreSQL's token to find conflicts, which should be a few transactions, not
+        // a restart's worth. Pushed first, the store's side of a conflict reaches PostgreSQL
+        // before the pull reads it back, and the rule's outcome is the same (uncounted).
+        if let pushed = try await storedToken(on: connection),
+           try store.history(after: pushed, limit: transactionsPerBatch + 1).count > transactionsPerBatch {
+            _ = try await push(on: connection, stopAfter: nil)
+        }
         try await recoverClaim(on: connection)
         guard let pushed = try await storedToken(on: connection),
               var claim = try await claimChanges(on: connection) else { return report }
@@ -77,11 +85,23 @@ extension PostgresReplicator {
         return report
     }
 
-    /// Creates the change table, the triggers and the key sequences (after the tables).
+    /// Creates the change table, the triggers and the key sequences (after the tables). When
+    /// they are all there, only the trigger function is replaced: setting a key default or a
+    /// trigger locks its table against the server application's reads.
     func preparePull(on connection: PostgresConnection) async throws {
         try await prepareTables(on: connection)
         try await run(on: connection) { connection in
-            for statement in schema.pullSQL {
+            var bindings = PostgresBindings()
+            bindings.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
+            bindings.append(schema.tables.map(\.entity))
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: ReplicationSchema.installedPullSQL,
+                                                                binds: bindings), logger: logger)
+            var installed = false
+            for try await (triggers, keyed, tables) in rows.decode((Int64, Int64, Bool).self) {
+                installed = tables && triggers == Int64(schema.tables.count + schema.joinTables.count)
+                    && keyed == Int64(schema.tables.count)
+            }
+            for statement in installed ? [schema.pullFunctionSQL] : schema.pullSQL {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
         }

@@ -19,52 +19,73 @@ extension ReplicationSchema {
     /// The trigger function's name.
     static let triggerFunction = "strata_record_change"
 
+    /// A query of one row: how many of the tables have the trigger, and how many entity tables
+    /// take their keys from a sequence, given the tables as `$1` and the entity tables as `$2`.
+    static let installedPullSQL = """
+        SELECT (SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+                 WHERE t.tgname = 'strata_changes' AND c.relnamespace = current_schema()::regnamespace
+                   AND c.relname = ANY($1::text[])),
+               (SELECT count(*) FROM information_schema.columns
+                 WHERE table_schema = current_schema() AND table_name = ANY($2::text[]) AND column_name = 'pk'
+                   AND column_default LIKE 'nextval%'),
+               to_regclass(\(SQL.literal(SQL.name(changeTable)))) IS NOT NULL
+                   AND to_regclass(\(SQL.literal(SQL.name(pullTable)))) IS NOT NULL
+        """
+
+    /// The trigger function (replaced each time: it takes no lock a server application waits for).
+    ///
+    /// Rows: insert, delete, update with the columns whose values changed (a key change is a
+    /// delete and an insert). Join tables: link and unlink. The replicator's own writes (and
+    /// what they cascade to) carry the origin setting and are skipped.
+    var pullFunctionSQL: String {
+        let changes = SQL.name(Self.changeTable)
+        return """
+        CREATE OR REPLACE FUNCTION \(SQL.name(Self.triggerFunction))() RETURNS trigger LANGUAGE plpgsql AS $body$
+        DECLARE
+            changed text[];
+        BEGIN
+            IF current_setting(\(SQL.literal(Self.originSetting)), true) = 'strata' THEN
+                RETURN NULL;
+            END IF;
+            IF TG_ARGV[0] = 'join' THEN
+                IF TG_OP <> 'INSERT' THEN
+                    INSERT INTO \(changes) (tbl, pk, other, op) VALUES (TG_TABLE_NAME, OLD.source, OLD.target, 'unlink');
+                END IF;
+                IF TG_OP <> 'DELETE' THEN
+                    INSERT INTO \(changes) (tbl, pk, other, op) VALUES (TG_TABLE_NAME, NEW.source, NEW.target, 'link');
+                END IF;
+            ELSIF TG_OP = 'INSERT' THEN
+                INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, NEW.pk, 'insert');
+            ELSIF TG_OP = 'DELETE' THEN
+                INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, OLD.pk, 'delete');
+            ELSIF NEW.pk IS DISTINCT FROM OLD.pk THEN
+                INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, OLD.pk, 'delete');
+                INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, NEW.pk, 'insert');
+            ELSE
+                SELECT array_agg(n.key) INTO changed FROM jsonb_each(to_jsonb(NEW)) AS n
+                    WHERE n.value IS DISTINCT FROM (to_jsonb(OLD) -> n.key);
+                IF changed IS NULL THEN
+                    RETURN NULL;
+                END IF;
+                INSERT INTO \(changes) (tbl, pk, op, cols) VALUES (TG_TABLE_NAME, NEW.pk, 'update', changed);
+            END IF;
+            PERFORM pg_notify(\(SQL.literal(Self.channel)), '');
+            RETURN NULL;
+        END
+        $body$
+        """
+    }
+
     /// The change table, the pull table, the trigger function, a trigger on every table and
-    /// the key sequences (all idempotent: run on every pull).
+    /// the key sequences (all idempotent; the triggers and key defaults lock their tables, so
+    /// they run only when missing).
     var pullSQL: [String] {
         let changes = SQL.name(Self.changeTable)
         var statements = [
             "CREATE TABLE IF NOT EXISTS \(changes) (seq bigserial PRIMARY KEY, tbl text NOT NULL, "
                 + "pk bigint NOT NULL, other bigint, op text NOT NULL, cols text[], claim bigint)",
             "CREATE TABLE IF NOT EXISTS \(SQL.name(Self.pullTable)) (name text PRIMARY KEY, claim bigint, after bigint)",
-            // Rows: insert, delete, update with the columns whose values changed (a key change
-            // is a delete and an insert). Join tables: link and unlink. The replicator's own
-            // writes (and what they cascade to) carry the origin setting and are skipped.
-            """
-            CREATE OR REPLACE FUNCTION \(SQL.name(Self.triggerFunction))() RETURNS trigger LANGUAGE plpgsql AS $body$
-            DECLARE
-                changed text[];
-            BEGIN
-                IF current_setting(\(SQL.literal(Self.originSetting)), true) = 'strata' THEN
-                    RETURN NULL;
-                END IF;
-                IF TG_ARGV[0] = 'join' THEN
-                    IF TG_OP <> 'INSERT' THEN
-                        INSERT INTO \(changes) (tbl, pk, other, op) VALUES (TG_TABLE_NAME, OLD.source, OLD.target, 'unlink');
-                    END IF;
-                    IF TG_OP <> 'DELETE' THEN
-                        INSERT INTO \(changes) (tbl, pk, other, op) VALUES (TG_TABLE_NAME, NEW.source, NEW.target, 'link');
-                    END IF;
-                ELSIF TG_OP = 'INSERT' THEN
-                    INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, NEW.pk, 'insert');
-                ELSIF TG_OP = 'DELETE' THEN
-                    INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, OLD.pk, 'delete');
-                ELSIF NEW.pk IS DISTINCT FROM OLD.pk THEN
-                    INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, OLD.pk, 'delete');
-                    INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, NEW.pk, 'insert');
-                ELSE
-                    SELECT array_agg(n.key) INTO changed FROM jsonb_each(to_jsonb(NEW)) AS n
-                        WHERE n.value IS DISTINCT FROM (to_jsonb(OLD) -> n.key);
-                    IF changed IS NULL THEN
-                        RETURN NULL;
-                    END IF;
-                    INSERT INTO \(changes) (tbl, pk, op, cols) VALUES (TG_TABLE_NAME, NEW.pk, 'update', changed);
-                END IF;
-                PERFORM pg_notify(\(SQL.literal(Self.channel)), '');
-                RETURN NULL;
-            END
-            $body$
-            """,
+            pullFunctionSQL,
         ]
         for table in tables {
             let sequence = "strata_key_\(table.entity)"

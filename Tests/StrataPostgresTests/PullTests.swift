@@ -23,7 +23,7 @@ import Testing
 
     /// A filled store, replicated, with pulling set up; the database, the replicator and the
     /// fill's lists and tags.
-    func replicated() async throws
+    func replicated(transactionsPerBatch: Int = 1_000) async throws
         -> (store: RecordStore, database: String, replicator: PostgresReplicator, lists: [ObjectID], tags: [ObjectID]) {
         let (database, url) = try cluster.makeDatabase()
         var options = StoreOptions(durability: .normal)
@@ -32,7 +32,8 @@ import Testing
                                     history: .on)
         let (lists, tags) = try ReplicationTests.fill(store)
         let replicator = PostgresReplicator(
-            store: store, destination: try PostgresDestination(url: url, environment: ["PGPASSWORD": cluster.password]))
+            store: store, destination: try PostgresDestination(url: url, environment: ["PGPASSWORD": cluster.password]),
+            transactionsPerBatch: transactionsPerBatch)
         let first = try await replicator.pull()
         #expect(first.changes == 0)
         return (store, database, replicator, lists, tags)
@@ -207,6 +208,27 @@ import Testing
         let (pulled, _) = try await replicator.exchange()
         #expect(pulled.changes == 1 && pulled.rowsApplied == 1, "\(pulled)")
         #expect(try count() == before + 2)
+        try expectSame(store, database)
+    }
+
+    @Test func aLongBacklogIsPushedBeforeThePullAndTheRuleStillHolds() async throws {
+        let (store, database, replicator, lists, _) = try await replicated(transactionsPerBatch: 2)
+        defer { try? store.close() }
+        let updated = try #require(try item(store, titled: "Item 8"))
+        let both = try #require(try item(store, titled: "Item 9"))
+        // Five transactions waiting: more than a batch, so they go before the pull.
+        try await store.write { tx in try tx.update(updated, ["title": "Local 8"]) }
+        try await store.write { tx in try tx.update(both, ["title": "Local 9"]) }
+        for index in 0..<3 { try await store.write { tx in try tx.update(lists[0], ["name": "Renamed \(index)"]) } }
+        _ = try sql("""
+            DELETE FROM "Item" WHERE pk = \(updated.primaryKey);
+            UPDATE "Item" SET title = 'Server 9', quantity = 7 WHERE pk = \(both.primaryKey);
+            """, database)
+        _ = try await replicator.exchange()
+        // The deletion won; the store's title won, the server's quantity stayed.
+        #expect(try store.read { try $0.values(of: updated) } == nil)
+        let values = try store.read { try $0.values(of: both) }
+        #expect(values?["title"] == .string("Local 9") && values?["quantity"] == .int(7))
         try expectSame(store, database)
     }
 

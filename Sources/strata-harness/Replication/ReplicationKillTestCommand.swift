@@ -26,6 +26,8 @@ struct ReplicationKillTestCommand: ParsableCommand {
     var transactions = 10_000
     @Option(help: "Seed of the workload and the kill schedule.")
     var seed: UInt64 = 1
+    @Flag(help: "Replicate both ways (--pull): a server application inserts and updates rows in PostgreSQL meanwhile, and each of its inserts must reach the store exactly once.")
+    var pull = false
 
     func validate() throws {
         if kills < 0 { throw ValidationError("--kills must be 0 or more") }
@@ -92,17 +94,47 @@ struct ReplicationKillTestCommand: ParsableCommand {
                 }
             }
         }
-        if kills == 0 {
-            // The first push copies the store; the last one then applies transaction after transaction.
-            let first = try ChildProcess(program: tool, arguments: ["replicate", path, "--to", url],
+        do {
+            // The first push copies the store, before any kill: a copy killed every time would
+            // leave the followers nothing but copies to die in. Then they apply transaction
+            // after transaction (with no kills, the last push applies everything). Pulling, the
+            // server application needs the tables from the start too.
+            let first = try ChildProcess(program: tool, arguments: ["replicate", path, "--to", url] + (pull ? ["--pull"] : []),
                                          environment: ["PGPASSWORD": cluster.password])
             while first.readLine(timeoutMilliseconds: 60_000) != nil {}
             _ = first.wait()
         }
         writer.start()
 
+        // The server application: inserts titled "server N" and budget updates, through psql,
+        // once the first replicator made the tables.
+        let serverInserts = Atomic<Int>(0)
+        let serverUpdates = Atomic<Int>(0)
+        let serverFailure = Mutex<String?>(nil)
+        let listKeys = lists.map(\.primaryKey)
+        let server = Thread {
+            var next = 0
+            while !stop.load(ordering: .relaxed) {
+                let list = listKeys[next % listKeys.count]
+                let statement = next % 3 == 2
+                    ? "UPDATE \"TodoList\" SET budget = \(next) WHERE pk = \(list)"
+                    : "INSERT INTO \"Item\" (title, amount, quantity, list) VALUES ('server \(serverInserts.load(ordering: .relaxed))', 1, 1, \(list))"
+                do {
+                    _ = try cluster.psql(statement, database: database)
+                    if next % 3 == 2 { serverUpdates.add(1, ordering: .relaxed) } else { serverInserts.add(1, ordering: .relaxed) }
+                    next += 1
+                } catch {
+                    serverFailure.withLock { $0 = "\(error)" }
+                    usleep(50_000)
+                }
+                usleep(5_000)
+            }
+        }
+        if pull { server.start() }
+
         var rng = SplitMix64(seed: seed ^ 0x5245_504C)
         let environment = ["PGPASSWORD": cluster.password]
+        let pullArguments = pull ? ["--pull"] : []
         var killed = 0
         var endedEarly: [String] = []
         let started = monotonicSeconds()
@@ -113,9 +145,12 @@ struct ReplicationKillTestCommand: ParsableCommand {
                 usleep(10_000)
                 continue
             }
-            let child = try ChildProcess(program: tool, arguments: ["replicate", path, "--to", url, "--follow"],
+            let child = try ChildProcess(program: tool, arguments: ["replicate", path, "--to", url, "--follow"] + pullArguments,
                                          environment: environment)
-            usleep(UInt32(20_000 + rng.below(130_000)))
+            // Long enough to start (open the store, log in, check the tables) and apply a
+            // batch or a few, short enough that most kills land in one: a batch of 1,000
+            // transactions takes ~0.1 s. Pulling, a round also pulls.
+            usleep(UInt32(pull ? 100_000 + rng.below(1_400_000) : 50_000 + rng.below(550_000)))
             child.kill()
             let status = child.wait()
             if status.signal != SIGKILL { endedEarly.append("replicate ended by itself: \(status)") }
@@ -123,9 +158,10 @@ struct ReplicationKillTestCommand: ParsableCommand {
             if endedEarly.count > 3 { break }
         }
         stop.store(true, ordering: .relaxed)
-        while !writer.isFinished { usleep(1000) }
+        while !writer.isFinished || (pull && !server.isFinished) { usleep(1000) }
         if let failure = writerFailure.withLock({ $0 }) { throw HarnessError("the writer failed: \(failure)") }
-        let final = try ChildProcess(program: tool, arguments: ["replicate", path, "--to", url], environment: environment)
+        let final = try ChildProcess(program: tool, arguments: ["replicate", path, "--to", url] + pullArguments,
+                                     environment: environment)
         var lastLine = ""
         while let line = final.readLine(timeoutMilliseconds: 600_000) { lastLine = line }
         let finalStatus = final.wait()
@@ -134,6 +170,25 @@ struct ReplicationKillTestCommand: ParsableCommand {
         let token = try cluster.psql("SELECT token FROM strata_replication", database: database)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let lastToken = try store.lastHistoryToken()
+        // Each insert of the server application in the store exactly once.
+        var serverProblems: [String] = []
+        if pull {
+            var seen: [String: Int] = [:]
+            try store.read { reader in
+                for id in try reader.objects("Item") {
+                    if case .string(let title)? = try reader.values(of: id)?["title"], title.hasPrefix("server ") {
+                        seen[title, default: 0] += 1
+                    }
+                }
+            }
+            let inserted = serverInserts.load(ordering: .relaxed)
+            let lost = (0..<inserted).filter { seen["server \($0)"] == nil }.count
+            let duplicated = seen.values.filter { $0 > 1 }.count
+            print("replicate-kill: the server application made \(inserted) inserts and \(serverUpdates.load(ordering: .relaxed)) "
+                  + "updates; in the store: \(lost) lost, \(duplicated) duplicated")
+            if let failure = serverFailure.withLock({ $0 }) { print("replicate-kill: a server statement failed: \(failure)") }
+            if lost > 0 || duplicated > 0 { serverProblems.append("\(lost) server inserts lost, \(duplicated) duplicated") }
+        }
         try store.close()
         let seconds = monotonicSeconds() - started
         let total = committed.load(ordering: .relaxed) + 2
@@ -141,7 +196,9 @@ struct ReplicationKillTestCommand: ParsableCommand {
               + "PostgreSQL \(equal ? "equals" : "DIFFERS FROM") the store, token \(token) of \(lastToken)")
         print("replicate-kill: the last push: \(lastLine)")
         for line in endedEarly.prefix(5) { printError("replicate-kill: \(line)") }
-        if !equal || token != String(lastToken.value) || finalStatus.exitCode != 0 || !endedEarly.isEmpty {
+        for problem in serverProblems { printError("replicate-kill: \(problem)") }
+        if !equal || token != String(lastToken.value) || finalStatus.exitCode != 0 || !endedEarly.isEmpty
+            || !serverProblems.isEmpty {
             printError("replicate-kill: last run: \(lastLine) (\(finalStatus)); the store is kept in \(dir)")
             throw ExitCode(1)
         }
