@@ -94,7 +94,7 @@ extension PostgresReplicator {
             var bindings = PostgresBindings()
             bindings.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
             bindings.append(schema.tables.map(\.entity))
-            let rows = try await connection.query(PostgresQuery(unsafeSQL: ReplicationSchema.installedPullSQL,
+            let rows = try await connection.checkedQuery(PostgresQuery(unsafeSQL: ReplicationSchema.installedPullSQL,
                                                                 binds: bindings), logger: logger)
             var installed = false
             for try await (triggers, keyed, tables) in rows.decode((Int64, Int64, Bool).self) {
@@ -102,7 +102,7 @@ extension PostgresReplicator {
                     && keyed == Int64(schema.tables.count)
             }
             for statement in installed ? [schema.pullFunctionSQL] : schema.pullSQL {
-                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                try await connection.checkedQuery(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
         }
     }
@@ -130,7 +130,7 @@ extension PostgresReplicator {
         var bindings = PostgresBindings()
         bindings.append(name)
         let rows = try await run(on: connection) {
-            try await $0.query(PostgresQuery(
+            try await $0.checkedQuery(PostgresQuery(
                 unsafeSQL: "SELECT claim, after FROM \(SQL.name(ReplicationSchema.pullTable)) "
                     + "WHERE name = $1 AND claim IS NOT NULL", binds: bindings), logger: logger)
         }
@@ -155,7 +155,7 @@ extension PostgresReplicator {
             try await inTransaction(on: connection) { connection in
                 var release = PostgresBindings()
                 release.append(left.claim)
-                try await connection.query(PostgresQuery(
+                try await connection.checkedQuery(PostgresQuery(
                     unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.changeTable)) SET claim = NULL WHERE claim = $1",
                     binds: release), logger: logger)
                 try await clearClaim(on: connection)
@@ -173,7 +173,7 @@ extension PostgresReplicator {
             var bindings = PostgresBindings()
             bindings.append(claim)
             bindings.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
-            let rows = try await connection.query(PostgresQuery(
+            let rows = try await connection.checkedQuery(PostgresQuery(
                 unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.changeTable)) SET claim = $1 "
                     + "WHERE claim IS NULL AND tbl = ANY($2::text[]) RETURNING seq, tbl, pk, other, op, cols",
                 binds: bindings), logger: logger)
@@ -187,7 +187,7 @@ extension PostgresReplicator {
             state.append(name)
             state.append(claim)
             state.append(Int64(bitPattern: before.value))
-            try await connection.query(PostgresQuery(
+            try await connection.checkedQuery(PostgresQuery(
                 unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.pullTable)) (name, claim, after) VALUES ($1, $2, $3) "
                     + "ON CONFLICT (name) DO UPDATE SET claim = EXCLUDED.claim, after = EXCLUDED.after",
                 binds: state), logger: logger)
@@ -198,7 +198,7 @@ extension PostgresReplicator {
     func clearClaim(on connection: PostgresConnection) async throws {
         var bindings = PostgresBindings()
         bindings.append(name)
-        try await connection.query(PostgresQuery(
+        try await connection.checkedQuery(PostgresQuery(
             unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.pullTable)) SET claim = NULL WHERE name = $1",
             binds: bindings), logger: logger)
     }
@@ -247,14 +247,14 @@ extension PostgresReplicator {
                 let map = "unnest($1::bigint[], $2::bigint[]) AS m(old, new)"
                 // The row's key (foreign keys and join rows follow: ON UPDATE CASCADE), then
                 // the claim's changes of it and of its links.
-                try await connection.query(PostgresQuery(
+                try await connection.checkedQuery(PostgresQuery(
                     unsafeSQL: "UPDATE \(SQL.name(entity)) AS t SET pk = m.new FROM \(map) WHERE t.pk = m.old",
                     binds: bindings), logger: logger)
                 var changeBindings = bindings
                 changeBindings.append(claim.id)
                 changeBindings.append(entity)
                 let changes = SQL.name(ReplicationSchema.changeTable)
-                try await connection.query(PostgresQuery(
+                try await connection.checkedQuery(PostgresQuery(
                     unsafeSQL: "UPDATE \(changes) AS c SET pk = m.new, op = CASE WHEN c.op = 'insert' THEN 'keyed' ELSE c.op END "
                         + "FROM \(map) WHERE c.claim = $3 AND c.tbl = $4 AND c.pk = m.old", binds: changeBindings),
                     logger: logger)
@@ -263,12 +263,12 @@ extension PostgresReplicator {
                     joinBindings.append(claim.id)
                     joinBindings.append(join.name)
                     if join.entity == entity {
-                        try await connection.query(PostgresQuery(
+                        try await connection.checkedQuery(PostgresQuery(
                             unsafeSQL: "UPDATE \(changes) AS c SET pk = m.new FROM \(map) "
                                 + "WHERE c.claim = $3 AND c.tbl = $4 AND c.pk = m.old", binds: joinBindings), logger: logger)
                     }
                     if join.target == entity {
-                        try await connection.query(PostgresQuery(
+                        try await connection.checkedQuery(PostgresQuery(
                             unsafeSQL: "UPDATE \(changes) AS c SET other = m.new FROM \(map) "
                                 + "WHERE c.claim = $3 AND c.tbl = $4 AND c.other = m.old", binds: joinBindings), logger: logger)
                     }

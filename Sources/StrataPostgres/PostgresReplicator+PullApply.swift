@@ -44,7 +44,7 @@ extension PostgresReplicator {
                 var bindings = PostgresBindings()
                 bindings.append(Array(wanted))
                 let list = (["pk"] + columns.map(\.name)).map(SQL.name).joined(separator: ", ")
-                let rows = try await connection.query(PostgresQuery(
+                let rows = try await connection.checkedQuery(PostgresQuery(
                     unsafeSQL: "SELECT \(list) FROM \(SQL.name(table.entity)) WHERE pk = ANY($1::bigint[])", binds: bindings),
                     logger: logger)
                 var found: [Int64: [String: PulledValue]] = [:]
@@ -64,7 +64,7 @@ extension PostgresReplicator {
                 var bindings = PostgresBindings()
                 bindings.append(asked.map { $0[0] })
                 bindings.append(asked.map { $0[1] })
-                let rows = try await connection.query(PostgresQuery(
+                let rows = try await connection.checkedQuery(PostgresQuery(
                     unsafeSQL: "SELECT source, target FROM \(SQL.name(join.name)) WHERE (source, target) IN "
                         + "(SELECT * FROM unnest($1::bigint[], $2::bigint[]))", binds: bindings), logger: logger)
                 var present = Set<[Int64]>()
@@ -318,10 +318,10 @@ extension PostgresReplicator {
             queries = try batch.statements().queries
         }
         try await inTransaction(on: connection) { connection in
-            for query in queries { try await connection.query(query, logger: logger) }
+            for query in queries { try await connection.checkedQuery(query, logger: logger) }
             var bindings = PostgresBindings()
             bindings.append(claim)
-            try await connection.query(PostgresQuery(
+            try await connection.checkedQuery(PostgresQuery(
                 unsafeSQL: "DELETE FROM \(SQL.name(ReplicationSchema.changeTable)) WHERE claim = $1", binds: bindings),
                 logger: logger)
             try await clearClaim(on: connection)

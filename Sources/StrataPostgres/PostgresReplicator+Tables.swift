@@ -13,7 +13,7 @@ extension PostgresReplicator {
                                                    [("name", "text"), ("token", "bigint"), ("model", "text")])]
             var bindings = PostgresBindings()
             bindings.append(shapes.map(\.table))
-            let rows = try await connection.query(PostgresQuery(
+            let rows = try await connection.checkedQuery(PostgresQuery(
                 unsafeSQL: "SELECT table_name::text, column_name::text, data_type::text FROM information_schema.columns "
                     + "WHERE table_schema = current_schema() AND table_name = ANY($1::text[])", binds: bindings),
                 logger: logger)
@@ -31,24 +31,24 @@ extension PostgresReplicator {
                 }
             }
             for statement in schema.creationSQL {
-                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                try await connection.checkedQuery(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
             let keys = schema.foreignKeySQL
             if !keys.isEmpty {
                 var names = PostgresBindings()
                 names.append(keys.map(\.constraint))
-                let existing = try await connection.query(PostgresQuery(
+                let existing = try await connection.checkedQuery(PostgresQuery(
                     unsafeSQL: "SELECT conname::text FROM pg_constraint WHERE conname = ANY($1::text[])", binds: names),
                     logger: logger)
                 var present = Set<String>()
                 for try await constraint in existing.decode(String.self) { present.insert(constraint) }
                 for key in keys where !present.contains(key.constraint) {
-                    try await connection.query(PostgresQuery(unsafeSQL: key.statement), logger: logger)
+                    try await connection.checkedQuery(PostgresQuery(unsafeSQL: key.statement), logger: logger)
                 }
             }
             var state = PostgresBindings()
             state.append(name)
-            let stored = try await connection.query(PostgresQuery(
+            let stored = try await connection.checkedQuery(PostgresQuery(
                 unsafeSQL: "SELECT model FROM \(SQL.name(ReplicationSchema.stateTable)) WHERE name = $1", binds: state),
                 logger: logger)
             for try await model in stored.decode(String.self) where model != modelText {
@@ -63,7 +63,7 @@ extension PostgresReplicator {
         try await run(on: connection) { connection in
             var bindings = PostgresBindings()
             bindings.append(name)
-            let rows = try await connection.query(PostgresQuery(
+            let rows = try await connection.checkedQuery(PostgresQuery(
                 unsafeSQL: "SELECT token FROM \(SQL.name(ReplicationSchema.stateTable)) WHERE name = $1", binds: bindings),
                 logger: logger)
             for try await token in rows.decode(Int64.self) { return HistoryToken(UInt64(bitPattern: token)) }
@@ -83,7 +83,7 @@ extension PostgresReplicator {
         try await inTransaction(on: connection) { connection in
             let tables = (schema.tables.map(\.entity) + schema.joinTables.map(\.name)).map(SQL.name)
             if !tables.isEmpty {
-                try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(tables.joined(separator: ", "))"),
+                try await connection.checkedQuery(PostgresQuery(unsafeSQL: "TRUNCATE \(tables.joined(separator: ", "))"),
                                            logger: logger)
             }
             // The rows as insert changes, written in slices (memory stays bounded).
@@ -91,7 +91,7 @@ extension PostgresReplicator {
             func flush() async throws {
                 guard batch.changeCount > 0 else { return }
                 let statements = try batch.statements()
-                for query in statements.queries { try await connection.query(query, logger: logger) }
+                for query in statements.queries { try await connection.checkedQuery(query, logger: logger) }
                 rows += statements.rows
                 batch = BatchStatements(schema: schema)
             }
@@ -119,7 +119,7 @@ extension PostgresReplicator {
             bindings.append(name)
             bindings.append(Int64(bitPattern: token.value))
             bindings.append(modelText)
-            try await connection.query(PostgresQuery(
+            try await connection.checkedQuery(PostgresQuery(
                 unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.stateTable)) (name, token, model) "
                     + "VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET token = EXCLUDED.token, "
                     + "model = EXCLUDED.model", binds: bindings), logger: logger)

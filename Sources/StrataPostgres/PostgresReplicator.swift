@@ -87,8 +87,10 @@ public final class PostgresReplicator: Sendable {
             do {
                 let connection = try await connect()
                 defer { Task { try? await connection.close() } }
-                failures = 0
-                if try await followRounds(on: connection, pulling: pulling, pulled: pulled, stop: stop) { return }
+                // The count starts again after a round that worked, not after a connect: a
+                // server that accepts connections and drops each one still runs out of retries.
+                if try await followRounds(on: connection, pulling: pulling, pulled: pulled, stop: stop,
+                                          roundDone: { failures = 0 }) { return }
             } catch let error as ReplicationError {
                 guard case .connectionFailed = error, failures < retries else { throw error }
                 failures += 1
@@ -101,7 +103,7 @@ public final class PostgresReplicator: Sendable {
     /// wake-up: the store's commits and, when pulling, PostgreSQL's notifications. Returns
     /// true when `stop` did.
     private func followRounds(on connection: PostgresConnection, pulling: Bool, pulled: @Sendable (PullReport) -> Void,
-                              stop: @Sendable (PushReport) -> Bool) async throws -> Bool {
+                              stop: @Sendable (PushReport) -> Bool, roundDone: () -> Void) async throws -> Bool {
         // One pending wake-up is enough: a round takes everything there is.
         let (wakeUps, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         return try await withThrowingTaskGroup(of: Void.self) { group in
@@ -134,7 +136,9 @@ public final class PostgresReplicator: Sendable {
             defer { group.cancelAll() }
             for await _ in wakeUps {
                 if pulling { pulled(try await pull(on: connection)) }
-                if stop(try await push(on: connection, stopAfter: nil)) { return true }
+                let pushed = try await push(on: connection, stopAfter: nil)
+                roundDone()
+                if stop(pushed) { return true }
                 if Task.isCancelled { break }
             }
             return false
@@ -180,7 +184,19 @@ public final class PostgresReplicator: Sendable {
                 }
                 break
             }
-            try await apply(pending, after: token, on: connection, report: &report)
+            do {
+                try await apply(pending, after: token, on: connection, report: &report)
+            } catch is TokenMoved {
+                // Moved ahead by another run over the same history — most often this one's
+                // own last batch, committed by the server after the connection that sent it
+                // dropped: carry on from there.
+                guard let stored = try await storedToken(on: connection), stored.value > token.value else {
+                    throw ReplicationError.server(
+                        message: "the token of replication '\(name)' in PostgreSQL went back past \(token)", sqlState: nil)
+                }
+                token = stored
+                continue
+            }
             token = last.token
             lastDate = last.date
             if let limit, report.transactions >= limit { break }
@@ -192,9 +208,11 @@ public final class PostgresReplicator: Sendable {
         return report
     }
 
+    /// The token was not where a batch expected it: nothing of the batch was applied.
+    struct TokenMoved: Error {}
+
     /// Consecutive Strata transactions as one PostgreSQL transaction, the token moved in it from
-    /// `expected` to the last one's (another replicator that moved it first makes this one
-    /// stop: ``ReplicationError/server(message:sqlState:)``).
+    /// `expected` to the last one's (``TokenMoved`` if another run moved it first).
     func apply(_ transactions: [HistoryTransaction], after expected: HistoryToken, on connection: PostgresConnection,
                report: inout PushReport) async throws {
         var batch = BatchStatements(schema: schema)
@@ -205,20 +223,17 @@ public final class PostgresReplicator: Sendable {
         }
         let (queries, rows) = try batch.statements()
         try await inTransaction(on: connection) {
-            for query in queries { try await $0.query(query, logger: logger) }
+            for query in queries { try await $0.checkedQuery(query, logger: logger) }
             var bindings = PostgresBindings()
             bindings.append(Int64(bitPattern: transactions.last!.token.value))
             bindings.append(name)
             bindings.append(Int64(bitPattern: expected.value))
-            let moved = try await $0.query(PostgresQuery(
+            let moved = try await $0.checkedQuery(PostgresQuery(
                 unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.stateTable)) SET token = $1 "
                     + "WHERE name = $2 AND token = $3 RETURNING token", binds: bindings), logger: logger)
             var count = 0
             for try await _ in moved { count += 1 }
-            guard count == 1 else {
-                throw ReplicationError.server(
-                    message: "another replicator moved '\(name)' past token \(expected) first", sqlState: nil)
-            }
+            guard count == 1 else { throw TokenMoved() }
         }
         report.transactions += transactions.count
         report.changes += changes
@@ -239,7 +254,7 @@ public final class PostgresReplicator: Sendable {
             let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
             // The replicator's writes carry this mark, and the pull's triggers skip them: what
             // the store sent is not sent back.
-            try await connection.query(PostgresQuery(
+            try await connection.checkedQuery(PostgresQuery(
                 unsafeSQL: "SELECT set_config(\(SQL.literal(ReplicationSchema.originSetting)), 'strata', false)"),
                 logger: logger)
             return connection
@@ -273,12 +288,12 @@ public final class PostgresReplicator: Sendable {
     func inTransaction(on connection: PostgresConnection, begin: String = "BEGIN",
                        _ body: (PostgresConnection) async throws -> Void) async throws {
         try await run(on: connection) { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: begin), logger: logger)
+            try await connection.checkedQuery(PostgresQuery(unsafeSQL: begin), logger: logger)
             do {
                 try await body(connection)
-                try await connection.query("COMMIT", logger: logger)
+                try await connection.checkedQuery("COMMIT", logger: logger)
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
+                _ = try? await connection.checkedQuery("ROLLBACK", logger: logger)
                 throw error
             }
         }
@@ -289,6 +304,8 @@ public final class PostgresReplicator: Sendable {
         do {
             return try await body(connection)
         } catch let error as ReplicationError {
+            throw error
+        } catch let error as TokenMoved {
             throw error
         } catch {
             throw translate(error)

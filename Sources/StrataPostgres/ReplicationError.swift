@@ -27,7 +27,7 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String {
         switch self {
         case .invalidURL(let reason): return "invalid PostgreSQL URL: \(reason)"
-        case .connectionFailed(let reason): return "cannot reach the PostgreSQL server: \(reason)"
+        case .connectionFailed(let reason): return "the connection to the PostgreSQL server failed: \(reason)"
         case .loginRefused(let user, let database, let reason):
             return "the server refused the login of \(user) to \(database): \(reason)"
         case .tableInTheWay(let table, let reason): return "table \(table) is in the way: \(reason)"
