@@ -72,6 +72,32 @@ import Testing
         #expect(third.transactions == 0 && third.rows == 0)
     }
 
+    /// Two replicators of one store under one name, pushing at once (or a batch a dropped
+    /// connection had sent, committed by the server after the drop): whoever finds the token
+    /// moved ahead carries on from there, and everything is applied once.
+    @Test func twoPushesAtOnceApplyEverythingOnce() async throws {
+        let (database, url) = try cluster.makeDatabase()
+        let store = try makeStore()
+        defer { try? store.close() }
+        let (lists, _) = try Self.fill(store)
+        let first = PostgresReplicator(store: store, destination: try destination(url), transactionsPerBatch: 3)
+        let second = PostgresReplicator(store: store, destination: try destination(url), transactionsPerBatch: 3)
+        _ = try await first.push()
+        for index in 0..<200 {
+            try await store.write { tx in
+                let item = try tx.insert("Item", ["title": "Concurrent \(index)"])
+                try tx.set("list", of: item, to: lists[index % lists.count])
+            }
+        }
+        async let one = first.push()
+        async let two = second.push()
+        let (a, b) = try await (one, two)
+        #expect(a.transactions + b.transactions == 200, "\(a) \(b)")
+        #expect(try ReplicatedContent.ofDatabase(database, in: cluster, model: store.model) == ReplicatedContent.ofStore(store))
+        #expect(try cluster.psql("SELECT token FROM strata_replication", database: database)
+            .trimmingCharacters(in: .whitespacesAndNewlines) == String(try store.lastHistoryToken().value))
+    }
+
     @Test func badInputIsAClearErrorAndWritesNothing() async throws {
         let (database, url) = try cluster.makeDatabase()
         let store = try makeStore()
