@@ -18,12 +18,13 @@ deps:
 
 # Every side-by-side benchmark, release build, fixed seeds: the key-value engine against
 # SQLite and LMDB, then the record layer against SQLite with Core Data's recount triggers and
-# with incremental triggers, then the object layer against the record layer and GRDB 7.
-# SCALE=default (about 2 minutes on two cores) or SCALE=full (the issue's sizes, three runs
-# each, and objects' growth pass at 1,000,000 items: about 50 minutes); KV_ARGS, RECORDS_ARGS
-# and OBJECTS_ARGS pass options to each (see --help). Each writes its JSON to .build/bench/;
-# REPORT=FILE.html puts all three on one HTML page (bar charts and tables). strace counts
-# SQLite's and LMDB's fsyncs in the benchmark.
+# with incremental triggers, then the object layer against the record layer and GRDB 7, then
+# replication to PostgreSQL (`strata replicate` against a throwaway cluster: rows/s pushed,
+# lag at a steady commit rate). SCALE=default (about 2.5 minutes on two cores) or SCALE=full
+# (the issue's sizes, three runs each, and objects' growth pass at 1,000,000 items: about 55
+# minutes); KV_ARGS, RECORDS_ARGS, OBJECTS_ARGS and REPLICATE_ARGS pass options to each (see
+# --help). Each writes its JSON to .build/bench/; REPORT=FILE.html puts them all on one HTML
+# page (bar charts and tables). strace counts SQLite's and LMDB's fsyncs in the benchmark.
 SCALE ?= default
 REPORT ?=
 # strata-bench is a package of its own (Benchmarks/Package.swift: GRDB, SQLite and LMDB stay
@@ -34,10 +35,16 @@ REPORT ?=
 BENCH_PACKAGE = --package-path Benchmarks --scratch-path .build/bench-build
 BENCH = .build/bench-build/release/strata-bench
 BENCH_OUT = .build/bench
-BENCH_JSON = $(BENCH_OUT)/kv.json $(BENCH_OUT)/records.json $(BENCH_OUT)/objects.json
+BENCH_JSON = $(BENCH_OUT)/kv.json $(BENCH_OUT)/records.json $(BENCH_OUT)/objects.json $(BENCH_OUT)/replicate.json
 
 bench-deps:
-	@$(MAKE) --no-print-directory deps PACKAGES="liblz4-dev liblmdb-dev libsqlite3-dev strace"
+	@$(MAKE) --no-print-directory deps PACKAGES="liblz4-dev liblmdb-dev libsqlite3-dev strace postgresql openssl"
+
+# `strata-bench replicate` runs this package's `strata` tool (the bench package does not link
+# StrataPostgres: SwiftNIO and BoringSSL would build again in its own directory). Built with
+# the flags `make test` uses, into the same .build/release, so neither command rebuilds the
+# root after the other (a plain release build there would: the flags differ).
+STRATA_TOOL_BUILD = $(SWIFT) build -c release -Xswiftc -enable-testing --product strata
 
 # The benchmark package depends on the root by path; SwiftPM keeps its build plan across a pull
 # that adds or removes root sources and then fails on "missing inputs": the plan is dropped first
@@ -49,6 +56,7 @@ BENCH_PLAN = .build/bench-build/release.yaml .build/bench-build/debug.yaml \
 # A benchmark that fails (a run failed, engines disagreed, a store did not check clean) does
 # not stop the others: each prints its table, the page shows what ran, and make fails at the end.
 bench: bench-deps
+	$(STRATA_TOOL_BUILD)
 	@rm -f $(BENCH_PLAN)
 	$(SWIFT) build -c release $(BENCH_PACKAGE) --product strata-bench
 	@mkdir -p $(BENCH_OUT) && rm -f $(BENCH_JSON)
@@ -57,6 +65,7 @@ bench: bench-deps
 	$(BENCH) kv --scale $(SCALE) --json $(BENCH_OUT)/kv.json $(KV_ARGS) || status=1; \
 	$(BENCH) records --scale $(SCALE) --json $(BENCH_OUT)/records.json $(RECORDS_ARGS) || status=1; \
 	$(BENCH) objects --scale $(SCALE) --json $(BENCH_OUT)/objects.json $(OBJECTS_ARGS) || status=1; \
+	$(BENCH) replicate --scale $(SCALE) --json $(BENCH_OUT)/replicate.json $(REPLICATE_ARGS) || status=1; \
 	$(if $(REPORT),$(BENCH) report $$(ls $(BENCH_JSON) 2>/dev/null) --output $(REPORT) || status=1;) \
 	{ set +x; } 2>/dev/null; \
 	[ $$status = 0 ] || echo "make bench: a benchmark failed (see its table and failures above)"; \
@@ -94,6 +103,7 @@ docs: deps
 # beside it would hold them with blocking file I/O. Then the benchmark package's tests (its
 # report's arithmetic, every benchmark at a tiny scale) in a debug build: on a fresh clone it
 # builds and runs them in 2.5 minutes, where its release build alone takes 7 (decision 53).
+# `replicate`'s test runs the `strata` tool the first line built (.build/release/strata).
 test: deps
 	$(SWIFT) build -c release --build-tests -Xswiftc -enable-testing
 	$(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --disable-xctest --no-parallel

@@ -6,8 +6,8 @@ import ArgumentParser
 struct StrataBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "strata-bench",
-        abstract: "Side-by-side benchmarks of Strata: kv (vs SQLite and LMDB), records (vs SQLite with triggers), objects (vs the record layer and GRDB).",
+        abstract: "Side-by-side benchmarks of Strata: kv (vs SQLite and LMDB), records (vs SQLite with triggers), objects (vs the record layer and GRDB), replicate (to PostgreSQL).",
         subcommands: [KVCommand.self, KVRunCommand.self, RecordsCommand.self, RecordsRunCommand.self, ObjectsCommand.self,
-                      ObjectsRunCommand.self, ReportCommand.self],
+                      ObjectsRunCommand.self, ReplicateCommand.self, ReportCommand.self],
         defaultSubcommand: KVCommand.self)
 }

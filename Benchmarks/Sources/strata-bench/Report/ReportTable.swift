@@ -53,7 +53,11 @@ struct ReportTable {
     }
 
     /// The table in aligned columns, a rule under the header.
-    var textLines: [String] {
+    var textLines: [String] { Self.aligned(header, cells, textColumns: textColumns) }
+
+    /// `header` and `cells` in aligned columns, a rule under the header: the first
+    /// `textColumns` columns left-aligned (words), the rest right-aligned (figures).
+    static func aligned(_ header: [String], _ cells: [[String]], textColumns: Int) -> [String] {
         let all = [header] + cells
         let widths = header.indices.map { col in all.map { $0[col].count }.max() ?? 0 }
         var lines: [String] = []

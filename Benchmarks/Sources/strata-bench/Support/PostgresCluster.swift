@@ -1,0 +1,1 @@
+../../../../Sources/StrataTesting/PostgresCluster.swift
