@@ -58,18 +58,21 @@ extension PostgresReplicator {
         return (pulled, pushed)
     }
 
-    func pull(on connection: PostgresConnection) async throws -> PullReport {
+    /// `tablesChecked`: this connection already ran ``preparePull(on:)`` (a follower does once).
+    func pull(on connection: PostgresConnection, tablesChecked: Bool = false) async throws -> PullReport {
         let started = ContinuousClock.now
         var report = PullReport()
-        try await preparePull(on: connection)
-        if try await storedToken(on: connection) == nil { _ = try await push(on: connection, stopAfter: nil) }
+        if !tablesChecked { try await preparePull(on: connection) }
+        if try await storedToken(on: connection) == nil {
+            _ = try await push(on: connection, stopAfter: nil, tablesChecked: true)
+        }
         // A long backlog of the store's commits goes first: a pull reads what the store changed
         // since PostgreSQL's token to find conflicts, which should be a few transactions, not
         // a restart's worth. Pushed first, the store's side of a conflict reaches PostgreSQL
         // before the pull reads it back, and the rule's outcome is the same (uncounted).
         if let pushed = try await storedToken(on: connection),
            try store.history(after: pushed, limit: transactionsPerBatch + 1).count > transactionsPerBatch {
-            _ = try await push(on: connection, stopAfter: nil)
+            _ = try await push(on: connection, stopAfter: nil, tablesChecked: true)
         }
         try await recoverClaim(on: connection)
         guard let pushed = try await storedToken(on: connection),

@@ -132,11 +132,12 @@ public final class PostgresReplicator: Sendable {
                     }
                 }
             }
+            if !pulling { try await prepareTables(on: connection) }
             wake.yield()
             defer { group.cancelAll() }
             for await _ in wakeUps {
-                if pulling { pulled(try await pull(on: connection)) }
-                let pushed = try await push(on: connection, stopAfter: nil)
+                if pulling { pulled(try await pull(on: connection, tablesChecked: true)) }
+                let pushed = try await push(on: connection, stopAfter: nil, tablesChecked: true)
                 roundDone()
                 if stop(pushed) { return true }
                 if Task.isCancelled { break }
@@ -146,10 +147,13 @@ public final class PostgresReplicator: Sendable {
     }
 
     /// Pushes on an open connection; with `stopAfter`, at most that many transactions.
-    func push(on connection: PostgresConnection, stopAfter limit: Int?) async throws -> PushReport {
+    /// `tablesChecked`: this connection already checked the tables (a follower checks once:
+    /// nine round trips, a few milliseconds of the server's time per push).
+    func push(on connection: PostgresConnection, stopAfter limit: Int?, tablesChecked: Bool = false) async throws
+        -> PushReport {
         let started = ContinuousClock.now
         var report = PushReport()
-        try await prepareTables(on: connection)
+        if !tablesChecked { try await prepareTables(on: connection) }
         var token: HistoryToken
         if let stored = try await storedToken(on: connection) {
             token = stored

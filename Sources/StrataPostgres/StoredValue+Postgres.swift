@@ -11,7 +11,10 @@ extension PostgresBindings {
         case .bool(let flag): append(flag)
         case .int(let integer): append(integer)
         case .double(let double): append(double)
-        case .decimal(let decimal): try append(decimal)
+        // As text, which the statement casts to `numeric`: PostgresNIO 1.33 encodes a `Decimal`
+        // by parsing its description into `numeric`'s binary form (a fifth of a push's client
+        // time) and traps on a description it does not expect, such as "NaN".
+        case .decimal(let decimal): append(decimal.isNaN ? "NaN" : decimal.description)
         case .string(let string): append(string)
         case .date(let date): append(date)
         case .uuid(let uuid): append(uuid)
