@@ -30,6 +30,9 @@ struct BatchStatements {
         /// the few columns the update names as a row.
         var inserted = false
         var values: [String: ColumnValue] = [:]
+        /// Columns written only where PostgreSQL holds NULL: a pulled row's values the store
+        /// filled in (defaults), which a server's later write must win over.
+        var fills: Set<String> = []
     }
 
     private struct RowKey: Hashable {
@@ -53,16 +56,25 @@ struct BatchStatements {
     /// Changes taken in (a bound on the batch's memory, read by the caller).
     private(set) var changeCount = 0
 
-    init(schema: ReplicationSchema) {
+    /// Whether the statements guard against rows PostgreSQL no longer holds: a to-one's target
+    /// or a link's end the server deleted meanwhile (the store learns of it at its next pull)
+    /// is left out as PostgreSQL's `ON DELETE` would have left it, rather than failing the
+    /// push on the foreign key. Off for a copy, which inserts targets after their references.
+    private let guardsMissingRows: Bool
+
+    init(schema: ReplicationSchema, guardsMissingRows: Bool = true) {
         self.schema = schema
+        self.guardsMissingRows = guardsMissingRows
     }
 
-    /// Takes in one transaction's changes, after those taken before.
-    mutating func add(_ changes: [HistoryChange]) {
-        for change in changes { add(change) }
+    /// Takes in one transaction's changes, after those taken before. `server`: the
+    /// transaction applied a pull, which took these writes from PostgreSQL — they are left
+    /// out, and only what the store computed from them goes (see ``ServerWrites``).
+    mutating func add(_ changes: [HistoryChange], leavingOut server: ServerWrites? = nil) {
+        for change in changes { add(change, leavingOut: server) }
     }
 
-    private mutating func add(_ change: HistoryChange) {
+    private mutating func add(_ change: HistoryChange, leavingOut server: ServerWrites?) {
         guard let tableIndex = schema.tableByEntity[change.id.entity] else { return }
         changeCount += 1
         let pk = Int64(bitPattern: change.id.primaryKey)
@@ -72,12 +84,31 @@ struct BatchStatements {
             let key = RowKey(table: tableIndex, pk: pk)
             var state = rowStates[key] ?? { rowOrder.append(key); return RowState() }()
             state.upserted = true
-            if change.kind == .insert { state.inserted = true }
+            // A row the server inserted is in PostgreSQL already: updated, never inserted
+            // again (the server may have deleted it since).
+            let pulledInsert = change.kind == .insert && server?.inserted.contains(change.id) == true
+            if change.kind == .insert && !pulledInsert { state.inserted = true }
+            func set(_ column: String, _ value: ColumnValue, derived: Bool) {
+                if pulledInsert && !derived {
+                    state.values[column] = value
+                    state.fills.insert(column)
+                } else if derived || server?.wrote(column, of: change.id) != true {
+                    state.values[column] = value
+                    state.fills.remove(column)
+                }
+            }
             for (column, value) in change.values where column != "pk" && table.columnByName[column] != nil {
-                state.values[column] = .stored(value)
+                set(column, .stored(value), derived: change.derivedNames.contains(column))
             }
             for (column, target) in change.toOneTargets where table.columnByName[column] != nil {
-                state.values[column] = .target(target.map { Int64(bitPattern: $0.primaryKey) })
+                set(column, .target(target.map { Int64(bitPattern: $0.primaryKey) }), derived: false)
+            }
+            if pulledInsert {
+                // An insert lists the values that are not nil: a derived column the server
+                // wrote and the store leaves nil is cleared.
+                for column in table.columns where column.isDerived && change.values[column.name] == nil {
+                    set(column.name, .stored(.null), derived: true)
+                }
             }
             rowStates[key] = state
         case .delete:
@@ -90,6 +121,8 @@ struct BatchStatements {
             let otherKey = Int64(bitPattern: other.primaryKey)
             let pair = side.isSource ? (pk, otherKey) : (otherKey, pk)
             // Each link is listed from both sides; the last state of the pair is what counts.
+            // A link the pull took from the server is PostgreSQL's already (or undone since).
+            if server?.links.contains([Int64(side.table), pair.0, pair.1]) == true { return }
             let key = LinkKey(table: side.table, source: pair.0, target: pair.1)
             if linkStates.updateValue(change.kind == .link, forKey: key) == nil { linkOrder.append(key) }
         }
@@ -113,7 +146,8 @@ struct BatchStatements {
         for key in rowOrder {
             let state = rowStates[key]!
             guard state.upserted else { continue }
-            let upsertKey = UpsertKey(table: key.table, columns: state.values.keys.sorted(), inserting: state.inserted)
+            let upsertKey = UpsertKey(table: key.table, columns: state.values.keys.sorted(), fills: state.fills.sorted(),
+                                      inserting: state.inserted)
             if upserts[upsertKey] == nil { upsertOrder.append(upsertKey) }
             upserts[upsertKey, default: []].append((key.pk, state.values))
         }
@@ -137,6 +171,7 @@ struct BatchStatements {
         for key in upsertOrder {
             rows += try appendUpserts(upserts[key]!, key: key, gone: gone, to: &queries)
         }
+        if guardsMissingRows { queries += missingTargetQueries(upserts) }
         var links: [Int: [(Int64, Int64)]] = [:]
         var unlinks: [Int: [(Int64, Int64)]] = [:]
         for key in linkOrder {
@@ -152,11 +187,11 @@ struct BatchStatements {
             }
         }
         for (table, pairs) in unlinks.sorted(by: { $0.key < $1.key }) {
-            queries.append(Self.linkQuery(pairs, table: schema.joinTables[table].name, adding: false))
+            queries.append(linkQuery(pairs, join: schema.joinTables[table], adding: false))
             rows += pairs.count
         }
         for (table, pairs) in links.sorted(by: { $0.key < $1.key }) {
-            queries.append(Self.linkQuery(pairs, table: schema.joinTables[table].name, adding: true))
+            queries.append(linkQuery(pairs, join: schema.joinTables[table], adding: true))
             rows += pairs.count
         }
         return (queries, rows)
@@ -165,7 +200,41 @@ struct BatchStatements {
     private struct UpsertKey: Hashable {
         var table: Int
         var columns: [String]
+        /// Of `columns`, those written only where PostgreSQL holds NULL.
+        var fills: [String]
         var inserting: Bool
+    }
+
+    /// After the upserts, per to-one column they set: a target PostgreSQL no longer holds (a
+    /// server application deleted it after the store's change, before this push) is cleared,
+    /// as `ON DELETE SET NULL` would have cleared it, instead of failing the deferred foreign
+    /// key at commit. The pull that takes the deletion applies the store's own delete rule.
+    private func missingTargetQueries(_ upserts: [UpsertKey: [(pk: Int64, values: [String: ColumnValue])]])
+        -> [PostgresQuery] {
+        var keys: [Int: [String: [Int64]]] = [:]
+        for (key, rows) in upserts {
+            let table = schema.tables[key.table]
+            for column in key.columns where table.columns[table.columnByName[column]!].target != nil {
+                for row in rows {
+                    if case .target(.some) = row.values[column] { keys[key.table, default: [:]][column, default: []].append(row.pk) }
+                }
+            }
+        }
+        var queries: [PostgresQuery] = []
+        for (tableIndex, columns) in keys.sorted(by: { $0.key < $1.key }) {
+            let table = schema.tables[tableIndex]
+            for (column, pks) in columns.sorted(by: { $0.key < $1.key }) {
+                let target = table.columns[table.columnByName[column]!].target!
+                var bindings = PostgresBindings()
+                bindings.append(pks)
+                queries.append(PostgresQuery(
+                    unsafeSQL: "UPDATE \(SQL.name(table.entity)) AS t SET \(SQL.name(column)) = NULL "
+                        + "WHERE t.pk = ANY($1::bigint[]) AND t.\(SQL.name(column)) IS NOT NULL AND NOT EXISTS "
+                        + "(SELECT 1 FROM \(SQL.name(target)) AS r WHERE r.pk = t.\(SQL.name(column)))",
+                    binds: bindings))
+            }
+        }
+        return queries
     }
 
     /// `INSERT … ON CONFLICT (pk) DO UPDATE` of the listed columns for inserted rows, `UPDATE …
@@ -178,8 +247,13 @@ struct BatchStatements {
         let targetTables = columns.map { table.columns[table.columnByName[$0]!].target.flatMap { schema.tableByEntity[$0] } }
         let types = columns.map { table.columns[table.columnByName[$0]!].sqlType }
         let columnList = columns.map(SQL.name).joined(separator: ", ")
+        let fills = Set(key.fills)
+        func assignment(_ column: String, from source: String) -> String {
+            let name = SQL.name(column)
+            return fills.contains(column) ? "\(name) = COALESCE(t.\(name), \(source).\(name))" : "\(name) = \(source).\(name)"
+        }
         let conflict = key.columns.isEmpty ? "DO NOTHING"
-            : "DO UPDATE SET " + key.columns.map { "\(SQL.name($0)) = EXCLUDED.\(SQL.name($0))" }.joined(separator: ", ")
+            : "DO UPDATE SET " + key.columns.map { assignment($0, from: "EXCLUDED") }.joined(separator: ", ")
         if !key.inserting && key.columns.isEmpty { return 0 }
         let perStatement = max(1, Self.parameterLimit / columns.count)
         var start = 0
@@ -187,9 +261,9 @@ struct BatchStatements {
             let slice = rows[start..<min(start + perStatement, rows.count)]
             start += perStatement
             var bindings = PostgresBindings(capacity: slice.count * columns.count)
-            var sql = key.inserting ? "INSERT INTO \(SQL.name(table.entity)) (\(columnList)) VALUES "
+            var sql = key.inserting ? "INSERT INTO \(SQL.name(table.entity)) AS t (\(columnList)) VALUES "
                 : "UPDATE \(SQL.name(table.entity)) AS t SET "
-                    + key.columns.map { "\(SQL.name($0)) = v.\(SQL.name($0))" }.joined(separator: ", ")
+                    + key.columns.map { assignment($0, from: "v") }.joined(separator: ", ")
                     + " FROM (VALUES "
             var parameter = 1
             for (rowIndex, row) in slice.enumerated() {
@@ -221,15 +295,23 @@ struct BatchStatements {
         return rows.count
     }
 
-    private static func linkQuery(_ pairs: [(Int64, Int64)], table: String, adding: Bool) -> PostgresQuery {
+    private func linkQuery(_ pairs: [(Int64, Int64)], join: ReplicationSchema.JoinTable, adding: Bool) -> PostgresQuery {
         var bindings = PostgresBindings()
         bindings.append(pairs.map(\.0))
         bindings.append(pairs.map(\.1))
         let rows = "SELECT * FROM unnest($1::bigint[], $2::bigint[])"
+        let table = SQL.name(join.name)
+        guard adding else {
+            return PostgresQuery(unsafeSQL: "DELETE FROM \(table) WHERE (source, target) IN (\(rows))", binds: bindings)
+        }
+        // A link to a row the server deleted meanwhile went with it (ON DELETE CASCADE).
+        let existing = guardsMissingRows
+            ? " WHERE EXISTS (SELECT 1 FROM \(SQL.name(join.entity)) AS s WHERE s.pk = u.source) "
+                + "AND EXISTS (SELECT 1 FROM \(SQL.name(join.target)) AS r WHERE r.pk = u.target)"
+            : ""
         return PostgresQuery(
-            unsafeSQL: adding
-                ? "INSERT INTO \(SQL.name(table)) (source, target) \(rows) ON CONFLICT DO NOTHING"
-                : "DELETE FROM \(SQL.name(table)) WHERE (source, target) IN (\(rows))",
+            unsafeSQL: "INSERT INTO \(table) (source, target) SELECT u.source, u.target FROM "
+                + "unnest($1::bigint[], $2::bigint[]) AS u (source, target)\(existing) ON CONFLICT DO NOTHING",
             binds: bindings)
     }
 }

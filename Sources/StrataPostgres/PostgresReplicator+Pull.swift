@@ -2,23 +2,28 @@ import Foundation
 import NIOCore
 import PostgresNIO
 import StrataRecords
+import StrataStorage
 
 /// Pulling: rows a server application changes in PostgreSQL come back into the store
 /// (decision 63). Triggers the replicator installs record each change in `strata_changes`
 /// (never the replicator's own writes) and notify a following replicator. A pull takes the
-/// changes in three steps, each safe to interrupt:
+/// changes in steps, each safe to interrupt, one pull per replication at a time (an advisory
+/// lock):
 ///
 /// 1. **Claim** them (one PostgreSQL transaction), noting in `strata_pull` the claim and the
 ///    store's history token.
 /// 2. **Key** the rows the server inserted: the store reserves keys for them, and PostgreSQL's
-///    rows take those keys (foreign keys cascade); then read the claimed rows as they are now
-///    (one repeatable-read transaction).
-/// 3. **Apply** them as one store transaction whose author names the claim, then **finish**:
-///    delete the claimed changes, write back derived columns the server wrote over.
+///    rows take those keys (foreign keys cascade, and so do changes recorded meanwhile); then
+///    read the claimed rows as they are now (one repeatable-read transaction).
+/// 3. **Apply** them as one store transaction whose author names the claim.
+/// 4. The **push** of that transaction ends the claim: it carries what the store computed
+///    (derived values, defaults, delete rules) but not the server's own writes back
+///    (``ServerWrites``: the server may have written again since the read), and deletes the
+///    claimed changes with the token it moves. A claim the store applied nothing for ends at once.
 ///
 /// A pull that finds a claim left by an interrupted one looks for its store transaction in
-/// the history: found, it finishes the claim; not found, it releases the claim and pulls again
-/// (the rows already keyed are inserted under their reserved keys).
+/// the history: found, it pushes it; not found, it releases the claim and pulls again (the
+/// rows already keyed are updated under their reserved keys).
 ///
 /// The conflict rule, for a property changed in both places since the last exchange (the
 /// store's changes not pushed yet, PostgreSQL's not pulled yet): **the store's value wins**,
@@ -26,9 +31,6 @@ import StrataRecords
 /// **a deletion wins** over changes on the other side. Derived attributes are the store's: a
 /// server's write to one is replaced by the store's value.
 extension PostgresReplicator {
-    /// The author of the store transaction that applies the pull `claim`.
-    func pullAuthor(_ claim: Int64) -> String { "strata-pull:\(name):\(claim)" }
-    var pullAuthorPrefix: String { "strata-pull:\(name):" }
 
     /// Takes the changes a server application made in PostgreSQL into the store, one store
     /// transaction for all of them, and returns what it did. Pushes first when the tables were
@@ -61,149 +63,121 @@ extension PostgresReplicator {
     /// `tablesChecked`: this connection already ran ``preparePull(on:)`` (a follower does once).
     func pull(on connection: PostgresConnection, tablesChecked: Bool = false) async throws -> PullReport {
         let started = ContinuousClock.now
-        var report = PullReport()
         if !tablesChecked { try await preparePull(on: connection) }
-        if try await storedToken(on: connection) == nil {
-            _ = try await push(on: connection, stopAfter: nil, tablesChecked: true)
+        // One pull per replication at a time: two would claim, key and apply around each other.
+        try await pullLock(on: connection, take: true)
+        var report: PullReport
+        do {
+            report = try await pullLocked(on: connection)
+        } catch {
+            try? await pullLock(on: connection, take: false)
+            throw error
         }
-        // A long backlog of the store's commits goes first: a pull reads what the store changed
-        // since PostgreSQL's token to find conflicts, which should be a few transactions, not
-        // a restart's worth. Pushed first, the store's side of a conflict reaches PostgreSQL
-        // before the pull reads it back, and the rule's outcome is the same (uncounted).
-        if let pushed = try await storedToken(on: connection),
-           try store.history(after: pushed, limit: transactionsPerBatch + 1).count > transactionsPerBatch {
-            _ = try await push(on: connection, stopAfter: nil, tablesChecked: true)
-        }
-        try await recoverClaim(on: connection)
-        guard let pushed = try await storedToken(on: connection),
-              var claim = try await claimChanges(on: connection) else { return report }
-        report.changes = claim.changes.count
-        try await key(&claim, on: connection, report: &report)
-        let current = try await readCurrent(claim, on: connection)
-        let outcome = try apply(claim, current: current, after: pushed, report: &report)
-        try await finish(claim.id, rewritingDerivedOf: outcome.derivedRewrites, on: connection)
-        report.token = outcome.token
+        try await pullLock(on: connection, take: false)
         let (seconds, attoseconds) = (ContinuousClock.now - started).components
         report.seconds = Double(seconds) + Double(attoseconds) / 1e18
         return report
     }
 
-    /// Creates the change table, the triggers and the key sequences (after the tables). When
-    /// they are all there, only the trigger function is replaced: setting a key default or a
-    /// trigger locks its table against the server application's reads.
+    private func pullLocked(on connection: PostgresConnection) async throws -> PullReport {
+        var report = PullReport()
+        var pushFirst = try await storedToken(on: connection) == nil
+        // A claim an interrupted pull applied is pushed (which ends it) before another is taken.
+        if try await settleClaims(on: connection) { pushFirst = true }
+        // A long backlog of the store's commits goes first: a pull reads what the store changed
+        // since PostgreSQL's token to find conflicts, which should be a few transactions, not
+        // a restart's worth (nor history the store purged: the push then copies the store).
+        // Pushed first, the store's side of a conflict reaches PostgreSQL before the pull reads
+        // it back, and the rule's outcome is the same (uncounted).
+        if !pushFirst, let pushed = try await storedToken(on: connection) {
+            do {
+                pushFirst = try store.history(after: pushed, limit: transactionsPerBatch + 1).count > transactionsPerBatch
+            } catch StrataError.historyPurged {
+                pushFirst = true
+            }
+        }
+        if pushFirst {
+            _ = try await push(on: connection, stopAfter: nil, tablesChecked: true)
+            try await settleClaims(on: connection)
+        }
+        guard let pushed = try await storedToken(on: connection),
+              var claim = try await claimChanges(on: connection) else { return report }
+        report.changes = claim.changes.count
+        try await key(&claim, on: connection, report: &report)
+        let current = try await readCurrent(claim, on: connection)
+        let before = try store.lastHistoryToken()
+        try apply(claim, current: current, after: pushed, report: &report)
+        if let applied = try pullTransaction(claim.id, after: before) {
+            report.token = applied
+        } else {
+            // Nothing for the store to apply (no transaction to push): the claim ends now,
+            // with the store's values over the derived columns the server wrote.
+            try await endClaim(claim.id, rewriting: ServerWrites(claim.changes, schema: schema).derivedRewrites,
+                               on: connection)
+        }
+        return report
+    }
+
+    /// Takes (`take`) or gives back the session's lock on pulling this replication.
+    private func pullLock(on connection: PostgresConnection, take: Bool) async throws {
+        var bindings = PostgresBindings()
+        bindings.append(name)
+        _ = try await run(on: connection) {
+            try await $0.checkedQuery(PostgresQuery(
+                unsafeSQL: "SELECT \(take ? "pg_advisory_lock" : "pg_advisory_unlock")(hashtext('strata_pull'), hashtext($1))",
+                binds: bindings), logger: logger)
+        }
+    }
+
+    /// Creates the change table, the triggers and the key sequences (after the tables), and
+    /// mends foreign keys an older replicator made without `ON UPDATE CASCADE`. When they are
+    /// all there, only the trigger functions are replaced: setting a key default or a trigger
+    /// locks its table against the server application's reads.
     func preparePull(on connection: PostgresConnection) async throws {
         try await prepareTables(on: connection)
-        try await run(on: connection) { connection in
+        // Two replicators preparing at once would replace the same functions concurrently
+        // (PostgreSQL: "tuple concurrently updated"): one at a time, in one transaction.
+        try await inTransaction(on: connection) { connection in
+            try await connection.checkedQuery("SELECT pg_advisory_xact_lock(hashtext('strata_prepare_pull'))", logger: logger)
             var bindings = PostgresBindings()
             bindings.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
             bindings.append(schema.tables.map(\.entity))
             let rows = try await connection.checkedQuery(PostgresQuery(unsafeSQL: ReplicationSchema.installedPullSQL,
                                                                 binds: bindings), logger: logger)
             var installed = false
-            for try await (triggers, keyed, tables) in rows.decode((Int64, Int64, Bool).self) {
-                installed = tables && triggers == Int64(schema.tables.count + schema.joinTables.count)
+            var namespace = "public"
+            var unmended = 0
+            for try await (triggers, keyed, tables, schemaName, withoutCascade)
+                    in rows.decode((Int64, Int64, Bool, String, Int64).self) {
+                installed = tables && triggers == Int64(2 * (schema.tables.count + schema.joinTables.count))
                     && keyed == Int64(schema.tables.count)
+                namespace = schemaName
+                unmended = Int(withoutCascade)
             }
-            for statement in installed ? [schema.pullFunctionSQL] : schema.pullSQL {
+            let functions = schema.pullFunctionsSQL(in: namespace)
+            for statement in installed ? functions : functions + schema.pullSQL {
                 try await connection.checkedQuery(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
+            if unmended > 0 { try await mendForeignKeys(on: connection, tables: bindings) }
         }
     }
 
-    // MARK: Claiming
-
-    /// One change as the trigger recorded it.
-    struct PulledChange {
-        var table: String
-        var pk: Int64
-        var other: Int64?
-        var op: String
-        var columns: [String]?
-    }
-
-    /// The changes a pull took.
-    struct Claim {
-        var id: Int64
-        var changes: [PulledChange]
-    }
-
-    /// Settles a claim an interrupted pull left: finished if the store committed it, else
-    /// released for this pull to take again.
-    func recoverClaim(on connection: PostgresConnection) async throws {
-        var bindings = PostgresBindings()
-        bindings.append(name)
-        let rows = try await run(on: connection) {
-            try await $0.checkedQuery(PostgresQuery(
-                unsafeSQL: "SELECT claim, after FROM \(SQL.name(ReplicationSchema.pullTable)) "
-                    + "WHERE name = $1 AND claim IS NOT NULL", binds: bindings), logger: logger)
+    /// Re-creates the foreign keys of the replicated tables that do not cascade key updates
+    /// (made by a replicator from before pulling), keeping their names and delete rules, within
+    /// the caller's transaction.
+    private func mendForeignKeys(on connection: PostgresConnection, tables: PostgresBindings) async throws {
+        let rows = try await connection.checkedQuery(PostgresQuery(unsafeSQL: ReplicationSchema.foreignKeysWithoutCascadeSQL,
+                                                            binds: tables), logger: logger)
+        var statements: [String] = []
+        for try await (table, constraint, column, target, onDelete) in rows.decode((String, String, String, String, String).self) {
+            let rule = ["c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT", "r": "RESTRICT"][onDelete] ?? "NO ACTION"
+            statements.append("ALTER TABLE \(SQL.name(table)) DROP CONSTRAINT \(SQL.name(constraint)), "
+                + "ADD CONSTRAINT \(SQL.name(constraint)) FOREIGN KEY (\(SQL.name(column))) REFERENCES \(SQL.name(target)) (pk) "
+                + "ON DELETE \(rule) ON UPDATE CASCADE DEFERRABLE INITIALLY DEFERRED")
         }
-        var left: (claim: Int64, after: Int64)?
-        for try await row in rows.decode((Int64, Int64).self) { left = row }
-        guard let left else { return }
-        let author = pullAuthor(left.claim)
-        var applied = false
-        var after = HistoryToken(UInt64(bitPattern: left.after))
-        scan: while true {
-            let page = try store.history(after: after, limit: 256)
-            guard let last = page.last else { break }
-            for transaction in page where transaction.author == author {
-                applied = true
-                break scan
-            }
-            after = last.token
+        for statement in statements {
+            try await connection.checkedQuery(PostgresQuery(unsafeSQL: statement), logger: logger)
         }
-        if applied {
-            try await finish(left.claim, rewritingDerivedOf: [], on: connection)
-        } else {
-            try await inTransaction(on: connection) { connection in
-                var release = PostgresBindings()
-                release.append(left.claim)
-                try await connection.checkedQuery(PostgresQuery(
-                    unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.changeTable)) SET claim = NULL WHERE claim = $1",
-                    binds: release), logger: logger)
-                try await clearClaim(on: connection)
-            }
-        }
-    }
-
-    /// Marks every unclaimed change of this replication's tables as this pull's; nil when
-    /// there is none.
-    func claimChanges(on connection: PostgresConnection) async throws -> Claim? {
-        let claim = Int64.random(in: 1...Int64.max)
-        let before = try store.lastHistoryToken()
-        var changes: [PulledChange] = []
-        try await inTransaction(on: connection) { connection in
-            var bindings = PostgresBindings()
-            bindings.append(claim)
-            bindings.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
-            let rows = try await connection.checkedQuery(PostgresQuery(
-                unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.changeTable)) SET claim = $1 "
-                    + "WHERE claim IS NULL AND tbl = ANY($2::text[]) RETURNING seq, tbl, pk, other, op, cols",
-                binds: bindings), logger: logger)
-            var taken: [(Int64, PulledChange)] = []
-            for try await (seq, table, pk, other, op, columns) in rows.decode((Int64, String, Int64, Int64?, String, [String]?).self) {
-                taken.append((seq, PulledChange(table: table, pk: pk, other: other, op: op, columns: columns)))
-            }
-            changes = taken.sorted { $0.0 < $1.0 }.map(\.1)
-            guard !changes.isEmpty else { return }
-            var state = PostgresBindings()
-            state.append(name)
-            state.append(claim)
-            state.append(Int64(bitPattern: before.value))
-            try await connection.checkedQuery(PostgresQuery(
-                unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.pullTable)) (name, claim, after) VALUES ($1, $2, $3) "
-                    + "ON CONFLICT (name) DO UPDATE SET claim = EXCLUDED.claim, after = EXCLUDED.after",
-                binds: state), logger: logger)
-        }
-        return changes.isEmpty ? nil : Claim(id: claim, changes: changes)
-    }
-
-    func clearClaim(on connection: PostgresConnection) async throws {
-        var bindings = PostgresBindings()
-        bindings.append(name)
-        try await connection.checkedQuery(PostgresQuery(
-            unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.pullTable)) SET claim = NULL WHERE name = $1",
-            binds: bindings), logger: logger)
     }
 
     // MARK: Keying
@@ -233,7 +207,7 @@ extension PostgresReplicator {
         var wanted: [Int: [Int64]] = [:]
         var seen = Set<[Int64]>()
         for change in claim.changes where change.op == "insert" {
-            guard let table = schema.tables.firstIndex(where: { $0.entity == change.table }),
+            guard let table = schema.tableByEntity[change.table],
                   seen.insert([Int64(table), change.pk]).inserted else { continue }
             wanted[table, default: []].append(change.pk)
         }
@@ -253,27 +227,29 @@ extension PostgresReplicator {
                 try await connection.checkedQuery(PostgresQuery(
                     unsafeSQL: "UPDATE \(SQL.name(entity)) AS t SET pk = m.new FROM \(map) WHERE t.pk = m.old",
                     binds: bindings), logger: logger)
+                // Every recorded change of those rows and their links follows, claimed or not:
+                // the server may have changed them after the claim, under its own keys.
                 var changeBindings = bindings
                 changeBindings.append(claim.id)
                 changeBindings.append(entity)
                 let changes = SQL.name(ReplicationSchema.changeTable)
                 try await connection.checkedQuery(PostgresQuery(
-                    unsafeSQL: "UPDATE \(changes) AS c SET pk = m.new, op = CASE WHEN c.op = 'insert' THEN 'keyed' ELSE c.op END "
-                        + "FROM \(map) WHERE c.claim = $3 AND c.tbl = $4 AND c.pk = m.old", binds: changeBindings),
+                    unsafeSQL: "UPDATE \(changes) AS c SET pk = m.new, "
+                        + "op = CASE WHEN c.op = 'insert' AND c.claim = $3 THEN 'keyed' ELSE c.op END "
+                        + "FROM \(map) WHERE c.tbl = $4 AND c.pk = m.old", binds: changeBindings),
                     logger: logger)
                 for join in schema.joinTables where join.entity == entity || join.target == entity {
                     var joinBindings = bindings
-                    joinBindings.append(claim.id)
                     joinBindings.append(join.name)
                     if join.entity == entity {
                         try await connection.checkedQuery(PostgresQuery(
                             unsafeSQL: "UPDATE \(changes) AS c SET pk = m.new FROM \(map) "
-                                + "WHERE c.claim = $3 AND c.tbl = $4 AND c.pk = m.old", binds: joinBindings), logger: logger)
+                                + "WHERE c.tbl = $3 AND c.pk = m.old", binds: joinBindings), logger: logger)
                     }
                     if join.target == entity {
                         try await connection.checkedQuery(PostgresQuery(
                             unsafeSQL: "UPDATE \(changes) AS c SET other = m.new FROM \(map) "
-                                + "WHERE c.claim = $3 AND c.tbl = $4 AND c.other = m.old", binds: joinBindings), logger: logger)
+                                + "WHERE c.tbl = $3 AND c.other = m.old", binds: joinBindings), logger: logger)
                     }
                 }
             }
@@ -289,7 +265,7 @@ extension PostgresReplicator {
             if let renamed = byEntity[change.table]?[change.pk] {
                 change.pk = renamed
                 if change.op == "insert" { change.op = "keyed" }
-            } else if let join = schema.joinTables.first(where: { $0.name == change.table }) {
+            } else if let join = schema.joinTableByName[change.table].map({ schema.joinTables[$0] }) {
                 if let renamed = byEntity[join.entity]?[change.pk] { change.pk = renamed }
                 if let other = change.other, let renamed = byEntity[join.target]?[other] { change.other = renamed }
             }

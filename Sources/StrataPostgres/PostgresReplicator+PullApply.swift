@@ -19,12 +19,6 @@ extension PostgresReplicator {
         var links: [String: Set<[Int64]>] = [:]
     }
 
-    /// The columns a pull reads and writes: attributes and to-ones, not the key or derived ones.
-    func pulledColumns(_ table: ReplicationSchema.Table) -> [ReplicationSchema.Column] {
-        let derived = Set(store.model.entities.first { $0.name == table.entity }?.derivedAttributes.map(\.name) ?? [])
-        return table.columns.filter { $0.name != "pk" && !derived.contains($0.name) }
-    }
-
     /// Reads every claimed row and link in one repeatable-read snapshot of PostgreSQL.
     func readCurrent(_ claim: Claim, on connection: PostgresConnection) async throws -> CurrentRows {
         var keys: [String: Set<Int64>] = [:]
@@ -40,7 +34,7 @@ extension PostgresReplicator {
         try await inTransaction(on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
             for table in schema.tables {
                 guard let wanted = keys[table.entity] else { continue }
-                let columns = pulledColumns(table)
+                let columns = table.pulledColumns
                 var bindings = PostgresBindings()
                 bindings.append(Array(wanted))
                 let list = (["pk"] + columns.map(\.name)).map(SQL.name).joined(separator: ", ")
@@ -103,56 +97,49 @@ extension PostgresReplicator {
 
     func localChanges(after token: HistoryToken) throws -> LocalChanges {
         var local = LocalChanges()
-        var after = token
-        while true {
-            let page = try store.history(after: after, limit: 256)
-            guard let last = page.last else { break }
-            after = last.token
-            for transaction in page where !(transaction.author ?? "").hasPrefix(pullAuthorPrefix) {
-                for change in transaction.changes {
-                    let key = [change.id.entity, String(change.id.primaryKey)]
-                    switch change.kind {
-                    case .insert, .update:
-                        local.touched.insert(change.id)
-                        for name in change.values.keys where !change.derivedNames.contains(name) {
-                            local.properties.insert(key + [name])
-                        }
-                        for name in change.toOneTargets.keys { local.properties.insert(key + [name]) }
-                    case .delete:
-                        local.deleted.insert(change.id)
-                    case .link, .unlink:
-                        guard let relationship = change.relationship, let other = change.other,
-                              let side = schema.joinBySide["\(change.id.entity).\(relationship)"] else { continue }
-                        let pair = side.isSource ? (change.id.primaryKey, other.primaryKey)
-                            : (other.primaryKey, change.id.primaryKey)
-                        local.links.insert([schema.joinTables[side.table].name, String(pair.0), String(pair.1)])
+        try forEachHistoryTransaction(after: token) { transaction in
+            guard pullClaim(of: transaction) == nil else { return true }
+            for change in transaction.changes {
+                let key = [change.id.entity, String(change.id.primaryKey)]
+                switch change.kind {
+                case .insert, .update:
+                    local.touched.insert(change.id)
+                    for name in change.values.keys where !change.derivedNames.contains(name) {
+                        local.properties.insert(key + [name])
                     }
+                    for name in change.toOneTargets.keys { local.properties.insert(key + [name]) }
+                case .delete:
+                    local.deleted.insert(change.id)
+                case .link, .unlink:
+                    guard let relationship = change.relationship, let other = change.other,
+                          let side = schema.joinBySide["\(change.id.entity).\(relationship)"] else { continue }
+                    let pair = side.isSource ? (change.id.primaryKey, other.primaryKey)
+                        : (other.primaryKey, change.id.primaryKey)
+                    local.links.insert([schema.joinTables[side.table].name, String(pair.0), String(pair.1)])
                 }
             }
+            return true
         }
         return local
     }
 
-    /// What a pull did to the store.
-    struct PullOutcome {
-        var token: HistoryToken?
-        /// Rows whose derived columns the server wrote: the store's values go back.
-        var derivedRewrites: [ObjectID] = []
-    }
-
-    /// Applies the claim as one store transaction under the conflict rule.
-    func apply(_ claim: Claim, current: CurrentRows, after pushed: HistoryToken,
-               report: inout PullReport) throws -> PullOutcome {
+    /// Applies the claim as one store transaction under the conflict rule (none when there is
+    /// nothing to change).
+    func apply(_ claim: Claim, current: CurrentRows, after pushed: HistoryToken, report: inout PullReport) throws {
         let local = try localChanges(after: pushed)
         // Each row once, in the order the server first touched it: every column for an insert,
         // the changed ones for updates.
         var order: [ObjectID] = []
         var columnsByRow: [ObjectID: Set<String>] = [:]
         var keyed = Set<ObjectID>()
+        // Rows the server inserted, and the columns it named in updates: a NULL it left in an
+        // inserted row's column it never named means "not given".
+        var inserted = Set<ObjectID>()
+        var named: [ObjectID: Set<String>] = [:]
         var pairs: [(join: ReplicationSchema.JoinTable, pair: [Int64])] = []
         var seenPairs = Set<[String]>()
         for change in claim.changes {
-            if let join = schema.joinTables.first(where: { $0.name == change.table }), let other = change.other {
+            if let join = schema.joinTableByName[change.table].map({ schema.joinTables[$0] }), let other = change.other {
                 if seenPairs.insert([join.name, String(change.pk), String(other)]).inserted {
                     pairs.append((join, [change.pk, other]))
                 }
@@ -166,14 +153,15 @@ extension PostgresReplicator {
             case "insert", "keyed":
                 columns.formUnion(schema.tables[index].columns.map(\.name).filter { $0 != "pk" })
                 if change.op == "keyed" { keyed.insert(id) }
+                inserted.insert(id)
             case "update":
                 columns.formUnion(change.columns ?? [])
+                named[id, default: []].formUnion(change.columns ?? [])
             default:
                 break
             }
             columnsByRow[id] = columns
         }
-        var outcome = PullOutcome()
         var applied = 0
         var conflicts = 0
         var deletionsWon = 0
@@ -183,8 +171,6 @@ extension PostgresReplicator {
                 var toOnes: [(ObjectID, String, Int64?)] = []
                 var deletes: [ObjectID] = []
                 for id in order {
-                    let table = schema.tables[schema.tableByEntity[id.entity]!]
-                    let derived = Set(table.columns.map(\.name)).subtracting(pulledColumns(table).map(\.name)).subtracting(["pk"])
                     let columns = columnsByRow[id] ?? []
                     let held = try tx.values(of: id)
                     guard let values = current.rows[id.entity]?[Int64(bitPattern: id.primaryKey)] else {
@@ -202,7 +188,7 @@ extension PostgresReplicator {
                         guard keyed.contains(id) else { continue }
                     }
                     var attributes: [String: StoredValue] = [:]
-                    for column in columns.sorted() where !derived.contains(column) {
+                    for column in columns.sorted() {
                         guard let value = values[column] else { continue }
                         if held != nil && local.properties.contains([id.entity, String(id.primaryKey), column]) {
                             conflicts += 1
@@ -211,8 +197,10 @@ extension PostgresReplicator {
                         switch value {
                         case .stored(let stored):
                             // A column the server left NULL in a row it inserted takes the
-                            // model's default (a required one without default is refused).
-                            if held == nil && stored == .null { continue }
+                            // model's default (a required one without default is refused), or
+                            // keeps the store's value when the insert is applied again (a
+                            // claim released after the store applied it).
+                            if stored == .null && inserted.contains(id) && named[id]?.contains(column) != true { continue }
                             if held?[column] != stored { attributes[column] = stored }
                         case .target(let target):
                             toOnes.append((id, column, target))
@@ -230,7 +218,6 @@ extension PostgresReplicator {
                         throw ReplicationError.pullRejected(entity: id.entity, primaryKey: Int64(bitPattern: id.primaryKey),
                                                             reason: "\(error)")
                     }
-                    if !columns.isDisjoint(with: derived) { outcome.derivedRewrites.append(id) }
                 }
                 for (id, relationship, target) in toOnes {
                     guard let entity = store.model.entities.first(where: { $0.name == id.entity }),
@@ -292,39 +279,20 @@ extension PostgresReplicator {
         report.rowsApplied += applied
         report.conflicts += conflicts
         report.deletionsWon += deletionsWon
-        if applied > 0 { outcome.token = try store.lastHistoryToken() }
-        return outcome
     }
 
-    /// The store's derived values of `ids`, as updates.
+    /// The store's derived values of `ids`, as updates (nil ones included: they clear the
+    /// server's value).
     func derivedValues(of ids: [ObjectID]) throws -> [HistoryChange] {
         try store.read { reader in
             try ids.compactMap { id in
-                guard let values = try reader.values(of: id),
-                      let entity = store.model.entities.first(where: { $0.name == id.entity }) else { return nil }
-                let derived = Set(entity.derivedAttributes.map(\.name))
-                return HistoryChange(kind: .update, id: id, values: values.filter { derived.contains($0.key) })
+                guard let index = schema.tableByEntity[id.entity], let values = try reader.values(of: id) else { return nil }
+                var derived: [String: StoredValue] = [:]
+                for column in schema.tables[index].columns where column.isDerived {
+                    derived[column.name] = values[column.name] ?? .null
+                }
+                return HistoryChange(kind: .update, id: id, values: derived, derivedNames: Set(derived.keys))
             }
-        }
-    }
-
-    /// Deletes the claim's changes and writes the store's derived values over those the server
-    /// wrote, in one PostgreSQL transaction.
-    func finish(_ claim: Int64, rewritingDerivedOf ids: [ObjectID], on connection: PostgresConnection) async throws {
-        var queries: [PostgresQuery] = []
-        if !ids.isEmpty {
-            var batch = BatchStatements(schema: schema)
-            batch.add(try derivedValues(of: ids))
-            queries = try batch.statements().queries
-        }
-        try await inTransaction(on: connection) { connection in
-            for query in queries { try await connection.checkedQuery(query, logger: logger) }
-            var bindings = PostgresBindings()
-            bindings.append(claim)
-            try await connection.checkedQuery(PostgresQuery(
-                unsafeSQL: "DELETE FROM \(SQL.name(ReplicationSchema.changeTable)) WHERE claim = $1", binds: bindings),
-                logger: logger)
-            try await clearClaim(on: connection)
         }
     }
 }

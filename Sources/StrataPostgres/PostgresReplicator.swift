@@ -221,13 +221,23 @@ public final class PostgresReplicator: Sendable {
                report: inout PushReport) async throws {
         var batch = BatchStatements(schema: schema)
         var changes = 0
+        // The store transactions of this replication's pulls carry what the store computed
+        // from the server's writes, not those writes (``ServerWrites``); their claims end here.
+        let claims = transactions.compactMap { pullClaim(of: $0) }
+        let writes = claims.isEmpty ? [:] : try await serverWrites(of: claims, on: connection)
         for transaction in transactions {
-            batch.add(transaction.changes)
+            if let claim = pullClaim(of: transaction), let server = writes[claim] {
+                batch.add(transaction.changes, leavingOut: server)
+                batch.add(try derivedValues(of: server.derivedRewrites))
+            } else {
+                batch.add(transaction.changes)
+            }
             changes += transaction.changes.count
         }
         let (queries, rows) = try batch.statements()
         try await inTransaction(on: connection) {
             for query in queries { try await $0.checkedQuery(query, logger: logger) }
+            if !claims.isEmpty { try await endClaims(claims, on: $0) }
             var bindings = PostgresBindings()
             bindings.append(Int64(bitPattern: transactions.last!.token.value))
             bindings.append(name)

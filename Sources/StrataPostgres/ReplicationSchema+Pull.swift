@@ -18,33 +18,57 @@ extension ReplicationSchema {
 
     /// The trigger function's name.
     static let triggerFunction = "strata_record_change"
+    /// The function of the statement triggers that refuse a server's `TRUNCATE`.
+    static let truncateFunction = "strata_refuse_truncate"
 
-    /// A query of one row: how many of the tables have the trigger, and how many entity tables
-    /// take their keys from a sequence, given the tables as `$1` and the entity tables as `$2`.
+    /// A query of one row: how many triggers of the replicator the tables have (two each), how
+    /// many entity tables take their keys from a sequence, whether the change and pull tables
+    /// exist, the schema, and how many foreign keys of the tables do not cascade key updates —
+    /// given the tables as `$1` and the entity tables as `$2`.
     static let installedPullSQL = """
         SELECT (SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-                 WHERE t.tgname = 'strata_changes' AND c.relnamespace = current_schema()::regnamespace
-                   AND c.relname = ANY($1::text[])),
+                 WHERE t.tgname IN ('strata_changes', 'strata_truncate')
+                   AND c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1::text[])),
                (SELECT count(*) FROM information_schema.columns
                  WHERE table_schema = current_schema() AND table_name = ANY($2::text[]) AND column_name = 'pk'
                    AND column_default LIKE 'nextval%'),
                to_regclass(\(SQL.literal(SQL.name(changeTable)))) IS NOT NULL
-                   AND to_regclass(\(SQL.literal(SQL.name(pullTable)))) IS NOT NULL
+                   AND to_regclass(\(SQL.literal(SQL.name(pullTable)))) IS NOT NULL,
+               current_schema()::text,
+               (SELECT count(*) FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
+                 WHERE k.contype = 'f' AND k.confupdtype <> 'c'
+                   AND c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1::text[]))
         """
 
-    /// The trigger function (replaced each time: it takes no lock a server application waits for).
+    /// The foreign keys of the tables `$1` that do not cascade key updates: table, constraint,
+    /// column, referenced table and `ON DELETE` rule (`pg_constraint.confdeltype`).
+    static let foreignKeysWithoutCascadeSQL = """
+        SELECT c.relname::text, k.conname::text, a.attname::text, r.relname::text, k.confdeltype::text
+          FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid JOIN pg_class r ON r.oid = k.confrelid
+          JOIN pg_attribute a ON a.attrelid = k.conrelid AND a.attnum = k.conkey[1]
+         WHERE k.contype = 'f' AND k.confupdtype <> 'c' AND cardinality(k.conkey) = 1
+           AND c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1::text[])
+        """
+
+    /// The trigger functions, for tables in `schema` (replaced each time: that takes no lock a
+    /// server application waits for).
     ///
     /// Rows: insert, delete, update with the columns whose values changed (a key change is a
     /// delete and an insert). Join tables: link and unlink. The replicator's own writes (and
-    /// what they cascade to) carry the origin setting and are skipped.
-    var pullFunctionSQL: String {
-        let changes = SQL.name(Self.changeTable)
-        return """
-        CREATE OR REPLACE FUNCTION \(SQL.name(Self.triggerFunction))() RETURNS trigger LANGUAGE plpgsql AS $body$
+    /// what they cascade to) carry the origin setting and are skipped. The functions run with
+    /// their owner's rights (the server application needs none on the change table) and a
+    /// search path of their own (whatever the writing session's, the changes go to the
+    /// replicator's table); `TRUNCATE` fires no row trigger, so a server's is refused.
+    func pullFunctionsSQL(in schema: String) -> [String] {
+        let changes = SQL.name(schema) + "." + SQL.name(Self.changeTable)
+        let header = "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $body$"
+        let origin = "current_setting(\(SQL.literal(Self.originSetting)), true) = 'strata'"
+        let record = """
+        CREATE OR REPLACE FUNCTION \(SQL.name(schema)).\(SQL.name(Self.triggerFunction))() RETURNS trigger \(header)
         DECLARE
             changed text[];
         BEGIN
-            IF current_setting(\(SQL.literal(Self.originSetting)), true) = 'strata' THEN
+            IF \(origin) THEN
                 RETURN NULL;
             END IF;
             IF TG_ARGV[0] = 'join' THEN
@@ -74,32 +98,45 @@ extension ReplicationSchema {
         END
         $body$
         """
+        let refuse = """
+        CREATE OR REPLACE FUNCTION \(SQL.name(schema)).\(SQL.name(Self.truncateFunction))() RETURNS trigger \(header)
+        BEGIN
+            IF \(origin) THEN
+                RETURN NULL;
+            END IF;
+            RAISE EXCEPTION 'TRUNCATE of % is not replicated to the Strata store: delete the rows instead', TG_TABLE_NAME
+                USING ERRCODE = 'feature_not_supported';
+        END
+        $body$
+        """
+        return [record, refuse]
     }
 
-    /// The change table, the pull table, the trigger function, a trigger on every table and
-    /// the key sequences (all idempotent; the triggers and key defaults lock their tables, so
-    /// they run only when missing).
+    /// The change table, the pull table, the triggers on every table and the key sequences,
+    /// after ``pullFunctionsSQL(in:)`` (all idempotent; the triggers and key defaults lock their
+    /// tables, so they run only when missing).
     var pullSQL: [String] {
         let changes = SQL.name(Self.changeTable)
         var statements = [
             "CREATE TABLE IF NOT EXISTS \(changes) (seq bigserial PRIMARY KEY, tbl text NOT NULL, "
                 + "pk bigint NOT NULL, other bigint, op text NOT NULL, cols text[], claim bigint)",
             "CREATE TABLE IF NOT EXISTS \(SQL.name(Self.pullTable)) (name text PRIMARY KEY, claim bigint, after bigint)",
-            pullFunctionSQL,
         ]
         for table in tables {
             let sequence = "strata_key_\(table.entity)"
             statements.append("CREATE SEQUENCE IF NOT EXISTS \(SQL.name(sequence)) START WITH \(Self.serverKeyBase)")
             statements.append("ALTER TABLE \(SQL.name(table.entity)) ALTER COLUMN pk SET DEFAULT "
                 + "nextval(\(SQL.literal(SQL.name(sequence)))::regclass)")
-            statements.append(Self.trigger(on: table.entity, kind: "row"))
+            statements += Self.triggers(on: table.entity, kind: "row")
         }
-        for join in joinTables { statements.append(Self.trigger(on: join.name, kind: "join")) }
+        for join in joinTables { statements += Self.triggers(on: join.name, kind: "join") }
         return statements
     }
 
-    private static func trigger(on table: String, kind: String) -> String {
-        "CREATE OR REPLACE TRIGGER strata_changes AFTER INSERT OR UPDATE OR DELETE ON \(SQL.name(table)) "
-            + "FOR EACH ROW EXECUTE FUNCTION \(SQL.name(triggerFunction))(\(SQL.literal(kind)))"
+    private static func triggers(on table: String, kind: String) -> [String] {
+        ["CREATE OR REPLACE TRIGGER strata_changes AFTER INSERT OR UPDATE OR DELETE ON \(SQL.name(table)) "
+            + "FOR EACH ROW EXECUTE FUNCTION \(SQL.name(triggerFunction))(\(SQL.literal(kind)))",
+         "CREATE OR REPLACE TRIGGER strata_truncate BEFORE TRUNCATE ON \(SQL.name(table)) "
+            + "FOR EACH STATEMENT EXECUTE FUNCTION \(SQL.name(truncateFunction))()"]
     }
 }

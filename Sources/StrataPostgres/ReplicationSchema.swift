@@ -14,12 +14,17 @@ struct ReplicationSchema {
         var sqlType: String
         /// The target entity of a to-one relationship column.
         var target: String?
+        /// A derived attribute's column: the store computes it, a server's write to it is replaced.
+        var isDerived = false
     }
 
     struct Table {
         var entity: String
         var columns: [Column]
         var columnByName: [String: Int]
+
+        /// The columns a pull reads and writes: attributes and to-ones, not the key or derived ones.
+        var pulledColumns: [Column] { columns.filter { $0.name != "pk" && !$0.isDerived } }
     }
 
     struct JoinTable {
@@ -36,6 +41,8 @@ struct ReplicationSchema {
     let tables: [Table]
     let tableByEntity: [String: Int]
     let joinTables: [JoinTable]
+    /// Join tables by name.
+    let joinTableByName: [String: Int]
     /// By `Entity.relationship`, the join table of a many-to-many relationship and whether that
     /// side is the table's `source`.
     let joinBySide: [String: (table: Int, isSource: Bool)]
@@ -50,7 +57,7 @@ struct ReplicationSchema {
                 columns.append(Column(name: attribute.name, sqlType: Self.sqlType(attribute.type), target: nil))
             }
             for derived in entity.derivedAttributes {
-                columns.append(Column(name: derived.name, sqlType: Self.sqlType(derived.type), target: nil))
+                columns.append(Column(name: derived.name, sqlType: Self.sqlType(derived.type), target: nil, isDerived: true))
             }
             for relationship in entity.relationships {
                 if relationship.isManyToMany {
@@ -74,6 +81,9 @@ struct ReplicationSchema {
         for (index, table) in tables.enumerated() { byEntity[table.entity] = index }
         self.tableByEntity = byEntity
         self.joinTables = joins
+        var joinByName: [String: Int] = [:]
+        for (index, join) in joins.enumerated() { joinByName[join.name] = index }
+        self.joinTableByName = joinByName
         self.joinBySide = joinBySide
     }
 

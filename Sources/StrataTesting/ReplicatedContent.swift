@@ -47,7 +47,12 @@ package enum ReplicatedContent {
         -> [String: [String]] {
         var out: [String: [String]] = [:]
         for entity in model.entities {
-            let columns = (["pk"] + comparedColumns(entity)).map { "\"\($0)\"" }.joined(separator: ", ")
+            // Numbers compare by value: a server's 113.2500 is the store's 113.25 (the push
+            // leaves the server's own writes as the server spelled them).
+            let decimals = Set(entity.attributes.filter { $0.type == .decimal }.map(\.name)
+                + entity.derivedAttributes.filter { $0.type == .decimal }.map(\.name))
+            let columns = (["pk"] + comparedColumns(entity)).map { decimals.contains($0) ? "trim_scale(\"\($0)\")" : "\"\($0)\"" }
+                .joined(separator: ", ")
             let text = try cluster.psql("SELECT \(columns) FROM \"\(entity.name)\" ORDER BY pk", database: database)
             out[entity.name] = text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
             for relationship in entity.relationships where relationship.isManyToMany
@@ -78,4 +83,18 @@ package enum ReplicatedContent {
         }
     }
 
+}
+
+extension ReplicatedContent {
+    /// The lines that differ between two contents, table by table (`-` only in the first,
+    /// `+` only in the second), for a failure message.
+    package static func difference(_ first: [String: [String]], _ second: [String: [String]]) -> String {
+        var out: [String] = []
+        for table in Set(first.keys).union(second.keys).sorted() {
+            let a = Set(first[table] ?? []), b = Set(second[table] ?? [])
+            for line in a.subtracting(b).sorted() { out.append("\(table) - \(line)") }
+            for line in b.subtracting(a).sorted() { out.append("\(table) + \(line)") }
+        }
+        return out.joined(separator: "\n")
+    }
 }

@@ -9,7 +9,7 @@ import Testing
 /// "server application" updates, inserts, deletes, moves and links rows in PostgreSQL (and
 /// writes over derived columns); after every exchange PostgreSQL must equal the store, the
 /// change table must be empty and the store must check clean — whatever conflicts the
-/// generator made.
+/// generator made. Every other round the server writes again between a pull and its push.
 @Suite(.serialized) struct ExchangeDifferentialTests {
     let cluster: PostgresCluster
     let directory: String
@@ -20,7 +20,7 @@ import Testing
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
     }
 
-    @Test(arguments: [UInt64(11), 13])
+    @Test(arguments: [UInt64(11), 13, 15])
     func exchangesConvergeWhateverBothSidesDid(seed: UInt64) async throws {
         var random = SplitMix64(seed: seed)
         let (database, url) = try cluster.makeDatabase()
@@ -39,20 +39,53 @@ import Testing
         _ = try await replicator.exchange()
         var conflicts = 0
         for round in 0..<10 {
+            // Every other round races: the server writes again between a pull and the push that
+            // follows it, with the store quiet, so every write of the server must survive.
+            let racing = round % 2 == 1
             // The store's side (its lists of keys go stale as the server deletes: steps on a
             // missing object are skipped by refreshing them first).
             (lists, items, tags) = try Self.keys(store)
-            try ReplicationBatchingTests.commit(Int.random(in: 0...6, using: &random), to: store, lists: &lists, items: &items,
-                                                tags: &tags, random: &random)
+            if !racing {
+                try ReplicationBatchingTests.commit(Int.random(in: 0...6, using: &random), to: store, lists: &lists,
+                                                    items: &items, tags: &tags, random: &random)
+            }
             // The server's side, in one PostgreSQL transaction.
             let statements = try serverStatements(database, count: Int.random(in: 1...8, using: &random), random: &random)
             _ = try cluster.psql("BEGIN;\n" + statements.joined(separator: "\n") + "\nCOMMIT;", database: database)
+            var between: [String] = []
+            var expectedTitles: [String: String] = [:]
+            if racing {
+                let pulled = try await replicator.pull()
+                conflicts += pulled.conflicts + pulled.deletionsWon
+                between = try serverStatements(database, count: Int.random(in: 1...6, using: &random), random: &random)
+                // Then titles the push must leave as the server wrote them: rows the pull just
+                // wrote to the store are the ones a push would carry back.
+                let keyed = try cluster.psql("SELECT pk FROM \"Item\" WHERE pk < \(1 << 62) ORDER BY pk", database: database)
+                    .split(separator: "\n").map(String.init)
+                for index in 0..<min(3, keyed.count) {
+                    let pk = keyed[Int.random(in: 0..<keyed.count, using: &random)]
+                    expectedTitles[pk] = "Between \(round).\(index)"
+                    between.append("UPDATE \"Item\" SET title = 'Between \(round).\(index)' WHERE pk = \(pk);")
+                }
+                _ = try cluster.psql("BEGIN;\n" + between.joined(separator: "\n") + "\nCOMMIT;", database: database)
+                _ = try await replicator.push()
+            }
             let (pulled, _) = try await replicator.exchange()
             conflicts += pulled.conflicts + pulled.deletionsWon
-            let same = try ReplicatedContent.ofDatabase(database, in: cluster, model: store.model) == ReplicatedContent.ofStore(store)
-            #expect(same, "seed \(seed) round \(round): PostgreSQL differs from the store after \(statements)")
+            let (server, local) = (try ReplicatedContent.ofDatabase(database, in: cluster, model: store.model),
+                                   try ReplicatedContent.ofStore(store))
+            let same = server == local
+            #expect(same, """
+                seed \(seed) round \(round): PostgreSQL (-) differs from the store (+) after \(statements), then \(between):
+                \(ReplicatedContent.difference(server, local))
+                """)
             #expect(try cluster.psql("SELECT count(*) FROM strata_changes", database: database)
                 .trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+            for (pk, title) in expectedTitles {
+                let id = ObjectID(entity: "Item", primaryKey: UInt64(pk)!)
+                guard let values = try store.read({ try $0.values(of: id) }) else { continue }
+                #expect(values["title"] == .string(title), "seed \(seed) round \(round): the server's title of Item \(pk) was lost")
+            }
             let problems = try store.read { try $0.checkRecords() }
             #expect(problems.isEmpty, "seed \(seed) round \(round): \(problems)")
             if !same || !problems.isEmpty { return }
