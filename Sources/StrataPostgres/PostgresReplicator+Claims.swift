@@ -86,8 +86,13 @@ extension PostgresReplicator {
             others = unrecorded
         }
         var awaitingPush = false
-        if let recorded {
-            awaitingPush = try pullTransaction(recorded.claim, after: HistoryToken(UInt64(bitPattern: recorded.after))) != nil
+        if let recorded, let applied = try pullTransaction(recorded.claim, after: HistoryToken(UInt64(bitPattern: recorded.after))) {
+            // Already behind PostgreSQL's token (a copy skipped it): nothing will push it.
+            if let pushed = try await storedToken(on: connection), pushed.value >= applied.value {
+                try await inTransaction(on: connection) { try await endClaims([recorded.claim], on: $0) }
+                return try await settleClaims(on: connection)
+            }
+            awaitingPush = true
         }
         guard others || (recorded != nil && !awaitingPush) else { return awaitingPush }
         try await inTransaction(on: connection) { connection in
