@@ -59,10 +59,12 @@ struct BatchStatements {
     /// Whether the statements guard against rows PostgreSQL no longer holds: a to-one's target
     /// or a link's end the server deleted meanwhile (the store learns of it at its next pull)
     /// is left out as PostgreSQL's `ON DELETE` would have left it, rather than failing the
-    /// push on the foreign key. Off for a copy, which inserts targets after their references.
+    /// push on the foreign key. A push turns it on to retry a batch that failed so (it costs a
+    /// statement per to-one column written); never for a copy, which inserts targets after
+    /// what points at them.
     private let guardsMissingRows: Bool
 
-    init(schema: ReplicationSchema, guardsMissingRows: Bool = true) {
+    init(schema: ReplicationSchema, guardsMissingRows: Bool = false) {
         self.schema = schema
         self.guardsMissingRows = guardsMissingRows
     }

@@ -87,13 +87,13 @@ extension PostgresReplicator {
                                            logger: logger)
             }
             // The rows as insert changes, written in slices (memory stays bounded).
-            var batch = BatchStatements(schema: schema, guardsMissingRows: false)
+            var batch = BatchStatements(schema: schema)
             func flush() async throws {
                 guard batch.changeCount > 0 else { return }
                 let statements = try batch.statements()
                 for query in statements.queries { try await connection.checkedQuery(query, logger: logger) }
                 rows += statements.rows
-                batch = BatchStatements(schema: schema, guardsMissingRows: false)
+                batch = BatchStatements(schema: schema)
             }
             for entity in store.model.entities {
                 let toOnes = entity.relationships.filter { !$0.isToMany }

@@ -219,7 +219,20 @@ public final class PostgresReplicator: Sendable {
     /// `expected` to the last one's (``TokenMoved`` if another run moved it first).
     func apply(_ transactions: [HistoryTransaction], after expected: HistoryToken, on connection: PostgresConnection,
                report: inout PushReport) async throws {
-        var batch = BatchStatements(schema: schema)
+        do {
+            try await apply(transactions, after: expected, on: connection, report: &report, guarded: false)
+        } catch ReplicationError.server(_, let state) where state == "23503" {
+            // A foreign key failed at commit: a row the batch points at was deleted by a server
+            // application since the store's change (the pull that follows applies the deletion).
+            // Again, with the statements that leave such references out as ON DELETE would have;
+            // not at first, as they cost a round trip per batch that is rarely needed.
+            try await apply(transactions, after: expected, on: connection, report: &report, guarded: true)
+        }
+    }
+
+    private func apply(_ transactions: [HistoryTransaction], after expected: HistoryToken,
+                       on connection: PostgresConnection, report: inout PushReport, guarded: Bool) async throws {
+        var batch = BatchStatements(schema: schema, guardsMissingRows: guarded)
         var changes = 0
         // The store transactions of this replication's pulls carry what the store computed
         // from the server's writes, not those writes (``ServerWrites``); their claims end here.

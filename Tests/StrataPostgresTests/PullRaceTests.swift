@@ -112,13 +112,9 @@ extension PullTests {
         let connection = try await replicator.connect()
         defer { Task { try? await connection.close() } }
         _ = try sql("INSERT INTO \"TodoList\" (name) VALUES ('Keyed')", database)
-        var claim = try #require(try await replicator.claimChanges(on: connection))
-        _ = try sql("INSERT INTO \"Tag_lists\" SELECT \(tags[1].primaryKey), pk FROM \"TodoList\" WHERE name = 'Keyed'", database)
-        var report = PullReport()
-        try await replicator.key(&claim, on: connection, report: &report)
-        let current = try await replicator.readCurrent(claim, on: connection)
-        let pushed = try #require(try await replicator.storedToken(on: connection))
-        _ = try replicator.apply(claim, current: current, after: pushed, report: &report)
+        try await pullUntilTheStoreCommits(replicator, on: connection) {
+            _ = try sql("INSERT INTO \"Tag_lists\" SELECT \(tags[1].primaryKey), pk FROM \"TodoList\" WHERE name = 'Keyed'", database)
+        }
         _ = try await replicator.exchange()
         let list = try #require(try store.read { reader in
             try reader.objects("TodoList").first { try reader.values(of: $0)?["name"] == .string("Keyed") }
@@ -135,12 +131,7 @@ extension PullTests {
         let connection = try await replicator.connect()
         defer { Task { try? await connection.close() } }
         _ = try sql("UPDATE \"TodoList\" SET \"itemCount\" = 999, budget = 12 WHERE pk = \(lists[1].primaryKey)", database)
-        var claim = try #require(try await replicator.claimChanges(on: connection))
-        var report = PullReport()
-        try await replicator.key(&claim, on: connection, report: &report)
-        let current = try await replicator.readCurrent(claim, on: connection)
-        let pushed = try #require(try await replicator.storedToken(on: connection))
-        _ = try replicator.apply(claim, current: current, after: pushed, report: &report)
+        try await pullUntilTheStoreCommits(replicator, on: connection)
         _ = try await replicator.exchange()
         #expect(try sql("SELECT \"itemCount\" FROM \"TodoList\" WHERE pk = \(lists[1].primaryKey)", database) == "4")
         try expectSame(store, database)

@@ -1,4 +1,5 @@
 import Foundation
+import PostgresNIO
 @testable import StrataPostgres
 import StrataRecords
 import StrataStorage
@@ -47,6 +48,19 @@ import Testing
         #expect(try ReplicatedContent.ofDatabase(database, in: cluster, model: store.model) == ReplicatedContent.ofStore(store),
                 sourceLocation: sourceLocation)
         #expect(try sql("SELECT count(*) FROM strata_changes", database) == "0", sourceLocation: sourceLocation)
+    }
+
+    /// The steps of a pull up to the store's commit, as a pull killed right after it leaves
+    /// them: `between` runs after the claim, before the keys.
+    func pullUntilTheStoreCommits(_ replicator: PostgresReplicator, on connection: PostgresConnection,
+                                  between: () throws -> Void = {}) async throws {
+        var claim = try #require(try await replicator.claimChanges(on: connection))
+        try between()
+        var report = PullReport()
+        try await replicator.key(&claim, on: connection, report: &report)
+        let current = try await replicator.readCurrent(claim, on: connection)
+        let pushed = try #require(try await replicator.storedToken(on: connection))
+        try replicator.apply(claim, current: current, after: pushed, report: &report)
     }
 
     func item(_ store: RecordStore, titled title: String) throws -> ObjectID? {
@@ -192,12 +206,7 @@ import Testing
         let before = try count()
         // Interrupted after the store committed, before the claim was finished.
         _ = try sql("INSERT INTO \"TodoList\" (name) VALUES ('First')", database)
-        var claim = try #require(try await replicator.claimChanges(on: connection))
-        var report = PullReport()
-        try await replicator.key(&claim, on: connection, report: &report)
-        let current = try await replicator.readCurrent(claim, on: connection)
-        let pushed = try #require(try await replicator.storedToken(on: connection))
-        _ = try replicator.apply(claim, current: current, after: pushed, report: &report)
+        try await pullUntilTheStoreCommits(replicator, on: connection)
         #expect(try count() == before + 1)
         // The next pull finds the first claim applied: its push (which ends the claim) comes first.
         #expect(try await replicator.settleClaims(on: connection))
@@ -206,6 +215,7 @@ import Testing
         // Interrupted after keying, before the store applied anything.
         _ = try sql("INSERT INTO \"TodoList\" (name) VALUES ('Second')", database)
         var second = try #require(try await replicator.claimChanges(on: connection))
+        var report = PullReport()
         try await replicator.key(&second, on: connection, report: &report)
         // Then a whole pull: the second claim is taken again, and each row is in the store once.
         let (pulled, _) = try await replicator.exchange()
