@@ -1,0 +1,46 @@
+/// Changes by predicate (issue 27, part 2): one call updates or deletes every object a fetch
+/// request matches, reading keys only — no values are decoded for the caller — with everything a
+/// change one object at a time gets: derived values moved incrementally at commit (a cost
+/// proportional to what changed), delete rules (a `deny` refuses the whole transaction at
+/// commit), uniqueness checked at commit, and the history recorded.
+extension RecordTransaction {
+    /// Sets `values` (attributes and to-one relationships, as ``update(_:_:)`` takes them) on
+    /// every object that `request` matches (its sort, limit and offset included), and returns
+    /// how many it changed.
+    ///
+    /// The names and values are checked before anything is read, so a bad one is refused even
+    /// when nothing matches.
+    ///
+    /// - Throws: ``StrataError`` — `invalidArgument` or `validation` for a name or value the
+    ///   entity does not take, the fetch's errors for the request.
+    @discardableResult
+    public func updateAll(_ request: FetchRequest, set values: [String: any ValueConvertible]) throws -> Int {
+        let entity = try self.entity(request.entity)
+        var scratch = [StoredValue](repeating: .null, count: entity.fields.count)
+        try assign(values, to: &scratch, entity: entity)
+        let keys = try fetchKeys(request, entity)
+        for key in keys {
+            try rewriteRow(key) { row in try assign(values, to: &row, entity: entity) }
+        }
+        return keys.count
+    }
+
+    /// Deletes every object that `request` matches (its sort, limit and offset included), with
+    /// their delete rules, and returns how many it deleted (objects a rule then deleted are not
+    /// counted). A `deny` rule that one of them breaks fails the commit: nothing is deleted.
+    ///
+    /// - Throws: ``StrataError``: the fetch's errors for the request.
+    @discardableResult
+    public func deleteAll(_ request: FetchRequest) throws -> Int {
+        let entity = try self.entity(request.entity)
+        var deleted = 0
+        for key in try fetchKeys(request, entity) {
+            // A cascade from one deleted before may already have taken it.
+            guard try row(key) != nil else { continue }
+            try write(key, nil)
+            pendingDeletes.append(key)
+            deleted += 1
+        }
+        return deleted
+    }
+}
