@@ -46,6 +46,8 @@ import StrataStorage
         "insert(_:_:) prepared": { tx, _, _ in _ = try tx.insert(try PreparedWrite(entity: "Item", properties: ["title"], model: tx.model), [.string("late")]) },
         "update(_:_:_:)": { tx, _, item in try tx.update(item, try PreparedWrite(entity: "Item", properties: ["title"], model: tx.model), [.string("late")]) },
         "set(_:of:to:)": { tx, list, item in try tx.set("list", of: item, to: list) },
+        "updateAll(_:set:)": { tx, _, _ in try tx.updateAll(FetchRequest("Item"), set: ["title": "late"]) },
+        "deleteAll(_:)": { tx, _, _ in try tx.deleteAll(FetchRequest("Item")) },
         "add(_:to:of:)": { tx, list, item in try tx.add(item, to: "items", of: list) },
         "remove(_:from:of:)": { tx, list, item in try tx.remove(item, from: "items", of: list) },
         "delete(_:)": { tx, _, item in try tx.delete(item) },

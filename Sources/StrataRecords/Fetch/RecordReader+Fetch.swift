@@ -124,16 +124,19 @@ extension RecordReader {
             ? nil : request.limit.map { $0 > Int.max - request.offset ? Int.max : $0 + request.offset }
         var keys: [RowKey] = []
         var rows: [[StoredValue]] = []
+        // The rows are read for the predicate and the sort only: decoded as far as they read.
+        let needed = needsRows ? entity.fieldsRead(by: matcher?.predicate, sortedBy: sorts ? request.sortDescriptors : []) : nil
         /// Takes one candidate; false when enough are found.
         func consider(_ key: RowKey, _ stored: UnsafeRawBufferPointer?) throws -> Bool {
             if needsRows {
                 let row: [StoredValue]?
                 if let stored {
-                    row = try self.row(key, stored: stored)
+                    row = try self.row(key, stored: stored, needed: needed)
                 } else {
                     // Read in place, its bytes kept while they are at hand.
                     row = try withStoredRow(entity, key.pk) { bytes in
-                        let decoded = try RowCodec.decode(bytes, fields: entity.fields)
+                        let decoded = try needed.map { try RowCodec.decode(bytes, fields: entity.fields, needed: $0) }
+                            ?? RowCodec.decode(bytes, fields: entity.fields)
                         if keepsRows { kept?.add(bytes) }
                         return decoded
                     }

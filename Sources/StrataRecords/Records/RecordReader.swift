@@ -111,6 +111,13 @@ public class RecordReader {
         try RowCodec.decode(stored, fields: model.entities[key.entity].fields)
     }
 
+    /// As ``row(_:stored:)``, decoding only the fields `needed` marks (nil: all); the others
+    /// read as `.null`. For a scan's predicate and sort, not for values a caller gets.
+    func row(_ key: RowKey, stored: UnsafeRawBufferPointer, needed: [Bool]?) throws -> [StoredValue]? {
+        guard let needed else { return try row(key, stored: stored) }
+        return try RowCodec.decode(stored, fields: model.entities[key.entity].fields, needed: needed)
+    }
+
     /// Whether the object exists.
     public func exists(_ id: ObjectID) throws -> Bool {
         try willRead()

@@ -146,6 +146,11 @@ public final class RecordTransaction: RecordReader {
         return try super.row(key, stored: stored)
     }
 
+    override func row(_ key: RowKey, stored: UnsafeRawBufferPointer, needed: [Bool]?) throws -> [StoredValue]? {
+        if let state = rowStates[key] { return state.current }
+        return try super.row(key, stored: stored, needed: needed)
+    }
+
     /// Before a public read: settled derived values and delete rules.
     override func willRead() throws {
         try super.willRead()

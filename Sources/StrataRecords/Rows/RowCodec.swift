@@ -131,6 +131,50 @@ enum RowCodec {
 
     /// Reads one value of `type` that is present, as ``appendValue(_:to:)`` wrote it.
     @inline(__always)
+    /// Decodes the fields of a row that `needed` marks (parallel to `fields`); the others
+    /// read as `.null`, their bytes skipped, not decoded (a scan that evaluates a predicate on
+    /// two fields does not build the row's strings). The bytes are checked as far as ``decode(_:fields:)``
+    /// checks them: a skipped value must still fit.
+    static func decode(_ bytes: UnsafeRawBufferPointer, fields: [Field], needed: [Bool]) throws -> [StoredValue] {
+        var reader = Reader(bytes: bytes)
+        guard try reader.byte() == version else { throw StrataError.corrupt("row format version", offset: nil) }
+        let count = try reader.varint()
+        guard count <= UInt64(fields.count) else {
+            throw StrataError.corrupt("row has \(count) fields, the layout \(fields.count)", offset: nil)
+        }
+        let n = Int(count)
+        let bitmap = try reader.take((n + 7) / 8)
+        var values: [StoredValue] = []
+        values.reserveCapacity(fields.count)
+        for i in 0..<fields.count {
+            guard i < n, bitmap[bitmap.startIndex + i / 8] & (1 << UInt8(i % 8)) != 0 else {
+                values.append(.null)
+                continue
+            }
+            if needed[i] {
+                values.append(try readValue(fields[i].type, from: &reader))
+            } else {
+                try skipValue(fields[i].type, in: &reader)
+                values.append(.null)
+            }
+        }
+        return values
+    }
+
+    /// Moves past one value of `type` without decoding it.
+    static func skipValue(_ type: AttributeType, in reader: inout Reader) throws {
+        switch type {
+        case .bool: _ = try reader.byte()
+        case .int16, .int32, .int64: _ = try reader.varint()
+        case .double, .date: _ = try reader.take(8)
+        case .decimal:
+            _ = try reader.take(2)
+            _ = try reader.take(Int(try reader.byte()))
+        case .string, .binary: _ = try reader.take(try reader.length())
+        case .uuid: _ = try reader.take(16)
+        }
+    }
+
     static func readValue(_ type: AttributeType, from reader: inout Reader) throws -> StoredValue {
         switch type {
         case .bool: return .bool(try reader.byte() != 0)

@@ -35,6 +35,12 @@ protocol RecordsEngine: AnyObject {
     func prefixSearch(_ prefixes: ArraySlice<String>) throws -> Int
     /// Items whose indexed `sku` equals each code; the number found.
     func fetchBySKU(_ skus: ArraySlice<String>) throws -> Int
+    /// In one transaction, by predicate: every item whose amount is below `limitCents` gets
+    /// the amount `cents`; the number changed.
+    func updateAmounts(below limitCents: Int64, to cents: Int64) throws -> Int
+    /// In one transaction, by predicate: every item whose amount is below `limitCents` is
+    /// deleted; the number deleted.
+    func deleteItems(below limitCents: Int64) throws -> Int
 
     /// Sums over the whole store (untimed), for comparing engines.
     func digest() throws -> RecordsDigest

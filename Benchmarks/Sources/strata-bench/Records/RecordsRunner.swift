@@ -17,6 +17,8 @@ struct RecordsRunner<Engine: RecordsEngine> {
         case .renameFanout: return try renameFanout()
         case .prefixSearch: return try query(.prefixSearch, RecordsData.prefixQueries(scale.queries, lists: scale.lists, seed: RecordsSeeds.prefixes)) { e, batch in try e.prefixSearch(batch) }
         case .fetchIndexed: return try query(.fetchIndexed, RecordsData.skuQueries(scale.queries, items: scale.bulkItems, seed: RecordsSeeds.skus)) { e, batch in try e.fetchBySKU(batch) }
+        case .batchUpdate: return try batchChange(.batchUpdate) { try $0.updateAmounts(below: 10_000, to: 100) }
+        case .batchDelete: return try batchChange(.batchDelete) { try $0.deleteItems(below: 10_000) }
         }
     }
 
@@ -105,6 +107,18 @@ struct RecordsRunner<Engine: RecordsEngine> {
         let moves = RecordsData.moves(scale.moves, placements: &placements, lists: scale.lists, seed: RecordsSeeds.moves)
         let t = try Timing.calls(label(.moveItems), transactions(moves.count), ops: moves.count) { i in try engine.moveItems(slices(moves, i)) }
         var r = result(.moveItems, ops: moves.count, t)
+        try finish(engine, &r)
+        return r
+    }
+
+    /// One change by predicate on a copy of the bulk store (a tenth of its items: amounts are
+    /// spread evenly over 0.01…999.99), one transaction; ops are the rows it changed.
+    private func batchChange(_ w: RecordsWorkload, _ change: (Engine) throws -> Int) throws -> RecordsRunResult {
+        try Measure.copyDirectory(try requireBulkStore(), to: directory)
+        let engine = try Engine.open(directory: directory, name: engineName)
+        var changed = 0
+        let t = try Timing.calls(label(w), 1, ops: scale.bulkItems / 10) { _ in changed = try change(engine) }
+        var r = result(w, ops: changed, t)
         try finish(engine, &r)
         return r
     }

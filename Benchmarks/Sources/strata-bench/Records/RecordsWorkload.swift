@@ -15,9 +15,15 @@ enum RecordsWorkload: Hashable, Sendable {
     case prefixSearch
     /// Equality fetches of items by their indexed `sku`.
     case fetchIndexed
+    /// One transaction setting the amount of every item under 100.00 (a tenth of them) by
+    /// predicate: `updateAll` against SQLite's `UPDATE … WHERE`.
+    case batchUpdate
+    /// One transaction deleting every item under 100.00 by predicate: `deleteAll` against
+    /// SQLite's `DELETE … WHERE`.
+    case batchDelete
 
     static func all(_ scale: RecordsScale) -> [RecordsWorkload] {
-        [.bulkInsert] + scale.listSizes.map { .insertIntoList(size: $0) } + [.moveItems, .renameFanout, .prefixSearch, .fetchIndexed]
+        [.bulkInsert] + scale.listSizes.map { .insertIntoList(size: $0) } + [.moveItems, .renameFanout, .prefixSearch, .fetchIndexed, .batchUpdate, .batchDelete]
     }
 
     var name: String {
@@ -28,6 +34,8 @@ enum RecordsWorkload: Hashable, Sendable {
         case .renameFanout: return "renamefanout"
         case .prefixSearch: return "prefixsearch"
         case .fetchIndexed: return "fetchindexed"
+        case .batchUpdate: return "batchupdate"
+        case .batchDelete: return "batchdelete"
         }
     }
 
@@ -38,6 +46,8 @@ enum RecordsWorkload: Hashable, Sendable {
         case "renamefanout": self = .renameFanout
         case "prefixsearch": self = .prefixSearch
         case "fetchindexed": self = .fetchIndexed
+        case "batchupdate": self = .batchUpdate
+        case "batchdelete": self = .batchDelete
         default:
             guard name.hasPrefix("insert_list"), let size = Int(name.dropFirst("insert_list".count)), size > 0 else { return nil }
             self = .insertIntoList(size: size)
@@ -50,5 +60,7 @@ enum RecordsWorkload: Hashable, Sendable {
 
 extension RecordsWorkload: BenchWorkload {
     /// Workloads that start from the store `bulkinsert` leaves.
-    var needsStore: Bool { self == .moveItems || self == .prefixSearch || self == .fetchIndexed }
+    var needsStore: Bool {
+        self == .moveItems || self == .prefixSearch || self == .fetchIndexed || self == .batchUpdate || self == .batchDelete
+    }
 }

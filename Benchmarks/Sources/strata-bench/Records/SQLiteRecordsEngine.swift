@@ -227,6 +227,16 @@ final class SQLiteRecordsEngine: RecordsEngine {
         return found
     }
 
+    func updateAmounts(below limitCents: Int64, to cents: Int64) throws -> Int {
+        try write { try db.execute("UPDATE ZITEM SET ZAMOUNT = \(Double(cents) / 100) WHERE ZAMOUNT < \(Double(limitCents) / 100)") }
+        return Int(sqlite3_changes(db.handle))
+    }
+
+    func deleteItems(below limitCents: Int64) throws -> Int {
+        try write { try db.execute("DELETE FROM ZITEM WHERE ZAMOUNT < \(Double(limitCents) / 100)") }
+        return Int(sqlite3_changes(db.handle))
+    }
+
     func digest() throws -> RecordsDigest {
         var d = RecordsDigest()
         d.lists = Int(try db.integer("SELECT COUNT(*) FROM ZTODOLIST"))

@@ -116,6 +116,20 @@ final class StrataRecordsEngine: RecordsEngine {
         }
     }
 
+    func updateAmounts(below limitCents: Int64, to cents: Int64) throws -> Int {
+        let request = FetchRequest("Item", predicate: PropertyPath("amount") < StoredValue.decimal(Self.decimal(cents: limitCents)))
+        return try store.write { tx in try tx.updateAll(request, set: ["amount": Self.decimal(cents: cents)]) }
+    }
+
+    func deleteItems(below limitCents: Int64) throws -> Int {
+        let request = FetchRequest("Item", predicate: PropertyPath("amount") < StoredValue.decimal(Self.decimal(cents: limitCents)))
+        return try store.write { tx in try tx.deleteAll(request) }
+    }
+
+    private static func decimal(cents: Int64) -> Decimal {
+        Decimal(sign: .plus, exponent: -2, significand: Decimal(cents))
+    }
+
     func digest() throws -> RecordsDigest {
         try store.read { r in
             var d = RecordsDigest()
