@@ -46,6 +46,39 @@ import StrataStorage
         #expect(fast > 5_000, "seed \(seed): the fast path ran only \(fast) times")
     }
 
+    /// The fast decimal order must be Foundation's, and step aside (nil) where it cannot tell.
+    @Test func fastDecimalComparisonsAgreeWithFoundation() throws {
+        let seed: UInt64 = 0xC0_4EA2
+        var rng = SplitMix64(seed: seed)
+        func random() -> Decimal {
+            let mantissa: UInt64 = switch rng.next() % 5 {
+            case 0: rng.next() % 100
+            case 1: rng.next() % 1_000_000_000
+            case 2: rng.next()
+            case 3: 0
+            default: UInt64(rng.next() % 10) * 1_000_000_000_000_000_000
+            }
+            let exponent = Int(rng.next() % 50) - 25
+            return Decimal(sign: rng.next() % 2 == 0 ? .plus : .minus, exponent: exponent, significand: Decimal(mantissa))
+        }
+        var fast = 0
+        for i in 0..<50_000 {
+            let a = random()
+            // Often the same value spelt another way (12.30 against 12.3), or a near neighbour.
+            let b = switch rng.next() % 3 {
+            case 0: a * 10 / 10
+            case 1: a + Decimal(sign: .plus, exponent: Int(rng.next() % 10) - 5, significand: 1)
+            default: random()
+            }
+            let expected = a < b ? -1 : (a == b ? 0 : 1)
+            if let got = DecimalCoding.fastCompare(a, b) {
+                fast += 1
+                #expect(got == expected, "seed \(seed), case \(i): \(a) against \(b): \(expected), fast path \(got)")
+            }
+        }
+        #expect(fast > 20_000, "seed \(seed): the fast path ran only \(fast) times")
+    }
+
     @Test func everyTypeRoundTripsAndDamageNeverTraps() throws {
         let fields = Self.fields
         let values: [StoredValue] = [.bool(true), .int(-7), .int(123_456), .int(Int64.min), .double(-0.5), .decimal(Decimal(string: "-12.345")!),
@@ -65,6 +98,36 @@ import StrataStorage
             for _ in 0...Int(rng.next() % 4) { b[Int(rng.next() % UInt64(b.count))] = UInt8(truncatingIfNeeded: rng.next()) }
             do { _ = try RowCodec.decode(b, fields: fields) } catch let e as StrataError {
                 guard case .corrupt = e else { Issue.record("seed 77: \(e)"); continue }
+            }
+        }
+    }
+
+    /// A scan's partial decode (the fields a predicate reads) gives the full decode's values
+    /// for those fields and `.null` for the rest, for every subset of fields and rows with
+    /// fields absent; damaged bytes are a typed error or a value, never a trap.
+    @Test func partialDecodesAgreeWithTheFullDecode() throws {
+        let fields = Self.fields
+        let full: [StoredValue] = [.bool(false), .int(-7), .int(123_456), .int(Int64.max), .double(2.5),
+                                   .decimal(Decimal(string: "99.99")!), .string("Crème"), .date(Date(timeIntervalSinceReferenceDate: 7)),
+                                   .uuid(UUID()), .binary([9, 8])]
+        let seed: UInt64 = 0x5EED_DEC0
+        var rng = SplitMix64(seed: seed)
+        for _ in 0..<500 {
+            var row = full
+            for i in row.indices where rng.next() % 3 == 0 { row[i] = .null }
+            let needed = fields.indices.map { _ in rng.next() % 2 == 0 }
+            let bytes = RowCodec.encode(row, fields: fields)
+            let partial = try bytes.withUnsafeBytes { try RowCodec.decode($0, fields: fields, needed: needed) }
+            #expect(partial == zip(row, needed).map { $1 ? $0 : .null }, "seed \(seed): \(row) needing \(needed)")
+            var damaged = bytes
+            damaged[Int(rng.next() % UInt64(damaged.count))] = UInt8(truncatingIfNeeded: rng.next())
+            let cut = Int(rng.next() % UInt64(damaged.count))
+            for candidate in [damaged, Array(damaged.prefix(cut))] {
+                do {
+                    _ = try candidate.withUnsafeBytes { try RowCodec.decode($0, fields: fields, needed: needed) }
+                } catch let error as StrataError {
+                    guard case .corrupt = error else { Issue.record("seed \(seed): \(error)"); continue }
+                }
             }
         }
     }

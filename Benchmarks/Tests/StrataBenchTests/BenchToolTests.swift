@@ -23,11 +23,12 @@ import Testing
             "--queries", "200", "--json", json,
         ])
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
-        // Five stores of each Strata engine (strata, strata-history).
-        #expect(run.stdout.contains("strata check (read-only reopen after close, untimed): 10/10 files clean"), "\(run.stdout)")
+        // Seven stores of each Strata engine (strata, strata-history).
+        #expect(run.stdout.contains("strata check (read-only reopen after close, untimed): 14/14 files clean"), "\(run.stdout)")
         #expect(run.stdout.contains("per-insert cost, lists of 50 ÷ lists of 5: strata "), "\(run.stdout)")
         let rows = try Self.results(json)
-        let workloads = ["bulkinsert", "insert_list5", "insert_list50", "moveitems", "renamefanout", "prefixsearch", "fetchindexed"]
+        let workloads = ["bulkinsert", "insert_list5", "insert_list50", "moveitems", "renamefanout", "prefixsearch", "fetchindexed",
+                         "batchupdate", "batchdelete"]
         let engines = ["strata", "strata-history", "sqlite-recount", "sqlite-incremental"]
         #expect(rows.count == workloads.count * engines.count)
         for w in workloads {

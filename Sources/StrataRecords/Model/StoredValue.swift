@@ -141,7 +141,9 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
         case (.null, _): return -1
         case (_, .null): return 1
         case (.int(let left), .int(let right)): return left < right ? -1 : (left == right ? 0 : 1)
-        case (.decimal(let left), .decimal(let right)): return left < right ? -1 : (left == right ? 0 : 1)
+        case (.decimal(let left), .decimal(let right)):
+            if let order = DecimalCoding.fastCompare(left, right) { return order }
+            return left < right ? -1 : (left == right ? 0 : 1)
         case (.int(let left), .decimal(let right)): return compare(.decimal(Decimal(left)), .decimal(right))
         case (.decimal(let left), .int(let right)): return compare(.decimal(left), .decimal(Decimal(right)))
         case (.string(let left), .string(let right)): return TextOrder.compare(left, right)

@@ -57,6 +57,33 @@ enum DecimalCoding {
         return Decimal(sign: parts.negative ? .minus : .plus, exponent: parts.exponent, significand: significand)
     }
 
+    /// The order of two decimals (−1, 0, 1) from their mantissas and exponents, or `nil` when
+    /// this cannot tell cheaply (a mantissa beyond 64 bits, a zero or NaN, exponents more than
+    /// 19 apart, or the layout unknown): the caller asks Foundation, whose `<` and `==` each
+    /// normalise both sides by multiplication — most of what a scan comparing a decimal
+    /// column with a constant spent per row.
+    static func fastCompare(_ lhs: Decimal, _ rhs: Decimal) -> Int? {
+        guard layoutIsKnown else { return nil }
+        let left = fastParts(lhs), right = fastParts(rhs)
+        guard left.high == 0, right.high == 0, left.low != 0, right.low != 0 else { return nil }
+        if left.negative != right.negative { return left.negative ? -1 : 1 }
+        let gap = left.exponent - right.exponent
+        guard abs(gap) <= 19 else { return nil }
+        var power: UInt64 = 1
+        for _ in 0..<abs(gap) { power &*= 10 }
+        // The magnitudes at the smaller exponent; one that overflows 64 bits is the larger.
+        var order: Int
+        if gap >= 0 {
+            let (scaled, overflow) = left.low.multipliedReportingOverflow(by: power)
+            order = overflow ? 1 : (scaled < right.low ? -1 : (scaled == right.low ? 0 : 1))
+        } else {
+            let (scaled, overflow) = right.low.multipliedReportingOverflow(by: power)
+            order = overflow ? -1 : (left.low < scaled ? -1 : (left.low == scaled ? 0 : 1))
+        }
+        if left.negative { order = -order }
+        return order
+    }
+
     /// `lhs + rhs`, or `lhs − rhs`, exactly, in 64-bit integers: both mantissas aligned to the smaller
     /// exponent. `nil` when that could overflow (or the layout is unknown): the caller uses
     /// Foundation's arithmetic, which costs ~15× more (a running `@sum` pays it per change).

@@ -103,15 +103,7 @@ enum RowCodec {
     /// Decodes a row from borrowed bytes (a tree's value, read in place).
     static func decode(_ bytes: UnsafeRawBufferPointer, fields: [Field]) throws -> [StoredValue] {
         var reader = Reader(bytes: bytes)
-        guard try reader.byte() == version else { throw StrataError.corrupt("row format version", offset: nil) }
-        // The field count is bounded by the layout, not by the row's bytes: absent fields take
-        // no bytes, so seven fields of which two are set fit in five bytes.
-        let count = try reader.varint()
-        guard count <= UInt64(fields.count) else {
-            throw StrataError.corrupt("row has \(count) fields, the layout \(fields.count)", offset: nil)
-        }
-        let n = Int(count)
-        let bitmap = try reader.take((n + 7) / 8)
+        let (n, bitmap) = try readHeader(&reader, fields: fields)
         // Reserved and appended in layout order (absent fields as nil): both are inlined and
         // specialized here, while `Array(repeating:count:)` of an enum with payloads fills
         // through the generic value witnesses (~700 instructions a row) and
@@ -129,21 +121,28 @@ enum RowCodec {
         return values
     }
 
-    /// Reads one value of `type` that is present, as ``appendValue(_:to:)`` wrote it.
+    /// The version byte, the count of fields written and their presence bitmap, checked.
     @inline(__always)
+    private static func readHeader(_ reader: inout Reader, fields: [Field]) throws
+        -> (count: Int, bitmap: UnsafeRawBufferPointer) {
+        guard try reader.byte() == version else { throw StrataError.corrupt("row format version", offset: nil) }
+        // The field count is bounded by the layout, not by the row's bytes: absent fields take
+        // no bytes, so seven fields of which two are set fit in five bytes.
+        let count = try reader.varint()
+        guard count <= UInt64(fields.count) else {
+            throw StrataError.corrupt("row has \(count) fields, the layout \(fields.count)", offset: nil)
+        }
+        let n = Int(count)
+        return (n, try reader.take((n + 7) / 8))
+    }
+
     /// Decodes the fields of a row that `needed` marks (parallel to `fields`); the others
     /// read as `.null`, their bytes skipped, not decoded (a scan that evaluates a predicate on
     /// two fields does not build the row's strings). The bytes are checked as far as ``decode(_:fields:)``
     /// checks them: a skipped value must still fit.
     static func decode(_ bytes: UnsafeRawBufferPointer, fields: [Field], needed: [Bool]) throws -> [StoredValue] {
         var reader = Reader(bytes: bytes)
-        guard try reader.byte() == version else { throw StrataError.corrupt("row format version", offset: nil) }
-        let count = try reader.varint()
-        guard count <= UInt64(fields.count) else {
-            throw StrataError.corrupt("row has \(count) fields, the layout \(fields.count)", offset: nil)
-        }
-        let n = Int(count)
-        let bitmap = try reader.take((n + 7) / 8)
+        let (n, bitmap) = try readHeader(&reader, fields: fields)
         var values: [StoredValue] = []
         values.reserveCapacity(fields.count)
         for i in 0..<fields.count {
@@ -175,6 +174,8 @@ enum RowCodec {
         }
     }
 
+    /// Reads one value of `type` that is present, as ``appendValue(_:to:)`` wrote it.
+    @inline(__always)
     static func readValue(_ type: AttributeType, from reader: inout Reader) throws -> StoredValue {
         switch type {
         case .bool: return .bool(try reader.byte() != 0)
