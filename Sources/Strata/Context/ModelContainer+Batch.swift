@@ -17,7 +17,7 @@ extension ModelContainer {
     /// try container.updateAll(overdue, set: ["done": true])
     /// ```
     ///
-    /// - Throws: ``StrataError``: `misuse` for a descriptor with an in-memory filter or sort
+    /// - Throws: `StrataError`: `misuse` for a descriptor with an in-memory filter or sort
     ///   (it would need the objects), `invalidArgument` or `validation` for a name or value the
     ///   entity does not take (even when nothing matches), `conflict` when the values break a
     ///   uniqueness rule; nothing is changed then.
@@ -31,7 +31,7 @@ extension ModelContainer {
     /// how many it deleted (objects a rule then deleted are not counted). A `deny` rule that one
     /// of them breaks refuses the whole call: nothing is deleted.
     ///
-    /// - Throws: ``StrataError``: `misuse` for a descriptor with an in-memory filter or sort,
+    /// - Throws: `StrataError`: `misuse` for a descriptor with an in-memory filter or sort,
     ///   `validation` for a broken `deny` rule.
     @discardableResult
     public func deleteAll<T: ManagedObject>(_ descriptor: FetchDescriptor<T>) throws -> Int {

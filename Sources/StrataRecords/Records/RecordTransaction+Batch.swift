@@ -11,7 +11,7 @@ extension RecordTransaction {
     /// The names and values are checked before anything is read, so a bad one is refused even
     /// when nothing matches.
     ///
-    /// - Throws: ``StrataError`` — `invalidArgument` or `validation` for a name or value the
+    /// - Throws: `StrataError` — `invalidArgument` or `validation` for a name or value the
     ///   entity does not take, the fetch's errors for the request.
     @discardableResult
     public func updateAll(_ request: FetchRequest, set values: [String: any ValueConvertible]) throws -> Int {
@@ -29,7 +29,7 @@ extension RecordTransaction {
     /// their delete rules, and returns how many it deleted (objects a rule then deleted are not
     /// counted). A `deny` rule that one of them breaks fails the commit: nothing is deleted.
     ///
-    /// - Throws: ``StrataError``: the fetch's errors for the request.
+    /// - Throws: `StrataError`: the fetch's errors for the request.
     @discardableResult
     public func deleteAll(_ request: FetchRequest) throws -> Int {
         let entity = try self.entity(request.entity)
