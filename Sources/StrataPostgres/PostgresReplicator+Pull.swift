@@ -81,7 +81,8 @@ extension PostgresReplicator {
 
     private func pullLocked(on connection: PostgresConnection) async throws -> PullReport {
         var report = PullReport()
-        var pushFirst = try await storedToken(on: connection) == nil
+        var pushed = try await storedToken(on: connection)
+        var pushFirst = pushed == nil
         // A claim an interrupted pull applied is pushed (which ends it) before another is taken.
         if try await settleClaims(on: connection) { pushFirst = true }
         // A long backlog of the store's commits goes first: a pull reads what the store changed
@@ -89,7 +90,7 @@ extension PostgresReplicator {
         // a restart's worth (nor history the store purged: the push then copies the store).
         // Pushed first, the store's side of a conflict reaches PostgreSQL before the pull reads
         // it back, and the rule's outcome is the same (uncounted).
-        if !pushFirst, let pushed = try await storedToken(on: connection) {
+        if !pushFirst, let pushed {
             do {
                 pushFirst = try store.history(after: pushed, limit: transactionsPerBatch + 1).count > transactionsPerBatch
             } catch StrataError.historyPurged {
@@ -97,11 +98,10 @@ extension PostgresReplicator {
             }
         }
         if pushFirst {
-            _ = try await push(on: connection, stopAfter: nil, tablesChecked: true)
+            pushed = try await push(on: connection, stopAfter: nil, tablesChecked: true).token
             try await settleClaims(on: connection)
         }
-        guard let pushed = try await storedToken(on: connection),
-              var claim = try await claimChanges(on: connection) else { return report }
+        guard let pushed, var claim = try await claimChanges(on: connection) else { return report }
         report.changes = claim.changes.count
         try await key(&claim, on: connection, report: &report)
         let current = try await readCurrent(claim, on: connection)

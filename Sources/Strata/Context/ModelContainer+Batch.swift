@@ -48,8 +48,10 @@ extension ModelContainer {
             guard let binding = binding(of: EntitySchema.of(T.self)) else {
                 throw StrataError.misuse("\(operation): \(T.self) is not one of the container's model classes")
             }
-            let request = FetchRequest(binding.name, predicate: descriptor.predicate, sortedBy: descriptor.sortBy,
-                                       limit: descriptor.fetchLimit, offset: descriptor.fetchOffset)
+            // As a fetch: a computed or transient property named is refused in the same words.
+            let fetch = StoreFetch(descriptor)
+            try fetch.checkStoreKeys(binding, in: self)
+            let request = fetch.request(binding.name)
             // This process's commits reach its contexts as saves: other processes' first, in order.
             deliverOtherProcessCommits()
             let (count, changes) = try store.writeReportingChanges { tx in try change(tx, request) }

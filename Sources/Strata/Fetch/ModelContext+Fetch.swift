@@ -132,9 +132,8 @@ extension ModelContext {
         // A negative offset or limit is the record layer's invalidFetch (checked before any row
         // is read); a huge limit saturates there.
         statistics.fetches += 1
-        try checkStoreKeys(of: descriptor, binding)
-        let request = FetchRequest(binding.name, predicate: descriptor.predicate, sortedBy: descriptor.sortBy,
-                                   limit: descriptor.fetchLimit, offset: descriptor.fetchOffset)
+        try descriptor.checkStoreKeys(binding, in: container)
+        let request = descriptor.request(binding.name)
         let none = FetchedRowBytes(bytes: [], spans: [], keptCount: 0)
         if descriptor.includesPendingChanges && hasChanges && !pinned {
             return (binding, try fetchWithPendingChanges(request, binding), none)

@@ -62,3 +62,43 @@ struct StoreFetch {
         for sort in sortBy { try body(sort.keyPath.split(separator: ".").map(String.init)) }
     }
 }
+
+extension StoreFetch {
+    /// The record layer's request for these objects of `entity` (the binding's name).
+    func request(_ entity: String) -> FetchRequest {
+        FetchRequest(entity, predicate: predicate, sortedBy: sortBy, limit: fetchLimit, offset: fetchOffset)
+    }
+
+    /// Throws for a store predicate or sort naming a computed or transient property, saying
+    /// to filter or sort it in memory (the record layer alone would call the name unknown,
+    /// or transient without the way out).
+    func checkStoreKeys(_ root: EntityBinding, in container: ModelContainer) throws {
+        try forEachStoreKeyPath { path in
+            var binding = root
+            for (i, name) in path.enumerated() {
+                if let slot = binding.schema.slotByName[name] {
+                    // The slot's kind, not its declaration (copying a `Property` per check).
+                    if binding.schema.slotKinds[slot] == .transient {
+                        throw StrataError.invalidFetch("'\(name)' of \(binding.name) is transient: "
+                            + "the store cannot filter or sort by it; "
+                            + "use the fetch's inMemoryFilter or inMemorySortBy")
+                    }
+                    guard i < path.count - 1, binding.targetEntity[slot] >= 0 else { break }
+                    binding = container.bindings[binding.targetEntity[slot]]
+                } else {
+                    if binding.schema.computed(named: name) != nil {
+                        throw StrataError.invalidFetch("'\(name)' of \(binding.name) is a computed property: "
+                            + "the store cannot filter or sort by it; "
+                            + "use the fetch's inMemoryFilter or inMemorySortBy")
+                    }
+                    // A computed property is known by name from the container's open when its
+                    // class lists it in computedProperties, else once read; before that, and for
+                    // any other Swift property, the store only knows it has no such property.
+                    throw StrataError.invalidFetch("\(binding.name) has no stored property '\(name)' "
+                        + "(in '\(path.joined(separator: "."))'); "
+                        + "to filter or sort by a computed property, use the fetch's inMemoryFilter or inMemorySortBy")
+                }
+            }
+        }
+    }
+}

@@ -37,8 +37,7 @@ extension RecordTransaction {
         for key in try fetchKeys(request, entity) {
             // A cascade from one deleted before may already have taken it.
             guard try row(key) != nil else { continue }
-            try write(key, nil)
-            pendingDeletes.append(key)
+            try deleteRow(key)
             deleted += 1
         }
         return deleted

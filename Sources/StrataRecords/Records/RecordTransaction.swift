@@ -406,6 +406,11 @@ public final class RecordTransaction: RecordReader {
         guard try row(key) != nil else {
             throw StrataError.objectNotFound(entity: id.entity, primaryKey: id.primaryKey)
         }
+        try deleteRow(key)
+    }
+
+    /// Deletes the row at `key`, which exists; its rules run at the next settle.
+    func deleteRow(_ key: RowKey) throws {
         try write(key, nil)
         pendingDeletes.append(key)
     }
