@@ -105,3 +105,38 @@ final class Bookcase: ManagedObject {
         }
     }
 }
+
+/// A to-one set to an object the same save deletes is nullified by the store; the object in the
+/// context must show that too (it kept the deleted target, and its next save failed with
+/// "no UndoFolder with primary key 1": the row's net change was nothing, so no change list
+/// named it). Saved and inserted objects, each with and without a later change.
+@Suite struct NullifiedInTheSameSaveTests {
+    @Test(arguments: [false, true], [false, true])
+    func aToOneToAnObjectTheSaveDeletesReadsNil(inserted: Bool, changeAfter: Bool) throws {
+        try withContainer(for: UndoModelTests.classes) { container in
+            let context = ModelContext(container)
+            let folder = UndoFolder()
+            folder.uid = 1
+            folder.name = "f"
+            context.insert(folder)
+            let note = UndoNote()
+            note.uid = 2
+            note.text = "n"
+            if !inserted { context.insert(note) }
+            try context.save()
+            if inserted { context.insert(note) }
+            note.folder = folder
+            try context.delete(folder)
+            try context.save()
+            #expect(note.folder == nil)
+            #expect(!note.hasChanges && note.changedValues().isEmpty)
+            if changeAfter {
+                note.rank = 3
+                try context.save()
+            }
+            let other = ModelContext(container)
+            let seen = try other.existingObject(with: note.objectID, as: UndoNote.self)
+            #expect(seen.folder == nil && seen.rank == (changeAfter ? 3 : 0))
+        }
+    }
+}

@@ -45,8 +45,11 @@ extension ModelContext {
         }
     }
 
-    /// Takes in the saves waiting for an automatically merging context.
+    /// Ends the current event: takes in the saves waiting for an automatically merging
+    /// context, tells objects-did-change observers, and closes the event's undo step
+    /// (``undoStack``, unless a group is open).
     public func processPendingChanges() {
+        closeUndoStep()
         processPendingMerges()
         postObjectsDidChange()
         for object in registry.objects { object.clearEvents() }
@@ -105,7 +108,7 @@ extension ModelContext {
     }
 
     /// Drops every unsaved change: updated and deleted objects take their snapshots back,
-    /// inserted objects leave the context.
+    /// inserted objects leave the context. The ``undoStack``'s steps are dropped too.
     public func rollback() {
         // One change: observers hear each property once, with its final value.
         changeBatch.depth += 1
@@ -140,13 +143,14 @@ extension ModelContext {
         deleted = [:]
         pendingLinks = []
         misuse = []
+        undoRecorder?.removeAllActions()
         // Told once the context holds no unsaved change: computed values read the saved state.
         changeBatch.end()
         postObjectsDidChange()
     }
 
     /// Forgets every object: registered objects leave the context (they keep the values they
-    /// hold but belong to no context), unsaved changes are dropped.
+    /// hold but belong to no context), unsaved changes and the ``undoStack``'s steps are dropped.
     public func reset() {
         rollback()
         for object in registry.objects {

@@ -211,7 +211,10 @@ extension ModelContext {
         }
     }
 
-    private func link(_ object: ManagedObject, slot: Int, _ member: ManagedObject, inverse: Int, added: Bool) {
+    func link(_ object: ManagedObject, slot: Int, _ member: ManagedObject, inverse: Int, added: Bool) {
+        if let undo = undoRecorder, undo.isRecording {
+            undo.recording.links.append((owner: object, slot: slot, member: member, added: added))
+        }
         pendingLinks.append(LinkChange(owner: object, slot: slot, member: member, added: added, isPrimary: true))
         if inverse >= 0 {
             pendingLinks.append(LinkChange(owner: member, slot: inverse, member: object, added: added,

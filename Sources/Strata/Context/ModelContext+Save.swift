@@ -16,6 +16,7 @@ extension ModelContext {
     /// (nil when there was nothing to save).
     @discardableResult
     public func save() throws -> SaveNotification? {
+        closeUndoStep()
         processPendingMerges()
         try container.requireOpen("save")
         if !misuse.isEmpty {
@@ -308,6 +309,7 @@ extension ModelContext {
             runHook(object) { $0.awake(fromSnapshotEvents: .mergePolicy) }
         }
         apply(changes, ownSave: wasChanged, faultsLater: deletedHere)
+        if !saving.deleted.isEmpty { settleWritesRulesChanged(saving, changes) }
         newestMergedTransactionID = max(newestMergedTransactionID, changes.transactionID)
         for object in saved { keepTransientValues(of: object) }
         for object in saved { runHook(object) { $0.didSave() } }
@@ -319,6 +321,33 @@ extension ModelContext {
         let notification = SaveNotification(changes: changes, container: container)
         container.announce(notification, from: inbox)
         return notification
+    }
+
+    /// Rows this save wrote that its delete rules changed back are in no change list, so
+    /// `apply` left their objects as they were written. An inserted object a cascade deleted
+    /// in the same save (inserted into a list the save deletes) has no row: it is gone, as a
+    /// deleted one. An object whose row the rules put back as it was (its to-one set to an
+    /// object the same save deleted, then nullified) takes its row as stored. Only saves that
+    /// delete can meet this; rows are read again only for objects still differing from their
+    /// snapshots.
+    private func settleWritesRulesChanged(_ saving: (inserted: [ManagedObject], updated: [ManagedObject],
+                                                     deleted: [ManagedObject]), _ changes: RecordChanges) {
+        let inserted = Set(changes.inserted.map(\.id))
+        for object in saving.inserted where object._rawID > 0 && !object._flags.contains(.gone) {
+            guard let id = object.objectID.recordID, !inserted.contains(id), let binding = binding(object) else { continue }
+            changeBatch.depth += 1
+            if !object.isFault { touchInversesOfToOnes(object) }
+            markGone(object, key(object, binding))
+            changeBatch.end()
+            turnIntoFault(object)
+        }
+        let listed = Set(changes.updated.map(\.id))
+        for object in saving.updated where !object.isFault && object._flags.isDisjoint(with: [.deleted, .gone]) {
+            guard let id = object.objectID.recordID, !listed.contains(id), !object.changedSlots().isEmpty,
+                  let binding = binding(object) else { continue }
+            guard let row = try? reader().storedRow(of: id) else { continue }
+            moveSnapshot(of: object, to: binding.values(fromRow: row), binding)
+        }
     }
 
     /// A saved object's to-one values that name a temporary identifier name its primary key.

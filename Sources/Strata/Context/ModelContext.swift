@@ -85,6 +85,8 @@ public final class ModelContext {
     var changeObservers: [(Int, (ObjectsDidChange) -> Void)] = []
     var nextObserverID = 0
     var pendingChange = ObjectsDidChange()
+    /// ``undoStack``'s value: what records the context's changes for undo, if anything does.
+    var undoRecorder: UndoStack?
 
     struct LinkChange {
         var owner: ManagedObject
@@ -359,6 +361,12 @@ public final class ModelContext {
     /// one of another context, or of a class outside the model, is recorded as misuse and makes
     /// the next ``save()`` throw.
     public func insert(_ object: ManagedObject) {
+        insert(object, awaking: true)
+    }
+
+    /// ``insert(_:)``; `awaking` false skips `awakeFromInsert` (an insert undone and redone, as
+    /// Core Data's, is not a new object's first insert).
+    func insert(_ object: ManagedObject, awaking: Bool) {
         if object.context === self { return }
         if object.context != nil {
             misuse.append(.misuse("\(object.objectID) is registered in another context and cannot be inserted here"))
@@ -380,7 +388,8 @@ public final class ModelContext {
         inserted[objectKey] = object
         insertOrder.append(objectKey)
         recordInsert(object)
-        runHook(object) { $0.awakeFromInsert() }
+        if let undo = undoRecorder, undo.isRecording { undo.recording.didInsert(object) }
+        if awaking { runHook(object) { $0.awakeFromInsert() } }
         if let extras = object._extras {
             let toOne = extras.detachedToOne
             let toMany = extras.detachedToMany
@@ -404,6 +413,7 @@ public final class ModelContext {
         guard let binding = binding(object) else { return }
         let objectKey = key(object, binding)
         if object._flags.contains(.deleted) { return }
+        if let undo = undoRecorder, undo.isRecording { recordDeleteForUndo(object, undo) }
         runHook(object) { $0.prepareForDeletion() }
         recordDelete(object)
         // Its to-one targets' to-manys no longer list it (members leave out deleted objects).
@@ -414,16 +424,57 @@ public final class ModelContext {
             inserted.removeValue(forKey: objectKey)
             insertOrder.removeAll { $0 == objectKey }
             object._flags.remove(.inserted)
-            object._flags.insert(.deleted)
+            object._flags.insert(.deleted)          // first: a cascade that comes back stops here
+            cascadeFromInserted(object, binding)
+            clearToOnes(naming: object, binding)
             registry.removeValue(forKey: objectKey)
             object._flags.remove(.registered)
             object._context = nil
+            // Its links go with it: nothing is left to link (members would name a forgotten identity).
+            pendingLinks.removeAll { $0.owner === object || $0.member === object }
             return
         }
         updated.removeValue(forKey: objectKey)
         object._flags.remove(.updated)
         object._flags.insert(.deleted)
         deleted[objectKey] = object
+    }
+
+    /// An inserted object being deleted never reaches the store, whose delete rules would
+    /// cascade from it: its cascade rules run here, deleting what they reach (as a save would
+    /// for a saved object), so whether it was saved yet changes nothing.
+    private func cascadeFromInserted(_ object: ManagedObject, _ binding: EntityBinding) {
+        for slot in binding.relationships.indices {
+            guard let relationship = binding.relationships[slot], relationship.deleteRule == .cascade,
+                  binding.targetEntity[slot] >= 0 else { continue }
+            let reached = relationship.isToMany ? members(slot: slot, of: object)
+                : target(slot: slot, of: object).map { [$0] } ?? []
+            for target in reached where target !== object && target.context === self && !target.isDeleted {
+                try? delete(target)
+            }
+        }
+    }
+
+    /// An inserted object being deleted is forgotten: to-ones of other unsaved objects that
+    /// name it are cleared now, as the save would store them (only unsaved objects can name a
+    /// temporary identity). Left naming it, they read nil but kept an identity that named the
+    /// object again if it came back (an undo), without being changes.
+    private func clearToOnes(naming object: ManagedObject, _ binding: EntityBinding) {
+        let raw = object._rawID
+        // Only entities with a to-one to its entity can name it: none, and nothing is walked.
+        let naming = container.bindings.filter { other in
+            other.targetEntity.indices.contains { other.targetEntity[$0] == binding.index && other.schema.slotKinds[$0] == .toOne }
+        }.map(\.index)
+        guard !naming.isEmpty else { return }
+        for group in [inserted, updated] {
+            for (key, pending) in group where naming.contains(key.entity) && pending !== object && !pending._values.isEmpty {
+                let pendingBinding = container.bindings[key.entity]
+                for slot in pendingBinding.targetEntity.indices where pendingBinding.targetEntity[slot] == binding.index
+                    && pendingBinding.schema.slotKinds[slot] == .toOne && slot < pending._values.count {
+                    if case .int(raw) = pending._values[slot] { setTarget(nil, slot: slot, of: pending) }
+                }
+            }
+        }
     }
 
     // MARK: Changing values
@@ -453,6 +504,7 @@ public final class ModelContext {
             if slot < object._snapshot.count { object._snapshot[slot] = value }
             return
         }
+        if isEvent, let undo = undoRecorder, undo.isRecording { undo.recording.willChange(object, slot: slot) }
         ChangeBatch.set(value, slot: slot, of: object, in: changeBatch) {
             markUpdated(object, slot: slot, isEvent: isEvent)
         }
