@@ -224,28 +224,19 @@ final class UndoLabel: ManagedObject {
                         throw error
                     }
                     try check(before, "save")
-                case 85..<93:
-                    log.append("\(step): undo")
+                case 85..<97:
+                    let undoing = roll < 93
+                    log.append("\(step): \(undoing ? "undo" : "redo")")
                     grouping = 0
                     closeEvent()
-                    #expect(stack.canUndo == !undoStates.isEmpty, "seed \(seed) step \(step)\n\(log.suffix(20).joined(separator: "\n"))")
-                    context.undo()
-                    if let before = undoStates.popLast() {
-                        redoStates.append(eventStart)
-                        eventStart = before
+                    let can = undoing ? stack.canUndo : stack.canRedo
+                    #expect(can == !(undoing ? undoStates : redoStates).isEmpty, "seed \(seed) step \(step)")
+                    if undoing { context.undo() } else { context.redo() }
+                    if let next = undoing ? undoStates.popLast() : redoStates.popLast() {
+                        if undoing { redoStates.append(eventStart) } else { undoStates.append(eventStart) }
+                        eventStart = next
                     }
-                    try check(eventStart, "undo")
-                case 93..<97:
-                    log.append("\(step): redo")
-                    grouping = 0
-                    closeEvent()
-                    #expect(stack.canRedo == !redoStates.isEmpty, "seed \(seed) step \(step)\n\(log.suffix(20).joined(separator: "\n"))")
-                    context.redo()
-                    if let after = redoStates.popLast() {
-                        undoStates.append(eventStart)
-                        eventStart = after
-                    }
-                    try check(eventStart, "redo")
+                    try check(eventStart, undoing ? "undo" : "redo")
                 case 99..<112:
                     let liveAttachments = visible(attachments)
                     switch rng.below(4) {

@@ -9,6 +9,19 @@ import Testing
 @Suite struct UndoTests {
     static let classes: [ManagedObject.Type] = [TodoList.self, Item.self]
 
+    /// A context with an undo stack, and an item titled "a" saved through it.
+    private func withSavedItem(_ body: (ModelContext, UndoStack, Item) throws -> Void) throws {
+        try withContainer { container in
+            let context = ModelContext(container)
+            let stack = UndoStack()
+            context.undoStack = stack
+            let item = Item(title: "a")
+            context.insert(item)
+            try context.save()
+            try body(context, stack, item)
+        }
+    }
+
     @Test func offByDefault_undoWithoutAStackDoesNothing() throws {
         try withContainer { container in
             let context = ModelContext(container)
@@ -59,13 +72,7 @@ import Testing
     }
 
     @Test func aValueSetAndSetBackIsNoStep() throws {
-        try withContainer { container in
-            let context = ModelContext(container)
-            let stack = UndoStack()
-            context.undoStack = stack
-            let item = Item(title: "a")
-            context.insert(item)
-            try context.save()
+        try withSavedItem { context, stack, item in
             item.title = "b"
             item.title = "a"
             #expect(stack.canUndo)                        // the insert's step
@@ -75,13 +82,7 @@ import Testing
     }
 
     @Test func groupsMakeOneStepOfSeveralEvents_andNest() throws {
-        try withContainer { container in
-            let context = ModelContext(container)
-            let stack = UndoStack()
-            context.undoStack = stack
-            let item = Item(title: "a")
-            context.insert(item)
-            try context.save()
+        try withSavedItem { context, stack, item in
             stack.beginGrouping()
             item.title = "b"
             context.processPendingChanges()
@@ -146,12 +147,7 @@ import Testing
     }
 
     @Test func undoingBackToTheSavedValuesLeavesNothingToSave() throws {
-        try withContainer { container in
-            let context = ModelContext(container)
-            context.undoStack = UndoStack()
-            let item = Item(title: "a")
-            context.insert(item)
-            try context.save()
+        try withSavedItem { context, _, item in
             item.title = "b"
             #expect(context.hasChanges)
             context.undo()
@@ -160,13 +156,7 @@ import Testing
     }
 
     @Test func rollbackAndResetForgetTheSteps() throws {
-        try withContainer { container in
-            let context = ModelContext(container)
-            let stack = UndoStack()
-            context.undoStack = stack
-            let item = Item(title: "a")
-            context.insert(item)
-            try context.save()
+        try withSavedItem { context, stack, item in
             item.title = "b"
             context.processPendingChanges()
             context.rollback()
@@ -235,12 +225,7 @@ import Testing
     }
 
     @Test func observersHearUndoAndRedo() throws {
-        try withContainer { container in
-            let context = ModelContext(container)
-            context.undoStack = UndoStack()
-            let item = Item(title: "a")
-            context.insert(item)
-            try context.save()
+        try withSavedItem { context, _, item in
             var heard: [String?] = []
             let token = try item.observe(\.title) { _, change in heard.append(change.newValue) }
             var changedKeys: [Set<String>] = []

@@ -10,4 +10,7 @@ struct AttributeDeclaration {
     var renamedFrom: String?
     /// Modelled, never stored (``Transient``).
     var isTransient = false
+    /// A ``CodableAttribute``'s default (nil boxed for an optional one): what it reads as when
+    /// its stored JSON does not decode.
+    var codableDefault: Any?
 }

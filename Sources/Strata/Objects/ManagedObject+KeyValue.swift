@@ -10,9 +10,16 @@ extension ManagedObject {
     /// The value of the persistent property named `key` (firing the fault), as the property's
     /// Swift type; nil when the property holds no value.
     ///
-    /// Throws `StrataError.invalidArgument` when the class has no persistent property `key`.
+    /// Throws `StrataError.invalidArgument` when the class has no persistent property `key`,
+    /// and `StrataError.invalidObject` when a ``CodableAttribute``'s stored JSON does not decode
+    /// as its type (a store another version of the type wrote; the property reads as its default).
     public final func value(forKey key: String) throws -> Any? {
-        try dynamicValue(slot: slot(forKey: key))
+        let slot = try slot(forKey: key)
+        if case .attribute(let attribute) = entitySchema.properties[slot].kind, let decodingFailure = attribute.bridge.decodingFailure,
+           let reason = decodingFailure(_persistentValue(slot)) {
+            throw StrataError.invalidObject(entity: entityName, primaryKey: objectID.primaryKey, property: key, reason: reason)
+        }
+        return dynamicValue(slot: slot)
     }
 
     /// Sets the persistent property named `key`, as its typed setter does (the change is

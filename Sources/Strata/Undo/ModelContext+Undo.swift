@@ -30,29 +30,26 @@ extension ModelContext {
     /// rows), values and relationships take their earlier values. Does nothing without a stack
     /// or a step.
     public func undo() {
-        guard let stack = undoRecorder else { return }
-        stack.groupingLevel = 0
-        closeUndoStep()
-        guard let step = stack.undoSteps.popLast() else { return }
-        stack.isUndoing = true
-        apply(step, undoing: true)
-        stack.isUndoing = false
-        stack.redoSteps.append(step)
+        replay(undoing: true)
     }
 
     /// Makes again the last step ``undo()`` took back. Does nothing without one; a change made
     /// after the undo forgets it.
     public func redo() {
+        replay(undoing: false)
+    }
+
+    /// Moves the last step from one stack to the other, applying it.
+    private func replay(undoing: Bool) {
         guard let stack = undoRecorder else { return }
         stack.groupingLevel = 0
         closeUndoStep()
-        guard let step = stack.redoSteps.popLast() else { return }
-        stack.isUndoing = true
-        stack.isRedoing = true
-        apply(step, undoing: false)
+        guard let step = undoing ? stack.undoSteps.popLast() : stack.redoSteps.popLast() else { return }
+        if undoing { stack.isUndoing = true } else { stack.isRedoing = true }
+        apply(step, undoing: undoing)
         stack.isUndoing = false
         stack.isRedoing = false
-        stack.undoSteps.append(step)
+        if undoing { stack.redoSteps.append(step) } else { stack.undoSteps.append(step) }
     }
 
     // MARK: Recording

@@ -22,7 +22,8 @@ public final class UndoStack {
     public var levels: Int {
         didSet { trim() }
     }
-    /// Whether ``ModelContext/undo()`` and ``ModelContext/redo()`` are changing the context.
+    /// Whether ``ModelContext/undo()`` is changing the context (a key observer or a hook can
+    /// tell its changes from the program's).
     public internal(set) var isUndoing = false
     /// Whether ``ModelContext/redo()`` is changing the context.
     public internal(set) var isRedoing = false
