@@ -90,34 +90,41 @@ final class UndoLabel: ManagedObject {
             func live<T: ManagedObject>(_ objects: [T]) -> [T] {
                 objects.filter { $0.context === context && !$0.isDeleted }
             }
-            /// Live attachments but those of a deleted folder, which the save's cascade deletes.
-            func visible(_ objects: [UndoAttachment]) -> [UndoAttachment] {
-                live(objects).filter { $0.folder?.isDeleted != true }
+            // Odd seeds hold every object they make; even ones hold none between operations
+            // (each works on what a fetch returns), so unchanged objects are released and steps
+            // find them again by identity, or make them again.
+            let holds = seed % 2 == 1
+            func current<T: ManagedObject>(_ held: [T]) throws -> [T] {
+                holds ? live(held) : try context.fetch(FetchDescriptor<T>())
             }
-            func dump() -> State {
+            /// Live attachments but those of a deleted folder, which the save's cascade deletes.
+            func visible(_ objects: [UndoAttachment]) throws -> [UndoAttachment] {
+                try current(objects).filter { $0.folder?.isDeleted != true }
+            }
+            func dump() throws -> State {
                 var state = State()
-                for note in live(notes) {
+                for note in try current(notes) {
                     let folder = note.folder.flatMap { $0.isDeleted ? nil : $0.uid }
                     state.notes[note.uid] = NoteState(text: note.text, rank: note.rank, folder: folder,
                                                       labels: note.labels.map(\.uid).sorted())
                 }
-                for folder in live(folders) {
+                for folder in try current(folders) {
                     state.folders[folder.uid] = folder.notes.map(\.uid).sorted()
                     state.folderNames[folder.uid] = folder.name
                 }
-                for label in live(labels) { state.labels[label.uid] = label.notes.map(\.uid).sorted() }
-                for attachment in visible(attachments) {
+                for label in try current(labels) { state.labels[label.uid] = label.notes.map(\.uid).sorted() }
+                for attachment in try visible(attachments) {
                     state.attachments[attachment.uid] = "\(attachment.name) in \(attachment.folder.map { "f\($0.uid)" } ?? "nil")"
                 }
-                for folder in live(folders) {
+                for folder in try current(folders) {
                     state.folderAttachments[folder.uid] = folder.attachments.map(\.uid).sorted()
                 }
                 return state
             }
             func check(_ expected: State, _ what: String) throws {
-                let now = dump()
+                let now = try dump()
                 guard now == expected else {
-                    let recent = log.suffix(40).joined(separator: "\n")
+                    let recent = log.suffix(60).joined(separator: "\n")
                     Issue.record("seed \(seed), after \(what):\n got      \(now)\n expected \(expected)\n\(recent)")
                     throw StrataError.invalidArgument("state differs")
                 }
@@ -132,11 +139,11 @@ final class UndoLabel: ManagedObject {
 
             var undoStates: [State] = []
             var redoStates: [State] = []
-            var eventStart = dump()
+            var eventStart = try dump()
             var grouping = 0
-            func closeEvent() {
+            func closeEvent() throws {
                 guard grouping == 0 else { return }
-                let now = dump()
+                let now = try dump()
                 if now != eventStart {
                     undoStates.append(eventStart)
                     redoStates = []
@@ -146,7 +153,7 @@ final class UndoLabel: ManagedObject {
 
             for step in 0..<300 {
                 let roll = rng.below(112)
-                let liveNotes = live(notes), liveFolders = live(folders), liveLabels = live(labels)
+                let liveNotes = try current(notes), liveFolders = try current(folders), liveLabels = try current(labels)
                 switch roll {
                 case 0..<12 where !liveNotes.isEmpty:
                     let note = liveNotes[rng.below(liveNotes.count)]
@@ -181,7 +188,7 @@ final class UndoLabel: ManagedObject {
                     note.text = "new"
                     context.insert(note)
                     if !liveFolders.isEmpty, rng.chance(0.6) { note.folder = liveFolders[rng.below(liveFolders.count)] }
-                    notes.append(note)
+                    if holds { notes.append(note) }
                     log.append("\(step): insert n\(note.uid) in \(note.folder.map { "f\($0.uid)" } ?? "nil")")
                 case 56..<60:
                     let folder = UndoFolder()
@@ -189,7 +196,7 @@ final class UndoLabel: ManagedObject {
                     nextUID += 1
                     folder.name = "x"
                     context.insert(folder)
-                    folders.append(folder)
+                    if holds { folders.append(folder) }
                     log.append("\(step): insert f\(folder.uid)")
                 case 60..<63:
                     let label = UndoLabel()
@@ -197,7 +204,7 @@ final class UndoLabel: ManagedObject {
                     nextUID += 1
                     label.name = "l"
                     context.insert(label)
-                    labels.append(label)
+                    if holds { labels.append(label) }
                     log.append("\(step): insert l\(label.uid)")
                 case 63..<69 where !liveNotes.isEmpty:
                     let note = liveNotes[rng.below(liveNotes.count)]
@@ -214,11 +221,11 @@ final class UndoLabel: ManagedObject {
                 case 74..<80:
                     log.append("\(step): processPendingChanges")
                     context.processPendingChanges()
-                    closeEvent()
+                    try closeEvent()
                 case 80..<85:
                     log.append("\(step): save")
-                    closeEvent()
-                    let before = dump()
+                    try closeEvent()
+                    let before = try dump()
                     do { try context.save() } catch {
                         Issue.record("seed \(seed): save threw \(error)\n\(log.suffix(60).joined(separator: "\n"))")
                         throw error
@@ -228,7 +235,7 @@ final class UndoLabel: ManagedObject {
                     let undoing = roll < 93
                     log.append("\(step): \(undoing ? "undo" : "redo")")
                     grouping = 0
-                    closeEvent()
+                    try closeEvent()
                     let can = undoing ? stack.canUndo : stack.canRedo
                     #expect(can == !(undoing ? undoStates : redoStates).isEmpty, "seed \(seed) step \(step)")
                     if undoing { context.undo() } else { context.redo() }
@@ -238,7 +245,7 @@ final class UndoLabel: ManagedObject {
                     }
                     try check(eventStart, undoing ? "undo" : "redo")
                 case 99..<112:
-                    let liveAttachments = visible(attachments)
+                    let liveAttachments = try visible(attachments)
                     switch rng.below(4) {
                     case 0:
                         let attachment = UndoAttachment()
@@ -247,7 +254,7 @@ final class UndoLabel: ManagedObject {
                         attachment.name = "a"
                         context.insert(attachment)
                         if !liveFolders.isEmpty { attachment.folder = liveFolders[rng.below(liveFolders.count)] }
-                        attachments.append(attachment)
+                        if holds { attachments.append(attachment) }
                         log.append("\(step): insert a\(attachment.uid) in \(attachment.folder.map { "f\($0.uid)" } ?? "nil")")
                     case 1 where !liveAttachments.isEmpty:
                         let attachment = liveAttachments[rng.below(liveAttachments.count)]
@@ -267,14 +274,14 @@ final class UndoLabel: ManagedObject {
                     }
                 case 97:
                     log.append("\(step): beginGrouping")
-                    if grouping == 0 { closeEvent() }
+                    if grouping == 0 { try closeEvent() }
                     stack.beginGrouping()
                     grouping += 1
                 case 98 where grouping > 0:
                     log.append("\(step): endGrouping")
                     stack.endGrouping()
                     grouping -= 1
-                    closeEvent()
+                    try closeEvent()
                 default:
                     continue
                 }
@@ -282,7 +289,7 @@ final class UndoLabel: ManagedObject {
             // Everything undone, saved, then redone and saved: the store holds what the
             // context shows, derived counts included.
             grouping = 0
-            closeEvent()
+            try closeEvent()
             // Redoing everything ends where the oldest redo step leads (steps undone before
             // stay redoable after the ones undone here).
             let afterRedoingAll = redoStates.first ?? eventStart
@@ -298,7 +305,7 @@ final class UndoLabel: ManagedObject {
                 Issue.record("seed \(seed): the save after redoing all threw \(error)\n\(log.suffix(80).joined(separator: "\n"))")
                 throw error
             }
-            let final = dump()
+            let final = try dump()
             let other = ModelContext(container)
             for folder in try other.fetch(FetchDescriptor<UndoFolder>()) {
                 #expect(final.folders[folder.uid] == folder.notes.map(\.uid).sorted(), "seed \(seed)")

@@ -249,13 +249,20 @@ import Testing
         }
     }
 
-    @Test func aRedoneInsertIsNotAwokenAgain() throws {
+    /// A context with an undo stack and a journal titled "a" inserted in it, not saved.
+    private func withInsertedJournal(_ body: (ModelContext, Journal) throws -> Void) throws {
         try withContainer(for: [Journal.self]) { container in
             let context = ModelContext(container)
             context.undoStack = UndoStack()
             let journal = Journal()
-            journal.title = "j"
+            journal.title = "a"
             context.insert(journal)
+            try body(context, journal)
+        }
+    }
+
+    @Test func aRedoneInsertIsNotAwokenAgain() throws {
+        try withInsertedJournal { context, journal in
             context.undo()
             context.redo()
             #expect(journal.hooks.filter { $0 == "awakeFromInsert" }.count == 1 && journal.context === context)
@@ -296,6 +303,115 @@ import Testing
             first.undo()
             second.undo()
             #expect(item.context === first)
+        }
+    }
+
+    // MARK: The review's cases (each failed before its fix)
+
+    @Test func whatWillSaveChangesIsPartOfTheSavedStep() throws {
+        try withInsertedJournal { context, journal in
+            try context.save()
+            journal.bumpsLeft = 1
+            journal.title = "b"
+            try context.save()                            // willSave bumps the revision to 1
+            #expect(journal.revision == 1)
+            context.undo()
+            #expect(journal.title == "a" && journal.revision == 0)
+        }
+    }
+
+    @Test func replayRunsNoPrepareForDeletion() throws {
+        try withInsertedJournal { context, journal in
+            context.processPendingChanges()
+            context.undo()                                // the insert taken back: no deletion hook
+            #expect(!journal.hooks.contains("prepareForDeletion"))
+            context.redo()
+            try context.save()
+            try context.delete(journal)
+            context.undo()
+            context.redo()
+            #expect(journal.hooks.filter { $0 == "prepareForDeletion" }.count == 1)
+        }
+    }
+
+    @Test func anUndoOfAMoveBackToTheSavedStateLeavesNothingToSave() throws {
+        try withContainer { container in
+            let context = ModelContext(container)
+            context.undoStack = UndoStack()
+            let first = TodoList(name: "1"), second = TodoList(name: "2")
+            let item = Item(title: "a")
+            item.list = first
+            context.insert(first)
+            context.insert(second)
+            try context.save()
+            item.list = second
+            context.processPendingChanges()
+            context.undo()
+            #expect(!context.hasChanges && context.updatedObjects.isEmpty && item.list === first)
+            #expect(Set(first.items.map(\.title)) == ["a"] && second.items.isEmpty)
+        }
+    }
+
+    @Test func anObjectReleasedAndFetchedAgainIsFoundByItsSteps() throws {
+        try withContainer { container in
+            let context = ModelContext(container)
+            context.undoStack = UndoStack()
+            var item: Item? = Item(title: "a")
+            context.insert(item!)
+            try context.save()
+            item!.title = "b"
+            try context.save()
+            let id = item!.objectID
+            item = nil                                    // released: the steps hold it weakly
+            let again = try context.existingObject(with: id, as: Item.self)
+            try context.delete(again)
+            try context.save()
+            context.undo()                                // the delete: inserted again
+            #expect(!again.isDeleted && again.context === context && again.title == "b")
+            context.undo()                                // the rename, on the same object
+            #expect(again.title == "a")
+            try context.save()
+            #expect(try ModelContext(container).fetch(FetchDescriptor<Item>()).map(\.title) == ["a"])
+        }
+    }
+
+    @Test func redoIsNotUndoing_andAPausedStackRecordsNothing() throws {
+        try withSavedItem { context, stack, item in
+            var seen: [(Bool, Bool)] = []
+            let token = try item.observe(\.title) { _, _ in seen.append((stack.isUndoing, stack.isRedoing)) }
+            item.title = "b"
+            context.undo()
+            context.redo()
+            #expect(seen.map(\.0) == [false, true, false] && seen.map(\.1) == [false, false, true])
+            withExtendedLifetime(token) {}
+            context.processPendingChanges()
+            stack.disableRecording()
+            stack.disableRecording()
+            item.title = "imported"
+            stack.enableRecording()
+            #expect(!stack.isRecording)
+            stack.enableRecording()
+            stack.enableRecording()                       // without a pause: nothing
+            #expect(stack.isRecording)
+            context.processPendingChanges()
+            context.undo()                                // the last recorded step: "a" -> "b"
+            #expect(item.title == "a")
+            stack.levels = -3
+            #expect(stack.levels == 0)
+        }
+    }
+
+    @Test func deletingAnInsertedParentCascadesWithoutHooksAndSaves() throws {
+        try withContainer { container in
+            let context = ModelContext(container)
+            let list = TodoList(name: "l")
+            let item = Item(title: "a")
+            item.list = list
+            context.insert(list)
+            try context.delete(list)                      // inserted: forgotten, and its cascade runs now
+            #expect(item.isDeleted && item.context == nil)
+            try context.save()
+            #expect(try ModelContext(container).fetchCount(FetchDescriptor<Item>()) == 0)
         }
     }
 }

@@ -93,6 +93,11 @@ extension ModelContext {
         }
     }
 
+    /// The objects the relationship in `slot` reaches now: its members, or its target.
+    func reached(slot: Int, of object: ManagedObject, isToMany: Bool) -> [ManagedObject] {
+        isToMany ? members(slot: slot, of: object) : target(slot: slot, of: object).map { [$0] } ?? []
+    }
+
     func members(slot: Int, of object: ManagedObject) -> [ManagedObject] {
         guard let binding = binding(object), binding.targetEntity[slot] >= 0 else { return [] }
         let targetBinding = container.bindings[binding.targetEntity[slot]]
@@ -212,9 +217,7 @@ extension ModelContext {
     }
 
     func link(_ object: ManagedObject, slot: Int, _ member: ManagedObject, inverse: Int, added: Bool) {
-        if let undo = undoRecorder, undo.isRecording {
-            undo.recording.links.append((owner: object, slot: slot, member: member, added: added))
-        }
+        recordingUndo?.recording.links.append((owner: object, slot: slot, member: member, added: added))
         pendingLinks.append(LinkChange(owner: object, slot: slot, member: member, added: added, isPrimary: true))
         if inverse >= 0 {
             pendingLinks.append(LinkChange(owner: member, slot: inverse, member: object, added: added,

@@ -16,7 +16,6 @@ extension ModelContext {
     /// (nil when there was nothing to save).
     @discardableResult
     public func save() throws -> SaveNotification? {
-        closeUndoStep()
         processPendingMerges()
         try container.requireOpen("save")
         if !misuse.isEmpty {
@@ -24,9 +23,14 @@ extension ModelContext {
             misuse = []
             throw found.count == 1 ? found[0] : .multipleErrors(found)
         }
-        guard hasChanges else { return nil }
+        guard hasChanges else {
+            closeUndoStep()
+            return nil
+        }
         postObjectsDidChange()
         try runWillSave()
+        // The event ends here: what `willSave` changed belongs to the step of what it saves.
+        closeUndoStep()
         try validateChanges()
         let saving = (inserted: insertOrder.compactMap { inserted[$0] }, updated: Array(updated.values),
                       deleted: Array(deleted.values))
@@ -277,6 +281,7 @@ extension ModelContext {
             clearChangeMarks(object)
             guard let binding = binding(object) else { continue }
             if let pk = pks[object._rawID] {
+                undoRecorder?.renameIdentity(entity: binding.index, from: object._rawID, to: pk)
                 registry.removeValue(forKey: key(object, binding))
                 object._rawID = pk
                 claimIdentity(object, key(object, binding))
@@ -332,9 +337,9 @@ extension ModelContext {
     /// snapshots.
     private func settleWritesRulesChanged(_ saving: (inserted: [ManagedObject], updated: [ManagedObject],
                                                      deleted: [ManagedObject]), _ changes: RecordChanges) {
-        let inserted = Set(changes.inserted.map(\.id))
+        let insertedRows = Set(changes.inserted.map(\.id))
         for object in saving.inserted where object._rawID > 0 && !object._flags.contains(.gone) {
-            guard let id = object.objectID.recordID, !inserted.contains(id), let binding = binding(object) else { continue }
+            guard let id = object.objectID.recordID, !insertedRows.contains(id), let binding = binding(object) else { continue }
             changeBatch.depth += 1
             if !object.isFault { touchInversesOfToOnes(object) }
             markGone(object, key(object, binding))

@@ -87,6 +87,8 @@ public final class ModelContext {
     var pendingChange = ObjectsDidChange()
     /// ``undoStack``'s value: what records the context's changes for undo, if anything does.
     var undoRecorder: UndoStack?
+    /// By entity index, the entities with a to-one to it (`clearToOnes(naming:_:)`), found once.
+    var entitiesNaming: [Int: [Int]] = [:]
 
     struct LinkChange {
         var owner: ManagedObject
@@ -388,7 +390,7 @@ public final class ModelContext {
         inserted[objectKey] = object
         insertOrder.append(objectKey)
         recordInsert(object)
-        if let undo = undoRecorder, undo.isRecording { undo.recording.didInsert(object) }
+        recordingUndo?.recording.didInsert(object)
         if awaking { runHook(object) { $0.awakeFromInsert() } }
         if let extras = object._extras {
             let toOne = extras.detachedToOne
@@ -405,16 +407,24 @@ public final class ModelContext {
     /// Deletes an object: at the next save its row goes, and its delete rules cascade, nullify
     /// or deny. Until then it stays registered with ``ManagedObject/isDeleted`` set and leaves
     /// to-many relationships at once; after the save it is a fault (its `didSave`, then
-    /// `willTurnIntoFault` and `didTurnIntoFault`, run). An inserted object is simply forgotten.
+    /// `willTurnIntoFault` and `didTurnIntoFault`, run). An inserted object is forgotten at
+    /// once: its cascade rules delete what they reach now (as a save would have), other unsaved
+    /// objects' to-ones naming it are cleared and its many-to-many links dropped.
     ///
     /// Throws `misuse` for an object of another context (or of none).
     public func delete(_ object: ManagedObject) throws {
+        try delete(object, preparing: true)
+    }
+
+    /// ``delete(_:)``; `preparing` false skips `prepareForDeletion` (an insert undone, an object
+    /// a rule deletes: as the store's cascades, which run no hook).
+    func delete(_ object: ManagedObject, preparing: Bool) throws {
         try checkOwn(object)
         guard let binding = binding(object) else { return }
         let objectKey = key(object, binding)
         if object._flags.contains(.deleted) { return }
-        if let undo = undoRecorder, undo.isRecording { recordDeleteForUndo(object, undo) }
-        runHook(object) { $0.prepareForDeletion() }
+        if let undo = recordingUndo { recordDeleteForUndo(object, undo) }
+        if preparing { runHook(object) { $0.prepareForDeletion() } }
         recordDelete(object)
         // Its to-one targets' to-manys no longer list it (members leave out deleted objects).
         changeBatch.depth += 1
@@ -447,10 +457,9 @@ public final class ModelContext {
         for slot in binding.relationships.indices {
             guard let relationship = binding.relationships[slot], relationship.deleteRule == .cascade,
                   binding.targetEntity[slot] >= 0 else { continue }
-            let reached = relationship.isToMany ? members(slot: slot, of: object)
-                : target(slot: slot, of: object).map { [$0] } ?? []
-            for target in reached where target !== object && target.context === self && !target.isDeleted {
-                try? delete(target)
+            for target in reached(slot: slot, of: object, isToMany: relationship.isToMany)
+            where target !== object && target.context === self && !target.isDeleted {
+                try? delete(target, preparing: false)
             }
         }
     }
@@ -462,9 +471,15 @@ public final class ModelContext {
     private func clearToOnes(naming object: ManagedObject, _ binding: EntityBinding) {
         let raw = object._rawID
         // Only entities with a to-one to its entity can name it: none, and nothing is walked.
-        let naming = container.bindings.filter { other in
-            other.targetEntity.indices.contains { other.targetEntity[$0] == binding.index && other.schema.slotKinds[$0] == .toOne }
-        }.map(\.index)
+        let naming = entitiesNaming[binding.index] ?? {
+            let found = container.bindings.filter { other in
+                other.targetEntity.indices.contains {
+                    other.targetEntity[$0] == binding.index && other.schema.slotKinds[$0] == .toOne
+                }
+            }.map(\.index)
+            entitiesNaming[binding.index] = found
+            return found
+        }()
         guard !naming.isEmpty else { return }
         for group in [inserted, updated] {
             for (key, pending) in group where naming.contains(key.entity) && pending !== object && !pending._values.isEmpty {
@@ -504,7 +519,7 @@ public final class ModelContext {
             if slot < object._snapshot.count { object._snapshot[slot] = value }
             return
         }
-        if isEvent, let undo = undoRecorder, undo.isRecording { undo.recording.willChange(object, slot: slot) }
+        if isEvent, let undo = recordingUndo { undo.recording.willChange(object, slot: slot) }
         ChangeBatch.set(value, slot: slot, of: object, in: changeBatch) {
             markUpdated(object, slot: slot, isEvent: isEvent)
         }

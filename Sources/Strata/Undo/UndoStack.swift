@@ -10,17 +10,21 @@
 /// after a save is a change the next save writes); ``ModelContext/rollback()`` and
 /// ``ModelContext/reset()`` drop them, and so does a new change for the redo steps.
 ///
-/// What the store computes at a save is not a step of its own: derived values follow the
-/// restored values at the next save, and objects a delete rule cascaded to or nullified *in the
-/// store* stay as the save left them (undo before the save, and nothing of them changed).
+/// What the store does at a save belongs to the step of what it saves: undoing a delete a save
+/// carried out brings back the objects its cascade rules deleted and the to-ones and links its
+/// nullify rules cleared (each delete records them); derived values follow at the next save.
 ///
 /// Steps hold objects weakly (and their identities, to find them again as faults, or values to
-/// make them again), so a context dropped with its undo stack is freed.
+/// make them again), so a context dropped with its undo stack is freed. The open event holds
+/// the objects it changed, as the context holds its unsaved changes, until it closes.
 public final class UndoStack {
     /// How many steps ``ModelContext/undo()`` can take back; older steps are forgotten. `0`
     /// (the default) keeps every step, as Core Data's `levelsOfUndo`.
     public var levels: Int {
-        didSet { trim() }
+        didSet {
+            if levels < 0 { levels = 0 }
+            trim()
+        }
     }
     /// Whether ``ModelContext/undo()`` is changing the context (a key observer or a hook can
     /// tell its changes from the program's).
@@ -29,6 +33,10 @@ public final class UndoStack {
     public internal(set) var isRedoing = false
     /// How many ``beginGrouping()`` calls have no ``endGrouping()`` yet.
     public internal(set) var groupingLevel = 0
+    /// How many ``disableRecording()`` calls have no ``enableRecording()`` yet.
+    private var pauses = 0
+    /// Steps pushed since references were last pruned.
+    private var pushesSincePrune = 0
 
     /// The context the stack records (one at a time).
     weak var context: ModelContext?
@@ -36,12 +44,17 @@ public final class UndoStack {
     var recording = UndoRecording()
     var undoSteps: [UndoStep] = []
     var redoSteps: [UndoStep] = []
-    /// One reference per object the steps name, so a new identity (an object inserted again)
-    /// reaches every step.
+    /// One reference per object the steps name, by the object (while it lives) and by its
+    /// current identity (kept current: a save's primary keys, an object inserted again): an
+    /// object released and fetched again, or made again, is the same reference in every step.
     var references: [ObjectIdentifier: UndoReference] = [:]
-    /// Inserted objects a delete forgot, by their temporary identities: a to-one still naming
-    /// one names nothing the context can find, but a step must restore it to that object.
-    var forgotten: [Int64: UndoReference] = [:]
+    var identities: [Identity: UndoReference] = [:]
+
+    /// An object's identity: its entity's index and its raw identifier (a primary key once saved).
+    struct Identity: Hashable {
+        var entity: Int
+        var raw: Int64
+    }
 
     /// An empty stack keeping `levels` steps (`0`: all).
     public init(levels: Int = 0) {
@@ -93,18 +106,34 @@ public final class UndoStack {
         undoSteps = []
         redoSteps = []
         references = [:]
-        forgotten = [:]
+        identities = [:]
         groupingLevel = 0
     }
 
-    /// Whether changes are recorded now (not while a step is undone or made again).
-    var isRecording: Bool { !isUndoing && !isRedoing }
+    /// Stops recording the context's changes (an import, a change the program does not want the
+    /// user to undo) until the matching ``enableRecording()``; calls nest. Steps recorded
+    /// before stay; an undo of them later sets their values back over what changed meanwhile.
+    public func disableRecording() {
+        pauses += 1
+    }
+
+    /// Records again after ``disableRecording()``; without a pause it does nothing.
+    public func enableRecording() {
+        if pauses > 0 { pauses -= 1 }
+    }
+
+    /// Whether the context's changes are recorded now: not while paused, nor while a step is
+    /// undone or made again.
+    public var isRecording: Bool { pauses == 0 && !isUndoing && !isRedoing }
 
     /// Adds a closed step: a new change forgets what could be redone.
     func push(_ step: UndoStep) {
         undoSteps.append(step)
         redoSteps = []
         trim()
+        // Released objects' references would pile up over a long session with unbounded levels.
+        pushesSincePrune += 1
+        if pushesSincePrune >= 256 { forgetReleasedReferences() }
     }
 
     private func trim() {
@@ -118,14 +147,35 @@ public final class UndoStack {
         let id = ObjectIdentifier(object)
         // A reference whose object is gone may carry a reused address: not this object's.
         if let known = references[id], known.object === object { return known }
+        let identity = Identity(entity: entity, raw: object._rawID)
+        if object._rawID != 0, let known = identities[identity], known.object == nil || known.object === object {
+            // The same stored (or forgotten) object, met again as another Swift object.
+            known.object = object
+            references[id] = known
+            return known
+        }
         let made = UndoReference(object, entity: entity)
         references[id] = made
+        if object._rawID != 0 { identities[identity] = made }
         return made
+    }
+
+    /// The reference of the object with identity `raw` of `entity`, if a step names it.
+    func reference(entity: Int, raw: Int64) -> UndoReference? {
+        identities[Identity(entity: entity, raw: raw)]
+    }
+
+    /// An object's identity changed (a save gave it its primary key; an undo inserted it again):
+    /// its reference follows.
+    func renameIdentity(entity: Int, from old: Int64, to new: Int64) {
+        guard old != new, let reference = identities.removeValue(forKey: Identity(entity: entity, raw: old)) else { return }
+        reference.raw = new
+        identities[Identity(entity: entity, raw: new)] = reference
     }
 
     /// Drops references whose objects were released (their steps keep them by identity).
     private func forgetReleasedReferences() {
+        pushesSincePrune = 0
         references = references.filter { $0.value.object != nil }
-        forgotten = forgotten.filter { $0.value.object != nil }
     }
 }

@@ -24,12 +24,6 @@ enum UndoValue {
     case target(UndoReference?)
 }
 
-/// A to-one a delete rule will clear, while an event is recorded.
-struct SeveredSlot: Hashable {
-    var object: ObjectIdentifier
-    var slot: Int
-}
-
 /// One closed event: what undo takes back and redo makes again.
 struct UndoStep {
     struct Change {
@@ -46,6 +40,13 @@ struct UndoStep {
         var added: Bool
     }
 
+    /// `owner`'s to-one in `slot` naming `target`, which a nullify rule will clear.
+    struct Severed {
+        var owner: UndoReference
+        var slot: Int
+        var target: UndoReference
+    }
+
     var name: String?
     /// Objects the event inserted, with their values at its end (to insert them again).
     var inserted: [(object: UndoReference, values: [UndoValue])] = []
@@ -58,7 +59,7 @@ struct UndoStep {
     var severedLinks: [Link] = []
     /// To-ones naming a deleted object that the save will clear (`owner`'s `slot` naming
     /// `member`), to name it again once it is back; each is also a change of the event, set after.
-    var severedToOnes: [Link] = []
+    var severedToOnes: [Severed] = []
     /// Values the event changed, in order, of objects it did not insert (a deleted object's
     /// changes before its delete included).
     var changes: [Change] = []
@@ -84,7 +85,13 @@ struct UndoRecording {
     var inserted: [ManagedObject] = []
     var deleted: [(object: ManagedObject, values: [StoredValue], byRule: Bool)] = []
     var severedLinks: [(owner: ManagedObject, slot: Int, member: ManagedObject)] = []
-    var severedToOnes: [(owner: ManagedObject, slot: Int, member: ManagedObject)] = []
+    var severedToOnes: [(owner: ManagedObject, slot: Int, target: ManagedObject)] = []
+
+    /// A slot of one object of the event.
+    struct Slot: Hashable {
+        var object: ObjectIdentifier
+        var slot: Int
+    }
     var links: [(owner: ManagedObject, slot: Int, member: ManagedObject, added: Bool)] = []
 
     var isEmpty: Bool { touched.isEmpty && inserted.isEmpty && deleted.isEmpty && links.isEmpty }
