@@ -120,11 +120,15 @@ extension ModelContext {
             let kinds = object.entitySchema.slotKinds
             for slot in entry.values.indices where slot < kinds.count && kinds[slot] == .toOne {
                 guard case .target(let wanted?) = entry.values[slot] else { continue }
-                if let gone = wanted.object, gone._flags.contains(.gone), binding.inverseSlot[slot] >= 0,
+                // Gone: its row was deleted (held, or released and not found again), unless it
+                // is an insert a delete forgot.
+                let found = wanted.object ?? resolve(wanted)
+                let isGone = found.map { $0._flags.contains(.gone) } ?? (forgottenIdentity(wanted) == nil)
+                if isGone, binding.inverseSlot[slot] >= 0,
                    container.bindings[binding.targetEntity[slot]].relationships[binding.inverseSlot[slot]]?.deleteRule
                     == .cascade {
                     cascadedSince.append(object)
-                } else if wanted.object !== target(slot: slot, of: object) {
+                } else if found !== target(slot: slot, of: object) {
                     set(entry.values[slot], slot: slot, of: entry.object)
                 }
             }
