@@ -24,6 +24,7 @@ final class UndoNote: ManagedObject {
     @Attribute var uid: Int64
     @Attribute var text: String
     @Attribute(default: 0) var rank: Int64
+    @CodableAttribute var tags: [String] = []
     @Relationship var folder: UndoFolder?
     @Relationship(inverse: \UndoLabel.notes) var labels: Set<UndoLabel>
 }
@@ -47,6 +48,7 @@ final class UndoLabel: ManagedObject {
     struct NoteState: Equatable {
         var text: String
         var rank: Int64
+        var tags: [String]
         var folder: Int64?
         var labels: [Int64]
     }
@@ -105,7 +107,7 @@ final class UndoLabel: ManagedObject {
                 var state = State()
                 for note in try current(notes) {
                     let folder = note.folder.flatMap { $0.isDeleted ? nil : $0.uid }
-                    state.notes[note.uid] = NoteState(text: note.text, rank: note.rank, folder: folder,
+                    state.notes[note.uid] = NoteState(text: note.text, rank: note.rank, tags: note.tags, folder: folder,
                                                       labels: note.labels.map(\.uid).sorted())
                 }
                 for folder in try current(folders) {
@@ -162,8 +164,13 @@ final class UndoLabel: ManagedObject {
                     note.text = text
                 case 12..<20 where !liveNotes.isEmpty:
                     let note = liveNotes[rng.below(liveNotes.count)]
-                    note.rank = Int64(rng.below(4))
-                    log.append("\(step): n\(note.uid).rank = \(note.rank)")
+                    if rng.chance(0.5) {
+                        note.rank = Int64(rng.below(4))
+                        log.append("\(step): n\(note.uid).rank = \(note.rank)")
+                    } else {
+                        note.tags = Array(["x", "y", "z"].prefix(rng.below(4)))
+                        log.append("\(step): n\(note.uid).tags = \(note.tags)")
+                    }
                 case 20..<24 where !liveFolders.isEmpty:
                     let folder = liveFolders[rng.below(liveFolders.count)]
                     folder.name = ["x", "y"][rng.below(2)]

@@ -339,7 +339,9 @@ extension ModelContext {
                                                      deleted: [ManagedObject]), _ changes: RecordChanges) {
         let insertedRows = Set(changes.inserted.map(\.id))
         for object in saving.inserted where object._rawID > 0 && !object._flags.contains(.gone) {
-            guard let id = object.objectID.recordID, !insertedRows.contains(id), let binding = binding(object) else { continue }
+            guard let id = object.objectID.recordID, !insertedRows.contains(id), let binding = binding(object) else {
+                continue
+            }
             changeBatch.depth += 1
             if !object.isFault { touchInversesOfToOnes(object) }
             markGone(object, key(object, binding))

@@ -26,7 +26,8 @@ public struct CodableAttribute<Value: Codable>: ManagedPropertyWrapper {
     /// Declares the attribute; its initial value is what a new object starts with (and what a
     /// value that does not decode reads as): `@CodableAttribute var tags: [String] = []`. An
     /// optional one starts as nil unless given another value. `options` as ``Attribute``'s;
-    /// `originalName` is its name in the previous model version (lightweight migration).
+    /// `originalName` is its name in the previous model version (lightweight migration). The
+    /// initial value's expression runs at every object's `init()` (faults included): keep it cheap.
     public init(wrappedValue defaultValue: Value, _ options: AttributeOptions = [], originalName: String? = nil) {
         if SchemaCapture.isCapturing {
             Self.declare(defaultValue, isOptional: Value.self is any OptionalUnwrapping.Type, options, originalName)

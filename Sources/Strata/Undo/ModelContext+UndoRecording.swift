@@ -17,7 +17,9 @@ extension ModelContext {
     /// breaks), so an undo after that save puts them back. Walks what the rules reach, as the
     /// save will.
     func recordDeleteForUndo(_ object: ManagedObject, _ stack: UndoStack) {
-        if stack.recording.forgetInsert(of: object) { return }
+        // Inserted in this event and not saved since: it leaves no trace. (Saved in the event —
+        // a save inside a group — its delete is real, and so are what its rules reach.)
+        if object._flags.contains(.inserted), stack.recording.forgetInsert(of: object) { return }
         var reached = Set<ObjectIdentifier>()
         recordDeletion(of: object, byRule: false, in: stack, reached: &reached)
     }
@@ -73,8 +75,9 @@ extension ModelContext {
         if !recording.deleted.isEmpty || !recording.netLinks().isEmpty { return true }
         if recording.inserted.contains(where: { $0.context === self && !$0.isDeleted }) { return true }
         return recording.touched.values.contains { touched in
-            touched.object.context === self && touched.order.contains { slot in
-                slot < touched.object._values.count && touched.before[slot]?.isIdentical(to: touched.object._values[slot]) == false
+            let values = touched.object._values
+            return touched.object.context === self && touched.order.contains { slot in
+                slot < values.count && touched.before[slot]?.isIdentical(to: values[slot]) == false
             }
         }
     }
@@ -101,7 +104,9 @@ extension ModelContext {
         }
         // Such a to-one's value is set after it is put back, even when the event ended where
         // it began (the save may clear it after the event closed, or the event set it first).
-        let severed = Set(recording.severedToOnes.map { UndoRecording.Slot(object: ObjectIdentifier($0.owner), slot: $0.slot) })
+        let severed = Set(recording.severedToOnes.map {
+            UndoRecording.Slot(object: ObjectIdentifier($0.owner), slot: $0.slot)
+        })
         for cut in recording.severedLinks {
             step.severedLinks.append(UndoStep.Link(owner: reference(cut.owner, stack), slot: cut.slot,
                                                    member: reference(cut.member, stack), added: true))
@@ -142,7 +147,9 @@ extension ModelContext {
     private func undoValue(_ value: StoredValue, slot: Int, of object: ManagedObject, _ stack: UndoStack) -> UndoValue {
         guard object.entitySchema.slotKinds[slot] == .toOne else { return .stored(value) }
         guard case .int(let raw) = value else { return .target(nil) }
-        if let registered = registeredObject(raw: raw, slot: slot, of: object) { return .target(reference(registered, stack)) }
+        if let registered = registeredObject(raw: raw, slot: slot, of: object) {
+            return .target(reference(registered, stack))
+        }
         // A temporary identity no registered object has: an insert a delete forgot.
         if raw < 0 {
             guard let binding = binding(object), binding.targetEntity[slot] >= 0 else { return .target(nil) }

@@ -8,14 +8,14 @@ extension ModelContext {
         // One change for observers: each property heard once, with its final value.
         changeBatch.depth += 1
         if undoing {
-            restoreAll(step.deleted.map { ($0.object, $0.values) })
+            restoreAll(step.deleted.map { ($0.object, $0.values) }, redoing: false)
             for cut in step.severedLinks.reversed() { relink(cut, added: true) }
             for cut in step.severedToOnes.reversed() { reattach(cut) }
             for change in step.changes.reversed() { set(change.before, slot: change.slot, of: change.object) }
             for link in step.links.reversed() { relink(link, added: !link.added) }
             for entry in step.inserted.reversed() { remove(entry.object) }
         } else {
-            restoreAll(step.inserted)
+            restoreAll(step.inserted, redoing: true)
             for link in step.links { relink(link, added: link.added) }
             for change in step.changes { set(change.after, slot: change.slot, of: change.object) }
             // What the rules reached, the save's rules reach again.
@@ -31,7 +31,9 @@ extension ModelContext {
         var references: [UndoReference?] = []
         for change in step.changes {
             references.append(change.object)
-            for value in [change.before, change.after] { if case .target(let target) = value { references.append(target) } }
+            for value in [change.before, change.after] {
+                if case .target(let target) = value { references.append(target) }
+            }
         }
         for link in step.links + step.severedLinks { references += [link.owner, link.member] }
         for cut in step.severedToOnes { references += [cut.owner, cut.target] }
@@ -65,7 +67,8 @@ extension ModelContext {
     private func forgottenIdentity(_ reference: UndoReference?) -> Int64? {
         guard let reference, reference.object == nil, reference.raw < 0, permanentIDs[reference.raw] == nil,
               reference.entity >= 0, reference.entity < container.bindings.count,
-              registry[Key(entity: container.bindings[reference.entity].index, raw: reference.raw)] == nil else { return nil }
+              registry[Key(entity: container.bindings[reference.entity].index, raw: reference.raw)] == nil
+        else { return nil }
         return reference.raw
     }
 
@@ -110,13 +113,16 @@ extension ModelContext {
     }
 
     /// Brings objects back, then their to-ones (an object's target may be one of the later
-    /// ones). One whose target a save deleted since, through a relationship that cascades from
-    /// the target, goes again: that save's cascade would have taken it.
-    private func restoreAll(_ entries: [(object: UndoReference, values: [UndoValue])]) {
-        let insertedAgain = entries.filter { restore($0.object, values: $0.values) }
+    /// ones). Redoing, one whose target a save deleted since, through a relationship that
+    /// cascades from the target, goes again: that save's cascade would have taken it. (Undoing,
+    /// such a target was inserted by the step itself, and the step's changes set the to-one back.)
+    private func restoreAll(_ entries: [(object: UndoReference, values: [UndoValue])], redoing: Bool) {
+        for entry in entries { restore(entry.object, values: entry.values) }
         var cascadedSince: [ManagedObject] = []
-        for entry in insertedAgain {
-            guard let object = entry.object.object, let binding = binding(object) else { continue }
+        // Undeleted ones too: the undo that took an inserted object out cleared the to-ones
+        // naming objects it took out with it (`clearToOnes(naming:_:)`).
+        for entry in entries {
+            guard let object = entry.object.object, isLive(object), let binding = binding(object) else { continue }
             let kinds = object.entitySchema.slotKinds
             for slot in entry.values.indices where slot < kinds.count && kinds[slot] == .toOne {
                 guard case .target(let wanted?) = entry.values[slot] else { continue }
@@ -124,7 +130,7 @@ extension ModelContext {
                 // is an insert a delete forgot.
                 let found = wanted.object ?? resolve(wanted)
                 let isGone = found.map { $0._flags.contains(.gone) } ?? (forgottenIdentity(wanted) == nil)
-                if isGone, binding.inverseSlot[slot] >= 0,
+                if redoing, isGone, binding.inverseSlot[slot] >= 0,
                    container.bindings[binding.targetEntity[slot]].relationships[binding.inverseSlot[slot]]?.deleteRule
                     == .cascade {
                     cascadedSince.append(object)
@@ -139,6 +145,7 @@ extension ModelContext {
     /// Brings an object back: a deleted one not saved yet is undeleted; one its delete forgot
     /// (inserted, never saved), or whose row a save deleted, is inserted with `values` (made
     /// again if the program let it go). Whether it was inserted.
+    @discardableResult
     private func restore(_ reference: UndoReference, values: [UndoValue]) -> Bool {
         // Released, it may still have its row (a rule's target whose save never came): found again.
         let held = reference.object ?? resolve(reference)

@@ -168,7 +168,9 @@ public final class UndoStack {
     /// An object's identity changed (a save gave it its primary key; an undo inserted it again):
     /// its reference follows.
     func renameIdentity(entity: Int, from old: Int64, to new: Int64) {
-        guard old != new, let reference = identities.removeValue(forKey: Identity(entity: entity, raw: old)) else { return }
+        guard old != new, let reference = identities.removeValue(forKey: Identity(entity: entity, raw: old)) else {
+            return
+        }
         reference.raw = new
         identities[Identity(entity: entity, raw: new)] = reference
     }
