@@ -69,17 +69,10 @@ extension ModelContext {
     }
 
     /// Whether the open event's step would change something (a value set and set back, a link
-    /// made and broken, an object inserted and deleted are none).
+    /// made and broken, an object inserted and deleted are none): the step it would close into,
+    /// built and dropped, so the answer is exactly what closing it would push.
     func openEventHasChanges(_ stack: UndoStack) -> Bool {
-        let recording = stack.recording
-        if !recording.deleted.isEmpty || !recording.netLinks().isEmpty { return true }
-        if recording.inserted.contains(where: { $0.context === self && !$0.isDeleted }) { return true }
-        return recording.touched.values.contains { touched in
-            let values = touched.object._values
-            return touched.object.context === self && touched.order.contains { slot in
-                slot < values.count && touched.before[slot]?.isIdentical(to: values[slot]) == false
-            }
-        }
+        !stack.recording.isEmpty && !makeStep(stack.recording, stack).isEmpty
     }
 
     private func makeStep(_ recording: UndoRecording, _ stack: UndoStack) -> UndoStep {
