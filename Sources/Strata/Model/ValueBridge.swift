@@ -6,23 +6,22 @@ import StrataRecords
 struct ValueBridge {
     var toSwift: (StoredValue) -> Any
     var fromSwift: (Any?) -> StoredValue?
-    /// Why a stored value cannot be read as the Swift type (a ``CodableAttribute`` whose JSON
-    /// another version of its type wrote), or nil; nil for types every stored value fits.
-    var decodingFailure: ((StoredValue) -> String?)?
+    /// `toSwift` that throws instead of reading a fallback, for types some stored values do not
+    /// fit (a ``CodableAttribute`` whose JSON another version of its type wrote); nil for the
+    /// others.
+    var strictToSwift: ((StoredValue) throws -> Any)?
 
     /// A ``CodableAttribute``'s bridge: JSON in a binary value; a value that does not decode
     /// reads as `fallback` (the declared default, or nil).
     init<T: Codable>(codable type: T.Type, fallback: T) {
         toSwift = { (try? $0.decoded(as: T.self)) ?? fallback }
         fromSwift = { any in
-            if any == nil { return (try? StoredValue.null.decoded(as: T.self)) != nil ? .null : nil }
+            if any == nil { return T.self is any OptionalUnwrapping.Type ? .null : nil }
             if let value = any as? T { return try? StoredValue(encoding: value) }
             if let stored = any as? StoredValue, (try? stored.decoded(as: T.self)) != nil { return stored }
             return nil
         }
-        decodingFailure = { stored in
-            do { _ = try stored.decoded(as: T.self); return nil } catch { return "\(error)" }
-        }
+        strictToSwift = { try $0.decoded(as: T.self) }
     }
 
     init<T: PersistentValue>(_ type: T.Type) {
@@ -40,7 +39,7 @@ struct ValueBridge {
             }
             return nil
         }
-        decodingFailure = nil
+        strictToSwift = nil
     }
 
     /// `toSwift` of each conforming type as a closure compiled for that type. A save boxes

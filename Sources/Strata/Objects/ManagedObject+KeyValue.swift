@@ -15,11 +15,14 @@ extension ManagedObject {
     /// as its type (a store another version of the type wrote; the property reads as its default).
     public final func value(forKey key: String) throws -> Any? {
         let slot = try slot(forKey: key)
-        if case .attribute(let attribute) = entitySchema.properties[slot].kind, let decodingFailure = attribute.bridge.decodingFailure,
-           let reason = decodingFailure(_persistentValue(slot)) {
-            throw StrataError.invalidObject(entity: entityName, primaryKey: objectID.primaryKey, property: key, reason: reason)
+        guard case .attribute(let attribute) = entitySchema.properties[slot].kind,
+              let strictToSwift = attribute.bridge.strictToSwift else { return dynamicValue(slot: slot) }
+        do {
+            return try Self.swiftValue(_persistentValue(slot), strictToSwift)
+        } catch {
+            throw StrataError.invalidObject(entity: entityName, primaryKey: objectID.primaryKey, property: key,
+                                            reason: "\(error)")
         }
-        return dynamicValue(slot: slot)
     }
 
     /// Sets the persistent property named `key`, as its typed setter does (the change is
@@ -76,8 +79,13 @@ extension ManagedObject {
 
     /// The Swift value of a stored `value`, unwrapped: nil for `null`.
     static func swiftValue(_ value: StoredValue, _ bridge: ValueBridge) -> Any? {
+        swiftValue(value, bridge.toSwift)
+    }
+
+    /// ``swiftValue(_:_:)`` through `convert`.
+    static func swiftValue(_ value: StoredValue, _ convert: (StoredValue) throws -> Any) rethrows -> Any? {
         if case .null = value { return nil }
-        let any = bridge.toSwift(value)
+        let any = try convert(value)
         if let optional = any as? any OptionalUnwrapping { return optional.unwrappedAny }
         return any
     }

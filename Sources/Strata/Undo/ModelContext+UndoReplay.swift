@@ -45,10 +45,8 @@ extension ModelContext {
     /// of its identity; nil for an object released while it had only a temporary identity.
     private func resolve(_ reference: UndoReference) -> ManagedObject? {
         if let object = reference.object { return object }
-        guard reference.entity >= 0, reference.entity < container.bindings.count else { return nil }
         let raw = reference.raw < 0 ? (permanentIDs[reference.raw] ?? reference.raw) : reference.raw
-        guard raw > 0 else { return nil }
-        let binding = container.bindings[reference.entity]
+        guard raw > 0, let binding = binding(of: reference) else { return nil }
         let wasRegistered = registry[Key(entity: binding.index, raw: raw)] != nil
         let found = object(raw: raw, binding: binding)
         if !wasRegistered {
@@ -56,18 +54,20 @@ extension ModelContext {
             found._prepareValues()
             if found._extras?.faultError != nil { return nil }
         }
-        reference.object = found
-        undoRecorder?.references[ObjectIdentifier(found)] = reference
-        undoRecorder?.renameIdentity(entity: binding.index, from: reference.raw, to: raw)
+        undoRecorder?.bind(reference, to: found)
         return found
+    }
+
+    /// The binding of the entity a reference's object belongs to.
+    private func binding(of reference: UndoReference) -> EntityBinding? {
+        reference.entity >= 0 && reference.entity < container.bindings.count ? container.bindings[reference.entity] : nil
     }
 
     /// The temporary identity of an inserted object a delete forgot and the program released
     /// (no registered object has it, no save made it permanent), or nil.
     private func forgottenIdentity(_ reference: UndoReference?) -> Int64? {
         guard let reference, reference.object == nil, reference.raw < 0, permanentIDs[reference.raw] == nil,
-              reference.entity >= 0, reference.entity < container.bindings.count,
-              registry[Key(entity: container.bindings[reference.entity].index, raw: reference.raw)] == nil
+              let binding = binding(of: reference), registry[Key(entity: binding.index, raw: reference.raw)] == nil
         else { return nil }
         return reference.raw
     }
@@ -128,7 +128,7 @@ extension ModelContext {
                 guard case .target(let wanted?) = entry.values[slot] else { continue }
                 // Gone: its row was deleted (held, or released and not found again), unless it
                 // is an insert a delete forgot.
-                let found = wanted.object ?? resolve(wanted)
+                let found = resolve(wanted)
                 let isGone = found.map { $0._flags.contains(.gone) } ?? (forgottenIdentity(wanted) == nil)
                 if redoing, isGone, binding.inverseSlot[slot] >= 0,
                    container.bindings[binding.targetEntity[slot]].relationships[binding.inverseSlot[slot]]?.deleteRule
@@ -144,18 +144,16 @@ extension ModelContext {
 
     /// Brings an object back: a deleted one not saved yet is undeleted; one its delete forgot
     /// (inserted, never saved), or whose row a save deleted, is inserted with `values` (made
-    /// again if the program let it go). Whether it was inserted.
-    @discardableResult
-    private func restore(_ reference: UndoReference, values: [UndoValue]) -> Bool {
+    /// again if the program let it go).
+    private func restore(_ reference: UndoReference, values: [UndoValue]) {
         // Released, it may still have its row (a rule's target whose save never came): found again.
-        let held = reference.object ?? resolve(reference)
+        let held = resolve(reference)
         if let held, held.context === self, !held._flags.contains(.gone) {
             if held._flags.contains(.deleted) { undelete(held) }
-            return false
+            return
         }
-        if let held, held.context != nil && held.context !== self { return false }
-        guard reference.entity >= 0, reference.entity < container.bindings.count else { return false }
-        let binding = container.bindings[reference.entity]
+        if let held, held.context != nil && held.context !== self { return }
+        guard let binding = binding(of: reference) else { return }
         let object: ManagedObject
         if let held {
             object = held
@@ -177,11 +175,7 @@ extension ModelContext {
         }
         object._values = concreteValues(values, binding)
         insert(object, awaking: false)
-        reference.object = object
-        undoRecorder?.references[ObjectIdentifier(object)] = reference
-        undoRecorder?.renameIdentity(entity: binding.index, from: reference.raw, to: object._rawID)
-        reference.raw = object._rawID
-        return true
+        undoRecorder?.bind(reference, to: object)
     }
 
     /// Puts back a to-one a nullify rule cleared, unless the object has another target now.

@@ -165,6 +165,15 @@ public final class UndoStack {
         identities[Identity(entity: entity, raw: raw)]
     }
 
+    /// `reference` names `object` from now on (found again after a release, or inserted again
+    /// under a new identity): the one reference of that object, by the object and by its identity.
+    func bind(_ reference: UndoReference, to object: ManagedObject) {
+        reference.object = object
+        references[ObjectIdentifier(object)] = reference
+        renameIdentity(entity: reference.entity, from: reference.raw, to: object._rawID)
+        reference.raw = object._rawID
+    }
+
     /// An object's identity changed (a save gave it its primary key; an undo inserted it again):
     /// its reference follows.
     func renameIdentity(entity: Int, from old: Int64, to new: Int64) {

@@ -72,6 +72,12 @@ struct UndoStep {
 /// The open event's changes, kept as the context makes them: objects held strongly (the
 /// context holds changed objects strongly too) until the event closes into an ``UndoStep``.
 struct UndoRecording {
+    /// A slot of one object of the event.
+    struct Slot: Hashable {
+        var object: ObjectIdentifier
+        var slot: Int
+    }
+
     struct Touched {
         var object: ManagedObject
         /// Each changed slot's value before the event's first change of it.
@@ -86,12 +92,6 @@ struct UndoRecording {
     var deleted: [(object: ManagedObject, values: [StoredValue], byRule: Bool)] = []
     var severedLinks: [(owner: ManagedObject, slot: Int, member: ManagedObject)] = []
     var severedToOnes: [(owner: ManagedObject, slot: Int, target: ManagedObject)] = []
-
-    /// A slot of one object of the event.
-    struct Slot: Hashable {
-        var object: ObjectIdentifier
-        var slot: Int
-    }
     var links: [(owner: ManagedObject, slot: Int, member: ManagedObject, added: Bool)] = []
 
     var isEmpty: Bool { touched.isEmpty && inserted.isEmpty && deleted.isEmpty && links.isEmpty }
