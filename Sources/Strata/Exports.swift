@@ -25,6 +25,14 @@ public typealias FetchPredicate = StrataRecords.FetchPredicate
 public typealias FetchSortDescriptor = StrataRecords.FetchSortDescriptor
 /// Whether and how a store with an older model is migrated when opened.
 public typealias MigrationPolicy = StrataRecords.MigrationPolicy
+/// The versions of a model and the stages between them (`MigrationPolicy.plan`).
+public typealias MigrationPlan = StrataRecords.MigrationPlan
+/// One stage of a migration plan: lightweight, or with code of its own.
+public typealias MigrationStage = StrataRecords.MigrationStage
+/// The objects of a custom stage's source model, as they were.
+public typealias MigrationSnapshot = StrataRecords.MigrationSnapshot
+/// Where a migration stands (`MigrationPlan.progress`).
+public typealias MigrationProgress = StrataRecords.MigrationProgress
 /// Options of the page file (durability, cache size, read-only, …).
 public typealias StoreOptions = StrataStorage.StoreOptions
 /// Whether other processes may write the store too (`StoreOptions.sharing`).

@@ -87,6 +87,10 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Thrown when a store is opened with a model that differs from the one stored in it and no
     /// migration was asked for. Each difference is one line, naming entity and property.
     case modelMismatch(differences: [String])
+    /// Thrown when a store holds a model of a version newer than the model it is opened with
+    /// (`found` > `supported`): a program built before a migration met a store it migrated.
+    /// Nothing was changed; open it with the newer program (or its model and migration plan).
+    case unsupportedModelVersion(found: Int, supported: Int)
     /// Thrown when a value breaks a validation rule (min/max, length, pattern, a custom rule, a
     /// missing required value) or a property cannot be set (a derived attribute).
     case validation(entity: String, property: String?, reason: String)
@@ -153,6 +157,8 @@ public enum StrataError: Error, Sendable, Equatable, CustomStringConvertible {
         case .modelMismatch(let differences):
             let count = "\(differences.count) difference\(differences.count == 1 ? "" : "s")"
             return "the store's model differs from the given model (\(count)): \(differences.joined(separator: "; "))"
+        case .unsupportedModelVersion(let found, let supported):
+            return "the store holds version \(found) of its model, newer than the version \(supported) it was opened with"
         case .validation(let entity, let property, let reason):
             return "validation failed for \(entity)\(property.map { ".\($0)" } ?? ""): \(reason)"
         case .conflict(let entity, let properties, let reason):

@@ -50,13 +50,17 @@ public final class ModelContainer: Sendable {
     /// Throws `StrataError.invalidModel` for a class the model cannot be built from (naming
     /// entity, property and reason; a ``ManagedObject/computedProperties`` entry that is not a
     /// computed property of the class, or whose dependencies name nothing), `modelMismatch` for
-    /// a store holding another model unless `migration` is `.lightweight`, and the store's open
-    /// errors. The store records persistent history unless `history` is `.off` or `.asStored`
+    /// a store holding another model unless `migration` says how to migrate it (a
+    /// ``MigrationPlan`` ends at the model the classes declare, whose version is the plan's last),
+    /// `unsupportedModelVersion` for a store a newer version of the program migrated, and the
+    /// store's open errors. The store records persistent history unless `history` is `.off` or `.asStored`
     /// (``history(after:limit:entities:authors:)``).
     public init(for classes: [ManagedObject.Type], path: String, options: StoreOptions = StoreOptions(),
                 migration: MigrationPolicy = .none, history: HistoryRecording = .on) throws {
         let schemas = classes.map { EntitySchema.of($0) }
-        let model = try ModelBuilderFromClasses(schemas: schemas).build()
+        var version = 1
+        if case .plan(let plan) = migration { version = plan.destination.version }
+        let model = try ModelBuilderFromClasses(schemas: schemas).build(version: version)
         // Computed properties the classes list are known (with what depends on what) before
         // any object is read: changes name them, fetches know they are computed.
         for schema in schemas { if let problem = schema.registerDeclaredComputed() { throw problem } }

@@ -6,7 +6,10 @@ import StrataStorage
 struct ModelBuilderFromClasses {
     let schemas: [EntitySchema]
 
-    func build() throws -> Model {
+    func build(version: Int = 1) throws -> Model { try Model(version: version, entities: entities()) }
+
+    /// The entities the classes declare, checked as far as the classes go (the model checks the rest).
+    func entities() throws -> [Entity] {
         var byClass: [ObjectIdentifier: EntitySchema] = [:]
         for schema in schemas {
             if let error = schema.buildError { throw error }
@@ -82,7 +85,7 @@ struct ModelBuilderFromClasses {
             for fetchIndex in schema.objectClass.fetchIndexes { members.append(EntityMember(FetchIndex(fetchIndex))) }
             entities.append(Entity(schema.name, members: members))
         }
-        return try Model(entities: entities)
+        return entities
     }
 
     /// With no inverse declared on either side: the one relationship of `target` that reaches

@@ -16,26 +16,35 @@ public final class Model: Sendable {
     /// a store's text with these, not with ``schemaLines``: a line the text's one ambiguity
     /// makes read back differently (``schemaLinesReadDifferently``) is no damage to the store.
     public let storedSchemaLines: [String]?
+    /// The version of the model, 1 unless declared: a label a ``MigrationPlan`` orders its
+    /// stages by. A store records the version of the model it holds (FORMAT.md §12) and refuses
+    /// a model of a lower version with `StrataError.unsupportedModelVersion`, so a program built
+    /// before a migration cannot migrate the store back.
+    public let version: Int
 
     struct DerivedReference: Hashable, Sendable {
         var entity: Int
         var derived: Int
     }
 
-    /// Builds and checks the model declared in `entities`.
+    /// Builds and checks the model declared in `entities`, of `version` (at least 1).
     /// Throws `StrataError.invalidModel`, naming the entity, property and reason, if it cannot work.
-    public convenience init(@ModelBuilder _ entities: () -> [Entity]) throws {
-        try self.init(entities: entities())
+    public convenience init(version: Int = 1, @ModelBuilder _ entities: () -> [Entity]) throws {
+        try self.init(version: version, entities: entities())
     }
 
-    /// Builds and checks a model of the `declared` entities.
+    /// Builds and checks a model of the `declared` entities, of `version` (at least 1).
     /// Throws `StrataError.invalidModel`, naming the entity, property and reason, if it cannot work.
-    public convenience init(entities declared: [Entity]) throws {
-        try self.init(entities: declared, storedSchemaLines: nil)
+    public convenience init(version: Int = 1, entities declared: [Entity]) throws {
+        try self.init(entities: declared, storedSchemaLines: nil, version: version)
     }
 
     /// Builds and checks a model; `storedSchemaLines` is the schema text it was rebuilt from, if any.
-    init(entities declared: [Entity], storedSchemaLines: [String]?) throws {
+    init(entities declared: [Entity], storedSchemaLines: [String]?, version: Int = 1) throws {
+        guard version >= 1 else {
+            throw StrataError.invalidArgument("model version \(version) is below 1")
+        }
+        self.version = version
         self.storedSchemaLines = storedSchemaLines
         var resolver = ModelResolver(declared)
         let resolved = try resolver.resolve()

@@ -14,7 +14,7 @@ import StrataStorage
 /// back as two rules. The model keeps the text it was read from (``Model/storedSchemaLines``),
 /// so such a line is a note for the tool, never a problem the checker reports.
 enum StoredModel {
-    static func parse(_ lines: [String]) throws -> Model {
+    static func parse(_ lines: [String], version: Int = 1) throws -> Model {
         var entities: [Entity] = []
         var name: String?
         var members: [EntityMember] = []
@@ -109,7 +109,7 @@ enum StoredModel {
             }
         }
         flush()
-        return try Model(entities: entities, storedSchemaLines: lines)
+        return try Model(entities: entities, storedSchemaLines: lines, version: version)
     }
 }
 

@@ -8,4 +8,7 @@ public enum MigrationPolicy: Sendable {
     /// attributes and indexes are backfilled. Anything else (a changed type) is an error that
     /// names the property.
     case lightweight
+    /// Migrate through the stages of `plan` from the store's version to the model's, in one
+    /// transaction (``MigrationPlan``). The model opened must be the plan's last.
+    case plan(MigrationPlan)
 }

@@ -55,6 +55,16 @@ extension RecordCheck {
                 if version != [KeyFormat.current] {
                     report("\(RecordTrees.meta): the key format entry is \(version), expected [\(KeyFormat.current)]")
                 }
+            } else if keyBytes == RecordTrees.modelVersionKey {
+                do {
+                    let version = try RecordTrees.storedModelVersion(try cursor.copyValue())
+                    if version != model.version {
+                        report("\(RecordTrees.meta): the model version entry is \(version ?? 1), "
+                               + "the model's is \(model.version)")
+                    }
+                } catch StrataError.corrupt(let what, _) {
+                    report(what)
+                }
             } else if [RecordTrees.historyOnKey, RecordTrees.historyNextKey, RecordTrees.historyPurgedKey]
                         .contains(keyBytes) {
                 // Checked with the history (RecordCheck+History).

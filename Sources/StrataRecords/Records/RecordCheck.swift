@@ -14,8 +14,9 @@ extension RecordReader {
     ///   an entity, one of its indexes or uniqueness constraints, the inverse of one of its to-one
     ///   relationships, one side of one of its many-to-many relationships, the bookkeeping of one
     ///   of its `@min`/`@max` attributes. Any other is reported as unknown.
-    /// - **`records:meta`.** `schema` is the model's text; every other key is `next:<Entity>` of an
-    ///   entity of the model.
+    /// - **`records:meta`.** `schema` is the model's text; `version`, when present, 8 bytes holding
+    ///   the model's version; every other key is `next:<Entity>` of an entity of the model (or
+    ///   the key format and history entries).
     /// - **Key counters** (`next:<Entity>`): 8 bytes, present when the entity has rows, above
     ///   the largest primary key in use and below `UInt64.max` (the next insert needs a key).
     /// - **Rows** (`rows:<Entity>`): keys are 8 bytes (else `corrupt` is thrown); every row

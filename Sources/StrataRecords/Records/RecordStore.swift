@@ -27,8 +27,10 @@ public final class RecordStore: Sendable {
     }
 
     /// Opens (or creates) the store at `path`. A store that holds another model fails with
-    /// `StrataError.modelMismatch`, listing the differences, unless `migration` is
-    /// `.lightweight` (see ``MigrationPolicy``). A store whose index keys were written before
+    /// `StrataError.modelMismatch`, listing the differences, unless `migration` says how to
+    /// migrate it (``MigrationPolicy``); one that holds a newer version of the model
+    /// (``Model/version``) fails with `StrataError.unsupportedModelVersion` whatever the
+    /// policy. A store whose index keys were written before
     /// record format 2 (FORMAT.md §12) is rebuilt from its rows when opened read-write, and
     /// refused with `StrataError.readOnly` when opened read-only. `history` turns the recording
     /// of persistent history on or off for every writer of the store (``HistoryRecording``).
@@ -68,44 +70,17 @@ public final class RecordStore: Sendable {
         let lines = String(decoding: stored, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
             .map(String.init)
         try KeyFormat.refuseNewer(storage)
-        self.model = try StoredModel.parse(lines)
+        // A malformed version entry is the checker's to report: the tool still opens the store.
+        let version = try? storage.read { tx in
+            try RecordTrees.storedModelVersion(try tx.tree(RecordTrees.meta)?.get(RecordTrees.modelVersionKey))
+        }
+        self.model = try StoredModel.parse(lines, version: (version ?? nil) ?? 1)
         self.storage = storage
     }
 
     /// Whether the store at the other end of `storage` holds a record model.
     public static func hasModel(_ storage: Store) throws -> Bool {
         try storage.read { tx in try tx.tree(RecordTrees.meta)?.get(RecordTrees.schemaKey) != nil }
-    }
-
-    private func checkModel(readOnly: Bool, migration: MigrationPolicy) throws {
-        let lines = model.schemaLines
-        let stored = try storage.read { tx in try tx.tree(RecordTrees.meta)?.get(RecordTrees.schemaKey) }
-        if let stored {
-            let old = String(decoding: stored, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-                .map(String.init)
-            if old == lines {
-                try KeyFormat.upgrade(storage, model: model, readOnly: readOnly)
-                return
-            }
-            guard migration == .lightweight, !readOnly else {
-                throw StrataError.modelMismatch(differences: ModelDifferences.between(stored: old, given: lines))
-            }
-            try KeyFormat.refuseNewer(storage)
-            try Migration(old: try StoredModel.parse(old), new: model).run(storage)
-            try storage.write { tx in try KeyFormat.mark(tx) }  // the migration rebuilt every key
-            return
-        }
-        if readOnly { throw StrataError.readOnly(reason: "the store has no model yet and is opened read-only") }
-        try storage.write { tx in
-            // Record trees without a stored model are damage (the meta tree was lost): writing a
-            // fresh model over them would restart the key counters and overwrite rows.
-            if let orphan = try tx.treeNames.first(where: RecordTrees.isRecordTreeName) {
-                throw StrataError.corrupt("the store holds record tree '\(orphan)' but no stored model", offset: nil)
-            }
-            try tx.tree(RecordTrees.meta, createIfMissing: true)!
-                .put(RecordTrees.schemaKey, Array(lines.joined(separator: "\n").utf8))
-            try KeyFormat.mark(tx)
-        }
     }
 
     /// Runs `body` on a snapshot: a consistent view that later commits do not change. The

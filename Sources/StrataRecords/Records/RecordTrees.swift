@@ -9,6 +9,23 @@ enum RecordTrees {
 
     static func nextKey(_ entity: EntityDescription) -> [UInt8] { Array("next:\(entity.name)".utf8) }
 
+    /// In `meta`: the ``Model/version`` of the stored model (8 bytes big-endian; absent: 1).
+    static let modelVersionKey = Array("version".utf8)
+
+    /// The stored model's version as `tx` sees it: nil when the entry is absent (a store written
+    /// before versions, holding version 1), `corrupt` when it is not 8 bytes or out of range.
+    static func storedModelVersion(_ value: [UInt8]?) throws -> Int? {
+        guard let value else { return nil }
+        guard value.count == 8 else {
+            throw StrataError.corrupt("\(meta): the model version entry is \(value.count) bytes, not 8", offset: nil)
+        }
+        let version = value.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        guard version >= 1, version <= UInt64(Int.max) else {
+            throw StrataError.corrupt("\(meta): the model version entry is \(version), not a version", offset: nil)
+        }
+        return Int(version)
+    }
+
     /// Persistent history (FORMAT.md §12, "History"): token (8 bytes big-endian) → entry.
     static let history = "records:history"
     /// In `meta`: present (one byte, 1) while the store records history.

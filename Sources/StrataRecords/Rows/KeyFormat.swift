@@ -51,7 +51,9 @@ enum KeyFormat {
             throw StrataError.readOnly(reason: "the store's index keys use record format \(found) (bytes as given); "
                                        + "open it read-write once to rebuild them in format \(current) (NFC strings)")
         }
-        try Migration(old: model, new: model).run(storage)
-        try storage.write { tx in try mark(tx) }
+        try storage.write { tx in
+            try Migration(old: model, new: model).run(in: tx)
+            try mark(tx)
+        }
     }
 }

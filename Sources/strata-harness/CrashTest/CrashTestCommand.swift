@@ -22,7 +22,8 @@ import Darwin
 /// dropped or torn) and is reopened and checked.
 ///
 /// One round in five runs record-layer transactions instead (``RecordsCrashTest``): after
-/// recovery every derived value and index must agree with the rows.
+/// recovery every derived value and index must agree with the rows. One in twenty crashes a
+/// migration through a plan (``MigrationCrashTest``): the old store or the migrated one, whole.
 ///
 /// `--process` mode: a real writer process (`crash-test-writer`) with `full` durability on a
 /// real file prints each acknowledged commit; it is killed with SIGKILL at a random moment,
@@ -72,13 +73,21 @@ struct CrashTestCommand: ParsableCommand {
         } else {
             // One round in five runs record-layer transactions (derived attributes, indexes,
             // relationships) through the same crash model.
-            let recordRounds = rounds / 5
-            counts = SimulatedCrashTest(seed: seed, rounds: rounds - recordRounds, only: nil, verbose: verbose).run()
-            let start = monotonicSeconds()
+            // One in twenty migrates such a store through a migration plan.
+            let recordRounds = rounds / 5, migrationRounds = rounds / 20
+            counts = SimulatedCrashTest(seed: seed, rounds: rounds - recordRounds - migrationRounds, only: nil,
+                                        verbose: verbose).run()
+            var start = monotonicSeconds()
             try RecordsCrashTest(seed: seed, rounds: recordRounds, verbose: verbose).run(into: &counts)
             if recordRounds > 0 {
                 let seconds = String(format: "%.1f", monotonicSeconds() - start)
                 printError("crash-test: \(recordRounds) record-layer rounds in \(seconds)s")
+            }
+            start = monotonicSeconds()
+            try MigrationCrashTest(seed: seed, rounds: migrationRounds, verbose: verbose).run(into: &counts)
+            if migrationRounds > 0 {
+                let seconds = String(format: "%.1f", monotonicSeconds() - start)
+                printError("crash-test: \(migrationRounds) migration rounds in \(seconds)s")
             }
         }
         print("crash-test: \(counts.rounds) rounds, \(counts.lost) lost, \(counts.corrupt) corrupt, "

@@ -12,7 +12,7 @@ enum RecordsReport {
 
     /// The model, one entity per block, with its row count.
     static func modelText(_ records: RecordStore) throws -> String {
-        var out = "model:\n"
+        var out = "model: version \(records.model.version)\n"
         try records.read { reader in
             for entity in records.model.entities {
                 out += "  \(entity.name): \(try reader.count(entity.name)) rows\n"
