@@ -64,12 +64,12 @@ extension Store {
             return Committed(durableTarget: nil, strictCheckProblems: nil)
         }
         var trees = tx.base.trees
-        for (name, _) in tx.droppedTrees { trees[name] = nil }
+        for name in tx.droppedNames { trees[name] = nil }
         var touched = 0
         var dirtied = 0
         var freed: UInt64 = 0
         var freedOverflow: [UInt64] = []
-        for (_, tree) in tx.droppedTrees {
+        for tree in tx.droppedTrees {
             freed += tree.freedFrameBytes
             freedOverflow += tree.freedOverflow
         }

@@ -27,7 +27,12 @@ public final class WriteTransaction {
     public let transactionID: UInt64
     let log: LogWriter
     @exclusivity(unchecked) var trees: [String: MutableTree] = [:]
-    var droppedTrees: [String: MutableTree] = [:]
+    /// Names of committed trees this transaction dropped (a tree created since under the same
+    /// name is in ``trees``).
+    var droppedNames: Set<String> = []
+    /// Every tree dropped, for the space they free: a name dropped twice (the committed tree,
+    /// then one created since) is two trees, each with frames of its own.
+    var droppedTrees: [MutableTree] = []
     var nextTreeID: UInt32
     @exclusivity(unchecked) var record = CommitRecordWriter()
     /// Overflow frames this transaction's trees reference (garbage if it rolls back).
@@ -48,7 +53,7 @@ public final class WriteTransaction {
         get throws {
             try lifetime.check()
             var names = Set(base.trees.keys)
-            for (name, _) in droppedTrees { names.remove(name) }
+            names.subtract(droppedNames)
             for (name, _) in trees { names.insert(name) }
             return names.sorted()
         }
@@ -56,7 +61,7 @@ public final class WriteTransaction {
 
     private func mutableTree(_ name: String) -> MutableTree? {
         if let tree = trees[name] { return tree }
-        guard droppedTrees[name] == nil, let committed = base.trees[name] else { return nil }
+        guard !droppedNames.contains(name), let committed = base.trees[name] else { return nil }
         let tree = MutableTree(id: committed.id, name: name, root: committed.root, count: committed.count,
                                txid: transactionID, file: base.file, reservesCache: true)
         trees[name] = tree
@@ -104,7 +109,8 @@ public final class WriteTransaction {
         guard let tree = mutableTree(name) else { throw StrataError.treeNotFound(name) }
         try tree.dropAll()
         trees[name] = nil
-        droppedTrees[name] = tree
+        droppedNames.insert(name)
+        droppedTrees.append(tree)
         record.dropTree(id: tree.id)
     }
 
