@@ -36,6 +36,8 @@ public enum EntityBuilder {
     public static func buildExpression(_ unique: Unique) -> [EntityMember] { [EntityMember(kind: .unique(unique))] }
     /// Adds an index to the entity.
     public static func buildExpression(_ index: FetchIndex) -> [EntityMember] { [EntityMember(kind: .index(index))] }
+    /// Adds a word index.
+    public static func buildExpression(_ index: FullTextIndex) -> [EntityMember] { [EntityMember(kind: .fullText(index))] }
     /// The declarations of a block, in order.
     public static func buildBlock(_ parts: [EntityMember]...) -> [EntityMember] { parts.flatMap { $0 } }
     /// The declarations of an `if` without `else`: none when the condition is false.

@@ -16,12 +16,16 @@ public final class EntityDescription: Sendable {
     public let uniquenessConstraints: [[String]]
     /// Each index's property names.
     public let indexes: [[String]]
+    /// Each word index's property names (``FullTextIndex``).
+    public let fullTextIndexes: [[String]]
     let fields: [Field]
     let fieldIndex: [String: Int]
     let relationshipIndex: [String: Int]
     /// Per uniqueness constraint and per index: the fields, in order.
     let uniqueFields: [[Int]]
     let indexFields: [[Int]]
+    /// Per word index: the fields, in order.
+    let fullTextFields: [[Int]]
     let treeNames: EntityTreeNames
     /// Per index, what the fetch planner needs to know of its first attribute.
     let indexLeads: [IndexLead]
@@ -45,7 +49,7 @@ public final class EntityDescription: Sendable {
 
     init(name: String, index: Int, renamingIdentifier: String?, attributes: [AttributeDescription],
          relationships: [ResolvedRelationship], derived: [ResolvedDerivedAttribute], unique: [[String]],
-         indexes: [[String]], fields: [Field]) {
+         indexes: [[String]], fullText: [[String]] = [], fields: [Field]) {
         self.name = name
         self.renamingIdentifier = renamingIdentifier
         self.index = index
@@ -54,6 +58,7 @@ public final class EntityDescription: Sendable {
         self.derivedAttributes = derived
         self.uniquenessConstraints = unique
         self.indexes = indexes
+        self.fullTextIndexes = fullText
         self.fields = fields
         var fieldsByName: [String: Int] = [:]
         for (i, field) in fields.enumerated() { fieldsByName[field.name] = i }
@@ -63,13 +68,14 @@ public final class EntityDescription: Sendable {
         self.relationshipIndex = relationshipsByName
         self.uniqueFields = unique.map { $0.map { fieldsByName[$0]! } }
         self.indexFields = indexes.map { $0.map { fieldsByName[$0]! } }
-        self.treeNames = EntityTreeNames(name: name, indexes: indexes, unique: unique, fields: fields)
+        self.fullTextFields = fullText.map { $0.map { fieldsByName[$0]! } }
+        self.treeNames = EntityTreeNames(name: name, indexes: indexes, unique: unique, fullText: fullText, fields: fields)
         self.toOneFields = fields.indices.compactMap { i in
             if case .toOne(let target) = fields[i].kind { return (i, target) }
             return nil
         }
         var hasEntries = fields.map { field -> Bool in if case .toOne = field.kind { return true }; return false }
-        for columns in indexFields { for field in columns { hasEntries[field] = true } }
+        for columns in indexFields + fullTextFields { for field in columns { hasEntries[field] = true } }
         self.fieldHasEntries = hasEntries
         self.fieldChecks = fields.indices.compactMap { i in
             let field = fields[i]

@@ -2,7 +2,7 @@
 public struct EntityMember: Sendable {
     enum Kind: Sendable {
         case attribute(AttributeDescription), relationship(RelationshipDescription),
-             derived(DerivedAttributeDescription), unique(Unique), index(FetchIndex)
+             derived(DerivedAttributeDescription), unique(Unique), index(FetchIndex), fullText(FullTextIndex)
     }
     let kind: Kind
     init(kind: Kind) { self.kind = kind }
@@ -16,4 +16,6 @@ public struct EntityMember: Sendable {
     public init(_ unique: Unique) { kind = .unique(unique) }
     /// A fetch index.
     public init(_ index: FetchIndex) { kind = .index(index) }
+    /// A word index.
+    public init(_ index: FullTextIndex) { kind = .fullText(index) }
 }

@@ -96,6 +96,9 @@ public final class Model: Sendable {
                 lines.append("  \(entity.name): unique (\(unique.joined(separator: ", ")))")
             }
             for index in entity.indexes { lines.append("  \(entity.name): index (\(index.joined(separator: ", ")))") }
+            for index in entity.fullTextIndexes {
+                lines.append("  \(entity.name): fulltext (\(index.joined(separator: ", ")))")
+            }
         }
         return lines
     }

@@ -43,7 +43,7 @@ struct ModelResolver {
                 case .attribute(let attribute): name = attribute.name
                 case .relationship(let relationship): name = relationship.name
                 case .derived(let derived): name = derived.name
-                case .unique, .index: continue
+                case .unique, .index, .fullText: continue
                 }
                 guard ModelResolver.isValidName(name) else {
                     throw fail(entity.name, name,
@@ -231,12 +231,14 @@ struct ModelResolver {
         for (entityIndex, entity) in declared.enumerated() {
             var unique: [[String]] = []
             var indexes: [[String]] = []
+            var fullText: [[String]] = []
             for member in entity.members {
                 let props: [String]
                 let what: String
                 switch member.kind {
                 case .unique(let constraint): props = constraint.properties; what = "uniqueness constraint"
                 case .index(let index): props = index.properties; what = "index"
+                case .fullText(let index): props = index.properties; what = "word index"
                 default: continue
                 }
                 guard !props.isEmpty else { throw fail(entity.name, nil, "an empty \(what)") }
@@ -257,7 +259,20 @@ struct ModelResolver {
                                    "the \(what) names no stored attribute, derived attribute or to-one relationship")
                     }
                 }
-                if case .unique = member.kind { unique.append(props) } else { indexes.append(props) }
+                switch member.kind {
+                case .unique: unique.append(props)
+                case .fullText:
+                    for property in props {
+                        let field = layouts[entityIndex].first { $0.name == property }!
+                        guard field.type == .string, field.kind == .attribute || field.kind == .derived else {
+                            throw fail(entity.name, property, "a word index takes string attributes and derived "
+                                       + "attributes, not \(field.kind == .attribute || field.kind == .derived ? field.type.rawValue : "a relationship")")
+                        }
+                    }
+                    guard Set(props).count == props.count else { throw fail(entity.name, nil, "a word index names a property twice") }
+                    fullText.append(props)
+                default: indexes.append(props)
+                }
             }
             let attrs = entity.members.compactMap { candidate -> AttributeDescription? in
                 if case .attribute(let attribute) = candidate.kind { return attribute }
@@ -266,7 +281,8 @@ struct ModelResolver {
             entities.append(EntityDescription(name: entity.name, index: entityIndex,
                                               renamingIdentifier: entity.renamingIdentifier, attributes: attrs,
                                               relationships: relationships[entityIndex], derived: derived[entityIndex],
-                                              unique: unique, indexes: indexes, fields: layouts[entityIndex]))
+                                              unique: unique, indexes: indexes, fullText: fullText,
+                                              fields: layouts[entityIndex]))
         }
         let order = try DerivationOrder(entities: entities).sorted()
         return (entities, order)

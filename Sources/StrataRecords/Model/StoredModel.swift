@@ -104,6 +104,8 @@ enum StoredModel {
                 members.append(EntityMember(kind: .unique(Unique(list()))))
             case "index":
                 members.append(EntityMember(kind: .index(FetchIndex(list()))))
+            case "fulltext":
+                members.append(EntityMember(kind: .fullText(FullTextIndex(list()))))
             default:
                 throw bad(line)
             }

@@ -13,6 +13,7 @@ extension RecordCheck {
         for entity in model.entities {
             names.insert(RecordTrees.rows(entity))
             for i in entity.indexFields.indices { names.insert(RecordTrees.index(entity, i)) }
+            for i in entity.fullTextFields.indices { names.insert(RecordTrees.words(entity, i)) }
             for i in entity.uniqueFields.indices { names.insert(RecordTrees.unique(entity, i)) }
             for (field, _) in entity.toOneFields { names.insert(RecordTrees.inverse(entity, field)) }
             for rel in entity.relationships where rel.isManyToMany { names.insert(RecordTrees.join(entity, rel.name)) }
@@ -124,6 +125,35 @@ extension RecordCheck {
     }
 
     // MARK: Entry trees
+
+    /// Word indexes: one entry per word of each row's indexed values, holding its count, nothing else.
+    func checkWordIndexes(_ entity: EntityDescription) throws {
+        let rows = entities[entity.index]
+        for (i, fields) in entity.fullTextFields.enumerated() {
+            var expected: [[UInt8]: Int] = [:]
+            for (position, row) in rows.rows.enumerated() {
+                for (word, count) in WordIndex.terms(row, fields: fields) {
+                    expected[WordIndex.key(word, pk: rows.keys[position])] = count
+                }
+            }
+            let tree = RecordTrees.words(entity, i)
+            var matched = 0, extra = 0, miscounted = 0
+            try source.scan(tree, prefix: []) { key, cursor in
+                guard let count = expected[[UInt8](key)] else {
+                    extra += 1
+                    return true
+                }
+                matched += 1
+                let stored = cursor.isOverflow ? nil : try? WordIndex.count(cursor.value, tree: tree)
+                if stored != count { miscounted += 1 }
+                return true
+            }
+            reportCounts(tree, missing: expected.count - matched, extra: extra, what: "word index")
+            if miscounted > 0 {
+                report("\(tree): \(miscounted) entr\(miscounted == 1 ? "y counts" : "ies count") its word's occurrences wrong")
+            }
+        }
+    }
 
     /// Indexes: one entry per row (its values, then its key), nothing else.
     func checkIndexes(_ entity: EntityDescription) throws {

@@ -99,6 +99,7 @@ final class RecordCheck {
         for entity in model.entities {
             checkRowValues(entity)
             try checkIndexes(entity)
+            try checkWordIndexes(entity)
             try checkUniqueness(entity)
             try checkInverses(entity)
             try checkJoins(entity)

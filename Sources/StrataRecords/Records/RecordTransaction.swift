@@ -657,6 +657,15 @@ public final class RecordTransaction: RecordReader {
             if let oldKey { _ = try tree.delete(oldKey) }
             if let newKey { try tree.put(newKey, []) }
         }
+        for (i, fields) in entity.fullTextFields.enumerated() {
+            if let old, let new, old.count == new.count, old.withUnsafeBufferPointer({ oldBuffer in
+                new.withUnsafeBufferPointer { newBuffer in
+                    fields.allSatisfy { StoredValue.identical(oldBuffer, $0, newBuffer, $0) }
+                }
+            }) { continue }
+            try moveWordEntries(entity, i, pk, old.map { WordIndex.terms($0, fields: fields) } ?? [:],
+                                new.map { WordIndex.terms($0, fields: fields) } ?? [:])
+        }
         for (field, _) in entity.toOneFields {
             let oldTarget = old?[field], newTarget = new?[field]
             if oldTarget == newTarget { continue }
@@ -667,6 +676,18 @@ public final class RecordTransaction: RecordReader {
             if case .int(let target)? = newTarget {
                 try tree.put(RecordTrees.pair(UInt64(bitPattern: target), pk), [])
             }
+        }
+    }
+
+    /// Moves a row's entries in word index `i` from the words it had to the words it has: a word
+    /// that stayed with the same count is not touched.
+    private func moveWordEntries(_ entity: EntityDescription, _ i: Int, _ pk: UInt64,
+                                 _ old: [String: Int], _ new: [String: Int]) throws {
+        if old == new { return }
+        let tree = try trees.words(entity, i)
+        for (word, _) in old where new[word] == nil { _ = try tree.delete(WordIndex.key(word, pk: pk)) }
+        for (word, count) in new where old[word] != count {
+            try tree.put(WordIndex.key(word, pk: pk), WordIndex.value(count))
         }
     }
 }

@@ -53,7 +53,9 @@ enum RecordTrees {
     }
 
     /// The prefixes of the trees that hold an entity's data (every record tree but `meta`).
-    static let dataTreePrefixes = ["rows:", "index:", "unique:", "inverse:", "join:", "extremes:"]
+    static let dataTreePrefixes = ["rows:", "index:", "unique:", "inverse:", "join:", "extremes:", "words:"]
+
+    static func words(_ entity: EntityDescription, _ i: Int) -> String { entity.treeNames.words[i] }
 
     /// Whether `name` is one of the record layer's trees (by its prefix).
     static func isRecordTreeName(_ name: String) -> Bool {

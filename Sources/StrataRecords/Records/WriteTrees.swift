@@ -11,12 +11,14 @@ final class WriteTrees {
     @exclusivity(unchecked) private var rowTrees: [WriteTree?]
     @exclusivity(unchecked) private var indexTrees: [[WriteTree?]]
     @exclusivity(unchecked) private var inverseTrees: [[WriteTree?]]
+    private var wordTrees: [[WriteTree?]]
 
     init(tx: WriteTransaction, model: Model) {
         self.tx = tx
         rowTrees = Array(repeating: nil, count: model.entities.count)
         indexTrees = model.entities.map { Array(repeating: nil, count: $0.indexFields.count) }
         inverseTrees = model.entities.map { Array(repeating: nil, count: $0.fields.count) }
+        wordTrees = model.entities.map { Array(repeating: nil, count: $0.fullTextFields.count) }
     }
 
     func rows(_ entity: EntityDescription) throws -> WriteTree {
@@ -38,6 +40,13 @@ final class WriteTrees {
         if let tree = indexTrees[entity.index][i] { return tree }
         let tree = try tx.tree(RecordTrees.index(entity, i), createIfMissing: true)!
         indexTrees[entity.index][i] = tree
+        return tree
+    }
+
+    func words(_ entity: EntityDescription, _ i: Int) throws -> WriteTree {
+        if let tree = wordTrees[entity.index][i] { return tree }
+        let tree = try tx.tree(RecordTrees.words(entity, i), createIfMissing: true)!
+        wordTrees[entity.index][i] = tree
         return tree
     }
 

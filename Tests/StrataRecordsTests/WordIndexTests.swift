@@ -1,0 +1,206 @@
+import Foundation
+import Testing
+import StrataStorage
+@testable import StrataRecords
+
+/// Word indexes (`FullTextIndex`) and `TextSearch`: the word rules, the entries the commit
+/// keeps, and searches answered through the index against the same search by a scan of the rows.
+@Suite struct WordIndexTests {
+    @Test func wordsFollowUnicodeBoundariesAndFoldAsCanonical() {
+        let cases: [(String, [String])] = [
+            ("Don't stop—the Café's 3.14 e.g. x86_64 MP3!", ["don't", "stop", "the", "cafe's", "3.14", "e.g", "x86_64", "mp3"]),
+            ("1,000.50 a,b end.", ["1,000.50", "a", "b", "end"]),
+            ("東京タワーへ行く", ["東", "京", "タワー", "へ", "行", "く"]),
+            ("ΣΊΣΥΦΟΣ Ölçü naïve", ["σισυφοσ", "olcu", "naive"]),
+            ("  ", []),
+            ("e\u{301}te\u{301}", ["ete"]),
+        ]
+        for (text, expected) in cases {
+            #expect(WordTokenizer.words(text) == expected, "\(text)")
+        }
+        let long = String(repeating: "ab", count: 150)
+        #expect(WordTokenizer.words(long).first?.utf8.count == WordTokenizer.maximumWordBytes)
+    }
+}
+
+extension WordIndexTests {
+    static func model() throws -> Model {
+        try Model {
+            Entity("Note") {
+                AttributeDescription("title", .string)
+                AttributeDescription("body", .string, optional: true)
+                AttributeDescription("rank", .int64, default: 0)
+                DerivedAttributeDescription("loudTitle", .string, "uppercase:(title)")
+                FullTextIndex("title", "body")
+                FullTextIndex("loudTitle")  // a derived value, set by the commit
+            }
+        }
+    }
+
+    static let vocabulary = ["café", "Cafe", "CAFÉ", "store", "stored", "storage", "Stör", "swift", "Swiftly", "tree",
+                             "trees", "page", "log", "ünïcode", "unicode", "東", "タワー", "x86", "3.14", "don't"]
+
+    static func text(_ rng: inout SplitMix64, words: Int) -> String {
+        let separators = [" ", ", ", ". ", "—", " (", ") ", "\n"]
+        return (0..<words).map { i in
+            (i == 0 ? "" : separators[Int(rng.below(separators.count))])
+                + vocabulary[Int(rng.below(vocabulary.count))]
+        }.joined()
+    }
+
+    /// The search by a scan of every row: the words of each row's values, the query's terms,
+    /// the same score — what the index must answer.
+    static func scanSearch(_ reader: RecordReader, _ search: TextSearch, fields names: [String]) throws -> [TextSearchHit] {
+        let entity = reader.model.entity(search.entity)!
+        let fields = names.map { entity.fieldIndex[$0]! }
+        let terms = try search.terms()
+        let ids = try reader.objects(search.entity)
+        var occurrences = Array(repeating: [UInt64: Int](), count: terms.count)
+        for id in ids {
+            let row = try #require(try reader.storedRow(of: id))
+            let words = WordIndex.terms(row, fields: fields)
+            for (t, term) in terms.enumerated() {
+                let n = words.reduce(0) { sum, entry in
+                    sum + ((term.isPrefix ? entry.key.utf8.starts(with: term.word.utf8) : entry.key == term.word) ? entry.value : 0)
+                }
+                if n > 0 { occurrences[t][id.primaryKey] = n }
+            }
+        }
+        var hits: [TextSearchHit] = []
+        for id in ids {
+            let matched = occurrences.filter { $0[id.primaryKey] != nil }.count
+            guard search.match == .allWords ? matched == terms.count : matched > 0 else { continue }
+            var score = 0.0
+            for counts in occurrences {
+                if let n = counts[id.primaryKey] {
+                    score += TextSearch.score(occurrences: n, holding: counts.count, total: ids.count)
+                }
+            }
+            hits.append(TextSearchHit(id: id, score: score))
+        }
+        hits.sort { $0.score != $1.score ? $0.score > $1.score : $0.id.primaryKey < $1.id.primaryKey }
+        if let limit = search.limit { hits = Array(hits.prefix(limit)) }
+        return hits
+    }
+
+    /// Random inserts, edits and deletes, searched after each transaction (inside it too) by
+    /// the index and by a scan: the same objects, scores and order every time; the checker finds
+    /// every entry accounted for.
+    @Test func searchesAnswerAsAScanOfTheRowsDoes() throws {
+        let seeds: [UInt64] = (1...6).map { $0 }
+        for seed in seeds {
+            var rng = SplitMix64(seed: seed)
+            let store = try makeStore(try Self.model())
+            var compared = 0
+            func compareSearches(_ reader: RecordReader, _ count: Int) throws {
+                for _ in 0..<count {
+                    var query = (0..<(1 + Int(rng.below(3)))).map { _ in
+                        Self.vocabulary[Int(rng.below(Self.vocabulary.count))]
+                    }
+                    if rng.below(3) == 0 { query[query.count - 1] = String(query[query.count - 1].prefix(3)) + "*" }
+                    let loud = rng.below(4) == 0
+                    let search = TextSearch("Note", matching: query.joined(separator: " "),
+                                            in: loud ? ["loudTitle"] : ["title", "body"],
+                                            match: rng.below(2) == 0 ? .allWords : .anyWord,
+                                            limit: rng.below(3) == 0 ? Int(rng.below(5)) : nil)
+                    let expected = try Self.scanSearch(reader, search, fields: search.properties!)
+                    let found = try reader.search(search)
+                    #expect(found == expected, "seed \(seed): \(search)")
+                    compared += 1
+                }
+            }
+            for _ in 0..<30 {
+                try store.write { tx in
+                    for _ in 0..<(1 + Int(rng.below(6))) {
+                        let notes = try tx.objects("Note")
+                        switch rng.below(5) {
+                        case 0, 1:
+                            var values: [String: any ValueConvertible] = ["title": Self.text(&rng, words: 1 + Int(rng.below(4)))]
+                            if rng.below(2) == 0 { values["body"] = Self.text(&rng, words: Int(rng.below(12))) }
+                            try tx.insert("Note", values)
+                        case 2 where !notes.isEmpty:
+                            let note = notes[Int(rng.below(notes.count))]
+                            try tx.update(note, ["title": Self.text(&rng, words: 1 + Int(rng.below(4)))])
+                        case 3 where !notes.isEmpty:
+                            let note = notes[Int(rng.below(notes.count))]
+                            let body: StoredValue = rng.below(4) == 0 ? .null : .string(Self.text(&rng, words: Int(rng.below(12))))
+                            try tx.update(note, ["body": body, "rank": Int64(rng.below(9))])
+                        case 4 where !notes.isEmpty:
+                            try tx.delete(notes[Int(rng.below(notes.count))])
+                        default:
+                            break
+                        }
+                    }
+                    try compareSearches(tx, 3)  // inside the transaction: its own changes
+                }
+                try store.read { try compareSearches($0, 6) }
+            }
+            let problems = try store.read { try $0.checkRecords() }
+            #expect(problems.isEmpty, "seed \(seed): \(problems)")
+            #expect(compared == 30 * 9)
+            try store.close()
+        }
+    }
+
+    @Test func badModelsAndSearchesAreTypedErrors() throws {
+        for (label, entity) in [
+            ("an integer", Entity("N") { AttributeDescription("n", .int64); FullTextIndex("n") }),
+            ("a relationship", Entity("N") {
+                AttributeDescription("t", .string)
+                RelationshipDescription("parent", toOne: "N", inverse: "children", optional: true)
+                RelationshipDescription("children", toMany: "N", inverse: "parent")
+                FullTextIndex("parent")
+            }),
+            ("nothing", Entity("N") { AttributeDescription("t", .string); FullTextIndex("missing") }),
+            ("a property twice", Entity("N") { AttributeDescription("t", .string); FullTextIndex("t", "t") }),
+        ] {
+            #expect(throws: StrataError.self, "\(label)") { _ = try Model(entities: [entity]) }
+        }
+        let store = try makeStore(try Model {
+            Entity("A") { AttributeDescription("t", .string); AttributeDescription("u", .string); FullTextIndex("t"); FullTextIndex("u") }
+            Entity("B") { AttributeDescription("t", .string) }
+        })
+        try store.write { tx in _ = try tx.insert("A", ["t": "hello", "u": "world"]) }
+        for search in [
+            TextSearch("B", matching: "hello"),                     // no word index
+            TextSearch("A", matching: "hello"),                     // two: which?
+            TextSearch("A", matching: "hello", in: ["t", "u"]),     // no such index
+            TextSearch("A", matching: " — ,. ", in: ["t"]),         // no word
+            TextSearch("A", matching: "hello", in: ["t"], limit: -1),
+        ] {
+            do {
+                _ = try store.read { try $0.search(search) }
+                Issue.record("\(search) answered")
+            } catch StrataError.invalidFetch {}
+        }
+        #expect(try store.read { try $0.search(TextSearch("A", matching: "HELLO", in: ["t"])) }.map(\.id.primaryKey) == [1])
+        #expect(try store.read { try $0.search(TextSearch("A", matching: "wor*", in: ["u"])) }.count == 1)
+        #expect(try store.read { try $0.search(TextSearch("A", matching: "wor", in: ["u"])) }.isEmpty)
+        #expect(throws: StrataError.self) { _ = try store.read { try $0.search(TextSearch("Z", matching: "x")) } }
+        try store.close()
+    }
+
+    /// A word index added by a lightweight migration is built from the rows; the stored model
+    /// reads back with it (tools check the index without the program's model).
+    @Test func aMigrationBuildsANewWordIndexAndToolsReadIt() throws {
+        let fs = SimulatedFileSystem()
+        let plain = try makeStore(try Model { Entity("Note") { AttributeDescription("title", .string) } }, fs: fs)
+        try plain.write { tx in
+            _ = try tx.insert("Note", ["title": "Trees of pages"])
+            _ = try tx.insert("Note", ["title": "A page log"])
+        }
+        try plain.close()
+        var o = StoreOptions(durability: .normal)
+        o.fileSystem = fs
+        let indexed = try RecordStore(path: "/db/records.strata", model: try Model {
+            Entity("Note") { AttributeDescription("title", .string); FullTextIndex("title") }
+        }, options: o, migration: .lightweight)
+        let hits = try indexed.read { try $0.search(TextSearch("Note", matching: "page*")) }
+        #expect(Set(hits.map(\.id.primaryKey)) == [1, 2])
+        try indexed.close()
+        let tool = try RecordStore(path: "/db/records.strata", options: o)
+        #expect(tool.model.entity("Note")?.fullTextIndexes == [["title"]])
+        #expect(try tool.read { try $0.checkRecords() }.isEmpty)
+        try tool.close()
+    }
+}
