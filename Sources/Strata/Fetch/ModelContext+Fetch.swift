@@ -173,7 +173,7 @@ extension ModelContext {
     }
 
     /// The context's changes written into `tx` (no conflict checks): temporary → primary keys.
-    private func applyForFetch(_ tx: RecordTransaction) throws -> [Int64: Int64] {
+    func applyForFetch(_ tx: RecordTransaction) throws -> [Int64: Int64] {
         var writer = ChangeWriter(context: self, tx: tx)
         try writer.insert(insertOrder.compactMap { inserted[$0] })
         for object in updated.values {

@@ -83,6 +83,7 @@ struct ModelBuilderFromClasses {
             }
             for unique in schema.objectClass.uniquenessConstraints { members.append(EntityMember(Unique(unique))) }
             for fetchIndex in schema.objectClass.fetchIndexes { members.append(EntityMember(FetchIndex(fetchIndex))) }
+            for words in schema.objectClass.fullTextIndexes { members.append(EntityMember(FullTextIndex(words))) }
             entities.append(Entity(schema.name, members: members))
         }
         return entities

@@ -118,6 +118,10 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     /// Fetch indexes over several properties, in key order (single properties: `.indexed`).
     open class var fetchIndexes: [[String]] { [] }
 
+    /// Word indexes (``FullTextIndex``), each over one or more string properties, stored or
+    /// derived: what ``ModelContext/search(_:matching:in:match:limit:)`` searches.
+    open class var fullTextIndexes: [[String]] { [] }
+
     /// The class's computed properties: getters that call
     /// ``ModelObject/computed(_:dependsOn:value:)-(_,PartialKeyPath<Self>...,_)`` or
     /// ``ModelObject/cached(_:dependsOn:value:)-(_,PartialKeyPath<Self>...,_)``,
