@@ -58,7 +58,7 @@ extension WordIndexTests {
         var occurrences = Array(repeating: [UInt64: Int](), count: terms.count)
         for id in ids {
             let row = try #require(try reader.storedRow(of: id))
-            let words = WordIndex.terms(row, fields: fields)
+            let words = WordIndex.terms(row, fields: fields, folding: WordFolding())
             for (t, term) in terms.enumerated() {
                 let n = words.reduce(0) { sum, entry in
                     sum + ((term.isPrefix ? entry.key.utf8.starts(with: term.word.utf8) : entry.key == term.word) ? entry.value : 0)

@@ -52,8 +52,10 @@ public struct TextSearch: Sendable, Equatable {
     /// The query's words, each once, in order. Throws `invalidFetch` for a query without one.
     func terms() throws -> [Term] {
         var out: [Term] = []
+        let folding = WordFolding()
         for chunk in query.split(whereSeparator: { $0.isWhitespace }) {
-            let words = WordTokenizer.words(String(chunk))
+            var words: [String] = []
+            WordTokenizer.forEachWord(String(chunk), folding: folding) { words.append($0) }
             for (i, word) in words.enumerated() {
                 let term = Term(word: word, isPrefix: i == words.count - 1 && chunk.hasSuffix("*"))
                 if !out.contains(term) { out.append(term) }

@@ -131,8 +131,9 @@ extension RecordCheck {
         let rows = entities[entity.index]
         for (i, fields) in entity.fullTextFields.enumerated() {
             var expected: [[UInt8]: Int] = [:]
+            let folding = WordFolding()
             for (position, row) in rows.rows.enumerated() {
-                for (word, count) in WordIndex.terms(row, fields: fields) {
+                for (word, count) in WordIndex.terms(row, fields: fields, folding: folding) {
                     expected[WordIndex.key(word, pk: rows.keys[position])] = count
                 }
             }

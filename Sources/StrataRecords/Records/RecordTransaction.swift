@@ -22,6 +22,8 @@ public final class RecordTransaction: RecordReader {
     public var author: String?
     /// Whether the commit may record history (when the store records it): a migration does not.
     var recordsHistory = true
+    /// Folded forms of the words this transaction indexed (word indexes): rows repeat words.
+    lazy var wordFolding = WordFolding()
     /// The change set the commit computed for the history, kept for the did-save report.
     var committedChanges: RecordChanges?
     // The row bookkeeping below is touched several times per row read or written, and is not
@@ -663,8 +665,8 @@ public final class RecordTransaction: RecordReader {
                     fields.allSatisfy { StoredValue.identical(oldBuffer, $0, newBuffer, $0) }
                 }
             }) { continue }
-            try moveWordEntries(entity, i, pk, old.map { WordIndex.terms($0, fields: fields) } ?? [:],
-                                new.map { WordIndex.terms($0, fields: fields) } ?? [:])
+            try moveWordEntries(entity, i, pk, old.map { WordIndex.terms($0, fields: fields, folding: wordFolding) } ?? [:],
+                                new.map { WordIndex.terms($0, fields: fields, folding: wordFolding) } ?? [:])
         }
         for (field, _) in entity.toOneFields {
             let oldTarget = old?[field], newTarget = new?[field]

@@ -5,11 +5,11 @@ import StrataStorage
 /// how many times the word occurs in the row's indexed values.
 enum WordIndex {
     /// How often each folded word occurs in the indexed fields of `row`.
-    static func terms(_ row: [StoredValue], fields: [Int]) -> [String: Int] {
+    static func terms(_ row: [StoredValue], fields: [Int], folding: WordFolding) -> [String: Int] {
         var counts: [String: Int] = [:]
         for field in fields {
             guard case .string(let text) = row[field] else { continue }
-            WordTokenizer.forEachWord(text) { counts[$0, default: 0] += 1 }
+            WordTokenizer.forEachWord(text, folding: folding) { counts[$0, default: 0] += 1 }
         }
         return counts
     }

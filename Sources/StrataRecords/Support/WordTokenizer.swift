@@ -9,10 +9,13 @@
 /// is a word of its own (UAX #29 does not join them; a dictionary would), katakana runs join.
 /// Everything else separates words. Not done: dictionary segmentation of Thai, Lao, Khmer and
 /// Myanmar (a run of them is one word), emoji sequences (not words).
+///
+/// Scalars, not characters, are classified (a grapheme break per character costs more than the
+/// rest of the work): a mark continues the word before it, as it would stay in its cluster.
 enum WordTokenizer {
-    /// What a character is to the word rules.
+    /// What a scalar is to the word rules.
     private enum Kind {
-        case letter, digit, katakana, single, midLetter, midNumber, midBoth, joiner, other
+        case letter, digit, katakana, single, midLetter, midNumber, midBoth, joiner, mark, other
     }
 
     /// The longest word kept, in UTF-8 bytes of its folded form: a longer one is cut at the
@@ -22,42 +25,42 @@ enum WordTokenizer {
     /// The folded words of `text`, in order, repeats kept.
     static func words(_ text: String) -> [String] {
         var out: [String] = []
-        forEachWord(text) { out.append($0) }
+        let folding = WordFolding()
+        forEachWord(text, folding: folding) { out.append($0) }
         return out
     }
 
-    /// Calls `body` with each folded word of `text`, in order.
-    static func forEachWord(_ text: String, _ body: (String) -> Void) {
-        let characters = Array(text)
-        var kinds = characters.map(kind)
+    /// Calls `body` with each folded word of `text`, in order (`folding` remembers the forms of
+    /// words it folded before).
+    static func forEachWord(_ text: String, folding: WordFolding, _ body: (String) -> Void) {
+        let scalars = Array(text.unicodeScalars)
         var start: Int?
+        var last = Kind.other  // the kind of the word's last letter-like scalar
         var i = 0
         func finish(_ end: Int) {
             if let s = start {
-                body(fold(String(characters[s..<end])))
+                body(folding.fold(scalars[s..<end]))
                 start = nil
             }
         }
-        while i < characters.count {
-            let k = kinds[i]
+        while i < scalars.count {
+            let k = kind(scalars[i])
             switch k {
             case .letter, .digit, .katakana:
-                if start != nil, !joins(kinds[i - 1], k) { finish(i) }
+                if start != nil, !joins(last, k) { finish(i) }
                 if start == nil { start = i }
-            case .joiner:
-                if start == nil { break }
+                last = k
+            case .joiner, .mark:
+                break  // inside a word it stays; outside one it is nothing
             case .single:
                 finish(i)
-                body(fold(String(characters[i])))
+                body(folding.fold(scalars[i...i]))
             case .midLetter, .midNumber, .midBoth:
-                if start != nil, i + 1 < characters.count {
-                    let before = kinds[i - 1], after = kinds[i + 1]
-                    let betweenLetters = before == .letter && after == .letter && k != .midNumber
-                    let betweenDigits = before == .digit && after == .digit && k != .midLetter
-                    if betweenLetters || betweenDigits {
-                        kinds[i] = before  // inside the word: the next character joins it
-                        break
-                    }
+                if start != nil, i + 1 < scalars.count {
+                    let after = kind(scalars[i + 1])
+                    let betweenLetters = last == .letter && after == .letter && k != .midNumber
+                    let betweenDigits = last == .digit && after == .digit && k != .midLetter
+                    if betweenLetters || betweenDigits { break }
                 }
                 finish(i)
             case .other:
@@ -65,25 +68,29 @@ enum WordTokenizer {
             }
             i += 1
         }
-        finish(characters.count)
+        finish(scalars.count)
     }
 
-    /// Whether a character of kind `next` continues a word whose last character is `previous`.
+    /// Whether a scalar of kind `next` continues a word whose last letter or digit is `previous`.
     private static func joins(_ previous: Kind, _ next: Kind) -> Bool {
-        switch (previous, next) {
-        case (.katakana, .katakana): return true
-        case (.katakana, _), (_, .katakana): return false
-        default: return true  // letters, digits, and the joiners and mid characters inside
-        }
+        (previous == .katakana) == (next == .katakana)
     }
 
-    private static func kind(_ character: Character) -> Kind {
-        guard let scalar = character.unicodeScalars.first else { return .other }
-        switch scalar.value {
-        case 0x27, 0x2E: return .midBoth  // ' .
+    private static func kind(_ scalar: Unicode.Scalar) -> Kind {
+        let value = scalar.value
+        if value < 0x80 {
+            switch value {
+            case 0x30...0x39: return .digit
+            case 0x41...0x5A, 0x61...0x7A: return .letter
+            case 0x27, 0x2E: return .midBoth  // ' .
+            case 0x2C, 0x3B: return .midNumber  // , ;
+            case 0x5F: return .joiner  // _
+            default: return .other
+            }
+        }
+        switch value {
         case 0x2019, 0xB7, 0x2027: return .midLetter  // ’ · ‧
-        case 0x2C, 0x3B: return .midNumber  // , ;
-        case 0x5F, 0x200D: return .joiner  // _ ZWJ
+        case 0x200D: return .joiner  // ZWJ
         default: break
         }
         let properties = scalar.properties
@@ -91,24 +98,43 @@ enum WordTokenizer {
         switch properties.generalCategory {
         case .decimalNumber, .letterNumber, .otherNumber: return .digit
         case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter:
-            if (0x3040...0x309F).contains(scalar.value) { return .single }  // hiragana
-            if (0x30A0...0x30FF).contains(scalar.value) || (0x31F0...0x31FF).contains(scalar.value) { return .katakana }
+            if (0x3040...0x309F).contains(value) { return .single }  // hiragana
+            if (0x30A0...0x30FF).contains(value) || (0x31F0...0x31FF).contains(value) { return .katakana }
             return .letter
-        case .nonspacingMark, .spacingMark, .enclosingMark: return .letter  // a mark that begins a cluster
+        case .nonspacingMark, .spacingMark, .enclosingMark: return .mark
         case .connectorPunctuation: return .joiner
         default: return .other
         }
     }
+}
 
-    /// `canonical:` folding of one word, cut to ``maximumWordBytes``.
+/// `canonical:` folding of words, cut to ``WordTokenizer/maximumWordBytes``, remembering what it
+/// folded: text repeats its words (a commit's rows share most of them), and folding a word that
+/// is not ASCII costs microseconds. One per transaction or search, never shared between threads.
+final class WordFolding {
+    private var known: [String: String] = [:]
+    /// Words remembered at most; past it the memory starts again.
+    private static let capacity = 50_000
+
+    func fold(_ scalars: ArraySlice<Unicode.Scalar>) -> String {
+        var word = String.UnicodeScalarView()
+        word.append(contentsOf: scalars)
+        let raw = String(word)
+        if let folded = known[raw] { return folded }
+        let folded = Self.fold(raw)
+        if known.count >= Self.capacity { known.removeAll(keepingCapacity: true) }
+        known[raw] = folded
+        return folded
+    }
+
     static func fold(_ word: String) -> String {
         let folded = TextFolding.canonical(word)
-        guard folded.utf8.count > maximumWordBytes else { return folded }
+        guard folded.utf8.count > WordTokenizer.maximumWordBytes else { return folded }
         var cut = ""
         var bytes = 0
         for character in folded {
             let size = character.utf8.count
-            if bytes + size > maximumWordBytes { break }
+            if bytes + size > WordTokenizer.maximumWordBytes { break }
             cut.append(character)
             bytes += size
         }

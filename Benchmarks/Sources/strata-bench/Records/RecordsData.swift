@@ -17,6 +17,10 @@ struct RecordsScale: Codable, Equatable, Sendable {
     var fanoutLists = 100
     var fanoutItems = 10_000
     var queries = 10_000
+    /// Notes of the text workloads, their searches and their updates.
+    var notes = 100_000
+    var textQueries = 10_000
+    var textUpdates = 10_000
     var batch = 100
     /// `sqlite-recount`'s `insert_list<N>` for N ≥ ``windowFromListSize`` runs for this many
     /// seconds instead of `inserts` operations (0: a fixed count, as before windows existed).
@@ -30,7 +34,7 @@ struct RecordsScale: Codable, Equatable, Sendable {
     /// into them; the bulk store is a tenth (sqlite-recount's bulk insert is quadratic in the
     /// list size: a fifth of the lists' size, a twentieth of the time), and fewer moves and renames.
     static let `default` = RecordsScale(lists: 200, itemsPerList: 500, moves: 5_000, renames: 20, fanoutLists: 20,
-                                        recountWindow: 5)
+                                        notes: 20_000, textQueries: 5_000, textUpdates: 5_000, recountWindow: 5)
 
     /// The sizes of `scale` (`full` is the issue's, which were the defaults before scales).
     static func preset(_ scale: BenchScale) -> RecordsScale {
@@ -145,6 +149,8 @@ enum RecordsSeeds {
     static let prefixes: UInt64 = 0x2EC0_0004
     static let skus: UInt64 = 0x2EC0_0005
     static let fanout: UInt64 = 0x2EC0_0006
+    static let textQueries: UInt64 = 0x2EC0_0007
+    static let textUpdates: UInt64 = 0x2EC0_0008
 }
 
 /// What an engine's store holds, summed: equal across engines when every engine computed the
@@ -162,6 +168,9 @@ struct RecordsDigest: Codable, Equatable, Sendable, CustomStringConvertible {
     var searchNamesRight = 0
     /// Query workloads: results found.
     var hits = 0
+    /// Notes, and Σ over ``TextData/probeWords`` of the notes holding each.
+    var notes = 0
+    var notesFound = 0
 
     /// What a store holds after the `insert_list<N>` setup and inserts: `items` items (indices
     /// 0..<items) spread over `lists` lists, with every derived value right.
@@ -173,6 +182,7 @@ struct RecordsDigest: Codable, Equatable, Sendable, CustomStringConvertible {
 
     var description: String {
         "lists \(lists), items \(items), Σ itemCount \(itemCountSum), Σ total \(totalCents) cents, "
-            + "copies right \(copiesRight), searchNames right \(searchNamesRight), hits \(hits)"
+            + "copies right \(copiesRight), searchNames right \(searchNamesRight), hits \(hits), "
+            + "notes \(notes) (Σ found by probe words: \(notesFound))"
     }
 }

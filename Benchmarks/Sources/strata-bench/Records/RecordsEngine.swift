@@ -42,6 +42,14 @@ protocol RecordsEngine: AnyObject {
     /// deleted; the number deleted.
     func deleteItems(below limitCents: Int64) throws -> Int
 
+    /// Inserts notes `notes` (``TextData/note(_:revision:)``) in one transaction.
+    func insertNotes(_ notes: Range<Int>) throws
+    /// Ranked word searches, each for the best ``TextData/resultsShown``, in one read
+    /// transaction; the number of results.
+    func searchNotes(_ queries: ArraySlice<String>) throws -> Int
+    /// Sets each note's body to its revision `revision`, in one transaction.
+    func updateNotes(_ notes: ArraySlice<Int>, revision: Int) throws
+
     /// Sums over the whole store (untimed), for comparing engines.
     func digest() throws -> RecordsDigest
     func close() throws

@@ -19,6 +19,9 @@ struct RecordsRunner<Engine: RecordsEngine> {
         case .fetchIndexed: return try query(.fetchIndexed, RecordsData.skuQueries(scale.queries, items: scale.bulkItems, seed: RecordsSeeds.skus)) { e, batch in try e.fetchBySKU(batch) }
         case .batchUpdate: return try batchChange(.batchUpdate) { try $0.updateAmounts(below: 10_000, to: 100) }
         case .batchDelete: return try batchChange(.batchDelete) { try $0.deleteItems(below: 10_000) }
+        case .textIndex: return try textIndex()
+        case .textSearch: return try textSearch()
+        case .textUpdate: return try textUpdate()
         }
     }
 
@@ -131,6 +134,52 @@ struct RecordsRunner<Engine: RecordsEngine> {
             try engine.renameList(i % scale.fanoutLists, to: "Renamed Ünïcode \(i) \(RecordsData.listName(i))")
         }
         var r = result(.renameFanout, ops: scale.renames, t)
+        try finish(engine, &r)
+        return r
+    }
+
+    private func textIndex() throws -> RecordsRunResult {
+        let engine = try Engine.open(directory: directory, name: engineName)
+        let t = try Timing.calls(label(.textIndex), transactions(scale.notes), ops: scale.notes) { i in
+            try engine.insertNotes((i * scale.batch)..<min(scale.notes, (i + 1) * scale.batch))
+        }
+        var r = result(.textIndex, ops: scale.notes, t)
+        try finish(engine, &r)
+        return r
+    }
+
+    /// Notes loaded untimed (in transactions of 1,000), for the search and update workloads.
+    private func notesEngine() throws -> Engine {
+        let engine = try Engine.open(directory: directory, name: engineName)
+        for start in stride(from: 0, to: scale.notes, by: 1_000) { try engine.insertNotes(start..<min(scale.notes, start + 1_000)) }
+        return engine
+    }
+
+    private func textSearch() throws -> RecordsRunResult {
+        let engine = try notesEngine()
+        defer { try? engine.close() }
+        let queries = TextData.queries(scale.textQueries, seed: RecordsSeeds.textQueries)
+        var warm = 0
+        for i in 0..<transactions(queries.count) { warm += try engine.searchNotes(slices(queries, i)) }
+        var hits = 0
+        let t = try Timing.calls(label(.textSearch), transactions(queries.count), ops: queries.count) { i in
+            hits += try engine.searchNotes(slices(queries, i))
+        }
+        guard hits == warm else { throw BenchError("\(engineName.rawValue): textsearch found \(hits), then \(warm)") }
+        var r = result(.textSearch, ops: queries.count, t)
+        r.details.digest = try engine.digest()
+        r.details.digest.hits = hits
+        return r
+    }
+
+    private func textUpdate() throws -> RecordsRunResult {
+        let engine = try notesEngine()
+        var g = SplitMix64(seed: RecordsSeeds.textUpdates)
+        let notes = (0..<scale.textUpdates).map { _ in Int(g.next() % UInt64(scale.notes)) }
+        let t = try Timing.calls(label(.textUpdate), transactions(notes.count), ops: notes.count) { i in
+            try engine.updateNotes(slices(notes, i), revision: 1)
+        }
+        var r = result(.textUpdate, ops: notes.count, t)
         try finish(engine, &r)
         return r
     }

@@ -21,9 +21,17 @@ enum RecordsWorkload: Hashable, Sendable {
     /// One transaction deleting every item under 100.00 by predicate: `deleteAll` against
     /// SQLite's `DELETE … WHERE`.
     case batchDelete
+    /// Notes inserted into an empty store, each indexed word by word (Strata's word index,
+    /// SQLite's FTS5), `batch` per transaction.
+    case textIndex
+    /// Ranked word searches (the best 20) on a store of notes.
+    case textSearch
+    /// Note bodies rewritten, `batch` per transaction: the word index follows.
+    case textUpdate
 
     static func all(_ scale: RecordsScale) -> [RecordsWorkload] {
-        [.bulkInsert] + scale.listSizes.map { .insertIntoList(size: $0) } + [.moveItems, .renameFanout, .prefixSearch, .fetchIndexed, .batchUpdate, .batchDelete]
+        [.bulkInsert] + scale.listSizes.map { .insertIntoList(size: $0) } + [.moveItems, .renameFanout, .prefixSearch, .fetchIndexed, .batchUpdate, .batchDelete,
+                                                                      .textIndex, .textSearch, .textUpdate]
     }
 
     var name: String {
@@ -36,6 +44,9 @@ enum RecordsWorkload: Hashable, Sendable {
         case .fetchIndexed: return "fetchindexed"
         case .batchUpdate: return "batchupdate"
         case .batchDelete: return "batchdelete"
+        case .textIndex: return "textindex"
+        case .textSearch: return "textsearch"
+        case .textUpdate: return "textupdate"
         }
     }
 
@@ -48,6 +59,9 @@ enum RecordsWorkload: Hashable, Sendable {
         case "fetchindexed": self = .fetchIndexed
         case "batchupdate": self = .batchUpdate
         case "batchdelete": self = .batchDelete
+        case "textindex": self = .textIndex
+        case "textsearch": self = .textSearch
+        case "textupdate": self = .textUpdate
         default:
             guard name.hasPrefix("insert_list"), let size = Int(name.dropFirst("insert_list".count)), size > 0 else { return nil }
             self = .insertIntoList(size: size)
@@ -55,7 +69,7 @@ enum RecordsWorkload: Hashable, Sendable {
     }
 
     /// Workloads that leave a store of their own (measured and checked after close).
-    var leavesStore: Bool { self != .prefixSearch && self != .fetchIndexed }
+    var leavesStore: Bool { self != .prefixSearch && self != .fetchIndexed && self != .textSearch }
 }
 
 extension RecordsWorkload: BenchWorkload {

@@ -19,7 +19,8 @@ final class SQLiteRecordsEngine: RecordsEngine {
             + "Core Data layout, "
             + (name == .sqliteRecount ? "recount triggers (Core Data's), one per derived attribute and event"
                 : "hand-written incremental triggers (count ± 1, total ± amount)")
-            + "; prefix search as an index range on canonical(prefix)"
+            + "; prefix search as an index range on canonical(prefix); notes in an FTS5 table "
+            + "(unicode61 remove_diacritics 2), searched with MATCH … ORDER BY rank LIMIT 20"
     }
 
     static let tables = """
@@ -30,6 +31,7 @@ final class SQLiteRecordsEngine: RecordsEngine {
         CREATE INDEX IF NOT EXISTS ZITEM_ZLIST_INDEX ON ZITEM(ZLIST);
         CREATE INDEX IF NOT EXISTS ZITEM_ZSKU_INDEX ON ZITEM(ZSKU);
         CREATE INDEX IF NOT EXISTS ZTODOLIST_ZSEARCHNAME_INDEX ON ZTODOLIST(ZSEARCHNAME);
+        CREATE VIRTUAL TABLE IF NOT EXISTS ZNOTE USING fts5(ZTITLE, ZBODY, tokenize = 'unicode61 remove_diacritics 2');
         """
 
     /// Triggers both variants share: the search name, and the copies of a list's name.
@@ -77,6 +79,7 @@ final class SQLiteRecordsEngine: RecordsEngine {
     private let db: SQLiteDatabase
     private let name: RecordsEngineName
     private let begin, commit, beginRead, insertList, insertItem, moveItem, rename, prefix, sku: OpaquePointer
+    private let insertNote, searchNote, updateNote, countNotes: OpaquePointer
 
     private init(db: SQLiteDatabase, name: RecordsEngineName) throws {
         self.db = db
@@ -90,6 +93,10 @@ final class SQLiteRecordsEngine: RecordsEngine {
         rename = try db.prepare("UPDATE ZTODOLIST SET ZNAME = ?, Z_OPT = Z_OPT + 1 WHERE Z_PK = ?")
         prefix = try db.prepare("SELECT Z_PK FROM ZTODOLIST WHERE ZSEARCHNAME >= ? AND ZSEARCHNAME < ?")
         sku = try db.prepare("SELECT Z_PK FROM ZITEM WHERE ZSKU = ?")
+        insertNote = try db.prepare("INSERT INTO ZNOTE(rowid, ZTITLE, ZBODY) VALUES (?, ?, ?)")
+        searchNote = try db.prepare("SELECT rowid FROM ZNOTE WHERE ZNOTE MATCH ? ORDER BY rank LIMIT \(TextData.resultsShown)")
+        updateNote = try db.prepare("UPDATE ZNOTE SET ZBODY = ? WHERE rowid = ?")
+        countNotes = try db.prepare("SELECT COUNT(*) FROM ZNOTE WHERE ZNOTE MATCH ?")
     }
 
     static func open(directory: String, name: RecordsEngineName) throws -> SQLiteRecordsEngine {
@@ -227,6 +234,39 @@ final class SQLiteRecordsEngine: RecordsEngine {
         return found
     }
 
+    func insertNotes(_ notes: Range<Int>) throws {
+        try write {
+            for i in notes {
+                let note = TextData.note(i)
+                sqlite3_bind_int64(insertNote, 1, Int64(i + 1))
+                db.bind(insertNote, 2, text: note.title)
+                db.bind(insertNote, 3, text: note.body)
+                try db.run(insertNote)
+            }
+        }
+    }
+
+    func searchNotes(_ queries: ArraySlice<String>) throws -> Int {
+        try db.run(beginRead)
+        var found = 0
+        for q in queries {
+            db.bind(searchNote, 1, text: q)
+            try db.forEachRow(searchNote) { _ in found += 1 }
+        }
+        try db.run(commit)
+        return found
+    }
+
+    func updateNotes(_ notes: ArraySlice<Int>, revision: Int) throws {
+        try write {
+            for i in notes {
+                db.bind(updateNote, 1, text: TextData.note(i, revision: revision).body)
+                sqlite3_bind_int64(updateNote, 2, Int64(i + 1))
+                try db.run(updateNote)
+            }
+        }
+    }
+
     func updateAmounts(below limitCents: Int64, to cents: Int64) throws -> Int {
         try write { try db.execute("UPDATE ZITEM SET ZAMOUNT = \(Double(cents) / 100) WHERE ZAMOUNT < \(Double(limitCents) / 100)") }
         return Int(sqlite3_changes(db.handle))
@@ -245,6 +285,13 @@ final class SQLiteRecordsEngine: RecordsEngine {
         d.totalCents = try db.integer("SELECT IFNULL(SUM(CAST(ROUND(ZTOTAL * 100) AS INTEGER)), 0) FROM ZTODOLIST")
         d.copiesRight = Int(try db.integer("SELECT COUNT(*) FROM ZITEM i JOIN ZTODOLIST l ON l.Z_PK = i.ZLIST WHERE i.ZLISTNAME = l.ZNAME"))
         d.searchNamesRight = Int(try db.integer("SELECT COUNT(*) FROM ZTODOLIST WHERE ZSEARCHNAME = canonical(ZNAME)"))
+        d.notes = Int(try db.integer("SELECT COUNT(*) FROM ZNOTE"))
+        if d.notes > 0 {
+            for word in TextData.probeWords {
+                db.bind(countNotes, 1, text: word)
+                try db.forEachRow(countNotes) { row in d.notesFound += Int(sqlite3_column_int64(row, 0)) }
+            }
+        }
         return d
     }
 

@@ -10,7 +10,7 @@ final class StrataRecordsEngine: RecordsEngine {
             + (name == .strataHistory ? "persistent history recorded, " : "")
             + "defaults otherwise; TodoList.itemCount = items.@count, "
             + "total = items.amount.@sum (decimal), searchName = canonical:(name) (indexed); Item.listName = list.name, "
-            + "sku indexed"
+            + "sku indexed; Note: word index over (title, body)"
     }
 
     static func model() throws -> Model {
@@ -31,6 +31,11 @@ final class StrataRecordsEngine: RecordsEngine {
                 DerivedAttributeDescription("listName", .string, "list.name", optional: true)
                 FetchIndex("sku")
             }
+            Entity("Note") {
+                AttributeDescription("title", .string)
+                AttributeDescription("body", .string)
+                FullTextIndex("title", "body")
+            }
         }
     }
 
@@ -40,13 +45,15 @@ final class StrataRecordsEngine: RecordsEngine {
     private let byPrefix: PreparedFetch
     private let bySKU: PreparedFetch
     /// The writes, prepared once too: rows from arrays of values, no dictionary per row.
-    private let listName, newItem, moveItem: PreparedWrite
+    private let listName, newItem, moveItem, newNote, noteBody: PreparedWrite
 
     private init(store: RecordStore) throws {
         self.store = store
         listName = try store.prepareWrite("TodoList", properties: ["name"])
         newItem = try store.prepareWrite("Item", properties: ["title", "sku", "amount", "list"])
         moveItem = try store.prepareWrite("Item", properties: ["list"])
+        newNote = try store.prepareWrite("Note", properties: ["title", "body"])
+        noteBody = try store.prepareWrite("Note", properties: ["body"])
         byPrefix = try store.prepare(FetchRequest("TodoList", predicate: PropertyPath("searchName").beginsWith(
             .variable("prefix"), options: [.caseInsensitive, .diacriticInsensitive])))
         bySKU = try store.prepare(FetchRequest("Item", predicate: PropertyPath("sku") == .variable("sku")))
@@ -116,6 +123,33 @@ final class StrataRecordsEngine: RecordsEngine {
         }
     }
 
+    func insertNotes(_ notes: Range<Int>) throws {
+        try store.write { tx in
+            for i in notes {
+                let note = TextData.note(i)
+                let id = try tx.insert(newNote, [.string(note.title), .string(note.body)])
+                guard id.primaryKey == UInt64(i + 1) else { throw BenchError("strata: note \(i) got \(id)") }
+            }
+        }
+    }
+
+    func searchNotes(_ queries: ArraySlice<String>) throws -> Int {
+        try store.read { r in
+            var found = 0
+            for q in queries { found += try r.search(TextSearch("Note", matching: q, limit: TextData.resultsShown)).count }
+            return found
+        }
+    }
+
+    func updateNotes(_ notes: ArraySlice<Int>, revision: Int) throws {
+        try store.write { tx in
+            for i in notes {
+                try tx.update(ObjectID(entity: "Note", primaryKey: UInt64(i + 1)), noteBody,
+                              [.string(TextData.note(i, revision: revision).body)])
+            }
+        }
+    }
+
     func updateAmounts(below limitCents: Int64, to cents: Int64) throws -> Int {
         let request = FetchRequest("Item", predicate: PropertyPath("amount") < StoredValue.decimal(Self.decimal(cents: limitCents)))
         return try store.write { tx in try tx.updateAll(request, set: ["amount": Self.decimal(cents: cents)]) }
@@ -143,6 +177,10 @@ final class StrataRecordsEngine: RecordsEngine {
                 if case .string(let name)? = v["name"], v["searchName"] == .string(TextFolding.canonical(name)) {
                     d.searchNamesRight += 1
                 }
+            }
+            d.notes = try r.count("Note")
+            if d.notes > 0 {
+                for word in TextData.probeWords { d.notesFound += try r.search(TextSearch("Note", matching: word)).count }
             }
             for id in try r.objects("Item") {
                 d.items += 1
