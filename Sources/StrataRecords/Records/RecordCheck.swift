@@ -25,6 +25,8 @@ extension RecordReader {
     ///   auxiliary fields hold a value; integers fit their attribute's width; doubles, dates and
     ///   decimals are finite; every to-one relationship points at an existing row.
     /// - **Fetch indexes** (`index:`): exactly one entry per row, nothing else; values empty.
+    /// - **Word indexes** (`words:`): exactly one entry per distinct word of each row's indexed
+    ///   values, holding its count, nothing else.
     /// - **Uniqueness** (`unique:`): no two rows share constrained values; exactly one entry per
     ///   row without a nil among them, nothing else, each entry's value the primary key of the
     ///   row that holds those values. Inside a write transaction the trees hold the values as
