@@ -57,13 +57,14 @@ import Testing
             "records", "--repeat", "1", "--lists", "20", "--items-per-list", "20", "--list-sizes", "5,50", "--inserts", "400",
             "--setup-items", "500", "--moves", "200", "--renames", "3", "--fanout-lists", "3", "--fanout-items", "100",
             "--queries", "200", "--window-from-list-size", "50", "--recount-window", "0.05",
+            "--notes", "300", "--text-queries", "100", "--text-updates", "100",
             "--json", dir + "/records.json", "--report", dir + "/records.html",
         ])
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
         let page = try String(contentsOfFile: dir + "/records.html", encoding: .utf8)
         Self.checkSelfContained(page)
         let bars = try Self.bars(inPage: page)
-        #expect(bars.count == 9 * 4, "\(bars.map { "\($0.workload)/\($0.engine)" })")
+        #expect(bars.count == 12 * 4, "\(bars.map { "\($0.workload)/\($0.engine)" })")
         Self.checkBars(bars, match: try Self.rows(dir + "/records.json"))
         #expect(page.contains("<table>") && page.contains("<td>insert_list50</td><td>sqlite-recount</td>"))
 
@@ -85,7 +86,7 @@ import Testing
         Self.checkSelfContained(all)
         #expect(all.components(separatedBy: "<svg").count - 1 == 2, "one chart per benchmark")
         let allBars = try Self.bars(inPage: all)
-        #expect(allBars.count == 7 * 3 + 9 * 4)  // kv: 7 workloads (readseq-warm included) × 3, records: 9 × 4
+        #expect(allBars.count == 7 * 3 + 12 * 4)  // kv: 7 workloads (readseq-warm included) × 3, records: 12 × 4
         Self.checkBars(allBars, match: try Self.rows(dir + "/kv.json") + Self.rows(dir + "/records.json"))
         #expect(all.contains("<h2>strata-bench kv</h2>") && all.contains("<h2>strata-bench records</h2>"))
     }

@@ -20,15 +20,15 @@ import Testing
         let run = try BenchTool.run([
             "records", "--repeat", "1", "--lists", "20", "--items-per-list", "20", "--list-sizes", "5,50", "--inserts", "200",
             "--setup-items", "500", "--moves", "200", "--renames", "3", "--fanout-lists", "3", "--fanout-items", "100",
-            "--queries", "200", "--json", json,
+            "--queries", "200", "--notes", "300", "--text-queries", "100", "--text-updates", "100", "--json", json,
         ])
         #expect(run.status == 0, "\(run.stdout)\n\(run.stderr)")
-        // Seven stores of each Strata engine (strata, strata-history).
-        #expect(run.stdout.contains("strata check (read-only reopen after close, untimed): 14/14 files clean"), "\(run.stdout)")
+        // Nine stores of each Strata engine (strata, strata-history).
+        #expect(run.stdout.contains("strata check (read-only reopen after close, untimed): 18/18 files clean"), "\(run.stdout)")
         #expect(run.stdout.contains("per-insert cost, lists of 50 ÷ lists of 5: strata "), "\(run.stdout)")
         let rows = try Self.results(json)
         let workloads = ["bulkinsert", "insert_list5", "insert_list50", "moveitems", "renamefanout", "prefixsearch", "fetchindexed",
-                         "batchupdate", "batchdelete"]
+                         "batchupdate", "batchdelete", "textindex", "textsearch", "textupdate"]
         let engines = ["strata", "strata-history", "sqlite-recount", "sqlite-incremental"]
         #expect(rows.count == workloads.count * engines.count)
         for w in workloads {

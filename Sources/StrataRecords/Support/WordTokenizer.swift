@@ -109,19 +109,31 @@ enum WordTokenizer {
 }
 
 /// `canonical:` folding of words, cut to ``WordTokenizer/maximumWordBytes``, remembering what it
-/// folded: text repeats its words (a commit's rows share most of them), and folding a word that
-/// is not ASCII costs microseconds. One per transaction or search, never shared between threads.
+/// folded: text repeats its words (a commit's rows share most of them, and so do the commits of
+/// a store), and folding a word that is not ASCII costs microseconds. Two memories: this
+/// object's (one per transaction or search, never shared between threads, no lock) and the
+/// process's (behind a lock, kept across transactions); each forgets everything when full.
 final class WordFolding {
     private var known: [String: String] = [:]
-    /// Words remembered at most; past it the memory starts again.
+    /// Words remembered at most, in each memory.
     private static let capacity = 50_000
+    private static let shared = Mutex<[String: String]>([:])
 
     func fold(_ scalars: ArraySlice<Unicode.Scalar>) -> String {
         var word = String.UnicodeScalarView()
         word.append(contentsOf: scalars)
         let raw = String(word)
         if let folded = known[raw] { return folded }
-        let folded = Self.fold(raw)
+        let folded: String
+        if let remembered = Self.shared.withLock({ $0[raw] }) {
+            folded = remembered
+        } else {
+            folded = Self.fold(raw)
+            Self.shared.withLock { memory in
+                if memory.count >= Self.capacity { memory.removeAll(keepingCapacity: true) }
+                memory[raw] = folded
+            }
+        }
         if known.count >= Self.capacity { known.removeAll(keepingCapacity: true) }
         known[raw] = folded
         return folded
@@ -141,3 +153,5 @@ final class WordFolding {
         return cut
     }
 }
+
+import Synchronization

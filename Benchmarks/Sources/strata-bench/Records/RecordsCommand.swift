@@ -34,6 +34,9 @@ struct RecordsCommand: ParsableCommand {
     @Option(help: "Lists in renamefanout (default scale: 20; full: 100).") var fanoutLists: Int?
     @Option(help: "Items per list in renamefanout (both scales: 10000).") var fanoutItems: Int?
     @Option(help: "Queries in prefixsearch and fetchindexed (both scales: 10000).") var queries: Int?
+    @Option(help: "Notes in textindex, textsearch and textupdate (default scale: 20000; full: 100000).") var notes: Int?
+    @Option(help: "Searches in textsearch (default scale: 5000; full: 10000).") var textQueries: Int?
+    @Option(help: "Bodies rewritten in textupdate (default scale: 5000; full: 10000).") var textUpdates: Int?
     @Option(help: "Operations per transaction (both scales: 100).") var batch: Int?
     @Option(help: "Seconds sqlite-recount's insert_list<N> runs for, N ≥ --window-from-list-size, instead of a fixed count; 0: a fixed count (default scale: 5; full: 30).")
     var recountWindow: Double?
@@ -47,7 +50,7 @@ struct RecordsCommand: ParsableCommand {
         guard repeatCount >= 1 else { throw ValidationError("--repeat must be at least 1") }
         let s = try sizes()
         guard [s.lists, s.itemsPerList, s.inserts, s.setupItems, s.moves, s.renames, s.fanoutLists, s.fanoutItems,
-               s.queries, s.batch].allSatisfy({ $0 >= 1 }), !s.listSizes.isEmpty else {
+               s.queries, s.notes, s.textQueries, s.textUpdates, s.batch].allSatisfy({ $0 >= 1 }), !s.listSizes.isEmpty else {
             throw ValidationError("every size and count must be at least 1")
         }
         guard s.recountWindow >= 0, s.recountWindow.isFinite else { throw ValidationError("--recount-window must be 0 or more") }
@@ -74,6 +77,9 @@ struct RecordsCommand: ParsableCommand {
         if let fanoutLists { s.fanoutLists = fanoutLists }
         if let fanoutItems { s.fanoutItems = fanoutItems }
         if let queries { s.queries = queries }
+        if let notes { s.notes = notes }
+        if let textQueries { s.textQueries = textQueries }
+        if let textUpdates { s.textUpdates = textUpdates }
         if let batch { s.batch = batch }
         if let recountWindow { s.recountWindow = recountWindow }
         if let windowFromListSize { s.windowFromListSize = windowFromListSize }
@@ -116,6 +122,7 @@ struct RecordsCommand: ParsableCommand {
             title: "strata-bench records: \(scale.lists) lists × \(scale.itemsPerList) items; \(scale.inserts) inserts into "
                 + "lists of \(scale.listSizes.map(String.init).joined(separator: ", ")); \(scale.moves) moves; "
                 + "\(scale.renames) renames of lists with \(scale.fanoutItems) items; \(scale.queries) queries; "
+                + "\(scale.notes) notes, \(scale.textQueries) word searches, \(scale.textUpdates) note rewrites; "
                 + "\(scale.batch) operations per transaction (renames: one each); median of \(repeats) run(s)"
                 + (scale == RecordsScale.preset(self.scale) ? "; \(self.scale.rawValue) scale" : ""),
             configurations: engines.map {
@@ -123,7 +130,7 @@ struct RecordsCommand: ParsableCommand {
                     ? StrataRecordsEngine.configuration($0) : SQLiteRecordsEngine.configuration($0)
             },
             notes: ["ops/s counts rows inserted (bulkinsert: lists and items), items inserted, items moved, lists renamed, "
-                    + "queries answered; p50/p99 per transaction (queries: per \(scale.batch) queries in one read transaction)",
+                    + "queries answered, notes inserted or rewritten; p50/p99 per transaction (queries: per \(scale.batch) queries in one read transaction)",
                     "setup of insert_list<N> and renamefanout is untimed (SQLite: rows loaded without triggers, derived "
                     + "columns filled in one UPDATE, triggers created after)"]
                 + (scale.recountWindow > 0 && engines.contains(.sqliteRecount) && scale.listSizes.contains { $0 >= scale.windowFromListSize }
