@@ -7,34 +7,23 @@ import StrataStorage
 /// Versioned models and migration plans: stages in order from the stored version, custom code
 /// reading the old objects and writing the new ones, all or nothing, newer stores refused.
 @Suite struct MigrationPlanTests {
-    /// People with an address in their own fields and an age as text.
-    static func v1() throws -> Model {
-        try Model(version: 1) {
-            Entity("Person") {
-                AttributeDescription("name", .string)
-                AttributeDescription("age", .string, optional: true)
-                AttributeDescription("street", .string, default: "")
-                AttributeDescription("city", .string, default: "")
-                RelationshipDescription("friends", toMany: "Person", inverse: "friendOf")
-                RelationshipDescription("friendOf", toMany: "Person", inverse: "friends")
-            }
+    /// People with an address in their own fields and an age as text (version 2: with an email).
+    static func person(email: Bool) -> Entity {
+        Entity("Person") {
+            AttributeDescription("name", .string)
+            AttributeDescription("age", .string, optional: true)
+            AttributeDescription("street", .string, default: "")
+            AttributeDescription("city", .string, default: "")
+            if email { AttributeDescription("email", .string, default: "") }
+            RelationshipDescription("friends", toMany: "Person", inverse: "friendOf")
+            RelationshipDescription("friendOf", toMany: "Person", inverse: "friends")
         }
     }
 
+    static func v1() throws -> Model { try Model(version: 1, entities: [person(email: false)]) }
+
     /// An email added (lightweight).
-    static func v2() throws -> Model {
-        try Model(version: 2) {
-            Entity("Person") {
-                AttributeDescription("name", .string)
-                AttributeDescription("age", .string, optional: true)
-                AttributeDescription("street", .string, default: "")
-                AttributeDescription("city", .string, default: "")
-                AttributeDescription("email", .string, default: "")
-                RelationshipDescription("friends", toMany: "Person", inverse: "friendOf")
-                RelationshipDescription("friendOf", toMany: "Person", inverse: "friends")
-            }
-        }
-    }
+    static func v2() throws -> Model { try Model(version: 2, entities: [person(email: true)]) }
 
     /// The age an integer, the address an entity of its own shared by the people living there
     /// (custom), counted and named in canonical form by derived attributes.
@@ -340,7 +329,7 @@ import StrataStorage
         let fs = SimulatedFileSystem()
         let people = try Self.seedV1(fs)
         let v1 = try Self.v1()
-        let v1b = try Model(version: 2, entities: try Self.v1Entities())
+        let v1b = try Model(version: 2, entities: [Self.person(email: false)])
         let runs = Mutex(0)
         let plan = try MigrationPlan(stages: [.custom(from: v1, to: v1b) { old, new in
             runs.withLock { $0 += 1 }
@@ -357,16 +346,6 @@ import StrataStorage
         #expect(runs.withLock { $0 } == 1)
     }
 
-    static func v1Entities() throws -> [Entity] {
-        [Entity("Person") {
-            AttributeDescription("name", .string)
-            AttributeDescription("age", .string, optional: true)
-            AttributeDescription("street", .string, default: "")
-            AttributeDescription("city", .string, default: "")
-            RelationshipDescription("friends", toMany: "Person", inverse: "friendOf")
-            RelationshipDescription("friendOf", toMany: "Person", inverse: "friends")
-        }]
-    }
 
     /// The snapshot's reading calls: what a stage's code sees of the old objects, and the typed
     /// errors for what it does not hold.

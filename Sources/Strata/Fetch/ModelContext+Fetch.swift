@@ -151,8 +151,16 @@ extension ModelContext {
 
     /// Runs the fetch in a write transaction holding the unsaved changes, then rolls it back.
     private func fetchWithPendingChanges(_ request: FetchRequest, _ binding: EntityBinding) throws -> [Int64] {
-        struct Discard: Error {}
-        var result: [Int64] = []
+        try withPendingChanges(binding) { tx, raw in try tx.fetch(request).compactMap { raw($0.primaryKey) } }
+    }
+
+    /// Runs `body` in a write transaction holding the unsaved changes, then rolls it back.
+    /// `body` gets the raw identity of an object of `binding`'s entity by its primary key in the
+    /// transaction (an unsaved insert's temporary one; nil for a key above `Int64.max`, which no
+    /// identity holds).
+    func withPendingChanges<T>(_ binding: EntityBinding,
+                               _ body: (RecordTransaction, (UInt64) -> Int64?) throws -> T) throws -> T {
+        var result: T?
         do {
             try container.store.write { tx in
                 let pks = try applyForFetch(tx)
@@ -161,19 +169,15 @@ extension ModelContext {
                 for (key, _) in inserted where key.entity == binding.index {
                     if let pk = pks[key.raw] { back[pk] = key.raw }
                 }
-                result = try tx.fetch(request).compactMap { id in
-                    // As fetchRaws: no identity holds a key above Int64.max.
-                    guard let pk = Int64(exactly: id.primaryKey) else { return nil }
-                    return back[pk] ?? pk
-                }
-                throw Discard()
+                result = try body(tx) { primaryKey in Int64(exactly: primaryKey).map { back[$0] ?? $0 } }
+                throw PendingChangesDiscarded()
             }
-        } catch is Discard {}
-        return result
+        } catch is PendingChangesDiscarded {}
+        return result!
     }
 
     /// The context's changes written into `tx` (no conflict checks): temporary → primary keys.
-    func applyForFetch(_ tx: RecordTransaction) throws -> [Int64: Int64] {
+    private func applyForFetch(_ tx: RecordTransaction) throws -> [Int64: Int64] {
         var writer = ChangeWriter(context: self, tx: tx)
         try writer.insert(insertOrder.compactMap { inserted[$0] })
         for object in updated.values {
@@ -188,3 +192,7 @@ extension ModelContext {
         return writer.primaryKeys
     }
 }
+
+/// Thrown to roll back the transaction ``ModelContext/withPendingChanges(_:_:)`` wrote the
+/// unsaved changes into, once `body` has read what it needed.
+private struct PendingChangesDiscarded: Error {}

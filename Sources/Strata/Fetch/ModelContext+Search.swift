@@ -52,22 +52,8 @@ extension ModelContext {
     /// The search in a write transaction holding the unsaved changes, rolled back after.
     private func searchWithPendingChanges(_ search: TextSearch, _ binding: EntityBinding) throws
         -> [(raw: Int64, score: Double)] {
-        struct Discard: Error {}
-        var result: [(raw: Int64, score: Double)] = []
-        do {
-            try container.store.write { tx in
-                let pks = try applyForFetch(tx)
-                var back: [Int64: Int64] = [:]
-                for (key, _) in inserted where key.entity == binding.index {
-                    if let pk = pks[key.raw] { back[pk] = key.raw }
-                }
-                result = try tx.search(search).compactMap { hit in
-                    guard let pk = Int64(exactly: hit.id.primaryKey) else { return nil }
-                    return (back[pk] ?? pk, hit.score)
-                }
-                throw Discard()
-            }
-        } catch is Discard {}
-        return result
+        try withPendingChanges(binding) { tx, raw in
+            try tx.search(search).compactMap { hit in raw(hit.id.primaryKey).map { ($0, hit.score) } }
+        }
     }
 }
