@@ -6,6 +6,7 @@ extension RecordReader {
     /// Throws `invalidFetch` for an entity without the word index asked for and for a query
     /// without a word.
     public func search(_ search: TextSearch) throws -> [TextSearchHit] {
+        try willScanRows()
         let entity = try self.entity(search.entity)
         let index: Int
         if let properties = search.properties {
@@ -23,7 +24,6 @@ extension RecordReader {
         }
         let terms = try search.terms()
         if let limit = search.limit, limit < 0 { throw StrataError.invalidFetch("a negative search limit (\(limit))") }
-        try willScanRows()
         let tree = RecordTrees.words(entity, index)
         let total = try source.count(RecordTrees.rows(entity))
         // Occurrences per object, per term (a prefix term: of every word it begins).
