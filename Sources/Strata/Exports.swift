@@ -33,6 +33,10 @@ public typealias MigrationStage = StrataRecords.MigrationStage
 public typealias MigrationSnapshot = StrataRecords.MigrationSnapshot
 /// Where a migration stands (`MigrationPlan.progress`).
 public typealias MigrationProgress = StrataRecords.MigrationProgress
+/// A word index over string properties (`ManagedObject.fullTextIndexes` at this layer).
+public typealias FullTextIndex = StrataRecords.FullTextIndex
+/// A search of a word index: the query, every word or any, a limit.
+public typealias TextSearch = StrataRecords.TextSearch
 /// Options of the page file (durability, cache size, read-only, …).
 public typealias StoreOptions = StrataStorage.StoreOptions
 /// Whether other processes may write the store too (`StoreOptions.sharing`).
