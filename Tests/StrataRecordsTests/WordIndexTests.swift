@@ -21,6 +21,22 @@ import StrataStorage
         let long = String(repeating: "ab", count: 150)
         #expect(WordTokenizer.words(long).first?.utf8.count == WordTokenizer.maximumWordBytes)
     }
+
+    /// ASCII text takes a path of its own (bytes, lowercased): on every kind of ASCII character,
+    /// in random runs, it splits and folds exactly as the general path (scalars, `canonical:`).
+    @Test func asciiTextSplitsAsTheGeneralPathDoes() {
+        let alphabet = Array("aZ09'.,;_ -!?\"()\n\tQx7:/@#$%&*+=<>[]{}|~`^")
+        var rng = SplitMix64(seed: 29)
+        for round in 0..<5_000 {
+            let length = rng.below(40)
+            let text = String((0..<length).map { _ in alphabet[rng.below(alphabet.count)] })
+                + (round % 50 == 0 ? String(repeating: "W", count: 230) : "")
+            var fast: [String] = [], general: [String] = []
+            WordTokenizer.forEachWord(text, folding: WordFolding()) { fast.append($0) }
+            WordTokenizer.forEachWord(scalars: Array(text.unicodeScalars), folding: WordFolding()) { general.append($0) }
+            #expect(fast == general, "seed 29 round \(round): \(text.debugDescription)")
+        }
+    }
 }
 
 extension WordIndexTests {

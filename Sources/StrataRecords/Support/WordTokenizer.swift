@@ -31,20 +31,38 @@ enum WordTokenizer {
     }
 
     /// Calls `body` with each folded word of `text`, in order (`folding` remembers the forms of
-    /// words it folded before).
+    /// words it folded before). ASCII text is split on its UTF-8 bytes and folded by lowercasing
+    /// them (what `canonical:` does to ASCII), with no scalar array and no memory lookup.
     static func forEachWord(_ text: String, folding: WordFolding, _ body: (String) -> Void) {
-        let scalars = Array(text.unicodeScalars)
+        var text = text
+        let done: Bool? = text.withUTF8 { bytes in
+            guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+            segment(bytes, kindOf: { kind(Unicode.Scalar($0)) }) { range in body(lowercasedASCII(bytes, range)) }
+            return true
+        }
+        if done == true { return }
+        forEachWord(scalars: Array(text.unicodeScalars), folding: folding, body)
+    }
+
+    /// The general path: every scalar classified, words folded through `folding`.
+    static func forEachWord(scalars: [Unicode.Scalar], folding: WordFolding, _ body: (String) -> Void) {
+        segment(scalars, kindOf: kind) { range in body(folding.fold(scalars[range])) }
+    }
+
+    /// The word rules over `units` (scalars, or ASCII bytes): calls `word` with each word's range.
+    private static func segment<C: RandomAccessCollection>(_ units: C, kindOf: (C.Element) -> Kind,
+                                                           word: (Range<Int>) -> Void) where C.Index == Int {
         var start: Int?
-        var last = Kind.other  // the kind of the word's last letter-like scalar
-        var i = 0
+        var last = Kind.other  // the kind of the word's last letter-like unit
         func finish(_ end: Int) {
             if let s = start {
-                body(folding.fold(scalars[s..<end]))
+                word(s..<end)
                 start = nil
             }
         }
-        while i < scalars.count {
-            let k = kind(scalars[i])
+        var i = units.startIndex
+        while i < units.endIndex {
+            let k = kindOf(units[i])
             switch k {
             case .letter, .digit, .katakana:
                 if start != nil, !joins(last, k) { finish(i) }
@@ -54,10 +72,10 @@ enum WordTokenizer {
                 break  // inside a word it stays; outside one it is nothing
             case .single:
                 finish(i)
-                body(folding.fold(scalars[i...i]))
+                word(i..<(i + 1))
             case .midLetter, .midNumber, .midBoth:
-                if start != nil, i + 1 < scalars.count {
-                    let after = kind(scalars[i + 1])
+                if start != nil, i + 1 < units.endIndex {
+                    let after = kindOf(units[i + 1])
                     let betweenLetters = last == .letter && after == .letter && k != .midNumber
                     let betweenDigits = last == .digit && after == .digit && k != .midLetter
                     if betweenLetters || betweenDigits { break }
@@ -68,7 +86,19 @@ enum WordTokenizer {
             }
             i += 1
         }
-        finish(scalars.count)
+        finish(units.endIndex)
+    }
+
+    /// The ASCII word at `range` of `bytes`, lowercased and cut to ``maximumWordBytes``.
+    private static func lowercasedASCII(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+        let count = min(range.count, maximumWordBytes)
+        return String(unsafeUninitializedCapacity: count) { out in
+            for j in 0..<count {
+                let byte = bytes[range.lowerBound + j]
+                out[j] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            }
+            return count
+        }
     }
 
     /// Whether a scalar of kind `next` continues a word whose last letter or digit is `previous`.
