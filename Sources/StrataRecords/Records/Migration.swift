@@ -183,7 +183,7 @@ struct Migration {
         }
         try transaction.flushRows()
         try meta.put(RecordTrees.schemaKey, Array(new.schemaLines.joined(separator: "\n").utf8))
-        try meta.put(RecordTrees.modelVersionKey, KeyEncoding.primaryKey(UInt64(new.version)))
+        try RecordTrees.putModelVersion(new.version, in: meta)
         progress.tell(.finished, done: total, of: total)
     }
 }

@@ -20,11 +20,7 @@ extension RecordStore {
         if case .plan(let plan) = migration {
             return try migrate(through: plan, storedLines: old, storedVersion: storedVersion, readOnly: readOnly)
         }
-        if old == lines {
-            try KeyFormat.upgrade(storage, model: model, readOnly: readOnly)
-            if (storedVersion ?? 1) != model.version && !readOnly { try recordVersion() }
-            return
-        }
+        if old == lines { return try openCurrent(storedVersion: storedVersion, readOnly: readOnly) }
         guard case .lightweight = migration, !readOnly else {
             throw StrataError.modelMismatch(differences: ModelDifferences.between(stored: old, given: lines))
         }
@@ -47,15 +43,18 @@ extension RecordStore {
             }
             let meta = try tx.tree(RecordTrees.meta, createIfMissing: true)!
             try meta.put(RecordTrees.schemaKey, Array(model.schemaLines.joined(separator: "\n").utf8))
-            try meta.put(RecordTrees.modelVersionKey, KeyEncoding.primaryKey(UInt64(model.version)))
+            try RecordTrees.putModelVersion(model.version, in: meta)
             try KeyFormat.mark(tx)
         }
     }
 
-    private func recordVersion() throws {
+    /// The store holds the model opened: old index keys upgraded, the version recorded where it
+    /// differs (an absent entry is version 1).
+    private func openCurrent(storedVersion: Int?, readOnly: Bool) throws {
+        try KeyFormat.upgrade(storage, model: model, readOnly: readOnly)
+        guard (storedVersion ?? 1) != model.version, !readOnly else { return }
         try storage.write { tx in
-            try tx.tree(RecordTrees.meta, createIfMissing: true)!
-                .put(RecordTrees.modelVersionKey, KeyEncoding.primaryKey(UInt64(model.version)))
+            try RecordTrees.putModelVersion(model.version, in: try tx.tree(RecordTrees.meta, createIfMissing: true)!)
         }
     }
 
@@ -80,9 +79,7 @@ extension RecordStore {
                     + "(a changed model needs a new version and a stage)"]
                     + ModelDifferences.between(stored: old, given: lines))
             }
-            try KeyFormat.upgrade(storage, model: model, readOnly: readOnly)
-            if storedVersion != model.version && !readOnly { try recordVersion() }
-            return
+            return try openCurrent(storedVersion: storedVersion, readOnly: readOnly)
         }
         guard let first = plan.stageIndex(from: version) else {
             throw StrataError.invalidArgument("the migration plan has no stage from version \(version), "

@@ -74,7 +74,7 @@ public final class RecordStore: Sendable {
         let version = try? storage.read { tx in
             try RecordTrees.storedModelVersion(try tx.tree(RecordTrees.meta)?.get(RecordTrees.modelVersionKey))
         }
-        self.model = try StoredModel.parse(lines, version: (version ?? nil) ?? 1)
+        self.model = try StoredModel.parse(lines, version: version ?? 1)
         self.storage = storage
     }
 

@@ -12,7 +12,12 @@ enum RecordTrees {
     /// In `meta`: the ``Model/version`` of the stored model (8 bytes big-endian; absent: 1).
     static let modelVersionKey = Array("version".utf8)
 
-    /// The stored model's version as `tx` sees it: nil when the entry is absent (a store written
+    /// Records `version` as the stored model's.
+    static func putModelVersion(_ version: Int, in meta: WriteTree) throws {
+        try meta.put(modelVersionKey, KeyEncoding.primaryKey(UInt64(version)))
+    }
+
+    /// The stored model's version from its entry's value: nil when the entry is absent (a store written
     /// before versions, holding version 1), `corrupt` when it is not 8 bytes or out of range.
     static func storedModelVersion(_ value: [UInt8]?) throws -> Int? {
         guard let value else { return nil }

@@ -223,12 +223,15 @@ final class SQLiteRecordsEngine: RecordsEngine {
         return found
     }
 
-    func fetchBySKU(_ skus: ArraySlice<String>) throws -> Int {
+    func fetchBySKU(_ skus: ArraySlice<String>) throws -> Int { try countRows(sku, for: skus) }
+
+    /// Runs `statement` once per value (its one parameter) in one read transaction; the rows found.
+    private func countRows(_ statement: OpaquePointer, for values: ArraySlice<String>) throws -> Int {
         try db.run(beginRead)
         var found = 0
-        for s in skus {
-            db.bind(sku, 1, text: s)
-            try db.forEachRow(sku) { _ in found += 1 }
+        for value in values {
+            db.bind(statement, 1, text: value)
+            try db.forEachRow(statement) { _ in found += 1 }
         }
         try db.run(commit)
         return found
@@ -246,16 +249,7 @@ final class SQLiteRecordsEngine: RecordsEngine {
         }
     }
 
-    func searchNotes(_ queries: ArraySlice<String>) throws -> Int {
-        try db.run(beginRead)
-        var found = 0
-        for q in queries {
-            db.bind(searchNote, 1, text: q)
-            try db.forEachRow(searchNote) { _ in found += 1 }
-        }
-        try db.run(commit)
-        return found
-    }
+    func searchNotes(_ queries: ArraySlice<String>) throws -> Int { try countRows(searchNote, for: queries) }
 
     func updateNotes(_ notes: ArraySlice<Int>, revision: Int) throws {
         try write {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The text workloads' corpus, the same in every engine: notes of a title (3 words) and a body
 /// (24 words) drawn from 2,000 made-up words with a Zipf-like skew (a few words common, most
 /// rare, as in prose). Words are letters only, a third with diacritics and some capitalised, so
@@ -54,5 +56,3 @@ enum TextData {
     /// Results each query returns at most, ranked: what a search box shows.
     static let resultsShown = 20
 }
-
-import Foundation
