@@ -126,7 +126,8 @@ let package = Package(
         // Needs a PostgreSQL server: the suite starts a throwaway cluster (Debian's postgresql).
         .testTarget(
             name: "StrataPostgresTests",
-            dependencies: ["StrataPostgres", "StrataRecords", "StrataTesting"],
+            dependencies: ["StrataPostgres", "StrataRecords", "StrataTesting",
+                           .product(name: "PostgresNIO", package: "postgres-nio")],
             path: "Tests/StrataPostgresTests"
         ),
         .testTarget(

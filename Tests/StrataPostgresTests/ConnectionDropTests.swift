@@ -1,5 +1,6 @@
 import Foundation
-import StrataPostgres
+import PostgresNIO
+@testable import StrataPostgres
 import StrataRecords
 import StrataStorage
 import StrataTesting
@@ -229,6 +230,54 @@ import Testing
         #expect(try storedToken(in: database) == target, "\(context)")
         #expect(try ReplicatedContent.ofDatabase(database, in: cluster, model: store.model)
             == ReplicatedContent.ofStore(store), "\(context)")
+    }
+
+    /// A statement written to a connection that has closed is answered with
+    /// ``ReplicationError/connectionFailed(reason:)``, not awaited forever: PostgresNIO alone
+    /// never answers it (the premise, checked here too), so every statement of the replicator
+    /// races the connection's close. The check of `isClosed` before writing does not close this
+    /// class — a connection can close between the check and the write, which hung a cut push in
+    /// CI — so the statements here are written after the close, and while it happens.
+    @Test func statementsWrittenAsTheConnectionClosesAreAnswered() async throws {
+        let store = try makeStore()
+        defer { try? store.close() }
+        let (_, url) = try cluster.makeDatabase()
+        let replicator = PostgresReplicator(store: store, destination: try destination(url))
+        let logger = replicator.logger
+
+        let closed = try await replicator.connect()
+        try await closed.close()
+        let raw = await Self.outcome(within: .seconds(1)) { try await closed.query("SELECT 1", logger: logger) }
+        #expect(raw == nil, "PostgresNIO answered a query on a closed connection: the race guard may be unneeded")
+        let guarded = await Self.outcome(within: .seconds(5)) {
+            try await closed.queryAnsweredOnClose("SELECT 1", logger: logger)
+        }
+        guard case .failure(let error)? = guarded else {
+            Issue.record("a statement on a closed connection: \(guarded.map { "\($0)" } ?? "no answer within 5 s")")
+            return
+        }
+        checkDropError(error, "a statement on a closed connection")
+
+        // Statements on their way while the connection closes: each is answered, by its rows
+        // or by the close.
+        for round in 0..<10 {
+            let connection = try await replicator.connect()
+            let answers = await withTaskGroup(of: Bool.self) { group in
+                for index in 0..<40 {
+                    group.addTask {
+                        if index == 20 { try? await connection.close() }
+                        let outcome = await Self.outcome(within: .seconds(5)) {
+                            try await connection.checkedQuery("SELECT 1", logger: logger)
+                        }
+                        return outcome != nil
+                    }
+                }
+                var answered = 0
+                for await wasAnswered in group where wasAnswered { answered += 1 }
+                return answered
+            }
+            #expect(answers == 40, "round \(round): \(40 - answers) of 40 statements never answered")
+        }
     }
 
     // MARK: Checks
