@@ -55,4 +55,50 @@ final class Article: ManagedObject {
             }
         }
     }
+
+    /// Word comparisons in fetch predicates, alone or with other conditions, saved and unsaved,
+    /// through the typed builder and a format string.
+    @Test func fetchPredicatesMatchWordsThroughTheIndex() throws {
+        try withContainer(for: [Article.self]) { container in
+            let context = ModelContext(container)
+            for (title, body) in [("Café trees", "A café, a tree."), ("Storage engines", "Pages and logs"),
+                                  ("Stored trees", nil), ("Logs", "Café storage")] {
+                let article = Article()
+                article.title = title
+                article.body = body
+                context.insert(article)
+            }
+            try context.save()
+            func titles(_ predicate: FetchPredicate) throws -> [String] {
+                try context.fetch(FetchDescriptor<Article>(predicate: predicate, sortBy: [FetchSortDescriptor(\Article.title)]))
+                    .map(\.title)
+            }
+            #expect(try titles(FetchPredicate.words(of: [\Article.title, \Article.body], matching: "CAFE"))
+                    == ["Café trees", "Logs"])
+            #expect(try titles(PropertyPath(\Article.title).containsWords("stor*")) == ["Storage engines", "Stored trees"])
+            #expect(try titles(PropertyPath(\Article.body).containsAnyWord("logs tree")) == ["Café trees", "Storage engines"])
+            #expect(try titles(FetchPredicate.words(of: [\Article.title, \Article.body], matching: "stor*")
+                               && PropertyPath(\Article.title) != "Logs") == ["Storage engines", "Stored trees"])
+            #expect(try titles(try FetchPredicate(format: "headline CONTAINSWORDS %@", "trees")) == ["Café trees", "Stored trees"])
+
+            // Unsaved changes count, as in every fetch.
+            let draft = Article()
+            draft.title = "Another café"
+            context.insert(draft)
+            let stored = try #require(try context.fetch(FetchDescriptor<Article>(predicate: PropertyPath(\Article.title) == "Stored trees")).first)
+            stored.title = "Kept"
+            #expect(try titles(FetchPredicate.words(of: [\Article.title, \Article.body], matching: "café"))
+                    == ["Another café", "Café trees", "Logs"])
+            #expect(try titles(PropertyPath(\Article.title).containsWords("stor*")) == ["Storage engines"])
+            #expect(try context.fetchCount(FetchDescriptor<Article>(predicate: PropertyPath(\Article.title).containsWords("kept"))) == 1)
+
+            // What does not fit is a typed error.
+            #expect(throws: StrataError.self) {
+                _ = try context.fetch(FetchDescriptor<Article>(predicate: PropertyPath(\Article.title).containsWords(" .. ")))
+            }
+            #expect(throws: StrataError.self) {
+                _ = try context.fetch(FetchDescriptor<Article>(predicate: PropertyPath(\Article.title).containsWords(5)))
+            }
+        }
+    }
 }

@@ -117,7 +117,7 @@ struct RandomPredicates {
 
     private static let operators: [ComparisonOperator] = [
         .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual, .in, .between,
-        .beginsWith, .endsWith, .contains, .like, .matches,
+        .beginsWith, .endsWith, .contains, .like, .matches, .containsWords, .containsAnyWord,
     ]
 
     private mutating func comparison() -> Comparison {

@@ -15,6 +15,7 @@ import Testing
             ("a > 1", .greater), ("a >= 1", .greaterOrEqual), ("a => 1", .greaterOrEqual),
             ("a IN 1", .in), ("a BEGINSWITH 1", .beginsWith), ("a ENDSWITH 1", .endsWith),
             ("a CONTAINS 1", .contains), ("a LIKE 1", .like), ("a MATCHES 1", .matches),
+            ("a CONTAINSWORDS 1", .containsWords), ("a CONTAINSANYWORD 1", .containsAnyWord),
         ]
         for (format, op) in cases {
             #expect(try parse(format) == cmp(kp("a"), op, c(.int(1))), "\(format)")

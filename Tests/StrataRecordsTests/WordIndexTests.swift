@@ -69,7 +69,7 @@ extension WordIndexTests {
     static func scanSearch(_ reader: RecordReader, _ search: TextSearch, fields names: [String]) throws -> [TextSearchHit] {
         let entity = reader.model.entity(search.entity)!
         let fields = names.map { entity.fieldIndex[$0]! }
-        let terms = try search.terms()
+        let terms = try search.words().terms
         let ids = try reader.objects(search.entity)
         var occurrences = Array(repeating: [UInt64: Int](), count: terms.count)
         for id in ids {
@@ -125,6 +125,59 @@ extension WordIndexTests {
                     compared += 1
                 }
             }
+            // Word comparisons in fetches: through the index, by a scan of the same request
+            // (the evaluator), and — for the one form the search answers too — by the scan
+            // search above. Each form states the plan it must get, so the index is really used.
+            var fetched = 0
+            func compareFetches(_ reader: RecordReader, _ count: Int, inTransaction: Bool) throws {
+                for _ in 0..<count {
+                    var words = (0..<(1 + Int(rng.below(3)))).map { _ in
+                        Self.vocabulary[Int(rng.below(Self.vocabulary.count))]
+                    }
+                    if rng.below(3) == 0 { words[words.count - 1] = String(words[words.count - 1].prefix(3)) + "*" }
+                    let query = words.joined(separator: " ")
+                    let op = rng.below(2) == 0 ? "CONTAINSWORDS" : "CONTAINSANYWORD"
+                    let forms: [(format: String, plan: String?)] = [
+                        ("{title, body} \(op) %@", "words:Note:title,body"),        // decides
+                        ("{body, title} \(op) %@", "words:Note:title,body"),        // any order
+                        ("title \(op) %@", "words:Note:title,body"),                // narrows
+                        ("loudTitle \(op) %@", "words:Note:loudTitle"),
+                        ("body \(op) %@ AND rank > 3", "words:Note:title,body"),
+                        ("title \(op) %@ OR rank == 2", nil),                       // a scan
+                        ("NOT (body \(op) %@)", nil),
+                    ]
+                    let form = forms[Int(rng.below(forms.count))]
+                    let predicate = try FetchPredicate(format: form.format, query)
+                    var request = FetchRequest("Note", predicate: predicate)
+                    if rng.below(3) == 0 { request.sortDescriptors = [FetchSortDescriptor("rank", ascending: rng.below(2) == 0)] }
+                    if rng.below(4) == 0 { request.limit = Int(rng.below(4)) }
+                    var scan = request
+                    scan.usesIndexes = false
+                    let context = "seed \(seed): \(predicate) \(request.sortDescriptors) limit \(request.limit.map(String.init) ?? "-")"
+                    let found = try reader.fetch(request)
+                    #expect(found == (try reader.fetch(scan)), "\(context)")
+                    let plan = try reader.fetchPlanDescription(request)
+                    if let tree = form.plan {
+                        #expect(plan.hasPrefix(tree), "\(context): \(plan)")
+                    } else {
+                        #expect(plan == "scan all rows", "\(context): \(plan)")
+                    }
+                    // Prepared, the words a variable's value.
+                    let prepared = try reader.fetch(
+                        try store.prepare(FetchRequest("Note", predicate: try FetchPredicate(format: form.format.replacingOccurrences(of: "%@", with: "$q")),
+                                                       sortedBy: request.sortDescriptors, limit: request.limit)),
+                        ["q": .string(query)])
+                    #expect(prepared == found, "\(context): prepared")
+                    if form.format.hasPrefix("{title, body}") && request.limit == nil && request.sortDescriptors.isEmpty {
+                        let search = TextSearch("Note", matching: query, in: ["title", "body"],
+                                                match: op == "CONTAINSWORDS" ? .allWords : .anyWord)
+                        let expected = try Self.scanSearch(reader, search, fields: ["title", "body"]).map(\.id.primaryKey)
+                        #expect(found.map(\.primaryKey) == expected.sorted(), "\(context): against the scan search")
+                    }
+                    if inTransaction { _ = try reader.fetchCount(request) }
+                    fetched += 1
+                }
+            }
             for _ in 0..<30 {
                 try store.write { tx in
                     for _ in 0..<(1 + Int(rng.below(6))) {
@@ -148,12 +201,14 @@ extension WordIndexTests {
                         }
                     }
                     try compareSearches(tx, 3)  // inside the transaction: its own changes
+                    try compareFetches(tx, 3, inTransaction: true)
                 }
                 try store.read { try compareSearches($0, 6) }
+                try store.read { try compareFetches($0, 6, inTransaction: false) }
             }
             let problems = try store.read { try $0.checkRecords() }
             #expect(problems.isEmpty, "seed \(seed): \(problems)")
-            #expect(compared == 30 * 9)
+            #expect(compared == 30 * 9 && fetched == 30 * 9)
             try store.close()
         }
     }
@@ -173,14 +228,17 @@ extension WordIndexTests {
             #expect(throws: StrataError.self, "\(label)") { _ = try Model(entities: [entity]) }
         }
         let store = try makeStore(try Model {
-            Entity("A") { AttributeDescription("t", .string); AttributeDescription("u", .string); FullTextIndex("t"); FullTextIndex("u") }
+            Entity("A") {
+                AttributeDescription("t", .string); AttributeDescription("u", .string); AttributeDescription("n", .int64, default: 0)
+                FullTextIndex("t"); FullTextIndex("u"); FullTextIndex("t", "u")
+            }
             Entity("B") { AttributeDescription("t", .string) }
         })
         try store.write { tx in _ = try tx.insert("A", ["t": "hello", "u": "world"]) }
         for search in [
             TextSearch("B", matching: "hello"),                     // no word index
             TextSearch("A", matching: "hello"),                     // two: which?
-            TextSearch("A", matching: "hello", in: ["t", "u"]),     // no such index
+            TextSearch("A", matching: "hello", in: ["t", "n"]),     // no such index
             TextSearch("A", matching: " — ,. ", in: ["t"]),         // no word
             TextSearch("A", matching: "hello", in: ["t"], limit: -1),
         ] {
@@ -191,8 +249,44 @@ extension WordIndexTests {
         }
         #expect(try store.read { try $0.search(TextSearch("A", matching: "HELLO", in: ["t"])) }.map(\.id.primaryKey) == [1])
         #expect(try store.read { try $0.search(TextSearch("A", matching: "wor*", in: ["u"])) }.count == 1)
+        #expect(try store.read { try $0.search(TextSearch("A", matching: "wor*", in: ["u", "t"])) }.count == 1)
         #expect(try store.read { try $0.search(TextSearch("A", matching: "wor", in: ["u"])) }.isEmpty)
         #expect(throws: StrataError.self) { _ = try store.read { try $0.search(TextSearch("Z", matching: "x")) } }
+
+        // Word comparisons: what does not fit is an invalidFetch before any row is read.
+        for format in [
+            "t CONTAINSWORDS 5", "t CONTAINSWORDS ' ,. '", "t CONTAINSWORDS nil", "t CONTAINSWORDS u",
+            "t CONTAINSWORDS {'a', 'b'}", "ANY t CONTAINSWORDS 'hello'", "t CONTAINSWORDS[cd] 'hello'",
+            "{t, t} CONTAINSANYWORD 'hello'", "{t, 'x'} CONTAINSWORDS 'hello'", "{} CONTAINSWORDS 'hello'",
+            "n CONTAINSWORDS 'hello'", "missing CONTAINSWORDS 'hello'", "t.u CONTAINSWORDS 'hello'",
+            "items.@count CONTAINSWORDS 'hello'",
+        ] {
+            do {
+                let request = FetchRequest("A", predicate: try FetchPredicate(format: format))
+                _ = try store.read { try $0.fetch(request) }
+                Issue.record("\(format) answered")
+            } catch StrataError.invalidFetch {
+            } catch {
+                Issue.record("\(format): \(error)")
+            }
+        }
+        let prepared = try store.prepare(FetchRequest("A", predicate: try FetchPredicate(format: "t CONTAINSWORDS $q")))
+        for value: StoredValue in [.string("—"), .int(5), .null] {
+            #expect(throws: StrataError.self, "\(value)") { _ = try store.read { try $0.fetch(prepared, ["q": value]) } }
+        }
+        #expect(try store.read { try $0.fetch(prepared, ["q": .string("HÉLLO")]) }.map(\.primaryKey) == [1])
+        // Without a word index the comparison is answered by a scan; with one, through it.
+        let unindexed = FetchRequest("B", predicate: try FetchPredicate(format: "t CONTAINSANYWORD 'nope hel*'"))
+        try store.write { tx in _ = try tx.insert("B", ["t": "Hello there"]) }
+        #expect(try store.read { try $0.fetch(unindexed) }.count == 1)
+        #expect(try store.read { try $0.fetchPlanDescription(unindexed) } == "scan all rows")
+        let both = FetchPredicate.words(of: [PropertyPath("t"), PropertyPath("u")], matching: "hello wor*", match: .anyWord)
+        #expect(both.description == "{t, u} CONTAINSANYWORD \"hello wor*\"")
+        #expect(try FetchPredicate(format: both.description) == both)
+        #expect(PropertyPath("t").containsWords("x") == (try FetchPredicate(format: "t CONTAINSWORDS 'x'")))
+        #expect(try store.read { try $0.fetch(FetchRequest("A", predicate: both)) }.map(\.primaryKey) == [1])
+        #expect(try store.read { try $0.fetchPlanDescription(FetchRequest("A", predicate: both)) }
+                == "words:A:t,u: any of 2 words, decides a term")
         try store.close()
     }
 

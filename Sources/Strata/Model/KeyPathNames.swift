@@ -24,6 +24,19 @@ extension PropertyPath {
     }
 }
 
+extension FetchPredicate {
+    /// `{title, body} CONTAINSWORDS query` from a model class's key paths (or
+    /// `CONTAINSANYWORD` for `.anyWord`): the properties' values together hold every word of
+    /// `query` (or one), answered through the class's word index over them
+    /// (``ManagedObject/fullTextIndexes``) when it has one:
+    /// `FetchPredicate.words(of: [\Note.title, \Note.body], matching: "cafe stor*")`.
+    public static func words<Root: ManagedObject>(of keyPaths: [PartialKeyPath<Root>],
+                                                  matching query: some PredicateArgument,
+                                                  match: TextSearch.Match = .allWords) -> FetchPredicate {
+        words(of: keyPaths.map { PropertyPath(path: KeyPathNames.names(of: $0)) }, matching: query, match: match)
+    }
+}
+
 extension FetchSortDescriptor {
     /// Sorts by the persistent property `keyPath` reads: `FetchSortDescriptor(\Item.title)`.
     public init<Root: ManagedObject, V>(_ keyPath: KeyPath<Root, V>, ascending: Bool = true) {

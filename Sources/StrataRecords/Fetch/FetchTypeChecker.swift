@@ -80,6 +80,9 @@ struct FetchTypeChecker {
     func check(_ comparison: Comparison) throws {
         let rule: Rule
         switch comparison.op {
+        case .containsWords, .containsAnyWord:
+            try checkWords(comparison)
+            return
         case .equal, .notEqual:
             rule = .equality
         case .less, .lessOrEqual, .greater, .greaterOrEqual:
@@ -123,6 +126,43 @@ struct FetchTypeChecker {
                     throw StrataError.invalidFetch("'\(comparison)': " + message)
                 }
             }
+        }
+    }
+
+    /// `a CONTAINSWORDS q`, `{a, b} CONTAINSANYWORD q`: string attributes of the entity itself
+    /// (stored or derived), each once, against a string that holds a word (or a variable).
+    private func checkWords(_ comparison: Comparison) throws {
+        let op = comparison.op.rawValue
+        guard comparison.quantifier == .direct else {
+            throw StrataError.invalidFetch("'\(comparison)': \(op) takes no quantifier (it reads attributes of "
+                                           + "the object itself)")
+        }
+        guard comparison.options.isEmpty else {
+            throw StrataError.invalidFetch("'\(comparison)': \(op) takes no options: words are always compared "
+                                           + "folded, as canonical: folds them")
+        }
+        guard let names = comparison.lhs.wordProperties else {
+            throw StrataError.invalidFetch("'\(comparison)': the left side of \(op) is a string attribute or a "
+                                           + "list of them, as in {title, body}")
+        }
+        guard !names.isEmpty, Set(names).count == names.count else {
+            throw StrataError.invalidFetch("'\(comparison)': \(op) needs its attributes each once")
+        }
+        for name in names {
+            let operand = try resolve([name])
+            guard operand.role == .attribute, operand.kind == .string else {
+                throw StrataError.invalidFetch("'\(comparison)': \(op) reads words of strings, and "
+                                               + "\(text(operand, .keyPath([name]))) is not one")
+            }
+        }
+        switch comparison.rhs {
+        case .constant(.string(let query)):
+            _ = try WordQuery(query, match: .allWords)
+        case .variable(let name):
+            guard allowsVariables else { throw StrataError.invalidFetch(PreparedFetch.unboundMessage(name)) }
+        default:
+            throw StrataError.invalidFetch("'\(comparison)': \(op) takes a string of words on its right, "
+                                           + "not \(comparison.rhs)")
         }
     }
 

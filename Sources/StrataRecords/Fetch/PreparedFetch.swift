@@ -91,6 +91,13 @@ public final class PreparedFetch: Sendable {
     /// use the index (such as a fraction against an index of integers): the request then runs
     /// with the values as constants, planned afresh. Only what running needs is set.
     func plan(for values: FetchBindings, derivedAreCurrent: Bool) -> FetchPlan? {
+        if case .words = plan.access, let term = plan.term {
+            guard let (tree, query, decides) = FetchPlan.words(for: term, entity: entity, bindings: values),
+                  query != nil else { return nil }
+            var bound = FetchPlan(access: .words(tree: tree, query: query), ordered: false)
+            bound.decides = decides
+            return bound
+        }
         guard let term = plan.term, let lead = plan.lead,
               case .index(let tree, _, let field) = plan.access else { return plan }
         guard let (_, ranges, exact) = FetchPlan.ranges(for: term, lead, derivedAreCurrent: derivedAreCurrent,

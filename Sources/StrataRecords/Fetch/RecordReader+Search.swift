@@ -10,7 +10,7 @@ extension RecordReader {
         let entity = try self.entity(search.entity)
         let index: Int
         if let properties = search.properties {
-            guard let i = entity.fullTextIndexes.firstIndex(of: properties) else {
+            guard let i = entity.fullTextIndexes.firstIndex(where: { Set($0) == Set(properties) && $0.count == properties.count }) else {
                 throw StrataError.invalidFetch("\(entity.name) has no word index over (\(properties.joined(separator: ", ")))")
             }
             index = i
@@ -22,29 +22,12 @@ extension RecordReader {
             }
             index = 0
         }
-        let terms = try search.terms()
+        let terms = try search.words().terms
         if let limit = search.limit, limit < 0 { throw StrataError.invalidFetch("a negative search limit (\(limit))") }
         let tree = RecordTrees.words(entity, index)
         let total = try source.count(RecordTrees.rows(entity))
-        // Occurrences per object, per term (a prefix term: of every word it begins).
-        var occurrences: [[UInt64: Int]] = []
-        for term in terms {
-            var counts: [UInt64: Int] = [:]
-            let prefix = term.isPrefix ? Array(term.word.utf8) : WordIndex.wordPrefix(term.word)
-            try source.scan(tree, prefix: prefix) { key, cursor in
-                counts[try WordIndex.primaryKey(key, tree: tree), default: 0] += try WordIndex.count(cursor.value, tree: tree)
-                return true
-            }
-            occurrences.append(counts)
-        }
-        var candidates: Set<UInt64>
-        switch search.match {
-        case .allWords:
-            let smallest = occurrences.min { $0.count < $1.count }!
-            candidates = Set(smallest.keys.filter { pk in occurrences.allSatisfy { $0[pk] != nil } })
-        case .anyWord:
-            candidates = Set(occurrences.flatMap(\.keys))
-        }
+        let occurrences = try wordOccurrences(in: tree, of: terms)
+        let candidates = Self.holders(of: occurrences, match: search.match)
         var hits = candidates.map { pk -> TextSearchHit in
             var score = 0.0
             for counts in occurrences {
@@ -55,5 +38,33 @@ extension RecordReader {
         hits.sort { $0.score != $1.score ? $0.score > $1.score : $0.id.primaryKey < $1.id.primaryKey }
         if let limit = search.limit, hits.count > limit { hits.removeSubrange(limit...) }
         return hits
+    }
+
+    /// How often each object holds each term, from the entries of word index `tree`: one
+    /// dictionary per term, by primary key (a prefix term counts every word it begins).
+    func wordOccurrences(in tree: String, of terms: [WordQuery.Term]) throws -> [[UInt64: Int]] {
+        var occurrences: [[UInt64: Int]] = []
+        occurrences.reserveCapacity(terms.count)
+        for term in terms {
+            var counts: [UInt64: Int] = [:]
+            let prefix = term.isPrefix ? Array(term.word.utf8) : WordIndex.wordPrefix(term.word)
+            try source.scan(tree, prefix: prefix) { key, cursor in
+                counts[try WordIndex.primaryKey(key, tree: tree), default: 0] += try WordIndex.count(cursor.value, tree: tree)
+                return true
+            }
+            occurrences.append(counts)
+        }
+        return occurrences
+    }
+
+    /// The objects that hold every term (`allWords`) or one (`anyWord`), given each term's holders.
+    static func holders(of occurrences: [[UInt64: Int]], match: TextSearch.Match) -> Set<UInt64> {
+        switch match {
+        case .allWords:
+            guard let smallest = occurrences.min(by: { $0.count < $1.count }) else { return [] }
+            return Set(smallest.keys.filter { pk in occurrences.allSatisfy { $0[pk] != nil } })
+        case .anyWord:
+            return Set(occurrences.flatMap(\.keys))
+        }
     }
 }

@@ -26,7 +26,7 @@ public struct TextSearch: Sendable, Equatable {
     public var entity: String
     /// The words to find, as a user types them.
     public var query: String
-    /// The word index's properties; nil: the entity's only word index.
+    /// The word index's properties, in any order; nil: the entity's only word index.
     public var properties: [String]?
     /// Every word, or any.
     public var match: Match
@@ -43,27 +43,8 @@ public struct TextSearch: Sendable, Equatable {
         self.limit = limit
     }
 
-    /// One word of a query: folded, and whether it stands for every word it begins.
-    struct Term: Hashable {
-        var word: String
-        var isPrefix: Bool
-    }
-
-    /// The query's words, each once, in order. Throws `invalidFetch` for a query without one.
-    func terms() throws -> [Term] {
-        var out: [Term] = []
-        let folding = WordFolding()
-        for chunk in query.split(whereSeparator: { $0.isWhitespace }) {
-            var words: [String] = []
-            WordTokenizer.forEachWord(String(chunk), folding: folding) { words.append($0) }
-            for (i, word) in words.enumerated() {
-                let term = Term(word: word, isPrefix: i == words.count - 1 && chunk.hasSuffix("*"))
-                if !out.contains(term) { out.append(term) }
-            }
-        }
-        guard !out.isEmpty else { throw StrataError.invalidFetch("the search '\(query)' holds no word") }
-        return out
-    }
+    /// The query's words. Throws `invalidFetch` for a query without one.
+    func words() throws -> WordQuery { try WordQuery(query, match: match) }
 
     /// BM25's term saturation (`k1`).
     static let saturation = 1.2

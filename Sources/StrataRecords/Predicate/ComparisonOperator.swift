@@ -29,4 +29,16 @@ public enum ComparisonOperator: String, Hashable, Sendable {
     case like = "LIKE"
     /// `MATCHES`: a string that an ICU regular expression matches whole.
     case matches = "MATCHES"
+    /// `CONTAINSWORDS`: the values on the left (a string attribute, or a list of them:
+    /// `{title, body} CONTAINSWORDS "cafe stor*"`) hold every word of the right side, as a
+    /// word index (``FullTextIndex``) splits and folds them; `stor*` stands for every word
+    /// beginning `stor`. Answered through the entity's word index over those properties when
+    /// it has one.
+    case containsWords = "CONTAINSWORDS"
+    /// `CONTAINSANYWORD`: the values on the left hold at least one word of the right side
+    /// (otherwise as ``containsWords``).
+    case containsAnyWord = "CONTAINSANYWORD"
+
+    /// Whether this operator matches words (``containsWords``, ``containsAnyWord``).
+    var matchesWords: Bool { self == .containsWords || self == .containsAnyWord }
 }

@@ -16,9 +16,17 @@ struct CompiledComparison: Sendable {
     /// fold escapes such as `\D` into `\d`.
     private let regexCaseInsensitive: Bool
     private let rhs: Right
+    /// The words of a `CONTAINSWORDS`/`CONTAINSANYWORD` comparison (nil for other operators,
+    /// and for a right side that is not a string: such a comparison is false).
+    private let words: WordQuery?
 
     init(_ comparison: Comparison) throws {
         lhs = try OperandSource(comparison.lhs)
+        if comparison.op.matchesWords, case .constant(.string(let query)) = comparison.rhs {
+            words = try WordQuery(query, match: comparison.op == .containsWords ? .allWords : .anyWord)
+        } else {
+            words = nil
+        }
         quantifier = comparison.quantifier
         op = comparison.op
         let options = comparison.options
@@ -74,6 +82,17 @@ struct CompiledComparison: Sendable {
     }
 
     func evaluate<Subject: PredicateSubject>(_ subject: Subject, cache: inout RegexCache) throws -> Bool {
+        if op.matchesWords {
+            guard let words else { return false }
+            var texts: [String] = []
+            switch try lhs.resolve(subject) {
+            case .one(let value):
+                if case .string(let text) = value { texts.append(text) }
+            case .many(let values):
+                for case .string(let text) in values { texts.append(text) }
+            }
+            return words.matches(texts, folding: WordFolding())
+        }
         let right: PreparedRight
         switch rhs {
         case .prepared(let prepared):
@@ -155,6 +174,9 @@ struct CompiledComparison: Sendable {
                 if case .regex(let regex)? = $0.pattern { return RegexPattern.matches(regex, text) }
                 return false
             }
+        case .containsWords, .containsAnyWord:
+            // Word comparisons take all the left side's values at once (``evaluate``).
+            return false
         }
     }
 }

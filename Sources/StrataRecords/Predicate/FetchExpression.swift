@@ -13,3 +13,23 @@ public indirect enum FetchExpression: Hashable, Sendable {
     /// list is written as a list of variables). A request holding one cannot run unprepared.
     case variable(String)
 }
+
+extension FetchExpression {
+    /// The attributes a word comparison's left side names: one key path of one component, or
+    /// a list of them; nil for anything else.
+    var wordProperties: [String]? {
+        switch self {
+        case .keyPath(let path) where path.count == 1:
+            return path
+        case .list(let items):
+            var names: [String] = []
+            for item in items {
+                guard case .keyPath(let path) = item, path.count == 1 else { return nil }
+                names.append(path[0])
+            }
+            return names
+        default:
+            return nil
+        }
+    }
+}

@@ -198,6 +198,8 @@ struct PredicateParser {
             case "CONTAINS": op = .contains
             case "LIKE": op = .like
             case "MATCHES": op = .matches
+            case "CONTAINSWORDS": op = .containsWords
+            case "CONTAINSANYWORD": op = .containsAnyWord
             default: op = nil
             }
         }

@@ -3,6 +3,7 @@
 enum PredicateSyntax {
     static let keywords: Set<String> = [
         "AND", "OR", "NOT", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES",
+        "CONTAINSWORDS", "CONTAINSANYWORD",
         "ANY", "SOME", "ALL", "NONE", "TRUE", "FALSE", "YES", "NO", "NIL", "NULL",
         "TRUEPREDICATE", "FALSEPREDICATE", "SELF", "CAST",
     ]

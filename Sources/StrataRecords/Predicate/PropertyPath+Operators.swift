@@ -90,4 +90,31 @@ extension PropertyPath {
         .comparison(Comparison(expression, .between, .list([lower.predicateExpression, upper.predicateExpression]),
                                quantifier: quantifier))
     }
+
+    /// `key CONTAINSWORDS query`: the string holds every word of `query` (Unicode words,
+    /// folded as `canonical:` folds; `stor*` stands for every word beginning `stor`), answered
+    /// through a word index (``FullTextIndex``) over the attribute when there is one.
+    public func containsWords(_ query: some PredicateArgument) -> FetchPredicate {
+        compared(.containsWords, to: query)
+    }
+
+    /// `key CONTAINSANYWORD query`: the string holds at least one word of `query`.
+    public func containsAnyWord(_ query: some PredicateArgument) -> FetchPredicate {
+        compared(.containsAnyWord, to: query)
+    }
+}
+
+extension FetchPredicate {
+    /// `{a, b} CONTAINSWORDS query` (or `CONTAINSANYWORD` for `.anyWord`): the attributes'
+    /// values together hold every word of `query` (or one), each word in any of them, as a
+    /// word index over them (``FullTextIndex``) answers it.
+    ///
+    ///     FetchPredicate.words(of: [PropertyPath("title"), PropertyPath("body")], matching: "cafe stor*")
+    public static func words(of properties: [PropertyPath], matching query: some PredicateArgument,
+                             match: TextSearch.Match = .allWords) -> FetchPredicate {
+        let lhs: FetchExpression = properties.count == 1
+            ? properties[0].predicateExpression : .list(properties.map(\.predicateExpression))
+        return .comparison(Comparison(lhs, match == .allWords ? .containsWords : .containsAnyWord,
+                                      query.predicateExpression))
+    }
 }
