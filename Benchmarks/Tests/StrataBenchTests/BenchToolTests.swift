@@ -28,7 +28,7 @@ import Testing
         #expect(run.stdout.contains("per-insert cost, lists of 50 ÷ lists of 5: strata "), "\(run.stdout)")
         let rows = try Self.results(json)
         let workloads = ["bulkinsert", "insert_list5", "insert_list50", "moveitems", "renamefanout", "prefixsearch", "fetchindexed",
-                         "batchupdate", "batchdelete", "textindex", "textsearch", "textupdate"]
+                         "batchupdate", "batchdelete", "textindex", "textsearch", "textfilter", "textupdate"]
         let engines = ["strata", "strata-history", "sqlite-recount", "sqlite-incremental"]
         #expect(rows.count == workloads.count * engines.count)
         for w in workloads {

@@ -34,8 +34,8 @@ struct RecordsCommand: ParsableCommand {
     @Option(help: "Lists in renamefanout (default scale: 20; full: 100).") var fanoutLists: Int?
     @Option(help: "Items per list in renamefanout (both scales: 10000).") var fanoutItems: Int?
     @Option(help: "Queries in prefixsearch and fetchindexed (both scales: 10000).") var queries: Int?
-    @Option(help: "Notes in textindex, textsearch and textupdate (default scale: 20000; full: 100000).") var notes: Int?
-    @Option(help: "Searches in textsearch (default scale: 5000; full: 10000).") var textQueries: Int?
+    @Option(help: "Notes in textindex, textsearch, textfilter and textupdate (default scale: 20000; full: 100000).") var notes: Int?
+    @Option(help: "Searches in textsearch and textfilter (default scale: 5000; full: 10000).") var textQueries: Int?
     @Option(help: "Bodies rewritten in textupdate (default scale: 5000; full: 10000).") var textUpdates: Int?
     @Option(help: "Operations per transaction (both scales: 100).") var batch: Int?
     @Option(help: "Seconds sqlite-recount's insert_list<N> runs for, N ≥ --window-from-list-size, instead of a fixed count; 0: a fixed count (default scale: 5; full: 30).")

@@ -47,6 +47,9 @@ protocol RecordsEngine: AnyObject {
     /// Ranked word searches, each for the best ``TextData/resultsShown``, in one read
     /// transaction; the number of results.
     func searchNotes(_ queries: ArraySlice<String>) throws -> Int
+    /// The notes whose title holds every word of each query (unranked, all of them), in one
+    /// read transaction; the number found.
+    func filterNotes(_ queries: ArraySlice<String>) throws -> Int
     /// Sets each note's body to its revision `revision`, in one transaction.
     func updateNotes(_ notes: ArraySlice<Int>, revision: Int) throws
 

@@ -21,6 +21,7 @@ struct RecordsRunner<Engine: RecordsEngine> {
         case .batchDelete: return try batchChange(.batchDelete) { try $0.deleteItems(below: 10_000) }
         case .textIndex: return try textIndex()
         case .textSearch: return try textSearch()
+        case .textFilter: return try textFilter()
         case .textUpdate: return try textUpdate()
         }
     }
@@ -156,17 +157,26 @@ struct RecordsRunner<Engine: RecordsEngine> {
     }
 
     private func textSearch() throws -> RecordsRunResult {
+        try textQueries(.textSearch) { try $0.searchNotes($1) }
+    }
+
+    private func textFilter() throws -> RecordsRunResult {
+        try textQueries(.textFilter) { try $0.filterNotes($1) }
+    }
+
+    /// Queries of the notes store: one untimed pass to warm every cache, then the timed pass.
+    private func textQueries(_ w: RecordsWorkload, _ ask: (Engine, ArraySlice<String>) throws -> Int) throws -> RecordsRunResult {
         let engine = try notesEngine()
         defer { try? engine.close() }
         let queries = TextData.queries(scale.textQueries, seed: RecordsSeeds.textQueries)
         var warm = 0
-        for i in 0..<transactions(queries.count) { warm += try engine.searchNotes(slices(queries, i)) }
+        for i in 0..<transactions(queries.count) { warm += try ask(engine, slices(queries, i)) }
         var hits = 0
-        let t = try Timing.calls(label(.textSearch), transactions(queries.count), ops: queries.count) { i in
-            hits += try engine.searchNotes(slices(queries, i))
+        let t = try Timing.calls(label(w), transactions(queries.count), ops: queries.count) { i in
+            hits += try ask(engine, slices(queries, i))
         }
-        guard hits == warm else { throw BenchError("\(engineName.rawValue): textsearch found \(hits), then \(warm)") }
-        var r = result(.textSearch, ops: queries.count, t)
+        guard hits == warm else { throw BenchError("\(engineName.rawValue): \(w.name) found \(hits), then \(warm)") }
+        var r = result(w, ops: queries.count, t)
         r.details.digest = try engine.digest()
         r.details.digest.hits = hits
         return r

@@ -26,12 +26,16 @@ enum RecordsWorkload: Hashable, Sendable {
     case textIndex
     /// Ranked word searches (the best 20) on a store of notes.
     case textSearch
+    /// Word conditions in fetches, unranked, every match: Strata's `title CONTAINSWORDS $q`
+    /// (planned onto the word index over title and body, the titles then checked) against
+    /// FTS5's `ZTITLE MATCH ?`.
+    case textFilter
     /// Note bodies rewritten, `batch` per transaction: the word index follows.
     case textUpdate
 
     static func all(_ scale: RecordsScale) -> [RecordsWorkload] {
         [.bulkInsert] + scale.listSizes.map { .insertIntoList(size: $0) } + [.moveItems, .renameFanout, .prefixSearch, .fetchIndexed, .batchUpdate, .batchDelete,
-                                                                      .textIndex, .textSearch, .textUpdate]
+                                                                      .textIndex, .textSearch, .textFilter, .textUpdate]
     }
 
     var name: String {
@@ -46,6 +50,7 @@ enum RecordsWorkload: Hashable, Sendable {
         case .batchDelete: return "batchdelete"
         case .textIndex: return "textindex"
         case .textSearch: return "textsearch"
+        case .textFilter: return "textfilter"
         case .textUpdate: return "textupdate"
         }
     }
@@ -61,6 +66,7 @@ enum RecordsWorkload: Hashable, Sendable {
         case "batchdelete": self = .batchDelete
         case "textindex": self = .textIndex
         case "textsearch": self = .textSearch
+        case "textfilter": self = .textFilter
         case "textupdate": self = .textUpdate
         default:
             guard name.hasPrefix("insert_list"), let size = Int(name.dropFirst("insert_list".count)), size > 0 else { return nil }
@@ -69,7 +75,8 @@ enum RecordsWorkload: Hashable, Sendable {
     }
 
     /// Workloads that leave a store of their own (measured and checked after close).
-    var leavesStore: Bool { self != .prefixSearch && self != .fetchIndexed && self != .textSearch }
+    var leavesStore: Bool { self != .prefixSearch && self != .fetchIndexed && self != .textSearch
+        && self != .textFilter }
 }
 
 extension RecordsWorkload: BenchWorkload {

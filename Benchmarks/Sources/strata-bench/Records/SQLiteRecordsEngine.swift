@@ -79,7 +79,7 @@ final class SQLiteRecordsEngine: RecordsEngine {
     private let db: SQLiteDatabase
     private let name: RecordsEngineName
     private let begin, commit, beginRead, insertList, insertItem, moveItem, rename, prefix, sku: OpaquePointer
-    private let insertNote, searchNote, updateNote, countNotes: OpaquePointer
+    private let insertNote, searchNote, filterNote, updateNote, countNotes: OpaquePointer
 
     private init(db: SQLiteDatabase, name: RecordsEngineName) throws {
         self.db = db
@@ -97,6 +97,7 @@ final class SQLiteRecordsEngine: RecordsEngine {
         searchNote = try db.prepare("SELECT rowid FROM ZNOTE WHERE ZNOTE MATCH ? ORDER BY rank LIMIT \(TextData.resultsShown)")
         updateNote = try db.prepare("UPDATE ZNOTE SET ZBODY = ? WHERE rowid = ?")
         countNotes = try db.prepare("SELECT COUNT(*) FROM ZNOTE WHERE ZNOTE MATCH ?")
+        filterNote = try db.prepare("SELECT rowid FROM ZNOTE WHERE ZTITLE MATCH ?")
     }
 
     static func open(directory: String, name: RecordsEngineName) throws -> SQLiteRecordsEngine {
@@ -250,6 +251,8 @@ final class SQLiteRecordsEngine: RecordsEngine {
     }
 
     func searchNotes(_ queries: ArraySlice<String>) throws -> Int { try countRows(searchNote, for: queries) }
+
+    func filterNotes(_ queries: ArraySlice<String>) throws -> Int { try countRows(filterNote, for: queries) }
 
     func updateNotes(_ notes: ArraySlice<Int>, revision: Int) throws {
         try write {

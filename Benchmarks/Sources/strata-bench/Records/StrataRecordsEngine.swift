@@ -44,6 +44,8 @@ final class StrataRecordsEngine: RecordsEngine {
     /// `[cd]`, answered by the `canonical:` index) and the lookup by stock-keeping code.
     private let byPrefix: PreparedFetch
     private let bySKU: PreparedFetch
+    /// Notes by the words of their title: a word condition in a fetch.
+    private let byTitleWords: PreparedFetch
     /// The writes, prepared once too: rows from arrays of values, no dictionary per row.
     private let listName, newItem, moveItem, newNote, noteBody: PreparedWrite
 
@@ -57,6 +59,7 @@ final class StrataRecordsEngine: RecordsEngine {
         byPrefix = try store.prepare(FetchRequest("TodoList", predicate: PropertyPath("searchName").beginsWith(
             .variable("prefix"), options: [.caseInsensitive, .diacriticInsensitive])))
         bySKU = try store.prepare(FetchRequest("Item", predicate: PropertyPath("sku") == .variable("sku")))
+        byTitleWords = try store.prepare(FetchRequest("Note", predicate: PropertyPath("title").containsWords(.variable("q"))))
     }
 
     static func open(directory: String, name: RecordsEngineName) throws -> StrataRecordsEngine {
@@ -137,6 +140,14 @@ final class StrataRecordsEngine: RecordsEngine {
         try store.read { r in
             var found = 0
             for q in queries { found += try r.search(TextSearch("Note", matching: q, limit: TextData.resultsShown)).count }
+            return found
+        }
+    }
+
+    func filterNotes(_ queries: ArraySlice<String>) throws -> Int {
+        try store.read { r in
+            var found = 0
+            for q in queries { found += try r.fetch(byTitleWords, values: [.string(q)]).count }
             return found
         }
     }
