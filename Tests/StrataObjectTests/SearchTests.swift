@@ -44,11 +44,14 @@ final class Article: ManagedObject {
             try context.save()
             #expect(try context.search(Article.self, matching: "ANOTHER", in: [\.headline]).map(\.object) == [draft])
             #expect(try context.search(Article.self, matching: "cafe", in: [\.title, \.body], limit: 1).count == 1)
+            // One property of a two-property index: its entries count each property apart.
+            #expect(Set(try context.search(Article.self, matching: "cafe", in: [\.title]).map(\.object.title))
+                    == ["Café trees", "Another café"])
             // Bad searches are typed errors.
             for attempt: () throws -> Void in [
                 { _ = try context.search(Article.self, matching: "cafe") },  // two indexes: which?
                 { _ = try context.search(Article.self, matching: "...", in: [\.headline]) },
-                { _ = try context.search(Article.self, matching: "cafe", in: [\.title]) },
+                { _ = try context.search(Article.self, matching: "cafe", in: [\.title, \.headline]) },  // no index over both
                 { _ = try context.search(Article.self, matching: "cafe", in: [\.headline], limit: -1) },
             ] {
                 #expect(throws: StrataError.self) { try attempt() }

@@ -74,7 +74,11 @@ extension WordIndexTests {
         var occurrences = Array(repeating: [UInt64: Int](), count: terms.count)
         for id in ids {
             let row = try #require(try reader.storedRow(of: id))
-            let words = WordIndex.terms(row, fields: fields, folding: WordFolding())
+            // The words of the fields searched, counted together.
+            var words: [String: Int] = [:]
+            for counts in WordIndex.terms(row, fields: fields, folding: WordFolding()) {
+                words.merge(counts, uniquingKeysWith: +)
+            }
             for (t, term) in terms.enumerated() {
                 let n = words.reduce(0) { sum, entry in
                     sum + ((term.isPrefix ? entry.key.utf8.starts(with: term.word.utf8) : entry.key == term.word) ? entry.value : 0)
@@ -114,9 +118,11 @@ extension WordIndexTests {
                         Self.vocabulary[Int(rng.below(Self.vocabulary.count))]
                     }
                     if rng.below(3) == 0 { query[query.count - 1] = String(query[query.count - 1].prefix(3)) + "*" }
-                    let loud = rng.below(4) == 0
+                    // The two-property index, read whole, in the other order, or for one of
+                    // its properties; the derived one.
+                    let properties = [["title", "body"], ["body", "title"], ["title"], ["body"], ["loudTitle"]]
                     let search = TextSearch("Note", matching: query.joined(separator: " "),
-                                            in: loud ? ["loudTitle"] : ["title", "body"],
+                                            in: properties[rng.below(properties.count)],
                                             match: rng.below(2) == 0 ? .allWords : .anyWord,
                                             limit: rng.below(3) == 0 ? Int(rng.below(5)) : nil)
                     let expected = try Self.scanSearch(reader, search, fields: search.properties!)
@@ -140,7 +146,7 @@ extension WordIndexTests {
                     let forms: [(format: String, plan: String?)] = [
                         ("{title, body} \(op) %@", "words:Note:title,body"),        // decides
                         ("{body, title} \(op) %@", "words:Note:title,body"),        // any order
-                        ("title \(op) %@", "words:Note:title,body"),                // narrows
+                        ("title \(op) %@", "words:Note:title,body"),                // one of two properties
                         ("loudTitle \(op) %@", "words:Note:loudTitle"),
                         ("body \(op) %@ AND rank > 3", "words:Note:title,body"),
                         ("title \(op) %@ OR rank == 2", nil),                       // a scan
@@ -287,6 +293,35 @@ extension WordIndexTests {
         #expect(try store.read { try $0.fetch(FetchRequest("A", predicate: both)) }.map(\.primaryKey) == [1])
         #expect(try store.read { try $0.fetchPlanDescription(FetchRequest("A", predicate: both)) }
                 == "words:A:t,u: any of 2 words, decides a term")
+        try store.close()
+    }
+
+    /// Forged entries (a value of the wrong length, all counts 0, the counts moved from one
+    /// property to the other): the checker names each, and a search reading one throws
+    /// `corrupt` — nothing traps.
+    @Test func forgedWordEntriesAreFoundNotTrusted() throws {
+        let store = try makeStore(try Self.model())
+        let id = try store.write { tx in try tx.insert("Note", ["title": "café", "body": "tree"]) }
+        let tree = "words:Note:title,body"
+        let cafe = WordIndex.key("cafe", pk: id.primaryKey)
+        #expect(try store.read { try $0.checkRecords() }.isEmpty)
+        for (label, value, searchFails) in [
+            ("three bytes", [UInt8]([0, 0, 1]), true),
+            ("all counts 0", WordIndex.value([0, 0]), true),
+            ("the count in the other property", WordIndex.value([0, 1]), false),
+        ] {
+            try store.storage.write { tx in try tx.tree(tree, createIfMissing: false)!.put(cafe, value) }
+            let problems = try store.read { try $0.checkRecords() }
+            #expect(problems.contains { $0.contains(tree) }, "\(label): \(problems)")
+            do {
+                let hits = try store.read { try $0.search(TextSearch("Note", matching: "cafe", in: ["title"])) }
+                #expect(!searchFails && hits.isEmpty, "\(label): \(hits)")
+            } catch StrataError.corrupt {
+                #expect(searchFails, "\(label)")
+            }
+        }
+        try store.storage.write { tx in try tx.tree(tree, createIfMissing: false)!.put(cafe, WordIndex.value([1, 0])) }
+        #expect(try store.read { try $0.checkRecords() }.isEmpty)
         try store.close()
     }
 

@@ -14,7 +14,8 @@ struct FetchPlan: CustomStringConvertible {
         /// The rows a word index's entries give for a `CONTAINSWORDS`/`CONTAINSANYWORD` term,
         /// in primary-key order. `query` is nil while a prepared fetch is planned without its
         /// values (it is made from them for each run).
-        case words(tree: String, query: WordQuery?)
+        /// `searched`: which of the index's properties the term reads.
+        case words(tree: String, query: WordQuery?, searched: [Bool])
     }
 
     var access: Access
@@ -39,7 +40,7 @@ struct FetchPlan: CustomStringConvertible {
         case .index(let tree, let ranges, _):
             return "\(tree): \(ranges.count) range\(ranges.count == 1 ? "" : "s")\(ordered ? ", in order" : "")"
                 + (decides ? ", decides a term" : "")
-        case .words(let tree, let query):
+        case .words(let tree, let query, _):
             let count = query?.terms.count ?? 0
             let match = query?.match == .anyWord ? "any" : "all"
             return "\(tree): \(match) of \(count) word\(count == 1 ? "" : "s")" + (decides ? ", decides a term" : "")
@@ -113,37 +114,27 @@ struct FetchPlan: CustomStringConvertible {
                                      ordered: true, sortsHere: true))
             }
         }
-        // A word term, through a word index over its properties (it decides the term) or over
-        // more (it narrows: words found in the others make candidates the term then refuses).
-        // It ranks below an exact equality, whose index range is at most as long as any.
+        // A word term, through a word index over its properties (or over more: its entries
+        // count each property apart, so it still decides the term). It ranks below an exact
+        // equality, whose index range is at most as long as any.
         for term in terms where term.op.matchesWords {
-            guard let (tree, query, decides) = words(for: term, entity: entity, planning: planning) else { continue }
-            let candidateScore = 3 * 4 + (decides ? 1 : -1)
-            if best == nil || candidateScore > best!.score {
-                best = (candidateScore, FetchPlan(access: .words(tree: tree, query: query), ordered: false,
-                                                  decided: decides ? term : nil, term: term, decides: decides))
+            guard let words = words(for: term, entity: entity, planning: planning) else { continue }
+            if best == nil || 13 > best!.score {
+                best = (13, FetchPlan(access: .words(tree: words.tree, query: words.query, searched: words.searched),
+                                      ordered: false, decided: term, term: term, decides: true))
             }
         }
         return best?.plan ?? FetchPlan(access: .allRows, ordered: false)
     }
 
-    /// The word index that answers `term` (`CONTAINSWORDS`/`CONTAINSANYWORD`): the one over
-    /// exactly its properties (in any order), which decides it, else the smallest over all of
-    /// them and more; with the term's words (nil while `planning` a variable, or when the
-    /// value has none: the fetch then fails its check). Nil when no word index covers it.
+    /// The word index that answers `term` (`CONTAINSWORDS`/`CONTAINSANYWORD`; see
+    /// ``EntityDescription/wordIndex(covering:)``), with the term's words: nil while `planning`
+    /// a variable. Nil when no word index covers the term, or its value holds no word (the
+    /// fetch then fails its check).
     static func words(for term: Comparison, entity: EntityDescription, bindings: FetchBindings? = nil,
-                      planning: Bool = false) -> (tree: String, query: WordQuery?, decides: Bool)? {
-        guard term.quantifier == .direct, term.options.isEmpty, let properties = term.lhs.wordProperties else {
-            return nil
-        }
-        let wanted = Set(properties)
-        var chosen: (index: Int, size: Int)?
-        for (i, indexed) in entity.fullTextIndexes.enumerated() {
-            let covered = Set(indexed)
-            guard covered.isSuperset(of: wanted), chosen == nil || covered.count < chosen!.size else { continue }
-            chosen = (i, covered.count)
-        }
-        guard let chosen else { return nil }
+                      planning: Bool = false) -> (tree: String, query: WordQuery?, searched: [Bool])? {
+        guard term.quantifier == .direct, term.options.isEmpty, let properties = term.lhs.wordProperties,
+              let (position, searched) = entity.wordIndex(covering: properties) else { return nil }
         let match: TextSearch.Match = term.op == .containsWords ? .allWords : .anyWord
         let text: String?
         switch term.rhs {
@@ -160,7 +151,7 @@ struct FetchPlan: CustomStringConvertible {
         }
         let query = try? text.map { try WordQuery($0, match: match) }
         if text != nil && query == nil { return nil }
-        return (RecordTrees.words(entity, chosen.index), query, chosen.size == wanted.count)
+        return (RecordTrees.words(entity, position), query, searched)
     }
 
     static func conjuncts(_ predicate: FetchPredicate?) -> [Comparison] {

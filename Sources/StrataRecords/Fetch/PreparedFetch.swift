@@ -92,10 +92,11 @@ public final class PreparedFetch: Sendable {
     /// with the values as constants, planned afresh. Only what running needs is set.
     func plan(for values: FetchBindings, derivedAreCurrent: Bool) -> FetchPlan? {
         if case .words = plan.access, let term = plan.term {
-            guard let (tree, query, decides) = FetchPlan.words(for: term, entity: entity, bindings: values),
-                  query != nil else { return nil }
-            var bound = FetchPlan(access: .words(tree: tree, query: query), ordered: false)
-            bound.decides = decides
+            guard let words = FetchPlan.words(for: term, entity: entity, bindings: values),
+                  words.query != nil else { return nil }
+            var bound = FetchPlan(access: .words(tree: words.tree, query: words.query, searched: words.searched),
+                                  ordered: false)
+            bound.decides = true
             return bound
         }
         guard let term = plan.term, let lead = plan.lead,

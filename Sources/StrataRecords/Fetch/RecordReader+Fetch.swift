@@ -219,11 +219,12 @@ extension RecordReader {
                 }
             }
             if !cutRun.isEmpty { _ = try takeCutRun() }
-        case .words(let tree, let query):
+        case .words(let tree, let query, let searched):
             guard let query else {
                 throw StrataError.invalidFetch("a word search planned without its words: run it with values")
             }
-            let holders = Self.holders(of: try wordOccurrences(in: tree, of: query.terms), match: query.match)
+            let holders = Self.holders(of: try wordOccurrences(in: tree, of: query.terms, searched: searched),
+                                       match: query.match)
             for pk in holders.sorted() where !(try consider(RowKey(entity: entity.index, pk: pk), nil)) { break }
         }
         if sorts {

@@ -8,25 +8,25 @@ extension RecordReader {
     public func search(_ search: TextSearch) throws -> [TextSearchHit] {
         try willScanRows()
         let entity = try self.entity(search.entity)
-        let index: Int
+        let index: Int, searched: [Bool]
         if let properties = search.properties {
-            guard let i = entity.fullTextIndexes.firstIndex(where: { Set($0) == Set(properties) && $0.count == properties.count }) else {
+            guard let (position, mask) = entity.wordIndex(covering: properties) else {
                 throw StrataError.invalidFetch("\(entity.name) has no word index over (\(properties.joined(separator: ", ")))")
             }
-            index = i
+            (index, searched) = (position, mask)
         } else {
             guard entity.fullTextIndexes.count == 1 else {
                 throw StrataError.invalidFetch(entity.fullTextIndexes.isEmpty
                     ? "\(entity.name) has no word index"
                     : "\(entity.name) has \(entity.fullTextIndexes.count) word indexes: name the properties searched")
             }
-            index = 0
+            (index, searched) = (0, [Bool](repeating: true, count: entity.fullTextIndexes[0].count))
         }
         let terms = try search.words().terms
         if let limit = search.limit, limit < 0 { throw StrataError.invalidFetch("a negative search limit (\(limit))") }
         let tree = RecordTrees.words(entity, index)
         let total = try source.count(RecordTrees.rows(entity))
-        let occurrences = try wordOccurrences(in: tree, of: terms)
+        let occurrences = try wordOccurrences(in: tree, of: terms, searched: searched)
         let candidates = Self.holders(of: occurrences, match: search.match)
         var hits = candidates.map { pk -> TextSearchHit in
             var score = 0.0
@@ -40,16 +40,18 @@ extension RecordReader {
         return hits
     }
 
-    /// How often each object holds each term, from the entries of word index `tree`: one
-    /// dictionary per term, by primary key (a prefix term counts every word it begins).
-    func wordOccurrences(in tree: String, of terms: [WordQuery.Term]) throws -> [[UInt64: Int]] {
+    /// How often each object holds each term in the properties `searched` marks, from the
+    /// entries of word index `tree`: one dictionary per term, by primary key (a prefix term
+    /// counts every word it begins).
+    func wordOccurrences(in tree: String, of terms: [WordQuery.Term], searched: [Bool]) throws -> [[UInt64: Int]] {
         var occurrences: [[UInt64: Int]] = []
         occurrences.reserveCapacity(terms.count)
         for term in terms {
             var counts: [UInt64: Int] = [:]
             let prefix = term.isPrefix ? Array(term.word.utf8) : WordIndex.wordPrefix(term.word)
             try source.scan(tree, prefix: prefix) { key, cursor in
-                counts[try WordIndex.primaryKey(key, tree: tree), default: 0] += try WordIndex.count(cursor.value, tree: tree)
+                let n = try WordIndex.count(cursor.value, searched: searched, tree: tree)
+                if n > 0 { counts[try WordIndex.primaryKey(key, tree: tree), default: 0] += n }
                 return true
             }
             occurrences.append(counts)

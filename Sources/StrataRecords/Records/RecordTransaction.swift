@@ -665,8 +665,9 @@ public final class RecordTransaction: RecordReader {
                     fields.allSatisfy { StoredValue.identical(oldBuffer, $0, newBuffer, $0) }
                 }
             }) { continue }
-            try moveWordEntries(entity, i, pk, old.map { WordIndex.terms($0, fields: fields, folding: wordFolding) } ?? [:],
-                                new.map { WordIndex.terms($0, fields: fields, folding: wordFolding) } ?? [:])
+            let none = [[String: Int]](repeating: [:], count: fields.count)
+            try moveWordEntries(entity, i, pk, old.map { WordIndex.terms($0, fields: fields, folding: wordFolding) } ?? none,
+                                new.map { WordIndex.terms($0, fields: fields, folding: wordFolding) } ?? none)
         }
         for (field, _) in entity.toOneFields {
             let oldTarget = old?[field], newTarget = new?[field]
@@ -682,14 +683,23 @@ public final class RecordTransaction: RecordReader {
     }
 
     /// Moves a row's entries in word index `i` from the words it had to the words it has: a word
-    /// that stayed with the same count is not touched.
+    /// whose counts stayed the same is not touched.
     private func moveWordEntries(_ entity: EntityDescription, _ i: Int, _ pk: UInt64,
-                                 _ old: [String: Int], _ new: [String: Int]) throws {
+                                 _ old: [[String: Int]], _ new: [[String: Int]]) throws {
         if old == new { return }
         let tree = try trees.words(entity, i)
-        for (word, _) in old where new[word] == nil { _ = try tree.delete(WordIndex.key(word, pk: pk)) }
-        for (word, count) in new where old[word] != count {
-            try tree.put(WordIndex.key(word, pk: pk), WordIndex.value(count))
+        if old.count == 1 && new.count == 1 {
+            // One property: the counts are the dictionaries' values, no array per word.
+            for (word, _) in old[0] where new[0][word] == nil { _ = try tree.delete(WordIndex.key(word, pk: pk)) }
+            for (word, count) in new[0] where old[0][word] != count {
+                try tree.put(WordIndex.key(word, pk: pk), WordIndex.value([count]))
+            }
+            return
+        }
+        let before = WordIndex.entries(old), after = WordIndex.entries(new)
+        for (word, _) in before where after[word] == nil { _ = try tree.delete(WordIndex.key(word, pk: pk)) }
+        for (word, counts) in after where before[word] != counts {
+            try tree.put(WordIndex.key(word, pk: pk), WordIndex.value(counts))
         }
     }
 }

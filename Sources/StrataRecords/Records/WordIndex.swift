@@ -2,16 +2,31 @@ import StrataStorage
 
 /// The entries of a word index (``FullTextIndex``; FORMAT.md §12, "Word indexes"): one per word
 /// and row, keyed by the folded word's UTF-8 bytes, a 0 byte and the row's primary key, holding
-/// how many times the word occurs in the row's indexed values.
+/// how many times the word occurs in each of the index's properties of the row (a u32 each, in
+/// the index's order), so that a search of some of them is answered by the entries alone.
 enum WordIndex {
-    /// How often each folded word occurs in the indexed fields of `row`.
-    static func terms(_ row: [StoredValue], fields: [Int], folding: WordFolding) -> [String: Int] {
-        var counts: [String: Int] = [:]
-        for field in fields {
-            guard case .string(let text) = row[field] else { continue }
-            WordTokenizer.forEachWord(text, folding: folding) { counts[$0, default: 0] += 1 }
+    /// How often each folded word occurs in the value of each of `fields` in `row`: one
+    /// dictionary per field, in order.
+    static func terms(_ row: [StoredValue], fields: [Int], folding: WordFolding) -> [[String: Int]] {
+        fields.map { field in
+            var counts: [String: Int] = [:]
+            if case .string(let text) = row[field] {
+                WordTokenizer.forEachWord(text, folding: folding) { counts[$0, default: 0] += 1 }
+            }
+            return counts
         }
-        return counts
+    }
+
+    /// The entries of one row: for each word of any field, its count in each field (the
+    /// value ``value(_:)`` encodes).
+    static func entries(_ perField: [[String: Int]]) -> [String: [Int]] {
+        var entries: [String: [Int]] = [:]
+        for (position, counts) in perField.enumerated() {
+            for (word, count) in counts {
+                entries[word, default: [Int](repeating: 0, count: perField.count)][position] = count
+            }
+        }
+        return entries
     }
 
     /// The entry key of `word` in the row with primary key `pk`.
@@ -25,21 +40,34 @@ enum WordIndex {
     /// The prefix of every entry of exactly `word`.
     static func wordPrefix(_ word: String) -> [UInt8] { Array(word.utf8) + [0] }
 
-    /// An entry's value: the count, 4 bytes big-endian.
-    static func value(_ count: Int) -> [UInt8] {
-        let n = UInt32(clamping: count)
-        return [UInt8(n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8),
-                UInt8(truncatingIfNeeded: n)]
+    /// An entry's value: the count in each field, 4 bytes big-endian each.
+    static func value(_ counts: [Int]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(4 * counts.count)
+        for count in counts {
+            let n = UInt32(clamping: count)
+            out += [UInt8(n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8),
+                    UInt8(truncatingIfNeeded: n)]
+        }
+        return out
     }
 
-    /// The count an entry holds; `corrupt` when it is not 4 bytes or is 0.
-    static func count(_ value: UnsafeRawBufferPointer, tree: String) throws -> Int {
-        guard value.count == 4 else {
-            throw StrataError.corrupt("\(tree): a word entry holds \(value.count) bytes, not 4", offset: nil)
+    /// The occurrences an entry counts in the fields `searched` marks (parallel to the index's
+    /// properties); `corrupt` when the value is not 4 bytes per property or counts none at all.
+    static func count(_ value: UnsafeRawBufferPointer, searched: [Bool], tree: String) throws -> Int {
+        guard value.count == 4 * searched.count else {
+            throw StrataError.corrupt("\(tree): a word entry holds \(value.count) bytes, not \(4 * searched.count)",
+                                      offset: nil)
         }
-        let n = value.reduce(0) { $0 << 8 | Int($1) }
-        guard n > 0 else { throw StrataError.corrupt("\(tree): a word entry counts 0 occurrences", offset: nil) }
-        return n
+        var total = 0, selected = 0
+        for position in searched.indices {
+            let base = 4 * position
+            let n = Int(value[base]) << 24 | Int(value[base + 1]) << 16 | Int(value[base + 2]) << 8 | Int(value[base + 3])
+            total += n
+            if searched[position] { selected += n }
+        }
+        guard total > 0 else { throw StrataError.corrupt("\(tree): a word entry counts 0 occurrences", offset: nil) }
+        return selected
     }
 
     /// The primary key of an entry (its last 8 bytes, after a 0 byte); `corrupt` otherwise.
@@ -48,5 +76,21 @@ enum WordIndex {
             throw StrataError.corrupt("\(tree): a word entry's key does not end in 0 and a primary key", offset: nil)
         }
         return try RecordTrees.primaryKey(key, at: key.count - 8, exactLength: key.count, tree: tree)
+    }
+}
+
+extension EntityDescription {
+    /// The word index that answers a search of `properties` (in any order, each once): the one
+    /// over exactly them, else the smallest over them and more; with which of its properties
+    /// the search reads (its entries count each property apart). Nil when no index covers them.
+    func wordIndex(covering properties: [String]) -> (position: Int, searched: [Bool])? {
+        let wanted = Set(properties)
+        guard wanted.count == properties.count else { return nil }
+        var chosen: Int?
+        for (i, indexed) in fullTextIndexes.enumerated() where wanted.isSubset(of: indexed) {
+            if chosen == nil || indexed.count < fullTextIndexes[chosen!].count { chosen = i }
+        }
+        guard let chosen else { return nil }
+        return (chosen, fullTextIndexes[chosen].map { wanted.contains($0) })
     }
 }
