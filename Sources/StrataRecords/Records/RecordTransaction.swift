@@ -682,24 +682,29 @@ public final class RecordTransaction: RecordReader {
         }
     }
 
-    /// Moves a row's entries in word index `i` from the words it had to the words it has: a word
-    /// whose counts stayed the same is not touched.
+    /// Moves a row's entries in word index `i` from the words it had to the words it has (one
+    /// dictionary of counts per property): a word whose counts stayed the same is not touched.
+    /// Each word is visited once, from the first property that holds it; the values are built
+    /// in two reused buffers, so nothing is allocated per word but its key.
     private func moveWordEntries(_ entity: EntityDescription, _ i: Int, _ pk: UInt64,
                                  _ old: [[String: Int]], _ new: [[String: Int]]) throws {
         if old == new { return }
         let tree = try trees.words(entity, i)
-        if old.count == 1 && new.count == 1 {
-            // One property: the counts are the dictionaries' values, no array per word.
-            for (word, _) in old[0] where new[0][word] == nil { _ = try tree.delete(WordIndex.key(word, pk: pk)) }
-            for (word, count) in new[0] where old[0][word] != count {
-                try tree.put(WordIndex.key(word, pk: pk), WordIndex.value([count]))
+        var before: [UInt8] = [], after: [UInt8] = []
+        before.reserveCapacity(2 * old.count)
+        after.reserveCapacity(2 * new.count)
+        for (field, counts) in new.enumerated() {
+            for word in counts.keys where !new[..<field].contains(where: { $0[word] != nil }) {
+                _ = WordIndex.value(of: word, in: new, into: &after)
+                if WordIndex.value(of: word, in: old, into: &before) && before == after { continue }
+                try tree.put(WordIndex.key(word, pk: pk), after)
             }
-            return
         }
-        let before = WordIndex.entries(old), after = WordIndex.entries(new)
-        for (word, _) in before where after[word] == nil { _ = try tree.delete(WordIndex.key(word, pk: pk)) }
-        for (word, counts) in after where before[word] != counts {
-            try tree.put(WordIndex.key(word, pk: pk), WordIndex.value(counts))
+        for (field, counts) in old.enumerated() {
+            for word in counts.keys where !old[..<field].contains(where: { $0[word] != nil })
+                && !new.contains(where: { $0[word] != nil }) {
+                _ = try tree.delete(WordIndex.key(word, pk: pk))
+            }
         }
     }
 }

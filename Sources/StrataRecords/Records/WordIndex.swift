@@ -2,8 +2,8 @@ import StrataStorage
 
 /// The entries of a word index (``FullTextIndex``; FORMAT.md §12, "Word indexes"): one per word
 /// and row, keyed by the folded word's UTF-8 bytes, a 0 byte and the row's primary key, holding
-/// how many times the word occurs in each of the index's properties of the row (a u32 each, in
-/// the index's order), so that a search of some of them is answered by the entries alone.
+/// how many times the word occurs in each of the index's properties of the row (a varint each,
+/// in the index's order), so that a search of some of them is answered by the entries alone.
 enum WordIndex {
     /// How often each folded word occurs in the value of each of `fields` in `row`: one
     /// dictionary per field, in order.
@@ -40,31 +40,62 @@ enum WordIndex {
     /// The prefix of every entry of exactly `word`.
     static func wordPrefix(_ word: String) -> [UInt8] { Array(word.utf8) + [0] }
 
-    /// An entry's value: the count in each field, 4 bytes big-endian each.
+    /// An entry's value: the count in each field, an unsigned LEB128 varint each (one byte below
+    /// 128: most words occur a few times in a value).
     static func value(_ counts: [Int]) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(4 * counts.count)
-        for count in counts {
-            let n = UInt32(clamping: count)
-            out += [UInt8(n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8),
-                    UInt8(truncatingIfNeeded: n)]
-        }
+        for count in counts { appendVarint(UInt32(clamping: count), to: &out) }
         return out
     }
 
-    /// The occurrences an entry counts in the fields `searched` marks (parallel to the index's
-    /// properties); `corrupt` when the value is not 4 bytes per property or counts none at all.
-    static func count(_ value: UnsafeRawBufferPointer, searched: [Bool], tree: String) throws -> Int {
-        guard value.count == 4 * searched.count else {
-            throw StrataError.corrupt("\(tree): a word entry holds \(value.count) bytes, not \(4 * searched.count)",
-                                      offset: nil)
+    /// Writes `word`'s value for a row whose words are `perField` into `out` (emptied first);
+    /// false when no field holds the word (the row has no entry for it).
+    static func value(of word: String, in perField: [[String: Int]], into out: inout [UInt8]) -> Bool {
+        out.removeAll(keepingCapacity: true)
+        var any = false
+        for counts in perField {
+            let count = counts[word] ?? 0
+            if count > 0 { any = true }
+            appendVarint(UInt32(clamping: count), to: &out)
         }
-        var total = 0, selected = 0
-        for position in searched.indices {
-            let base = 4 * position
-            let n = Int(value[base]) << 24 | Int(value[base + 1]) << 16 | Int(value[base + 2]) << 8 | Int(value[base + 3])
+        return any
+    }
+
+    private static func appendVarint(_ value: UInt32, to out: inout [UInt8]) {
+        var rest = value
+        while rest >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        out.append(UInt8(rest))
+    }
+
+    /// The occurrences an entry counts in the fields `searched` marks (parallel to the index's
+    /// properties); `corrupt` when the value is not one varint of at most 32 bits per property,
+    /// or counts none at all.
+    static func count(_ value: UnsafeRawBufferPointer, searched: [Bool], tree: String) throws -> Int {
+        var position = 0, total = 0, selected = 0
+        for field in searched.indices {
+            var n = 0, shift = 0
+            while true {
+                guard position < value.count, shift < 35 else {
+                    throw StrataError.corrupt("\(tree): a word entry's counts are cut short or too long", offset: nil)
+                }
+                let byte = value[position]
+                position += 1
+                n |= Int(byte & 0x7F) << shift
+                shift += 7
+                if byte < 0x80 { break }
+            }
+            guard n <= Int(UInt32.max) else {
+                throw StrataError.corrupt("\(tree): a word entry counts more than 2³² occurrences", offset: nil)
+            }
             total += n
-            if searched[position] { selected += n }
+            if searched[field] { selected += n }
+        }
+        guard position == value.count else {
+            throw StrataError.corrupt("\(tree): a word entry holds \(value.count - position) bytes after its counts",
+                                      offset: nil)
         }
         guard total > 0 else { throw StrataError.corrupt("\(tree): a word entry counts 0 occurrences", offset: nil) }
         return selected
