@@ -75,10 +75,8 @@ extension WordIndexTests {
         for id in ids {
             let row = try #require(try reader.storedRow(of: id))
             // The words of the fields searched, counted together.
-            var words: [String: Int] = [:]
-            for counts in WordIndex.terms(row, fields: fields, folding: WordFolding()) {
-                words.merge(counts, uniquingKeysWith: +)
-            }
+            let rowWords = WordIndex.terms(row, fields: fields, folding: WordFolding())
+            let words = rowWords.slots.mapValues { rowWords.counts(ofSlot: $0).reduce(0, +) }
             for (t, term) in terms.enumerated() {
                 let n = words.reduce(0) { sum, entry in
                     sum + ((term.isPrefix ? entry.key.utf8.starts(with: term.word.utf8) : entry.key == term.word) ? entry.value : 0)

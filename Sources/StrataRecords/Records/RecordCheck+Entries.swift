@@ -134,8 +134,9 @@ extension RecordCheck {
             var expected: [[UInt8]: [UInt8]] = [:]
             let folding = WordFolding()
             for (position, row) in rows.rows.enumerated() {
-                for (word, counts) in WordIndex.entries(WordIndex.terms(row, fields: fields, folding: folding)) {
-                    expected[WordIndex.key(word, pk: rows.keys[position])] = WordIndex.value(counts)
+                let words = WordIndex.terms(row, fields: fields, folding: folding)
+                for (word, slot) in words.slots {
+                    expected[WordIndex.key(word, pk: rows.keys[position])] = WordIndex.value(Array(words.counts(ofSlot: slot)))
                 }
             }
             let tree = RecordTrees.words(entity, i)

@@ -665,7 +665,7 @@ public final class RecordTransaction: RecordReader {
                     fields.allSatisfy { StoredValue.identical(oldBuffer, $0, newBuffer, $0) }
                 }
             }) { continue }
-            let none = [[String: Int]](repeating: [:], count: fields.count)
+            let none = WordIndex.RowWords(fieldCount: fields.count)
             try moveWordEntries(entity, i, pk, old.map { WordIndex.terms($0, fields: fields, folding: wordFolding) } ?? none,
                                 new.map { WordIndex.terms($0, fields: fields, folding: wordFolding) } ?? none)
         }
@@ -682,29 +682,24 @@ public final class RecordTransaction: RecordReader {
         }
     }
 
-    /// Moves a row's entries in word index `i` from the words it had to the words it has (one
-    /// dictionary of counts per property): a word whose counts stayed the same is not touched.
-    /// Each word is visited once, from the first property that holds it; the values are built
-    /// in two reused buffers, so nothing is allocated per word but its key.
+    /// Moves a row's entries in word index `i` from the words it had to the words it has: a
+    /// word whose counts stayed the same is not touched. Values are built in one reused buffer,
+    /// so nothing is allocated per word but its key.
     private func moveWordEntries(_ entity: EntityDescription, _ i: Int, _ pk: UInt64,
-                                 _ old: [[String: Int]], _ new: [[String: Int]]) throws {
+                                 _ old: WordIndex.RowWords, _ new: WordIndex.RowWords) throws {
         if old == new { return }
         let tree = try trees.words(entity, i)
-        var before: [UInt8] = [], after: [UInt8] = []
-        before.reserveCapacity(2 * old.count)
-        after.reserveCapacity(2 * new.count)
-        for (field, counts) in new.enumerated() {
-            for word in counts.keys where !new[..<field].contains(where: { $0[word] != nil }) {
-                _ = WordIndex.value(of: word, in: new, into: &after)
-                if WordIndex.value(of: word, in: old, into: &before) && before == after { continue }
-                try tree.put(WordIndex.key(word, pk: pk), after)
-            }
+        var value: [UInt8] = []
+        value.reserveCapacity(2 * new.fieldCount)
+        for (word, slot) in new.slots {
+            let counts = new.counts(ofSlot: slot)
+            if let before = old.slots[word], old.counts(ofSlot: before).elementsEqual(counts) { continue }
+            value.removeAll(keepingCapacity: true)
+            WordIndex.appendValue(counts, to: &value)
+            try tree.put(WordIndex.key(word, pk: pk), value)
         }
-        for (field, counts) in old.enumerated() {
-            for word in counts.keys where !old[..<field].contains(where: { $0[word] != nil })
-                && !new.contains(where: { $0[word] != nil }) {
-                _ = try tree.delete(WordIndex.key(word, pk: pk))
-            }
+        for word in old.slots.keys where new.slots[word] == nil {
+            _ = try tree.delete(WordIndex.key(word, pk: pk))
         }
     }
 }

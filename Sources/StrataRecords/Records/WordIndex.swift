@@ -5,28 +5,42 @@ import StrataStorage
 /// how many times the word occurs in each of the index's properties of the row (a varint each,
 /// in the index's order), so that a search of some of them is answered by the entries alone.
 enum WordIndex {
-    /// How often each folded word occurs in the value of each of `fields` in `row`: one
-    /// dictionary per field, in order.
-    static func terms(_ row: [StoredValue], fields: [Int], folding: WordFolding) -> [[String: Int]] {
-        fields.map { field in
-            var counts: [String: Int] = [:]
-            if case .string(let text) = row[field] {
-                WordTokenizer.forEachWord(text, folding: folding) { counts[$0, default: 0] += 1 }
+    /// The words of one row's indexed values: each word once, with its count in each field,
+    /// kept flat (a word's slot indexes `fieldCount` counts) so that a row costs one
+    /// dictionary and one array, not an array per word.
+    struct RowWords: Equatable {
+        let fieldCount: Int
+        /// Each word's slot.
+        private(set) var slots: [String: Int] = [:]
+        /// `fieldCount` counts per slot.
+        private(set) var counts: [Int] = []
+
+        init(fieldCount: Int) { self.fieldCount = fieldCount }
+
+        mutating func add(_ word: String, field: Int) {
+            if let slot = slots[word] {
+                counts[slot * fieldCount + field] += 1
+            } else {
+                slots[word] = counts.count / fieldCount
+                counts.append(contentsOf: repeatElement(0, count: fieldCount))
+                counts[counts.count - fieldCount + field] = 1
             }
-            return counts
+        }
+
+        /// The counts of the word in `slot`, one per field.
+        func counts(ofSlot slot: Int) -> ArraySlice<Int> {
+            counts[(slot * fieldCount)..<((slot + 1) * fieldCount)]
         }
     }
 
-    /// The entries of one row: for each word of any field, its count in each field (the
-    /// value ``value(_:)`` encodes).
-    static func entries(_ perField: [[String: Int]]) -> [String: [Int]] {
-        var entries: [String: [Int]] = [:]
-        for (position, counts) in perField.enumerated() {
-            for (word, count) in counts {
-                entries[word, default: [Int](repeating: 0, count: perField.count)][position] = count
-            }
+    /// The words of `row`'s values of `fields` and how often each occurs in each field.
+    static func terms(_ row: [StoredValue], fields: [Int], folding: WordFolding) -> RowWords {
+        var words = RowWords(fieldCount: fields.count)
+        for (position, field) in fields.enumerated() {
+            guard case .string(let text) = row[field] else { continue }
+            WordTokenizer.forEachWord(text, folding: folding) { words.add($0, field: position) }
         }
-        return entries
+        return words
     }
 
     /// The entry key of `word` in the row with primary key `pk`.
@@ -44,21 +58,13 @@ enum WordIndex {
     /// 128: most words occur a few times in a value).
     static func value(_ counts: [Int]) -> [UInt8] {
         var out: [UInt8] = []
-        for count in counts { appendVarint(UInt32(clamping: count), to: &out) }
+        appendValue(counts[...], to: &out)
         return out
     }
 
-    /// Writes `word`'s value for a row whose words are `perField` into `out` (emptied first);
-    /// false when no field holds the word (the row has no entry for it).
-    static func value(of word: String, in perField: [[String: Int]], into out: inout [UInt8]) -> Bool {
-        out.removeAll(keepingCapacity: true)
-        var any = false
-        for counts in perField {
-            let count = counts[word] ?? 0
-            if count > 0 { any = true }
-            appendVarint(UInt32(clamping: count), to: &out)
-        }
-        return any
+    /// Appends the value of an entry counting `counts` (one per field) to `out`.
+    static func appendValue(_ counts: ArraySlice<Int>, to out: inout [UInt8]) {
+        for count in counts { appendVarint(UInt32(clamping: count), to: &out) }
     }
 
     private static func appendVarint(_ value: UInt32, to out: inout [UInt8]) {
