@@ -323,6 +323,28 @@ extension WordIndexTests {
         try store.close()
     }
 
+    /// The folded-word table against a dictionary keyed by the scalars' values: 20,000 random
+    /// words (growth from 64 slots, canonically equivalent spellings as distinct keys), found
+    /// or not found alike, then emptied.
+    @Test func foldedWordsRememberWhatADictionaryWould() {
+        var rng = SplitMix64(seed: 0xF01D)
+        let alphabet: [Unicode.Scalar] = ["a", "b", "e", "\u{E9}", "\u{301}", "\u{212B}", "\u{C5}", "\u{6771}", "z"]
+        var table = FoldedWords()
+        var reference: [[UInt32]: String] = [:]
+        for i in 0..<20_000 {
+            let word = (0..<(1 + rng.below(6))).map { _ in alphabet[rng.below(alphabet.count)] }
+            let key = word.map(\.value), hash = FoldedWords.hash(word[...])
+            #expect(table.find(word[...], hash: hash) == reference[key], "word \(i)")
+            if reference[key] == nil {
+                table.insert(word[...], hash: hash, folded: "w\(i)")
+                reference[key] = "w\(i)"
+            }
+        }
+        #expect(table.count == reference.count)
+        table.removeAll()
+        #expect(table.count == 0 && table.find(["a"], hash: FoldedWords.hash(["a"])) == nil)
+    }
+
     /// A word index added by a lightweight migration is built from the rows; the stored model
     /// reads back with it (tools check the index without the program's model).
     @Test func aMigrationBuildsANewWordIndexAndToolsReadIt() throws {

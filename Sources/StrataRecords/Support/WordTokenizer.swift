@@ -144,28 +144,30 @@ enum WordTokenizer {
 /// object's (one per transaction or search, never shared between threads, no lock) and the
 /// process's (behind a lock, kept across transactions); each forgets everything when full.
 final class WordFolding {
-    private var known: [String: String] = [:]
+    private var known = FoldedWords()
     /// Words remembered at most, in each memory.
     private static let capacity = 50_000
-    private static let shared = Mutex<[String: String]>([:])
+    private static let shared = Mutex(FoldedWords())
 
     func fold(_ scalars: ArraySlice<Unicode.Scalar>) -> String {
-        var word = String.UnicodeScalarView()
-        word.append(contentsOf: scalars)
-        let raw = String(word)
-        if let folded = known[raw] { return folded }
+        let hash = FoldedWords.hash(scalars)
+        if let folded = known.find(scalars, hash: hash) { return folded }
         let folded: String
-        if let remembered = Self.shared.withLock({ $0[raw] }) {
+        if let remembered = Self.shared.withLock({ $0.find(scalars, hash: hash) }) {
             folded = remembered
         } else {
-            folded = Self.fold(raw)
+            var word = String.UnicodeScalarView()
+            word.append(contentsOf: scalars)
+            folded = Self.fold(String(word))
             Self.shared.withLock { memory in
-                if memory.count >= Self.capacity { memory.removeAll(keepingCapacity: true) }
-                memory[raw] = folded
+                // Another thread may have folded it meanwhile: remember it once.
+                guard memory.find(scalars, hash: hash) == nil else { return }
+                if memory.count >= Self.capacity { memory.removeAll() }
+                memory.insert(scalars, hash: hash, folded: folded)
             }
         }
-        if known.count >= Self.capacity { known.removeAll(keepingCapacity: true) }
-        known[raw] = folded
+        if known.count >= Self.capacity { known.removeAll() }
+        known.insert(scalars, hash: hash, folded: folded)
         return folded
     }
 
