@@ -223,9 +223,8 @@ extension RecordReader {
             guard let query else {
                 throw StrataError.invalidFetch("a word search planned without its words: run it with values")
             }
-            let holders = Self.holders(of: try wordOccurrences(in: tree, of: query.terms, searched: searched),
-                                       match: query.match)
-            for pk in holders.sorted() where !(try consider(RowKey(entity: entity.index, pk: pk), nil)) { break }
+            for pk in try wordHolders(in: tree, of: query, searched: searched)
+            where !(try consider(RowKey(entity: entity.index, pk: pk), nil)) { break }
         }
         if sorts {
             let paths = request.sortDescriptors.map { $0.keyPath.split(separator: ".").map(String.init) }

@@ -69,4 +69,56 @@ extension RecordReader {
             return Set(occurrences.flatMap(\.keys))
         }
     }
+
+    /// The objects that hold the terms of `query` (all, or any) in the properties `searched`
+    /// marks, in primary-key order: what a word condition in a fetch needs, without counts.
+    /// An exact word's entries come in primary-key order already, so most lists are built by
+    /// appending and combined by merging, with no hashing per entry.
+    func wordHolders(in tree: String, of query: WordQuery, searched: [Bool]) throws -> [UInt64] {
+        var lists: [[UInt64]] = []
+        lists.reserveCapacity(query.terms.count)
+        for term in query.terms {
+            var pks: [UInt64] = []
+            var ascending = true
+            let prefix = term.isPrefix ? Array(term.word.utf8) : WordIndex.wordPrefix(term.word)
+            try source.scan(tree, prefix: prefix) { key, cursor in
+                guard try WordIndex.count(cursor.value, searched: searched, tree: tree) > 0 else { return true }
+                let pk = try WordIndex.primaryKey(key, tree: tree)
+                if let last = pks.last, pk <= last { ascending = false }
+                pks.append(pk)
+                return true
+            }
+            // A prefix's words each list their holders: one object may be in several.
+            if !ascending { pks = Self.sortedUnique(pks) }
+            lists.append(pks)
+        }
+        switch query.match {
+        case .allWords:
+            lists.sort { $0.count < $1.count }
+            var holders = lists[0]
+            for other in lists.dropFirst() where !holders.isEmpty {
+                var kept: [UInt64] = []
+                kept.reserveCapacity(holders.count)
+                var j = other.startIndex
+                for pk in holders {
+                    while j < other.endIndex && other[j] < pk { j += 1 }
+                    if j == other.endIndex { break }
+                    if other[j] == pk { kept.append(pk) }
+                }
+                holders = kept
+            }
+            return holders
+        case .anyWord:
+            return lists.count == 1 ? lists[0] : Self.sortedUnique(Array(lists.joined()))
+        }
+    }
+
+    private static func sortedUnique(_ pks: [UInt64]) -> [UInt64] {
+        var sorted = pks
+        sorted.sort()
+        var out: [UInt64] = []
+        out.reserveCapacity(sorted.count)
+        for pk in sorted where out.last != pk { out.append(pk) }
+        return out
+    }
 }
