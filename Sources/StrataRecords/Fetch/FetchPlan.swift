@@ -12,9 +12,8 @@ struct FetchPlan: CustomStringConvertible {
         /// `upper` is inclusive as a prefix (every key starting with it is in range).
         case index(tree: String, ranges: [KeyRange], field: Int)
         /// The rows a word index's entries give for a `CONTAINSWORDS`/`CONTAINSANYWORD` term,
-        /// in primary-key order. `query` is nil while a prepared fetch is planned without its
-        /// values (it is made from them for each run).
-        /// `searched`: which of the index's properties the term reads.
+        /// in primary-key order, counting the properties `searched` marks. `query` is nil while
+        /// a prepared fetch is planned without its values (it is made from them for each run).
         case words(tree: String, query: WordQuery?, searched: [Bool])
     }
 

@@ -7,11 +7,12 @@
 /// Here a lookup builds nothing and hashes the scalars as they are (canonically equivalent
 /// spellings are different keys, each remembered with its own, equal, folded form).
 ///
-/// Invariants: `keys.count == values.count` is a power of two, at least twice `count` (so a
-/// probe always ends at an empty slot); a slot holds a key and its value, or neither.
+/// Invariants: `keys.count == values.count` is 0 (nothing allocated yet: a folding made for
+/// one row's evaluation costs nothing) or a power of two at least twice `count` (so a probe
+/// always ends at an empty slot); a slot holds a key and its value, or neither.
 struct FoldedWords {
-    private var keys: [[Unicode.Scalar]?] = Array(repeating: nil, count: 64)
-    private var values: [String] = Array(repeating: "", count: 64)
+    private var keys: [[Unicode.Scalar]?] = []
+    private var values: [String] = []
     private(set) var count = 0
 
     static func hash(_ word: ArraySlice<Unicode.Scalar>) -> Int {
@@ -24,6 +25,7 @@ struct FoldedWords {
 
     /// The folded form remembered for `word` (whose ``hash(_:)`` is `hash`), or nil.
     func find(_ word: ArraySlice<Unicode.Scalar>, hash: Int) -> String? {
+        if keys.isEmpty { return nil }
         let mask = keys.count - 1
         var slot = hash & mask
         while let key = keys[slot] {
@@ -52,8 +54,9 @@ struct FoldedWords {
 
     private mutating func grow() {
         let oldKeys = keys, oldValues = values
-        keys = Array(repeating: nil, count: 2 * oldKeys.count)
-        values = Array(repeating: "", count: 2 * oldKeys.count)
+        let size = max(64, 2 * oldKeys.count)
+        keys = Array(repeating: nil, count: size)
+        values = Array(repeating: "", count: size)
         count = 0
         for (i, key) in oldKeys.enumerated() {
             guard let key else { continue }
