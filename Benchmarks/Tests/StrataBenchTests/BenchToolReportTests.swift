@@ -64,7 +64,7 @@ import Testing
         let page = try String(contentsOfFile: dir + "/records.html", encoding: .utf8)
         Self.checkSelfContained(page)
         let bars = try Self.bars(inPage: page)
-        #expect(bars.count == 12 * 4, "\(bars.map { "\($0.workload)/\($0.engine)" })")
+        #expect(bars.count == 13 * 4, "\(bars.map { "\($0.workload)/\($0.engine)" })")
         Self.checkBars(bars, match: try Self.rows(dir + "/records.json"))
         #expect(page.contains("<table>") && page.contains("<td>insert_list50</td><td>sqlite-recount</td>"))
 
@@ -86,7 +86,7 @@ import Testing
         Self.checkSelfContained(all)
         #expect(all.components(separatedBy: "<svg").count - 1 == 2, "one chart per benchmark")
         let allBars = try Self.bars(inPage: all)
-        #expect(allBars.count == 7 * 3 + 12 * 4)  // kv: 7 workloads (readseq-warm included) × 3, records: 12 × 4
+        #expect(allBars.count == 7 * 3 + 13 * 4)  // kv: 7 workloads (readseq-warm included) × 3, records: 13 × 4
         Self.checkBars(allBars, match: try Self.rows(dir + "/kv.json") + Self.rows(dir + "/records.json"))
         #expect(all.contains("<h2>strata-bench kv</h2>") && all.contains("<h2>strata-bench records</h2>"))
     }
