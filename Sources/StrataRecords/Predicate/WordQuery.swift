@@ -36,7 +36,7 @@ struct WordQuery: Hashable, Sendable {
                 if !terms.contains(term) { terms.append(term) }
             }
         }
-        guard !terms.isEmpty else { throw StrataError.invalidFetch("the search '\(text)' holds no word") }
+        guard !terms.isEmpty else { throw StrataError.invalidFetch("'\(text)' holds no word to look for") }
         self.terms = terms
         self.match = match
     }
