@@ -148,9 +148,10 @@ struct FetchPlan: CustomStringConvertible {
             }
         default: return nil
         }
-        let query = try? text.map { try WordQuery($0, match: match) }
-        if text != nil && query == nil { return nil }
-        return (RecordTrees.words(entity, position), query, searched)
+        let tree = RecordTrees.words(entity, position)
+        guard let text else { return (tree, nil, searched) }
+        guard let query = try? WordQuery(text, match: match) else { return nil }
+        return (tree, query, searched)
     }
 
     static func conjuncts(_ predicate: FetchPredicate?) -> [Comparison] {

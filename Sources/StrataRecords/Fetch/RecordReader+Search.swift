@@ -8,19 +8,14 @@ extension RecordReader {
     public func search(_ search: TextSearch) throws -> [TextSearchHit] {
         try willScanRows()
         let entity = try self.entity(search.entity)
-        let index: Int, searched: [Bool]
-        if let properties = search.properties {
-            guard let (position, mask) = entity.wordIndex(covering: properties) else {
-                throw StrataError.invalidFetch("\(entity.name) has no word index over (\(properties.joined(separator: ", ")))")
-            }
-            (index, searched) = (position, mask)
-        } else {
-            guard entity.fullTextIndexes.count == 1 else {
-                throw StrataError.invalidFetch(entity.fullTextIndexes.isEmpty
-                    ? "\(entity.name) has no word index"
-                    : "\(entity.name) has \(entity.fullTextIndexes.count) word indexes: name the properties searched")
-            }
-            (index, searched) = (0, [Bool](repeating: true, count: entity.fullTextIndexes[0].count))
+        if search.properties == nil, entity.fullTextIndexes.count != 1 {
+            throw StrataError.invalidFetch(entity.fullTextIndexes.isEmpty
+                ? "\(entity.name) has no word index"
+                : "\(entity.name) has \(entity.fullTextIndexes.count) word indexes: name the properties searched")
+        }
+        let properties = search.properties ?? entity.fullTextIndexes[0]
+        guard let (index, searched) = entity.wordIndex(covering: properties) else {
+            throw StrataError.invalidFetch("\(entity.name) has no word index over (\(properties.joined(separator: ", ")))")
         }
         let terms = try search.words().terms
         if let limit = search.limit, limit < 0 { throw StrataError.invalidFetch("a negative search limit (\(limit))") }
@@ -48,8 +43,7 @@ extension RecordReader {
         occurrences.reserveCapacity(terms.count)
         for term in terms {
             var counts: [UInt64: Int] = [:]
-            let prefix = term.isPrefix ? Array(term.word.utf8) : WordIndex.wordPrefix(term.word)
-            try source.scan(tree, prefix: prefix) { key, cursor in
+            try source.scan(tree, prefix: term.entryPrefix) { key, cursor in
                 let n = try WordIndex.count(cursor.value, searched: searched, tree: tree)
                 if n > 0 { counts[try WordIndex.primaryKey(key, tree: tree), default: 0] += n }
                 return true
@@ -80,8 +74,7 @@ extension RecordReader {
         for term in query.terms {
             var pks: [UInt64] = []
             var ascending = true
-            let prefix = term.isPrefix ? Array(term.word.utf8) : WordIndex.wordPrefix(term.word)
-            try source.scan(tree, prefix: prefix) { key, cursor in
+            try source.scan(tree, prefix: term.entryPrefix) { key, cursor in
                 guard try WordIndex.count(cursor.value, searched: searched, tree: tree) > 0 else { return true }
                 let pk = try WordIndex.primaryKey(key, tree: tree)
                 if let last = pks.last, pk <= last { ascending = false }

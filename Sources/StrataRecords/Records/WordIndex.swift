@@ -51,8 +51,6 @@ enum WordIndex {
         return key
     }
 
-    /// The prefix of every entry of exactly `word`.
-    static func wordPrefix(_ word: String) -> [UInt8] { Array(word.utf8) + [0] }
 
     /// An entry's value: the count in each field, an unsigned LEB128 varint each (one byte below
     /// 128: most words occur a few times in a value).
@@ -130,4 +128,10 @@ extension EntityDescription {
         guard let chosen else { return nil }
         return (chosen, fullTextIndexes[chosen].map { wanted.contains($0) })
     }
+}
+
+extension WordQuery.Term {
+    /// The prefix of the entries this term matches: the word and its `00` (exactly the word),
+    /// or the word alone (every word it begins).
+    var entryPrefix: [UInt8] { isPrefix ? Array(word.utf8) : Array(word.utf8) + [0] }
 }
