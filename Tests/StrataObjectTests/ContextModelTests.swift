@@ -74,7 +74,7 @@ import Testing
             let titles = ["tea", "milk", "bread", "jam", "rice"]
 
             func item(_ id: ManagedObjectID, in c: Int) throws -> Item {
-                try #require(try contexts[c].object(with: id) as? Item)
+                try #require(contexts[c].object(with: id) as? Item)
             }
             func list(_ id: ManagedObjectID?, in c: Int) throws -> TodoList? {
                 guard let id else { return nil }

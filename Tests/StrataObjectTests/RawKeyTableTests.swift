@@ -51,6 +51,7 @@ import Testing
                         "seed \(seed), step \(step): lookup of \(k)")
             }
             #expect(table.count == reference.count, "seed \(seed), step \(step): count")
+            if step % 500 == 0 { let kept = table.keepsItsInvariants; #expect(kept, "seed \(seed), step \(step): Robin Hood invariant") }
             if step % 2_000 == 0 || step == 19_999 {
                 for (k, o) in reference {
                     #expect(table[k]?.toOpaque() == Unmanaged.passUnretained(objects[o]).toOpaque(), "seed \(seed), step \(step): \(k)")
@@ -58,6 +59,56 @@ import Testing
                 #expect(table.elements.count == reference.count)
             }
         }
+    }
+
+    /// Decision 71: a dense run of keys (primary keys, temporary identifiers) sits in consecutive
+    /// buckets, each in its own, in whatever order it is registered and released.
+    @Test(arguments: [false, true])
+    func denseRunsSitInTheirOwnBuckets(descending: Bool) {
+        let object = ManagedObject()
+        for base in [Int64(1), -100_000, Int64(1) << 40] {
+            var table = RawKeyTable<Unmanaged<ManagedObject>>()
+            let keys = (0..<Int64(100_000)).map { base + $0 }
+            for k in descending ? keys.reversed() : keys { table[k] = Unmanaged.passUnretained(object) }
+            let (longest, scatters) = (table.longestProbe, table.scatters)
+            #expect(longest == 0 && !scatters && table.count == keys.count, "base \(base)")
+            for k in keys.prefix(50_000) { table[k] = nil }
+            let (after, invariants) = (table.longestProbe, table.keepsItsInvariants)
+            #expect(after == 0 && invariants && table.count == 50_000, "base \(base)")
+            #expect(keys.allSatisfy { (table[$0] != nil) == ($0 >= base + 50_000) }, "base \(base)")
+        }
+    }
+
+    /// Decision 71: keys chosen to collide (strides of a power of two, as a hostile file could
+    /// hold) turn the table to hashing after one long probe; every operation stays right and
+    /// probes stay short. Each pattern is also mixed with a dense run.
+    @Test(arguments: [8, 16, 20, 32, 40, 48])
+    func keysThatCollideInOrderAreSpread(strideBits: Int) {
+        let objects = (0..<8).map { _ in ManagedObject() }
+        var rng = SplitMix64(seed: mixSeed(0x5_7B1DE, UInt64(strideBits)))
+        var table = RawKeyTable<Unmanaged<ManagedObject>>()
+        var reference: [Int64: Int] = [:]
+        let hostile = (0..<Int64(20_000)).map { $0 &<< Int64(strideBits) }
+        let dense = (0..<Int64(5_000)).map { 7 + $0 }
+        for (step, k) in (hostile + dense).enumerated() {
+            let o = Int(rng.next() % 8)
+            table[k] = Unmanaged.passUnretained(objects[o])
+            reference[k] = o
+            if step % 5 == 4 {
+                let gone = (hostile + dense)[Int(rng.next() % UInt64(step + 1))]
+                #expect(table.removeValue(forKey: gone)?.toOpaque()
+                        == reference.removeValue(forKey: gone).map { Unmanaged.passUnretained(objects[$0]).toOpaque() },
+                        "stride 2^\(strideBits), step \(step): removal of \(gone)")
+            }
+        }
+        let (scatters, invariants, longest) = (table.scatters, table.keepsItsInvariants, table.longestProbe)
+        #expect(scatters, "stride 2^\(strideBits): the table kept keys in order")
+        #expect(invariants && table.count == reference.count)
+        #expect(longest < 64, "stride 2^\(strideBits): longest probe \(longest)")
+        for (k, o) in reference {
+            #expect(table[k]?.toOpaque() == Unmanaged.passUnretained(objects[o]).toOpaque(), "stride 2^\(strideBits): \(k)")
+        }
+        for k in hostile.prefix(1_000) where reference[k] == nil { #expect(table[k] == nil) }
     }
 
     /// Decisions 47, 48: a fetch keeps at most `RowCache.byteLimit` bytes of rows for its

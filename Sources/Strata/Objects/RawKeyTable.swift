@@ -1,18 +1,28 @@
-/// Values by raw identity (objects, rows): an open-addressing table with linear probing and
-/// backward-shift deletion (no tombstones), its capacity a power of two, at most three
-/// quarters full.
+/// Values by raw identity (objects, rows): an open-addressing table with Robin Hood linear
+/// probing and backward-shift deletion (no tombstones), its capacity a power of two, at most
+/// three quarters full.
 ///
 /// Why not `Dictionary`: every registration, fault lookup and release hashed its key with
 /// SipHash (`Hasher`), ~650 instructions each and three per fetched object (callgrind,
-/// `strata-bench objects` fetchall: 2.5K of the 18K instructions per object). Identities are
-/// primary keys, mostly dense runs, which Fibonacci hashing (a multiply by 2^64/φ, the top bits)
-/// spreads evenly; the process's random seed mixed in first keeps a file's chosen keys from
-/// lining up in one run of buckets.
+/// `strata-bench objects` fetchall: 2.5K of the 18K instructions per object).
 ///
-/// Invariants: `entries.count` is 0 or a power of two; `count < entries.count` (an empty slot
-/// always ends a probe); an entry is empty exactly when its element is nil; each occupied entry
-/// sits at or after its ideal bucket with no empty slot between them (the probe's invariant,
-/// kept by backward-shift deletion).
+/// Why identities keep their order (decision 71): identities are primary keys, mostly dense
+/// runs, registered and released in key order (a fetch, the release of its array). A bucket
+/// that is the key plus a per-process offset puts a run in consecutive buckets, so a fetch walks
+/// the table like an array; the multiplicative hash this table used before scattered every key
+/// to its own cache line, and a fetch of 100,000 objects spent 23% of its time (perf) waiting
+/// for the registry's lookups and removals, though they were 3% of its instructions. Keys a
+/// file chose to collide (a stride of a power of two) would make such buckets quadratic, so the
+/// first probe longer than ``longProbe`` switches the table to the multiplicative hash for good
+/// (``scatters``): expected O(1) whatever the keys, as before.
+///
+/// Invariants: `entries.count` is 0 or a power of two and `mask == entries.count - 1`;
+/// `count < entries.count` (an empty slot always ends a probe); an entry is empty exactly when
+/// its element is nil; no empty slot lies between an entry and its ideal bucket, and an entry's
+/// distance from its ideal bucket is at most one more than the entry's before it (Robin Hood's
+/// invariant, kept by insertion swapping with richer entries and by
+/// backward-shift deletion). So a lookup stops at an empty slot or at an entry nearer its
+/// ideal bucket than the probe is to the key's, and a deletion stops at an entry in its own.
 struct RawKeyTable<Element> {
     private struct Entry {
         var raw: Int64
@@ -20,25 +30,42 @@ struct RawKeyTable<Element> {
     }
 
     private var entries: [Entry] = []
+    private var mask = 0
     private var shift = 64
     private(set) var count = 0
+    /// Whether keys are hashed (multiplicatively) rather than kept in order; set once a probe ran
+    /// longer than ``longProbe``.
+    private(set) var scatters = false
+
+    /// The probe length past which keys are taken to collide on purpose (dense runs probe 0;
+    /// keys spread at random by a good hash, a few).
+    static var longProbe: Int { 48 }
 
     private static var seed: UInt64 { rawKeySeed }
 
     @inline(__always)
     private func ideal(_ raw: Int64) -> Int {
-        Int(truncatingIfNeeded: ((UInt64(bitPattern: raw) ^ Self.seed) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift))
+        let bits = UInt64(bitPattern: raw) &+ Self.seed
+        if scatters { return Int(truncatingIfNeeded: (bits &* 0x9E37_79B9_7F4A_7C15) >> UInt64(shift)) }
+        return Int(truncatingIfNeeded: bits) & mask
     }
+
+    /// How far the entry in slot `i` sits from its ideal bucket.
+    @inline(__always)
+    private func distance(at i: Int) -> Int { (i &- ideal(entries[i].raw)) & mask }
 
     /// Where `raw` is, or nil.
     @inline(__always)
     private func find(_ raw: Int64) -> Int? {
         guard count > 0 else { return nil }
-        let mask = entries.count - 1
         var i = ideal(raw)
+        var probed = 0
         while let _ = entries[i].object {
             if entries[i].raw == raw { return i }
-            i = (i + 1) & mask
+            // Robin Hood: `raw` would have displaced an entry nearer its own bucket.
+            if distance(at: i) < probed { return nil }
+            i = (i &+ 1) & mask
+            probed &+= 1
         }
         return nil
     }
@@ -55,12 +82,32 @@ struct RawKeyTable<Element> {
                 return
             }
             if (count + 1) * 4 > entries.count * 3 { grow() }
-            let mask = entries.count - 1
-            var i = ideal(raw)
-            while entries[i].object != nil { i = (i + 1) & mask }
-            entries[i] = Entry(raw: raw, object: object)
-            count += 1
+            insertAbsent(Entry(raw: raw, object: object))
         }
+    }
+
+    /// Inserts an entry whose key is not in the table (room is made by the caller).
+    private mutating func insertAbsent(_ entry: Entry) {
+        var carried = entry
+        var i = ideal(carried.raw)
+        var probed = 0
+        while let _ = entries[i].object {
+            let resident = distance(at: i)
+            if resident < probed {
+                swap(&carried, &entries[i])
+                probed = resident
+            }
+            i = (i &+ 1) & mask
+            probed &+= 1
+            if probed > Self.longProbe, !scatters {
+                // Put what is carried down and spread every key from now on.
+                scatters = true
+                rehash(capacity: entries.count, adding: carried)
+                return
+            }
+        }
+        entries[i] = carried
+        count += 1
     }
 
     @discardableResult
@@ -82,19 +129,13 @@ struct RawKeyTable<Element> {
 
     private mutating func removeEntry(at index: Int) {
         var hole = index
-        let mask = entries.count - 1
-        var next = (hole + 1) & mask
-        // Backward shift: an entry after the hole moves into it unless its ideal bucket lies
-        // (cyclically) after the hole, up to its own slot.
-        while let _ = entries[next].object {
-            let home = ideal(entries[next].raw)
-            let distanceFromHome = (next - home) & mask
-            let distanceToHole = (next - hole) & mask
-            if distanceFromHome >= distanceToHole {
-                entries[hole] = entries[next]
-                hole = next
-            }
-            next = (next + 1) & mask
+        var next = (hole &+ 1) & mask
+        // Backward shift: the entries after the hole move back one until one sits in its own
+        // bucket (or the probe ends).
+        while let _ = entries[next].object, distance(at: next) > 0 {
+            entries[hole] = entries[next]
+            hole = next
+            next = (next &+ 1) & mask
         }
         entries[hole] = Entry(raw: 0, object: nil)
         count -= 1
@@ -112,12 +153,31 @@ struct RawKeyTable<Element> {
 
     private mutating func grow() { rehash(capacity: max(16, entries.count * 2)) }
 
-    private mutating func rehash(capacity: Int) {
+    private mutating func rehash(capacity: Int, adding extra: Entry? = nil) {
         let old = entries
         entries = Array(repeating: Entry(raw: 0, object: nil), count: capacity)
+        mask = capacity - 1
         shift = 64 - capacity.trailingZeroBitCount
         count = 0
-        for entry in old where entry.object != nil { self[entry.raw] = entry.object }
+        for entry in old where entry.object != nil { insertAbsent(entry) }
+        if let extra { insertAbsent(extra) }
+    }
+
+    /// The longest distance of an entry from its ideal bucket (tests).
+    var longestProbe: Int { entries.indices.lazy.filter { entries[$0].object != nil }.map(distance(at:)).max() ?? 0 }
+
+    /// Whether the Robin Hood invariant holds in every slot (tests).
+    var keepsItsInvariants: Bool {
+        guard !entries.isEmpty else { return count == 0 }
+        var occupied = 0
+        for i in entries.indices where entries[i].object != nil {
+            occupied += 1
+            let previous = (i &- 1) & mask
+            let d = distance(at: i)
+            // An entry away from its bucket has a neighbour before it, at most one nearer.
+            if d > 0 && (entries[previous].object == nil || distance(at: previous) < d - 1) { return false }
+        }
+        return occupied == count && count < entries.count
     }
 }
 
