@@ -74,7 +74,8 @@ import Testing
             let titles = ["tea", "milk", "bread", "jam", "rice"]
 
             func item(_ id: ManagedObjectID, in c: Int) throws -> Item {
-                try #require(contexts[c].object(with: id) as? Item)
+                let found = try contexts[c].object(with: id) as? Item
+                return try #require(found)
             }
             func list(_ id: ManagedObjectID?, in c: Int) throws -> TodoList? {
                 guard let id else { return nil }

@@ -26,7 +26,13 @@ import Testing
             switch rng.next() % 5 {
             case 0, 1:
                 let o = Int(rng.next() % 64)
-                table[k] = Unmanaged.passUnretained(objects[o])
+                if rng.next() % 2 == 0 {
+                    table[k] = Unmanaged.passUnretained(objects[o])
+                } else {
+                    // The registry's path: a lookup, then an insert that assumes the key free.
+                    if table[k] == nil { table.insert(Unmanaged.passUnretained(objects[o]), underAbsent: k) }
+                    else { table[k] = Unmanaged.passUnretained(objects[o]) }
+                }
                 reference[k] = o
             case 2:
                 let removed = table.removeValue(forKey: k)

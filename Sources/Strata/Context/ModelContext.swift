@@ -134,13 +134,15 @@ public final class ModelContext {
     /// The registered object for `raw` of entity `binding`, or a new fault registered for it.
     func object(raw: Int64, binding: EntityBinding) -> ManagedObject {
         let raw = raw < 0 ? (permanentIDs[raw] ?? raw) : raw
-        if let registered = registry[Key(entity: binding.index, raw: raw)] { return registered.takeUnretainedValue() }
+        let key = Key(entity: binding.index, raw: raw)
+        if let registered = registry[key] { return registered.takeUnretainedValue() }
         let object = binding.schema.objectClass.init()
         object._schema = binding.schema
         object._rawID = raw
         object._context = self
         object._flags = [.fault, .registered]
-        registry[Key(entity: binding.index, raw: raw)] = Unmanaged.passUnretained(object)
+        // The class's init() runs no code of the context's, so the key is still free.
+        registry.insert(Unmanaged.passUnretained(object), underAbsent: key)
         return object
     }
 

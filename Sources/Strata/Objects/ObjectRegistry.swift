@@ -17,6 +17,14 @@ struct ObjectRegistry {
         }
     }
 
+    /// Registers `object` under `key`, which the caller just found free.
+    mutating func insert(_ object: Unmanaged<ManagedObject>, underAbsent key: ModelContext.Key) {
+        if key.entity >= byEntity.count {
+            byEntity += Array(repeating: RawKeyTable(), count: key.entity + 1 - byEntity.count)
+        }
+        byEntity[key.entity].insert(object, underAbsent: key.raw)
+    }
+
     @discardableResult
     mutating func removeValue(forKey key: ModelContext.Key) -> Unmanaged<ManagedObject>? {
         key.entity < byEntity.count ? byEntity[key.entity].removeValue(forKey: key.raw) : nil
