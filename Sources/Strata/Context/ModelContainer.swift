@@ -21,6 +21,8 @@ public final class ModelContainer: Sendable {
     let bindingByName: [String: Int]
     /// By ``EntitySchema/serial``: the index of the class's binding, -1 for a class not in the model.
     private let bindingBySchema: [Int]
+    /// By schema serial, the entity index of its binding (-1: none).
+    private let entityIndexBySchema: [Int]
     private let observers = Mutex<[UInt64: @Sendable (SaveNotification) -> Void]>([:])
     private let nextObserver = Atomic<UInt64>(1)
     private let closedFlag = Atomic<Bool>(false)
@@ -86,6 +88,7 @@ public final class ModelContainer: Sendable {
         self.bindings = bindings
         self.bindingByName = byName
         self.bindingBySchema = bySchema
+        self.entityIndexBySchema = bySchema.map { $0 >= 0 ? bindings[$0].index : -1 }
         self.isShared = options.sharing != .exclusive && !options.readOnly
         if isShared { try startFollowingOtherProcesses() }
     }
@@ -98,6 +101,15 @@ public final class ModelContainer: Sendable {
         guard serial < bindingBySchema.count else { return nil }
         let index = bindingBySchema[serial]
         return index >= 0 ? bindings[index] : nil
+    }
+
+    /// The entity index (``EntityBinding/index``) of `schema`'s binding, or nil: what a released
+    /// object needs to leave the registry, without retaining a binding.
+    func entityIndex(of schema: EntitySchema) -> Int? {
+        let serial = schema.serial
+        guard serial < entityIndexBySchema.count else { return nil }
+        let index = entityIndexBySchema[serial]
+        return index >= 0 ? index : nil
     }
 
     func binding(named name: String) -> EntityBinding? { bindingByName[name].map { bindings[$0] } }

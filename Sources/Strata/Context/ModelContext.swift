@@ -147,8 +147,9 @@ public final class ModelContext {
     }
 
     func objectDidDeallocate(_ object: ManagedObject) {
-        guard let binding = binding(object) else { return }
-        let objectKey = key(object, binding)
+        guard let schema = object._schemaRef, let entity = schema._withUnsafeGuaranteedRef({ container.entityIndex(of: $0) })
+        else { return }
+        let objectKey = Key(entity: entity, raw: object._rawID)
         if registry.remove(objectKey, ifItIs: object), !faultBatches.isEmpty {
             faultBatches.removeValue(forKey: objectKey)
         }
