@@ -18,8 +18,8 @@ import StrataRecords
 /// ``ManagedObject/value(forKey:)`` returns nil for it, which tells "never set" from "empty".
 @propertyWrapper
 public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper {
-    /// A byte that gives each wrapper a distinct offset in its object, so the storage key paths
-    /// of two properties never compare equal (zero-sized wrappers could share an offset).
+    /// A byte that gives each wrapper an offset of its own in its object, which is how an
+    /// accessor finds its slot (zero-sized wrappers could share an offset).
     @usableFromInline var distinctOffset: UInt8 = 0
 
     /// Declares the attribute. `default` is the value a new object starts with; `validation`
@@ -47,10 +47,10 @@ public struct Attribute<Value: PersistentValue>: ManagedPropertyWrapper {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        // Always inlined into the property's own accessor, where the storage key path is a
-        // constant object whose identity finds the slot.
-        @inline(__always) get { object._attributeValue(storageKeyPath, as: Value.self) }
-        @inline(__always) set { object._setAttributeValue(newValue, storageKeyPath) }
+        // Always inlined into the property's own accessor, where the storage key path names a
+        // field whose offset finds the slot.
+        @inline(__always) get { object._attributeValue(slot: ManagedObject._slot(in: object, storageKeyPath), as: Value.self) }
+        @inline(__always) set { object._setPersistentValue(newValue.storedValue, slot: ManagedObject._slot(in: object, storageKeyPath)) }
     }
 
     /// Not available: the property is read through its object.

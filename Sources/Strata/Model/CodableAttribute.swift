@@ -51,8 +51,8 @@ public struct CodableAttribute<Value: Codable>: ManagedPropertyWrapper {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        get { object._codableValue(storageKeyPath, as: Value.self) }
-        set { object._setCodableValue(newValue, storageKeyPath) }
+        get { object._codableValue(slot: ManagedObject._slot(in: object, storageKeyPath), as: Value.self) }
+        set { object._setCodableValue(newValue, slot: ManagedObject._slot(in: object, storageKeyPath)) }
     }
 
     /// Not available: the property is read through its object.

@@ -38,7 +38,7 @@ public struct Derived<Value: PersistentValue>: ManagedPropertyWrapper {
         wrapped wrappedKeyPath: KeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        object._attributeValue(storageKeyPath, as: Value.self)
+        object._attributeValue(slot: ManagedObject._slot(in: object, storageKeyPath), as: Value.self)
     }
 
     /// Not available: the property is read through its object.

@@ -58,6 +58,8 @@ final class EntitySchema: @unchecked Sendable {
     let initialValues: [StoredValue]
     /// The slots of transient attributes (modelled, never stored).
     let transientSlots: [Int]
+    /// Where the class's wrappers lie in its objects (decision 72).
+    let wrapperOffsets: WrapperOffsets
     let buildError: StrataError?
     /// What each slot holds, one byte per slot, and the value bridge of each attribute (nil for
     /// relationships): a save's loops over objects and slots read these rather than copy a
@@ -71,20 +73,6 @@ final class EntitySchema: @unchecked Sendable {
     /// Inverse names of relationships, by slot, once resolved (resolving a declared key path
     /// makes a probe prototype: not something to repeat per assignment).
     private let inverseNames = Mutex<[Int: String?]>([:])
-    /// Storage key paths seen so far (the key path object is kept so its identity stays
-    /// unique). A list searched by identity: a class has a few properties, each reached by
-    /// one key path object, and every new object resolves each property it reads once, where
-    /// hashing the identity cost more than the scan (~300 instructions a lookup).
-    private let keyPathSlots = Mutex<[KeptKeyPath]>([])
-    /// The same pairs for reads without the lock: identities of the kept key paths (alive in
-    /// `keyPathSlots`, so no other key path can take their addresses) and their slots, appended
-    /// under the lock, each published by a releasing store of the count. Every property access
-    /// resolves its slot here (decision 54), and the lock cost most of the ~126 instructions of
-    /// a lookup (callgrind, fetchall).
-    private let publishedSlots: UnsafeMutablePointer<(key: ObjectIdentifier, slot: Int)>
-    private let publishedCount = Atomic<Int>(0)
-    private var publishedCapacity: Int { 4 * properties.count + 8 }
-
     private init(objectClass: ManagedObject.Type, name: String, properties: [Property], error: StrataError?) {
         self.objectClass = objectClass
         self.serial = Self.nextSerial.add(1, ordering: .relaxed).oldValue
@@ -115,18 +103,25 @@ final class EntitySchema: @unchecked Sendable {
         }
         self.propertyNames = properties.map(\.name)
         self.observationKeys = properties.map { ManagedObject.observationKeyPath($0.name) }
-        publishedSlots = .allocate(capacity: 4 * properties.count + 8)
         observationKeyRefs = .allocate(capacity: max(observationKeys.count, 1))
         for (i, key) in observationKeys.enumerated() {
             (observationKeyRefs + i).initialize(to: Unmanaged.passUnretained(key))
         }
-        self.buildError = error
+        let offsets = properties.isEmpty ? WrapperOffsets.none : WrapperOffsets(of: objectClass, slotByName: byName)
+        self.wrapperOffsets = offsets
+        // Accessors find their slots by these offsets: a class whose wrappers cannot all be
+        // located would read placeholders and drop writes, so containers refuse it instead.
+        if error == nil, offsets.count != properties.count {
+            self.buildError = .invalidModel(entity: name, property: nil, reason: "\(offsets.count) of its "
+                + "\(properties.count) property wrappers were found in its objects' layout (field reflection)")
+        } else {
+            self.buildError = error
+        }
         Self.everyBuilt.withLock { $0.append(self) }
     }
 
     deinit {
         observationKeyRefs.deallocate()
-        publishedSlots.deallocate()
     }
 
     /// Every schema built in the process, so none is ever freed (the registry keeps those of
@@ -354,42 +349,5 @@ final class EntitySchema: @unchecked Sendable {
     func observationKey(of name: String) -> KeyPath<ManagedObject, Int>? {
         if let slot = slotByName[name] { return observationKeys[slot] }
         return computed(named: name)?.observationKey
-    }
-
-    // MARK: Key paths
-
-    /// The slot of the property whose wrapper storage `keyPath` reaches, or -1 if the schema
-    /// has none by that name.
-    func slot(forStorage keyPath: AnyKeyPath) -> Int {
-        let id = ObjectIdentifier(keyPath)
-        let published = publishedCount.load(ordering: .acquiring)
-        for i in 0..<published where publishedSlots[i].key == id { return publishedSlots[i].slot }
-        let hit = keyPathSlots.withLock { kept -> Int? in
-            for entry in kept where entry.keyPath === keyPath { return entry.slot }
-            return nil
-        }
-        if let hit { return hit }
-        let slot = Self.propertyName(ofStorage: keyPath).flatMap { slotByName[$0] } ?? -1
-        let kept = KeptKeyPath(keyPath: keyPath, slot: slot)
-        keyPathSlots.withLock { list in
-            // Bounded, should a runtime make a new key path object per access: the scan stays
-            // short and the rest are resolved by name (slower, still right).
-            if list.count < publishedCapacity, !list.contains(where: { $0.keyPath === keyPath }) {
-                list.append(kept)
-                (publishedSlots + list.count - 1).initialize(to: (id, slot))
-                publishedCount.store(list.count, ordering: .releasing)
-            }
-        }
-        return slot
-    }
-
-    /// The property a wrapper's storage key path (`\Item._title`) belongs to: its printed
-    /// form names the stored property (the runtime reads it from reflection metadata).
-    static func propertyName(ofStorage keyPath: AnyKeyPath) -> String? {
-        let text = keyPath.debugDescription
-        guard let dot = text.lastIndex(of: ".") else { return nil }
-        let field = text[text.index(after: dot)...]
-        guard field.hasPrefix("_") else { return nil }
-        return String(field.dropFirst())
     }
 }

@@ -22,18 +22,17 @@ extension ManagedObject {
     /// A probe's to-one read: records the name and gives a probe of the target (none for a
     /// to-many, which ends a chain).
     @usableFromInline
-    final func probeTarget<T: ManagedObject>(_ storage: AnyKeyPath, _ target: T.Type,
-                                             isToMany: Bool) -> [ManagedObject] {
-        guard let recorder = recordProbe(storage), !isToMany else { return [] }
+    final func probeTarget<T: ManagedObject>(slot: Int, _ target: T.Type, isToMany: Bool) -> [ManagedObject] {
+        guard let recorder = recordProbe(slot: slot), !isToMany else { return [] }
         return [ManagedObject.makeProbe(T.self, recorder)]
     }
 
-    /// Records that a probe read the property whose wrapper `storage` reaches.
-    @usableFromInline @discardableResult
-    final func recordProbe(_ storage: AnyKeyPath) -> ProbeRecorder? {
+    /// Records that a probe read the property in `slot`.
+    @discardableResult
+    final func recordProbe(slot: Int) -> ProbeRecorder? {
         let recorder = _extras?.probe
-        if let recorder, recorder.muted == 0, let name = EntitySchema.propertyName(ofStorage: storage) {
-            recorder.names.append(name)
+        if let recorder, recorder.muted == 0, slot >= 0, slot < entitySchema.properties.count {
+            recorder.names.append(entitySchema.properties[slot].name)
         }
         return recorder
     }

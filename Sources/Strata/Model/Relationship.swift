@@ -57,17 +57,17 @@ public struct Relationship<Value: RelationshipValue>: ManagedPropertyWrapper {
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
         @inline(__always) get {
+            let slot = ManagedObject._slot(in: object, storageKeyPath)
             if object._isProbe {
                 // A to-one hands on a probe of its target, so a chain (`\Item.list?.name`) goes on.
-                return Value(relationshipObjects: object.probeTarget(storageKeyPath, Value.Target.self,
+                return Value(relationshipObjects: object.probeTarget(slot: slot, Value.Target.self,
                                                                      isToMany: Value.isToMany))
             }
-            let slot = object._slot(storageKeyPath)
             if Value.isToMany { return Value(relationshipObjects: object._members(slot: slot)) }
             return Value(relationshipTarget: object._target(slot: slot))
         }
         @inline(__always) set {
-            let slot = object._slot(storageKeyPath)
+            let slot = ManagedObject._slot(in: object, storageKeyPath)
             if Value.isToMany {
                 object._setMembers(newValue.relationshipObjects, slot: slot)
             } else {

@@ -43,10 +43,10 @@ public struct Transient<Value: PersistentValue>: ManagedPropertyWrapper {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Object, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Object, Self>
     ) -> Value {
-        // Always inlined into the property's own accessor, where the storage key path is a
-        // constant object whose identity finds the slot.
-        @inline(__always) get { object._attributeValue(storageKeyPath, as: Value.self) }
-        @inline(__always) set { object._setAttributeValue(newValue, storageKeyPath) }
+        // Always inlined into the property's own accessor, where the storage key path names a
+        // field whose offset finds the slot.
+        @inline(__always) get { object._attributeValue(slot: ManagedObject._slot(in: object, storageKeyPath), as: Value.self) }
+        @inline(__always) set { object._setPersistentValue(newValue.storedValue, slot: ManagedObject._slot(in: object, storageKeyPath)) }
     }
 
     /// Not available: the property is read through its object.

@@ -5,23 +5,29 @@ import StrataRecords
 // context to fire its fault, resolve relationship targets and record changes.
 
 extension ManagedObject {
-    /// The slot of the property whose wrapper `storage` reaches (-1 if the schema has none),
-    /// found by the key path's identity in the schema's table (decision 54). Nothing is cached
-    /// in the object: most objects have each property read once or twice (a fetch, a
-    /// traversal, a merge), and writing a per-object cache back through the key path cost an
-    /// exclusivity check and a store on every first read (~110 instructions a property,
-    /// callgrind, fetchall), more than the lookup it saved.
+    /// The slot of the property whose wrapper `storage` reaches in `object` (-1 if the schema
+    /// has none), found by where the wrapper lies in the object (decision 72).
+    ///
+    /// Inlined into the property's accessor, where `storage` is a constant key path to a stored
+    /// field: the compiler reaches the field directly, so `offset` is a constant, no key path
+    /// object is made, and (once no accessor of the field uses a key path at run time) no
+    /// exclusivity check is made. The pointer is only subtracted, never read or written: the
+    /// wrapper's field lies inside the object (a stored property, whose address the projection
+    /// gives in any build), at the offset ``WrapperOffsets`` read from the class's metadata.
     @inlinable @inline(__always)
-    final func _slot<Object: ManagedObject, W>(_ storage: ReferenceWritableKeyPath<Object, W>) -> Int {
-        _slotIndex(ofStorage: storage)
+    static func _slot<Object: ManagedObject, W>(in object: Object, _ storage: ReferenceWritableKeyPath<Object, W>) -> Int {
+        let offset = withUnsafeMutablePointer(to: &object[keyPath: storage]) {
+            UnsafeRawPointer($0) - UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        }
+        return object._slot(atOffset: offset)
     }
 
-    /// The schema's slot for a wrapper's storage key path.
+    /// The slot of the wrapper at `offset` bytes into this object (-1: none).
     @usableFromInline
-    final func _slotIndex(ofStorage storage: AnyKeyPath) -> Int {
+    final func _slot(atOffset offset: Int) -> Int {
         // Borrowed: every property access resolves its slot through here.
-        if let schema = _schemaRef { return schema._withUnsafeGuaranteedRef { $0.slot(forStorage: storage) } }
-        return entitySchema.slot(forStorage: storage)
+        if let schema = _schemaRef { return schema._withUnsafeGuaranteedRef { $0.wrapperOffsets.slot(at: offset) } }
+        return entitySchema.wrapperOffsets.slot(at: offset)
     }
 
     /// Whether this is a probe prototype (key-path resolution).
@@ -31,19 +37,8 @@ extension ManagedObject {
     /// What an attribute wrapper's getter returns (`@Attribute`, `@Transient`, `@Derived`): on
     /// a probe prototype, a placeholder after recording the read.
     @inlinable @inline(__always)
-    final func _attributeValue<Object: ManagedObject, W, V: PersistentValue>(
-        _ storage: ReferenceWritableKeyPath<Object, W>, as type: V.Type
-    ) -> V {
-        if _isProbe { recordProbe(storage); return V.placeholder }
-        return V(storedValue: _persistentValue(_slot(storage))) ?? V.placeholder
-    }
-
-    /// What an attribute wrapper's setter does.
-    @inlinable @inline(__always)
-    final func _setAttributeValue<Object: ManagedObject, W, V: PersistentValue>(
-        _ value: V, _ storage: ReferenceWritableKeyPath<Object, W>
-    ) {
-        _setPersistentValue(value.storedValue, slot: _slot(storage))
+    final func _attributeValue<V: PersistentValue>(slot: Int, as type: V.Type) -> V {
+        V(storedValue: _persistentValue(slot)) ?? V.placeholder
     }
 
     /// Loads the values if the object is a fault, or gives a new object its initial values.
@@ -55,9 +50,14 @@ extension ManagedObject {
         if _values.isEmpty { _values = entitySchema.initialValues }
     }
 
-    /// The stored form of the property in `slot` (firing the fault first).
+    /// The stored form of the property in `slot` (firing the fault first); on a probe
+    /// prototype, `null` after recording the read.
     @usableFromInline
     final func _persistentValue(_ slot: Int) -> StoredValue {
+        if _flags.contains(.probe) {
+            recordProbe(slot: slot)
+            return .null
+        }
         _prepareValues()
         guard slot >= 0, slot < _values.count else { return .null }
         _trackAccess(slot: slot)

@@ -6,10 +6,10 @@ import StrataRecords
 extension ManagedObject {
     /// The decoded value of a ``CodableAttribute``; its default when the stored JSON does not
     /// decode (``value(forKey:)`` throws why).
-    final func _codableValue<V: Codable>(_ storage: AnyKeyPath, as type: V.Type) -> V {
-        let slot = _slotIndex(ofStorage: storage)
+    @usableFromInline
+    final func _codableValue<V: Codable>(slot: Int, as type: V.Type) -> V {
         if _isProbe {
-            _ = recordProbe(storage)
+            recordProbe(slot: slot)
         } else if let value = try? _persistentValue(slot).decoded(as: V.self) {
             return value
         }
@@ -18,8 +18,8 @@ extension ManagedObject {
 
     /// Stores a ``CodableAttribute``'s value. One that cannot be encoded changes nothing: the
     /// context records why, and its next save throws it.
-    final func _setCodableValue<V: Codable>(_ value: V, _ storage: AnyKeyPath) {
-        let slot = _slotIndex(ofStorage: storage)
+    @usableFromInline
+    final func _setCodableValue<V: Codable>(_ value: V, slot: Int) {
         guard slot >= 0 else { return }
         do {
             _setPersistentValue(try StoredValue(encoding: value), slot: slot)
