@@ -5,7 +5,7 @@ import Synchronization
 
 /// The schema of one model class, read from its property wrappers: the properties in
 /// declaration order (a property's position is its *slot* in the object's values), their
-/// declarations, and the map from the wrappers' storage key paths to slots.
+/// declarations, and where each wrapper lies in an object (its offset finds its slot).
 ///
 /// Built once per class, on first use (an object made, a container opened), by making one
 /// prototype object while ``SchemaCapture`` collects the wrappers' declarations and a
