@@ -172,7 +172,10 @@ extension Store {
     }
 
     func publish(_ version: Version) {
-        shared.withLock { $0.current = version }
+        shared.withLock {
+            $0.current = version
+            publishedTransactionID.store(version.txid, ordering: .releasing)
+        }
     }
 
     /// The length of the overflow frame at `offset`, which a committed tree referenced. An I/O
