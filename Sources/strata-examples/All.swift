@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// Runs every example.
 struct All: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the five examples in turn.")
+    static let configuration = CommandConfiguration(abstract: "Run the six examples in turn.")
 
     func run() async throws {
         try FullName().run()
@@ -10,5 +10,6 @@ struct All: AsyncParsableCommand {
         try TodoLists().run()
         try Invoices().run()
         try Location().run()
+        try Properties().run()
     }
 }

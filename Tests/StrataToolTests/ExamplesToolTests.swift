@@ -11,6 +11,7 @@ import Testing
         ("todolist", "milk.listName: Groceries"),
         ("invoice", "invoice.total observer: [20.4]"),
         ("location", "changedValuesForCurrentEvent: [\"coreLocation\", \"latitude\"]"),
+        ("properties", "languages: [\"English 1\", \"French 2\"]"),
     ])
     func exampleRunsAndPrintsWhatItChecks(subcommand: String, line: String) throws {
         let run = try Tool.run("strata-examples", [subcommand])
@@ -19,10 +20,10 @@ import Testing
         #expect(run.stdout.hasPrefix("== \(subcommand):"))
     }
 
-    @Test func allRunsTheFive() throws {
+    @Test func allRunsTheSix() throws {
         let run = try Tool.run("strata-examples", ["all"])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        #expect(run.stdout.split(separator: "\n").filter { $0.hasPrefix("== ") }.count == 5)
+        #expect(run.stdout.split(separator: "\n").filter { $0.hasPrefix("== ") }.count == 6)
     }
 
     /// A claim that does not hold stops the example with the claim and both values.
