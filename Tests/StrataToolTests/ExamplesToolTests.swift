@@ -20,6 +20,18 @@ import Testing
         #expect(run.stdout.hasPrefix("== \(subcommand):"))
     }
 
+    /// The properties example (the README's until 2026-11-28): what its observers,
+    /// tracking closure and change queries printed, then what the reopened store holds.
+    @Test func propertiesPrintsWhatItsObserversHeard() throws {
+        let run = try Tool.run("strata-examples", ["properties"])
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        for line in ["fullName: Ada Lovelace -> Ada King", "position changed",
+                     #"["fullName", "lastName", "latitude", "position"]"#, "true true", "fullName: Ada King",
+                     "position: 51.50,0.00", "isSelected: false"] {
+            #expect(run.stdout.contains(line), "the properties example did not print \(line):\n\(run.stdout)")
+        }
+    }
+
     @Test func allRunsTheSix() throws {
         let run = try Tool.run("strata-examples", ["all"])
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
