@@ -2,8 +2,8 @@ import Foundation
 @testable import Strata
 import Testing
 
-/// A class that mixes every wrapper with plain stored properties of every size, so wrappers
-/// land in the superclass's tail padding, between words and after strings.
+/// A class that mixes every wrapper with plain stored properties of every size and kind, so
+/// wrappers land in the superclass's tail padding, between words and after strings.
 final class Patchwork: ManagedObject {
     var plainByte: UInt8 = 7
     @Attribute var a: String
@@ -19,6 +19,11 @@ final class Patchwork: ManagedObject {
     @Attribute var h: Date?
     @Derived("g.@count") var i: Int64
     @Attribute(default: false) var j: Bool
+    // Fields of every other kind the runtime reflects: none may make the class unreadable.
+    weak var weakPartner: Patchwork?
+    var callback: (() -> Void)?
+    lazy var lazyValue = 3
+    var anything: Any = 1
 }
 
 /// Decision 72: accessors find their slot by their wrapper's offset in the object, read from

@@ -17,9 +17,11 @@ struct WrapperOffsets {
     /// Reads the layout of `type`; `slotByName` names the schema's slots.
     init(of type: ManagedObject.Type, slotByName: [String: Int]) {
         var pairs: [(offset: Int, slot: Int)] = []
-        // `.classType` by its value: the stdlib declares the options as mutable statics, which
-        // Swift 6 refuses to read.
-        let complete = _forEachField(of: type, options: _EachFieldOptions(rawValue: 1)) { name, offset, fieldType, _ in
+        // `.classType` and `.ignoreUnknown` by their values (1, 2): the stdlib declares the
+        // options as mutable statics, which Swift 6 refuses to read. A field of a kind the
+        // reflection does not know is skipped, not the class: the count check in the schema
+        // still catches a wrapper it missed.
+        let complete = _forEachField(of: type, options: _EachFieldOptions(rawValue: 3)) { name, offset, fieldType, _ in
             let label = String(cString: name)
             if label.hasPrefix("_"), fieldType is any ManagedPropertyWrapper.Type,
                let slot = slotByName[String(label.dropFirst())], slot <= Int(Int16.max) {
