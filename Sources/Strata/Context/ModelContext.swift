@@ -82,7 +82,10 @@ public final class ModelContext {
     /// The change in progress: what it touched, told when it ends.
     let changeBatch = ChangeBatch()
     /// Objects-did-change observers, and what they have not been told yet.
-    var changeObservers: [(Int, (ObjectsDidChange) -> Void)] = []
+    /// Unchecked: every property change asks whether it is empty (`hasChangeObservers`), which
+    /// paid a run-time exclusivity check; it is appended to, filtered and copied for iteration
+    /// (telling runs on the copy), never held across a call.
+    @exclusivity(unchecked) var changeObservers: [(Int, (ObjectsDidChange) -> Void)] = []
     var nextObserverID = 0
     var pendingChange = ObjectsDidChange()
     /// ``undoStack``'s value: what records the context's changes for undo, if anything does.
