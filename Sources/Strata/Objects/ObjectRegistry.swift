@@ -9,20 +9,21 @@ struct ObjectRegistry {
     subscript(key: ModelContext.Key) -> Unmanaged<ManagedObject>? {
         get { key.entity < byEntity.count ? byEntity[key.entity][key.raw] : nil }
         set {
-            if key.entity >= byEntity.count {
-                guard newValue != nil else { return }
-                byEntity += Array(repeating: RawKeyTable(), count: key.entity + 1 - byEntity.count)
-            }
+            guard newValue != nil || key.entity < byEntity.count else { return }
+            makeTable(for: key.entity)
             byEntity[key.entity][key.raw] = newValue
         }
     }
 
     /// Registers `object` under `key`, which the caller just found free.
     mutating func insert(_ object: Unmanaged<ManagedObject>, underAbsent key: ModelContext.Key) {
-        if key.entity >= byEntity.count {
-            byEntity += Array(repeating: RawKeyTable(), count: key.entity + 1 - byEntity.count)
-        }
+        makeTable(for: key.entity)
         byEntity[key.entity].insert(object, underAbsent: key.raw)
+    }
+
+    /// Adds empty tables up to `entity`'s.
+    private mutating func makeTable(for entity: Int) {
+        if entity >= byEntity.count { byEntity += Array(repeating: RawKeyTable(), count: entity + 1 - byEntity.count) }
     }
 
     @discardableResult
@@ -42,7 +43,7 @@ struct ObjectRegistry {
     /// more (a fetch of objects that are mostly registered adds few).
     mutating func reserveCapacity(_ count: Int, entity: Int) {
         guard entity >= 0, count > 0 else { return }
-        if entity >= byEntity.count { byEntity += Array(repeating: RawKeyTable(), count: entity + 1 - byEntity.count) }
+        makeTable(for: entity)
         byEntity[entity].reserveCapacity(max(count, byEntity[entity].count))
     }
 

@@ -51,7 +51,6 @@ enum WordIndex {
         return key
     }
 
-
     /// An entry's value: the count in each field, an unsigned LEB128 varint each (one byte below
     /// 128: most words occur a few times in a value).
     static func value(_ counts: [Int]) -> [UInt8] {
