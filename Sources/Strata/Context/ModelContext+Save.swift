@@ -236,12 +236,14 @@ extension ModelContext {
             // Every property changed since the last save, whether or not an event (a processed
             // change or a primitive set) reported it. A relationship's value is nil.
             let schema = object.entitySchema
-            object.changedSlots(into: &slots)
-            for slot in slots {
-                // Read in place: `bridges[slot].map { … }` copied the bridge (two closures
-                // retained and released per changed value).
-                let value: Any? = schema.bridges[slot]?.toSwift(object._values[slot])
-                run(object) { try object.validateValue(value, forKey: schema.propertyNames[slot]) }
+            if schema.overridesValidateValue {
+                object.changedSlots(into: &slots)
+                for slot in slots {
+                    // Read in place: `bridges[slot].map { … }` copied the bridge (two closures
+                    // retained and released per changed value).
+                    let value: Any? = schema.bridges[slot]?.toSwift(object._values[slot])
+                    run(object) { try object.validateValue(value, forKey: schema.propertyNames[slot]) }
+                }
             }
             run(object) { object.isInserted ? try object.validateForInsert() : try object.validateForUpdate() }
         }
@@ -274,10 +276,10 @@ extension ModelContext {
         // One pass per object (its binding looked up once): inserted objects take their
         // primary keys; to-one values naming temporary identifiers now name primary keys
         // (every insert of the save has its key by now); the changed sets' marks go.
+        // `apply` knows the objects this save wrote by `.savedHere`, cleared below once it ran.
         let saved = saving.inserted + saving.updated
-        var wasChanged = ObjectSet(capacity: saved.count)
         for object in saving.inserted {
-            wasChanged.insert(object)
+            object._flags.insert(.savedHere)
             clearChangeMarks(object)
             guard let binding = binding(object) else { continue }
             if let pk = pks[object._rawID] {
@@ -290,10 +292,10 @@ extension ModelContext {
             renameTemporaryTargets(object, binding)
         }
         for object in saving.updated {
-            wasChanged.insert(object)
+            object._flags.insert(.savedHere)
             clearChangeMarks(object)
             object._flags.remove(.updated)
-            if let binding = binding(object) { renameTemporaryTargets(object, binding) }
+            if !permanentIDs.isEmpty, let binding = binding(object) { renameTemporaryTargets(object, binding) }
         }
         var deletedHere = ObjectSet(capacity: saving.deleted.count)
         for object in saving.deleted { deletedHere.insert(object) }
@@ -313,10 +315,13 @@ extension ModelContext {
             object._snapshot = stored
             runHook(object) { $0.awake(fromSnapshotEvents: .mergePolicy) }
         }
-        apply(changes, ownSave: wasChanged, faultsLater: deletedHere)
+        apply(changes, faultsLater: deletedHere)
         if !saving.deleted.isEmpty { settleWritesRulesChanged(saving, changes) }
         newestMergedTransactionID = max(newestMergedTransactionID, changes.transactionID)
-        for object in saved { keepTransientValues(of: object) }
+        for object in saved {
+            object._flags.remove(.savedHere)
+            keepTransientValues(of: object)
+        }
         for object in saved { runHook(object) { $0.didSave() } }
         for object in saving.deleted { runHook(object) { $0.didSave() } }
         // Their rows are gone: deleted objects turn into faults once told they were saved (as
@@ -375,9 +380,10 @@ extension ModelContext {
 
     /// Brings registered objects up to a committed change set: snapshots move; objects without
     /// unsaved changes take the new values; changed ones keep their changes on top.
-    /// Rows another save deleted (or this save's delete rules did) mark their objects deleted
-    /// and turn them into faults, except `faultsLater` (turned by the caller).
-    func apply(_ changes: RecordChanges, ownSave: ObjectSet = ObjectSet(), faultsLater: ObjectSet = ObjectSet()) {
+    /// Objects flagged `.savedHere` are the ones the save being finished wrote. Rows another
+    /// save deleted (or this save's delete rules did) mark their objects deleted and turn them
+    /// into faults, except `faultsLater` (turned by the caller).
+    func apply(_ changes: RecordChanges, faultsLater: ObjectSet = ObjectSet()) {
         // One change: observers hear each property once, with its final value.
         changeBatch.depth += 1
         defer { changeBatch.end() }
@@ -398,7 +404,7 @@ extension ModelContext {
                       let registered = registry[Key(entity: binding.index, raw: raw)] else { continue }
                 let object = registered.takeUnretainedValue()
                 if object.isFault { continue }
-                let own = ownSave.contains(object)
+                let own = object._flags.contains(.savedHere)
                 if own && adoptValuesAsSnapshot(object, row: values, binding) { continue }
                 moveSnapshot(of: object, to: binding.values(fromRow: values), binding)
                 if !own { runHook(object) { $0.awake(fromSnapshotEvents: .merge) } }

@@ -60,6 +60,9 @@ final class EntitySchema: @unchecked Sendable {
     let transientSlots: [Int]
     /// Where the class's wrappers lie in its objects (decision 72).
     let wrapperOffsets: WrapperOffsets
+    /// Whether the class may run code of its own in ``ManagedObject/validateValue(_:forKey:)``:
+    /// when not, a save neither bridges nor offers it each changed value (decision 73).
+    let overridesValidateValue: Bool
     let buildError: StrataError?
     /// What each slot holds, one byte per slot, and the value bridge of each attribute (nil for
     /// relationships): a save's loops over objects and slots read these rather than copy a
@@ -109,6 +112,7 @@ final class EntitySchema: @unchecked Sendable {
         }
         let offsets = properties.isEmpty ? WrapperOffsets.none : WrapperOffsets(of: objectClass, slotByName: byName)
         self.wrapperOffsets = offsets
+        self.overridesValidateValue = ValidateValueOverride.isOverridden(by: objectClass)
         // Accessors find their slots by these offsets: a class whose wrappers cannot all be
         // located would read placeholders and drop writes, so containers refuse it instead.
         if error == nil, offsets.count != properties.count {

@@ -21,12 +21,19 @@ struct ObjectFlags: OptionSet {
     /// then can a tracking closure or an `Observations` sequence be waiting on this object, so
     /// only then does a change tell the registrar (decision 55).
     static let observedAccess = ObjectFlags(rawValue: 1 << 8)
+    /// Written by the save now finishing (set and cleared within `finishSave`): how that
+    /// save's `apply` tells its own rows from others' in the object it already loads, where a
+    /// table by address cost a random memory access per saved object (decision 73).
+    static let savedHere = ObjectFlags(rawValue: 1 << 9)
     /// The first slots changed in the current event (``ManagedObject/changedValuesForCurrentEvent()``),
     /// one bit each in the flags' spare bits: a change of one of them allocates no
     /// ``ObjectExtras`` (~600 instructions with its release, for every object an insert or an
-    /// update changes, decision 57). Later slots are kept in `ObjectExtras.eventChanges`.
-    static let eventSlotCount = 7
-    static let eventSlotShift = 9
+    /// update changes, decision 57). Later slots are kept in `ObjectExtras.eventChanges`. Six,
+    /// not more: the flags stay two bytes, so a subclass's first six one-byte wrappers pack
+    /// into the object's last word (an object of up to six properties is an 80-byte block:
+    /// four bytes more made a five-property object a 96-byte one, −9% objects/s on fetchall).
+    static let eventSlotCount = 6
+    static let eventSlotShift = 10
     static let eventSlots = ObjectFlags(rawValue: UInt16((1 << eventSlotCount) - 1) << UInt16(eventSlotShift))
     static func eventSlot(_ slot: Int) -> ObjectFlags {
         ObjectFlags(rawValue: UInt16(1) << UInt16(eventSlotShift + slot))

@@ -107,7 +107,11 @@ enum KeyEncoding {
         // Contiguous bytes with no 00 to escape (nearly every string) go in one copy.
         let copied: Bool? = bytes.withContiguousStorageIfAvailable { buffer in
             guard buffer.count <= limit, !buffer.contains(0) else { return false }
-            out.reserveCapacity(out.count + buffer.count + 2)
+            // Room for the terminator and a primary key after it, grown geometrically only
+            // when short: an exact reserve reallocated every key.
+            if out.capacity < out.count + buffer.count + 10 {
+                out.reserveCapacity(Swift.max(out.count + buffer.count + 10, out.capacity * 2))
+            }
             out.append(contentsOf: buffer)
             out.append(0)
             out.append(endWhole)
@@ -157,12 +161,15 @@ enum KeyEncoding {
     /// ``maxEncodedValuesBytes`` (those after a cut value are left out), then the primary key,
     /// which keeps entries unique.
     static func indexKey(_ values: [StoredValue], pk: UInt64) -> [UInt8] {
+        // One allocation for the usual key (a few short values and the key): growing from
+        // empty reallocated at each value, ~1K instructions an index entry of an insert.
         var out: [UInt8] = []
+        out.reserveCapacity(48)
         var budget = maxEncodedValuesBytes
         for value in values {
             guard append(value, to: &out, budget: &budget) else { break }
         }
-        out += primaryKey(pk)
+        withUnsafeBytes(of: pk.bigEndian) { out.append(contentsOf: $0) }
         return out
     }
 }
