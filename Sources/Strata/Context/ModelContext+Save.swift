@@ -28,12 +28,24 @@ extension ModelContext {
             return nil
         }
         postObjectsDidChange()
-        try runWillSave()
+        // The updated and deleted objects in key order, sorted once for the hooks, validation
+        // and the write; sorted again only after a hook changed a set (its storage then
+        // differs: copy on write).
+        var sets = (updated, deleted)
+        var ordered = (updated: Self.inKeyOrder(updated), deleted: Self.inKeyOrder(deleted))
+        func reorder() {
+            if !Self.sameStorage(sets.0, updated) { ordered.updated = Self.inKeyOrder(updated) }
+            if !Self.sameStorage(sets.1, deleted) { ordered.deleted = Self.inKeyOrder(deleted) }
+            sets = (updated, deleted)
+        }
+        try runWillSave(ordered)
         // The event ends here: what `willSave` changed belongs to the step of what it saves.
         closeUndoStep()
-        try validateChanges()
-        let saving = (inserted: insertOrder.compactMap { inserted[$0] }, updated: Array(updated.values),
-                      deleted: Array(deleted.values))
+        reorder()
+        try validateChanges(ordered)
+        reorder()
+        let saving = (inserted: insertOrder.compactMap { inserted[$0] }, updated: ordered.updated,
+                      deleted: ordered.deleted)
         if saving.inserted.isEmpty && saving.deleted.isEmpty && pendingLinks.isEmpty
             && !saving.updated.contains(where: {
                 $0.hasPersistentChangedValues || $0._extras?.changedToMany.isEmpty == false
@@ -135,13 +147,13 @@ extension ModelContext {
     /// with no table by identity. A hook that inserts, updates or deletes another object sends
     /// the remaining rounds through ``runWillSaveRounds(from:before:held:)``, which rebuilds
     /// the list each round.
-    private func runWillSave() throws {
+    private func runWillSave(_ ordered: (updated: [ManagedObject], deleted: [ManagedObject])) throws {
         let sets = (inserted, insertOrder, updated, deleted)
         var round: [ManagedObject] = []
         round.reserveCapacity(inserted.count + updated.count + deleted.count)
         for key in insertOrder { if let object = inserted[key] { round.append(object) } }
-        round.append(contentsOf: updated.values)
-        round.append(contentsOf: deleted.values)
+        round.append(contentsOf: ordered.updated)
+        round.append(contentsOf: ordered.deleted)
         if round.isEmpty { return }
         var before: [[StoredValue]] = []
         before.reserveCapacity(round.count)
@@ -168,7 +180,7 @@ extension ModelContext {
         try runWillSaveRounds(from: 16, before: table, held: round)
     }
 
-    /// Rounds `first` to 15 of ``runWillSave()``, each over the objects the change sets hold
+    /// Rounds `first` to 15 of ``runWillSave(_:)``, each over the objects the change sets hold
     /// then; `before` holds (by address) what each object held when its last `willSave` began,
     /// and `held` keeps those objects alive, so no address is reused by an object a hook makes.
     private func runWillSaveRounds(from first: Int, before: KeyTable<[StoredValue]>, held: [ManagedObject]) throws {
@@ -177,8 +189,8 @@ extension ModelContext {
         for _ in first..<max(first, 16) {
             var all: [ManagedObject] = []
             for key in insertOrder { if let object = inserted[key] { all.append(object) } }
-            all.append(contentsOf: updated.values)
-            all.append(contentsOf: deleted.values)
+            all.append(contentsOf: Self.inKeyOrder(updated))
+            all.append(contentsOf: Self.inKeyOrder(deleted))
             let pending = all.filter { object in
                 guard let values = before[ObjectSet.address(object)] else { return true }
                 return !Self.unchanged(values, object._values)
@@ -202,6 +214,21 @@ extension ModelContext {
             + "for 16 rounds: a hook must stop changing values once they are set")
     }
 
+    /// The objects of a change set in the order of their keys (entity, then primary key): the
+    /// order the store keeps their rows, so a save's reads and writes walk its trees forward,
+    /// and the change list it reports (which other contexts merge, and history keeps) comes
+    /// out in that order, as do its hooks. A dictionary's order is random: every pass of a
+    /// save over its objects, and of a merge over the rows, was a random walk through memory
+    /// (decision 74).
+    static func inKeyOrder(_ objects: [Key: ManagedObject]) -> [ManagedObject] {
+        // Sorted as plain values (no reference counting while they move), counted once at the end.
+        var entries: [(entity: Int, raw: Int64, object: Unmanaged<ManagedObject>)] = []
+        entries.reserveCapacity(objects.count)
+        for (key, object) in objects { entries.append((key.entity, key.raw, Unmanaged.passUnretained(object))) }
+        entries.sort { lhs, rhs in lhs.entity != rhs.entity ? lhs.entity < rhs.entity : lhs.raw < rhs.raw }
+        return entries.map { $0.object.takeUnretainedValue() }
+    }
+
     /// Whether two values of a collection type are the very same storage (their bits match:
     /// one reference). Copy on write gives a changed collection new storage while a copy of
     /// the old one is kept, so this tells "untouched" in one comparison; equal contents in
@@ -223,7 +250,9 @@ extension ModelContext {
         return same || zip(then, now).allSatisfy { $0.isIdentical(to: $1) }
     }
 
-    private func validateChanges() throws {
+    /// Runs the validation hooks of the objects a save writes (`ordered`: the updated and
+    /// deleted ones in key order).
+    private func validateChanges(_ ordered: (updated: [ManagedObject], deleted: [ManagedObject])) throws {
         var errors: [StrataError] = []
         func run(_ object: ManagedObject, _ body: () throws -> Void) {
             do { try body() } catch let error as StrataError { errors.append(error) } catch {
@@ -232,7 +261,7 @@ extension ModelContext {
             }
         }
         var slots: [Int] = []
-        for object in insertOrder.compactMap({ inserted[$0] }) + Array(updated.values) {
+        for object in insertOrder.compactMap({ inserted[$0] }) + ordered.updated {
             // Every property changed since the last save, whether or not an event (a processed
             // change or a primitive set) reported it. A relationship's value is nil.
             let schema = object.entitySchema
@@ -247,7 +276,7 @@ extension ModelContext {
             }
             run(object) { object.isInserted ? try object.validateForInsert() : try object.validateForUpdate() }
         }
-        for object in deleted.values { run(object) { try object.validateForDelete() } }
+        for object in ordered.deleted { run(object) { try object.validateForDelete() } }
         if errors.count == 1 { throw errors[0] }
         if !errors.isEmpty { throw StrataError.multipleErrors(errors) }
     }

@@ -72,6 +72,8 @@ extension RecordTransaction {
             while allFields.count <= count { allFields.append(Array(0..<allFields.count)) }
             return allFields[count]
         }
+        var scratch: [Int] = []
+        var lastChanged: [Int] = []
         for keys in writtenKeys {
             for key in keys {
                 guard let state = rowStates[key] else { continue }
@@ -83,16 +85,24 @@ extension RecordTransaction {
                 case (let was?, nil):
                     out.deleted.append(.init(id: id, values: nil, previous: was, changedFields: every(was.count)))
                 case (let was?, let now?):
-                    // Rows of one entity have one length; compared in place, from their bits.
-                    let changed = now.count == was.count
-                        ? now.withUnsafeBufferPointer { nowBuffer in
+                    // Rows of one entity have one length; compared in place, from their bits,
+                    // into a scratch list: rows that changed the same fields as the row before
+                    // (most of an update's) share that row's array, one allocation per pattern.
+                    scratch.removeAll(keepingCapacity: true)
+                    if now.count == was.count {
+                        now.withUnsafeBufferPointer { nowBuffer in
                             was.withUnsafeBufferPointer { wasBuffer in
-                                nowBuffer.indices.filter { !StoredValue.identical(nowBuffer, $0, wasBuffer, $0) }
+                                for field in nowBuffer.indices where !StoredValue.identical(nowBuffer, field, wasBuffer, field) {
+                                    scratch.append(field)
+                                }
                             }
                         }
-                        : now.indices.filter { !now[$0].isIdentical(to: was[$0]) }
-                    if !changed.isEmpty {
-                        out.updated.append(.init(id: id, values: now, previous: was, changedFields: changed))
+                    } else {
+                        for field in now.indices where !now[field].isIdentical(to: was[field]) { scratch.append(field) }
+                    }
+                    if !scratch.isEmpty {
+                        if scratch != lastChanged { lastChanged = scratch }
+                        out.updated.append(.init(id: id, values: now, previous: was, changedFields: lastChanged))
                     }
                 }
             }
