@@ -108,22 +108,14 @@ struct ChangeWriter {
             let write = try preparedWrite(binding, slots: binding.lockedSlots)
             let kinds = binding.schema.slotKinds
             let current = object._values
-            var values: [StoredValue] = []
-            values.reserveCapacity(binding.lockedSlots.count)
-            for slot in binding.lockedSlots {
-                // An object never given values (none, or all) inserts its defaults.
-                guard slot < current.count else { values.append(binding.schema.initialValues[slot]); continue }
-                let value = current[slot]
-                guard kinds[slot] == .toOne else { values.append(value); continue }
-                guard case .int(let raw) = value else { values.append(.null); continue }
-                if let pk = recordKey(raw),
-                   unwritten.isEmpty || !unwritten.contains(ModelContext.Key(
-                       entity: context.container.bindings[binding.targetEntity[slot]].index, raw: raw)) {
-                    values.append(.int(pk))
-                } else {
-                    deferred.append((object, binding, slot))
-                    values.append(.null)
-                }
+            let values: [StoredValue]
+            if binding.lockedSlotsAreAll, current.count == kinds.count,
+               writesAsIs(current, kinds, binding, unwritten: unwritten) {
+                // The object's own array, shared (no copy): the committed row the save reports
+                // is then the object's values, which its snapshot adopts in place.
+                values = current
+            } else {
+                values = rowValues(object, current, kinds, binding, unwritten: unwritten, deferred: &deferred)
             }
             let raw = object._rawID
             let key = try tx.insertRow(write, primaryKey: raw > 0 ? UInt64(raw) : nil, values)
@@ -133,6 +125,50 @@ struct ChangeWriter {
             if raw > 0 { unwritten.remove(ModelContext.Key(entity: binding.index, raw: raw)) }
         }
         for (object, binding, slot) in deferred { try update(object, binding, slots: [slot]) }
+    }
+
+    /// Whether `current` can be written as it is: each to-one is nil or names a row already
+    /// written under the same key (a temporary identifier needs its primary key instead, and
+    /// a target reserved but not written yet waits).
+    private func writesAsIs(_ current: [StoredValue], _ kinds: [EntitySchema.SlotKind], _ binding: EntityBinding,
+                            unwritten: Set<ModelContext.Key>) -> Bool {
+        for slot in kinds.indices where kinds[slot] == .toOne {
+            switch current[slot] {
+            case .null: continue
+            case .int(let raw) where raw > 0:
+                if unwritten.isEmpty { continue }
+                let target = context.container.bindings[binding.targetEntity[slot]].index
+                if unwritten.contains(ModelContext.Key(entity: target, raw: raw)) { return false }
+            default: return false
+            }
+        }
+        return true
+    }
+
+    /// Every stored slot of `object` in the prepared order: a to-one whose target is not
+    /// written yet is nil for now (as a slot left out would be), and goes to `deferred` to be
+    /// set once it is.
+    private func rowValues(_ object: ManagedObject, _ current: [StoredValue], _ kinds: [EntitySchema.SlotKind],
+                           _ binding: EntityBinding, unwritten: Set<ModelContext.Key>,
+                           deferred: inout [(ManagedObject, EntityBinding, Int)]) -> [StoredValue] {
+        var values: [StoredValue] = []
+        values.reserveCapacity(binding.lockedSlots.count)
+        for slot in binding.lockedSlots {
+            // An object never given values (none, or all) inserts its defaults.
+            guard slot < current.count else { values.append(binding.schema.initialValues[slot]); continue }
+            let value = current[slot]
+            guard kinds[slot] == .toOne else { values.append(value); continue }
+            guard case .int(let raw) = value else { values.append(.null); continue }
+            if let pk = recordKey(raw),
+               unwritten.isEmpty || !unwritten.contains(ModelContext.Key(
+                   entity: context.container.bindings[binding.targetEntity[slot]].index, raw: raw)) {
+                values.append(.int(pk))
+            } else {
+                deferred.append((object, binding, slot))
+                values.append(.null)
+            }
+        }
+        return values
     }
 
     /// The object identity of a primary key the store handed out. Keys count up from 1, so one

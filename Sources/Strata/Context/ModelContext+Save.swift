@@ -417,28 +417,35 @@ extension ModelContext {
         changeBatch.depth += 1
         defer { changeBatch.end() }
         // Rows come in runs of one entity: its binding is looked up by name once per run.
-        var last: (name: String, binding: EntityBinding?)?
+        var lastName: String?
+        var lastBinding: EntityBinding?
         func binding(named name: String) -> EntityBinding? {
-            if let last, last.name == name { return last.binding }
-            let binding = container.binding(named: name)
-            last = (name, binding)
-            return binding
+            if lastName == name { return lastBinding }
+            lastBinding = container.binding(named: name)
+            lastName = name
+            return lastBinding
         }
         // A key above Int64.max (a row the record layer wrote under a forged counter) names no
         // object, so none is registered for it.
-        for rows in [changes.inserted, changes.updated] {
-            for row in rows {
-                guard let binding = binding(named: row.id.entity), let values = row.values,
-                      let raw = Int64(exactly: row.id.primaryKey),
-                      let registered = registry[Key(entity: binding.index, raw: raw)] else { continue }
-                let object = registered.takeUnretainedValue()
-                if object.isFault { continue }
-                let own = object._flags.contains(.savedHere)
-                if own && adoptValuesAsSnapshot(object, row: values, binding) { continue }
-                moveSnapshot(of: object, to: binding.values(fromRow: values), binding)
-                if !own { runHook(object) { $0.awake(fromSnapshotEvents: .merge) } }
+        // Rows read in place (a copy of each retained and released its four references), the
+        // registry asked before anything else is touched: most rows name no loaded object.
+        func applyChanged(_ rows: [RecordChanges.Row]) {
+            rows.withUnsafeBufferPointer { buffer in
+                for i in buffer.indices {
+                    guard let binding = binding(named: buffer[i].id.entity),
+                          let raw = Int64(exactly: buffer[i].id.primaryKey),
+                          let registered = registry[Key(entity: binding.index, raw: raw)] else { continue }
+                    let object = registered.takeUnretainedValue()
+                    guard !object.isFault, let values = buffer[i].values else { continue }
+                    let own = object._flags.contains(.savedHere)
+                    if own && adoptValuesAsSnapshot(object, row: values, binding) { continue }
+                    moveSnapshot(of: object, to: binding.values(fromRow: values), binding)
+                    if !own { runHook(object) { $0.awake(fromSnapshotEvents: .merge) } }
+                }
             }
         }
+        applyChanged(changes.inserted)
+        applyChanged(changes.updated)
         for row in changes.deleted {
             guard let binding = binding(named: row.id.entity), let raw = Int64(exactly: row.id.primaryKey),
                   let registered = registry[Key(entity: binding.index, raw: raw)] else { continue }

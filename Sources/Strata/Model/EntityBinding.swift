@@ -19,6 +19,10 @@ final class EntityBinding: @unchecked Sendable {
     let relationships: [ResolvedRelationship?]
     /// The stored-property slots (attributes and to-ones): what optimistic locking compares.
     let lockedSlots: [Int]
+    /// Whether every slot is a locked slot, in order (no derived, transient or to-many
+    /// property): an object's values then are what an insert writes, as they are, once its
+    /// to-ones name written rows.
+    let lockedSlotsAreAll: Bool
     /// Whether a row's fields are the object's slots, in order (no to-many, no bookkeeping
     /// field): a decoded row is then the object's values as it is, with no second array.
     let rowIsSlots: Bool
@@ -45,6 +49,7 @@ final class EntityBinding: @unchecked Sendable {
             default: return false
             }
         }
+        self.lockedSlotsAreAll = lockedSlots == Array(schema.properties.indices)
         self.targetEntity = Array(repeating: -1, count: rowField.count)
         self.inverseSlot = Array(repeating: -1, count: rowField.count)
     }
