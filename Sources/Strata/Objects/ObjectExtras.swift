@@ -13,8 +13,10 @@ final class ObjectExtras {
     /// Unchecked for exclusivity at run time, as the object's own fields are: a setter and a
     /// save touch it per changed object, with plain loads and stores.
     @exclusivity(unchecked) var eventChanges: SlotSet = []
-    /// To-many slots changed through the other side (or links), since the last save.
-    @exclusivity(unchecked) var changedToMany: Set<Int> = []
+    /// To-many slots changed through the other side (or links), since the last save: bits, as
+    /// every item an insert relates to its list marks the list's to-many again (a `Set<Int>`
+    /// hashed the slot with SipHash each time).
+    @exclusivity(unchecked) var changedToMany: SlotSet = []
     /// What reads of a probe prototype record (key-path resolution).
     var probe: ProbeRecorder?
     /// To-many members read from the store, by slot (``ModelContext/storeMemberRaws(slot:of:)``).

@@ -17,6 +17,10 @@ struct SlotSet: ExpressibleByArrayLiteral {
         if slot >= 0 && slot < 64 { bits |= 1 << UInt64(slot) } else { others.insert(slot) }
     }
 
+    mutating func remove(_ slot: Int) {
+        if slot >= 0 && slot < 64 { bits &= ~(1 << UInt64(slot)) } else { others.remove(slot) }
+    }
+
     /// Calls `body` with each slot, in ascending order (no array made).
     func forEach(_ body: (Int) -> Void) {
         var rest = bits

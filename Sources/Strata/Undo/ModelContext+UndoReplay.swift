@@ -227,7 +227,7 @@ extension ModelContext {
     private func settleChanges(of object: ManagedObject) {
         guard object._flags.contains(.updated), let binding = binding(object) else { return }
         if let extras = object._extras {
-            for slot in Array(extras.changedToMany)
+            for slot in extras.changedToMany.sorted()
             where Set(memberRaws(slot: slot, of: object)) == Set(storeMemberRaws(slot: slot, of: object)) {
                 extras.changedToMany.remove(slot)
             }
