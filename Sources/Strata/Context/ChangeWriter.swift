@@ -17,6 +17,10 @@ struct ChangeWriter {
     /// without hashing its slot array.
     private var writes: [WriteShape: PreparedWrite] = [:]
     private var lastWrite: (entity: Int, slots: [Int], write: PreparedWrite)?
+    /// The changed slots ``changedSlots(_:_:)`` answered last, as a mask and a list.
+    private var lastChanged: (mask: UInt64, slots: [Int]) = (0, [])
+    /// The values an update writes, reused (see ``update(_:_:slots:)``).
+    private var updateValues: [StoredValue] = []
     private struct WriteShape: Hashable {
         let entity: Int
         let slots: [Int]
@@ -69,21 +73,36 @@ struct ChangeWriter {
     }
 
     /// The stored slots of `object` that differ from its snapshot (every one without a snapshot).
-    func changedSlots(_ object: ManagedObject, _ binding: EntityBinding) -> [Int] {
+    mutating func changedSlots(_ object: ManagedObject, _ binding: EntityBinding) -> [Int] {
         let values = object._values
         guard !values.isEmpty else { return [] }   // a fault changed nothing of its row
         let snapshot = object._snapshot
         if snapshot.isEmpty { return binding.lockedSlots }
         let locked = binding.lockedSlots
-        guard let last = locked.last, last < values.count, last < snapshot.count else {
+        guard let last = locked.last, last < values.count, last < snapshot.count, last < 64 else {
             return locked.filter { !values[$0].isIdentical(to: snapshot[$0]) }
         }
-        // Slots in range (they ascend): compared in place, from their bits first.
-        return values.withUnsafeBufferPointer { valueBuffer in
+        // Slots in range (they ascend): compared in place, from their bits first, into a mask;
+        // objects that changed the same slots as the one before (most of a save's) share its
+        // list, so no array is made per object.
+        let mask = values.withUnsafeBufferPointer { valueBuffer in
             snapshot.withUnsafeBufferPointer { snapshotBuffer in
-                locked.filter { !StoredValue.identical(valueBuffer, $0, snapshotBuffer, $0) }
+                var mask: UInt64 = 0
+                for slot in locked where !StoredValue.identical(valueBuffer, slot, snapshotBuffer, slot) {
+                    mask |= 1 << UInt64(slot)
+                }
+                return mask
             }
         }
+        if mask == lastChanged.mask { return lastChanged.slots }
+        var slots: [Int] = []
+        var rest = mask
+        while rest != 0 {
+            slots.append(rest.trailingZeroBitCount)
+            rest &= rest - 1
+        }
+        lastChanged = (mask, slots)
+        return slots
     }
 
     /// Inserts `objects` in order.
@@ -185,10 +204,11 @@ struct ChangeWriter {
     mutating func update(_ object: ManagedObject, _ binding: EntityBinding, slots: [Int]) throws {
         guard !slots.isEmpty, let pk = recordKey(object._rawID) else { return }
         let write = try preparedWrite(binding, slots: slots)
-        var values: [StoredValue] = []
-        values.reserveCapacity(slots.count)
-        for slot in slots { values.append(storedValue(object, binding, slot)) }
-        try tx.update(primaryKey: UInt64(pk), write, values)
+        // One buffer for every update of the pass: the record layer reads the values and
+        // keeps none of them, so the buffer stays this writer's own and is never reallocated.
+        updateValues.removeAll(keepingCapacity: true)
+        for slot in slots { updateValues.append(storedValue(object, binding, slot)) }
+        try tx.update(primaryKey: UInt64(pk), write, updateValues)
     }
 
     /// Makes and breaks the many-to-many links, each once.

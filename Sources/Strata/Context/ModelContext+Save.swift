@@ -78,13 +78,12 @@ extension ModelContext {
                     var conflicting: [Int] = []
                     if !snapshot.isEmpty {
                         if let row {
-                            let initial = binding.schema.initialValues
                             conflicting = row.withUnsafeBufferPointer { rowBuffer in
                                 snapshot.withUnsafeBufferPointer { snapshotBuffer in
                                     binding.lockedSlots.filter { slot in
                                         let field = binding.rowField[slot]
                                         guard field < rowBuffer.count, slot < snapshotBuffer.count else {
-                                            return !initial[slot].isIdentical(to: snapshot[slot])
+                                            return !binding.schema.initialValues[slot].isIdentical(to: snapshot[slot])
                                         }
                                         return !StoredValue.identical(rowBuffer, field, snapshotBuffer, slot)
                                     }

@@ -180,7 +180,7 @@ extension ModelContext {
     private func applyForFetch(_ tx: RecordTransaction) throws -> [Int64: Int64] {
         var writer = ChangeWriter(context: self, tx: tx)
         try writer.insert(insertOrder.compactMap { inserted[$0] })
-        for object in updated.values {
+        for object in Self.inKeyOrder(updated) {
             // A row another save deleted stays deleted for the fetch (the save itself resolves
             // it by the merge policy).
             guard let binding = binding(object), let id = writer.recordID(object._rawID, binding),
@@ -188,7 +188,7 @@ extension ModelContext {
             try writer.update(object, binding, slots: writer.changedSlots(object, binding))
         }
         try writer.writeLinks(pendingLinks)
-        try writer.delete(Array(deleted.values))
+        try writer.delete(Self.inKeyOrder(deleted))
         return writer.primaryKeys
     }
 }
