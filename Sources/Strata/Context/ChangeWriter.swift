@@ -155,13 +155,20 @@ struct ChangeWriter {
             switch current[slot] {
             case .null: continue
             case .int(let raw) where raw > 0:
-                if unwritten.isEmpty { continue }
-                let target = context.container.bindings[binding.targetEntity[slot]].index
-                if unwritten.contains(ModelContext.Key(entity: target, raw: raw)) { return false }
+                if waitsForTarget(raw, slot: slot, binding, unwritten: unwritten) { return false }
             default: return false
             }
         }
         return true
+    }
+
+    /// Whether the to-one in `slot` names a target whose primary key is reserved but whose row
+    /// is not written yet (the value then waits for it).
+    private func waitsForTarget(_ raw: Int64, slot: Int, _ binding: EntityBinding,
+                                unwritten: Set<ModelContext.Key>) -> Bool {
+        if unwritten.isEmpty { return false }
+        let target = context.container.bindings[binding.targetEntity[slot]].index
+        return unwritten.contains(ModelContext.Key(entity: target, raw: raw))
     }
 
     /// Every stored slot of `object` in the prepared order: a to-one whose target is not
@@ -178,9 +185,7 @@ struct ChangeWriter {
             let value = current[slot]
             guard kinds[slot] == .toOne else { values.append(value); continue }
             guard case .int(let raw) = value else { values.append(.null); continue }
-            if let pk = recordKey(raw),
-               unwritten.isEmpty || !unwritten.contains(ModelContext.Key(
-                   entity: context.container.bindings[binding.targetEntity[slot]].index, raw: raw)) {
+            if let pk = recordKey(raw), !waitsForTarget(raw, slot: slot, binding, unwritten: unwritten) {
                 values.append(.int(pk))
             } else {
                 deferred.append((object, binding, slot))
