@@ -274,8 +274,9 @@ public final class ModelContext {
     /// does not decode stays one (``fulfill(_:_:)`` then reads it, and reports what it finds).
     func load(_ objects: [ManagedObject], fromScanned rows: FetchedRowBytes, _ binding: EntityBinding) {
         guard rows.keptCount > 0, rows.spans.count == objects.count else { return }
+        let entity = binding.entity
         for (index, object) in objects.enumerated() where object._flags.contains(.fault) && object._rawID > 0 {
-            guard let row = try? rows.withRow(at: index, { try binding.entity.decodeRow($0) }) else { continue }
+            guard let row = try? rows.decodeRow(at: index, of: entity) else { continue }
             object._flags.remove(.fault)
             statistics.faultsFired += 1
             load(object, row, binding)
