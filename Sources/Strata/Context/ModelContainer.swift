@@ -96,6 +96,7 @@ public final class ModelContainer: Sendable {
     deinit { otherProcessWatcher.withLock { $0?.cancel() } }
 
     /// The binding of a model class (nil: not in this container's model).
+    @inline(__always)
     func binding(of schema: EntitySchema) -> EntityBinding? {
         let serial = schema.serial
         guard serial < bindingBySchema.count else { return nil }
