@@ -62,7 +62,11 @@ open class ManagedObject: Hashable, CustomStringConvertible {
     public required init() {}
 
     deinit {
-        if _flags.contains(.registered) { _context?.objectDidDeallocate(self) }
+        // Borrowed: the object's own field holds the context for the whole call (nothing can
+        // clear it while the object is freed), so the call needs no retain and release of its own.
+        if _flags.contains(.registered), let context = _context.map(Unmanaged.passUnretained) {
+            context._withUnsafeGuaranteedRef { $0.objectDidDeallocate(self) }
+        }
     }
 
     // MARK: Lifecycle hooks (override; each runs in the context's isolation domain, none may
