@@ -186,16 +186,38 @@ public final class ModelContext {
 
     /// The reader faults and fetches use: the pinned snapshot, or the latest commit.
     func reader() throws -> RecordReader {
+        try keepReadingCurrent()
+        guard let current = readingReader else { return try readLatest() }
+        return current
+    }
+
+    /// Makes `reading` the snapshot ``reader()`` answers with, without taking a reference to it.
+    @inline(__always)
+    private func keepReadingCurrent() throws {
         try container.requireOpen("reading the store")
-        if let current = readingReader, pinned || readingTransactionID == storage.lastCommittedTransactionID {
-            return current
+        if readingReader == nil || !pinned && readingTransactionID != storage.lastCommittedTransactionID {
+            _ = try readLatest()
         }
+    }
+
+    /// Moves `reading` to the latest commit (what was read ahead from the old one goes).
+    @inline(never)
+    private func readLatest() throws -> RecordReader {
         reading?.close()
         rowCache.removeAll()
         prefetchedRows = [:]
         let snapshot = try container.store.snapshot()
         reading = snapshot
         return snapshot.reader
+    }
+
+    /// The stored row `pk` of entity `binding`, read with `reading`'s reader borrowed (call
+    /// after ``keepReadingCurrent()``): nothing can replace the reader while one row is read
+    /// (no code of the program's runs), and a fault paid a retain and a release for the
+    /// reference ``reader()`` returns.
+    private func storedRow(_ pk: UInt64, _ binding: EntityBinding) throws -> [StoredValue]? {
+        guard let reader = readingReader.map(Unmanaged.passUnretained) else { return nil }
+        return try reader._withUnsafeGuaranteedRef { try $0.storedRow(entityIndex: binding.index, primaryKey: pk) }
     }
 
     /// Loads a fault's values (and those of the other faults of its batch, when a fetch with
@@ -224,7 +246,7 @@ public final class ModelContext {
         object._flags.remove(.fault)
         statistics.faultsFired += 1
         do {
-            let recordReader = try reader()
+            try keepReadingCurrent()
             let raw = object._rawID
             // The row is moved from where it is read into the object: binding an optional row
             // and passing it on copied it (a retain and a release per fault). The rows read
@@ -234,7 +256,7 @@ public final class ModelContext {
             }
             guard raw > 0 else { return failFulfilment(object, binding, .objectNotFound(entity: binding.name, primaryKey: 0)) }
             statistics.rowReads += 1
-            guard let row = try recordReader.storedRow(entityIndex: binding.index, primaryKey: UInt64(raw)) else {
+            guard let row = try storedRow(UInt64(raw), binding) else {
                 return failFulfilment(object, binding, .objectNotFound(entity: binding.name, primaryKey: UInt64(raw)))
             }
             load(object, row, binding)
