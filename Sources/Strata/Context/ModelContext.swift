@@ -249,9 +249,8 @@ public final class ModelContext {
             try keepReadingCurrent()
             let raw = object._rawID
             // The row is moved from where it is read into the object: binding an optional row
-            // and passing it on copied it (a retain and a release per fault). The rows read
-            // ahead are asked only when there are some (the call alone was ~50 instructions).
-            if rowCache.count > 0 || !prefetchedRows.isEmpty, let ahead = rowReadAhead(of: raw, binding) {
+            // and passing it on copied it (a retain and a release per fault).
+            if let ahead = rowReadAhead(of: raw, binding) {
                 return load(object, ahead, binding)
             }
             guard raw > 0 else { return failFulfilment(object, binding, .objectNotFound(entity: binding.name, primaryKey: 0)) }
@@ -267,13 +266,8 @@ public final class ModelContext {
 
     /// Gives a fault its stored row's values.
     private func load(_ object: ManagedObject, _ row: __owned [StoredValue], _ binding: EntityBinding) {
-        // The row itself when its fields are the slots: moved in, one reference added for the
-        // snapshot (going through `values(fromRow:)` copied it out and released it again).
-        if binding.rowIsSlots && row.count == binding.rowField.count {
-            object._values = row
-        } else {
-            object._values = binding.values(fromRow: row)
-        }
+        // Moved in; one reference added for the snapshot.
+        object._values = binding.values(fromRow: row)
         object._snapshot = object._values
         object._extras?.faultError = nil
         runHook(object) { $0.awakeFromFetch() }
@@ -327,8 +321,12 @@ public final class ModelContext {
 
     /// The row of `raw` a fetch's scan or prefetching read from the commit the context reads,
     /// if either did (call after ``reader()``, which drops them when the commit moved).
+    /// Inlined with its emptiness test first: most faults fire with nothing read ahead, and the
+    /// call alone was ~50 instructions a fault.
+    @inline(__always)
     private func rowReadAhead(of raw: Int64, _ binding: EntityBinding) -> [StoredValue]? {
-        rowCache.take(entity: binding.entity, raw: raw)
+        guard rowCache.count > 0 || !prefetchedRows.isEmpty else { return nil }
+        return rowCache.take(entity: binding.entity, raw: raw)
             ?? (prefetchedRows.isEmpty ? nil : prefetchedRows[Key(entity: binding.index, raw: raw)])
     }
 

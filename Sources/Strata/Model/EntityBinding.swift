@@ -57,8 +57,9 @@ final class EntityBinding: @unchecked Sendable {
     var name: String { schema.name }
     var index: Int { entity.index }
 
-    /// The object values of a stored row.
-    func values(fromRow row: [StoredValue]) -> [StoredValue] {
+    /// The object values of a stored row: the row itself, moved, when its fields are the slots.
+    @inline(__always)
+    func values(fromRow row: __owned [StoredValue]) -> [StoredValue] {
         if rowIsSlots && row.count == rowField.count { return row }
         var values = schema.initialValues
         for (slot, field) in rowField.enumerated() where field >= 0 && field < row.count { values[slot] = row[field] }
