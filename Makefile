@@ -3,7 +3,7 @@ SWIFT ?= swift
 
 .PHONY: deps bench-deps bench test fuzz examples docs
 
-PACKAGES = liblz4-dev liblmdb-dev libsqlite3-dev postgresql openssl
+PACKAGES = liblz4-dev liblmdb-dev libsqlite3-dev libpq-dev postgresql openssl
 
 deps:
 	@missing=""; \
@@ -38,7 +38,7 @@ BENCH_OUT = .build/bench
 BENCH_JSON = $(BENCH_OUT)/kv.json $(BENCH_OUT)/records.json $(BENCH_OUT)/objects.json $(BENCH_OUT)/replicate.json
 
 bench-deps:
-	@$(MAKE) --no-print-directory deps PACKAGES="liblz4-dev liblmdb-dev libsqlite3-dev strace postgresql openssl"
+	@$(MAKE) --no-print-directory deps PACKAGES="liblz4-dev liblmdb-dev libsqlite3-dev libpq-dev strace postgresql openssl"
 
 # `strata-bench replicate` runs this package's `strata` tool (the bench package does not link
 # StrataPostgres: SwiftNIO and BoringSSL would build again in its own directory). Built with

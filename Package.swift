@@ -8,7 +8,8 @@ let package = Package(
         .library(name: "StrataStorage", targets: ["StrataStorage"]),
         .library(name: "StrataRecords", targets: ["StrataRecords"]),
         .library(name: "Strata", targets: ["Strata"]),
-        // Replication to PostgreSQL, apart: a user who does not replicate builds none of it.
+        // Replication to PostgreSQL, apart: a user who does not replicate builds none of it and
+        // needs no libpq.
         .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
         .executable(name: "strata", targets: ["strata"]),
         .executable(name: "strata-examples", targets: ["strata-examples"]),
@@ -17,10 +18,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // `swift package generate-documentation` (`make docs`): a command plugin, no target uses it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
-        // StrataPostgres only: the PostgreSQL client, its TLS and its logger.
-        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.0"),
-        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
     ],
     targets: [
         // liblz4 from the system (Debian: liblz4-dev).
@@ -45,15 +42,12 @@ let package = Package(
             dependencies: ["StrataRecords", "StrataStorage"],
             path: "Sources/Strata"
         ),
+        // libpq, PostgreSQL's client library, from the system (Debian: libpq-dev; decision 76).
+        .systemLibrary(name: "CLibPQ", path: "Sources/CLibPQ", providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         // Replication of a record store to PostgreSQL (decision 62).
         .target(
             name: "StrataPostgres",
-            dependencies: [
-                "StrataRecords", "StrataStorage",
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "Logging", package: "swift-log"),
-            ],
+            dependencies: ["StrataRecords", "StrataStorage", "CLibPQ"],
             path: "Sources/StrataPostgres"
         ),
         // Test support shared by the tools and the test suites (the simulated file system, seeded
@@ -126,8 +120,7 @@ let package = Package(
         // Needs a PostgreSQL server: the suite starts a throwaway cluster (Debian's postgresql).
         .testTarget(
             name: "StrataPostgresTests",
-            dependencies: ["StrataPostgres", "StrataRecords", "StrataTesting",
-                           .product(name: "PostgresNIO", package: "postgres-nio")],
+            dependencies: ["StrataPostgres", "StrataRecords", "StrataTesting"],
             path: "Tests/StrataPostgresTests"
         ),
         .testTarget(

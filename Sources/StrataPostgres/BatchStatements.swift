@@ -1,4 +1,3 @@
-import PostgresNIO
 import StrataRecords
 
 /// The statements that apply a run of consecutive Strata history transactions to the
@@ -275,7 +274,7 @@ struct BatchStatements {
                         bindings.append(row.pk)
                     } else {
                         switch row.values[column] {
-                        case .stored(let value): try bindings.append(stored: value)
+                        case .stored(let value): bindings.append(stored: value)
                         case .target(let target?):
                             // A target the run deleted: SET NULL, as ON DELETE would have done.
                             if let targetTable = targetTables[index], gone.contains(RowKey(table: targetTable, pk: target)) {

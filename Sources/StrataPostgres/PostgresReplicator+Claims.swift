@@ -1,5 +1,4 @@
 import Foundation
-import PostgresNIO
 import StrataRecords
 import StrataStorage
 
@@ -72,16 +71,16 @@ extension PostgresReplicator {
         bindings.append(name)
         bindings.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
         let rows = try await run(on: connection) {
-            try await $0.checkedQuery(PostgresQuery(
+            try await $0.query(PostgresQuery(
                 unsafeSQL: "SELECT p.claim, p.after, EXISTS (SELECT 1 FROM \(SQL.name(ReplicationSchema.changeTable)) c "
                     + "WHERE c.claim IS NOT NULL AND c.claim IS DISTINCT FROM p.claim AND c.tbl = ANY($2::text[])) "
                     + "FROM (SELECT (SELECT claim FROM \(SQL.name(ReplicationSchema.pullTable)) WHERE name = $1) AS claim, "
                     + "(SELECT after FROM \(SQL.name(ReplicationSchema.pullTable)) WHERE name = $1) AS after) AS p",
-                binds: bindings), logger: logger)
+                binds: bindings))
         }
         var recorded: (claim: Int64, after: Int64)?
         var others = false
-        for try await (claim, after, unrecorded) in rows.decode((Int64?, Int64?, Bool).self) {
+        for (claim, after, unrecorded) in try rows.decode((Int64?, Int64?, Bool).self) {
             if let claim, let after { recorded = (claim, after) }
             others = unrecorded
         }
@@ -99,10 +98,10 @@ extension PostgresReplicator {
             var release = PostgresBindings()
             release.append(awaitingPush ? recorded?.claim : nil)
             release.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
-            try await connection.checkedQuery(PostgresQuery(
+            try await connection.query(PostgresQuery(
                 unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.changeTable)) SET claim = NULL "
                     + "WHERE claim IS NOT NULL AND claim IS DISTINCT FROM $1 AND tbl = ANY($2::text[])",
-                binds: release), logger: logger)
+                binds: release))
             if let recorded, !awaitingPush { try await clearClaim(recorded.claim, on: connection) }
         }
         return awaitingPush
@@ -118,28 +117,28 @@ extension PostgresReplicator {
             var bindings = PostgresBindings()
             bindings.append(claim)
             bindings.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
-            let rows = try await connection.checkedQuery(PostgresQuery(
+            let rows = try await connection.query(PostgresQuery(
                 unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.changeTable)) SET claim = $1 "
                     + "WHERE claim IS NULL AND tbl = ANY($2::text[]) RETURNING seq, tbl, pk, other, op, cols",
-                binds: bindings), logger: logger)
+                binds: bindings))
             changes = try await Self.changesInOrder(rows)
             guard !changes.isEmpty else { return }
             var state = PostgresBindings()
             state.append(name)
             state.append(claim)
             state.append(Int64(bitPattern: before.value))
-            try await connection.checkedQuery(PostgresQuery(
+            try await connection.query(PostgresQuery(
                 unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.pullTable)) (name, claim, after) VALUES ($1, $2, $3) "
                     + "ON CONFLICT (name) DO UPDATE SET claim = EXCLUDED.claim, after = EXCLUDED.after",
-                binds: state), logger: logger)
+                binds: state))
         }
         return changes.isEmpty ? nil : Claim(id: claim, changes: changes)
     }
 
     /// Rows of `seq, tbl, pk, other, op, cols`, as changes in the order they were recorded.
-    private static func changesInOrder(_ rows: PostgresRowSequence) async throws -> [PulledChange] {
+    private static func changesInOrder(_ rows: PostgresRows) async throws -> [PulledChange] {
         var taken: [(Int64, PulledChange)] = []
-        for try await (seq, table, pk, other, op, columns) in rows.decode((Int64, String, Int64, Int64?, String, [String]?).self) {
+        for (seq, table, pk, other, op, columns) in try rows.decode((Int64, String, Int64, Int64?, String, [String]?).self) {
             taken.append((seq, PulledChange(table: table, pk: pk, other: other, op: op, columns: columns)))
         }
         return taken.sorted { $0.0 < $1.0 }.map(\.1)
@@ -151,13 +150,13 @@ extension PostgresReplicator {
         var bindings = PostgresBindings()
         bindings.append(claims)
         let rows = try await run(on: connection) {
-            try await $0.checkedQuery(PostgresQuery(
+            try await $0.query(PostgresQuery(
                 unsafeSQL: "SELECT claim, seq, tbl, pk, other, op, cols FROM \(SQL.name(ReplicationSchema.changeTable)) "
-                    + "WHERE claim = ANY($1::bigint[])", binds: bindings), logger: logger)
+                    + "WHERE claim = ANY($1::bigint[])", binds: bindings))
         }
         var byClaim: [Int64: [(Int64, PulledChange)]] = [:]
-        for try await (claim, seq, table, pk, other, op, columns)
-                in rows.decode((Int64, Int64, String, Int64, Int64?, String, [String]?).self) {
+        for (claim, seq, table, pk, other, op, columns)
+                in try rows.decode((Int64, Int64, String, Int64, Int64?, String, [String]?).self) {
             byClaim[claim, default: []].append((seq, PulledChange(table: table, pk: pk, other: other, op: op, columns: columns)))
         }
         return byClaim.mapValues { ServerWrites($0.sorted { $0.0 < $1.0 }.map(\.1), schema: schema) }
@@ -168,12 +167,12 @@ extension PostgresReplicator {
         var bindings = PostgresBindings()
         bindings.append(claims)
         bindings.append(name)
-        try await connection.checkedQuery(PostgresQuery(
+        try await connection.query(PostgresQuery(
             unsafeSQL: "DELETE FROM \(SQL.name(ReplicationSchema.changeTable)) WHERE claim = ANY($1::bigint[])",
-            binds: bindings), logger: logger)
-        try await connection.checkedQuery(PostgresQuery(
+            binds: bindings))
+        try await connection.query(PostgresQuery(
             unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.pullTable)) SET claim = NULL "
-                + "WHERE claim = ANY($1::bigint[]) AND name = $2", binds: bindings), logger: logger)
+                + "WHERE claim = ANY($1::bigint[]) AND name = $2", binds: bindings))
     }
 
     /// Ends a claim the store applied nothing for: its changes deleted and the store's
@@ -187,7 +186,7 @@ extension PostgresReplicator {
             queries = try batch.statements().queries
         }
         try await inTransaction(on: connection) { connection in
-            for query in queries { try await connection.checkedQuery(query, logger: logger) }
+            for query in queries { try await connection.query(query) }
             try await endClaims([claim], on: connection)
         }
     }
@@ -197,8 +196,8 @@ extension PostgresReplicator {
         var bindings = PostgresBindings()
         bindings.append(name)
         bindings.append(claim)
-        try await connection.checkedQuery(PostgresQuery(
+        try await connection.query(PostgresQuery(
             unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.pullTable)) SET claim = NULL WHERE name = $1 AND claim = $2",
-            binds: bindings), logger: logger)
+            binds: bindings))
     }
 }

@@ -1,6 +1,4 @@
 import Foundation
-import NIOCore
-import PostgresNIO
 import StrataRecords
 import StrataStorage
 
@@ -38,7 +36,7 @@ extension PostgresReplicator {
     /// values the store recomputed, and the store's side of any conflict, to PostgreSQL.
     public func pull() async throws -> PullReport {
         let connection = try await connect()
-        defer { Task { try? await connection.close() } }
+        defer { connection.close() }
         return try await pull(on: connection)
     }
 
@@ -46,7 +44,7 @@ extension PostgresReplicator {
     /// either changed meanwhile).
     public func exchange() async throws -> (pulled: PullReport, pushed: PushReport) {
         let connection = try await connect()
-        defer { Task { try? await connection.close() } }
+        defer { connection.close() }
         // The first exchange copies the store before it can pull anything.
         try await prepareTables(on: connection)
         let copy = try await storedToken(on: connection) == nil ? try await push(on: connection, stopAfter: nil) : nil
@@ -123,9 +121,9 @@ extension PostgresReplicator {
         var bindings = PostgresBindings()
         bindings.append(name)
         _ = try await run(on: connection) {
-            try await $0.checkedQuery(PostgresQuery(
+            try await $0.query(PostgresQuery(
                 unsafeSQL: "SELECT \(take ? "pg_advisory_lock" : "pg_advisory_unlock")(hashtext('strata_pull'), hashtext($1))",
-                binds: bindings), logger: logger)
+                binds: bindings))
         }
     }
 
@@ -138,17 +136,17 @@ extension PostgresReplicator {
         // Two replicators preparing at once would replace the same functions concurrently
         // (PostgreSQL: "tuple concurrently updated"): one at a time, in one transaction.
         try await inTransaction(on: connection) { connection in
-            try await connection.checkedQuery("SELECT pg_advisory_xact_lock(hashtext('strata_prepare_pull'))", logger: logger)
+            try await connection.query("SELECT pg_advisory_xact_lock(hashtext('strata_prepare_pull'))")
             var bindings = PostgresBindings()
             bindings.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
             bindings.append(schema.tables.map(\.entity))
-            let rows = try await connection.checkedQuery(PostgresQuery(unsafeSQL: ReplicationSchema.installedPullSQL,
-                                                                binds: bindings), logger: logger)
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: ReplicationSchema.installedPullSQL,
+                                                                binds: bindings))
             var installed = false
             var namespace = "public"
             var unmended = 0
-            for try await (triggers, keyed, tables, schemaName, withoutCascade)
-                    in rows.decode((Int64, Int64, Bool, String, Int64).self) {
+            for (triggers, keyed, tables, schemaName, withoutCascade)
+                    in try rows.decode((Int64, Int64, Bool, String, Int64).self) {
                 installed = tables && triggers == Int64(2 * (schema.tables.count + schema.joinTables.count))
                     && keyed == Int64(schema.tables.count)
                 namespace = schemaName
@@ -156,7 +154,7 @@ extension PostgresReplicator {
             }
             let functions = schema.pullFunctionsSQL(in: namespace)
             for statement in installed ? functions : functions + schema.pullSQL {
-                try await connection.checkedQuery(PostgresQuery(unsafeSQL: statement), logger: logger)
+                try await connection.query(PostgresQuery(unsafeSQL: statement))
             }
             if unmended > 0 { try await mendForeignKeys(on: connection, tables: bindings) }
         }
@@ -166,17 +164,17 @@ extension PostgresReplicator {
     /// (made by a replicator from before pulling), keeping their names and delete rules, within
     /// the caller's transaction.
     private func mendForeignKeys(on connection: PostgresConnection, tables: PostgresBindings) async throws {
-        let rows = try await connection.checkedQuery(PostgresQuery(unsafeSQL: ReplicationSchema.foreignKeysWithoutCascadeSQL,
-                                                            binds: tables), logger: logger)
+        let rows = try await connection.query(PostgresQuery(unsafeSQL: ReplicationSchema.foreignKeysWithoutCascadeSQL,
+                                                            binds: tables))
         var statements: [String] = []
-        for try await (table, constraint, column, target, onDelete) in rows.decode((String, String, String, String, String).self) {
+        for (table, constraint, column, target, onDelete) in try rows.decode((String, String, String, String, String).self) {
             let rule = ["c": "CASCADE", "n": "SET NULL", "d": "SET DEFAULT", "r": "RESTRICT"][onDelete] ?? "NO ACTION"
             statements.append("ALTER TABLE \(SQL.name(table)) DROP CONSTRAINT \(SQL.name(constraint)), "
                 + "ADD CONSTRAINT \(SQL.name(constraint)) FOREIGN KEY (\(SQL.name(column))) REFERENCES \(SQL.name(target)) (pk) "
                 + "ON DELETE \(rule) ON UPDATE CASCADE DEFERRABLE INITIALLY DEFERRED")
         }
         for statement in statements {
-            try await connection.checkedQuery(PostgresQuery(unsafeSQL: statement), logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: statement))
         }
     }
 
@@ -224,32 +222,31 @@ extension PostgresReplicator {
                 let map = "unnest($1::bigint[], $2::bigint[]) AS m(old, new)"
                 // The row's key (foreign keys and join rows follow: ON UPDATE CASCADE), then
                 // the claim's changes of it and of its links.
-                try await connection.checkedQuery(PostgresQuery(
+                try await connection.query(PostgresQuery(
                     unsafeSQL: "UPDATE \(SQL.name(entity)) AS t SET pk = m.new FROM \(map) WHERE t.pk = m.old",
-                    binds: bindings), logger: logger)
+                    binds: bindings))
                 // Every recorded change of those rows and their links follows, claimed or not:
                 // the server may have changed them after the claim, under its own keys.
                 var changeBindings = bindings
                 changeBindings.append(claim.id)
                 changeBindings.append(entity)
                 let changes = SQL.name(ReplicationSchema.changeTable)
-                try await connection.checkedQuery(PostgresQuery(
+                try await connection.query(PostgresQuery(
                     unsafeSQL: "UPDATE \(changes) AS c SET pk = m.new, "
                         + "op = CASE WHEN c.op = 'insert' AND c.claim = $3 THEN 'keyed' ELSE c.op END "
-                        + "FROM \(map) WHERE c.tbl = $4 AND c.pk = m.old", binds: changeBindings),
-                    logger: logger)
+                        + "FROM \(map) WHERE c.tbl = $4 AND c.pk = m.old", binds: changeBindings))
                 for join in schema.joinTables where join.entity == entity || join.target == entity {
                     var joinBindings = bindings
                     joinBindings.append(join.name)
                     if join.entity == entity {
-                        try await connection.checkedQuery(PostgresQuery(
+                        try await connection.query(PostgresQuery(
                             unsafeSQL: "UPDATE \(changes) AS c SET pk = m.new FROM \(map) "
-                                + "WHERE c.tbl = $3 AND c.pk = m.old", binds: joinBindings), logger: logger)
+                                + "WHERE c.tbl = $3 AND c.pk = m.old", binds: joinBindings))
                     }
                     if join.target == entity {
-                        try await connection.checkedQuery(PostgresQuery(
+                        try await connection.query(PostgresQuery(
                             unsafeSQL: "UPDATE \(changes) AS c SET other = m.new FROM \(map) "
-                                + "WHERE c.tbl = $3 AND c.other = m.old", binds: joinBindings), logger: logger)
+                                + "WHERE c.tbl = $3 AND c.other = m.old", binds: joinBindings))
                     }
                 }
             }

@@ -1,6 +1,4 @@
 import Foundation
-import NIOCore
-import PostgresNIO
 import StrataRecords
 import StrataStorage
 
@@ -38,12 +36,10 @@ extension PostgresReplicator {
                 var bindings = PostgresBindings()
                 bindings.append(Array(wanted))
                 let list = (["pk"] + columns.map(\.name)).map(SQL.name).joined(separator: ", ")
-                let rows = try await connection.checkedQuery(PostgresQuery(
-                    unsafeSQL: "SELECT \(list) FROM \(SQL.name(table.entity)) WHERE pk = ANY($1::bigint[])", binds: bindings),
-                    logger: logger)
+                let rows = try await connection.query(PostgresQuery(
+                    unsafeSQL: "SELECT \(list) FROM \(SQL.name(table.entity)) WHERE pk = ANY($1::bigint[])", binds: bindings))
                 var found: [Int64: [String: PulledValue]] = [:]
-                for try await row in rows {
-                    let cells = row.makeRandomAccess()
+                for cells in rows {
                     let pk = try cells[0].decode(Int64.self)
                     var values: [String: PulledValue] = [:]
                     for (index, column) in columns.enumerated() {
@@ -58,11 +54,11 @@ extension PostgresReplicator {
                 var bindings = PostgresBindings()
                 bindings.append(asked.map { $0[0] })
                 bindings.append(asked.map { $0[1] })
-                let rows = try await connection.checkedQuery(PostgresQuery(
+                let rows = try await connection.query(PostgresQuery(
                     unsafeSQL: "SELECT source, target FROM \(SQL.name(join.name)) WHERE (source, target) IN "
-                        + "(SELECT * FROM unnest($1::bigint[], $2::bigint[]))", binds: bindings), logger: logger)
+                        + "(SELECT * FROM unnest($1::bigint[], $2::bigint[]))", binds: bindings))
                 var present = Set<[Int64]>()
-                for try await (source, target) in rows.decode((Int64, Int64).self) { present.insert([source, target]) }
+                for (source, target) in try rows.decode((Int64, Int64).self) { present.insert([source, target]) }
                 current.links[join.name] = present
             }
         }
@@ -80,7 +76,7 @@ extension PostgresReplicator {
         case "numeric": value = try cell.decode(Decimal?.self).map(StoredValue.decimal)
         case "timestamp with time zone": value = try cell.decode(Date?.self).map(StoredValue.date)
         case "uuid": value = try cell.decode(UUID?.self).map(StoredValue.uuid)
-        case "bytea": value = try cell.decode(ByteBuffer?.self).map { StoredValue.binary(Array($0.readableBytesView)) }
+        case "bytea": value = try cell.decode(PostgresBytes?.self).map { StoredValue.binary($0.bytes) }
         default: value = try cell.decode(String?.self).map(StoredValue.string)
         }
         return .stored(value ?? .null)

@@ -1,5 +1,4 @@
 import Foundation
-import PostgresNIO
 import StrataRecords
 
 /// The replicated tables: created when missing, checked when present (a table of another shape
@@ -13,12 +12,11 @@ extension PostgresReplicator {
                                                    [("name", "text"), ("token", "bigint"), ("model", "text")])]
             var bindings = PostgresBindings()
             bindings.append(shapes.map(\.table))
-            let rows = try await connection.checkedQuery(PostgresQuery(
+            let rows = try await connection.query(PostgresQuery(
                 unsafeSQL: "SELECT table_name::text, column_name::text, data_type::text FROM information_schema.columns "
-                    + "WHERE table_schema = current_schema() AND table_name = ANY($1::text[])", binds: bindings),
-                logger: logger)
+                    + "WHERE table_schema = current_schema() AND table_name = ANY($1::text[])", binds: bindings))
             var found: [String: [String: String]] = [:]
-            for try await (table, column, type) in rows.decode((String, String, String).self) {
+            for (table, column, type) in try rows.decode((String, String, String).self) {
                 found[table, default: [:]][column] = type
             }
             for (table, columns) in shapes {
@@ -31,27 +29,25 @@ extension PostgresReplicator {
                 }
             }
             for statement in schema.creationSQL {
-                try await connection.checkedQuery(PostgresQuery(unsafeSQL: statement), logger: logger)
+                try await connection.query(PostgresQuery(unsafeSQL: statement))
             }
             let keys = schema.foreignKeySQL
             if !keys.isEmpty {
                 var names = PostgresBindings()
                 names.append(keys.map(\.constraint))
-                let existing = try await connection.checkedQuery(PostgresQuery(
-                    unsafeSQL: "SELECT conname::text FROM pg_constraint WHERE conname = ANY($1::text[])", binds: names),
-                    logger: logger)
+                let existing = try await connection.query(PostgresQuery(
+                    unsafeSQL: "SELECT conname::text FROM pg_constraint WHERE conname = ANY($1::text[])", binds: names))
                 var present = Set<String>()
-                for try await constraint in existing.decode(String.self) { present.insert(constraint) }
+                for constraint in try existing.decode(String.self) { present.insert(constraint) }
                 for key in keys where !present.contains(key.constraint) {
-                    try await connection.checkedQuery(PostgresQuery(unsafeSQL: key.statement), logger: logger)
+                    try await connection.query(PostgresQuery(unsafeSQL: key.statement))
                 }
             }
             var state = PostgresBindings()
             state.append(name)
-            let stored = try await connection.checkedQuery(PostgresQuery(
-                unsafeSQL: "SELECT model FROM \(SQL.name(ReplicationSchema.stateTable)) WHERE name = $1", binds: state),
-                logger: logger)
-            for try await model in stored.decode(String.self) where model != modelText {
+            let stored = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT model FROM \(SQL.name(ReplicationSchema.stateTable)) WHERE name = $1", binds: state))
+            for model in try stored.decode(String.self) where model != modelText {
                 throw ReplicationError.modelMismatch(
                     reason: "replication '\(name)' was made with another model; drop its tables to start over")
             }
@@ -63,10 +59,9 @@ extension PostgresReplicator {
         try await run(on: connection) { connection in
             var bindings = PostgresBindings()
             bindings.append(name)
-            let rows = try await connection.checkedQuery(PostgresQuery(
-                unsafeSQL: "SELECT token FROM \(SQL.name(ReplicationSchema.stateTable)) WHERE name = $1", binds: bindings),
-                logger: logger)
-            for try await token in rows.decode(Int64.self) { return HistoryToken(UInt64(bitPattern: token)) }
+            let rows = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT token FROM \(SQL.name(ReplicationSchema.stateTable)) WHERE name = $1", binds: bindings))
+            for token in try rows.decode(Int64.self) { return HistoryToken(UInt64(bitPattern: token)) }
             return nil
         }
     }
@@ -83,15 +78,14 @@ extension PostgresReplicator {
         try await inTransaction(on: connection) { connection in
             let tables = (schema.tables.map(\.entity) + schema.joinTables.map(\.name)).map(SQL.name)
             if !tables.isEmpty {
-                try await connection.checkedQuery(PostgresQuery(unsafeSQL: "TRUNCATE \(tables.joined(separator: ", "))"),
-                                           logger: logger)
+                try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(tables.joined(separator: ", "))"))
             }
             // The rows as insert changes, written in slices (memory stays bounded).
             var batch = BatchStatements(schema: schema)
             func flush() async throws {
                 guard batch.changeCount > 0 else { return }
                 let statements = try batch.statements()
-                for query in statements.queries { try await connection.checkedQuery(query, logger: logger) }
+                for query in statements.queries { try await connection.query(query) }
                 rows += statements.rows
                 batch = BatchStatements(schema: schema)
             }
@@ -119,10 +113,10 @@ extension PostgresReplicator {
             bindings.append(name)
             bindings.append(Int64(bitPattern: token.value))
             bindings.append(modelText)
-            try await connection.checkedQuery(PostgresQuery(
+            try await connection.query(PostgresQuery(
                 unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.stateTable)) (name, token, model) "
                     + "VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET token = EXCLUDED.token, "
-                    + "model = EXCLUDED.model", binds: bindings), logger: logger)
+                    + "model = EXCLUDED.model", binds: bindings))
         }
         report.rows += rows
         report.copiedAll = true

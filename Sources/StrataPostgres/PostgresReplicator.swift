@@ -1,8 +1,4 @@
 import Foundation
-import Logging
-import NIOCore
-import NIOSSL
-import PostgresNIO
 import StrataRecords
 import StrataStorage
 
@@ -29,7 +25,6 @@ public final class PostgresReplicator: Sendable {
     /// replicate into one database under different names, into different tables).
     public let name: String
     let schema: ReplicationSchema
-    let logger: Logger
 
     /// At most this many Strata transactions go into one PostgreSQL transaction.
     public let transactionsPerBatch: Int
@@ -51,9 +46,6 @@ public final class PostgresReplicator: Sendable {
         self.name = name
         self.transactionsPerBatch = max(1, transactionsPerBatch)
         self.schema = ReplicationSchema(model: store.model)
-        var logger = Logger(label: "strata.replicate")
-        logger.logLevel = .error
-        self.logger = logger
     }
 
     /// The store's model text, kept with the token: a later run with another model is refused.
@@ -70,7 +62,7 @@ public final class PostgresReplicator: Sendable {
     /// store's errors.
     public func push() async throws -> PushReport {
         let connection = try await connect()
-        defer { Task { try? await connection.close() } }
+        defer { connection.close() }
         return try await push(on: connection, stopAfter: nil)
     }
 
@@ -86,7 +78,7 @@ public final class PostgresReplicator: Sendable {
         while !Task.isCancelled {
             do {
                 let connection = try await connect()
-                defer { Task { try? await connection.close() } }
+                defer { connection.close() }
                 // The count starts again after a round that worked, not after a connect: a
                 // server that accepts connections and drops each one still runs out of retries.
                 if try await followRounds(on: connection, pulling: pulling, pulled: pulled, stop: stop,
@@ -109,15 +101,18 @@ public final class PostgresReplicator: Sendable {
         return try await withThrowingTaskGroup(of: Void.self) { group in
             if pulling {
                 try await preparePull(on: connection)
+                // Notifications on a connection of their own: waiting for them holds it.
+                let listener = try await connect()
                 group.addTask {
+                    defer { listener.close() }
                     do {
-                        try await connection.listen(on: ReplicationSchema.channel) { notifications in
-                            // Listening now: a change made before the LISTEN took effect is
-                            // in the change table, and this round takes it.
-                            wake.yield()
-                            for try await _ in notifications { wake.yield() }
-                        }
+                        // Once listening, a change made before the LISTEN took effect is in
+                        // the change table, and the round this wakes takes it.
+                        try await listener.listen(on: ReplicationSchema.channel, listening: { wake.yield() },
+                                                  notified: { wake.yield() })
                     } catch {
+                        // The wake-ups end, and the loop below finds this error in the group.
+                        wake.finish()
                         throw self.translate(error)
                     }
                 }
@@ -142,6 +137,10 @@ public final class PostgresReplicator: Sendable {
                 if stop(pushed) { return true }
                 if Task.isCancelled { break }
             }
+            // The wake-ups ended (a listener failed) or the task was cancelled: a listener's
+            // error is thrown from here.
+            group.cancelAll()
+            while try await group.next() != nil {}
             return false
         }
     }
@@ -249,18 +248,16 @@ public final class PostgresReplicator: Sendable {
         }
         let (queries, rows) = try batch.statements()
         try await inTransaction(on: connection) {
-            for query in queries { try await $0.checkedQuery(query, logger: logger) }
+            for query in queries { try await $0.query(query) }
             if !claims.isEmpty { try await endClaims(claims, on: $0) }
             var bindings = PostgresBindings()
             bindings.append(Int64(bitPattern: transactions.last!.token.value))
             bindings.append(name)
             bindings.append(Int64(bitPattern: expected.value))
-            let moved = try await $0.checkedQuery(PostgresQuery(
+            let moved = try await $0.query(PostgresQuery(
                 unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.stateTable)) SET token = $1 "
-                    + "WHERE name = $2 AND token = $3 RETURNING token", binds: bindings), logger: logger)
-            var count = 0
-            for try await _ in moved { count += 1 }
-            guard count == 1 else { throw TokenMoved() }
+                    + "WHERE name = $2 AND token = $3 RETURNING token", binds: bindings))
+            guard moved.count == 1 else { throw TokenMoved() }
         }
         report.transactions += transactions.count
         report.changes += changes
@@ -272,41 +269,16 @@ public final class PostgresReplicator: Sendable {
 
     /// A connection to ``destination``, its errors as ``ReplicationError``.
     func connect() async throws -> PostgresConnection {
-        var configuration = PostgresConnection.Configuration(
-            host: destination.host, port: destination.port, username: destination.user,
-            password: destination.password, database: destination.database, tls: try tlsConfiguration())
-        configuration.options.connectTimeout = .seconds(10)
-        if destination.tls == .verifyFull { configuration.options.tlsServerName = destination.host }
+        let connection = try await PostgresConnection.connect(to: destination)
         do {
-            let connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: logger)
             // The replicator's writes carry this mark, and the pull's triggers skip them: what
             // the store sent is not sent back.
-            try await connection.checkedQuery(PostgresQuery(
-                unsafeSQL: "SELECT set_config(\(SQL.literal(ReplicationSchema.originSetting)), 'strata', false)"),
-                logger: logger)
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT set_config(\(SQL.literal(ReplicationSchema.originSetting)), 'strata', false)"))
             return connection
         } catch {
+            connection.close()
             throw translate(error)
-        }
-    }
-
-    private func tlsConfiguration() throws -> PostgresConnection.Configuration.TLS {
-        switch destination.tls {
-        case .disable:
-            return .disable
-        case .require, .verifyFull:
-            var tls = TLSConfiguration.makeClientConfiguration()
-            if destination.tls == .require {
-                tls.certificateVerification = .none
-            } else {
-                tls.certificateVerification = .fullVerification
-                if let root = destination.rootCertificatePath { tls.trustRoots = .file(root) }
-            }
-            do {
-                return .require(try NIOSSLContext(configuration: tls))
-            } catch {
-                throw ReplicationError.invalidURL(reason: "cannot set up TLS: \(error)")
-            }
         }
     }
 
@@ -315,12 +287,12 @@ public final class PostgresReplicator: Sendable {
     func inTransaction(on connection: PostgresConnection, begin: String = "BEGIN",
                        _ body: (PostgresConnection) async throws -> Void) async throws {
         try await run(on: connection) { connection in
-            try await connection.checkedQuery(PostgresQuery(unsafeSQL: begin), logger: logger)
+            try await connection.query(PostgresQuery(unsafeSQL: begin))
             do {
                 try await body(connection)
-                try await connection.checkedQuery("COMMIT", logger: logger)
+                try await connection.query("COMMIT")
             } catch {
-                _ = try? await connection.checkedQuery("ROLLBACK", logger: logger)
+                _ = try? await connection.query("ROLLBACK")
                 throw error
             }
         }
@@ -339,29 +311,12 @@ public final class PostgresReplicator: Sendable {
         }
     }
 
-    /// A ``ReplicationError`` for an error of PostgresNIO or NIO: never the query's text or
-    /// parameters (values and, in a URL, the password have no place in an error).
+    /// A ``ReplicationError`` for an error of the connection or of reading a result: never the
+    /// query's text or parameters (values and, in a URL, the password have no place in an error).
     func translate(_ error: any Error) -> ReplicationError {
         if let error = error as? ReplicationError { return error }
-        if let psql = error as? PSQLError {
-            if let info = psql.serverInfo {
-                let state = info[.sqlState]
-                let message = info[.message] ?? "error"
-                if let state, state.hasPrefix("28") || state == "3D000" {
-                    return .loginRefused(user: destination.user, database: destination.database, reason: message)
-                }
-                return .server(message: message, sqlState: state)
-            }
-            switch psql.code {
-            case .authMechanismRequiresPassword:
-                return .loginRefused(user: destination.user, database: destination.database,
-                                     reason: "the server wants a password and none was given")
-            case .sslUnsupported:
-                return .connectionFailed(reason: "the server does not offer TLS")
-            default:
-                let underlying = psql.underlying.map { ": \($0)" } ?? ""
-                return .connectionFailed(reason: "\(psql.code)\(underlying)")
-            }
+        if let error = error as? PostgresDecodingError {
+            return .server(message: "a result could not be read: \(error)", sqlState: nil)
         }
         return .connectionFailed(reason: "\(error)")
     }

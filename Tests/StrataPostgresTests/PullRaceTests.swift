@@ -110,7 +110,7 @@ extension PullTests {
         let (store, database, replicator, _, tags) = try await replicated()
         defer { try? store.close() }
         let connection = try await replicator.connect()
-        defer { Task { try? await connection.close() } }
+        defer { connection.close() }
         _ = try sql("INSERT INTO \"TodoList\" (name) VALUES ('Keyed')", database)
         try await pullUntilTheStoreCommits(replicator, on: connection) {
             _ = try sql("INSERT INTO \"Tag_lists\" SELECT \(tags[1].primaryKey), pk FROM \"TodoList\" WHERE name = 'Keyed'", database)
@@ -129,7 +129,7 @@ extension PullTests {
         let (store, database, replicator, lists, _) = try await replicated()
         defer { try? store.close() }
         let connection = try await replicator.connect()
-        defer { Task { try? await connection.close() } }
+        defer { connection.close() }
         _ = try sql("UPDATE \"TodoList\" SET \"itemCount\" = 999, budget = 12 WHERE pk = \(lists[1].primaryKey)", database)
         try await pullUntilTheStoreCommits(replicator, on: connection)
         _ = try await replicator.exchange()
@@ -144,7 +144,10 @@ extension PullTests {
         defer { try? store.close() }
         let first = try await replicator.connect()
         let second = try await replicator.connect()
-        defer { Task { try? await first.close(); try? await second.close() } }
+        defer {
+            first.close()
+            second.close()
+        }
         _ = try sql("INSERT INTO \"TodoList\" (name) VALUES ('One')", database)
         _ = try #require(try await replicator.claimChanges(on: first))
         _ = try sql("INSERT INTO \"TodoList\" (name) VALUES ('Two')", database)

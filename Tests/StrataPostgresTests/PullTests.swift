@@ -1,5 +1,4 @@
 import Foundation
-import PostgresNIO
 @testable import StrataPostgres
 import StrataRecords
 import StrataStorage
@@ -201,7 +200,7 @@ import Testing
         let (store, database, replicator, _, _) = try await replicated()
         defer { try? store.close() }
         let connection = try await replicator.connect()
-        defer { Task { try? await connection.close() } }
+        defer { connection.close() }
         let count = { try store.read { try $0.objects("TodoList").count } }
         let before = try count()
         // Interrupted after the store committed, before the claim was finished.
