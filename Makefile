@@ -1,7 +1,7 @@
 # The two commands of the README. Each installs what is missing first (Debian packages).
 SWIFT ?= swift
 
-.PHONY: deps bench-deps bench test fuzz examples docs
+.PHONY: deps bench-deps bench test check fuzz examples docs
 
 PACKAGES = liblz4-dev liblmdb-dev libsqlite3-dev libpq-dev postgresql openssl
 
@@ -40,10 +40,9 @@ BENCH_JSON = $(BENCH_OUT)/kv.json $(BENCH_OUT)/records.json $(BENCH_OUT)/objects
 bench-deps:
 	@$(MAKE) --no-print-directory deps PACKAGES="liblz4-dev liblmdb-dev libsqlite3-dev libpq-dev strace postgresql openssl"
 
-# `strata-bench replicate` runs this package's `strata` tool (the bench package does not link
-# StrataPostgres: SwiftNIO and BoringSSL would build again in its own directory). Built with
-# the flags `make test` uses, into the same .build/release, so neither command rebuilds the
-# root after the other (a plain release build there would: the flags differ).
+# `strata-bench replicate` runs this package's `strata` tool, built with the flags `make test`
+# uses, into the same .build/release, so neither command rebuilds the root after the other (a
+# plain release build there would: the flags differ).
 STRATA_TOOL_BUILD = $(SWIFT) build -c release -Xswiftc -enable-testing --product strata
 
 # The benchmark package depends on the root by path; SwiftPM keeps its build plan across a pull
@@ -71,7 +70,8 @@ bench: bench-deps
 	[ $$status = 0 ] || echo "make bench: a benchmark failed (see its table and failures above)"; \
 	exit $$status
 
-# The seeds' scenarios (README, "Properties and observation"): each prints what it checks.
+# The seeds' scenarios and the record layer's examples (the DocC articles show their code): each
+# prints what it checks.
 examples: deps
 	$(SWIFT) build -c release --product strata-examples
 	.build/release/strata-examples all
@@ -80,12 +80,7 @@ examples: deps
 # and the doc comments), in .build/plugins/Swift-DocC/outputs/. Fails on any DocC warning (a
 # symbol link that does not resolve, …) or compiler warning in this package; warnings in the
 # plugin's own dependencies (.build/checkouts/) do not count. .ci/run runs it after the tests.
-# StrataPostgres's archive needs SwiftNIO and BoringSSL built once more in debug (4 minutes on two
-# cores): CI (CI=true) leaves it out to stay within its 20 minutes; `make docs` elsewhere checks it.
-DOC_TARGETS = --target StrataStorage --target StrataRecords --target Strata
-ifneq ($(CI),true)
-DOC_TARGETS += --target StrataPostgres
-endif
+DOC_TARGETS = --target StrataStorage --target StrataRecords --target Strata --target StrataPostgres
 DOCS_LOG = .build/docs.log
 
 docs: deps
@@ -101,15 +96,25 @@ docs: deps
 # the model-based and crash tests on two cores). Suites run one after another: the concurrency
 # stress needs the cooperative pool's two threads for its async writer, and suites running
 # beside it would hold them with blocking file I/O. Then the benchmark package's tests (its
-# report's arithmetic, every benchmark at a tiny scale) in a debug build: on a fresh clone it
-# builds and runs them in 2.5 minutes, where its release build alone takes 7 (decision 53).
+# report's arithmetic, every benchmark at a tiny scale) in a debug build (decision 53).
 # `replicate`'s test runs the `strata` tool the first line built (.build/release/strata).
+# Each phase's time goes to .build/phase-times (scripts/timed), printed at the end.
 test: deps
-	$(SWIFT) build -c release --build-tests -Xswiftc -enable-testing
-	$(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --disable-xctest --no-parallel
+	@mkdir -p .build && : > .build/phase-times
+	scripts/timed "build (release, with tests)" $(SWIFT) build -c release --build-tests -Xswiftc -enable-testing
+	scripts/timed "tests" $(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --disable-xctest --no-parallel
 	@rm -f $(BENCH_PLAN)
-	$(SWIFT) build $(BENCH_PACKAGE) --build-tests
-	$(SWIFT) test $(BENCH_PACKAGE) --skip-build --disable-xctest --no-parallel
+	scripts/timed "benchmark package: build (debug, with tests)" $(SWIFT) build $(BENCH_PACKAGE) --build-tests
+	scripts/timed "benchmark package: tests" $(SWIFT) test $(BENCH_PACKAGE) --skip-build --disable-xctest --no-parallel
+	@echo "make test: phase times"; sed 's/^/  /' .build/phase-times
+
+# The quick loop while editing one layer: a debug build and one module's suites, e.g.
+# `make check SUITES=StrataRecordsTests` (StrataStorageTests, StrataObjectTests,
+# StrataPostgresTests; a regular expression over test names, as `swift test --filter` takes).
+SUITES ?= StrataRecordsTests
+check: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --disable-xctest --filter '$(SUITES)'
 
 # libFuzzer runs of both fuzz targets, FUZZ_SECONDS each (default one hour), one after the
 # other, from seed corpora that `strata-harness fuzz` writes; findings land in fuzz-out/. The

@@ -11,8 +11,9 @@ let package = Package(
         // Replication to PostgreSQL, apart: a user who does not replicate builds none of it and
         // needs no libpq.
         .library(name: "StrataPostgres", targets: ["StrataPostgres"]),
-        .executable(name: "strata", targets: ["strata"]),
-        .executable(name: "strata-examples", targets: ["strata-examples"]),
+        // The tools (`strata`, `strata-harness`, `strata-examples`) are executable targets, not
+        // products: `swift build --product strata` builds one here, and a dependent resolves none
+        // of what they use (swift-argument-parser; decision 76).
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -38,7 +38,7 @@ package enum RecordsFuzzCheck {
                 }
             }
             // The tool's view (the model read from the file, as `strata check` opens it) must
-            // agree with the program's on whether the store is sound (issue 23).
+            // agree with the program's on whether the store is sound (decision 41).
             if model != nil {
                 let toolProblems = try RecordStore(opening: store.storage).read { try $0.checkRecords(limit: 20) }
                 if toolProblems.isEmpty != problems.isEmpty {

@@ -2,7 +2,7 @@ import Foundation
 import StrataRecords
 import StrataStorage
 
-/// The issue's `TodoList`/`Item` model with every derived form at least once, plus `Tag` for a
+/// A `TodoList`/`Item` model with every derived form at least once, plus `Tag` for a
 /// many-to-many relationship and a uniqueness constraint: the model of the record layer's
 /// model-based, crash and fuzz tests.
 ///

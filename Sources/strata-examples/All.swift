@@ -2,7 +2,7 @@ import ArgumentParser
 
 /// Runs every example.
 struct All: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the six examples in turn.")
+    static let configuration = CommandConfiguration(abstract: "Run the seven examples in turn.")
 
     func run() async throws {
         try FullName().run()
@@ -11,5 +11,6 @@ struct All: AsyncParsableCommand {
         try Invoices().run()
         try Location().run()
         try Properties().run()
+        try RecordStores().run()
     }
 }

@@ -8,8 +8,8 @@ import Darwin
 
 /// `strata-harness write-load FILE --stop-file PATH [--durability full|normal]` (hidden):
 /// commits a fixed, deterministic workload in a loop until PATH exists, so that read-only opens
-/// in another process can race a live writer (the live-reader test, issue item 3). Tree
-/// "load", commit n = 1, 2, …:
+/// in another process can race a live writer (the live-reader test). Tree "load", commit
+/// n = 1, 2, …:
 ///
 /// - puts `seq` → n as 8 bytes big-endian;
 /// - puts `k` + (n mod 200, three digits) → n mod 90 + 1 bytes, byte i = (n + i) mod 256;

@@ -31,8 +31,8 @@ final class Everything: ManagedObject {
 }
 
 @Suite struct AttributeTypeTests {
-    /// Issue 23: the key-based API takes any number an attribute holds exactly, as Core Data's
-    /// key-value coding takes any NSNumber that fits; others are `validation` naming the key.
+    /// The key-based API takes any number an attribute holds exactly, as Core Data's key-value
+    /// coding takes any NSNumber that fits; others are `validation` naming the key (decision 45).
     @Test func keyedSetsTakeAnyNumberTheAttributeHoldsExactly() throws {
         let cases: [(key: String, value: Any, stored: Any?)] = [
             ("int64", 5, Int64(5)), ("int64", Int32(-7), Int64(-7)), ("int64", 2.0, Int64(2)), ("int64", UInt8(255), Int64(255)),

@@ -23,7 +23,7 @@ private final class StartedCount: Sendable {
 }
 
 /// Fetch results and single objects as async sequences that yield after the saves that
-/// affect them (issue 11 §4, decision 35).
+/// affect them (decision 35).
 @Suite struct ChangeSequenceTests {
     private func fill(_ container: ModelContainer) throws {
         let c = ModelContext(container)

@@ -49,8 +49,8 @@ final class ForeignListing: ManagedObject {
     override class var computedProperties: [AnyKeyPath] { [\Badge.caption] }
 }
 
-/// Issue 23, defect 5: a computed property listed in `computedProperties` is known, with its
-/// dependencies, from the moment its container opens, not from its first read.
+/// A computed property listed in `computedProperties` is known, with its dependencies, from the
+/// moment its container opens, not from its first read (decision 44).
 @Suite(.serialized) struct ComputedDeclarationTests {
     @Test func aListedComputedPropertyIsAChangeBeforeItWasEverRead() throws {
         try withContainer(for: [Badge.self, BadgeHolder.self]) { container in

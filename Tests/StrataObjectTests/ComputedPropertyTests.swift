@@ -3,8 +3,8 @@ import Observation
 import Strata
 import Testing
 
-/// Computed and cached properties with declared dependencies (issue 11 §2–3), and the
-/// observation of every kind of property (§4).
+/// Computed and cached properties with declared dependencies (decision 34), and the
+/// observation of every kind of property.
 @Suite struct ComputedPropertyTests {
     private func person(_ context: ModelContext, _ first: String = "Ada", _ last: String = "Lovelace") -> Person {
         let p = Person()

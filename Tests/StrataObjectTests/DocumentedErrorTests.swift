@@ -2,10 +2,10 @@ import Foundation
 import Strata
 import Testing
 
-/// Issue 23, "documented errors": each public method of the container, the context and the
-/// object, in each state a caller can get it into by mistake, throws the error its doc names
-/// (or does what the doc says instead). The table is every operation × every state; a new
-/// operation or state is one row or column, and every cell must be filled.
+/// Documented errors: each public method of the container, the context and the object, in each
+/// state a caller can get it into by mistake, throws the error its doc names (or does what the doc
+/// says instead). The table is every operation × every state; a new operation or state is one row
+/// or column, and every cell must be filled.
 @Suite struct DocumentedErrorTests {
     /// What a call is documented to do in a state.
     enum Expect: Equatable, CustomStringConvertible {

@@ -2,8 +2,7 @@ import Foundation
 import Strata
 import Testing
 
-/// Filtering and sorting by computed and transient properties, in memory and explicitly
-/// (issue 11 §5).
+/// Filtering and sorting by computed and transient properties, in memory and explicitly.
 @Suite struct InMemoryFetchTests {
     private func people(_ context: ModelContext) -> [Person] {
         let names = [("Grace", "Hopper"), ("Ada", "Lovelace"), ("Ada", "King"), ("Alan", "Turing"), ("Barbara", "Liskov")]

@@ -2,7 +2,7 @@ import Foundation
 import Strata
 import Testing
 
-/// Issue 23, "lifecycle paths": every way a loaded object leaves the loaded state (or its
+/// Lifecycle paths (decision 43): every way a loaded object leaves the loaded state (or its
 /// context), with the hooks it runs, whether it is a fault, deleted or still registered after,
 /// and what objects-did-change tells. Each row is what the docs of ``ManagedObject``'s hooks
 /// and of the context's methods say for that path.

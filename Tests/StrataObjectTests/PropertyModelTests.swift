@@ -25,15 +25,14 @@ final class Crate: ManagedObject {
 }
 
 /// Random changes, saves, rollbacks and refreshes over stored, transient, computed and cached
-/// properties (issue 11, "Done when"): after every step each property of every object must
-/// equal the reference's, and the observers of every property must have been told exactly
-/// the values that changed, once each, old and new; Swift Observation around an object must
-/// fire when one of its properties changed; and each objects-did-change notification must name
-/// every property whose value changed since the one before. With inserts and merges of another
-/// context's saves (10 seeds × 300 steps here; 200 seeds passed when it was written). It found
-/// cached values over a to-many left stale when a rollback, a refresh or a fault moved a
-/// to-one back, observers told intermediate values during a rollback, and transients reset by
-/// `refreshAllObjects()` without telling.
+/// properties: after every step each property of every object must equal the reference's, and the
+/// observers of every property must have been told exactly the values that changed, once each, old
+/// and new; Swift Observation around an object must fire when one of its properties changed; and
+/// each objects-did-change notification must name every property whose value changed since the one
+/// before. With inserts and merges of another context's saves (10 seeds × 300 steps here; 200 seeds
+/// passed when it was written). It found cached values over a to-many left stale when a rollback, a
+/// refresh or a fault moved a to-one back, observers told intermediate values during a rollback,
+/// and transients reset by `refreshAllObjects()` without telling.
 @Suite struct PropertyModelTests {
     /// The reference: what each object's properties must read.
     struct GadgetState: Equatable {

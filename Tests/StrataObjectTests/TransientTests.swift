@@ -2,8 +2,8 @@ import Foundation
 import Strata
 import Testing
 
-/// Transient attributes (issue 11 §1): modelled, never stored; tracked as changes but not
-/// persistent ones; reset and kept exactly where the contract says.
+/// Transient attributes: modelled, never stored; tracked as changes but not persistent ones; reset
+/// and kept exactly where the contract says.
 @Suite struct TransientTests {
     private func savedPerson(_ context: ModelContext) throws -> Person {
         let p = Person()

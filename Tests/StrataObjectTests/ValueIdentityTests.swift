@@ -21,7 +21,7 @@ final class Gauge: ManagedObject {
     @Attribute var blob: Data?
 }
 
-/// Issue 23, "value identity in change tracking": every edge value of every attribute kind is
+/// Value identity in change tracking (decision 42): every edge value of every attribute kind is
 /// set over every other, by the typed setter and by key, then saved, read back and merged;
 /// each step must report exactly one change (or none, for a value identical to the one held)
 /// and the documented error for a value no store holds.
@@ -162,8 +162,8 @@ final class Gauge: ManagedObject {
         #expect(kind.same(kind.get(fresh), to), "\(label): read back from the store")
     }
 
-    /// Defect 1 as reported: NaN into a `Double`, by the setter and by key, fails the save with
-    /// the validation error naming the attribute (not a willSave that never settles).
+    /// The defect as reported (decision 42): NaN into a `Double`, by the setter and by key, fails
+    /// the save with the validation error naming the attribute (not a willSave that never settles).
     @Test func nanIntoADoubleFailsTheSaveNamingTheAttribute() throws {
         try withContainer(for: [Gauge.self]) { container in
             for nan in [Double.nan, .signalingNaN, -.nan] {

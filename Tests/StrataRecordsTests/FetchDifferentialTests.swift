@@ -3,10 +3,10 @@ import Testing
 import StrataStorage
 @testable import StrataRecords
 
-/// A fetch gives the same answer whichever plan runs (the hardening issue's item 14): seeded
-/// random predicates over seeded random rows, each fetched through the planner (with its
-/// indexes) and as a scan (indexes turned off), must return the same objects, and sorted
-/// fetches the same order (an index that gives the order against a sort in memory).
+/// A fetch gives the same answer whichever plan runs: seeded random predicates over seeded random
+/// rows, each fetched through the planner (with its indexes) and as a scan (indexes turned off),
+/// must return the same objects, and sorted fetches the same order (an index that gives the order
+/// against a sort in memory).
 ///
 /// The rows hold what makes key bytes and comparisons part ways: canonically equivalent
 /// spellings (NFC, NFD, U+212B, Hangul jamo), case and diacritic variants, final sigma, empty

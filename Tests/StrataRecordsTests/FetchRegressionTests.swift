@@ -3,12 +3,12 @@ import Testing
 import StrataStorage
 @testable import StrataRecords
 
-/// One regression test per defect of the hardening issue's fetch items (12, 14 and the key
-/// bounds checks); the classes they belong to are closed by FetchTypeCheckTests and
-/// FetchDifferentialTests.
+/// One regression test per fetch defect found while hardening (type checks, index keys against
+/// comparisons, and the key bounds checks); the classes they belong to are closed by
+/// FetchTypeCheckTests and FetchDifferentialTests.
 @Suite struct FetchRegressionTests {
-    /// Item 12: a comparison of a string attribute with a number returned no rows, though its
-    /// documentation said a type mismatch is an error.
+    /// A comparison of a string attribute with a number returned no rows, though its documentation
+    /// said a type mismatch is an error.
     @Test func aStringComparedWithANumberIsAnInvalidFetch() throws {
         let (store, _) = try FetchTests.populated()
         let message = invalidFetchMessage {
@@ -39,8 +39,8 @@ import StrataStorage
         }
     }
 
-    /// Item 14: an indexed equality compared key bytes, so the other spelling of a canonically
-    /// equivalent string (NFC "é" against NFD "e" + U+0301) was missed, while a scan found it.
+    /// An indexed equality compared key bytes, so the other spelling of a canonically equivalent
+    /// string (NFC "é" against NFD "e" + U+0301) was missed, while a scan found it.
     @Test func indexedEqualityFindsCanonicallyEquivalentSpellings() throws {
         let store = try makeStore(try todoModel())
         let (nfc, nfd) = try store.write { tx in
@@ -69,8 +69,8 @@ import StrataStorage
         #expect(found == [lists[0], lists[1], lists[2], fresh])
     }
 
-    /// Item 14: a value longer than the index key's cut and an uncut value equal to its first
-    /// bytes had the same key, so an index that decided `==` returned the long one too.
+    /// A value longer than the index key's cut and an uncut value equal to its first bytes had the
+    /// same key, so an index that decided `==` returned the long one too.
     @Test func anUncutConstantDoesNotMatchACutKey() throws {
         let store = try makeStore(try todoModel())
         let lengths = (KeyEncoding.maxValueBytes - 10)...(KeyEncoding.maxValueBytes + 10)

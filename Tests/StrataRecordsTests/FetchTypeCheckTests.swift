@@ -3,11 +3,11 @@ import Testing
 import StrataStorage
 @testable import StrataRecords
 
-/// A fetch type-checks its predicate and sorts against the model (the hardening issue's item
-/// 12): every pair of attribute type, constant kind and operator, directly, through a to-one,
-/// through a to-many and under each aggregate, must throw `invalidFetch` exactly when the
-/// pair cannot compare (the spec below, written independently of the checker), naming the key
-/// path and both types; a well-typed pair must never throw.
+/// A fetch type-checks its predicate and sorts against the model (decision 25): every pair of
+/// attribute type, constant kind and operator, directly, through a to-one, through a to-many and
+/// under each aggregate, must throw `invalidFetch` exactly when the pair cannot compare (the spec
+/// below, written independently of the checker), naming the key path and both types; a well-typed
+/// pair must never throw.
 @Suite struct FetchTypeCheckTests {
     static let types: [AttributeType] = AttributeType.allCases
 

@@ -3,11 +3,10 @@ import Testing
 import StrataStorage
 @testable import StrataRecords
 
-/// A ``RecordTransaction`` or ``RecordReader`` kept past its closure refuses every public
-/// method with `StrataError.closed` (issue item 1, the record layer's share): after a commit,
-/// after a rollback (the closure threw), after a failed commit, and after a read. The table
-/// below must name every public method; a test reads the sources and fails for one it lacks,
-/// so a method added later without the check is caught.
+/// A ``RecordTransaction`` or ``RecordReader`` kept past its closure refuses every public method
+/// with `StrataError.closed`: after a commit, after a rollback (the closure threw), after a failed
+/// commit, and after a read. The table below must name every public method; a test reads the
+/// sources and fails for one it lacks, so a method added later without the check is caught.
 @Suite struct HandleMisuseTests {
     typealias Call = @Sendable (RecordTransaction, ObjectID, ObjectID) throws -> Void
 

@@ -4,7 +4,7 @@ import StrataStorage
 import StrataTesting
 @testable import StrataRecords
 
-/// Prepared fetches (issue 12 §1): `$variables` in format strings and the builder, values by
+/// Prepared fetches (decision 36): `$variables` in format strings and the builder, values by
 /// name or position, the same answers and errors as the request with the values written in,
 /// and every misuse an error. `FetchDifferentialTests` runs most of its random fetches prepared
 /// too, against the planner and a scan.

@@ -3,7 +3,7 @@ import Testing
 import StrataStorage
 @testable import StrataRecords
 
-/// Prepared writes (issue 12 §2): inserts and updates from arrays of values in a prepared
+/// Prepared writes (decision 40): inserts and updates from arrays of values in a prepared
 /// order give exactly the rows, indexes and derived values of the same writes through the
 /// dictionary API, and every misuse is an error that changes nothing.
 @Suite struct PreparedWriteTests {

@@ -4,7 +4,7 @@ import StrataStorage
 @testable import StrataRecords
 
 /// Reads inside a write transaction see derived values and delete rules settled, as the commit
-/// would store them (issue item 15), at a cost that follows what changed since the last read.
+/// would store them (decision 17), at a cost that follows what changed since the last read.
 @Suite struct SettleTests {
     @Test func readsInsideTheTransactionSeeSettledDerivedValues() throws {
         let store = try makeStore(try todoModel())

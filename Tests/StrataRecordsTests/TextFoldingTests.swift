@@ -23,9 +23,8 @@ import StrataStorage
 }
 
 @Suite struct TextCaseRegressionTests {
-    /// Item 13: the stdlib lowercases every capital sigma to σ; Foundation on Apple platforms
-    /// (ICU's root locale, and so Core Data's `lowercase:`) gives the final form ς at the end
-    /// of a word.
+    /// The stdlib lowercases every capital sigma to σ; Foundation on Apple platforms (ICU's root
+    /// locale, and so Core Data's `lowercase:`) gives the final form ς at the end of a word.
     @Test func lowercaseGivesTheFinalSigmaAtTheEndOfAWord() throws {
         #expect(TextFolding.lowercase("ΟΔΟΣ") == "οδος")
         let store = try makeStore(try todoModel())

@@ -7,7 +7,7 @@ import StrataStorage
 /// as `strata check` opens it (the model rebuilt from the stored schema text) give the same
 /// answer.
 @Suite struct ToolAgreementTests {
-    /// Issue 23, defect 4: the model of the report, in record-layer terms. Its validation rules
+    /// The model of the report decision 41 answers, in record-layer terms. Its validation rules
     /// used to vanish from the model the tool rebuilt, so `strata check` called every store of
     /// it damaged ("the stored schema is not the model's").
     static func projectModel() throws -> Model {
@@ -72,12 +72,11 @@ import StrataStorage
         #expect(try tool.read { try $0.count("Task") } == 3)
     }
 
-    /// The class of defect 4: for random models (every attribute type, rule kind, constraint,
-    /// relationship kind and delete rule, derived form) and random writes (refused ones
-    /// included), the store checks clean with the program's model and as the tool opens it, and
-    /// both read the same objects. `STRATA_SEED=N` reruns one model; `STRATA_MODELS=N` runs N
-    /// models (40 by default, about a quarter of a second), `STRATA_TRANSACTIONS=N` N transactions
-    /// on each (40).
+    /// The class of that defect: for random models (every attribute type, rule kind, constraint,
+    /// relationship kind and delete rule, derived form) and random writes (refused ones included),
+    /// the store checks clean with the program's model and as the tool opens it, and both read the
+    /// same objects. `STRATA_SEED=N` reruns one model; `STRATA_MODELS=N` runs N models (40 by
+    /// default), `STRATA_TRANSACTIONS=N` N transactions on each (40).
     @Test func randomModelsCheckTheSameBothWays() throws {
         let seeds: [UInt64] = ProcessInfo.processInfo.environment["STRATA_SEED"].flatMap(UInt64.init).map { [$0] }
             ?? (0..<(ProcessInfo.processInfo.environment["STRATA_MODELS"].flatMap(Int.init) ?? 40)).map { mixSeed(0x70_0150_A6EE, UInt64($0)) }

@@ -3,9 +3,9 @@ import Testing
 import StrataStorage
 @testable import StrataRecords
 
-/// Values that do not fit their attribute fail with a validation error naming entity and
-/// attribute; values that fit come back exactly (issue items 9, 10 and 11). The generated
-/// version of these checks is ``ValuePropertyTests``.
+/// Values that do not fit their attribute fail with a validation error naming entity and attribute;
+/// values that fit come back exactly. The generated version of these checks is
+/// ``ValuePropertyTests``.
 @Suite struct ValueFitTests {
     static func model() throws -> Model {
         try Model {

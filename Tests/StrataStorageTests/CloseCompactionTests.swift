@@ -1,7 +1,7 @@
 import Testing
 @testable import StrataStorage
 
-/// What close writes (issue 12 §8, a cheaper close): when the log since the last checkpoint
+/// What close writes (a cheaper close; decision 39): when the log since the last checkpoint
 /// would make the file due for compaction, close compacts straight from the trees in memory
 /// instead of checkpointing first (which wrote every dirty page twice); otherwise it
 /// checkpoints and compacts only if the file is then due, as before.

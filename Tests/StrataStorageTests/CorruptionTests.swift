@@ -461,11 +461,11 @@ import Glibc
         return b
     }
 
-    /// Regression (issue item 6): a header slot with a valid checksum and a future format
-    /// version was skipped and the other slot opened; FORMAT.md §2 refuses such a file. And the
-    /// rest of §2: a slot whose checksum is valid but whose version is 0, whose page size is no
-    /// power of two in 4096...32768, or whose flags are not 0 was written wrong (it is not torn):
-    /// the file is corrupt, whichever slot it is.
+    /// Regression: a header slot with a valid checksum and a future format version was skipped and
+    /// the other slot opened; FORMAT.md §2 refuses such a file. And the rest of §2: a slot whose
+    /// checksum is valid but whose version is 0, whose page size is no power of two in
+    /// 4096...32768, or whose flags are not 0 was written wrong (it is not torn): the file is
+    /// corrupt, whichever slot it is.
     @Test func checksumValidSlotsWithImpossibleFieldsAreRefused() throws {
         let f = try #require(CorruptionTests.fixtureOrNil)
         let sequences = (0...1).map { f.bytes.littleEndian(at: HeaderSlot.position(of: .sequence, slot: $0), width: 8) }

@@ -71,8 +71,8 @@ import Glibc
                            leaves: [[("a", v("1"))], [("m", v("2")), ("u", v("3"))], [("t", v("4")), ("z", v("5"))]],
                            branch: [("", .leaf(0)), ("m", .leaf(1)), ("t", .leaf(2))]))
         out.append(Forgery(name: "children swapped", leaves: three, branch: [("", .leaf(0)), ("m", .leaf(2)), ("t", .leaf(1))]))
-        // Child offsets a file cannot hold (item 5: ≥ 2^63 trapped in PosixFile.read, 2^63−1 was
-        // an I/O error), and offsets that point at the wrong place.
+        // Child offsets a file cannot hold (≥ 2^63 trapped in PosixFile.read, 2^63−1 was an I/O
+        // error), and offsets that point at the wrong place.
         let badChildren: [(String, Child)] = [
             ("2^63", .offset(1 << 63)), ("2^63-1", .offset((1 << 63) - 1)), ("2^64-1", .offset(.max)), ("2^64-8", .offset(.max - 7)),
             ("2^63-8", .offset((1 << 63) - 8)), ("2^62", .offset(1 << 62)), ("0", .offset(0)), ("8", .offset(8)),

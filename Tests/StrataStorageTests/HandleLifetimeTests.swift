@@ -268,7 +268,7 @@ import Testing
         Issue.record("no delete needed a page read")
     }
 
-    /// The regression the issue reported: a tree kept past its closure accepted puts that a
+    /// The regression this guards against: a tree kept past its closure accepted puts that a
     /// snapshot taken before then saw, and the file then failed `check` and `compact`.
     @Test func keptTreeCannotWriteIntoCommittedData() throws {
         let fs = SimulatedFileSystem()

@@ -381,11 +381,11 @@ import Testing
         }
     }
 
-    /// Regression (issue item 4): a full disk at a checkpoint's header write (a new store's
-    /// first checkpoint is the first write into the unallocated block of header slot 1) failed
-    /// the store as "read-only: a sync failed", and `check` then reported more live bytes than
-    /// the file holds. Now the checkpoint throws `diskFull`, the store carries on, the next
-    /// checkpoint succeeds, and the space totals stay consistent.
+    /// Regression: a full disk at a checkpoint's header write (a new store's first checkpoint is
+    /// the first write into the unallocated block of header slot 1) failed the store as "read-only:
+    /// a sync failed", and `check` then reported more live bytes than the file holds. Now the
+    /// checkpoint throws `diskFull`, the store carries on, the next checkpoint succeeds, and the
+    /// space totals stay consistent.
     @Test func fullDiskAtHeaderWriteDoesNotPoison() throws {
         for durability in [Durability.full, .normal] {
             let label = "\(durability)"

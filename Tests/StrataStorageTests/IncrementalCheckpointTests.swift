@@ -1,7 +1,7 @@
 import Testing
 @testable import StrataStorage
 
-/// Automatic checkpoints spread over commits (issue 12 §3): once one is due, each commit
+/// Automatic checkpoints spread over commits (decision 37): once one is due, each commit
 /// writes a bounded share of the dirty pages and the last share writes the checkpoint, so no
 /// commit stalls behind a whole checkpoint; the dirty trigger counts a page once however many
 /// commits change it. Crashes in the middle of such a checkpoint are `CrashTests`' (its
@@ -93,7 +93,7 @@ import Testing
         try store.close()
     }
 
-    /// Dirty pages share the cache's budget (issue 12 §4): random fills with a 2 MiB budget
+    /// Dirty pages share the cache's budget (decision 37): random fills with a 2 MiB budget
     /// never hold more than the budget in dirty pages, and the cache shrinks by what they hold.
     @Test func dirtyPagesShareTheCacheBudget() throws {
         let seed: UInt64 = 4
@@ -124,10 +124,10 @@ import Testing
         try store.close()
     }
 
-    /// The copies an open write transaction makes share the cache's budget too (issue 12 §4:
-    /// a rename that copied ~36 MB before its commit took the process 32 MiB past the budget):
-    /// the cache gives up what they hold as they are made, and takes it back when the
-    /// transaction rolls back.
+    /// The copies an open write transaction makes share the cache's budget too (decision 39: a
+    /// large transaction's copies took the process past the budget before its commit): the
+    /// cache gives up what they hold as they are made, and takes it back when the transaction
+    /// rolls back.
     @Test func copiesOfAnOpenTransactionShareTheCacheBudget() throws {
         let seed: UInt64 = 5
         let fs = SimulatedFileSystem()

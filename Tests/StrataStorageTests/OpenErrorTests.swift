@@ -6,9 +6,9 @@ import Glibc
 
 /// The errors an open throws before it reads a byte of the store.
 @Suite struct OpenErrorTests {
-    /// Regression (issue, "Errors"): a missing file was `ioFailure(errno: 2)`, a case a caller
-    /// could only match by a magic number. It is ``StrataError/fileNotFound(path:)``, for a
-    /// read-only open and for a writable one that may not create the file, on both file systems.
+    /// Regression: a missing file was `ioFailure(errno: 2)`, a case a caller could only match by a
+    /// magic number. It is ``StrataError/fileNotFound(path:)``, for a read-only open and for a
+    /// writable one that may not create the file, on both file systems.
     @Test func missingFileIsFileNotFound() throws {
         let dir = TempDir()
         defer { dir.cleanup() }

@@ -1,4 +1,5 @@
 import Foundation
+import StrataTesting
 import Testing
 
 /// Strata as a user gets it: a clone of the committed `HEAD`, tagged `0.0.1`, is a versioned
@@ -152,10 +153,47 @@ import Testing
 
         """#
 
+    /// A second program of the consumer package: a record store replicated to PostgreSQL through
+    /// `StrataPostgres`, given the URL as its argument (the password in `PGPASSWORD`).
+    static let replicatingSource = #"""
+        import Foundation
+        import StrataPostgres
+        import StrataRecords
+
+        let directory = FileManager.default.currentDirectoryPath
+        let model = try Model {
+            Entity("Shelf") {
+                AttributeDescription("label", .string)
+                RelationshipDescription("bottles", toMany: "Bottle", inverse: "shelf")
+                DerivedAttributeDescription("bottleCount", .int64, "bottles.@count")
+            }
+            Entity("Bottle") {
+                AttributeDescription("name", .string)
+                RelationshipDescription("shelf", toOne: "Shelf", inverse: "bottles")
+            }
+        }
+        let store = try RecordStore(path: directory + "/replicated.strata", model: model, history: .on)
+        try store.write { tx in
+            let shelf = try tx.insert("Shelf", ["label": "top"])
+            try tx.insert("Bottle", ["name": "tea", "shelf": shelf])
+            try tx.insert("Bottle", ["name": "mate", "shelf": shelf])
+        }
+        let destination = try PostgresDestination(url: CommandLine.arguments[1])
+        let report = try await PostgresReplicator(store: store, destination: destination).push()
+        print("replicated: \(report.rows) rows")
+        try store.close()
+
+        """#
+
+    /// The packages a dependent of Strata's libraries resolves: those its products use, none of
+    /// them for PostgreSQL (StrataPostgres uses the system's libpq), a network stack or TLS.
+    static let expectedPins: Set<String> = []
+
     @Test func readmeExamplesBuildAndRunInAConsumerOfATaggedClone() throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("strata-consumer-\(getpid())").path
         try? FileManager.default.removeItem(atPath: root)
         try FileManager.default.createDirectory(atPath: root + "/consumer/Sources/Consumer", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/consumer/Sources/Replicating", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/run", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: root) }
         let source = ProcessInfo.processInfo.environment["STRATA_CONSUMER_SOURCE"] ?? Tool.packageRoot
@@ -173,6 +211,7 @@ import Testing
             + blocks.indices.map { "try \(Self.isAsync(blocks[$0]) ? "await " : "")readmeExample\($0 + 1)()" }.joined(separator: "\n")
             + "\ntry bothLayersInOneFile()\n"
         try main.write(toFile: root + "/consumer/Sources/Consumer/main.swift", atomically: true, encoding: .utf8)
+        try Self.replicatingSource.write(toFile: root + "/consumer/Sources/Replicating/main.swift", atomically: true, encoding: .utf8)
         let manifest = """
             // swift-tools-version:6.0
             import PackageDescription
@@ -190,6 +229,15 @@ import Testing
                             .product(name: "Strata", package: "strata"),
                         ],
                         path: "Sources/Consumer",
+                        swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]
+                    ),
+                    .executableTarget(
+                        name: "Replicating",
+                        dependencies: [
+                            .product(name: "StrataRecords", package: "strata"),
+                            .product(name: "StrataPostgres", package: "strata"),
+                        ],
+                        path: "Sources/Replicating",
                         swiftSettings: [.unsafeFlags(["-warnings-as-errors"])]
                     ),
                 ],
@@ -215,7 +263,19 @@ import Testing
         let warnings = build.output.split(separator: "\n").filter { $0.contains("warning:") && !$0.contains("/.build/checkouts/") }
         #expect(warnings.isEmpty, "warnings building the README's examples:\n\(warnings.joined(separator: "\n"))")
         guard build.status == 0 else { return }
-        print("ConsumerPackageTests: resolved and built the consumer (debug, StrataStorage + StrataRecords + Strata) in \(Int(seconds)) s")
+        print("ConsumerPackageTests: resolved and built the consumer (debug, StrataStorage + StrataRecords + Strata + StrataPostgres) in \(Int(seconds)) s")
+
+        // What the dependent resolved: Package.resolved names every package it holds (none: then
+        // SwiftPM writes no file at all).
+        let resolved = (try? String(contentsOfFile: root + "/consumer/Package.resolved", encoding: .utf8)) ?? ""
+        let pins = Set(resolved.split(separator: "\n").compactMap { line -> String? in
+            guard let range = line.range(of: "\"identity\" : \"") else { return nil }
+            return String(line[range.upperBound...].prefix { $0 != "\"" })
+        })
+        print("ConsumerPackageTests: the consumer resolved \(pins.isEmpty ? "no package" : pins.sorted().joined(separator: ", "))")
+        #expect(pins.subtracting(["strata"]) == Self.expectedPins,
+                "a dependent of Strata's libraries resolves \(pins.sorted()), expected Strata and \(Self.expectedPins.sorted())")
+        #expect(!pins.contains { ["postgres", "nio", "ssl", "crypto"].contains(where: $0.contains) }, "\(pins.sorted())")
         let run = try Self.shell("'\(root)/consumer/.build/debug/Consumer'", in: root + "/run")
         #expect(run.status == 0, "the README's examples fail when run:\n\(run.output)")
         #expect(run.output.contains("Ada Lovelace"), "\(run.output)")
@@ -223,6 +283,15 @@ import Testing
         #expect(run.output.contains(#"1 ["insert TodoList/1"]"#) && run.output.contains(#"2 ["update TodoList/1"]"#),
                 "the History example printed:\n\(run.output)")
         #expect(run.output.contains("both layers: 2 rows, 1 object, tea"), "the file importing both layers printed:\n\(run.output)")
+
+        // The replicating program pushes its store to a throwaway PostgreSQL database.
+        let cluster = try PostgresCluster.shared
+        let (database, url) = try cluster.makeDatabase()
+        let replicate = try Self.shell("PGPASSWORD='\(cluster.password)' '\(root)/consumer/.build/debug/Replicating' '\(url)'",
+                                       in: root + "/run")
+        #expect(replicate.status == 0 && replicate.output.contains("replicated: "), "\(replicate.output)")
+        let counts = try cluster.psql("SELECT label, \"bottleCount\" FROM \"Shelf\"", database: database)
+        #expect(counts.trimmingCharacters(in: .whitespacesAndNewlines) == "top|2", "PostgreSQL holds \(counts)")
         // The results-sequence example moved to `strata-examples blogpost`, the properties one to
         // `strata-examples properties` (ExamplesToolTests runs both).
     }

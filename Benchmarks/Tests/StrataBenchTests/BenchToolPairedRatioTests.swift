@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import strata_bench
 
-/// The report's ratios (issue 12 §8): the median of per-repeat ratios of alternating runs with
+/// The report's ratios (decision 39): the median of per-repeat ratios of alternating runs with
 /// their range, counted to close where runs timed their close, and every run kept in the JSON.
 @Suite struct BenchToolPairedRatioTests {
     /// A kv run of `engine` in repeat `rep`: `ops` in `seconds`, closed in `closeMillis`.

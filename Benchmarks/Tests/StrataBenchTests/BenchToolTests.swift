@@ -1,10 +1,10 @@
 import Foundation
 import Testing
 
-/// `strata-bench`, run at a tiny scale: every workload on every engine finishes, the engines
-/// agree on what their stores hold (the command fails otherwise), every store Strata leaves
-/// passes its check, and the JSON has one row per workload and engine with the fields.
-/// Timing is not asserted here; the figures come from `make bench`.
+/// `strata-bench`, run at a tiny scale: every workload on every engine finishes, the engines agree
+/// on what their stores hold (the command fails otherwise), every store Strata leaves passes its
+/// check, and the JSON has one row per workload and engine with every field of `fields`. Timing
+/// is not asserted here; the figures come from `make bench`.
 @Suite(.serialized) struct BenchToolTests {
     static let fields = ["workload", "engine", "ops_per_s", "ops_per_s_to_close", "p50_us", "p99_us", "bytes", "fsyncs_per_commit",
                          "peak_rss_bytes", "spread", "runs", "ratios"]

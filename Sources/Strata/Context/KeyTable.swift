@@ -2,8 +2,8 @@
 /// front for the objects the save holds (no rehash while it fills), Fibonacci hashing (a
 /// multiply by 2^64/φ, the top bits). No removal: a save's tables only grow, then go.
 ///
-/// Why not `Dictionary`/`Set`: each insert and lookup hashes its key with SipHash (~300
-/// instructions for one word, callgrind), and a save asks several such questions per object
+/// Why not `Dictionary`/`Set`: each insert and lookup hashes its key with SipHash, costly for
+/// a one-word key (decision 50), and a save asks several such questions per object
 /// (which identity a temporary identifier got, whether the save wrote an object, what an
 /// object held when its `willSave` began). Why not ``RawKeyTable``: it starts empty and
 /// doubles as it fills, rehashing every entry each time.

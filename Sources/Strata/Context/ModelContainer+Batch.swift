@@ -1,11 +1,11 @@
 import StrataRecords
 import StrataStorage
 
-/// Changes by predicate (issue 27, part 2): the objects a fetch descriptor selects are updated
-/// or deleted in one store transaction, without making an object of any of them — derived
-/// values moved at commit, delete rules applied, uniqueness checked, the history recorded —
-/// and every context and observer of the container is told as of a save (contexts that merge
-/// automatically refresh the objects they hold; deleted ones turn into faults).
+/// Changes by predicate: the objects a fetch descriptor selects are updated or deleted in one store
+/// transaction, without making an object of any of them — derived values moved at commit, delete
+/// rules applied, uniqueness checked, the history recorded — and every context and observer of the
+/// container is told as of a save (contexts that merge automatically refresh the objects they hold;
+/// deleted ones turn into faults).
 extension ModelContainer {
     /// Sets `values` (stored attributes and to-ones by name, as the record layer's
     /// `RecordTransaction.update` takes them: a to-one's value is the target's

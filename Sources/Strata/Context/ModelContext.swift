@@ -34,10 +34,10 @@ public final class ModelContext {
         }
     }
 
-    // The fields a fault, a fetch and a release touch are not checked for exclusivity at run
-    // time (decision 48: ~80 instructions an access, several per fetched object). Their
-    // mutations run no other code while the access lasts (no hook, no observer, no call back
-    // into the context), so no two accesses can overlap; keep it so.
+    // The fields a fault, a fetch and a release touch are not checked for exclusivity at run time
+    // (decision 48: a `swift_beginAccess` call an access, several per fetched object). Their
+    // mutations run no other code while the access lasts (no hook, no observer, no call back into
+    // the context), so no two accesses can overlap; keep it so.
 
     /// Every registered object, unowned: an object removes itself when released, so objects
     /// the program no longer holds and that have no changes cost nothing here.
@@ -69,7 +69,7 @@ public final class ModelContext {
     }
     /// `reading`'s reader and commit, kept at hand: every fault that fires asks for them, and
     /// reaching them through the snapshot cost a retain and a release of it and a call per
-    /// fault (perf, traverse: retains and releases are a quarter of a fault's time).
+    /// fault, and atomic reference counts are much of a fault's time (decision 75).
     @exclusivity(unchecked) private var readingReader: RecordReader?
     @exclusivity(unchecked) private var readingTransactionID: UInt64 = 0
     /// Set when the context is pinned to a query generation.
@@ -321,8 +321,8 @@ public final class ModelContext {
 
     /// The row of `raw` a fetch's scan or prefetching read from the commit the context reads,
     /// if either did (call after ``reader()``, which drops them when the commit moved).
-    /// Inlined with its emptiness test first: most faults fire with nothing read ahead, and the
-    /// call alone was ~50 instructions a fault.
+    /// Inlined with its emptiness test first: most faults fire with nothing read ahead, and
+    /// should not pay for a call.
     @inline(__always)
     private func rowReadAhead(of raw: Int64, _ binding: EntityBinding) -> [StoredValue]? {
         guard rowCache.count > 0 || !prefetchedRows.isEmpty else { return nil }
@@ -509,7 +509,8 @@ public final class ModelContext {
                                   + "its '\(object.entitySchema.properties[slot].name)' cannot be set"))
             return
         }
-        // The slot's kind, not its declaration: copying a `Property` cost ~0.8K per set.
+        // The slot's kind, not its declaration: a `Property` would be copied on every set
+        // (decision 48).
         let kind = object.entitySchema.slotKinds[slot]
         if kind == .derived {
             misuse.append(.validation(entity: object.entityName, property: object.entitySchema.properties[slot].name,

@@ -4,9 +4,9 @@ import StrataRecords
 ///
 /// Why: the fetch path is compiled once, generic over the model class, and every use of a
 /// `FetchDescriptor<T>` there looked up its generic metadata (and that of
-/// `[InMemorySortDescriptor<T>]`) in the runtime's table: ~330 instructions a lookup, about
-/// seven a fetch, 9% of an indexed lookup's cost (callgrind, decision 56). The public `fetch`
-/// is inlined into the caller, where `T` is known, and hands the store's part over as this.
+/// `[InMemorySortDescriptor<T>]`) in the runtime's table, several times a fetch (decision 56).
+/// The public `fetch` is inlined into the caller, where `T` is known, and hands the store's
+/// part over as this.
 @usableFromInline
 struct StoreFetch {
     @usableFromInline var predicate: FetchPredicate?

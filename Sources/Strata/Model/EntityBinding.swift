@@ -12,7 +12,7 @@ final class EntityBinding: @unchecked Sendable {
     /// By object slot, for relationships: the target's binding index and the inverse's slot there.
     /// Written only while the container opens (every binding must exist first), read on every
     /// relationship access after: unchecked, or each read paid a run-time exclusivity check
-    /// (two per to-one set, ~150 instructions).
+    /// (two per to-one set).
     @exclusivity(unchecked) var targetEntity: [Int]
     @exclusivity(unchecked) var inverseSlot: [Int]
     /// By object slot: the relationship's record description (nil for other properties).

@@ -47,7 +47,7 @@ final class EntitySchema: @unchecked Sendable {
     let objectClass: ManagedObject.Type
     /// Numbers the schemas of the process from 0: what a container finds a class's binding by
     /// (an array index: a `Dictionary` keyed by the class hashed with SipHash on every fault,
-    /// property write and release, ~500 instructions per fetched object).
+    /// property write and release; decision 48).
     let serial: Int
     private static let nextSerial = Atomic<Int>(0)
     /// The entity's name: the class's ``ManagedObject/entityName``.
@@ -106,10 +106,7 @@ final class EntitySchema: @unchecked Sendable {
         }
         self.propertyNames = properties.map(\.name)
         self.observationKeys = properties.map { ManagedObject.observationKeyPath($0.name) }
-        observationKeyRefs = .allocate(capacity: max(observationKeys.count, 1))
-        for (i, key) in observationKeys.enumerated() {
-            (observationKeyRefs + i).initialize(to: Unmanaged.passUnretained(key))
-        }
+        observationKeyRefs = UnretainedKeyPaths(observationKeys)
         let offsets = properties.isEmpty ? WrapperOffsets.none : WrapperOffsets(of: objectClass, slotByName: byName)
         self.wrapperOffsets = offsets
         self.overridesValidateValue = ValidateValueOverride.isOverridden(by: objectClass)
@@ -125,7 +122,7 @@ final class EntitySchema: @unchecked Sendable {
     }
 
     deinit {
-        observationKeyRefs.deallocate()
+        observationKeyRefs.free()
     }
 
     /// Every schema built in the process, so none is ever freed (the registry keeps those of
@@ -269,7 +266,7 @@ final class EntitySchema: @unchecked Sendable {
     /// `observationKeys` unretained, by slot (kept alive by the array), for reads that borrow
     /// them (``ManagedObject/_trackAccess(slot:)``). Freed with the schema, which no object
     /// outlives (schemas are never freed: ``everyBuilt``).
-    let observationKeyRefs: UnsafeMutablePointer<Unmanaged<KeyPath<ManagedObject, Int>>>
+    let observationKeyRefs: UnretainedKeyPaths
     /// Swift Observation's registrar for the objects of the class (decision 34).
     let registrar = ObservationRegistrar()
 

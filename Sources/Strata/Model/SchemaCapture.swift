@@ -14,8 +14,8 @@ import Darwin
 /// prototype object with capturing switched on: each wrapper's initializer reports its
 /// declaration, in declaration order, and only on the building thread. Outside a build, a
 /// wrapper's initializer costs one relaxed atomic load (its initializer is inlined into the
-/// model class: an out-of-line generic initializer cost ~2.5K instructions per object made,
-/// mostly generic metadata look-ups, issue 24).
+/// model class: an out-of-line generic initializer looked up generic metadata for every
+/// object made; decision 47).
 @usableFromInline
 enum SchemaCapture {
     private static let active = Atomic<Bool>(false)

@@ -28,17 +28,17 @@ import StrataRecords
 ///
 /// Equality and hashing are identity (never fire a fault), so objects go in sets freely.
 open class ManagedObject: Hashable, CustomStringConvertible {
-    // Layout matters: a registered, unchanged fault must stay small (issue 10: ≤ 128 bytes
-    // with its registration), so rarely used state lives in `extras`, allocated on demand.
+    // Layout matters: a registered, unchanged fault must stay small (at most 128 bytes with
+    // its registration), so rarely used state lives in `extras`, allocated on demand.
     // The flags come last: a subclass's one-byte wrappers then pack into the same 8 bytes
     // (Swift lays fields out in order), which keeps an object with up to six properties in an
     // 80-byte allocation rather than 96.
     //
     // Exclusivity is not checked at run time on these fields (decision 48): every read of a
-    // property paid one to three `swift_beginAccess` calls (~80 instructions each, 9% of a
-    // fetch that reads every object). Every mutation of them is a plain store or a mutation of
-    // a value that runs no other code (no user hook, no call back into the object) while the
-    // access lasts, so no two accesses can overlap; keep it so.
+    // property paid one to three `swift_beginAccess` calls, a real share of a fetch that reads
+    // every object. Every mutation of them is a plain store or a mutation of a value that runs
+    // no other code (no user hook, no call back into the object) while the access lasts, so no
+    // two accesses can overlap; keep it so.
     /// Unretained: schemas are never freed (``EntitySchema`` keeps every one it builds), and a
     /// counted reference cost a retain and a release on every property access. `Unmanaged`
     /// rather than `unowned(unsafe)`: a load of the latter is still a strong copy (a retain and

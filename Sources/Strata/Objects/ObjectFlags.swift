@@ -27,11 +27,12 @@ struct ObjectFlags: OptionSet {
     static let savedHere = ObjectFlags(rawValue: 1 << 9)
     /// The first slots changed in the current event (``ManagedObject/changedValuesForCurrentEvent()``),
     /// one bit each in the flags' spare bits: a change of one of them allocates no
-    /// ``ObjectExtras`` (~600 instructions with its release, for every object an insert or an
-    /// update changes, decision 57). Later slots are kept in `ObjectExtras.eventChanges`. Six,
-    /// not more: the flags stay two bytes, so a subclass's first six one-byte wrappers pack
-    /// into the object's last word (an object of up to six properties is an 80-byte block:
-    /// four bytes more made a five-property object a 96-byte one, −9% objects/s on fetchall).
+    /// ``ObjectExtras`` (an allocation and its release for every object an insert or an update
+    /// changes; decision 57). Later slots are kept in `ObjectExtras.eventChanges`. Six, not
+    /// more: the flags stay two bytes, so a subclass's first six one-byte wrappers pack into the
+    /// object's last word (an object of up to six properties is an 80-byte block: four bytes
+    /// more made a five-property object a 96-byte one, larger and slower to fetch; decisions 57
+    /// and 73).
     static let eventSlotCount = 6
     static let eventSlotShift = 10
     static let eventSlots = ObjectFlags(rawValue: UInt16((1 << eventSlotCount) - 1) << UInt16(eventSlotShift))

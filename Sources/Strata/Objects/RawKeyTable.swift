@@ -3,18 +3,17 @@
 /// three quarters full.
 ///
 /// Why not `Dictionary`: every registration, fault lookup and release hashed its key with
-/// SipHash (`Hasher`), ~650 instructions each and three per fetched object (callgrind,
-/// `strata-bench objects` fetchall: 2.5K of the 18K instructions per object).
+/// SipHash (`Hasher`), three hashes per fetched object (decision 47).
 ///
-/// Why identities keep their order (decision 71): identities are primary keys, mostly dense
-/// runs, registered and released in key order (a fetch, the release of its array). A bucket
-/// that is the key plus a per-process offset puts a run in consecutive buckets, so a fetch walks
-/// the table like an array; the multiplicative hash this table used before scattered every key
-/// to its own cache line, and a fetch of 100,000 objects spent 23% of its time (perf) waiting
-/// for the registry's lookups and removals, though they were 3% of its instructions. Keys a
-/// file chose to collide (a stride of a power of two) would make such buckets quadratic, so the
-/// first probe longer than ``longProbe`` switches the table to the multiplicative hash for good
-/// (``scatters``): expected O(1) whatever the keys, as before.
+/// Why identities keep their order (decision 71): identities are primary keys, mostly dense runs,
+/// registered and released in key order (a fetch, the release of its array). A bucket that is the
+/// key plus a per-process offset puts a run in consecutive buckets, so a fetch walks the table like
+/// an array; the multiplicative hash this table used before scattered every key to its own cache
+/// line, so a large fetch spent much of its time waiting on memory for the registry's lookups and
+/// removals, a cost instruction counts do not show. Keys a file chose to collide (a stride of a
+/// power of two) would make such buckets quadratic, so the first probe longer than ``longProbe``
+/// switches the table to the multiplicative hash for good (``scatters``): expected O(1) whatever
+/// the keys, as before.
 ///
 /// Invariants: `entries.count` is 0 or a power of two and `mask == entries.count - 1`;
 /// `count < entries.count` (an empty slot always ends a probe); an entry is empty exactly when
@@ -42,7 +41,7 @@ struct RawKeyTable<Element> {
     static var longProbe: Int { 48 }
 
     /// The process's offset, copied: reading the global on every probe went through its lazy
-    /// initializer (`swift_once`, 2.5% of a traversal's time in `perf`).
+    /// initializer's `swift_once` check (decision 71).
     private let seed = rawKeySeed
 
     @inline(__always)

@@ -4,17 +4,17 @@
 ///
 /// Kept per fetch, in the fetch's order: faults usually fire in the order the program walks the
 /// results, so a fault finds its row at the fetch's cursor with no lookup at all; the first
-/// one out of order builds an index of the fetch's identities (a hash table per fetched row
-/// cost ~400 instructions per object and 24 bytes per row before any fault fired).
+/// one out of order builds an index of the fetch's identities (a hash table filled for every
+/// fetched row cost time and memory per object before any fault fired; decision 48).
 ///
 /// Bounded: at most ``byteLimit`` bytes of rows and ``fetchLimit`` fetches at a time. A fetch
 /// of a million objects that reads ten must not hold a million rows: a registered fault stays
-/// within its 128 bytes (issue 10) and a fetch's memory within what its objects need. Faults
-/// beyond the bound read their rows when they fire. Bytes rather than decoded rows (decision
-/// 48): a decoded row of a few short strings costs ~250 bytes, its bytes ~42, so the same
-/// memory keeps about five times the rows, and rows no fault takes are never decoded.
+/// within its 128 bytes and a fetch's memory within what its objects need. Faults beyond the
+/// bound read their rows when they fire. Bytes rather than decoded rows (decision 48): a
+/// decoded row of a few short strings takes several times the memory of its stored bytes, so
+/// the same memory keeps several times the rows, and rows no fault takes are never decoded.
 struct RowCache {
-    /// The most row bytes held at once (4 MiB: ~100,000 rows of the benchmark's ~42 bytes).
+    /// The most row bytes held at once: 4 MiB, room for the rows of most fetches (decision 48).
     static let byteLimit = 4 << 20
     /// The most fetches whose rows are held at once (the oldest goes first).
     static let fetchLimit = 8
@@ -68,8 +68,8 @@ struct RowCache {
     /// those of its objects that are faults (objects already loaded keep their values).
     mutating func insert(_ rows: FetchedRowBytes, raws: [Int64], objects: [ManagedObject], entity: Int) {
         guard rows.keptCount > 0, rows.spans.count == objects.count, rows.bytes.count <= room else { return }
-        // Only the rows held, in the fetch's order: a fetch of a million objects keeps ~80,000,
-        // and arrays parallel to all of them would cost 16 bytes per fault.
+        // Only the rows held, in the fetch's order: a fetch of a million objects keeps only what
+        // fits the bound, and arrays parallel to all of them would cost 16 bytes per fault.
         var heldRaws: [Int64] = []
         var heldSpans: [FetchedRowBytes.Span] = []
         heldRaws.reserveCapacity(min(rows.keptCount, objects.count))

@@ -1,6 +1,6 @@
 /// A set of slots: bits for slots below 64 (every property of a class of sensible size), a
-/// `Set` for the rest. Marking a property changed inserted into a `Set` per changed object
-/// (~850 instructions with its allocation and hashing, callgrind, an update of 10,000 objects).
+/// `Set` for the rest. Marking a property changed inserted into a `Set` per changed object,
+/// an allocation and hashing for every object an update changes (decision 49).
 struct SlotSet: ExpressibleByArrayLiteral {
     private var bits: UInt64 = 0
     private var others: Set<Int> = []

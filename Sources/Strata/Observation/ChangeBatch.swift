@@ -63,8 +63,8 @@ final class ChangeBatch {
         let schema = object.entitySchema
         guard isWatched(object) else {
             // Swift Observation's willSet and didSet hash the key path under the registrar's
-            // lock (~190 instructions each, callgrind): skipped for an object whose properties
-            // it never saw read, which nothing can be tracking.
+            // lock (decision 55): skipped for an object whose properties it never saw read,
+            // which nothing can be tracking.
             let told = object._flags.contains(.observedAccess)
             if told { schema.registrar.willSet(object, keyPath: schema.observationKeys[slot]) }
             object._values[slot] = value
@@ -90,7 +90,7 @@ final class ChangeBatch {
         let schema = object.entitySchema
         // The slots' kinds and names, not their declarations (a `Property` copied per slot);
         // the values compared in place and the changed slots kept as bits (a merge replaces
-        // every merged object's values: copies and an array per object cost ~600 instructions).
+        // every merged object's values, so copies and an array per object add up; decision 56).
         let kinds = schema.slotKinds
         var changed = SlotSet()
         var movesToOne = false

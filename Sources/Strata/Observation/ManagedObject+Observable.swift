@@ -14,9 +14,9 @@ extension ManagedObject {
     final subscript(_observationKey name: String) -> Int { 0 }
 
     /// Tells Swift Observation the property behind `key` was read. One registrar per class
-    /// (decision 34): an object of its own would cost four allocations per loaded object
-    /// (35% of a fetch that reads every object); a tracked read may then also be woken by the
-    /// same property of another object of the class (never missed, sometimes extra).
+    /// (decision 34): an object of its own would cost four allocations per loaded object; a
+    /// tracked read may then also be woken by the same property of another object of the class
+    /// (never missed, sometimes extra).
     @usableFromInline
     final func _trackAccess(_ key: KeyPath<ManagedObject, Int>) {
         _flags.insert(.observedAccess)
@@ -26,7 +26,7 @@ extension ManagedObject {
     /// Tells Swift Observation that the property in `slot` was read. Every reference on the way
     /// is borrowed, none counted: the schema and its key paths live as long as the process, and
     /// the retains and releases of the schema, its key path array and the key path were three
-    /// pairs per property read (~120 instructions, callgrind, fetchall).
+    /// pairs per property read (decision 49).
     @inline(__always)
     final func _trackAccess(slot: Int) {
         _flags.insert(.observedAccess)

@@ -1,9 +1,5 @@
 import CLibPQ
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import Foundation
 
 /// Every call into libpq that passes or reads a C pointer. The rest of the client uses these
 /// and never touches a pointer.

@@ -59,9 +59,9 @@ enum AggregateArithmetic {
 
     // MARK: Decimals
 
-    /// An exact decimal sum: 64-bit mantissas while they suffice (the common case, ~15× cheaper
-    /// than Foundation's addition), an exact wide accumulator after that. Only ``total()`` can
-    /// fail, so the order of the additions never matters.
+    /// An exact decimal sum: 64-bit mantissas while they suffice (the common case, far cheaper
+    /// than Foundation's addition; decisions 13 and 16), an exact wide accumulator after that.
+    /// Only ``total()`` can fail, so the order of the additions never matters.
     struct DecimalSum {
         private var fast: Decimal
         private var wide: WideDecimal?

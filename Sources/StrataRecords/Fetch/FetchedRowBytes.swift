@@ -31,7 +31,7 @@ package struct FetchedRowBytes: Sendable {
 
     /// The row at `index` decoded as `entity` lays it out; nil when it was not kept. Not
     /// generic, unlike ``withRow(at:_:)``: from another module, that one ran the standard
-    /// library's unspecialized `withUnsafeBytes` (~120 instructions a row of a fetch).
+    /// library's unspecialized `withUnsafeBytes` for every row of a fetch (decision 75).
     package func decodeRow(at index: Int, of entity: EntityDescription) throws -> [StoredValue]? {
         try withRow(at: index) { try entity.decodeRow($0) }
     }

@@ -24,8 +24,7 @@ final class FetchedRows {
         }
         spans.append(FetchedRowBytes.Span(start: Int32(bytes.count), count: Int32(row.count)))
         keptCount += 1
-        // As typed bytes: a raw buffer is appended byte by byte, a typed one in one copy.
-        row.withMemoryRebound(to: UInt8.self) { bytes.append(contentsOf: $0) }
+        bytes.append(raw: row)
     }
 
     /// Forgets the row kept last (one a predicate then refused).

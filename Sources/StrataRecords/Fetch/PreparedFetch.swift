@@ -233,7 +233,7 @@ extension RecordReader {
     /// answer of a fetch whose index decides its predicate, with no order or offset asked for
     /// (a prepared lookup by equality or prefix). ``run(_:matching:_:_:)`` gives the same keys
     /// for such a plan; this is its loop without what such a plan never needs (rows, sorting,
-    /// cut-value runs, duplicate ranges), which was half of a lookup's instructions.
+    /// cut-value runs, duplicate ranges), which otherwise made up much of a lookup's work.
     func indexKeys(_ tree: String, _ range: KeyRange, _ entity: EntityDescription, limit: Int?) throws -> [RowKey] {
         try willScanRows()
         var keys: [RowKey] = []

@@ -22,7 +22,7 @@ extension RecordCheck {
                 report("\(RecordTrees.history) holds a key of \(key.count) bytes, not 8")
                 return true
             }
-            let token = UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
+            let token = key.loadBigEndianUInt64()
             // Tokens come from the file: any of 2^64 values. `state.last` is below UInt64.max
             // (HistoryState), so a token past it is reported before any arithmetic on it.
             if token > state.last {

@@ -82,7 +82,7 @@ extension RecordReader {
             summary.transactionCount += 1
             summary.bytes += UInt64(key.count + cursor.value.count)
             if summary.oldest == nil, key.count == 8 {
-                summary.oldest = HistoryToken(UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)))
+                summary.oldest = HistoryToken(key.loadBigEndianUInt64())
             }
             return true
         }

@@ -70,7 +70,7 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     /// - Values of different kinds are never identical (`.int(1)` is not `.double(1)`).
     ///
     /// Inlinable: the object layer asks this per slot of every object it saves, and in its
-    /// own code the common cases (integers, the same string storage) are a few instructions.
+    /// own code the common cases (integers, the same string storage) reduce to a comparison.
     @inlinable
     public func isIdentical(to other: StoredValue) -> Bool {
         switch (self, other) {
@@ -109,7 +109,7 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
     /// Whether two strings hold the same UTF-8 bytes. Every save compares each stored string
     /// with its snapshot (often the very same storage), so this is a length check and one
     /// `memcmp` of the contiguous bytes, not `utf8.elementsEqual` (a generic loop over code
-    /// units: ~1K instructions for a 30-byte title). A bridged string without contiguous UTF-8
+    /// units, far slower per byte; decision 48). A bridged string without contiguous UTF-8
     /// falls back to the loop.
     @inlinable @inline(__always)
     static func sameBytes(_ lhs: String, _ rhs: String) -> Bool {

@@ -81,7 +81,7 @@ public class RecordReader {
             guard case .read = source else { return try pointReadTree(entity)?.withValueBytes(forKey: keyBytes, body) }
             guard let cursor = try rowCursor(entity), try cursor.seek(keyBytes) else { return nil }
             let found = cursor.key
-            guard found.count == 8, found.loadUnaligned(as: UInt64.self) == stored else { return nil }
+            guard found.count == 8, found.loadBigEndianUInt64() == pk else { return nil }
             return try body(cursor.value)
         }
     }

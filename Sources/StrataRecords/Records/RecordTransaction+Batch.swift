@@ -1,8 +1,8 @@
-/// Changes by predicate (issue 27, part 2): one call updates or deletes every object a fetch
-/// request matches, reading keys only — no values are decoded for the caller — with everything a
-/// change one object at a time gets: derived values moved incrementally at commit (a cost
-/// proportional to what changed), delete rules (a `deny` refuses the whole transaction at
-/// commit), uniqueness checked at commit, and the history recorded.
+/// Changes by predicate: one call updates or deletes every object a fetch request matches, reading
+/// keys only — no values are decoded for the caller — with everything a change one object at a time
+/// gets: derived values moved incrementally at commit (a cost proportional to what changed), delete
+/// rules (a `deny` refuses the whole transaction at commit), uniqueness checked at commit, and the
+/// history recorded.
 extension RecordTransaction {
     /// Sets `values` (attributes and to-one relationships, as ``update(_:_:)`` takes them) on
     /// every object that `request` matches (its sort, limit and offset included), and returns

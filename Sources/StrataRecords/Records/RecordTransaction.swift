@@ -27,10 +27,10 @@ public final class RecordTransaction: RecordReader {
     /// The change set the commit computed for the history, kept for the did-save report.
     var committedChanges: RecordChanges?
     // The row bookkeeping below is touched several times per row read or written, and is not
-    // checked for exclusivity at run time (~80 instructions an access; decision 50): only this
-    // class's own methods change it, none holds an access across other code (the in-place
-    // changes go through small local functions that call nothing else), and what reads it
-    // elsewhere (the derivation's deltas, the checker) reads a copy at once. Keep it so.
+    // checked for exclusivity at run time (a `swift_beginAccess` call per access; decision 50):
+    // only this class's own methods change it, none holds an access across other code (the in-place
+    // changes go through small local functions that call nothing else), and what reads it elsewhere
+    // (the derivation's deltas, the checker) reads a copy at once. Keep it so.
 
     /// Every row this transaction read or wrote: one dictionary, so a row costs one lookup.
     @exclusivity(unchecked) var rowStates: [RowKey: RowState] = [:]
@@ -282,7 +282,7 @@ public final class RecordTransaction: RecordReader {
 
     /// Makes room in the transaction's row table for `count` more rows: the object layer's
     /// save knows how many objects it writes, and a table grown one doubling at a time rehashed
-    /// every row it held at each (~0.4K instructions a row in a save of 10,000).
+    /// every row it held at each (decision 50).
     package func reserveRows(_ count: Int) {
         rowStates.reserveCapacity(rowStates.count + max(count, 0))
     }

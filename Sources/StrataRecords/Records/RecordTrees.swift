@@ -116,7 +116,7 @@ enum RecordTrees {
                 offset: nil)
         }
         // Read in place: the generic byte loop cost as much as a cursor's step per key walked.
-        return UInt64(bigEndian: key.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        return key.loadBigEndianUInt64(at: offset)
     }
 
     /// A stored primary key (a unique tree's value, a `next:` counter): exactly 8 bytes, or `corrupt`.

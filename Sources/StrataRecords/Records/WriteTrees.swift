@@ -6,8 +6,9 @@ import StrataStorage
 /// so a handle stays valid for the transaction's life.
 final class WriteTrees {
     private let tx: WriteTransaction
-    // Read per row written (and per point read); unchecked for exclusivity at run time (~80
-    // instructions an access): each access is a plain load or store of one element.
+    // Read per row written (and per point read); unchecked for exclusivity at run time (a
+    // check is a `swift_beginAccess` call per access; decision 50): each access is a plain
+    // load or store of one element.
     @exclusivity(unchecked) private var rowTrees: [WriteTree?]
     @exclusivity(unchecked) private var indexTrees: [[WriteTree?]]
     @exclusivity(unchecked) private var inverseTrees: [[WriteTree?]]

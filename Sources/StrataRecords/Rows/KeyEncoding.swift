@@ -162,7 +162,7 @@ enum KeyEncoding {
     /// which keeps entries unique.
     static func indexKey(_ values: [StoredValue], pk: UInt64) -> [UInt8] {
         // One allocation for the usual key (a few short values and the key): growing from
-        // empty reallocated at each value, ~1K instructions an index entry of an insert.
+        // empty reallocated at each value, for every index entry of an insert (decision 73).
         var out: [UInt8] = []
         out.reserveCapacity(48)
         var budget = maxEncodedValuesBytes

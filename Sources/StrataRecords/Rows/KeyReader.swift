@@ -39,7 +39,7 @@ struct KeyReader {
     /// The 8-byte big-endian primary key at the read position.
     mutating func primaryKey() throws -> UInt64 {
         guard remaining >= 8 else { throw corrupt("has no primary key at byte \(position)") }
-        let pk = UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+        let pk = bytes.loadBigEndianUInt64(at: position)
         position += 8
         return pk
     }

@@ -28,7 +28,7 @@ enum RowCodec {
     static func encode(_ values: [StoredValue], fields: [Field], into out: inout [UInt8]) {
         out.removeAll(keepingCapacity: true)
         // One allocation at most, of a bound on the row's size: a guessed capacity grew two
-        // or three times per row with a string in it (callgrind, an update of 10,000 rows).
+        // or three times per row with a string in it (decision 49).
         out.reserveCapacity(sizeBound(values))
         out.append(version)
         appendVarint(&out, UInt64(values.count))
@@ -106,9 +106,9 @@ enum RowCodec {
         let (n, bitmap) = try readHeader(&reader, fields: fields)
         // Reserved and appended in layout order (absent fields as nil): both are inlined and
         // specialized here, while `Array(repeating:count:)` of an enum with payloads fills
-        // through the generic value witnesses (~700 instructions a row) and
-        // `Array(unsafeUninitializedCapacity:)` allocates through the runtime's generic metadata
-        // lookup (~650). A throw drops the partial array with the row.
+        // through the generic value witnesses and `Array(unsafeUninitializedCapacity:)`
+        // allocates through the runtime's generic metadata lookup, each a cost per row
+        // (decision 48). A throw drops the partial array with the row.
         var values: [StoredValue] = []
         values.reserveCapacity(fields.count)
         for i in 0..<fields.count {
@@ -224,8 +224,8 @@ enum RowCodec {
     }
 
     /// Reads a row's bytes, bounds-checked: nothing a file holds can read past the row. Inlined
-    /// into the decoder (a call per field read cost ~40–70 instructions); the throws are out of
-    /// line.
+    /// into the decoder (a call per field read cost more than the read; decision 49); the
+    /// throws are out of line.
     struct Reader {
         let bytes: UnsafeRawBufferPointer
         var at = 0
@@ -272,7 +272,7 @@ enum RowCodec {
         @inline(__always)
         mutating func u64() throws -> UInt64 {
             let raw = try take(8)
-            return UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self))
+            return raw.loadLittleEndianUInt64()
         }
 
         @inline(never)

@@ -111,9 +111,8 @@ final class LogWriter: @unchecked Sendable {
     /// From now on, frames are gathered and written `capacity` bytes at a time (a longer frame
     /// alone), and before ``syncAll()`` and ``trimToEnd()``. For a file written whole, where any
     /// error abandons the file (compaction, backup): its frames are half a page each, and one
-    /// `pwrite` per frame was ~40% of the close after a 1,000,000-key fill, most of it the
-    /// kernel's per-call and per-page work. A reader must not read this file's frames before
-    /// ``writeGathered()``.
+    /// `pwrite` per frame made a close pay the kernel's per-call and per-page work for every frame
+    /// (decision 39). A reader must not read this file's frames before ``writeGathered()``.
     func gatherWrites(upTo capacity: Int) {
         precondition(gathered == nil && capacity > 0, "gatherWrites once, with a capacity")
         gathered = LogWriter.allocateBuffer(byteCount: capacity)

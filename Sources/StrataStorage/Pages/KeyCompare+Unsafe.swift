@@ -2,7 +2,7 @@
 /// negative, zero or positive as the left key sorts before, equal to or after the right one.
 ///
 /// Compares eight bytes at a time as big-endian integers (two loads beat a `memcmp` call for
-/// short keys, measured in the shared toolchain notes, TOOLCHAIN.md), then the tail byte by byte.
+/// short keys; decision 5), then the tail byte by byte.
 ///
 /// Invariants that make the reads safe: each pointer is valid for its count during the call
 /// (callers lend a key they hold: a page's cell, found through a slot the page's invariant

@@ -69,7 +69,7 @@ extension Page {
 
     // The loads and stores come in one overload per width rather than one generic function:
     // the generic one, inlined and specialized, still left a retain and release of the page
-    // around each call on the cursor's walk (callgrind: one pair per entry).
+    // around each call on the cursor's walk, one pair per entry (decision 58).
 
     /// The byte at `offset`.
     @inline(__always)

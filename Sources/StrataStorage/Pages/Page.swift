@@ -30,9 +30,9 @@
 /// checking the range (docs/decisions.md, decision 58; `UnsafeAuditTests` keeps it so).
 ///
 /// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
-/// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
-/// "Exclusivity"). None of them is ever passed `inout` or borrowed across a call that touches it
-/// again; the whole suite passes with the checks on (build without the attributes to recheck).
+/// dynamic check is a `swift_beginAccess` call on every access; decision 29). None of them is
+/// ever passed `inout` or borrowed across a call that touches it again; the whole suite passes
+/// with the checks on (build without the attributes to recheck).
 final class Page: @unchecked Sendable {
     let buffer: UnsafeMutableRawPointer
     let pageSize: Int
@@ -279,11 +279,11 @@ final class Page: @unchecked Sendable {
     /// when neither holds: the caller removes and inserts.
     ///
     /// An update mostly keeps a row's size or grows it by a byte. Removing and inserting in a
-    /// full page compacted every cell of it (~2.5K instructions an updated row); writing the
-    /// grown cell into the contiguous free space instead left its old bytes fragmented, so a
-    /// page packed full by sequential inserts compacted again every second or third growth
-    /// (callgrind: 4,159 compactions in 10,000 updates). Moving the cells below costs a
-    /// `memmove` of at most a page and one pass over the slots, and uses only `d` bytes.
+    /// full page compacted every cell of it; writing the grown cell into the contiguous free
+    /// space instead left its old bytes fragmented, so a page packed full by sequential inserts
+    /// compacted again every second or third growth (decisions 49 and 50). Moving the cells
+    /// below costs a `memmove` of at most a page and one pass over the slots, and uses only `d`
+    /// bytes.
     func replaceLeafCell(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
                          overflowLength: Int?) -> Bool {
         assert(heads == nil, "a page with search heads is shared and must not change")
@@ -311,7 +311,7 @@ final class Page: @unchecked Sendable {
 
     /// Moves every slot that points into `start..<end` down by `delta` (the cells there moved).
     /// Eight slots at a time where the host is little-endian, as the format is (the pass over
-    /// a page's slots was most of a grown cell's cost, ~12 instructions a slot).
+    /// a page's slots is most of a grown cell's cost; decision 50).
     private func shiftSlots(from start: Int, below end: Int, by delta: Int) {
         let total = count
         var i = 0

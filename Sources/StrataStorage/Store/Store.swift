@@ -32,8 +32,8 @@ public final class Store: @unchecked Sendable {
     let gate = WriterGate()
     let shared: Mutex<SharedState>
     /// `shared.current.txid`, published after each new version (stored under the lock, read
-    /// without it): every fault of a context asks whether a newer commit exists, and the lock
-    /// cost a traversal 3–4% of its time.
+    /// without it): every fault of a context asks whether a newer commit exists, and taking the
+    /// lock for each would make every fault pay for it.
     let publishedTransactionID: Atomic<UInt64>
     var writeLock: (any FileLock)?
     var timer: DispatchSourceTimer?
@@ -343,13 +343,13 @@ public final class Store: @unchecked Sendable {
         // the written pages that commits replaced with copies (the checkpoint adds about as many
         // bytes). If the file would be due for compaction after the checkpoint, compact at once:
         // the compaction writes every live page from the trees in memory, so a checkpoint first
-        // would write the dirty pages twice (after a bulk load, close spent 40% of its time on
-        // that checkpoint). And when nearly all of the file is garbage-to-be (a fresh store
-        // whose content is its log), compact whether or not it would be due: the compaction
-        // then writes little beyond the dirty pages the checkpoint would write, and leaves no
-        // log behind. The growth of a checkpoint that writes never-written pages is not known
-        // before their compressed size is, so without this a fresh store under 4 MiB of log
-        // checkpointed, found the file due, and compacted: every page written twice.
+        // would write the dirty pages twice (decision 39). And when nearly all of the file is
+        // garbage-to-be (a fresh store whose content is its log), compact whether or not it
+        // would be due: the compaction then writes little beyond the dirty pages the checkpoint
+        // would write, and leaves no log behind. The growth of a checkpoint that writes
+        // never-written pages is not known before their compressed size is, so without this a
+        // fresh store under 4 MiB of log checkpointed, found the file due, and compacted: every
+        // page written twice.
         let replaced = UInt64(max(replacedBytesSinceCheckpoint, 0))
         let garbage = deadBytes + commitBytesSinceCheckpoint + replaced
         let mostlyGarbage = options.compactOnCloseGarbageRatio < 1 && garbage >= log.end / 5 * 4

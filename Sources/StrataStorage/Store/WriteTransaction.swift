@@ -18,9 +18,9 @@
 /// Not thread-safe: use it only inside its closure, on that thread.
 ///
 /// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
-/// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
-/// "Exclusivity"). None of them is ever passed `inout` or borrowed across a call that touches it
-/// again; the whole suite passes with the checks on (build without the attributes to recheck).
+/// dynamic check is a `swift_beginAccess` call on every access; decision 29). None of them is
+/// ever passed `inout` or borrowed across a call that touches it again; the whole suite passes
+/// with the checks on (build without the attributes to recheck).
 public final class WriteTransaction {
     let base: Version
     /// This transaction's id: one more than the last committed. Readable at any time.

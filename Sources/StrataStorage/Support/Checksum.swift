@@ -2,7 +2,7 @@ import CCRC32C
 
 /// CRC32C (Castagnoli), the checksum of every header slot and frame (FORMAT.md, "Checksums").
 ///
-/// Hardware `crc32` on x86-64 (~10+ GB/s), slicing-by-8 tables elsewhere; see docs/decisions.md.
+/// Hardware `crc32` on x86-64, slicing-by-8 tables elsewhere (decision 2).
 /// The C code reads exactly the `count` bytes of the buffer it is lent, during the call.
 @usableFromInline
 enum CRC32C {

@@ -1,11 +1,11 @@
 /// A cheap hash of one 64-bit word for the engine's own dictionary keys (row keys, object
 /// keys): SplitMix64's finalizer over the word plus the table's seed.
 ///
-/// Swift's `Hasher` (SipHash-1-3) costs ~230 instructions per lookup of a one-word key; the
-/// write paths look rows and objects up several times each (an update of one object hashed
-/// its keys eight times, ~2K instructions; callgrind, decision 50). The keys are primary keys
-/// and entity indexes: the finalizer spreads sequential keys over every bit, and the
-/// per-table seed `Dictionary` passes keeps its iteration order from being predictable.
+/// Swift's `Hasher` (SipHash-1-3) costs many times this mixer for a one-word key, and the write
+/// paths look rows and objects up several times each (an update of one object hashes its keys
+/// several times; decision 50). The keys are primary keys and entity indexes: the finalizer spreads
+/// sequential keys over every bit, and the per-table seed `Dictionary` passes keeps its iteration
+/// order from being predictable.
 package enum WordHash {
     /// The hash of `word` for a table seeded with `seed`: what a key's
     /// `_rawHashValue(seed:)` returns (the hash `Dictionary` and `Set` use).

@@ -25,9 +25,9 @@
 /// walking backwards or in a loop.
 ///
 /// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
-/// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
-/// "Exclusivity"). None of them is ever passed `inout` or borrowed across a call that touches it
-/// again; the whole suite passes with the checks on (build without the attributes to recheck).
+/// dynamic check is a `swift_beginAccess` call on every access; decision 29). None of them is
+/// ever passed `inout` or borrowed across a call that touches it again; the whole suite passes
+/// with the checks on (build without the attributes to recheck).
 public final class Cursor {
     /// The root for a snapshot's cursor (a snapshot's tree never changes).
     private let fixedRoot: Page?

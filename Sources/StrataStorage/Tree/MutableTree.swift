@@ -5,9 +5,9 @@
 /// committed versions are never modified, which is what lets snapshots read without locks.
 ///
 /// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
-/// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
-/// "Exclusivity"). None of them is ever passed `inout` or borrowed across a call that touches it
-/// again; the whole suite passes with the checks on (build without the attributes to recheck).
+/// dynamic check is a `swift_beginAccess` call on every access; decision 29). None of them is
+/// ever passed `inout` or borrowed across a call that touches it again; the whole suite passes
+/// with the checks on (build without the attributes to recheck).
 final class MutableTree {
     let id: UInt32
     let name: String

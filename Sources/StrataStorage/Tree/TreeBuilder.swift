@@ -2,9 +2,9 @@
 /// (compaction, backup). Every page but the last of each level is filled as far as it goes.
 ///
 /// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
-/// dynamic check is a `swift_beginAccess` call, ~76 instructions; docs/decisions.md,
-/// "Exclusivity"). None of them is ever passed `inout` or borrowed across a call that touches it
-/// again; the whole suite passes with the checks on (build without the attributes to recheck).
+/// dynamic check is a `swift_beginAccess` call on every access; decision 29). None of them is
+/// ever passed `inout` or borrowed across a call that touches it again; the whole suite passes
+/// with the checks on (build without the attributes to recheck).
 final class TreeBuilder {
     private let log: LogWriter
     private let pageSize: Int

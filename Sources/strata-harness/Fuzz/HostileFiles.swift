@@ -10,7 +10,7 @@ import Darwin
 /// `strata-harness fuzz --write-regressions DIR`. Each is a real store (`.strata`, replayed by
 /// `strata-fuzz` and checked with `strata check`) or a record store's trees (`.records`,
 /// replayed by `strata-fuzz-records`), damaged in one way that a fuzzer found or that the
-/// hardening issue names, behind valid checksums. `MANIFEST` lists each file, what is wrong
+/// hardening work listed, behind valid checksums. `MANIFEST` lists each file, what is wrong
 /// with it, and what `strata check` must do with a store file: `rejected` (exit 1: a typed
 /// error or a reported problem) or `readable` (anything but a trap: the file is extreme, not
 /// inconsistent).

@@ -148,8 +148,8 @@ struct ReplicationKillTestCommand: ParsableCommand {
             let child = try ChildProcess(program: tool, arguments: ["replicate", path, "--to", url, "--follow"] + pullArguments,
                                          environment: environment)
             // Long enough to start (open the store, log in, check the tables) and apply a
-            // batch or a few, short enough that most kills land in one: a batch of 1,000
-            // transactions takes ~0.1 s. Pulling, a round also pulls.
+            // batch or a few, short enough that most kills land in one. Pulling, a round also
+            // pulls.
             usleep(UInt32(pull ? 100_000 + rng.below(1_400_000) : 50_000 + rng.below(550_000)))
             child.kill()
             let status = child.wait()

@@ -5,8 +5,8 @@ import ArgumentParser
 /// figure for that size.
 enum BenchScale: String, CaseIterable, Codable, Sendable, ExpressibleByArgument {
     /// What `make bench` runs: every workload and engine, sized so `kv`, `records` and
-    /// `objects` together finish in about five minutes on a two-core machine.
+    /// `objects` together finish in a short run (decision 38).
     case `default`
-    /// The sizes (the defaults before scales existed), so earlier figures compare.
+    /// The original sizes (the defaults before scales existed), so earlier figures compare.
     case full
 }

@@ -7,7 +7,7 @@ struct KVScale: Equatable, Sendable {
     /// `make bench`'s sizes: a fifth of the keys, a tenth of the durable commits (fillsync runs
     /// five times: three engines, two of them again under strace), one run of each workload.
     static let `default` = KVScale(count: 200_000, repeats: 1, syncCommits: 1_000)
-    /// The sizes (the defaults before scales existed): 1,000,000 keys, 3 runs, 10,000 commits.
+    /// The original sizes (the defaults before scales existed): 1,000,000 keys, 3 runs, 10,000 commits.
     static let full = KVScale(count: 1_000_000, repeats: 3, syncCommits: 10_000)
 
     static func preset(_ scale: BenchScale) -> KVScale {

@@ -146,8 +146,7 @@ final class GRDBRowsObjectsEngine: ObjectsEngine {
             // INSERT, as GRDB's `cachedStatement(sql:)` documentation shows: `insert(db)` builds
             // a persistence container (case-insensitive column keys) and hashes its INSERT query
             // to find its cached statement for every record, which the profile showed costing
-            // several times SQLite's own work (2026-11-26, default scale: 64–75K items/s through
-            // `insert(db)` with the hand-written `encode(to:)`, 117–132K/s this way).
+            // several times SQLite's own work (decision 46).
             let statement = try db.cachedStatement(sql: SQL.insertItem)
             for j in items {
                 let l = data.list(ofItem: j)

@@ -1,9 +1,8 @@
 
-/// How big the objects benchmark is. The defaults are the issue's: 100,000 items inserted in
-/// saves of 1,000 (into 10 lists of 10,000, so one list is the 10,000-member to-many the
-/// traversal reads), 10,000 indexed queries, 10,000 objects changed, 10,000 merged, and
-/// 1,000,000 registered faults for the memory figure, 10,000 observed objects of which a save
-/// changes 100.
+/// How big the objects benchmark is. The defaults: 100,000 items inserted in saves of 1,000 (into
+/// 10 lists of 10,000, so one list is the 10,000-member to-many the traversal reads), 10,000
+/// indexed queries, 10,000 objects changed, 10,000 merged, and 1,000,000 registered faults for the
+/// memory figure, 10,000 observed objects of which a save changes 100.
 struct ObjectsScale: Codable, Equatable, Sendable {
     var items = 100_000
     var itemsPerList = 10_000
@@ -25,9 +24,9 @@ struct ObjectsScale: Codable, Equatable, Sendable {
 
     var lists: Int { (items + itemsPerList - 1) / itemsPerList }
 
-    /// The sizes of `scale`: the for both. A run of every workload at these sizes takes
-    /// about 30 s on two cores (four engines), and smaller stores would time the merge and observe workloads in
-    /// microseconds; the default scale runs each workload once instead of three times.
+    /// The sizes of `scale`: the defaults for both (decision 38). A run of every workload at
+    /// these sizes stays short, and smaller stores would time the merge and observe workloads
+    /// too briefly to measure; the default scale runs each workload once instead of three times.
     static func preset(_ scale: BenchScale) -> ObjectsScale {
         switch scale {
         case .default, .full: return ObjectsScale()

@@ -1,11 +1,11 @@
 import Foundation
 
-/// The targets (issue 24), from the medians: the object layer's time at most 1.5× the record
-/// layer's on every workload, at least as fast as GRDB at its best and 3× as fast as GRDB
-/// through `Codable`, the record layer 1.5× as fast as GRDB at its best; at most 128 bytes per
-/// registered fault; and each engine's peak RSS. "GRDB at its best" is the faster of `grdb`
-/// and `grdb-rows` on each workload (whichever ran), so a workload where the `Codable` path
-/// happens to win is not measured against the slower one.
+/// The targets, from the medians: the object layer's time at most 1.5× the record layer's on every
+/// workload, at least as fast as GRDB at its best and 3× as fast as GRDB through `Codable`, the
+/// record layer 1.5× as fast as GRDB at its best; at most 128 bytes per registered fault; and each
+/// engine's peak RSS. "GRDB at its best" is the faster of `grdb` and `grdb-rows` on each workload
+/// (whichever ran), so a workload where the `Codable` path happens to win is not measured against
+/// the slower one.
 struct ObjectsSummary {
     let rows: [ReportRow<ObjectsRunDetails>]
     let engines: [ObjectsEngineName]

@@ -86,7 +86,7 @@ final class RecordLayerObjectsEngine: ObjectsEngine {
 
     func fetchAll() throws -> ObjectsDigest {
         // The record layer at its best for "every row": one scan that returns the rows it read
-        // (issue 24: a baseline is the peer on its fast path, not fetch + a descent per id).
+        // (a baseline is the peer on its fast path, not fetch + a descent per id; decision 49).
         try store.read { r in
             var d = ObjectsDigest()
             for row in try r.fetchPrimaryKeysAndRows(FetchRequest("Item")).rows {

@@ -1,9 +1,9 @@
 import StrataRecords
 import StrataStorage
 
-/// How big the records benchmark is. The defaults are the issue's: 1,000 lists × 1,000 items,
-/// 10,000 inserts into lists of 10, 1,000 and 100,000 items, 10,000 moves, 100 renames of
-/// lists with 10,000 items, 10,000 queries of each kind, 100 operations per transaction.
+/// How big the records benchmark is. The defaults: 1,000 lists × 1,000 items, 10,000 inserts into
+/// lists of 10, 1,000 and 100,000 items, 10,000 moves, 100 renames of lists with 10,000 items,
+/// 10,000 queries of each kind, 100 operations per transaction.
 struct RecordsScale: Codable, Equatable, Sendable {
     var lists = 1_000
     var itemsPerList = 1_000
@@ -29,14 +29,14 @@ struct RecordsScale: Codable, Equatable, Sendable {
 
     var bulkItems: Int { lists * itemsPerList }
 
-    /// `make bench`'s sizes: every workload and engine, about a minute on two cores. The list
+    /// `make bench`'s sizes: every workload and engine, in a short run (decision 38). The list
     /// sizes stay (lists of 100,000 are the point of `insert_list<N>`) and so do the inserts
     /// into them; the bulk store is a tenth (sqlite-recount's bulk insert is quadratic in the
     /// list size: a fifth of the lists' size, a twentieth of the time), and fewer moves and renames.
     static let `default` = RecordsScale(lists: 200, itemsPerList: 500, moves: 5_000, renames: 20, fanoutLists: 20,
                                         notes: 20_000, textQueries: 5_000, textUpdates: 5_000, recountWindow: 5)
 
-    /// The sizes of `scale` (`full` is the issue's, which were the defaults before scales).
+    /// The sizes of `scale` (`full` keeps the defaults, as before scales existed).
     static func preset(_ scale: BenchScale) -> RecordsScale {
         switch scale {
         case .default: return .default

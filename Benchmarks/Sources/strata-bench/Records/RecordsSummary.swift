@@ -1,6 +1,6 @@
 import Foundation
 
-/// The targets, from the medians: bulk insert against incremental triggers, the growth
+/// The targets, from the medians: bulk insert against incremental triggers, the growth
 /// of the per-insert cost from the smallest to the largest list, indexed fetches.
 struct RecordsSummary {
     let rows: [ReportRow<RecordsRunDetails>]

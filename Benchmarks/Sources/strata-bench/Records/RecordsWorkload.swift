@@ -1,6 +1,6 @@
 import Foundation
 
-/// The workloads of `strata-bench records`, by the names the issue gives them.
+/// The workloads of `strata-bench records`, by the names the report and its JSON give them.
 enum RecordsWorkload: Hashable, Sendable {
     /// `lists × itemsPerList` items (and their lists) inserted, items in shuffled list order.
     case bulkInsert

@@ -2,7 +2,8 @@ import Foundation
 import StrataRecords
 import StrataStorage
 
-/// The record layer under test: the model, default options but `normal` durability.
+/// The record layer under test: the benchmark's model (`model()`), default options but
+/// `normal` durability.
 final class StrataRecordsEngine: RecordsEngine {
     static let fileName = "records.strata"
     static func configuration(_ name: RecordsEngineName) -> String {

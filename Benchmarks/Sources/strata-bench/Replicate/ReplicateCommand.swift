@@ -1,12 +1,12 @@
 import ArgumentParser
 import Foundation
 
-/// `strata-bench replicate`: replication to PostgreSQL, as `strata replicate` does it (issue
-/// 26): rows per second pushed, with `--batch N` and with `--batch 1`, and the lag under a
-/// steady commit rate; target ≥ 50,000 rows/s. The bench drives the root package's `strata`
-/// tool as a child process (``StrataTool``) against a throwaway PostgreSQL cluster, and checks
-/// PostgreSQL against the store after every push (``ReplicaDigest``): a wrong replica fails the
-/// run instead of posting a figure. The phases: ``ReplicateRunner``.
+/// `strata-bench replicate`: replication to PostgreSQL, as `strata replicate` does it: rows per
+/// second pushed, with `--batch N` and with `--batch 1`, and the lag under a steady commit rate;
+/// target ≥ 50,000 rows/s. The bench drives the root package's `strata` tool as a child process
+/// (``StrataTool``) against a throwaway PostgreSQL cluster, and checks PostgreSQL against the store
+/// after every push (``ReplicaDigest``): a wrong replica fails the run instead of posting a figure.
+/// The phases: ``ReplicateRunner``.
 struct ReplicateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replicate",

@@ -1,9 +1,9 @@
 import Foundation
 
-/// What `replicate` prints after the table: every phase's figures (transactions, changes and
-/// rows per second, each process's CPU), the target (issue 26: ≥ 50,000 rows/s pushed, on the
-/// grouped push of the small transactions) met or missed, what grouping buys, the lag under
-/// the steady rate, what limits the push, and the digest comparisons.
+/// What `replicate` prints after the table: every phase's figures (transactions, changes and rows
+/// per second, each process's CPU), the target (≥ 50,000 rows/s pushed, on the grouped push of the
+/// small transactions) met or missed, what grouping buys, the lag under the steady rate, what
+/// limits the push, and the digest comparisons.
 struct ReplicateSummary {
     static let targetRowsPerSecond = 50_000.0
 

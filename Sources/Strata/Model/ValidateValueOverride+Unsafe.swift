@@ -2,10 +2,11 @@
 /// class metadata's method table (decision 73).
 ///
 /// Why: a save calls `validateValue(_:forKey:)` for every changed property of every object it
-/// writes, each value bridged to `Any?` first: ~450 instructions a property and a comparison of
-/// every slot with its snapshot to find them, 8.5% of an insert of new objects (callgrind), for
-/// a method most classes never override. A class that does not override it gets the empty
-/// base implementation, so skipping the calls changes nothing.
+/// writes, each value bridged to `Any?` first and found by comparing every slot with its
+/// snapshot — a large share of an insert's cost (decision 73) for a method most classes never
+/// override. A class that does not override it gets the empty base implementation, so skipping
+/// the calls changes nothing. Swift has no public way to ask whether a class overrides a
+/// method; docs/architecture.md lists this read with what breaks if the runtime changes.
 ///
 /// How: a class's metadata holds one method-table entry per overridable method, at the same
 /// position in every subclass (that is how a call through a `ManagedObject` reference
