@@ -117,11 +117,11 @@ public final class PostgresReplicator: Sendable {
                     }
                 }
             }
-            let storage = store.storage
-            var seen = storage.lastCommittedTransactionID
+            let store = self.store
+            var seen = store.lastCommitID
             group.addTask {
                 while !Task.isCancelled {
-                    if let next = try await storage.waitForCommit(after: seen, timeout: .seconds(1)) {
+                    if let next = try await store.waitForCommit(after: seen, timeout: .seconds(1)) {
                         seen = next
                         wake.yield()
                     }

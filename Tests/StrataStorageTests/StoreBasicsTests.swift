@@ -46,6 +46,24 @@ import Testing
         try store.close()
     }
 
+    /// `treeCreatingIfMissing` gives the existing tree with its entries, creates a missing one
+    /// (committed with the transaction), and refuses a name `createTree` refuses.
+    @Test func treeCreatingIfMissingOpensOrCreates() throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let store = try Store(path: dir.file("t.strata"), options: testOptions())
+        defer { try? store.close() }
+        try store.write { tx in
+            let made = try tx.treeCreatingIfMissing("made")
+            try made.put(key(1), bytes("one"))
+            #expect(try tx.treeCreatingIfMissing("made").get(key(1)) == bytes("one"))
+            #expect(throws: StrataError.self) { try tx.treeCreatingIfMissing("") }
+        }
+        try store.read { (tx) throws in
+            #expect(try tx.tree("made")?.get(key(1)) == bytes("one"))
+        }
+    }
+
     @Test func replayWithoutCheckpoint() throws {
         let dir = TempDir()
         defer { dir.cleanup() }

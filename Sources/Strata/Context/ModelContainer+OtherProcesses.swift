@@ -10,7 +10,7 @@ extension ModelContainer {
     /// Registers the store observer that notes other processes' commits, and the history
     /// position from which they are announced.
     func startFollowingOtherProcesses() throws {
-        let token = store.storage.addOtherProcessCommitObserver { [weak self] range in
+        let token = store.addOtherProcessCommitObserver { [weak self] range in
             self?.otherProcessCommits.withLock { $0.append(range) }
         }
         otherProcessObserver.withLock { $0 = token }
@@ -23,11 +23,11 @@ extension ModelContainer {
     func startWatchingOtherProcesses() {
         otherProcessWatcher.withLock { watcher in
             guard watcher == nil, !isClosed else { return }
-            let storage = store.storage
+            let store = self.store
             watcher = Task.detached { [weak self] in
-                var seen = storage.lastCommittedTransactionID
+                var seen = store.lastCommitID
                 while !Task.isCancelled {
-                    guard let next = try? await storage.waitForCommit(after: seen, timeout: .seconds(1)) else {
+                    guard let next = try? await store.waitForCommit(after: seen, timeout: .seconds(1)) else {
                         if self == nil || (self?.isClosed ?? true) { return }
                         continue
                     }
@@ -49,7 +49,7 @@ extension ModelContainer {
     /// whose changes are unknown.
     func deliverOtherProcessCommits() {
         guard isShared, !isClosed else { return }
-        _ = try? store.storage.refresh(waitingForWriter: false)
+        _ = try? store.refreshWithoutWaiting()
         guard !otherProcessCommits.withLock({ $0.isEmpty }) else { return }
         let notifications = otherProcessDelivery.withLock { cursor -> [SaveNotification] in
             let ranges = otherProcessCommits.withLock { taken in defer { taken = [] }; return taken }
@@ -122,13 +122,12 @@ extension ModelContainer {
     public func waitForOtherProcessCommits(timeout: Duration? = nil) async throws -> Bool {
         try requireOpen("waitForOtherProcessCommits")
         guard isShared else { return false }
-        let storage = store.storage
         let deadline = timeout.map { ContinuousClock.now + $0 }
-        var seen = storage.lastCommittedTransactionID
+        var seen = store.lastCommitID
         while !Task.isCancelled {
             let left = deadline.map { $0 - ContinuousClock.now }
             if let left, left <= .zero { return false }
-            guard let next = try await storage.waitForCommit(after: seen, timeout: left) else { return false }
+            guard let next = try await store.waitForCommit(after: seen, timeout: left) else { return false }
             seen = next
             let before = otherProcessDelivery.withLock { $0 }
             let noted = !otherProcessCommits.withLock { $0.isEmpty }

@@ -15,8 +15,11 @@ import Synchronization
 /// each save is announced to the container's observers and to the contexts that merge
 /// automatically (``ModelContext/automaticallyMergesChangesFromStore``).
 public final class ModelContainer: Sendable {
-    /// The record store underneath (its model is the one built from the classes).
-    public let store: RecordStore
+    /// The record store underneath (its model is the one built from the classes): for this
+    /// package's layers, tools and tests. Writing through it would bypass the contexts, so
+    /// users reach the store's maintenance through the container (``check(limit:)``,
+    /// ``checkpoint()``, ``compact()``, ``backup(to:)``) and its rows through contexts.
+    package let store: RecordStore
     let bindings: [EntityBinding]
     let bindingByName: [String: Int]
     /// By ``EntitySchema/serial``: the index of the class's binding, -1 for a class not in the model.
@@ -26,7 +29,7 @@ public final class ModelContainer: Sendable {
     private let observers = Mutex<[UInt64: @Sendable (SaveNotification) -> Void]>([:])
     private let nextObserver = Atomic<UInt64>(1)
     private let closedFlag = Atomic<Bool>(false)
-    private let inboxes = Mutex<[ObjectIdentifier: SaveInbox]>([:])
+    private let inboxes = Mutex<[ObjectIdentifier: SaveMailbox]>([:])
     /// The mailboxes of live change sequences, finished by ``close()`` so none waits forever.
     private let mailboxes = Mutex<[ObjectIdentifier: SaveMailbox]>([:])
     /// Tells this container's save notifications from another's (unique in the process, unlike
@@ -142,7 +145,7 @@ public final class ModelContainer: Sendable {
     public func close() throws {
         closedFlag.store(true, ordering: .releasing)
         otherProcessWatcher.withLock { $0?.cancel() }
-        if let token = otherProcessObserver.withLock({ $0 }) { store.storage.removeOtherProcessCommitObserver(token) }
+        if let token = otherProcessObserver.withLock({ $0 }) { store.removeOtherProcessCommitObserver(token) }
         for mailbox in mailboxes.withLock({ Array($0.values) }) { mailbox.finish() }
         try store.close()
     }
@@ -161,7 +164,7 @@ public final class ModelContainer: Sendable {
         observers.withLock { _ = $0.removeValue(forKey: token) }
     }
 
-    func announce(_ notification: SaveNotification, from saver: SaveInbox?) {
+    func announce(_ notification: SaveNotification, from saver: SaveMailbox?) {
         for inbox in inboxes.withLock({ Array($0.values) }) where inbox !== saver { inbox.post(notification) }
         let list = observers.withLock { Array($0.values) }
         for observer in list { observer(notification) }
@@ -178,7 +181,7 @@ public final class ModelContainer: Sendable {
         mailboxes.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(mailbox)) }
     }
 
-    func attach(_ inbox: SaveInbox) { inboxes.withLock { $0[ObjectIdentifier(inbox)] = inbox } }
-    func detach(_ inbox: SaveInbox) { inboxes.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(inbox)) } }
-    func isAttached(_ inbox: SaveInbox) -> Bool { inboxes.withLock { $0[ObjectIdentifier(inbox)] != nil } }
+    func attach(_ inbox: SaveMailbox) { inboxes.withLock { $0[ObjectIdentifier(inbox)] = inbox } }
+    func detach(_ inbox: SaveMailbox) { inboxes.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(inbox)) } }
+    func isAttached(_ inbox: SaveMailbox) -> Bool { inboxes.withLock { $0[ObjectIdentifier(inbox)] != nil } }
 }

@@ -166,7 +166,7 @@ extension ModelContext {
     func hasCurrentStoreMembers(slot: Int, of object: ManagedObject) -> Bool {
         guard let cached = object._extras?.storeMembers[slot], let current = reading,
               cached.generation == current.transactionID else { return false }
-        return pinned || current.transactionID == container.store.storage.lastCommittedTransactionID
+        return pinned || current.transactionID == container.store.lastCommitID
     }
 
     /// The object of the relationship in `slot`'s target entity with identity `raw`.

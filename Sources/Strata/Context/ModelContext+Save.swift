@@ -290,14 +290,6 @@ extension ModelContext {
         for slot in slots { object._snapshot[slot] = object._values[slot] }
     }
 
-    func bridge(_ property: EntitySchema.Property) -> ValueBridge? {
-        switch property.kind {
-        case .attribute(let attribute): return attribute.bridge
-        case .derived(let derived): return derived.bridge
-        default: return nil
-        }
-    }
-
     private func finishSave(_ saving: (inserted: [ManagedObject], updated: [ManagedObject], deleted: [ManagedObject]),
                             pks: KeyTable<Int64>, changes: RecordChanges,
                             storeWins: [(ManagedObject, [StoredValue]?)]) -> SaveNotification {

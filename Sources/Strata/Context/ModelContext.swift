@@ -20,7 +20,7 @@ public final class ModelContext {
     /// history tell its own saves from others'. `nil` records none.
     public var author: String?
     /// Statistics, for tests and tuning.
-    @exclusivity(unchecked) public internal(set) var statistics = Statistics()
+    @exclusivity(unchecked) package internal(set) var statistics = Statistics()
 
     struct Key: Hashable {
         var entity: Int
@@ -58,8 +58,8 @@ public final class ModelContext {
     var misuse: [StrataError] = []
     /// Temporary raw identifiers of saved objects, to their primary keys.
     @exclusivity(unchecked) var permanentIDs: [Int64: Int64] = [:]
-    /// The container's page store, at hand: every fault asks it for the latest commit.
-    private let storage: Store
+    /// The container's record store, at hand: every fault asks it for the latest commit.
+    private let store: RecordStore
     /// The snapshot faults are read from.
     @exclusivity(unchecked) var reading: RecordSnapshot? {
         didSet {
@@ -84,7 +84,7 @@ public final class ModelContext {
     /// its row from here (a target released and reached again reads nothing either). Dropped
     /// when the context reads a newer commit, or resets.
     @exclusivity(unchecked) var prefetchedRows: [Key: [StoredValue]] = [:]
-    let inbox = SaveInbox()
+    let inbox = SaveMailbox()
     /// ``automaticallyMergesChangesFromStore``'s value.
     var mergesAutomatically = false
     /// Change sequences (``FetchResults``, ``ObjectUpdates``) iterating over this context.
@@ -113,22 +113,22 @@ public final class ModelContext {
     }
 
     /// Counters of what the context read.
-    public struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// Rows read to fulfil faults (one per object, fewer with batch faulting).
-        public var faultsFired = 0
+        package var faultsFired = 0
         /// Fetch requests run against the store.
-        public var fetches = 0
+        package var fetches = 0
         /// Saves that wrote to the store.
-        public var saves = 0
+        package var saves = 0
         /// Reads of rows to fulfil faults: one per fault, or one per batch with batch faulting
         /// and prefetching.
-        public var rowReads = 0
+        package var rowReads = 0
     }
 
     /// A context over `container`'s store.
     public init(_ container: ModelContainer) {
         self.container = container
-        self.storage = container.store.storage
+        self.store = container.store
         changeBatch.context = self
     }
 
@@ -195,7 +195,7 @@ public final class ModelContext {
     @inline(__always)
     private func keepReadingCurrent() throws {
         try container.requireOpen("reading the store")
-        if readingReader == nil || !pinned && readingTransactionID != storage.lastCommittedTransactionID {
+        if readingReader == nil || !pinned && readingTransactionID != store.lastCommitID {
             _ = try readLatest()
         }
     }

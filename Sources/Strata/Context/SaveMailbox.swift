@@ -1,9 +1,10 @@
 import Synchronization
 
-/// Saves of a container waiting for one change sequence (``FetchResults``, ``ObjectUpdates``)
-/// to take them. The container's save observer posts from the saving thread; the sequence
-/// takes them in its own isolation domain. At most one task waits at a time (a sequence's
-/// iterator is not shared). Finished when the task is cancelled or the container closes.
+/// Saves of a container waiting for their reader to take them in its own isolation domain:
+/// a context that merges automatically (which only takes), or a change sequence
+/// (``FetchResults``, ``ObjectUpdates``, which also waits). The container's save observer posts
+/// from the saving thread. At most one task waits at a time (a sequence's iterator is not
+/// shared). Finished when the waiting task is cancelled or the container closes.
 final class SaveMailbox: Sendable {
     private struct State {
         var pending: [SaveNotification] = []
@@ -12,10 +13,14 @@ final class SaveMailbox: Sendable {
     }
 
     private let state = Mutex(State())
+    /// How many saves are pending, read without the lock: a context asks on every operation,
+    /// and nearly always finds none.
+    private let pendingCount = Atomic<Int>(0)
 
     func post(_ notification: SaveNotification) {
         let waiter = state.withLock { locked -> CheckedContinuation<Void, Never>? in
             locked.pending.append(notification)
+            pendingCount.store(locked.pending.count, ordering: .releasing)
             defer { locked.waiter = nil }
             return locked.waiter
         }
@@ -24,8 +29,12 @@ final class SaveMailbox: Sendable {
 
     /// The saves posted since the last call, oldest first.
     func take() -> [SaveNotification] {
-        state.withLock { locked in
-            defer { locked.pending = [] }
+        guard pendingCount.load(ordering: .acquiring) > 0 else { return [] }
+        return state.withLock { locked in
+            defer {
+                locked.pending = []
+                pendingCount.store(0, ordering: .releasing)
+            }
             return locked.pending
         }
     }

@@ -94,7 +94,7 @@ public struct FetchResults<T: ManagedObject>: AsyncSequence {
 
         private mutating func fetch(_ context: ModelContext) throws -> [T] {
             // A save committed before the fetch reads is in its results: not a change to yield.
-            seen = context.container.store.storage.lastCommittedTransactionID
+            seen = context.container.store.lastCommitID
             let results = try context.fetch(descriptor)
             current = results
             return results

@@ -29,7 +29,7 @@ public struct ObjectUpdates<T: ManagedObject>: AsyncSequence {
             guard let lease, !object._flags.contains(.gone) else { return nil }
             if !started {
                 started = true
-                seen = lease.context.container.store.storage.lastCommittedTransactionID
+                seen = lease.context.container.store.lastCommitID
                 return object
             }
             while let saves = await lease.nextSaves(after: seen, isolation: actor) {

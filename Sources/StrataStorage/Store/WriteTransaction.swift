@@ -77,6 +77,15 @@ public final class WriteTransaction {
         return try createTree(name)
     }
 
+    /// The tree called `name`, created (empty) if it does not exist: ``tree(_:createIfMissing:)``
+    /// for a caller that always wants one. Throws what ``createTree(_:)`` throws for a name it
+    /// refuses.
+    public func treeCreatingIfMissing(_ name: String) throws -> WriteTree {
+        try lifetime.check()
+        if let tree = mutableTree(name) { return WriteTree(transaction: self, tree: tree) }
+        return try createTree(name)
+    }
+
     /// Creates an empty tree. Throws ``StrataError/treeExists(_:)`` if the name is taken,
     /// ``StrataError/invalidArgument(_:)`` for an empty name or one over
     /// ``StoreLimits/maxTreeNameLength`` UTF-8 bytes.

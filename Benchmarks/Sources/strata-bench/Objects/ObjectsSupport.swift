@@ -22,7 +22,7 @@ extension Measure {
     }
 }
 
-/// Reopens a closed Strata store read-only with its stored model and runs `Store.check()`
+/// Reopens a closed Strata store read-only with its stored model and runs `checkPages()`
 /// (pages, checksums, order) and `checkRecords()` (indexes, inverses, derived values): the
 /// check `records` and `objects` run on their Strata stores.
 func checkStrataStore(path: String) -> StoreCheck {
@@ -31,7 +31,7 @@ func checkStrataStore(path: String) -> StoreCheck {
         options.readOnly = true
         let store = try RecordStore(path: path, options: options)
         defer { try? store.close() }
-        let pages = try store.storage.check().problems
+        let pages = try store.checkPages().problems
         let records = try store.read { try $0.checkRecords(limit: maxCheckMessages) }
         return StoreCheck(problems: pages + records)
     } catch {

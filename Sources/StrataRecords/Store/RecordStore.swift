@@ -11,8 +11,10 @@ import StrataStorage
 public final class RecordStore: Sendable {
     /// The model the store was opened with.
     public let model: Model
-    /// The page file underneath, for statistics, checkpoints, compaction and backup.
-    public let storage: Store
+    /// The page file underneath: for this package's tools and tests only. A user reaches it
+    /// through ``checkPages()``, ``checkpoint()``, ``compact()``, ``backup(to:)`` and ``info()``;
+    /// rows change only through ``RecordTransaction``.
+    package let storage: Store
     private let statisticsState = Mutex(CommitStatistics())
 
     /// What the last commit touched: the measure that derived attributes cost in proportion to
