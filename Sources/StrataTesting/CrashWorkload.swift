@@ -155,3 +155,11 @@ package func compareKeyBytes(_ lhs: [UInt8], _ rhs: [UInt8]) -> Int {
         }
     }
 }
+
+/// The store did not hold what a workload expects (not a `StrataError`: the harness saw it).
+package struct CrashWorkloadFailure: Error, CustomStringConvertible {
+    /// What was missing.
+    package let description: String
+    /// A failure described by `description`.
+    package init(_ description: String) { self.description = description }
+}

@@ -6,7 +6,7 @@ import StrataTesting
 import Synchronization
 import Testing
 
-/// The network dropping in the middle of a replication (the issue's "a clear error, nothing
+/// The network dropping in the middle of a replication ("a clear error, nothing
 /// half-applied on either side, resumable"): pushes go through a ``TCPProxy`` that resets the
 /// connection after a seeded number of bytes; PostgreSQL, read directly with `psql`, must then
 /// hold whole Strata transactions up to its stored token and nothing after, and the next push

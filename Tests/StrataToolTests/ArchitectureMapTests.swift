@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `docs/architecture.md` ends with a map from each concept to the files that hold it: what a
-/// newcomer reads to find their way (issue 25). A file renamed, split or moved without the map
+/// newcomer reads to find their way. A file renamed, split or moved without the map
 /// following would send them nowhere, so every path the map names must exist.
 @Suite struct ArchitectureMapTests {
     static let root = DocumentationArticleTests.root

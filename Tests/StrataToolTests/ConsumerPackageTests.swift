@@ -103,7 +103,7 @@ import Testing
     }
 
     /// A file that imports Foundation, Strata and StrataRecords together and uses both layers'
-    /// names unqualified (issue 25: one vocabulary per import): an object-layer class with its
+    /// names unqualified (one vocabulary per import, decision 51): an object-layer class with its
     /// wrappers beside a record-layer model, values and predicates. An ambiguous or shadowed name
     /// fails the build.
     static let bothLayersSource = #"""

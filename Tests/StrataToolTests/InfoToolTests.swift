@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import StrataStorage
 
-/// `strata info` and the write lock (issue item 8): a process holding the store's write lock
+/// `strata info` and the write lock: a process holding the store's write lock
 /// has it open for writing, whether or not it has written a status record yet.
 @Suite(.serialized) struct InfoToolTests {
     static func writerLine(_ stdout: String) -> String {

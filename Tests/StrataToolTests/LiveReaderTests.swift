@@ -3,7 +3,7 @@ import Testing
 import StrataStorage
 import Synchronization
 
-/// Regression (issue item 3): read-only opens of a live store reported false corruption ("invalid
+/// Regression: read-only opens of a live store reported false corruption ("invalid
 /// frame followed by a valid frame written after it was durable") about one time in three
 /// beside a writer at `.full` durability. Two real processes: `strata-harness write-load`
 /// commits in a loop while this process opens the store read-only again and again; every open

@@ -65,7 +65,7 @@ import StrataTesting
         #expect(check.stdout.contains("loudName"), "\(check.stdout)")
     }
 
-    /// Issue 23, defect 4 and its class: `strata check` on stores of random models (every rule
+    /// A defect found from outside, and its class: `strata check` on stores of random models (every rule
     /// kind among them) after random writes, refused ones included, is clean, as the library's
     /// check with the program's model is. A pattern the schema text cannot tell from two rules
     /// is a note, not a problem.

@@ -6,7 +6,7 @@ import Testing
 /// and the libFuzzer targets' replay of their seed corpora (the regression inputs have their
 /// own suite, ``FuzzRegressionTests``).
 ///
-/// Budgets here are the suite's share (issue 3: ≥ 1,000 crash points, ≥ 20 process kills,
+/// Budgets here are the suite's share (≥ 1,000 crash points, ≥ 20 process kills,
 /// ≥ 10,000 storage fuzz cases; record cases come on top); the long runs are
 /// `strata-harness crash-test --rounds 10000` and `strata-harness fuzz --iterations 1000000`
 /// (docs/reliability.md).

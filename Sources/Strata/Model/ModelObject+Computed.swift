@@ -123,3 +123,35 @@ extension ManagedObject {
         return value()
     }
 }
+
+/// A computed property as its class's schema knows it.
+final class ComputedInfo: @unchecked Sendable {
+    let name: String
+    let isCached: Bool
+    /// The dependency paths, as property names.
+    let paths: [[String]]
+    /// What Swift Observation tracks for it (see ``ManagedObject/observationKeyPath(_:)``).
+    let observationKey: KeyPath<ManagedObject, Int>
+
+    init(name: String, isCached: Bool, paths: [[String]]) {
+        self.name = name
+        self.isCached = isCached
+        self.paths = paths
+        self.observationKey = ManagedObject.observationKeyPath(name)
+    }
+}
+
+/// A property another one depends on, seen from the property that changes: the owner's
+/// property `key` depends on it through `hops` (the relationships from the owner to here, in
+/// order).
+struct Dependent: @unchecked Sendable {
+    let owner: EntitySchema
+    let key: String
+    let hops: [Hop]
+
+    struct Hop {
+        /// The schema the relationship belongs to, and its name.
+        let schema: EntitySchema
+        let relationship: String
+    }
+}

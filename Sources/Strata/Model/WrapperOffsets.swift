@@ -3,7 +3,7 @@
 /// Where each property wrapper of a model class lies in its objects: the slot of the wrapper at
 /// each byte offset (decision 72). An accessor finds its slot from its wrapper's address — a
 /// field of the object the compiler reaches directly — instead of materializing the storage key
-/// path and looking its identity up (~160 instructions and two atomic reference counts a read).
+/// path and looking its identity up (a key path object and two atomic reference counts a read).
 ///
 /// The offsets come from the runtime's field reflection (`_forEachField`, the metadata `Mirror`
 /// reads, so the names agree with the schema's): every field named `_<property>` whose type is

@@ -242,3 +242,31 @@ extension DerivationEngine {
         return try DerivedValues.convert(row[source], to: derived.type)
     }
 }
+
+/// One aggregate derived attribute: what it computes, and over which child field.
+struct AggregateMember {
+    let derived: ResolvedDerivedAttribute
+    let function: AggregateFunction
+    /// The child's field (nil for `@count`).
+    let source: Int?
+}
+
+/// What entered and left one parent's relationship in this transaction.
+struct AggregateDelta {
+    var count: Int64 = 0
+    /// Values that entered (+) and left (−), non-nil ones only.
+    var added: [StoredValue] = []
+    var removed: [StoredValue] = []
+}
+
+extension AggregateDelta {
+    mutating func enter(_ value: StoredValue) {
+        count += 1
+        if !value.isNull { added.append(value) }
+    }
+
+    mutating func leave(_ value: StoredValue) {
+        count -= 1
+        if !value.isNull { removed.append(value) }
+    }
+}

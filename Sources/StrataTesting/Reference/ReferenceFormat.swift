@@ -10,14 +10,14 @@
 ///
 /// | file | FORMAT.md | what |
 /// |---|---|---|
-/// | `ReferenceFormat.swift` | §1–§7 | the constants, frame types, ``FormatViolation`` |
+/// | `ReferenceFormat.swift` | §1–§7 | the constants (frame types: `ReferenceFrameType.swift`) |
 /// | `CRC32C.swift` | introduction | the checksum |
-/// | `LittleEndian.swift` | introduction | fixed-width fields |
+/// | `Array+LittleEndian.swift` | introduction | fixed-width fields |
 /// | `ByteReader.swift`, `ByteWriter.swift` | §5, §6 | records read and written field by field, varints |
 /// | `LZ4Block.swift` | §3 "Compression" | decoding a compressed payload |
 /// | `HeaderSlot.swift` | §2 | a header slot |
 /// | `FrameHeader.swift`, `Frame.swift` | §3 | a frame's header; a whole, validated frame |
-/// | `PageImage.swift` | §4 | a page image and its cells |
+/// | `PageImage.swift` | §4 | a page image and its cells; ``FormatViolation``, what every decoder throws |
 /// | `CommitRecord.swift` | §5 | a commit frame's operations |
 /// | `CheckpointRecord.swift` | §6 | a checkpoint frame's catalog |
 ///

@@ -258,3 +258,39 @@ struct SimulatedCrashTest {
         }
     }
 }
+
+/// A crash workload with its states digested once (rounds compare digests, not whole contents).
+struct DigestedWorkload {
+    let steps: [CrashWorkload.Step]
+    let states: [ContentDigest]
+
+    init(_ workload: CrashWorkload) {
+        steps = workload.steps
+        states = workload.states.map { ContentDigest(content: $0) }
+    }
+}
+
+/// The bounds a post-crash state must fall in, as of the moment of the crash.
+final class CrashProgress: @unchecked Sendable {
+    /// Every state up to this index must survive (acknowledged `full` commits; `normal`
+    /// commits once a checkpoint, compaction or close synced them).
+    var low = 0
+    /// No state beyond this one can exist (the commit in flight, if any).
+    var high = 0
+}
+
+/// Reservoir sampling of one crash point over a run's mutating calls: call `n` replaces the
+/// kept fork with probability 1/n, so each call is chosen with probability 1/(calls).
+final class CrashReservoir: @unchecked Sendable {
+    var rng: SplitMix64
+    var image: SimulatedFileSystem?
+    var point = 0
+    var kind = SimulatedFileSystem.Operation.write
+    var low = 0
+    var high = 0
+    var calls = 0
+    init(seed: UInt64) { rng = SplitMix64(seed: seed) }
+}
+
+/// Thrown inside a workload step that rolls back.
+struct CrashRollback: Error {}

@@ -1,2 +1,0 @@
-/// Thrown inside a workload step that rolls back.
-struct CrashRollback: Error {}
