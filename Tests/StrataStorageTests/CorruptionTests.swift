@@ -67,7 +67,7 @@ import Glibc
         var commitEnds: [UInt64] = []
         var lastCommitRegion: UInt64 = 0
         for c in 0..<8 {
-            if c == 7 { lastCommitRegion = store.log.end }
+            if c == 7 { lastCommitRegion = try store.writableLog().end }
             try store.write { tx in
                 if c == 3 { try tx.createTree("late").put(bytes("x"), bytes("y")) }
                 let orders = try tx.tree("orders")!
@@ -75,10 +75,10 @@ import Glibc
                 _ = try tx.tree("users")!.delete(key(Int.random(in: 0..<1500, using: &rng)))
                 if c == 7 { try tx.tree("blobs")!.put(bytes("last"), randomBytes(5_000, &rng)) }
             }
-            commitEnds.append(store.log.end)
+            commitEnds.append(try store.writableLog().end)
             states.append(try relReadAll(store))
         }
-        let logEnd = store.log.end
+        let logEnd = try store.writableLog().end
         let fixture = Fixture(
             bytes: [], logEnd: logEnd, checkpointOffset: store.header.checkpointOffset,
             headerDurableEnd: store.header.durableEnd, frames: [], states: states,
@@ -514,8 +514,8 @@ import Glibc
         try store.write { tx in try tx.createTree("t").put([1], [1]) }
         var record = CommitRecordWriter()
         [UInt8](bytes("k")).withUnsafeBytes { record.putOverflow(tree: 1, key: $0, length: 10, frame: UInt64.max - 16) }
-        _ = try record.bytes.withUnsafeBytes { try store.log.append(.commit, txid: 2, payload: $0, compress: false) }
-        try store.log.syncAll()
+        _ = try record.bytes.withUnsafeBytes { try store.writableLog().append(.commit, txid: 2, payload: $0, compress: false) }
+        try store.writableLog().syncAll()
         store.abandonForTesting()
         openAndReadEverything(fs)
     }
@@ -530,7 +530,7 @@ import Glibc
         var scratch = [UInt8](repeating: 0, count: 4096)
         let txid = store.currentVersion.txid
         let page = try scratch.withUnsafeMutableBytes {
-            try store.log.append(.page, txid: txid, payload: branch.encodeImage(into: $0), compress: false)
+            try store.writableLog().append(.page, txid: txid, payload: branch.encodeImage(into: $0), compress: false)
         }
         try forgeCheckpoint(store, txid: txid, trees: [CheckpointRecord.TreeEntry(id: 1, name: "t", rootOffset: page.offset, count: 1, height: 2)])
         store.abandonForTesting()
@@ -545,18 +545,18 @@ import Glibc
         try forgeCheckpoint(store, txid: UInt64.max, trees: [])
         var record = CommitRecordWriter()
         record.createTree(id: 1, name: "u")
-        _ = try record.bytes.withUnsafeBytes { try store.log.append(.commit, txid: 0, payload: $0, compress: false) }
-        try store.log.syncAll()
+        _ = try record.bytes.withUnsafeBytes { try store.writableLog().append(.commit, txid: 0, payload: $0, compress: false) }
+        try store.writableLog().syncAll()
         store.abandonForTesting()
         openAndReadEverything(fs)
     }
 
     static func forgeCheckpoint(_ store: Store, txid: UInt64, trees: [CheckpointRecord.TreeEntry]) throws {
-        let (offset, length) = try StoreFileWriter.writeCheckpoint(log: store.log, txid: txid, nextTreeID: 2, trees: trees, liveBeforeFrame: 0)
-        try store.log.syncAll()
+        let (offset, length) = try StoreFileWriter.writeCheckpoint(log: store.writableLog(), txid: txid, nextTreeID: 2, trees: trees, liveBeforeFrame: 0)
+        try store.writableLog().syncAll()
         let header = FileHeader(pageSize: 4096, sequence: store.header.sequence + 1, checkpointOffset: offset,
                                 durableEnd: offset + length, checkpointTxid: txid, fileID: store.header.fileID)
-        try StoreFileWriter.writeHeader(header, slot: 1 - store.headerSlot, file: store.log.file)
+        try StoreFileWriter.writeHeader(header, slot: 1 - store.headerSlot, file: store.writableLog().file)
     }
 
     /// Regression, fixed (was an engine bug in PageFile.swift, `FrameReader.header(at:limit:)`: `offset + UInt64(Format.frameHeaderLength) <= limit`):

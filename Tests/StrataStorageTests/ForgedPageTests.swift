@@ -115,7 +115,7 @@ import Glibc
         options.compactOnCloseGarbageRatio = 1
         let store = try Store(path: path, options: options)
         defer { store.abandonForTesting() }
-        let log = store.log!
+        let log = try store.writableLog()
         var overflow: [(offset: UInt64, length: Int)] = []
         for value in overflowValues {
             let frame = try value.withUnsafeBytes { try log.append(.overflow, txid: 0, payload: $0, compress: false) }

@@ -27,13 +27,13 @@ import Glibc
         }
         try store.checkpoint()
         var txid = store.currentVersion.txid
-        let small = try [UInt8](repeating: 7, count: 10).withUnsafeBytes { try store.log.append(.overflow, txid: txid + 1, payload: $0, compress: false) }
-        let large = try [UInt8](repeating: 8, count: 3000).withUnsafeBytes { try store.log.append(.overflow, txid: txid + 1, payload: $0, compress: false) }
+        let small = try [UInt8](repeating: 7, count: 10).withUnsafeBytes { try store.writableLog().append(.overflow, txid: txid + 1, payload: $0, compress: false) }
+        let large = try [UInt8](repeating: 8, count: 3000).withUnsafeBytes { try store.writableLog().append(.overflow, txid: txid + 1, payload: $0, compress: false) }
         for payload in make(OverflowFrames(small: small.offset, large: large.offset)) {
             txid += 1
-            _ = try payload.withUnsafeBytes { try store.log.append(.commit, txid: txid, payload: $0, compress: false) }
+            _ = try payload.withUnsafeBytes { try store.writableLog().append(.commit, txid: txid, payload: $0, compress: false) }
         }
-        try store.log.syncAll()
+        try store.writableLog().syncAll()
     }
 
     /// A commit record built from raw fields (the writer's API refuses what these forge),
@@ -145,14 +145,14 @@ import Glibc
         let store = try Store(path: relPath, options: relOptions(fs))
         defer { store.abandonForTesting() }
         try store.write { tx in try tx.createTree("t").put(bytes("a"), bytes("1")) }
-        let start = store.log.end
+        let start = try store.writableLog().end
         let probe = make(0)
         let payload = make(start + FrameHeader.frameLength(storedLength: probe.count))
-        let frame = try payload.withUnsafeBytes { try store.log.append(.checkpoint, txid: txid, payload: $0, compress: compress) }
-        try store.log.syncAll()
+        let frame = try payload.withUnsafeBytes { try store.writableLog().append(.checkpoint, txid: txid, payload: $0, compress: compress) }
+        try store.writableLog().syncAll()
         let header = FileHeader(pageSize: 4096, sequence: store.header.sequence + 1, checkpointOffset: frame.offset,
                                 durableEnd: frame.offset + frame.length, checkpointTxid: txid, fileID: store.header.fileID)
-        try StoreFileWriter.writeHeader(header, slot: 1 - store.headerSlot, file: store.log.file)
+        try StoreFileWriter.writeHeader(header, slot: 1 - store.headerSlot, file: store.writableLog().file)
     }
 
     /// Checkpoint payload: txid, next tree id, live bytes (`nil`: the whole file up to the end

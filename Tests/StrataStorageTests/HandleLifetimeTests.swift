@@ -18,6 +18,7 @@ import Testing
             ("WriteTransaction.treeNames", { _ = try tx.treeNames }),
             ("WriteTransaction.tree", { _ = try tx.tree("t") }),
             ("WriteTransaction.createTree", { _ = try tx.createTree("new") }),
+            ("WriteTransaction.treeCreatingIfMissing", { _ = try tx.treeCreatingIfMissing("t") }),
             ("WriteTransaction.dropTree", { try tx.dropTree("t") }),
             ("WriteTransaction.rollback", { try tx.rollback() }),
         ]

@@ -51,7 +51,7 @@ import Testing
             let huge = UnsafeMutableRawBufferPointer.allocate(byteCount: Format.maxRecordLength + 1, alignment: 8)
             defer { huge.deallocate() }
             #expect(throws: StrataError.limitExceeded(what: "\(type) record", limit: UInt64(Format.maxRecordLength))) {
-                try store.log.append(type, txid: 99, payload: UnsafeRawBufferPointer(huge), compress: false)
+                try store.writableLog().append(type, txid: 99, payload: UnsafeRawBufferPointer(huge), compress: false)
             }
         }
         #expect(try store.info().fileBytes == size)

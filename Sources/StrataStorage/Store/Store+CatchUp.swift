@@ -68,10 +68,10 @@ extension Store {
 
     /// Where the log this handle knows ends: where its next frame goes, or where a read-only
     /// handle stopped reading.
-    private var knownLogEnd: UInt64 { isReadOnly ? logEndAtOpen : log.end }
+    private var knownLogEnd: UInt64 { log?.end ?? logEndAtOpen }
 
     private func adoptLogEnd(_ end: UInt64) {
-        if isReadOnly { logEndAtOpen = max(logEndAtOpen, end) } else { log.adoptEnd(end) }
+        if let log { log.adoptEnd(end) } else { logEndAtOpen = max(logEndAtOpen, end) }
     }
 
     /// Requires the gate. Replays the frames other processes appended after the end of the
@@ -200,7 +200,7 @@ extension Store {
     /// which another process's checkpoint may have written after this handle last read it.
     func rereadHeaderIfShared() throws {
         guard options.sharing != .exclusive else { return }
-        let (onDisk, slot, _) = try Recovery.readHeader(file: log.file, path: path, options: options)
+        let (onDisk, slot, _) = try Recovery.readHeader(file: writableLog().file, path: path, options: options)
         if onDisk.sequence >= header.sequence {
             header = onDisk
             headerSlot = slot

@@ -11,7 +11,7 @@ extension Store {
     }
 
     func checkLocked() throws -> CheckReport {
-        try checkVersion(currentVersion, logEnd: log.end, recordedLive: liveBytes)
+        try checkVersion(currentVersion, logEnd: writableLog().end, recordedLive: liveBytes)
     }
 
     private func checkVersion(_ version: Version, logEnd: UInt64, recordedLive: UInt64?) throws -> CheckReport {

@@ -17,7 +17,7 @@ extension Store {
 
     /// Writes every page still dirty and the checkpoint. Requires the writer gate.
     func checkpointLocked() throws {
-        try log.checkUsable()
+        try writableLog().checkUsable()
         _ = try writeDirtyPages(budget: nil)
         try finishCheckpoint()
     }
@@ -31,6 +31,7 @@ extension Store {
     /// bytes count as live at once (a page a later commit replaces frees them again), so the
     /// accounting holds however many steps a checkpoint takes, and if it never finishes.
     func writeDirtyPages(budget: Int?) throws -> Bool {
+        let log = try writableLog()
         let version = currentVersion
         let cache = version.file.cache
         // Where each page image is encoded before it is appended to the log.
@@ -82,6 +83,7 @@ extension Store {
     /// (``writeDirtyPages(budget:)`` returned true), syncs, and points the header at it.
     /// Requires the writer gate.
     func finishCheckpoint() throws {
+        let log = try writableLog()
         let version = currentVersion
         var entries: [CheckpointRecord.TreeEntry] = []
         for (name, tree) in version.trees.sorted(by: { $0.key < $1.key }) {

@@ -7,6 +7,7 @@ extension Store {
         var holding = true
         defer { if holding { unlockWriter() } }
         if shared.withLock({ $0.isClosed }) { throw StrataError.closed("store") }
+        let log = try writableLog()
         try log.checkUsable()
         let tx = WriteTransaction(base: currentVersion, log: log)
         // A commit releases the cache budget its copies held (reserving its dirty pages);
@@ -39,7 +40,7 @@ extension Store {
         }
         tx.lifetime.end(.committed)
         // A compaction may replace the log once the gate opens: wait on this one.
-        let (syncRef, fileRef) = (sync, log.file)
+        let (syncRef, fileRef) = (sync, try writableLog().file)
         unlockWriter()
         holding = false
         if let target = committed.durableTarget { try syncRef.waitDurable(upTo: target, file: fileRef) }
@@ -85,7 +86,7 @@ extension Store {
         // written yet (a swallowed one left the freed frame counted live for good).
         for offset in freedOverflow { freed += try overflowFrameLength(offset) }
         let frame = try tx.record.bytes.withUnsafeBytes {
-            try log.append(.commit, txid: tx.transactionID, payload: $0, compress: $0.count >= 512)
+            try tx.log.append(.commit, txid: tx.transactionID, payload: $0, compress: $0.count >= 512)
         }
         liveDelta += Int64(tx.overflowFramesWritten.reduce(0) { $0 + $1.length }) - Int64(freed)
         commitBytesSinceCheckpoint += frame.length
@@ -113,7 +114,7 @@ extension Store {
                 problems = ["the check could not run: \(error)"]
             }
         }
-        return Committed(durableTarget: options.durability == .full ? log.end : nil, strictCheckProblems: problems)
+        return Committed(durableTarget: options.durability == .full ? tx.log.end : nil, strictCheckProblems: problems)
     }
 
     /// The automatic checkpoint, by log size or the volume of pages made dirty, spread over
@@ -141,7 +142,7 @@ extension Store {
         checkpointInProgress = true
         let overdue = commitBytesSinceCheckpoint >= 2 * UInt64(options.checkpointLogBytes)
         do {
-            try log.checkUsable()
+            try writableLog().checkUsable()
             if try writeDirtyPages(budget: overdue ? nil : max(1, options.checkpointStepPages, 2 * pagesDirtied)) {
                 try finishCheckpoint()
             }
@@ -182,6 +183,7 @@ extension Store {
     /// error is thrown; a damaged header counts 0 (so a damaged value can still be deleted; the
     /// check then reports the space it cannot account for).
     private func overflowFrameLength(_ offset: UInt64) throws -> UInt64 {
+        let log = try writableLog()
         guard let frameHeader = try FrameReader(file: log.file).header(at: offset, limit: log.end),
               frameHeader.type == .overflow else { return 0 }
         return frameHeader.frameLength

@@ -28,10 +28,11 @@ extension Store {
     /// Requires the writer gate.
     @discardableResult
     func compactLocked() throws -> CopyReport {
-        try log.checkUsable()
-        let before = log.end
+        let oldLog = try writableLog()
+        try oldLog.checkUsable()
+        let before = oldLog.end
         // Commits waiting for a group-commit sync of the old file get it before the swap.
-        try log.syncAll()
+        try oldLog.syncAll()
         let version = currentVersion
         let tmp = path + ".compact"
         try? fs.remove(tmp)
@@ -63,8 +64,9 @@ extension Store {
         // From the rename on, the new file is the store: switch to it before anything else can
         // fail, so no later commit goes to the old, unlinked file.
         let newSync = SyncCoordinator(durableEnd: written.end)
-        log = LogWriter(file: file, path: path, end: written.end, allocatedEnd: written.end, sync: newSync)
-        log.preallocateWithZeros = options.durability == .full
+        let newLog = LogWriter(file: file, path: path, end: written.end, allocatedEnd: written.end, sync: newSync)
+        newLog.preallocateWithZeros = options.durability == .full
+        log = newLog
         counterState.withLock {
             $0.retiredSyncs += sync.syncs
             $0.activeSync = newSync

@@ -98,6 +98,8 @@ extension Store {
     func catchUpHoldingLock() throws {
         if shared.withLock({ $0.isClosed }) { return }
         try catchUp(holdingWriteLock: true)
+        // After catching up: adopting another process's compaction replaces the log.
+        let log = try writableLog()
         let size = try log.file.size()
         let clean = try bytesAreZero(at: log.end, size: size)
         guard size != log.allocatedEnd || !clean else { return }
@@ -115,7 +117,7 @@ extension Store {
     private func bytesAreZero(at offset: UInt64, size: UInt64) throws -> Bool {
         guard offset < size else { return true }
         var bytes = [UInt8](repeating: 0, count: 16)
-        let n = try bytes.withUnsafeMutableBytes { try log.file.read(into: $0, at: offset) }
+        let n = try bytes.withUnsafeMutableBytes { try writableLog().file.read(into: $0, at: offset) }
         return !bytes[..<n].contains { $0 != 0 }
     }
 }

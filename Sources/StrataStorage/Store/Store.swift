@@ -39,7 +39,9 @@ public final class Store: @unchecked Sendable {
     var timer: DispatchSourceTimer?
 
     // Writer state: read and written only while holding `gate` (or during init).
-    var log: LogWriter!
+    /// The log's writer; nil on a read-only handle, whose every write path is refused first
+    /// (``writableLog()``).
+    var log: LogWriter?
     var sync: SyncCoordinator
     var header: FileHeader
     var headerSlot: Int
@@ -333,7 +335,7 @@ public final class Store: @unchecked Sendable {
             // log for the next writer to checkpoint: nothing is lost by not waiting longer.
             guard let lock = try? Store.takeWriteLock(Store.lockPath(for: path), timeout: timeout, fs: fs) else {
                 // What this handle wrote is synced all the same (no lock needed for that).
-                try log.syncAll()
+                try writableLog().syncAll()
                 return
             }
             writeLock = lock
@@ -352,14 +354,16 @@ public final class Store: @unchecked Sendable {
         // page written twice.
         let replaced = UInt64(max(replacedBytesSinceCheckpoint, 0))
         let garbage = deadBytes + commitBytesSinceCheckpoint + replaced
-        let mostlyGarbage = options.compactOnCloseGarbageRatio < 1 && garbage >= log.end / 5 * 4
-            && log.end + dirtyBytesSinceCheckpoint > 4 << 20
+        let end = try writableLog().end
+        let mostlyGarbage = options.compactOnCloseGarbageRatio < 1 && garbage >= end / 5 * 4
+            && end + dirtyBytesSinceCheckpoint > 4 << 20
         if mostlyGarbage || compactionDueOnClose(garbage: garbage, growth: replaced) {
             try compactLocked()
         } else {
             if commitBytesSinceCheckpoint > 0 || liveDelta != 0 { try checkpointLocked() }
             if compactionDueOnClose(garbage: deadBytes) { try compactLocked() }
         }
+        let log = try writableLog()
         try log.trimToEnd()
         try log.syncAll()
     }
@@ -367,9 +371,15 @@ public final class Store: @unchecked Sendable {
     /// Whether close should compact a file holding `garbage` dead bytes once it has grown by
     /// `growth` (see ``StoreOptions/compactOnCloseGarbageRatio``).
     private func compactionDueOnClose(garbage: UInt64, growth: UInt64 = 0) -> Bool {
-        let size = log.end + growth
+        let size = (log?.end ?? 0) + growth
         return options.compactOnCloseGarbageRatio < 1 && size > 4 << 20
             && Double(garbage) >= options.compactOnCloseGarbageRatio * Double(size)
+    }
+
+    /// The log's writer, or ``StrataError/readOnly(reason:)`` on a read-only handle.
+    func writableLog() throws -> LogWriter {
+        guard let log else { throw StrataError.readOnly(reason: "opened read-only") }
+        return log
     }
 
     func restartSyncTimer() {
@@ -383,7 +393,7 @@ public final class Store: @unchecked Sendable {
         let interval = DispatchTimeInterval.milliseconds(max(1, options.syncIntervalMilliseconds))
         syncTimer.schedule(deadline: .now() + interval, repeating: interval)
         let sync = self.sync
-        let file = self.log.file
+        guard let file = self.log?.file else { return }
         syncTimer.setEventHandler {
             if sync.hasUnsyncedWrites && sync.failed == nil { try? sync.syncAll(file: file) }
         }
