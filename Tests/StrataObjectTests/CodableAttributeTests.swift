@@ -144,6 +144,35 @@ final class Card: ManagedObject {
         }
     }
 
+    /// The same on an object in no context yet: set in `init` or before `insert`, the value that
+    /// cannot be encoded is kept by the object until it joins a context, whose next save throws
+    /// `validation` and stores nothing (it used to save the default in silence).
+    @Test func aValueThatCannotBeEncodedBeforeInsertMakesTheSaveThrow() throws {
+        try withContainer(for: Self.classes) { container in
+            let context = ModelContext(container)
+            let card = Card()
+            card.title = "nan"
+            card.tags = ["kept"]
+            card.style = CardStyle(border: .nan)
+            card.counts = ["x": [1]]
+            #expect(card.style == CardStyle())                   // nothing changed
+            context.insert(card)
+            #expect(context.hasChanges)
+            #expect {
+                try context.save()
+            } throws: { error in
+                guard case .validation(entity: "Card", property: "style", _)? = error as? StrataError else { return false }
+                return true
+            }
+            let reader = ModelContext(container)
+            #expect(try reader.fetchCount(FetchDescriptor<Card>()) == 0, "the failed save stored the row")
+            card.style = CardStyle(border: 2)                     // a value that encodes: the save goes on
+            try context.save()
+            let stored = try #require(try reader.fetch(FetchDescriptor<Card>()).first)
+            #expect(stored.style == CardStyle(border: 2) && stored.tags == ["kept"] && stored.counts == ["x": [1]])
+        }
+    }
+
     @Test func theRecordLayerEncodesAndDecodesWithTypedErrors() throws {
         let stored = try StoredValue(encoding: CardStyle(colors: ["z": 1, "a": 2]))
         guard case .binary(let bytes) = stored else { Issue.record("not binary: \(stored)"); return }

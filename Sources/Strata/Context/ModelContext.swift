@@ -440,6 +440,8 @@ public final class ModelContext {
         recordingUndo?.recording.didInsert(object)
         if awaking { runHook(object) { $0.awakeFromInsert() } }
         if let extras = object._extras {
+            misuse += extras.pendingMisuse
+            extras.pendingMisuse = []
             let toOne = extras.detachedToOne
             let toMany = extras.detachedToMany
             extras.detachedToOne = [:]

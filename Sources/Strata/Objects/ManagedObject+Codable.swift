@@ -24,8 +24,10 @@ extension ManagedObject {
         do {
             _setPersistentValue(try StoredValue(encoding: value), slot: slot)
         } catch {
-            context?.misuse.append(.validation(entity: entityName, property: entitySchema.properties[slot].name,
-                                               reason: "\(error)"))
+            let failure = StrataError.validation(entity: entityName, property: entitySchema.properties[slot].name,
+                                                 reason: "\(error)")
+            // In no context yet, the object keeps the failure for the context it joins.
+            if let context { context.misuse.append(failure) } else { extras.pendingMisuse.append(failure) }
         }
     }
 

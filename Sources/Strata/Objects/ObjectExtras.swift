@@ -6,6 +6,9 @@ final class ObjectExtras {
     var detachedToOne: [Int: ManagedObject] = [:]
     var detachedToMany: [Int: [ManagedObject]] = [:]
     /// Why the last fault fulfilment failed (the row is gone, an I/O error).
+    /// Setter failures of an object in no context (a value that cannot be encoded): the
+    /// context it is inserted into takes them, and its next save throws them.
+    var pendingMisuse: [StrataError] = []
     var faultError: StrataError?
     /// Slots changed since the last `processPendingChanges` (changedValuesForCurrentEvent),
     /// from `ObjectFlags.eventSlotCount` on (the first ones are flag bits: use
