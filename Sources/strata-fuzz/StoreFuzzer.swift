@@ -52,7 +52,7 @@ private func examine(_ fs: any FileSystem, _ path: String, readOnly: Bool) {
         }
         if !readOnly {
             let key: [UInt8] = Array("fuzz-probe".utf8)
-            try store.write { tx in try tx.tree("zz-fuzz", createIfMissing: true)!.put(key, key) }
+            try store.write { tx in try tx.treeCreatingIfMissing("zz-fuzz").put(key, key) }
             guard try store.read({ try $0.tree("zz-fuzz")?.get(key) }) == key else {
                 fatalError("a write after recovery cannot be read back")
             }

@@ -53,7 +53,7 @@ struct WriteLoadCommand: ParsableCommand {
             commits += 1
             let commit = commits
             try store.write { tx in
-                let tree = try tx.tree("load", createIfMissing: true)!
+                let tree = try tx.treeCreatingIfMissing("load")
                 try tree.put(Array("seq".utf8), withUnsafeBytes(of: commit.bigEndian) { Array($0) })
                 try tree.put(WriteLoadCommand.key(commit % 200),
                              (0..<(commit % 90 + 1)).map { UInt8(truncatingIfNeeded: commit &+ $0) })

@@ -226,7 +226,7 @@ import StrataStorage
         var cases: [(String, (RecordTransaction) throws -> Void)] = []
         for key in encodings where !key.isEmpty {   // a tree key is 1...1024 bytes
             cases.append(("history key \(key)", { tx in
-                try tx.tx.tree(RecordTrees.history, createIfMissing: true)!.put(key, [1, 2, 3])
+                try tx.tx.treeCreatingIfMissing(RecordTrees.history).put(key, [1, 2, 3])
             }))
         }
         for key in encodings {

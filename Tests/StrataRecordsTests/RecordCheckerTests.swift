@@ -39,7 +39,7 @@ import StrataStorage
         var problems: [String] { get throws { try store.read { try $0.checkRecords() } } }
 
         func put(_ tree: String, _ key: [UInt8], _ value: [UInt8] = []) throws {
-            try store.storage.write { tx in try tx.tree(tree, createIfMissing: true)!.put(key, value) }
+            try store.storage.write { tx in try tx.treeCreatingIfMissing(tree).put(key, value) }
         }
 
         func delete(_ tree: String, _ key: [UInt8]) throws {
@@ -276,7 +276,7 @@ import StrataStorage
         let entries = try f.entries("extremes:TodoList:dearest")
         try f.store.storage.write { tx in
             try tx.dropTree("extremes:TodoList:dearest")
-            let t = try tx.tree("rows:Nobody", createIfMissing: true)!
+            let t = try tx.treeCreatingIfMissing("rows:Nobody")
             for (k, v) in entries { try t.put(k, v) }
         }
         try f.expectReported("extremes:TodoList:dearest", "6 entries missing")

@@ -497,7 +497,7 @@ import Glibc
                 let store = try Store(path: relPath, options: o)
                 _ = try store.read { try RelPrint($0) }
                 _ = try store.check()
-                if !readOnly { try store.write { tx in try tx.tree("after", createIfMissing: true)!.put([1], [2]) } }
+                if !readOnly { try store.write { tx in try tx.treeCreatingIfMissing("after").put([1], [2]) } }
                 store.abandonForTesting()
             } catch is StrataError {
             } catch {

@@ -264,7 +264,7 @@ func relUnexpectedProblems(_ report: CheckReport) -> [String] {
             }
             let report = try store.check()
             #expect(relUnexpectedProblems(report).isEmpty, "\(label): check after recovery: \(report.problems)")
-            try store.write { tx in try tx.tree("zz-after-crash", createIfMissing: true)!.put(bytes("k"), bytes("v\(i)")) }
+            try store.write { tx in try tx.treeCreatingIfMissing("zz-after-crash").put(bytes("k"), bytes("v\(i)")) }
             try store.close()
             let again = try Store(path: relPath, options: workloadOptions(fs, durability))
             var expected = w.states[i]
@@ -443,7 +443,7 @@ func relUnexpectedProblems(_ report: CheckReport) -> [String] {
         let fs = SimulatedFileSystem()
         let store = try Store(path: relPath, options: relOptions(fs))
         try store.write { tx in
-            let t = try tx.tree("t", createIfMissing: true)!
+            let t = try tx.treeCreatingIfMissing("t")
             for i in 0..<300 { try t.put(key(i), bytes("v\(i)")) }
         }
         try store.checkpoint()

@@ -235,7 +235,7 @@ import Glibc
                 do {
                     let store = try Store(path: relPath, options: relOptions(fs))
                     _ = try store.info()
-                    try store.write { tx in try tx.tree("new", createIfMissing: true)!.put([1], [2]) }
+                    try store.write { tx in try tx.treeCreatingIfMissing("new").put([1], [2]) }
                     try store.checkpoint()
                     _ = try store.check()
                     store.abandonForTesting()

@@ -496,7 +496,7 @@ private func runWorkload(_ store: Store, seed: UInt64, transactions: Int = 50, o
     var written: [String: [[UInt8]]] = [:]  // keys put, in order (deletes pick from these)
     try store.write { tx in
         for name in ["alpha", "beta", "gamma", "doomed"] {
-            _ = try tx.tree(name, createIfMissing: true)!
+            _ = try tx.treeCreatingIfMissing(name)
             model[name] = [:]
         }
     }
@@ -507,7 +507,7 @@ private func runWorkload(_ store: Store, seed: UInt64, transactions: Int = 50, o
                 model["doomed"] = nil
             }
             if t == transactions - 6 {
-                _ = try tx.tree("late", createIfMissing: true)!
+                _ = try tx.treeCreatingIfMissing("late")
                 model["late"] = [:]
             }
             if t == transactions - 4 {
@@ -745,7 +745,7 @@ private func options(pageSize: Int = 4096) -> StoreOptions {
         var rng = SeededRandom(seed: 99)
         for _ in 0..<5 {
             try store.write { tx in
-                let t = try tx.tree("gamma", createIfMissing: true)!
+                let t = try tx.treeCreatingIfMissing("gamma")
                 for _ in 0..<20 {
                     let k = makeKey(&rng), v = makeValue(&rng)
                     try t.put(k, v)

@@ -163,7 +163,7 @@ import Testing
             }
             // A failed sync of the store file fails the store: writes are refused until reopened.
             let probe: (WriteTransaction) throws -> Void = { tx in
-                try tx.tree("probe", createIfMissing: true)!.put(bytes("p"), bytes("after \(step)"))
+                try tx.treeCreatingIfMissing("probe").put(bytes("p"), bytes("after \(step)"))
             }
             if kind == .sync && isSyncFailure(error, of: relPath) {
                 do {
@@ -223,7 +223,7 @@ import Testing
             }
             let report = try store.check()
             #expect(relUnexpectedProblems(report).isEmpty, "\(label): \(report.problems)")
-            try store.write { try $0.tree("again", createIfMissing: true)!.put([1], [1]) }
+            try store.write { try $0.treeCreatingIfMissing("again").put([1], [1]) }
             try store.close()
         } catch let e as StrataError where relTolerateKnownBugs && step.description == "open" && {
             if case .notAStrataFile = e { return true }

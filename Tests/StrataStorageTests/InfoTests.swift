@@ -10,7 +10,7 @@ import Glibc
     /// previous pages and commit frames become garbage.
     private func rewrite(_ store: Store, round: Int, n: Int = 2000, size: Int = 100) throws {
         try store.write { tx in
-            let t = try tx.tree("main", createIfMissing: true)!
+            let t = try tx.treeCreatingIfMissing("main")
             for i in 0..<n { try t.put(key(i), [UInt8](repeating: UInt8(truncatingIfNeeded: round), count: size)) }
         }
         try store.checkpoint()

@@ -19,7 +19,7 @@ import Testing
         defer { try? store.close() }
         let count = 3_000
         try store.write { tx in
-            let t = try tx.tree("t", createIfMissing: true)!
+            let t = try tx.treeCreatingIfMissing("t")
             for i in 0..<count { try t.put(Self.stored(i), bytes("v\(i)")) }
         }
         var rng = SeededRandom(seed: seed)
@@ -74,7 +74,7 @@ import Testing
         let store = try Store(path: dir.file("s.strata"), options: testOptions(.normal))
         defer { try? store.close() }
         try store.write { tx in
-            let t = try tx.tree("t", createIfMissing: true)!
+            let t = try tx.treeCreatingIfMissing("t")
             for i in 0..<100 { try t.put(Self.stored(i), bytes("v\(i)")) }
         }
         let tx = try store.snapshot()

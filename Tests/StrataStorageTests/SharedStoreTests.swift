@@ -33,7 +33,7 @@ import Testing
         let path = dir.file("shared.strata")
         let first = try Store(path: path, options: Self.sharedOptions())
         let second = try Store(path: path, options: Self.sharedOptions())
-        try first.write { try $0.tree("t", createIfMissing: true)!.put(bytes("a"), bytes("1")) }
+        try first.write { try $0.treeCreatingIfMissing("t").put(bytes("a"), bytes("1")) }
         // A snapshot of the other handle starts from the newest commit.
         #expect(try second.read { try $0.tree("t")?.get(bytes("a")) } == bytes("1"))
         try second.write { try $0.tree("t")!.put(bytes("b"), bytes("2")) }
@@ -60,7 +60,7 @@ import Testing
         let first = try Store(path: path, options: Self.sharedOptions())
         let second = try Store(path: path, options: Self.sharedOptions())
         defer { try? first.close(); try? second.close() }
-        try first.write { try $0.tree("t", createIfMissing: true)!.put(bytes("k"), bytes("old")) }
+        try first.write { try $0.treeCreatingIfMissing("t").put(bytes("k"), bytes("old")) }
         let pinned = try second.snapshot()
         defer { pinned.close() }
         try first.write { try $0.tree("t")!.put(bytes("k"), bytes("new")) }
@@ -74,7 +74,7 @@ import Testing
         let path = dir.file("shared.strata")
         // The writer holds the store exclusively: the follower only reads.
         let writer = try Store(path: path, options: StoreOptions(durability: .normal))
-        try writer.write { try $0.tree("t", createIfMissing: true)!.put(bytes("a"), bytes("1")) }
+        try writer.write { try $0.treeCreatingIfMissing("t").put(bytes("a"), bytes("1")) }
         let follower = try Store(path: path, options: Self.sharedOptions { $0.readOnly = true })
         let frozen = try Store(path: path, options: StoreOptions(durability: .normal).readOnlyCopy)
         defer { try? follower.close(); try? frozen.close() }
@@ -102,7 +102,7 @@ import Testing
         let first = try Store(path: path, options: options)
         let second = try Store(path: path, options: options)
         defer { try? first.close(); try? second.close() }
-        try first.write { try $0.tree("t", createIfMissing: true)!.put(bytes("a"), bytes("1")) }
+        try first.write { try $0.treeCreatingIfMissing("t").put(bytes("a"), bytes("1")) }
         #expect(try second.read { try $0.tree("t")?.get(bytes("a")) } == bytes("1"))
         let end = try first.info().logBytes
         for i in 0..<3 { try first.write { try $0.tree("t")!.put(key(i), Array(repeating: 9, count: 200)) } }
@@ -156,7 +156,7 @@ import Testing
         let release = DispatchSemaphore(value: 0)
         let holder = Thread {
             try? first.write { tx in
-                try tx.tree("t", createIfMissing: true)!.put(bytes("k"), bytes("v"))
+                try tx.treeCreatingIfMissing("t").put(bytes("k"), bytes("v"))
                 entered.signal()
                 release.wait()
             }
@@ -194,7 +194,7 @@ import Testing
         let path = dir.file("shared.strata")
         let shared = try Store(path: path, options: Self.sharedOptions { $0.sharing = .shared(lockTimeout: .milliseconds(20)) })
         defer { try? shared.close() }
-        try shared.write { try $0.tree("t", createIfMissing: true)!.put(bytes("a"), bytes("1")) }
+        try shared.write { try $0.treeCreatingIfMissing("t").put(bytes("a"), bytes("1")) }
         let exclusive = try Store(path: path, options: StoreOptions(durability: .normal))
         #expect(try exclusive.read { try $0.tree("t")?.get(bytes("a")) } == bytes("1"))
         #expect(throws: StrataError.self) { try shared.write { try $0.tree("t")!.put(bytes("b"), bytes("2")) } }
@@ -211,7 +211,7 @@ import Testing
         let first = try Store(path: path, options: Self.sharedOptions())
         let second = try Store(path: path, options: Self.sharedOptions())
         for i in 0..<300 {
-            try first.write { try $0.tree("t", createIfMissing: true)!.put(key(i), Array(repeating: 7, count: 100)) }
+            try first.write { try $0.treeCreatingIfMissing("t").put(key(i), Array(repeating: 7, count: 100)) }
         }
         #expect(try Self.contents(second)["t"]?.count == 300)
         try first.checkpoint()
@@ -243,7 +243,7 @@ import Testing
         let seen = Mutex<[ClosedRange<UInt64>]>([])
         let token = second.addOtherProcessCommitObserver { range in seen.withLock { $0.append(range) } }
         #expect(try second.refresh() == false)
-        try first.write { try $0.tree("t", createIfMissing: true)!.put(bytes("a"), bytes("1")) }
+        try first.write { try $0.treeCreatingIfMissing("t").put(bytes("a"), bytes("1")) }
         try first.write { try $0.tree("t")!.put(bytes("b"), bytes("2")) }
         #expect(try second.refresh())
         #expect(seen.withLock { $0 } == [1...2])
@@ -266,7 +266,7 @@ import Testing
         #expect(try await second.waitForCommit(after: 0, timeout: .milliseconds(30)) == nil)
         let writer = Task.detached {
             try await Task.sleep(for: .milliseconds(50))
-            try await first.write { try $0.tree("t", createIfMissing: true)!.put(bytes("a"), bytes("1")) }
+            try await first.write { try $0.treeCreatingIfMissing("t").put(bytes("a"), bytes("1")) }
         }
         let started = ContinuousClock.now
         #expect(try await second.waitForCommit(after: 0, timeout: .seconds(10)) == 1)
@@ -307,7 +307,7 @@ import Testing
                     }
                 }
                 try handle.write { tx in
-                    let writeTree = try tx.tree(tree, createIfMissing: true)!
+                    let writeTree = try tx.treeCreatingIfMissing(tree)
                     for (k, value) in changes {
                         if let value { try writeTree.put(k, value) } else { _ = try writeTree.delete(k) }
                     }

@@ -21,7 +21,7 @@ import Testing
         do {
             let store = try Store(path: path, options: testOptions())
             try store.write { tx in
-                let t = try tx.tree("main", createIfMissing: true)!
+                let t = try tx.treeCreatingIfMissing("main")
                 for i in 0..<5000 { try t.put(key(i), bytes("value \(i)")) }
                 #expect(try t.delete(key(10)))
                 #expect(try !t.delete(key(999_999)))
@@ -74,7 +74,7 @@ import Testing
             let store = try Store(path: path, options: options)
             for batch in 0..<20 {
                 try store.write { tx in
-                    let t = try tx.tree("t", createIfMissing: true)!
+                    let t = try tx.treeCreatingIfMissing("t")
                     for i in 0..<100 { try t.put(key(batch * 100 + i), bytes("v\(batch)")) }
                 }
             }
@@ -96,7 +96,7 @@ import Testing
         defer { dir.cleanup() }
         let store = try Store(path: dir.file("c.strata"), options: testOptions(.normal))
         try store.write { tx in
-            let t = try tx.tree("t", createIfMissing: true)!
+            let t = try tx.treeCreatingIfMissing("t")
             for i in stride(from: 0, to: 20000, by: 2) { try t.put(key(i), key(i)) }
         }
         try store.read { (tx) throws in
@@ -131,7 +131,7 @@ import Testing
         let big = randomBytes(3 << 20, &rng)
         let store = try Store(path: path, options: testOptions())
         try store.write { tx in
-            let t = try tx.tree("blobs", createIfMissing: true)!
+            let t = try tx.treeCreatingIfMissing("blobs")
             try t.put(bytes("big"), big)
             try t.put(bytes("medium"), randomBytes(5000, &rng))
             #expect(try t.get(bytes("big")) == big)
@@ -140,7 +140,7 @@ import Testing
             try store.write { tx in try tx.tree("blobs")!.put(bytes("x"), [UInt8](repeating: 0, count: StoreLimits.maxValueLength + 1)) }
         }
         try store.write { tx in
-            let t = try tx.tree("n", createIfMissing: true)!
+            let t = try tx.treeCreatingIfMissing("n")
             for i in 0..<20000 { try t.put(key(i), [UInt8](repeating: 7, count: 50)) }
         }
         try store.write { tx in

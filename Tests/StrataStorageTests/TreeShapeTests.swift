@@ -77,7 +77,7 @@ import Testing
             if growing && model.count >= target { growing = false }
             var working = model
             try store.write { tx in
-                let tree = try tx.tree("t", createIfMissing: true)!
+                let tree = try tx.treeCreatingIfMissing("t")
                 for _ in 0..<Int.random(in: 1...8, using: &rng) {
                     let putting = growing ? Int.random(in: 0..<10, using: &rng) < 8 : Int.random(in: 0..<10, using: &rng) < 2
                     if putting {

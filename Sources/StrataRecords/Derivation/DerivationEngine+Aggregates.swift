@@ -90,7 +90,7 @@ extension DerivationEngine {
     /// Keeps the `@min`/`@max` tree (parent, child value, child) in step with one child.
     func moveExtreme(_ entity: EntityDescription, _ derived: ResolvedDerivedAttribute, child: UInt64,
                      from old: (UInt64?, StoredValue), to new: (UInt64?, StoredValue)) throws {
-        let tree = try tx.tx.tree(RecordTrees.extremes(entity, derived.name), createIfMissing: true)!
+        let tree = try tx.tx.treeCreatingIfMissing(RecordTrees.extremes(entity, derived.name))
         if let parentKey = old.0, !old.1.isNull {
             _ = try tree.delete(RecordTrees.extremesKey(parent: parentKey, value: old.1, child: child))
         }

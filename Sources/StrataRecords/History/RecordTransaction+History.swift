@@ -12,7 +12,7 @@ extension RecordTransaction {
         let through = min(token.value, state.last)
         guard through > state.purgedThrough else { return 0 }
         let removed = try deleteHistory(through: through)
-        try tx.tree(RecordTrees.meta, createIfMissing: true)!
+        try tx.treeCreatingIfMissing(RecordTrees.meta)
             .put(RecordTrees.historyPurgedKey, KeyEncoding.primaryKey(through))
         return removed
     }
@@ -57,7 +57,7 @@ extension RecordTransaction {
     func setHistoryRecording(_ on: Bool) throws -> Bool {
         let state = try HistoryState.read(source)
         guard on != state.isOn else { return false }
-        let meta = try tx.tree(RecordTrees.meta, createIfMissing: true)!
+        let meta = try tx.treeCreatingIfMissing(RecordTrees.meta)
         if on {
             try meta.put(RecordTrees.historyOnKey, [1])
             // The commits made while nothing recorded them have no tokens: a consumer holding an

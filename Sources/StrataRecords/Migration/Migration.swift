@@ -77,7 +77,7 @@ struct Migration {
         if migrate == nil { try checkCompatible() }
         let reader = RecordReader(model: old, source: .write(tx))
         defer { reader.isOpen = false }
-        let meta = try tx.tree(RecordTrees.meta, createIfMissing: true)!
+        let meta = try tx.treeCreatingIfMissing(RecordTrees.meta)
         // Everything the old layout holds that the stage needs, read before its trees go: the
         // rows of continued entities (all of them for custom code) and many-to-many links.
         let wanted = old.entities.filter { stored in

@@ -16,7 +16,7 @@ enum KeyFormat {
 
     /// Records the current version (a new store, or one whose keys were all just rebuilt).
     static func mark(_ tx: WriteTransaction) throws {
-        try tx.tree(RecordTrees.meta, createIfMissing: true)!.put(metaKey, [current])
+        try tx.treeCreatingIfMissing(RecordTrees.meta).put(metaKey, [current])
     }
 
     /// The version the store's keys were written with.

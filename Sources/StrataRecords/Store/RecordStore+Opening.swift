@@ -41,7 +41,7 @@ extension RecordStore {
             if let orphan = try tx.treeNames.first(where: RecordTrees.isRecordTreeName) {
                 throw StrataError.corrupt("the store holds record tree '\(orphan)' but no stored model", offset: nil)
             }
-            let meta = try tx.tree(RecordTrees.meta, createIfMissing: true)!
+            let meta = try tx.treeCreatingIfMissing(RecordTrees.meta)
             try meta.put(RecordTrees.schemaKey, Array(model.schemaLines.joined(separator: "\n").utf8))
             try RecordTrees.putModelVersion(model.version, in: meta)
             try KeyFormat.mark(tx)
@@ -54,7 +54,7 @@ extension RecordStore {
         try KeyFormat.upgrade(storage, model: model, readOnly: readOnly)
         guard (storedVersion ?? 1) != model.version, !readOnly else { return }
         try storage.write { tx in
-            try RecordTrees.putModelVersion(model.version, in: try tx.tree(RecordTrees.meta, createIfMissing: true)!)
+            try RecordTrees.putModelVersion(model.version, in: try tx.treeCreatingIfMissing(RecordTrees.meta))
         }
     }
 

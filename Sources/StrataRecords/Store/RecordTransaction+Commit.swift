@@ -13,7 +13,7 @@ extension RecordTransaction {
         try validate()
         try flushRows()
         if !nextPrimaryKeys.isEmpty {
-            let meta = try tx.tree(RecordTrees.meta, createIfMissing: true)!
+            let meta = try tx.treeCreatingIfMissing(RecordTrees.meta)
             for (entityIndex, next) in nextPrimaryKeys {
                 try meta.put(RecordTrees.nextKey(model.entities[entityIndex]), KeyEncoding.primaryKey(next))
             }
@@ -29,7 +29,7 @@ extension RecordTransaction {
         committedChanges = changes
         guard let entry = HistoryCodec.encode(changes, model: model, date: Date(), author: author) else { return }
         let token = try HistoryState.nextToken(meta)
-        try tx.tree(RecordTrees.history, createIfMissing: true)!.put(KeyEncoding.primaryKey(token), entry)
+        try tx.treeCreatingIfMissing(RecordTrees.history).put(KeyEncoding.primaryKey(token), entry)
         try meta.put(RecordTrees.historyNextKey, KeyEncoding.primaryKey(token + 1))
     }
 
@@ -102,7 +102,7 @@ extension RecordTransaction {
             let entity = model.entities[key.entity]
             guard let old = rowStates[key]?.original else { continue }
             for (i, fields) in entity.uniqueFields.enumerated() {
-                let tree = try tx.tree(RecordTrees.unique(entity, i), createIfMissing: true)!
+                let tree = try tx.treeCreatingIfMissing(RecordTrees.unique(entity, i))
                 let entryKey = try uniqueKey(fields.map { old[$0] }, entity, i)
                 if let entryKey, let owner = try tree.get(entryKey),
                    try RecordTrees.storedPrimaryKey(owner, tree: RecordTrees.unique(entity, i)) == key.pk {
@@ -114,7 +114,7 @@ extension RecordTransaction {
             let entity = model.entities[key.entity]
             guard let new = rowStates[key]?.current else { continue }
             for (i, fields) in entity.uniqueFields.enumerated() {
-                let tree = try tx.tree(RecordTrees.unique(entity, i), createIfMissing: true)!
+                let tree = try tx.treeCreatingIfMissing(RecordTrees.unique(entity, i))
                 guard let entryKey = try uniqueKey(fields.map { new[$0] }, entity, i) else { continue }
                 let owner = try tree.get(entryKey).map {
                     try RecordTrees.storedPrimaryKey($0, tree: RecordTrees.unique(entity, i))

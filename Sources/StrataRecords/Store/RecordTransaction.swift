@@ -444,8 +444,8 @@ public final class RecordTransaction: RecordReader {
     func link(_ rel: ResolvedRelationship, _ key: RowKey, _ other: RowKey, add: Bool) throws {
         let entity = model.entities[key.entity]
         let otherEntity = model.entities[other.entity]
-        let here = try tx.tree(RecordTrees.join(entity, rel.name), createIfMissing: true)!
-        let there = try tx.tree(RecordTrees.join(otherEntity, rel.inverse), createIfMissing: true)!
+        let here = try tx.treeCreatingIfMissing(RecordTrees.join(entity, rel.name))
+        let there = try tx.treeCreatingIfMissing(RecordTrees.join(otherEntity, rel.inverse))
         let hereKey = RecordTrees.pair(key.pk, other.pk)
         let thereKey = RecordTrees.pair(other.pk, key.pk)
         if add {

@@ -24,7 +24,7 @@ final class WriteTrees {
 
     func rows(_ entity: EntityDescription) throws -> WriteTree {
         if let tree = rowTrees[entity.index] { return tree }
-        let tree = try tx.tree(RecordTrees.rows(entity), createIfMissing: true)!
+        let tree = try tx.treeCreatingIfMissing(RecordTrees.rows(entity))
         rowTrees[entity.index] = tree
         return tree
     }
@@ -39,21 +39,21 @@ final class WriteTrees {
 
     func index(_ entity: EntityDescription, _ i: Int) throws -> WriteTree {
         if let tree = indexTrees[entity.index][i] { return tree }
-        let tree = try tx.tree(RecordTrees.index(entity, i), createIfMissing: true)!
+        let tree = try tx.treeCreatingIfMissing(RecordTrees.index(entity, i))
         indexTrees[entity.index][i] = tree
         return tree
     }
 
     func words(_ entity: EntityDescription, _ i: Int) throws -> WriteTree {
         if let tree = wordTrees[entity.index][i] { return tree }
-        let tree = try tx.tree(RecordTrees.words(entity, i), createIfMissing: true)!
+        let tree = try tx.treeCreatingIfMissing(RecordTrees.words(entity, i))
         wordTrees[entity.index][i] = tree
         return tree
     }
 
     func inverse(_ entity: EntityDescription, _ field: Int) throws -> WriteTree {
         if let tree = inverseTrees[entity.index][field] { return tree }
-        let tree = try tx.tree(RecordTrees.inverse(entity, field), createIfMissing: true)!
+        let tree = try tx.treeCreatingIfMissing(RecordTrees.inverse(entity, field))
         inverseTrees[entity.index][field] = tree
         return tree
     }

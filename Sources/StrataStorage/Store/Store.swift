@@ -6,7 +6,7 @@ import Dispatch
 /// ```swift
 /// let store = try Store(path: "app.strata")
 /// try store.write { tx in
-///     let users = try tx.tree("users", createIfMissing: true)!
+///     let users = try tx.treeCreatingIfMissing("users")
 ///     try users.put(Array("ada".utf8), Array("Ada Lovelace".utf8))
 /// }
 /// let name = try store.read { try $0.tree("users")?.get(Array("ada".utf8)) }

@@ -134,7 +134,7 @@ struct ProcessCrashTest {
             // writer continues from the model's state.
             let value = Array("after step \(step)".utf8)
             try store.write { tx in
-                try tx.tree(SimulatedCrashTest.probeTree, createIfMissing: true)!.put(Array("k".utf8), value)
+                try tx.treeCreatingIfMissing(SimulatedCrashTest.probeTree).put(Array("k".utf8), value)
             }
             try store.close()
             let again = try Store(path: path, options: ProcessWorkload.options())

@@ -241,7 +241,7 @@ struct SimulatedCrashTest {
                 return .corrupt("check after recovery to state \(state): \(report.problems.joined(separator: "; "))")
             }
             let value = Array("v\(state)".utf8)
-            try store.write { tx in try tx.tree(probeTree, createIfMissing: true)!.put(Array("k".utf8), value) }
+            try store.write { tx in try tx.treeCreatingIfMissing(probeTree).put(Array("k".utf8), value) }
             try store.close()
             let again = try Store(path: path, options: options(fs, durability))
             var expected = workload.states[state]

@@ -345,7 +345,7 @@ struct FuzzCase {
                 if !readOnly {
                     // The recovered store takes a write.
                     try store.write { tx in
-                        try tx.tree("zz-fuzz", createIfMissing: true)!.put(Array("k".utf8), Array("v".utf8))
+                        try tx.treeCreatingIfMissing("zz-fuzz").put(Array("k".utf8), Array("v".utf8))
                     }
                     guard try store.read({ try $0.tree("zz-fuzz")?.get(Array("k".utf8)) }) == Array("v".utf8) else {
                         return .inconsistent("a write after recovery cannot be read back")
