@@ -21,7 +21,7 @@ final class ChildProcess {
     /// inherited.
     init(program: String = "/proc/self/exe", arguments: [String], environment: [String: String] = [:]) throws {
         var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { throw HarnessError("pipe failed: errno \(errno)") }
+        guard pipe(&fds) == 0 else { throw ToolError("pipe failed: errno \(errno)") }
         // Neither end leaks into other children; dup2 gives the child's stdout without the flag.
         _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
         _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
@@ -49,7 +49,7 @@ final class ChildProcess {
         close(fds[1])
         guard spawnResult == 0 else {
             close(fds[0])
-            throw HarnessError("cannot start a child process: errno \(spawnResult)")
+            throw ToolError("cannot start a child process: errno \(spawnResult)")
         }
         pid = child
         output = fds[0]
@@ -136,7 +136,7 @@ func makeTemporaryDirectory(_ prefix: String) throws -> String {
     let base = getenv("TMPDIR").map { String(cString: $0) } ?? "/tmp"
     var template = Array("\(base)/\(prefix).XXXXXX".utf8CString)
     guard let path = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-        throw HarnessError("cannot create a temporary directory under \(base): errno \(errno)")
+        throw ToolError("cannot create a temporary directory under \(base): errno \(errno)")
     }
     return String(cString: path)
 }
@@ -150,32 +150,32 @@ func makeDirectories(_ dir: String) throws {
     for part in dir.split(separator: "/") {
         path += "/" + part
         if mkdir(path, 0o755) != 0 && errno != EEXIST {
-            throw HarnessError("cannot create \(path): errno \(errno)")
+            throw ToolError("cannot create \(path): errno \(errno)")
         }
     }
 }
 
 func writeFile(_ path: String, _ bytes: [UInt8]) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard fd >= 0 else { throw HarnessError("cannot create \(path): errno \(errno)") }
+    guard fd >= 0 else { throw ToolError("cannot create \(path): errno \(errno)") }
     defer { close(fd) }
     var done = 0
     while done < bytes.count {
         let written = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        guard written > 0 else { throw HarnessError("cannot write \(path): errno \(errno)") }
+        guard written > 0 else { throw ToolError("cannot write \(path): errno \(errno)") }
         done += written
     }
 }
 
 func readFile(_ path: String) throws -> [UInt8] {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { throw HarnessError("cannot open \(path): errno \(errno)") }
+    guard fd >= 0 else { throw ToolError("cannot open \(path): errno \(errno)") }
     defer { close(fd) }
     var out: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 1 << 16)
     while true {
         let count = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if count < 0 { throw HarnessError("cannot read \(path): errno \(errno)") }
+        if count < 0 { throw ToolError("cannot read \(path): errno \(errno)") }
         if count == 0 { return out }
         out += chunk[..<count]
     }
@@ -183,3 +183,14 @@ func readFile(_ path: String) throws -> [UInt8] {
 
 /// `kill(2)`, named apart: ``ChildProcess/kill(_:)`` shadows it inside the class.
 func sendSignal(_ signal: Int32, to pid: pid_t) { _ = kill(pid, signal) }
+
+/// How a child ended (`waitpid`'s status word).
+struct ExitStatus: CustomStringConvertible {
+    let raw: Int32
+    var signal: Int32? { (raw & 0x7F) != 0 && (raw & 0x7F) != 0x7F ? raw & 0x7F : nil }
+    var exitCode: Int32? { (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : nil }
+    var description: String {
+        if let signal { return "killed by signal \(signal)" + (signal == SIGALRM ? " (SIGALRM: timeout)" : "") }
+        return "exit code \(exitCode ?? -1)"
+    }
+}

@@ -44,7 +44,7 @@ func entryHash(key: UnsafeRawBufferPointer, valueHash: UInt64) -> UInt64 {
 func digestContent(_ tx: ReadTransaction, thorough: Bool = false) throws -> ContentDigest {
     var out = ContentDigest()
     for name in try tx.treeNames {
-        guard let tree = try tx.tree(name) else { throw HarnessFailure("tree '\(name)' listed but not found") }
+        guard let tree = try tx.tree(name) else { throw ToolError.wrongResult("tree '\(name)' listed but not found") }
         var treeDigest = ContentDigest.Tree()
         let cursor = tree.makeCursor()
         var ok = try cursor.first()
@@ -53,7 +53,7 @@ func digestContent(_ tx: ReadTransaction, thorough: Bool = false) throws -> Cont
         while ok {
             let key = cursor.copyKey()
             if let previous, compareKeyBytes(previous, key) >= 0 {
-                throw HarnessFailure("tree '\(name)': forward scan keys out of order")
+                throw ToolError.wrongResult("tree '\(name)': forward scan keys out of order")
             }
             let valueHash: UInt64
             if cursor.isOverflow {
@@ -68,7 +68,7 @@ func digestContent(_ tx: ReadTransaction, thorough: Bool = false) throws -> Cont
             ok = try cursor.next()
         }
         if try treeDigest.count != tree.count {
-            throw HarnessFailure("tree '\(name)': forward scan found \(treeDigest.count) entries, "
+            throw ToolError.wrongResult("tree '\(name)': forward scan found \(treeDigest.count) entries, "
                                  + "count says \(try tree.count)")
         }
         if thorough {
@@ -78,7 +78,7 @@ func digestContent(_ tx: ReadTransaction, thorough: Bool = false) throws -> Cont
             while ok {
                 let key = cursor.copyKey()
                 if let next, compareKeyBytes(key, next) >= 0 {
-                    throw HarnessFailure("tree '\(name)': backward scan keys out of order")
+                    throw ToolError.wrongResult("tree '\(name)': backward scan keys out of order")
                 }
                 let valueHash = cursor.isOverflow ? hashBytes(try cursor.copyValue()) : hashBytes(cursor.value)
                 back.count += 1
@@ -87,15 +87,15 @@ func digestContent(_ tx: ReadTransaction, thorough: Bool = false) throws -> Cont
                 ok = try cursor.previous()
             }
             if back != treeDigest {
-                throw HarnessFailure("tree '\(name)': backward scan (\(back.count) entries) "
+                throw ToolError.wrongResult("tree '\(name)': backward scan (\(back.count) entries) "
                                      + "differs from forward scan (\(treeDigest.count))")
             }
             for (key, valueHash) in samples {
                 guard let value = try tree.get(key) else {
-                    throw HarnessFailure("tree '\(name)': get misses a key the cursor found")
+                    throw ToolError.wrongResult("tree '\(name)': get misses a key the cursor found")
                 }
                 if hashBytes(value) != valueHash {
-                    throw HarnessFailure("tree '\(name)': get disagrees with the cursor")
+                    throw ToolError.wrongResult("tree '\(name)': get disagrees with the cursor")
                 }
             }
         }

@@ -107,7 +107,7 @@ struct ChangeWriter {
 
     /// Inserts `objects` in order.
     mutating func insert(_ objects: [ManagedObject]) throws {
-        if written.count == 0 { written = KeyTable(capacity: objects.count) }
+        written.reserveCapacity(written.count + objects.count)
         writtenOrder.reserveCapacity(writtenOrder.count + objects.count)
         var deferred: [(ManagedObject, EntityBinding, Int)] = []
         // Objects with reserved primary keys not written yet (by entity and key): a to-one
@@ -139,7 +139,9 @@ struct ChangeWriter {
             let raw = object._rawID
             let key = try tx.insertRow(write, primaryKey: raw > 0 ? UInt64(raw) : nil, values)
             let pk = try Self.identity(key, of: binding.name)
-            written[raw] = pk
+            // Each object once: absent unless two entities' objects reserved the same key, whose
+            // later pair replaces the earlier, as a subscript would.
+            written.insert(pk, underAbsent: raw)
             writtenOrder.append((raw, pk))
             if raw > 0 { unwritten.remove(ModelContext.Key(entity: binding.index, raw: raw)) }
         }

@@ -163,7 +163,7 @@ extension ModelContext {
         for pass in 1..<16 {
             guard Self.sameStorage(sets.0, inserted), Self.sameStorage(sets.1, insertOrder),
                   Self.sameStorage(sets.2, updated), Self.sameStorage(sets.3, deleted) else {
-                var table = KeyTable<[StoredValue]>(capacity: round.count)
+                var table = KeyTable<[StoredValue]>(capacity: round.count, scattered: true)
                 for (object, values) in zip(round, before) { table[ObjectSet.address(object)] = values }
                 return try runWillSaveRounds(from: pass, before: table, held: round)
             }
@@ -174,7 +174,7 @@ extension ModelContext {
                 runHook(round[i]) { $0.willSave() }
             }
         }
-        var table = KeyTable<[StoredValue]>(capacity: round.count)
+        var table = KeyTable<[StoredValue]>(capacity: round.count, scattered: true)
         for (object, values) in zip(round, before) { table[ObjectSet.address(object)] = values }
         try runWillSaveRounds(from: 16, before: table, held: round)
     }

@@ -49,3 +49,7 @@ struct WrapperOffsets {
     /// How many wrappers were found.
     var count: Int { slotByOffset.lazy.filter { $0 >= 0 }.count }
 }
+
+/// The property wrappers of the object layer (so the schema builder can tell them from a
+/// class's other stored properties).
+protocol ManagedPropertyWrapper {}

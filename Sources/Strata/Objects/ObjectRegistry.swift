@@ -3,7 +3,7 @@
 /// combined entity-and-identity key made entries 24 bytes, about 50 bytes per fault with the
 /// table's free buckets). Objects remove themselves when released.
 struct ObjectRegistry {
-    private var byEntity: [RawKeyTable<Unmanaged<ManagedObject>>] = []
+    private var byEntity: [KeyTable<Unmanaged<ManagedObject>>] = []
 
     /// The object registered under `key`; setting nil removes it.
     subscript(key: ModelContext.Key) -> Unmanaged<ManagedObject>? {
@@ -23,7 +23,7 @@ struct ObjectRegistry {
 
     /// Adds empty tables up to `entity`'s.
     private mutating func makeTable(for entity: Int) {
-        if entity >= byEntity.count { byEntity += Array(repeating: RawKeyTable(), count: entity + 1 - byEntity.count) }
+        if entity >= byEntity.count { byEntity += Array(repeating: KeyTable(), count: entity + 1 - byEntity.count) }
     }
 
     @discardableResult

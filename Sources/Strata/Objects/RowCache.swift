@@ -30,7 +30,7 @@ struct RowCache {
         /// Where the next fault in the fetch's order is expected.
         @exclusivity(unchecked) var next = 0
         /// Positions by identity, built when a fault fires out of order.
-        @exclusivity(unchecked) var positions: RawKeyTable<Int32>?
+        @exclusivity(unchecked) var positions: KeyTable<Int32>?
         /// Rows held and not taken yet.
         @exclusivity(unchecked) var remaining: Int
 
@@ -46,7 +46,7 @@ struct RowCache {
         func position(of raw: Int64) -> Int? {
             if next < raws.count, raws[next] == raw { return next }
             if positions == nil {
-                var table = RawKeyTable<Int32>()
+                var table = KeyTable<Int32>()
                 table.reserveCapacity(remaining)
                 for (i, heldRaw) in raws.enumerated() where spans[i].count >= 0 { table[heldRaw] = Int32(i) }
                 positions = table

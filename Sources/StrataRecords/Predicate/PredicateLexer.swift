@@ -193,3 +193,48 @@ struct PredicateLexer {
         }
     }
 }
+
+/// The format string being parsed, kept as scalars so that a quote followed by a combining
+/// mark is still a quote (as `Character`s they would merge into one grapheme).
+struct PredicateSource {
+    let text: String
+    let scalars: [Unicode.Scalar]
+
+    init(_ text: String) {
+        self.text = text
+        self.scalars = Array(text.unicodeScalars)
+    }
+
+    /// An `invalidFetch` error naming the position as a character offset, which is what a
+    /// person counting along the format string sees.
+    func error(_ message: String, at scalarOffset: Int) -> StrataError {
+        let clamped = min(max(scalarOffset, 0), scalars.count)
+        var prefix = String.UnicodeScalarView()
+        prefix.append(contentsOf: scalars[..<clamped])
+        let characterOffset = String(prefix).count
+        return .invalidFetch("predicate format \"\(text)\": \(message) at offset \(characterOffset)")
+    }
+}
+
+/// Words with a meaning of their own in a format string; a key named like one of them is
+/// written `#name` (as in `NSPredicate`).
+enum PredicateSyntax {
+    static let keywords: Set<String> = [
+        "AND", "OR", "NOT", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH", "CONTAINS", "LIKE", "MATCHES",
+        "CONTAINSWORDS", "CONTAINSANYWORD",
+        "ANY", "SOME", "ALL", "NONE", "TRUE", "FALSE", "YES", "NO", "NIL", "NULL",
+        "TRUEPREDICATE", "FALSEPREDICATE", "SELF", "CAST",
+    ]
+
+    static func isIdentifierStart(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == "_" || scalar.properties.isAlphabetic
+    }
+
+    static func isIdentifierContinuation(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar == "_" || scalar.properties.isAlphabetic { return true }
+        switch scalar.properties.generalCategory {
+        case .decimalNumber, .nonspacingMark, .spacingMark: return true
+        default: return false
+        }
+    }
+}

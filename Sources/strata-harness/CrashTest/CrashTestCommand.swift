@@ -128,7 +128,7 @@ enum CrashVerdict {
 
     /// An error met while recovering, reading or writing the recovered store.
     static func from(_ error: any Error, _ during: String) -> CrashVerdict {
-        if isCorruptError(error) || error is HarnessFailure || error is CrashWorkloadFailure {
+        if isCorruptError(error) || ToolError.isWrongResult(error) || error is CrashWorkloadFailure {
             return .corrupt("\(during): \(error)")
         }
         return .unrecoverable("\(during): \(error)")

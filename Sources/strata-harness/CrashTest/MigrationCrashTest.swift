@@ -76,11 +76,11 @@ struct MigrationCrashTest {
         defer { try? store.close() }
         let problems = try store.read { try $0.checkRecords() }
         guard problems.isEmpty else {
-            throw HarnessFailure("derived values or indexes disagree with the rows: "
+            throw ToolError.wrongResult("derived values or indexes disagree with the rows: "
                                  + problems.prefix(3).joined(separator: "; "))
         }
         let report = try store.storage.check()
-        guard report.isClean else { throw HarnessFailure("check: \(report.problems.prefix(3).joined(separator: "; "))") }
+        guard report.isClean else { throw ToolError.wrongResult("check: \(report.problems.prefix(3).joined(separator: "; "))") }
         return try store.read { try RecordsWorkload.digest($0) }
     }
 

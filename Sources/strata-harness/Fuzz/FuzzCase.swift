@@ -355,7 +355,7 @@ struct FuzzCase {
             }
         } catch let error as StrataError {
             return .typed(error)
-        } catch let failure as HarnessFailure {
+        } catch let failure as ToolError where failure.kind == .wrongResult {
             return .inconsistent(failure.description)
         } catch {
             return .otherError(String(describing: error))

@@ -225,7 +225,7 @@ struct FuzzCommand: ParsableCommand {
             }
             var fds = running.map { pollfd(fd: $0.child.output, events: Int16(POLLIN), revents: 0) }
             let ready = poll(&fds, nfds_t(fds.count), 1000)
-            if ready < 0 && errno != EINTR { throw HarnessError("poll failed: errno \(errno)") }
+            if ready < 0 && errno != EINTR { throw ToolError("poll failed: errno \(errno)") }
             let now = monotonicSeconds()
             var finished: [Int] = []
             for i in running.indices {

@@ -110,7 +110,7 @@ struct FuzzFixture {
         logEnd = map.logEnd
         commitEnds = frames.filter { $0.type == .commit && $0.offset > checkpointOffset }.map(\.end)
         guard commitEnds.count == states.count - 1, commitEnds.count >= 2 else {
-            throw HarnessError("seed store: unexpected frame map "
+            throw ToolError("seed store: unexpected frame map "
                                + "(\(frames.count) frames, \(commitEnds.count) commits after the checkpoint)")
         }
         lastCommitRegion = commitEnds[commitEnds.count - 2]
@@ -119,13 +119,13 @@ struct FuzzFixture {
     /// The page surgery must be invisible when it forges nothing: every reachable page
     /// rewritten as itself reads back as the same store, and `check()` finds nothing.
     func checkSurgery() throws {
-        guard let surgery else { throw HarnessError("seed store: no frame map") }
+        guard let surgery else { throw ToolError("seed store: no frame map") }
         for offset in surgery.pageImages.keys.sorted() {
             var rewritten = surgery
             try rewritten.replacePage(at: offset, with: surgery.pageImages[offset]!)
             let outcome = FuzzCase.examine(rewritten.bytes, readOnly: true, layer: .simulated, fixture: self)
             guard case .read(let index, let problems) = outcome, index == full, problems.isEmpty else {
-                throw HarnessError("seed store: the page at \(offset) rewritten as itself reads as \(outcome)")
+                throw ToolError("seed store: the page at \(offset) rewritten as itself reads as \(outcome)")
             }
         }
     }
@@ -147,7 +147,7 @@ struct FuzzFixture {
                                                        model: readOnly ? nil : model)
                 guard case .read(let objects, let problems) = outcome, problems.isEmpty, objects >= 60 else {
                     let mode = readOnly ? "read-only" : "read-write"
-                    throw HarnessError("record seed store (\(placement), \(mode)): \(outcome)")
+                    throw ToolError("record seed store (\(placement), \(mode)): \(outcome)")
                 }
             }
         }
@@ -183,12 +183,12 @@ struct FuzzFixture {
             case "state": fixture.states.append(ContentDigest())
             case "tree":
                 guard fields.count == 4, let count = Int(fields[2]), let sum = UInt64(fields[3]) else {
-                    throw HarnessError("bad fixture line: \(line)")
+                    throw ToolError("bad fixture line: \(line)")
                 }
                 let name = String(decoding: fields[1].split(separator: ",").compactMap { UInt8($0, radix: 16) },
                                   as: UTF8.self)
                 fixture.states[fixture.states.count - 1].trees[name] = ContentDigest.Tree(count: count, sum: sum)
-            default: throw HarnessError("bad fixture line: \(line)")
+            default: throw ToolError("bad fixture line: \(line)")
             }
         }
         try fixture.mapFrames()

@@ -48,7 +48,7 @@ enum FuzzLayer: CustomStringConvertible {
     /// exists, else under `$TMPDIR`.
     static func makeCaseDirectory(_ prefix: String) throws -> String {
         guard let dir = makeFuzzCaseDirectory(prefix) else {
-            throw HarnessError("cannot create a directory for fuzz cases")
+            throw ToolError("cannot create a directory for fuzz cases")
         }
         return dir
     }

@@ -35,7 +35,7 @@ struct FuzzWorkerCommand: ParsableCommand {
         // One case file per worker: workers may share the directory.
         let posixDirectory = cases + "/worker-\(getpid())"
         if mkdir(posixDirectory, 0o700) != 0 && errno != EEXIST {
-            throw HarnessError("cannot create \(posixDirectory): errno \(errno)")
+            throw ToolError("cannot create \(posixDirectory): errno \(errno)")
         }
         defer {
             removeDirectory(posixDirectory)

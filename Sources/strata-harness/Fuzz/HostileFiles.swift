@@ -62,16 +62,16 @@ enum HostileFiles {
               })?.key,
               let rootImage = base.pageImages[root],
               rootImage[PageImage.Field.kind.offset] == ReferenceFormat.branchKind else {
-            throw HarnessError("hostile files: the base store has no branch root")
+            throw ToolError("hostile files: the base store has no branch root")
         }
         let cells = PageImage.cellPlaces(in: rootImage)
         guard cells.count >= 3 else {
-            throw HarnessError("hostile files: the base store's root has \(cells.count) children")
+            throw ToolError("hostile files: the base store's root has \(cells.count) children")
         }
         /// Where the root's cell `index` keeps its child's offset.
         func childPosition(_ index: Int) -> Int { cells[index].cellPosition + PageImage.BranchCell.childOffset }
         let firstLeaf = Int(rootImage.littleEndian(at: childPosition(0), width: 8))
-        guard let leafImage = base.pageImages[firstLeaf] else { throw HarnessError("hostile files: no first leaf") }
+        guard let leafImage = base.pageImages[firstLeaf] else { throw ToolError("hostile files: no first leaf") }
         let leafCells = PageImage.cellPlaces(in: leafImage)
 
         func forgedRoot(_ edit: (inout [UInt8]) -> Void) throws -> [UInt8] {
@@ -156,7 +156,7 @@ enum HostileFiles {
         func tree(_ image: RecordsImage, _ name: String) throws -> Int {
             guard let treeIndex = image.trees.firstIndex(where: { $0.name == name }),
                   !image.trees[treeIndex].entries.isEmpty else {
-                throw HarnessError("hostile files: the record seed has no entries in \(name)")
+                throw ToolError("hostile files: the record seed has no entries in \(name)")
             }
             return treeIndex
         }
@@ -168,7 +168,7 @@ enum HostileFiles {
         func entry(_ image: RecordsImage, _ treeIndex: Int, key: String) throws -> Int {
             guard let entryIndex = image.trees[treeIndex].entries.firstIndex(where: { $0.key == Array(key.utf8) })
             else {
-                throw HarnessError("hostile files: no \(key) in \(image.trees[treeIndex].name)")
+                throw ToolError("hostile files: no \(key) in \(image.trees[treeIndex].name)")
             }
             return entryIndex
         }
@@ -179,7 +179,7 @@ enum HostileFiles {
                 var row = image.trees[treeIndex].entries[0].value
                 let title = Array("Item ".utf8)
                 guard let at = row.indices.first(where: { row[$0...].starts(with: title) }), at > 0 else {
-                    throw HarnessError("hostile files: no title in the first Item row")
+                    throw ToolError("hostile files: no title in the first Item row")
                 }
                 row.replaceSubrange((at - 1)..<at, with: ReferenceFormat.ByteWriter.varint(length))
                 image.trees[treeIndex].entries[0].value = row

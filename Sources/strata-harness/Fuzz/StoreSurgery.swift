@@ -44,7 +44,7 @@ struct StoreSurgery {
             guard case .sealed(let fields) = HeaderSlot.read(bytes, slot: slot) else { continue }
             if current.map({ fields.sequence > $0.fields.sequence }) ?? true { current = (slot, fields) }
         }
-        guard let current else { throw HarnessError("store surgery: no valid header slot") }
+        guard let current else { throw ToolError("store surgery: no valid header slot") }
         currentSlot = current.slot
         checkpointOffset = Int(truncatingIfNeeded: current.fields.checkpointOffset)
         pageSize = Int(current.fields.pageSize)
@@ -56,7 +56,7 @@ struct StoreSurgery {
         logEnd = offset
         guard let checkpoint = frames.first(where: { $0.offset == checkpointOffset }),
               checkpoint.type == .checkpoint else {
-            throw HarnessError("store surgery: the header's checkpoint frame is not in the log")
+            throw ToolError("store surgery: the header's checkpoint frame is not in the log")
         }
         checkpointEnd = checkpoint.end
         // Walk every tree from its root, recording each page's parent.
@@ -70,7 +70,7 @@ struct StoreSurgery {
     private mutating func walk(_ offset: Int, parent: Parent) throws {
         guard pageImages[offset] == nil else { return }
         guard let frame = try? Frame(in: bytes, at: offset), frame.type == .page else {
-            throw HarnessError("store surgery: no page frame at \(offset)")
+            throw ToolError("store surgery: no page frame at \(offset)")
         }
         let image = try PageImage(frame.payload, pageSize: pageSize)
         pageImages[offset] = frame.payload
@@ -96,7 +96,7 @@ struct StoreSurgery {
         var rootField: Int?
         while rootField == nil {
             guard let parent = parents[current], let replaced = frames.first(where: { $0.offset == current }) else {
-                throw HarnessError("store surgery: the page at \(current) is not reachable")
+                throw ToolError("store surgery: the page at \(current) is not reachable")
             }
             replacedLength += replaced.length
             let at = checkpointOffset + inserted.count

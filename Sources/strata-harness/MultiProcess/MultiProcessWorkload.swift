@@ -51,9 +51,9 @@ enum MultiProcessWorkload {
     /// The progress tag of `writer` and the last step it recorded.
     static func progress(of writer: Int, in reader: RecordReader) throws -> (ObjectID, Int) {
         guard let tag = try reader.fetch(FetchRequest("Tag", predicate: PropertyPath("label") == "w\(writer)")).first
-        else { throw HarnessError("no progress tag for writer \(writer)") }
+        else { throw ToolError("no progress tag for writer \(writer)") }
         guard case .int(let score) = try reader.value("score", of: tag) else {
-            throw HarnessError("progress tag of writer \(writer) holds no number")
+            throw ToolError("progress tag of writer \(writer) holds no number")
         }
         return (tag, Int(score))
     }

@@ -41,7 +41,7 @@ struct ReplicationKillTestCommand: ParsableCommand {
         let path = dir + "/store.strata"
         let tool = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
             .appendingPathComponent("strata").path
-        guard access(tool, X_OK) == 0 else { throw HarnessError("no strata tool beside the harness: \(tool)") }
+        guard access(tool, X_OK) == 0 else { throw ToolError("no strata tool beside the harness: \(tool)") }
         var options = StoreOptions(durability: .normal)
         options.sharing = .shared
         options.checkpointLogBytes = 1 << 20
@@ -159,7 +159,7 @@ struct ReplicationKillTestCommand: ParsableCommand {
         }
         stop.store(true, ordering: .relaxed)
         while !writer.isFinished || (pull && !server.isFinished) { usleep(1000) }
-        if let failure = writerFailure.withLock({ $0 }) { throw HarnessError("the writer failed: \(failure)") }
+        if let failure = writerFailure.withLock({ $0 }) { throw ToolError("the writer failed: \(failure)") }
         let final = try ChildProcess(program: tool, arguments: ["replicate", path, "--to", url] + pullArguments,
                                      environment: environment)
         var lastLine = ""

@@ -3,15 +3,16 @@ import Foundation
 import StrataTesting
 import Testing
 
-/// The registry's open-addressing table against `Dictionary`: random inserts, replacements,
+/// The object layer's open-addressing table against `Dictionary`: random inserts, replacements,
 /// lookups and removals (dense runs of keys, as primary keys are, and scattered ones, negative
-/// temporary identifiers and 0), compared after every step.
-@Suite struct RawKeyTableTests {
-    @Test(arguments: Array(UInt64(1)...6))
-    func randomOperationsMatchADictionary(seed: UInt64) {
+/// temporary identifiers and 0), compared after every step, in both of its modes (keys in
+/// order, as the registry's; hashed from the start and sized up front, as a save's).
+@Suite struct KeyTableTests {
+    @Test(arguments: Array(UInt64(1)...6), [false, true])
+    func randomOperationsMatchADictionary(seed: UInt64, scattered: Bool) {
         var rng = SplitMix64(seed: mixSeed(0x1D_7AB1E, seed))
         let objects = (0..<64).map { _ in ManagedObject() }
-        var table = RawKeyTable<Unmanaged<ManagedObject>>()
+        var table = KeyTable<Unmanaged<ManagedObject>>(capacity: scattered ? 1_000 : 0, scattered: scattered)
         var reference: [Int64: Int] = [:]
         func key() -> Int64 {
             switch rng.next() % 4 {
@@ -56,7 +57,8 @@ import Testing
                 #expect(table[k]?.toOpaque() == reference[k].map { Unmanaged.passUnretained(objects[$0]).toOpaque() },
                         "seed \(seed), step \(step): lookup of \(k)")
             }
-            #expect(table.count == reference.count, "seed \(seed), step \(step): count")
+            #expect(table.count == reference.count && (!scattered || table.scatters),
+                    "seed \(seed), step \(step): count")
             if step % 500 == 0 { let kept = table.keepsItsInvariants; #expect(kept, "seed \(seed), step \(step): Robin Hood invariant") }
             if step % 2_000 == 0 || step == 19_999 {
                 for (k, o) in reference {
@@ -73,7 +75,7 @@ import Testing
     func denseRunsSitInTheirOwnBuckets(descending: Bool) {
         let object = ManagedObject()
         for base in [Int64(1), -100_000, Int64(1) << 40] {
-            var table = RawKeyTable<Unmanaged<ManagedObject>>()
+            var table = KeyTable<Unmanaged<ManagedObject>>()
             let keys = (0..<Int64(100_000)).map { base + $0 }
             for k in descending ? keys.reversed() : keys { table[k] = Unmanaged.passUnretained(object) }
             let (longest, scatters) = (table.longestProbe, table.scatters)
@@ -92,7 +94,7 @@ import Testing
     func keysThatCollideInOrderAreSpread(strideBits: Int) {
         let objects = (0..<8).map { _ in ManagedObject() }
         var rng = SplitMix64(seed: mixSeed(0x5_7B1DE, UInt64(strideBits)))
-        var table = RawKeyTable<Unmanaged<ManagedObject>>()
+        var table = KeyTable<Unmanaged<ManagedObject>>()
         var reference: [Int64: Int] = [:]
         let hostile = (0..<Int64(20_000)).map { $0 &<< Int64(strideBits) }
         let dense = (0..<Int64(5_000)).map { 7 + $0 }
@@ -115,6 +117,18 @@ import Testing
             #expect(table[k]?.toOpaque() == Unmanaged.passUnretained(objects[o]).toOpaque(), "stride 2^\(strideBits): \(k)")
         }
         for k in hostile.prefix(1_000) where reference[k] == nil { #expect(table[k] == nil) }
+    }
+
+    /// A save's membership set: the objects inserted are members, others (alive at the same
+    /// time, so at other addresses) are not, whatever their number.
+    @Test func anObjectSetHoldsExactlyItsObjects() {
+        let members = (0..<5_000).map { _ in ManagedObject() }
+        let others = (0..<5_000).map { _ in ManagedObject() }
+        var set = ObjectSet(capacity: 100)
+        for object in members { set.insert(object) }
+        for object in members.prefix(100) { set.insert(object) }
+        #expect(members.allSatisfy { set.contains($0) })
+        #expect(!others.contains { set.contains($0) })
     }
 
     /// Decisions 47, 48: a fetch keeps at most `RowCache.byteLimit` bytes of rows for its

@@ -1,19 +1,23 @@
-/// Values by raw identity (objects, rows): an open-addressing table with Robin Hood linear
-/// probing and backward-shift deletion (no tombstones), its capacity a power of two, at most
-/// three quarters full.
+/// Values by a one-word key (an object's primary key, a temporary identifier, an object's
+/// address): an open-addressing table with Robin Hood linear probing and backward-shift deletion
+/// (no tombstones), its capacity a power of two, at most three quarters full. The object layer's
+/// one hash table: the registry, the row cache's positions, and a save's lookups (``ObjectSet``)
+/// all use it.
 ///
 /// Why not `Dictionary`: every registration, fault lookup and release hashed its key with
-/// SipHash (`Hasher`), three hashes per fetched object (decision 47).
+/// SipHash (`Hasher`), three hashes per fetched object (decision 47), and a save asks several
+/// such questions per object (decision 50).
 ///
-/// Why identities keep their order (decision 71): identities are primary keys, mostly dense runs,
+/// Why keys keep their order by default (decision 71): primary keys are mostly dense runs,
 /// registered and released in key order (a fetch, the release of its array). A bucket that is the
 /// key plus a per-process offset puts a run in consecutive buckets, so a fetch walks the table like
-/// an array; the multiplicative hash this table used before scattered every key to its own cache
-/// line, so a large fetch spent much of its time waiting on memory for the registry's lookups and
-/// removals, a cost instruction counts do not show. Keys a file chose to collide (a stride of a
-/// power of two) would make such buckets quadratic, so the first probe longer than ``longProbe``
-/// switches the table to the multiplicative hash for good (``scatters``): expected O(1) whatever
-/// the keys, as before.
+/// an array; a multiplicative hash scatters every key to its own cache line, so a large fetch
+/// spent much of its time waiting on memory for the registry's lookups and removals, a cost
+/// instruction counts do not show. Keys a file chose to collide (a stride of a power of two)
+/// would make such buckets quadratic, so the first probe longer than ``longProbe`` switches the
+/// table to the multiplicative hash (Fibonacci hashing: a multiply by 2^64/φ, the top bits) for
+/// good (``scatters``): expected O(1) whatever the keys. A table whose keys are known not to be
+/// runs (addresses, multiples of 16) scatters from the start.
 ///
 /// Invariants: `entries.count` is 0 or a power of two and `mask == entries.count - 1`;
 /// `count < entries.count` (an empty slot always ends a probe); an entry is empty exactly when
@@ -22,7 +26,7 @@
 /// invariant, kept by insertion swapping with richer entries and by
 /// backward-shift deletion). So a lookup stops at an empty slot or at an entry nearer its
 /// ideal bucket than the probe is to the key's, and a deletion stops at an entry in its own.
-struct RawKeyTable<Element> {
+struct KeyTable<Element> {
     private struct Entry {
         var raw: Int64
         var object: Element?
@@ -43,6 +47,13 @@ struct RawKeyTable<Element> {
     /// The process's offset, copied: reading the global on every probe went through its lazy
     /// initializer's `swift_once` check (decision 71).
     private let seed = rawKeySeed
+
+    /// An empty table that holds `capacity` keys without growing; `scattered` hashes its keys from
+    /// the start (for keys that are not runs, such as addresses).
+    init(capacity: Int = 0, scattered: Bool = false) {
+        scatters = scattered
+        if capacity > 0 { reserveCapacity(capacity) }
+    }
 
     @inline(__always)
     private func ideal(_ raw: Int64) -> Int {
@@ -196,5 +207,23 @@ struct RawKeyTable<Element> {
     }
 }
 
-/// Mixed into every table's hash (see ``RawKeyTable``): random per process.
+/// Mixed into every table's hash (see ``KeyTable``): random per process.
 private let rawKeySeed = UInt64.random(in: .min ... .max)
+
+/// Objects by identity (their addresses in a ``KeyTable``), for a save's membership questions
+/// ("did this save write it?") without `Set<ObjectIdentifier>`'s SipHash. It holds its
+/// objects, so no address is reused while it lives.
+struct ObjectSet {
+    private var table: KeyTable<ManagedObject>
+
+    /// A set that holds `capacity` objects without growing.
+    init(capacity: Int = 0) { table = KeyTable(capacity: capacity, scattered: true) }
+
+    /// The key of `object`: its address.
+    @inline(__always)
+    static func address(_ object: ManagedObject) -> Int64 { Int64(Int(bitPattern: ObjectIdentifier(object))) }
+
+    mutating func insert(_ object: ManagedObject) { table[Self.address(object)] = object }
+
+    func contains(_ object: ManagedObject) -> Bool { table[Self.address(object)] === object }
+}

@@ -1,0 +1,1 @@
+../strata/ToolError.swift
