@@ -10,6 +10,9 @@ struct ValueBridge {
     /// fit (a ``CodableAttribute`` whose JSON another version of its type wrote); nil for the
     /// others.
     var strictToSwift: ((StoredValue) throws -> Any)?
+    /// Why `fromSwift` refused a value of the right type (a ``CodableAttribute``'s value that
+    /// does not encode: the encoder's reason); nil for the others.
+    var whyUnencodable: ((Any?) -> String?)?
 
     /// A ``CodableAttribute``'s bridge: JSON in a binary value; a value that does not decode
     /// reads as `fallback` (the declared default, or nil).
@@ -22,6 +25,18 @@ struct ValueBridge {
             return nil
         }
         strictToSwift = { try $0.decoded(as: T.self) }
+        whyUnencodable = { any in
+            guard let value = any as? T else { return nil }
+            do {
+                _ = try StoredValue(encoding: value)
+                return nil
+            } catch let error as StrataError {
+                if case .invalidArgument(let reason) = error { return reason }
+                return "\(error)"
+            } catch {
+                return "\(error)"
+            }
+        }
     }
 
     init<T: PersistentValue>(_ type: T.Type) {
@@ -40,6 +55,7 @@ struct ValueBridge {
             return nil
         }
         strictToSwift = nil
+        whyUnencodable = nil
     }
 
     /// `toSwift` of each conforming type as a closure compiled for that type. A save boxes

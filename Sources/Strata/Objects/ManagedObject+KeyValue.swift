@@ -115,6 +115,9 @@ extension ManagedObject {
                                                  reason: "expects \(expected), "
                                                      + "got a \(type(of: number)) it cannot hold exactly")
                 }
+                if let reason = attribute.bridge.whyUnencodable?(value) {
+                    throw StrataError.validation(entity: entitySchema.name, property: property.name, reason: reason)
+                }
                 throw wrongType(expected)
             }
             if let context {
