@@ -211,6 +211,49 @@ import StrataStorage
         }
     }
 
+    /// A scan whose predicate reads only the row's own fields compares them on the stored bytes
+    /// (`RowBytesSubject`); inside a write, rows the transaction changed are read as changed,
+    /// whether or not their bytes were written yet, and deleted rows are gone.
+    @Test func fieldScansInsideAWriteSeeItsChanges() throws {
+        let (store, lists) = try Self.populated()
+        let cheap = FetchRequest("Item", predicate: PropertyPath("amount") < StoredValue.decimal(2))
+        let before = try store.read { Set(try $0.fetch(cheap)) }
+        #expect(before.count == 17)
+        let (inside, raised, lowered) = try store.write { tx -> (Set<ObjectID>, ObjectID, ObjectID) in
+            let items = try tx.fetch(FetchRequest("Item", sortedBy: [FetchSortDescriptor("amount")]))
+            let raised = items.first!, lowered = items.last!
+            try tx.update(raised, ["amount": Decimal(50)])
+            try tx.update(lowered, ["amount": Decimal(-1)])
+            try tx.delete(items[1])
+            _ = try tx.insert("Item", ["title": "new", "amount": Decimal(1), "list": lists[1]])
+            return (Set(try tx.fetch(cheap)), raised, lowered)
+        }
+        #expect(inside.count == before.count - 2 + 2)
+        #expect(!inside.contains(raised) && inside.contains(lowered))
+        #expect(inside == (try store.read { Set(try $0.fetch(cheap)) }))
+    }
+
+    /// The two subjects a scan's predicate reads agree on every field of every row: a field
+    /// decoded from the stored bytes alone is the value in the decoded row.
+    @Test func aFieldReadFromStoredBytesIsTheDecodedRowsValue() throws {
+        let (store, _) = try Self.populated()
+        try store.read { r in
+            for entityName in ["TodoList", "Item"] {
+                let entity = try r.entity(entityName)
+                for id in try r.objects(entityName) {
+                    let key = RowKey(entity: entity.index, pk: id.primaryKey)
+                    let row = try #require(try r.row(key))
+                    let bytes = RowCodec.encode(row, fields: entity.fields)
+                    let read = try bytes.withUnsafeBytes { stored in
+                        let subject = RowBytesSubject(reader: r, key: key, bytes: stored, fields: entity.fields)
+                        return try entity.fields.indices.map { try subject.value(atField: $0) }
+                    }
+                    #expect(read == row, "\(entityName) \(id)")
+                }
+            }
+        }
+    }
+
     @Test func fetchesInsideAWriteSeeItsChanges() throws {
         let (store, lists) = try Self.populated()
         let n = try store.write { tx -> Int in

@@ -25,6 +25,10 @@ final class TestObject: PredicateSubject {
 
     /// Walks the path as the record layer will: through to-ones (a nil one ends in nil),
     /// collecting many values once a to-many is crossed; relationships at the end yield ids.
+    /// Never asked: only a predicate compiled for a model entity binds fields, and these
+    /// subjects are evaluated by predicates compiled without one.
+    func value(atField field: Int) throws -> StoredValue { .null }
+
     func values(at keyPath: [String]) throws -> KeyPathValues {
         if keyPath.isEmpty { return .one(.int(id)) }
         var current: [TestObject?] = [self]

@@ -47,14 +47,15 @@ public final class PreparedFetch: Sendable {
         /// Without variables: compiled once.
         case compiled(CompiledPredicate)
         /// With variables: compiled for each set of values.
-        case template(FetchPredicate)
 
-        init(_ predicate: FetchPredicate?) throws {
+        case template(FetchPredicate, EntityDescription)
+
+        init(_ predicate: FetchPredicate?, for entity: EntityDescription) throws {
             guard let predicate else { self = .none; return }
             if predicate.hasVariables {
-                self = .template(predicate)
+                self = .template(predicate, entity)
             } else {
-                self = .compiled(try CompiledPredicate(predicate))
+                self = .compiled(try CompiledPredicate(predicate, for: entity))
             }
         }
 
@@ -62,7 +63,7 @@ public final class PreparedFetch: Sendable {
             switch self {
             case .none: return nil
             case .compiled(let compiled): return compiled
-            case .template(let template): return try CompiledPredicate(try template.substituting(values))
+            case .template(let template, let entity): return try CompiledPredicate(try template.substituting(values), for: entity)
             }
         }
     }
@@ -80,10 +81,10 @@ public final class PreparedFetch: Sendable {
         self.variables = names
         let plan = FetchPlan.make(request, entity: entity, planning: true)
         self.plan = plan
-        residualIfNotDecided = try Residual(request.predicate)
+        residualIfNotDecided = try Residual(request.predicate, for: entity)
         var decided = plan
         if decided.decided == nil { decided.decided = plan.term }
-        residualIfDecided = try Residual(decided.residual(request.predicate))
+        residualIfDecided = try Residual(decided.residual(request.predicate), for: entity)
         answersFromOneRange = request.sortDescriptors.isEmpty && request.offset == 0
     }
 

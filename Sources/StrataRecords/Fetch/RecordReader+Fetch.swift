@@ -101,7 +101,7 @@ extension RecordReader {
         // Mistakes fail before any row is read (an empty store too).
         try FetchTypeChecker(model: model, entity: entity).check(request)
         let plan = FetchPlan.make(request, entity: entity, derivedAreCurrent: derivedAreCurrent)
-        let matcher = try plan.residual(request.predicate).map { try CompiledPredicate($0) }
+        let matcher = try plan.residual(request.predicate).map { try CompiledPredicate($0, for: entity) }
         return try run(plan, matching: matcher, request, entity, keeping: kept)
     }
 
@@ -126,9 +126,19 @@ extension RecordReader {
         var rows: [[StoredValue]] = []
         // The rows are read for the predicate and the sort only: decoded as far as they read.
         let needed = needsRows ? entity.fieldsRead(by: matcher?.predicate, sortedBy: sorts ? request.sortDescriptors : []) : nil
+        var regexCache = RegexCache()
+        // A predicate on the row's own fields, with nothing to sort: evaluated on the stored
+        // bytes, the fields it compares decoded alone (no row built for a row it rejects).
+        // In a write these bytes are the transaction's rows: `willScanRows()` wrote its changed
+        // rows into the trees before the scan began.
+        let readsBytes = !sorts && matcher?.readsOnlyFields == true
         /// Takes one candidate; false when enough are found.
         func consider(_ key: RowKey, _ stored: UnsafeRawBufferPointer?) throws -> Bool {
-            if needsRows {
+            if readsBytes, let matcher, let stored {
+                let subject = RowBytesSubject(reader: self, key: key, bytes: stored, fields: entity.fields)
+                guard try matcher.evaluate(subject, cache: &regexCache) else { return true }
+                if keepsRows { kept?.add(stored) }
+            } else if needsRows {
                 let row: [StoredValue]?
                 if let stored {
                     row = try self.row(key, stored: stored, needed: needed)
@@ -142,7 +152,7 @@ extension RecordReader {
                     }
                 }
                 guard let row else { return true }
-                if let matcher, !(try matcher.evaluate(RowSubject(reader: self, key: key, row: row))) {
+                if let matcher, !(try matcher.evaluate(RowSubject(reader: self, key: key, row: row), cache: &regexCache)) {
                     if keepsRows && stored == nil { kept?.dropLast() }
                     return true
                 }

@@ -8,6 +8,8 @@ struct RowSubject: PredicateSubject {
     let key: RowKey
     let row: [StoredValue]
 
+    func value(atField field: Int) throws -> StoredValue { row[field] }
+
     func values(at keyPath: [String]) throws -> KeyPathValues {
         if keyPath.isEmpty { return .one(.int(Int64(bitPattern: key.pk))) }  // SELF
         // Attributes and to-one hops (the usual key path, and every derived copy): one row at
@@ -81,5 +83,24 @@ struct RowSubject: PredicateSubject {
             frontier = next
         }
         return .one(.null)
+    }
+}
+
+/// A row as it is stored, for a scan's predicate that reads only the row's own fields
+/// (``CompiledPredicate/readsOnlyFields``): each field it compares is decoded from the bytes
+/// alone, and no row is built for rows the predicate rejects. Any other key path decodes the
+/// row and walks it as ``RowSubject`` does. The bytes are the scan's, valid for one row.
+struct RowBytesSubject: PredicateSubject {
+    let reader: RecordReader
+    let key: RowKey
+    let bytes: UnsafeRawBufferPointer
+    let fields: [Field]
+
+    func value(atField field: Int) throws -> StoredValue {
+        try RowCodec.value(ofField: field, in: bytes, fields: fields)
+    }
+
+    func values(at keyPath: [String]) throws -> KeyPathValues {
+        try RowSubject(reader: reader, key: key, row: RowCodec.decode(bytes, fields: fields)).values(at: keyPath)
     }
 }

@@ -2,7 +2,9 @@ import Foundation
 import StrataStorage
 
 /// One comparison compiled: operands turned into sources, the constant side prepared once.
-struct CompiledComparison: Sendable {
+/// A class: a scan evaluates it once per row, and a struct of this size was copied (its
+/// references retained and released) at every evaluation.
+final class CompiledComparison: Sendable {
     private enum Right: Sendable {
         case prepared(PreparedRight)
         case dynamic(OperandSource)
@@ -19,9 +21,11 @@ struct CompiledComparison: Sendable {
     /// The words of a `CONTAINSWORDS`/`CONTAINSANYWORD` comparison (nil for other operators,
     /// and for a right side that is not a string: such a comparison is false).
     private let words: WordQuery?
+    /// Whether both sides read constants and the subject's own fields alone.
+    let readsOnlyFields: Bool
 
-    init(_ comparison: Comparison) throws {
-        lhs = try OperandSource(comparison.lhs)
+    init(_ comparison: Comparison, in entity: EntityDescription? = nil) throws {
+        lhs = try OperandSource(comparison.lhs, in: entity)
         if comparison.op.matchesWords, case .constant(.string(let query)) = comparison.rhs {
             words = try WordQuery(query, match: comparison.op == .containsWords ? .allWords : .anyWord)
         } else {
@@ -40,12 +44,13 @@ struct CompiledComparison: Sendable {
             mode = TextMode(options)
             regexCaseInsensitive = false
         }
-        let source = try OperandSource(comparison.rhs)
+        let source = try OperandSource(comparison.rhs, in: entity)
         if op == .between {
             guard case .list(let bounds) = source, bounds.count == 2 else {
                 throw StrataError.invalidFetch("BETWEEN needs a list of two bounds: \(comparison)")
             }
         }
+        readsOnlyFields = lhs.readsOnlyFields && source.readsOnlyFields
         if let values = source.constantValues {
             let caseInsensitive = regexCaseInsensitive
             rhs = .prepared(try Self.prepare(values, op: op, mode: mode) {

@@ -15,13 +15,22 @@ struct CompiledPredicate: Sendable {
         case or([Node])
         case not(Node)
 
-        init(_ predicate: FetchPredicate) throws {
+        init(_ predicate: FetchPredicate, in entity: EntityDescription?) throws {
             switch predicate {
             case .constant(let value): self = .constant(value)
-            case .comparison(let comparison): self = .comparison(try CompiledComparison(comparison))
-            case .and(let terms): self = .and(try terms.map(Node.init))
-            case .or(let terms): self = .or(try terms.map(Node.init))
-            case .not(let operand): self = .not(try Node(operand))
+            case .comparison(let comparison): self = .comparison(try CompiledComparison(comparison, in: entity))
+            case .and(let terms): self = .and(try terms.map { try Node($0, in: entity) })
+            case .or(let terms): self = .or(try terms.map { try Node($0, in: entity) })
+            case .not(let operand): self = .not(try Node(operand, in: entity))
+            }
+        }
+
+        var readsOnlyFields: Bool {
+            switch self {
+            case .constant: return true
+            case .comparison(let comparison): return comparison.readsOnlyFields
+            case .and(let terms), .or(let terms): return terms.allSatisfy(\.readsOnlyFields)
+            case .not(let operand): return operand.readsOnlyFields
             }
         }
 
@@ -43,14 +52,21 @@ struct CompiledPredicate: Sendable {
         }
     }
 
-    /// Compiles `predicate`.
+    /// Compiles `predicate`. With `entity` (a fetch's), key paths naming its stored fields are
+    /// bound to their indexes: the predicate is then only for rows of that entity.
     ///
     /// - Throws: `StrataError.invalidFetch` for a `MATCHES` constant that is not a valid
     ///   regular expression, or a `BETWEEN` whose right side is not a list of two bounds.
-    init(_ predicate: FetchPredicate) throws {
+    init(_ predicate: FetchPredicate, for entity: EntityDescription? = nil) throws {
         self.predicate = predicate
-        root = try Node(predicate)
+        root = try Node(predicate, in: entity)
+        readsOnlyFields = root.readsOnlyFields
     }
+
+    /// Whether every comparison reads constants and the subject's own fields alone (bound to an
+    /// entity's field indexes): a scan can then evaluate it on a row's stored bytes
+    /// (``RowBytesSubject``) without building the row.
+    let readsOnlyFields: Bool
 
     /// Whether `subject` satisfies the predicate. `MATCHES` patterns read from the subject
     /// are compiled afresh on each call; a ``PredicateEvaluator`` caches them.

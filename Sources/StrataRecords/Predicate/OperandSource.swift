@@ -4,18 +4,37 @@ import StrataStorage
 indirect enum OperandSource: Sendable {
     case constant(StoredValue)
     case keyPath([String])
+    /// A key path of one component naming a stored field of the entity the predicate was
+    /// compiled for: the row's value at that index, with no name looked up per row.
+    case field(Int)
     case aggregate(AggregateFunction, [String])
     case list([OperandSource])
 
     /// Throws `invalidFetch` for a variable: values are given to a prepared fetch, which
-    /// substitutes them before it compiles.
-    init(_ expression: FetchExpression) throws {
+    /// substitutes them before it compiles. With `entity`, a key path naming one of its stored
+    /// fields is bound to the field's index (the subjects are then rows of that entity).
+    init(_ expression: FetchExpression, in entity: EntityDescription? = nil) throws {
         switch expression {
         case .constant(let value): self = .constant(value)
-        case .keyPath(let path): self = .keyPath(path)
+        case .keyPath(let path):
+            if path.count == 1, let entity, let field = entity.fieldIndex[path[0]], entity.fields[field].kind != .auxiliary {
+                self = .field(field)
+            } else {
+                self = .keyPath(path)
+            }
         case .aggregate(let function, let path): self = .aggregate(function, path)
-        case .list(let elements): self = .list(try elements.map(OperandSource.init))
+        case .list(let elements): self = .list(try elements.map { try OperandSource($0, in: entity) })
         case .variable(let name): throw StrataError.invalidFetch(PreparedFetch.unboundMessage(name))
+        }
+    }
+
+    /// Whether the values come from constants and the subject's own fields alone (no key path
+    /// to walk, no aggregate): a subject that reads single fields from stored bytes serves it.
+    var readsOnlyFields: Bool {
+        switch self {
+        case .constant, .field: return true
+        case .keyPath, .aggregate: return false
+        case .list(let elements): return elements.allSatisfy(\.readsOnlyFields)
         }
     }
 
@@ -23,7 +42,7 @@ indirect enum OperandSource: Sendable {
     var constantValues: KeyPathValues? {
         switch self {
         case .constant(let value): return .one(value)
-        case .keyPath, .aggregate: return nil
+        case .keyPath, .field, .aggregate: return nil
         case .list(let elements):
             var values: [StoredValue] = []
             for element in elements {
@@ -43,6 +62,8 @@ indirect enum OperandSource: Sendable {
             return .one(value)
         case .keyPath(let path):
             return try subject.values(at: path)
+        case .field(let field):
+            return .one(try subject.value(atField: field))
         case .aggregate(let function, let path):
             return .one(try Aggregation.apply(function, to: try subject.values(at: path)))
         case .list(let elements):
@@ -68,6 +89,10 @@ protocol PredicateSubject {
     /// The empty key path (`SELF` in a format string) is the object itself, as the
     /// implementation chooses to represent it (its primary key, typically).
     func values(at keyPath: [String]) throws -> KeyPathValues
+
+    /// The value of stored field `field` of the subject's own entity (a key path bound when the
+    /// predicate was compiled for that entity): what `values(at: [its name])` gives.
+    func value(atField field: Int) throws -> StoredValue
 }
 
 /// What a key path yields for one object: one value, or a collection through a to-many

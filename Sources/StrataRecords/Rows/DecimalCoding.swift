@@ -141,7 +141,7 @@ enum DecimalCoding {
         }
     }
 
-    static func decode(sign: UInt8, exponent: UInt8, mantissa: ArraySlice<UInt8>) -> Decimal? {
+    static func decode<Bytes: Collection<UInt8>>(sign: UInt8, exponent: UInt8, mantissa: Bytes) -> Decimal? {
         guard sign <= 1, mantissa.count <= 16 else { return nil }
         var low: UInt64 = 0, high: UInt64 = 0
         for (i, byte) in mantissa.enumerated() {

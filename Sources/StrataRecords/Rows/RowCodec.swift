@@ -160,6 +160,23 @@ enum RowCodec {
         return values
     }
 
+    /// The value of field `field` alone: the row's other values are skipped, not decoded, and
+    /// checked as far as ``decode(_:fields:needed:)`` checks them (each must fit). What a scan's
+    /// predicate reads when it compares fields with constants: no row is built.
+    static func value(ofField field: Int, in bytes: UnsafeRawBufferPointer, fields: [Field]) throws -> StoredValue {
+        var reader = Reader(bytes: bytes)
+        let (n, bitmap) = try readHeader(&reader, fields: fields)
+        var value = StoredValue.null
+        for i in 0..<n where bitmap[bitmap.startIndex + i / 8] & (1 << UInt8(i % 8)) != 0 {
+            if i == field {
+                value = try readValue(fields[i].type, from: &reader)
+            } else {
+                try skipValue(fields[i].type, in: &reader)
+            }
+        }
+        return value
+    }
+
     /// Moves past one value of `type` without decoding it.
     static func skipValue(_ type: AttributeType, in reader: inout Reader) throws {
         switch type {
@@ -187,7 +204,7 @@ enum RowCodec {
         case .decimal:
             let sign = try reader.byte(), exponent = try reader.byte()
             let mantissaLength = Int(try reader.byte())
-            let mantissa = ArraySlice(try reader.take(mantissaLength))
+            let mantissa = try reader.take(mantissaLength)
             guard let decimal = DecimalCoding.decode(sign: sign, exponent: exponent, mantissa: mantissa) else {
                 throw StrataError.corrupt("decimal field", offset: nil)
             }
