@@ -91,6 +91,7 @@ struct EdgeValue: CustomStringConvertible {
         reading("greatest finite", .greatestFiniteMagnitude, storable: true),
         reading("least nonzero", .leastNonzeroMagnitude, storable: true),
         amount("NaN", .nan, storable: false),
+        amount("past its range (greatest × 10, which Foundation makes NaN)", .greatestFiniteMagnitude * 10, storable: false),
         amount("greatest finite", .greatestFiniteMagnitude, storable: true),
         amount("least finite", -.greatestFiniteMagnitude, storable: true),
         amount("least nonzero", .leastNonzeroMagnitude, storable: true),

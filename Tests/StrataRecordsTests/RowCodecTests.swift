@@ -71,6 +71,8 @@ import StrataStorage
             default: random()
             }
             let expected = a < b ? -1 : (a == b ? 0 : 1)
+            // "Did it change?" answers as Foundation's `==` does, by the fast path or not.
+            #expect(StoredValue.decimal(a).isIdentical(to: .decimal(b)) == (expected == 0), "seed \(seed), case \(i): \(a) identical to \(b)")
             if let got = DecimalCoding.fastCompare(a, b) {
                 fast += 1
                 #expect(got == expected, "seed \(seed), case \(i): \(a) against \(b): \(expected), fast path \(got)")

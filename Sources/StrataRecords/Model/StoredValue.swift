@@ -79,7 +79,7 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
         case (.date(let lhs), .date(let rhs)):
             let lhsSeconds = lhs.timeIntervalSinceReferenceDate, rhsSeconds = rhs.timeIntervalSinceReferenceDate
             return lhsSeconds == rhsSeconds || lhsSeconds.isNaN && rhsSeconds.isNaN
-        case (.decimal(let lhs), .decimal(let rhs)): return lhs.isNaN ? rhs.isNaN : (!rhs.isNaN && lhs == rhs)
+        case (.decimal(let lhs), .decimal(let rhs)): return Self.identicalDecimals(lhs, rhs)
         case (.null, .null): return true
         case (.bool(let lhs), .bool(let rhs)): return lhs == rhs
         case (.int(let lhs), .int(let rhs)): return lhs == rhs
@@ -87,6 +87,15 @@ public enum StoredValue: Hashable, Sendable, CustomStringConvertible {
         case (.binary(let lhs), .binary(let rhs)): return lhs == rhs
         default: return false   // values of different kinds
         }
+    }
+
+    /// ``isIdentical(to:)`` of two decimals, out of line: Foundation's `==` normalises both
+    /// sides by multiplication, and most decimals compare from their mantissas and exponents
+    /// alone (decision 79).
+    @usableFromInline
+    static func identicalDecimals(_ lhs: Decimal, _ rhs: Decimal) -> Bool {
+        if let order = DecimalCoding.fastCompare(lhs, rhs) { return order == 0 }
+        return lhs.isNaN ? rhs.isNaN : (!rhs.isNaN && lhs == rhs)
     }
 
     /// ``isIdentical(to:)`` of two values in place, from their bits first: a value copied from
