@@ -46,8 +46,7 @@ public final class PreparedFetch: Sendable {
         case none
         /// Without variables: compiled once.
         case compiled(CompiledPredicate)
-        /// With variables: compiled for each set of values.
-
+        /// With variables: compiled for each set of values, for the fetch's entity.
         case template(FetchPredicate, EntityDescription)
 
         init(_ predicate: FetchPredicate?, for entity: EntityDescription) throws {
