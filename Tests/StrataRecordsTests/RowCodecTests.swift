@@ -6,6 +6,51 @@ import StrataStorage
 @Suite struct RowCodecTests {
     static let fields: [Field] = AttributeType.allCases.map { Field(name: $0.rawValue, kind: .attribute, type: $0, isOptional: true, defaultValue: nil, validation: []) }
 
+    /// The write path builds index keys in place (`appendIndexKey`), a value that does not fit
+    /// the key's budget taken back whole; the checker and the planner spell keys with
+    /// `indexKey`. Both must give the same bytes, and a value past the budget none.
+    @Test func indexKeysBuiltInPlaceAreTheKeysTheCheckerSpells() throws {
+        let seed: UInt64 = 0x1DE7_4E75
+        var rng = SplitMix64(seed: seed)
+        func value() -> StoredValue {
+            switch rng.next() % 9 {
+            case 0: return .null
+            case 1: return .int(Int64(bitPattern: rng.next()))
+            case 2: return .double(Double(bitPattern: rng.next()))
+            case 3: return .decimal(Decimal(sign: rng.next() % 2 == 0 ? .plus : .minus, exponent: Int(rng.next() % 20) - 10,
+                                            significand: Decimal(rng.next() % 1_000_000)))
+            case 4: return .bool(rng.next() % 2 == 0)
+            case 5: return .date(Date(timeIntervalSinceReferenceDate: Double(Int64(rng.next() % 1_000_000_000))))
+            case 6: return .string(String(repeating: "é", count: Int(rng.next() % 600)))
+            case 7: return .binary((0..<Int(rng.next() % 1_000)).map { _ in UInt8(truncatingIfNeeded: rng.next() % 3) })
+            default: return .string("sku-\(rng.next() % 10_000)")
+            }
+        }
+        var buffer: [UInt8] = []
+        var cut = 0
+        for i in 0..<5_000 {
+            let row = (0..<6).map { _ in value() }
+            let fields = (0..<Int(rng.next() % 4) + 1).map { _ in Int(rng.next() % 6) }
+            let pk = rng.next()
+            buffer.removeAll(keepingCapacity: true)
+            buffer.append(0xAB)  // bytes already in the buffer stay as they were
+            KeyEncoding.appendIndexKey(of: row, fields: fields, pk: pk, to: &buffer)
+            let expected = KeyEncoding.indexKey(fields.map { row[$0] }, pk: pk)
+            #expect(buffer == [0xAB] + expected, "seed \(seed), key \(i)")
+            #expect(expected.count <= KeyEncoding.maxEncodedValuesBytes + 8, "seed \(seed), key \(i)")
+            if expected.count > 600 { cut += 1 }
+        }
+        #expect(cut > 100, "seed \(seed): the keys must reach the budget often")
+        // A fixed-width value after a string that filled the budget is left out whole.
+        let long = StoredValue.string(String(repeating: "x", count: KeyEncoding.maxValueBytes))
+        #expect(KeyEncoding.indexKey([long, .int(5)], pk: 7) == KeyEncoding.indexKey([long], pk: 7))
+        #expect(KeyEncoding.indexKey([.string("a"), .int(5)], pk: 7).count == 1 + 1 + 2 + 1 + 8 + 8)
+        for _ in 0..<100 {
+            let a = rng.next(), b = rng.next()
+            #expect(RecordTrees.withPair(a, b) { Array($0) } == RecordTrees.pair(a, b))
+        }
+    }
+
     @Test func decimalsRoundTripExactly() throws {
         let texts = ["0", "1", "-1", "12.345", "-12.345", "0.000001", "123456789012345678901234567890", "-99999999999999999999.99", "18446744073709551616", "1e100", "-3.4e-50"]
         for t in texts {

@@ -10,21 +10,23 @@ extension DerivationEngine {
                          _ rel: ResolvedRelationship) throws {
         let childEntity = model.entities[rel.targetIndex]
         let fk = rel.inverseField!
-        let empty = [AggregateDelta](repeating: AggregateDelta(), count: members.count)
-        var deltas: [UInt64: [AggregateDelta]] = [:]
+        // What the loop reads per member, out of the members: a member is not copied per child.
+        let sources = members.map(\.source)
+        let extremes = members.map { $0.function == .min || $0.function == .max }
+        var deltas = ParentDeltas(width: members.count)
         for key in touched(childEntity.index) {
             tx.rowsExamined += 1
             guard let state = tx.rowStates[key] else { continue }
             let before = state.settled, after = state.current
             let oldParent = parent(before?[fk]), newParent = parent(after?[fk])
-            for (i, member) in members.enumerated() {
-                let oldValue = member.source.map { before?[$0] ?? .null } ?? .null
-                let newValue = member.source.map { after?[$0] ?? .null } ?? .null
+            for i in sources.indices {
+                let oldValue = sources[i].map { before?[$0] ?? .null } ?? .null
+                let newValue = sources[i].map { after?[$0] ?? .null } ?? .null
                 if oldParent == newParent && oldValue.isIdentical(to: newValue) { continue }
-                if let oldParent { deltas[oldParent, default: empty][i].leave(oldValue) }
-                if let newParent { deltas[newParent, default: empty][i].enter(newValue) }
-                if member.function == .min || member.function == .max {
-                    try moveExtreme(entity, member.derived, child: key.pk, from: (oldParent, oldValue),
+                if let oldParent { deltas.leave(oldValue, parent: oldParent, member: i) }
+                if let newParent { deltas.enter(newValue, parent: newParent, member: i) }
+                if extremes[i] {
+                    try moveExtreme(entity, members[i].derived, child: key.pk, from: (oldParent, oldValue),
                                     to: (newParent, newValue))
                 }
             }
@@ -45,7 +47,7 @@ extension DerivationEngine {
             children.insert(change.row)
             changesOf[change.row, default: []].append(change)
         }
-        var deltas: [UInt64: [AggregateDelta]] = [:]
+        var deltas = ParentDeltas(width: 1)
         for child in children.sorted() {
             tx.rowsExamined += 1
             let key = RowKey(entity: childEntity.index, pk: child)
@@ -64,10 +66,10 @@ extension DerivationEngine {
             let same = oldValue.isIdentical(to: newValue)
             if same && was == after { continue }
             for parentKey in was where !same || !after.contains(parentKey) {
-                deltas[parentKey, default: [AggregateDelta()]][0].leave(oldValue)
+                deltas.leave(oldValue, parent: parentKey, member: 0)
             }
             for parentKey in after where !same || !was.contains(parentKey) {
-                deltas[parentKey, default: [AggregateDelta()]][0].enter(newValue)
+                deltas.enter(newValue, parent: parentKey, member: 0)
             }
             if function == .min || function == .max {
                 for parentKey in was {
@@ -101,16 +103,16 @@ extension DerivationEngine {
 
     /// Applies each parent's deltas (one per member) to its stored values and bookkeeping
     /// fields. The row is only read here; the fields that change are set in place, once.
-    func apply(_ deltas: [UInt64: [AggregateDelta]], _ entity: EntityDescription, _ members: [AggregateMember],
+    func apply(_ deltas: ParentDeltas, _ entity: EntityDescription, _ members: [AggregateMember],
                childEntity: EntityDescription) throws {
         var changes: [(field: Int, value: StoredValue)] = []
-        for (pk, memberDeltas) in deltas.sorted(by: { $0.key < $1.key }) {
+        for (pk, first) in deltas.parentsInKeyOrder() {
             let key = RowKey(entity: entity.index, pk: pk)
             guard let row = try tx.row(key) else { continue }  // the parent is gone
             changes.removeAll(keepingCapacity: true)
-            for (i, member) in members.enumerated() {
-                try applyDelta(memberDeltas[i], member, entity, parent: pk, row: row, childEntity: childEntity,
-                               into: &changes)
+            for i in members.indices {
+                try applyDelta(deltas.deltas[first + i], members[i], entity, parent: pk, row: row,
+                               childEntity: childEntity, into: &changes)
             }
             if !changes.isEmpty { try tx.setFields(key, changes) }
         }
@@ -257,6 +259,38 @@ struct AggregateDelta {
     /// Values that entered (+) and left (−), non-nil ones only.
     var added: [StoredValue] = []
     var removed: [StoredValue] = []
+}
+
+/// The deltas of every parent a settle moved, `width` members each, side by side in one array:
+/// a parent costs an entry in a table, not an array of its own.
+struct ParentDeltas {
+    let width: Int
+    /// Each parent's first delta in ``deltas``.
+    private var firsts: [UInt64: Int] = [:]
+    private(set) var deltas: [AggregateDelta] = []
+
+    init(width: Int) { self.width = width }
+
+    mutating func enter(_ value: StoredValue, parent: UInt64, member: Int) {
+        deltas[first(of: parent) + member].enter(value)
+    }
+
+    mutating func leave(_ value: StoredValue, parent: UInt64, member: Int) {
+        deltas[first(of: parent) + member].leave(value)
+    }
+
+    /// The parents with their first delta, in key order (parents are rewritten in that order).
+    func parentsInKeyOrder() -> [(parent: UInt64, first: Int)] {
+        firsts.map { (parent: $0.key, first: $0.value) }.sorted { $0.parent < $1.parent }
+    }
+
+    private mutating func first(of parent: UInt64) -> Int {
+        if let first = firsts[parent] { return first }
+        let first = deltas.count
+        firsts[parent] = first
+        deltas.append(contentsOf: repeatElement(AggregateDelta(), count: width))
+        return first
+    }
 }
 
 extension AggregateDelta {

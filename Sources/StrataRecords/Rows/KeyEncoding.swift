@@ -75,19 +75,23 @@ enum KeyEncoding {
         default:
             break
         }
-        var encoded: [UInt8] = [tagValue]
+        // Other values are short: encoded in place, taken back if they do not fit.
+        out.append(tagValue)
         switch value {
         case .null, .string, .binary: break
-        case .bool(let flag): encoded.append(flag ? 1 : 0)
+        case .bool(let flag): out.append(flag ? 1 : 0)
         case .int(let integer):
-            withUnsafeBytes(of: (UInt64(bitPattern: integer) ^ (1 << 63)).bigEndian) { encoded.append(contentsOf: $0) }
-        case .double(let double): appendDouble(double, &encoded)
-        case .date(let date): appendDouble(date.timeIntervalSinceReferenceDate, &encoded)
-        case .uuid(let uuid): withUnsafeBytes(of: uuid.uuid) { encoded.append(contentsOf: $0) }
-        case .decimal(let decimal): appendDecimal(decimal, &encoded)
+            withUnsafeBytes(of: (UInt64(bitPattern: integer) ^ (1 << 63)).bigEndian) { out.append(contentsOf: $0) }
+        case .double(let double): appendDouble(double, &out)
+        case .date(let date): appendDouble(date.timeIntervalSinceReferenceDate, &out)
+        case .uuid(let uuid): withUnsafeBytes(of: uuid.uuid) { out.append(contentsOf: $0) }
+        case .decimal(let decimal): appendDecimal(decimal, &out)
         }
-        guard encoded.count <= budget else { budget = 0; return false }
-        out += encoded
+        guard out.count - start <= budget else {
+            out.removeSubrange(start...)
+            budget = 0
+            return false
+        }
         return true
     }
 
@@ -169,7 +173,23 @@ enum KeyEncoding {
         for value in values {
             guard append(value, to: &out, budget: &budget) else { break }
         }
-        withUnsafeBytes(of: pk.bigEndian) { out.append(contentsOf: $0) }
+        appendPrimaryKey(pk, to: &out)
         return out
+    }
+
+    /// Appends the key of `row`'s entry in an index over `fields` (as ``indexKey(_:pk:)``
+    /// spells it) to `out`: the write path builds its keys in one reused buffer, without an
+    /// array of values or a key array per entry (decision 80).
+    static func appendIndexKey(of row: [StoredValue], fields: [Int], pk: UInt64, to out: inout [UInt8]) {
+        var budget = maxEncodedValuesBytes
+        for field in fields {
+            guard append(row[field], to: &out, budget: &budget) else { break }
+        }
+        appendPrimaryKey(pk, to: &out)
+    }
+
+    /// Appends `pk` as a primary key (8 bytes, big-endian).
+    static func appendPrimaryKey(_ pk: UInt64, to out: inout [UInt8]) {
+        withUnsafeBytes(of: pk.bigEndian) { out.append(contentsOf: $0) }
     }
 }

@@ -42,6 +42,8 @@ public final class RecordTransaction: RecordReader {
     /// Rows whose new state is not in the rows tree yet: each is encoded once, at commit (or
     /// before a scan of the rows tree), however often derivation changes it.
     @exclusivity(unchecked) var dirtyKeys: [RowKey] = []
+    /// The buffers index keys are built in, reused by every entry (`updateIndexes`).
+    @exclusivity(unchecked) private var oldIndexKey: [UInt8] = [], newIndexKey: [UInt8] = []
     /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
     var pendingDeletes: [RowKey] = []
     var settledDeletes = 0
@@ -652,12 +654,15 @@ public final class RecordTransaction: RecordReader {
                     fields.allSatisfy { StoredValue.identical(oldBuffer, $0, newBuffer, $0) }
                 }
             }) { continue }
-            let oldKey = old.map { oldRow in KeyEncoding.indexKey(fields.map { oldRow[$0] }, pk: pk) }
-            let newKey = new.map { newRow in KeyEncoding.indexKey(fields.map { newRow[$0] }, pk: pk) }
-            if oldKey == newKey { continue }
+            // Both keys are built in buffers the transaction keeps: no allocation per entry.
+            oldIndexKey.removeAll(keepingCapacity: true)
+            newIndexKey.removeAll(keepingCapacity: true)
+            if let old { KeyEncoding.appendIndexKey(of: old, fields: fields, pk: pk, to: &oldIndexKey) }
+            if let new { KeyEncoding.appendIndexKey(of: new, fields: fields, pk: pk, to: &newIndexKey) }
+            if (old == nil) == (new == nil) && oldIndexKey == newIndexKey { continue }
             let tree = try trees.index(entity, i)
-            if let oldKey { _ = try tree.delete(oldKey) }
-            if let newKey { try tree.put(newKey, []) }
+            if old != nil { _ = try oldIndexKey.withUnsafeBytes { try tree.delete($0) } }
+            if new != nil { try newIndexKey.withUnsafeBytes { try tree.put($0, UnsafeRawBufferPointer(start: nil, count: 0)) } }
         }
         for (i, fields) in entity.fullTextFields.enumerated() {
             if let old, let new, old.count == new.count, old.withUnsafeBufferPointer({ oldBuffer in
@@ -674,10 +679,10 @@ public final class RecordTransaction: RecordReader {
             if oldTarget == newTarget { continue }
             let tree = try trees.inverse(entity, field)
             if case .int(let target)? = oldTarget {
-                _ = try tree.delete(RecordTrees.pair(UInt64(bitPattern: target), pk))
+                _ = try RecordTrees.withPair(UInt64(bitPattern: target), pk) { try tree.delete($0) }
             }
             if case .int(let target)? = newTarget {
-                try tree.put(RecordTrees.pair(UInt64(bitPattern: target), pk), [])
+                try RecordTrees.withPair(UInt64(bitPattern: target), pk) { try tree.put($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
             }
         }
     }

@@ -1,6 +1,6 @@
 /// Raw access for the record layer: 64-bit integers read in place from bytes the storage engine
 /// lends (primary keys inside index keys, history tokens, a row's fixed-width fields), and a
-/// row's bytes appended to a buffer in one copy.
+/// row's bytes appended to a buffer in one copy, and two keys' bytes side by side on the stack.
 ///
 /// Invariants: every load reads 8 bytes at `offset` only when `offset ≥ 0` and
 /// `offset + 8 ≤ count`, checked here in every build; the callers check the same bounds first
@@ -28,5 +28,20 @@ extension [UInt8] {
     @inline(__always)
     mutating func append(raw bytes: UnsafeRawBufferPointer) {
         bytes.withMemoryRebound(to: UInt8.self) { append(contentsOf: $0) }
+    }
+}
+
+extension RecordTrees {
+    /// Calls `body` with the 16 bytes of ``pair(_:_:)`` in a buffer on the stack, so the write
+    /// path's inverse entries allocate nothing. The buffer is 16 bytes: the first key fills
+    /// bytes 0..<8, the second 8..<16; `body` must not keep it.
+    @inline(__always)
+    static func withPair<R>(_ first: UInt64, _ second: UInt64,
+                            _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try withUnsafeTemporaryAllocation(byteCount: 16, alignment: 8) { key in
+            key.storeBytes(of: first.bigEndian, toByteOffset: 0, as: UInt64.self)
+            key.storeBytes(of: second.bigEndian, toByteOffset: 8, as: UInt64.self)
+            return try body(UnsafeRawBufferPointer(key))
+        }
     }
 }
