@@ -63,11 +63,41 @@ final class LogWriter: @unchecked Sendable {
         } else {
             copyIntoScratch(payload, at: header)
         }
-        let length = FrameHeader.frameLength(storedLength: stored)
         let crc = CRC32C.checksum(UnsafeRawBufferPointer(scratchBytes(header..<header + stored)))
+        return try appendAssembled(type, txid: txid, flags: flags, storedLength: stored, rawLength: payload.count,
+                                   payloadChecksum: crc)
+    }
+
+    /// Appends a page frame whose stored payload is copied from a frame of another file:
+    /// `stored` is that frame's payload as stored (an LZ4 block when `flags` says so, of
+    /// `rawLength` bytes once decompressed), `payloadChecksum` its checksum, which the caller
+    /// checked. Only the header is new (its checksum covers the frame's new offset): a
+    /// compaction copies a page no write changed without decompressing and compressing it.
+    @discardableResult
+    func appendStored(_ type: FrameType, txid: UInt64, flags: UInt8, stored: UnsafeRawBufferPointer, rawLength: Int,
+                      payloadChecksum: UInt32) throws -> (offset: UInt64, length: UInt64) {
+        try checkUsable()
+        // The source frame was validated, so these hold; checked again so that no caller's
+        // mistake writes a frame every reader refuses.
+        guard rawLength <= type.maxRawLength, flags & Format.flagCompressed != 0 || stored.count == rawLength else {
+            throw StrataError.invalidArgument("a stored \(type) payload of \(stored.count) bytes, \(rawLength) raw")
+        }
+        let header = Format.frameHeaderLength
+        reserveScratch(header + stored.count + Format.frameAlignment)
+        copyIntoScratch(stored, at: header)
+        return try appendAssembled(type, txid: txid, flags: flags, storedLength: stored.count, rawLength: rawLength,
+                                   payloadChecksum: payloadChecksum)
+    }
+
+    /// Writes the header of the frame whose payload ``scratch`` holds after the header's
+    /// bytes, pads it, and writes (or gathers) the frame at ``end``.
+    private func appendAssembled(_ type: FrameType, txid: UInt64, flags: UInt8, storedLength stored: Int,
+                                 rawLength: Int, payloadChecksum crc: UInt32) throws -> (offset: UInt64, length: UInt64) {
+        let header = Format.frameHeaderLength
+        let length = FrameHeader.frameLength(storedLength: stored)
         let offset = end
         let frameHeader = FrameHeader(
-            type: type, flags: flags, storedLength: UInt32(stored), rawLength: UInt32(payload.count),
+            type: type, flags: flags, storedLength: UInt32(stored), rawLength: UInt32(rawLength),
             txid: txid, durableEnd: sync.durableEnd, payloadChecksum: crc)
         frameHeader.encode(into: scratchBytes(0..<header), at: offset)
         // Zero the padding so the file's bytes are deterministic.

@@ -81,7 +81,10 @@ extension Store {
         dirtyBytesSinceCheckpoint = 0
         replacedBytesSinceCheckpoint = 0
         checkpointInProgress = false
-        counterState.withLock { $0.compactions += 1 }
+        counterState.withLock {
+            $0.compactions += 1
+            $0.pagesCopiedAsStored += written.pagesCopiedAsStored
+        }
         counterState.withLock { $0.headerSyncs += 2 }
         restartSyncTimer()
         publish(newVersion)
@@ -124,9 +127,12 @@ extension Store {
         var checkpointFrame: (UInt64, UInt64)
         var trees: [CheckpointRecord.TreeEntry]
         var entries: UInt64
+        /// Leaves copied with their stored payloads (``StoredTreeCopy``).
+        var pagesCopiedAsStored: Int
     }
 
-    /// Writes `version`'s trees as packed pages, a checkpoint and header slot 0, all synced.
+    /// Writes `version`'s trees as packed pages (a tree no write changed, copied as stored:
+    /// ``StoredTreeCopy``), a checkpoint and header slot 0, all synced.
     static func writeCopy(of version: Version, to file: any StorageFile, path: String, sequence: UInt64,
                           fileID: UInt64) throws -> Written {
         try file.truncate(to: 0)
@@ -136,7 +142,15 @@ extension Store {
         log.gatherWrites(upTo: 1 << 20)
         var entries: [CheckpointRecord.TreeEntry] = []
         var total: UInt64 = 0
+        let storedCopy = StoredTreeCopy(file: version.file, log: log, txid: version.txid)
         for (name, tree) in version.trees.sorted(by: { $0.key < $1.key }) {
+            if let root = tree.root, try StoredTreeCopy.isWorthCopying(root: root, count: tree.count, file: version.file) {
+                let rootOffset = try storedCopy.copy(root: root)
+                total += tree.count
+                entries.append(CheckpointRecord.TreeEntry(id: tree.id, name: name, rootOffset: rootOffset, count: tree.count,
+                                                          height: UInt8(root.level + 1)))
+                continue
+            }
             let builder = TreeBuilder(log: log, pageSize: version.file.pageSize, txid: version.txid)
             let cursor = Cursor(root: tree.root, file: version.file, lifetime: HandleLifetime(), owner: version)
             var ok = try cursor.first()
@@ -167,6 +181,7 @@ extension Store {
         // Slot 1 must not hold an older header with a higher sequence: zero it.
         try file.write([UInt8](repeating: 0, count: Format.slotLength), at: FileHeader.slotOffset(1))
         try file.sync()
-        return Written(end: log.end, header: header, checkpointFrame: frame, trees: entries, entries: total)
+        return Written(end: log.end, header: header, checkpointFrame: frame, trees: entries, entries: total,
+                       pagesCopiedAsStored: storedCopy.leavesCopied)
     }
 }

@@ -106,6 +106,9 @@ public final class Store: @unchecked Sendable {
         public var checkpoints: Int
         /// Compactions since this handle opened (backups not included).
         public var compactions: Int
+        /// Leaf pages those compactions copied as they were stored (from trees no write had
+        /// changed since their pages were written) instead of rebuilding and compressing them.
+        public var pagesCopiedAsStored: Int
         /// Pages copied or created by the last committed transaction.
         public var pagesTouchedByLastCommit: Int
         /// Automatic checkpoints (run by a commit) that failed. The commit stands; the
@@ -128,6 +131,7 @@ public final class Store: @unchecked Sendable {
         var commits = 0
         var checkpoints = 0
         var compactions = 0
+        var pagesCopiedAsStored = 0
         var headerSyncs = 0
         var pagesTouchedByLastCommit = 0
         var checkpointFailures = 0
@@ -295,6 +299,7 @@ public final class Store: @unchecked Sendable {
         return Statistics(
             syncCount: counters.activeSync.syncs + counters.retiredSyncs + counters.headerSyncs,
             commits: counters.commits, checkpoints: counters.checkpoints, compactions: counters.compactions,
+            pagesCopiedAsStored: counters.pagesCopiedAsStored,
             pagesTouchedByLastCommit: counters.pagesTouchedByLastCommit,
             checkpointFailures: counters.checkpointFailures, lastCheckpointError: counters.lastCheckpointError,
             cacheBytes: cache.bytes, cacheHits: cache.hits, cacheMisses: cache.misses)

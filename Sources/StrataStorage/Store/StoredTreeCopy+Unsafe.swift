@@ -1,0 +1,60 @@
+/// Raw access for ``StoredTreeCopy``: reading frames of the source file through its window.
+///
+/// Invariants:
+/// - **Bounds.** A frame is read only from `window[offset - windowStart ..< windowCount]`,
+///   after ``fillWindow(covering:)`` made `offset` lie in `windowStart ..< windowStart +
+///   windowCount` with at least ``StoredTreeCopy/maxFrameLength`` bytes after it (fewer only
+///   where the file ends); the validator then keeps every access inside those bytes (it checks
+///   that the whole frame lies inside them before reading the payload).
+/// - **Lifetime.** The buffers are arrays the copier owns; views of them are lent for one call
+///   (`withUnsafe…` closures) and never kept. The copier is used by one thread (the writer
+///   gate, or a backup's own snapshot).
+extension StoredTreeCopy {
+    struct CheckedFrame {
+        var header: FrameHeader
+        /// Where the frame starts in ``StoredTreeCopy/window``.
+        var at: Int
+    }
+
+    /// The frame at `offset`, checked as a page read checks it; its bytes stay in the window
+    /// until the next read.
+    func checkedFrame(at offset: UInt64) throws -> CheckedFrame {
+        try fillWindow(covering: offset)
+        let start = Int(offset - windowStart)
+        let count = windowCount
+        let pageSize = file.pageSize
+        return try window.withUnsafeBytes { bytes in
+            try decompressed.withUnsafeMutableBytes { raw in
+                do throws(FrameDefect) {
+                    let (header, _) = try FrameValidator.validate(
+                        UnsafeRawBufferPointer(rebasing: bytes[start..<count]), at: offset, expecting: .page,
+                        maxRawLength: pageSize, decompressingInto: raw)
+                    return CheckedFrame(header: header, at: start)
+                } catch {
+                    throw StrataError.corrupt("page frame: \(error)", offset: offset)
+                }
+            }
+        }
+    }
+
+    /// Calls `body` with the stored payload of `frame` (the last frame ``checkedFrame(at:)``
+    /// returned).
+    func withStoredPayload<R>(of frame: CheckedFrame, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R {
+        let start = frame.at + Format.frameHeaderLength
+        let end = start + Int(frame.header.storedLength)
+        precondition(start >= 0 && end <= windowCount, "payload \(start)..<\(end) outside the window's \(windowCount)")
+        return try window.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[start..<end])) }
+    }
+
+    /// Reads the file into the window from `offset` on, unless the window already holds
+    /// `offset` and a whole frame's worth after it (or everything up to the file's end).
+    private func fillWindow(covering offset: UInt64) throws {
+        let held = offset >= windowStart && offset < windowStart + UInt64(windowCount)
+        let reachedEnd = windowCount < window.count
+        if held && (reachedEnd || offset + UInt64(maxFrameLength) <= windowStart + UInt64(windowCount)) { return }
+        let source = file.file
+        let n = try window.withUnsafeMutableBytes { try source.read(into: $0, at: offset) }
+        windowStart = offset
+        windowCount = n
+    }
+}

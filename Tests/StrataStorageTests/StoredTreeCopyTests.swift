@@ -1,0 +1,161 @@
+import Testing
+@testable import StrataStorage
+
+/// A compaction copies the leaves of a tree no write changed as they are stored
+/// (``StoredTreeCopy``), rebuilds every other tree, and checks each frame it copies as a read
+/// checks it.
+@Suite struct StoredTreeCopyTests {
+    /// Two trees; a compaction packs both; a write changes one; the next compaction copies the
+    /// other's leaves as stored and rebuilds the changed one. The store checks clean and reads
+    /// back the same, before and after reopening, and so does a backup.
+    @Test(arguments: [1, 2_000, 20_000])
+    func aTreeNoWriteChangedIsCopiedAsStored(entries: Int) throws {
+        let seed = UInt64(20_261_129 + entries)
+        let fs = SimulatedFileSystem()
+        let store = try Store(path: relPath, options: relOptions(fs))
+        var rng = SeededRandom(seed: seed)
+        var model: [String: [[UInt8]: [UInt8]]] = ["changed": [:], "untouched": [:]]
+        func value() -> [UInt8] {
+            // Half random, half repeated: pages that compress, as real rows do.
+            randomBytes(20, &rng) + [UInt8](repeating: UInt8(rng.next() % 4), count: 20)
+        }
+        try store.write { tx in
+            for name in ["changed", "untouched"] {
+                let t = try tx.createTree(name)
+                for i in 0..<entries {
+                    let v = value()
+                    try t.put(key(i), v)
+                    model[name]![key(i)] = v
+                }
+            }
+        }
+        try store.compact()
+        #expect(store.statistics.pagesCopiedAsStored == 0, "seed \(seed): the first compaction rebuilds the log's trees")
+        try store.write { tx in
+            let t = try #require(try tx.tree("changed"))
+            for _ in 0..<max(1, entries / 10) {
+                let k = key(Int(rng.next() % UInt64(entries)))
+                let v = value()
+                try t.put(k, v)
+                model["changed"]![k] = v
+            }
+        }
+        let untouchedLeaves = try leafCount(store, "untouched")
+        try store.compact()
+        // One entry is a leaf far from three quarters full: rebuilt.
+        #expect(store.statistics.pagesCopiedAsStored == (entries == 1 ? 0 : untouchedLeaves), "seed \(seed)")
+        #expect(try store.check().isClean, "seed \(seed)")
+        try expectContent(store, model, "seed \(seed): after the compaction")
+        let backup = relPath + ".backup"
+        _ = try store.backup(to: backup)
+        try store.close()
+        for path in [relPath, backup] {
+            let reopened = try Store(path: path, options: relOptions(fs))
+            defer { try? reopened.close() }
+            #expect(try reopened.check().isClean, "seed \(seed): \(path)")
+            try expectContent(reopened, model, "seed \(seed): \(path) reopened")
+        }
+    }
+
+    /// A clean tree whose leaves deletions left sparse is rebuilt (packed), not copied.
+    @Test func aSparseTreeIsRebuilt() throws {
+        let fs = SimulatedFileSystem()
+        let store = try Store(path: relPath, options: relOptions(fs))
+        try store.write { tx in
+            let t = try tx.createTree("sparse")
+            for i in 0..<20_000 { try t.put(key(i), [UInt8](repeating: UInt8(i % 251), count: 40)) }
+        }
+        try store.compact()
+        try store.write { tx in
+            let t = try #require(try tx.tree("sparse"))
+            for i in 0..<20_000 where i % 3 != 0 { _ = try t.delete(key(i)) }
+        }
+        try store.checkpoint()
+        let sparseLeaves = try leafCount(store, "sparse")
+        try store.compact()
+        #expect(store.statistics.pagesCopiedAsStored == 0)
+        // Packed: a copy as stored would have kept every sparse leaf.
+        #expect(try leafCount(store, "sparse") * 2 < sparseLeaves)
+        #expect(try store.check().isClean)
+        try store.read { tx in
+            let t = try #require(try tx.tree("sparse"))
+            #expect(try t.count == 6_667)
+        }
+        try store.close()
+    }
+
+    /// A tree with overflow values is rebuilt (its leaves refer to them by offset).
+    @Test func aTreeWithOverflowValuesIsRebuilt() throws {
+        let fs = SimulatedFileSystem()
+        let store = try Store(path: relPath, options: relOptions(fs))
+        var rng = SeededRandom(seed: 5)
+        let big = randomBytes(20_000, &rng)
+        try store.write { tx in
+            let t = try tx.createTree("blobs")
+            for i in 0..<2_000 { try t.put(key(i), i == 700 ? big : [UInt8](repeating: 7, count: 60)) }
+        }
+        try store.compact()
+        try store.compact()
+        #expect(store.statistics.pagesCopiedAsStored == 0)
+        try store.read { tx in
+            let t = try #require(try tx.tree("blobs"))
+            #expect(try t.get(key(700)) == big)
+        }
+        #expect(try store.check().isClean)
+        try store.close()
+    }
+
+    /// A leaf damaged on disk after it was cached: the copy checks the frame it copies, so the
+    /// compaction fails with `corrupt` naming the frame, and the store keeps its file.
+    @Test func aDamagedLeafFailsTheCompactionWithATypedError() throws {
+        let fs = SimulatedFileSystem()
+        let store = try Store(path: relPath, options: relOptions(fs))
+        try store.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<5_000 { try t.put(key(i), [UInt8](repeating: UInt8(i % 13), count: 40)) }
+        }
+        try store.compact()
+        // Every leaf into the cache, then one leaf's stored payload damaged under it.
+        try store.read { tx in
+            let c = try #require(try tx.tree("t")).makeCursor()
+            var ok = try c.first()
+            while ok { ok = try c.next() }
+        }
+        let version = store.currentVersion
+        let root = try #require(version.trees["t"]?.root)
+        try #require(!root.isLeaf)
+        let leaf = root.childAddress(root.count / 2)
+        try version.file.file.write([0xFF, 0x00, 0xFF], at: leaf + UInt64(Format.frameHeaderLength) + 4)
+        #expect {
+            try store.compact()
+        } throws: { error in
+            guard case StrataError.corrupt(_, let offset)? = error as? StrataError else { return false }
+            return offset == leaf
+        }
+        try store.read { tx in
+            let t = try #require(try tx.tree("t"))
+            #expect(try t.get(key(4_999)) == [UInt8](repeating: UInt8(4_999 % 13), count: 40))
+        }
+        try store.close()
+    }
+
+    private func leafCount(_ store: Store, _ name: String) throws -> Int {
+        let version = store.currentVersion
+        guard let root = version.trees[name]?.root else { return 0 }
+        func count(_ page: Page) throws -> Int {
+            if page.isLeaf { return 1 }
+            return try (0..<page.count).reduce(0) { $0 + (try count(try version.file.child(of: page, at: $1, readingAhead: false))) }
+        }
+        return try count(root)
+    }
+
+    private func expectContent(_ store: Store, _ model: [String: [[UInt8]: [UInt8]]], _ context: String) throws {
+        try store.read { tx in
+            for (name, entries) in model {
+                let t = try #require(try tx.tree(name))
+                #expect(try t.count == entries.count, "\(context): tree \(name)")
+                for (k, v) in entries { #expect(try t.get(k) == v, "\(context): tree \(name)") }
+            }
+        }
+    }
+}
