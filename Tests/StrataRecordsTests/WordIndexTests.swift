@@ -37,6 +37,33 @@ import StrataStorage
             #expect(fast == general, "seed 29 round \(round): \(text.debugDescription)")
         }
     }
+
+    /// Every path (ASCII text, ASCII words in other text, words looked up in the memory of
+    /// folded words, scalars classified by the Latin table or by their properties) gives the
+    /// words of the reference: the same boundaries, each word folded by `canonical:` and cut.
+    @Test func everyPathFoldsAsCanonicalDoes() {
+        let alphabet: [Unicode.Scalar] = ["a", "Z", "0", "7", "'", ".", ",", "_", " ", "-", "\u{E9}", "\u{C9}", "\u{FC}",
+                                          "\u{E4}", "\u{F6}", "\u{DF}", "\u{141}", "\u{17E}", "\u{1C5}", "\u{24F}",
+                                          "\u{250}", "\u{301}", "\u{2019}", "\u{B7}", "\u{200D}", "\u{3A3}", "\u{6771}",
+                                          "\u{30BF}", "\u{3078}", "\u{BD}", "\u{D7}", "\u{A0}", "\u{1F600}"]
+        let seed: UInt64 = 0xF01D_2
+        var rng = SplitMix64(seed: seed)
+        let folding = WordFolding()
+        for round in 0..<5_000 {
+            let text = String(String.UnicodeScalarView((0..<rng.below(60)).map { _ in
+                // Mostly ASCII letters, as text is.
+                rng.below(3) == 0 ? alphabet[rng.below(alphabet.count)] : Unicode.Scalar(UInt8(0x61 + rng.below(26)))
+            }))
+            let scalars = Array(text.unicodeScalars)
+            var expected: [String] = []
+            WordTokenizer.segment(scalars, kindOf: WordTokenizer.kind) { range in
+                expected.append(WordFolding.fold(String(String.UnicodeScalarView(scalars[range]))))
+            }
+            var found: [String] = []
+            WordTokenizer.forEachWord(text, folding: folding) { found.append($0) }
+            #expect(found == expected, "seed \(seed) round \(round): \(text.debugDescription)")
+        }
+    }
 }
 
 extension WordIndexTests {

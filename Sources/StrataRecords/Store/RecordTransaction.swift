@@ -42,7 +42,7 @@ public final class RecordTransaction: RecordReader {
     /// Rows whose new state is not in the rows tree yet: each is encoded once, at commit (or
     /// before a scan of the rows tree), however often derivation changes it.
     @exclusivity(unchecked) var dirtyKeys: [RowKey] = []
-    /// The buffers index keys are built in, reused by every entry (`updateIndexes`).
+    /// The buffers index and word entry keys are built in, reused by every entry.
     @exclusivity(unchecked) private var oldIndexKey: [UInt8] = [], newIndexKey: [UInt8] = []
     /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
     var pendingDeletes: [RowKey] = []
@@ -688,8 +688,8 @@ public final class RecordTransaction: RecordReader {
     }
 
     /// Moves a row's entries in word index `i` from the words it had to the words it has: a
-    /// word whose counts stayed the same is not touched. Values are built in one reused buffer,
-    /// so nothing is allocated per word but its key.
+    /// word whose counts stayed the same is not touched. Keys and values are built in reused
+    /// buffers, so nothing is allocated per word.
     private func moveWordEntries(_ entity: EntityDescription, _ i: Int, _ pk: UInt64,
                                  _ old: WordIndex.RowWords, _ new: WordIndex.RowWords) throws {
         if old == new { return }
@@ -701,10 +701,14 @@ public final class RecordTransaction: RecordReader {
             if let before = old.slots[word], old.counts(ofSlot: before).elementsEqual(counts) { continue }
             value.removeAll(keepingCapacity: true)
             WordIndex.appendValue(counts, to: &value)
-            try tree.put(WordIndex.key(word, pk: pk), value)
+            newIndexKey.removeAll(keepingCapacity: true)
+            WordIndex.appendKey(word, pk: pk, to: &newIndexKey)
+            try newIndexKey.withUnsafeBytes { key in try value.withUnsafeBytes { try tree.put(key, $0) } }
         }
         for word in old.slots.keys where new.slots[word] == nil {
-            _ = try tree.delete(WordIndex.key(word, pk: pk))
+            oldIndexKey.removeAll(keepingCapacity: true)
+            WordIndex.appendKey(word, pk: pk, to: &oldIndexKey)
+            _ = try oldIndexKey.withUnsafeBytes { try tree.delete($0) }
         }
     }
 }

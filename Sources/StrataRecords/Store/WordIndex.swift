@@ -17,15 +17,24 @@ enum WordIndex {
 
         init(fieldCount: Int) { self.fieldCount = fieldCount }
 
-        mutating func add(_ word: String, field: Int) {
-            if let slot = slots[word] {
-                counts[slot * fieldCount + field] += 1
-            } else {
-                slots[word] = counts.count / fieldCount
-                counts.append(contentsOf: repeatElement(0, count: fieldCount))
-                counts[counts.count - fieldCount + field] = 1
-            }
+        /// Room for `words` distinct words, so a row's table is made once, not grown (and
+        /// every word hashed again) at each doubling.
+        init(fieldCount: Int, reservingWords words: Int) {
+            self.fieldCount = fieldCount
+            slots.reserveCapacity(words)
+            counts.reserveCapacity(words * fieldCount)
         }
+
+        mutating func add(_ word: String, field: Int) {
+            // One lookup: the slot a new word would take is inserted by the access itself.
+            let next = counts.count / fieldCount
+            let slot = Self.value(&slots[word, default: next])
+            if slot == next { counts.append(contentsOf: repeatElement(0, count: fieldCount)) }
+            counts[slot * fieldCount + field] += 1
+        }
+
+        /// Reads a value through a mutating access (which inserts a dictionary's default).
+        private static func value(_ slot: inout Int) -> Int { slot }
 
         /// The counts of the word in `slot`, one per field.
         func counts(ofSlot slot: Int) -> ArraySlice<Int> {
@@ -35,7 +44,11 @@ enum WordIndex {
 
     /// The words of `row`'s values of `fields` and how often each occurs in each field.
     static func terms(_ row: [StoredValue], fields: [Int], folding: WordFolding) -> RowWords {
-        var words = RowWords(fieldCount: fields.count)
+        // A word takes at least two bytes with its separator: an upper bound, for most text
+        // about twice the words there are.
+        var bytes = 0
+        for field in fields { if case .string(let text) = row[field] { bytes += text.utf8.count } }
+        var words = RowWords(fieldCount: fields.count, reservingWords: bytes / 4 + 1)
         for (position, field) in fields.enumerated() {
             guard case .string(let text) = row[field] else { continue }
             WordTokenizer.forEachWord(text, folding: folding) { words.add($0, field: position) }
@@ -45,10 +58,16 @@ enum WordIndex {
 
     /// The entry key of `word` in the row with primary key `pk`.
     static func key(_ word: String, pk: UInt64) -> [UInt8] {
-        var key = Array(word.utf8)
-        key.append(0)
-        key += KeyEncoding.primaryKey(pk)
+        var key: [UInt8] = []
+        appendKey(word, pk: pk, to: &key)
         return key
+    }
+
+    /// Appends the entry key of `word` in row `pk` to `out` (the write path reuses one buffer).
+    static func appendKey(_ word: String, pk: UInt64, to out: inout [UInt8]) {
+        out.append(contentsOf: word.utf8)
+        out.append(0)
+        KeyEncoding.appendPrimaryKey(pk, to: &out)
     }
 
     /// An entry's value: the count in each field, an unsigned LEB128 varint each (one byte below

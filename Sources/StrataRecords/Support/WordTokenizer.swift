@@ -14,7 +14,7 @@
 /// rest of the work): a mark continues the word before it, as it would stay in its cluster.
 enum WordTokenizer {
     /// What a scalar is to the word rules.
-    private enum Kind {
+    enum Kind {
         case letter, digit, katakana, single, midLetter, midNumber, midBoth, joiner, mark, other
     }
 
@@ -41,16 +41,28 @@ enum WordTokenizer {
             return true
         }
         if done == true { return }
-        forEachWord(scalars: Array(text.unicodeScalars), folding: folding, body)
+        // One pass over the scalars (`Array(_:)` of the view counts them first, then copies).
+        var scalars: [Unicode.Scalar] = []
+        scalars.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars { scalars.append(scalar) }
+        forEachWord(scalars: scalars, folding: folding, body)
     }
 
-    /// The general path: every scalar classified, words folded through `folding`.
+    /// The general path: every scalar classified, words folded through `folding`; a word of
+    /// ASCII scalars only (most words, in most text that is not all ASCII) is lowercased as the
+    /// ASCII path does, without the memory lookup.
     static func forEachWord(scalars: [Unicode.Scalar], folding: WordFolding, _ body: (String) -> Void) {
-        segment(scalars, kindOf: kind) { range in body(folding.fold(scalars[range])) }
+        segment(scalars, kindOf: kind) { range in
+            if scalars[range].allSatisfy({ $0.value < 0x80 }) {
+                body(lowercasedASCII(scalars, range))
+            } else {
+                body(folding.fold(scalars[range]))
+            }
+        }
     }
 
     /// The word rules over `units` (scalars, or ASCII bytes): calls `word` with each word's range.
-    private static func segment<C: RandomAccessCollection>(_ units: C, kindOf: (C.Element) -> Kind,
+    static func segment<C: RandomAccessCollection>(_ units: C, kindOf: (C.Element) -> Kind,
                                                            word: (Range<Int>) -> Void) where C.Index == Int {
         var start: Int?
         var last = Kind.other  // the kind of the word's last letter-like unit
@@ -101,12 +113,36 @@ enum WordTokenizer {
         }
     }
 
+    /// The ASCII word at `range` of `scalars` (each below 0x80), lowercased and cut to
+    /// ``maximumWordBytes``: what the ASCII path makes of the same bytes.
+    private static func lowercasedASCII(_ scalars: [Unicode.Scalar], _ range: Range<Int>) -> String {
+        let count = min(range.count, maximumWordBytes)
+        return String(unsafeUninitializedCapacity: count) { out in
+            for j in 0..<count {
+                let byte = UInt8(truncatingIfNeeded: scalars[range.lowerBound + j].value)
+                out[j] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+            }
+            return count
+        }
+    }
+
     /// Whether a scalar of kind `next` continues a word whose last letter or digit is `previous`.
     private static func joins(_ previous: Kind, _ next: Kind) -> Bool {
         (previous == .katakana) == (next == .katakana)
     }
 
-    private static func kind(_ scalar: Unicode.Scalar) -> Kind {
+    /// The kinds of the scalars below U+0250 (ASCII, Latin-1 and the Latin extensions: the
+    /// accented letters of most European text), looked up instead of asking the scalar's
+    /// Unicode properties (two table searches in the standard library, ~600 instructions).
+    private static let latinKinds: [Kind] = (0..<0x250).map { classify(Unicode.Scalar(UInt32($0))!) }
+
+    static func kind(_ scalar: Unicode.Scalar) -> Kind {
+        let value = scalar.value
+        if value < 0x250 { return latinKinds[Int(value)] }
+        return classify(scalar)
+    }
+
+    private static func classify(_ scalar: Unicode.Scalar) -> Kind {
         let value = scalar.value
         if value < 0x80 {
             switch value {
