@@ -77,6 +77,62 @@ import StrataTesting
         #expect(after.contains(lists[7]))
     }
 
+    /// `attribute == $value` on the attribute's own index reads the index's keys with the key
+    /// made from the value, without a plan (`PreparedFetch.EqualityLookup`): the same rows as a
+    /// scan for values of every kind the index holds, for values it must convert or cannot take,
+    /// for nil, NaN and a string cut to fit a key (which go the general way).
+    @Test func lookupsByEqualityAnswerAsAScan() throws {
+        let model = try Model {
+            Entity("Part") {
+                AttributeDescription("sku", .string, optional: true)
+                AttributeDescription("weight", .double, optional: true)
+                AttributeDescription("count", .int64, optional: true)
+                AttributeDescription("made", .date, optional: true)
+                FetchIndex("sku")
+                FetchIndex("weight")
+                FetchIndex("count")
+                FetchIndex("made")
+            }
+        }
+        let store = try makeStore(model)
+        let long = String(repeating: "x", count: 1_000)
+        let skus: [StoredValue] = [.string("a"), .string("b"), .string("Ä"), .string("A\u{308}"), .string(long),
+                                   .string(long + "y"), .string(""), .null]
+        let weights: [StoredValue] = [.double(1), .double(2.5), .double(-0.0), .double(0), .double(-1e300), .null]
+        let counts: [StoredValue] = [.int(0), .int(-1), .int(Int64.max), .null]
+        let dates: [StoredValue] = [.date(Date(timeIntervalSinceReferenceDate: 0)), .date(Date(timeIntervalSinceReferenceDate: 1e9)), .null]
+        try store.write { tx in
+            for i in 0..<200 {
+                _ = try tx.insert("Part", ["sku": skus[i % skus.count], "weight": weights[i % weights.count],
+                                           "count": counts[i % counts.count], "made": dates[i % dates.count]])
+            }
+        }
+        let probes: [(String, [StoredValue])] = [
+            ("sku", skus + [.string("zz")]),
+            ("weight", weights + [.int(1), .decimal(Decimal(2.5)), .double(3), .double(.nan), .double(.infinity)]),
+            ("count", counts + [.double(0), .double(0.5), .decimal(Decimal(-1))]),
+            ("made", dates),
+        ]
+        for (attribute, values) in probes {
+            let prepared = try store.prepare(FetchRequest("Part", predicate: PropertyPath(attribute) == .variable("v")))
+            #expect(prepared.equalityLookup != nil, "\(attribute)")
+            try store.read { r in
+                for value in values {
+                    var scan = FetchRequest("Part", predicate: PropertyPath(attribute) == value)
+                    scan.usesIndexes = false
+                    let expected = Set(try r.fetch(scan))
+                    #expect(Set(try r.fetch(prepared, values: [value])) == expected, "\(attribute) == \(value)")
+                }
+            }
+        }
+        // Shapes the lookup does not answer: folded, with a residual, sorted.
+        for request in [FetchRequest("Part", predicate: try FetchPredicate(format: "sku ==[cd] $v")),
+                        FetchRequest("Part", predicate: try FetchPredicate(format: "sku == $v AND count > 0")),
+                        FetchRequest("Part", predicate: try FetchPredicate(format: "sku == $v"), sortedBy: [FetchSortDescriptor("weight")])] {
+            #expect(try store.prepare(request).equalityLookup == nil, "\(request)")
+        }
+    }
+
     /// The errors of the request with the values written in, checked again for values of new
     /// kinds; missing, extra and miscounted values; a store with another model; a request with
     /// variables run unprepared; what preparing alone can tell.

@@ -36,6 +36,36 @@ public final class PreparedFetch: Sendable {
     /// No sort and no offset: when one index range decides the predicate, the index's keys in
     /// that range, in index order, are the answer (``RecordReader/indexKeys(_:_:_:limit:)``).
     let answersFromOneRange: Bool
+    /// Set when the request is one equality of an attribute with a variable that the
+    /// attribute's own index decides (`sku == $sku`, no sort, no offset): a run makes the one
+    /// key from the value and reads the index's keys, without making a plan.
+    let equalityLookup: EqualityLookup?
+
+    /// What a lookup by equality needs per run: the index, the variable, the index's type.
+    struct EqualityLookup: Sendable {
+        let tree: String
+        /// The variable's position in ``PreparedFetch/variables``.
+        let variable: Int
+        let type: AttributeType
+
+        /// The key of the index's entries equal to the variable's value in `values`; nil when
+        /// the general path must decide (a value the index cannot hold as it is, NaN, or one
+        /// cut to fit a key: then the index does not decide the term).
+        func key(_ values: FetchBindings) -> [UInt8]? {
+            var value = values.values[variable]
+            switch value {
+            case .double(let double) where double.isNaN: return nil
+            case .date(let date) where date.timeIntervalSinceReferenceDate.isNaN: return nil
+            case .null: break
+            default:
+                guard let converted = FetchPlan.indexConstant(value, for: type) else { return nil }
+                value = converted
+            }
+            var key: [UInt8] = []
+            if case .string(let string) = value { key.reserveCapacity(string.utf8.count + 4) } else { key.reserveCapacity(24) }
+            return KeyEncoding.append(value, to: &key) ? key : nil
+        }
+    }
     /// The kinds of values the request was checked with last, packed 4 bits per variable
     /// (``FetchBindings/packedKinds``; 0: none yet), and every combination checked.
     private let lastCheckedKinds = Atomic<UInt64>(0)
@@ -56,6 +86,11 @@ public final class PreparedFetch: Sendable {
             } else {
                 self = .compiled(try CompiledPredicate(predicate, for: entity))
             }
+        }
+
+        var isNone: Bool {
+            if case .none = self { return true }
+            return false
         }
 
         func matcher(_ values: FetchBindings) throws -> CompiledPredicate? {
@@ -85,6 +120,24 @@ public final class PreparedFetch: Sendable {
         if decided.decided == nil { decided.decided = plan.term }
         residualIfDecided = try Residual(decided.residual(request.predicate), for: entity)
         answersFromOneRange = request.sortDescriptors.isEmpty && request.offset == 0
+        equalityLookup = Self.equalityLookup(plan, names, answersFromOneRange: answersFromOneRange,
+                                             decidedLeavesNothing: residualIfDecided.isNone)
+    }
+
+    /// The lookup of a request whose whole predicate is `attribute == $variable` on the
+    /// attribute's own index, compared as the index's keys compare (no `[cd]`); else nil.
+    private static func equalityLookup(_ plan: FetchPlan, _ variables: [String], answersFromOneRange: Bool,
+                                       decidedLeavesNothing: Bool) -> EqualityLookup? {
+        guard answersFromOneRange, decidedLeavesNothing, let term = plan.term, let lead = plan.lead,
+              lead.isSingleAttribute, case .index(let tree, _, _) = plan.access,
+              term.op == .equal, term.quantifier == .direct,
+              case .keyPath(let path) = term.lhs, path == [lead.name],
+              case .variable(let name) = term.rhs, let position = variables.firstIndex(of: name)
+        else { return nil }
+        switch TextMode(term.options) {
+        case .standard, .exact: return EqualityLookup(tree: tree, variable: position, type: lead.type)
+        case .folded: return nil
+        }
     }
 
     /// The plan for these values: the index ranges made from them; nil when the values cannot
@@ -215,6 +268,9 @@ extension RecordReader {
                 "the prepared fetch of \(fetch.entity.name) was prepared for another store's model")
         }
         if !checked { try fetch.check(values) }
+        if let lookup = fetch.equalityLookup, derivedAreCurrent, let key = lookup.key(values) {
+            return try indexKeys(lookup.tree, KeyRange(key, key), fetch.entity, limit: fetch.request.limit)
+        }
         guard let plan = fetch.plan(for: values, derivedAreCurrent: derivedAreCurrent) else {
             var bound = fetch.request
             bound.predicate = try fetch.request.predicate?.substituting(values)
