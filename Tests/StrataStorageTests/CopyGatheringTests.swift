@@ -32,20 +32,6 @@ import Testing
         try store.compact()
         let report = try store.check()
         #expect(report.isClean, "seed \(seed): \(report.problems)")
-        let backup = relPath + ".backup"
-        _ = try store.backup(to: backup)
-        try store.close()
-        for path in [relPath, backup] {
-            let reopened = try Store(path: path, options: relOptions(fs))
-            defer { try? reopened.close() }
-            #expect(try reopened.check().isClean, "seed \(seed): \(path)")
-            try reopened.read { tx in
-                for (name, entries) in model {
-                    let t = try #require(try tx.tree(name))
-                    #expect(try t.count == entries.count, "seed \(seed): \(path) tree \(name)")
-                    for (k, v) in entries { #expect(try t.get(k) == v, "seed \(seed): \(path) tree \(name) key \(k)") }
-                }
-            }
-        }
+        try expectBackupAndReopen(store, hold: model, fs: fs, "seed \(seed)")
     }
 }

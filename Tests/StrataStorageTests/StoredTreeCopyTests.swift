@@ -45,16 +45,8 @@ import Testing
         // One entry is a leaf far from three quarters full: rebuilt.
         #expect(store.statistics.pagesCopiedAsStored == (entries == 1 ? 0 : untouchedLeaves), "seed \(seed)")
         #expect(try store.check().isClean, "seed \(seed)")
-        try expectContent(store, model, "seed \(seed): after the compaction")
-        let backup = relPath + ".backup"
-        _ = try store.backup(to: backup)
-        try store.close()
-        for path in [relPath, backup] {
-            let reopened = try Store(path: path, options: relOptions(fs))
-            defer { try? reopened.close() }
-            #expect(try reopened.check().isClean, "seed \(seed): \(path)")
-            try expectContent(reopened, model, "seed \(seed): \(path) reopened")
-        }
+        try expectTrees(of: store, hold: model, "seed \(seed): after the compaction")
+        try expectBackupAndReopen(store, hold: model, fs: fs, "seed \(seed)")
     }
 
     /// A clean tree whose leaves deletions left sparse is rebuilt (packed), not copied.
@@ -147,15 +139,5 @@ import Testing
             return try (0..<page.count).reduce(0) { $0 + (try count(try version.file.child(of: page, at: $1, readingAhead: false))) }
         }
         return try count(root)
-    }
-
-    private func expectContent(_ store: Store, _ model: [String: [[UInt8]: [UInt8]]], _ context: String) throws {
-        try store.read { tx in
-            for (name, entries) in model {
-                let t = try #require(try tx.tree(name))
-                #expect(try t.count == entries.count, "\(context): tree \(name)")
-                for (k, v) in entries { #expect(try t.get(k) == v, "\(context): tree \(name)") }
-            }
-        }
     }
 }

@@ -44,3 +44,29 @@ func testOptions(_ durability: Durability = .full) -> StoreOptions {
     o.strictChecks = false
     return o
 }
+
+/// Expects `store`'s trees to hold exactly `model` (tree name → key → value).
+func expectTrees(of store: Store, hold model: [String: [[UInt8]: [UInt8]]], _ context: String) throws {
+    try store.read { tx in
+        for (name, entries) in model {
+            let t = try #require(try tx.tree(name), "\(context): tree \(name)")
+            #expect(try t.count == entries.count, "\(context): tree \(name)")
+            for (k, v) in entries { #expect(try t.get(k) == v, "\(context): tree \(name) key \(k)") }
+        }
+    }
+}
+
+/// Backs `store` up beside it and closes it; then expects it and the backup to reopen with a
+/// clean check, holding exactly `model`.
+func expectBackupAndReopen(_ store: Store, hold model: [String: [[UInt8]: [UInt8]]], fs: SimulatedFileSystem,
+                           _ context: String) throws {
+    let backup = relPath + ".backup"
+    _ = try store.backup(to: backup)
+    try store.close()
+    for path in [relPath, backup] {
+        let reopened = try Store(path: path, options: relOptions(fs))
+        defer { try? reopened.close() }
+        #expect(try reopened.check().isClean, "\(context): \(path)")
+        try expectTrees(of: reopened, hold: model, "\(context): \(path)")
+    }
+}
