@@ -16,6 +16,36 @@ import StrataStorage
         #expect(TextFolding.canonical("e\u{301}") == TextFolding.canonical("\u{E9}"))
     }
 
+    /// Latin text takes a table of each scalar's folding (`canonicalLatin`): every scalar below
+    /// U+0250 alone, each with random neighbours on both sides, and random Latin text (letters,
+    /// digits, spaces, the compatibility characters, the letters that fold to two: ß, ŉ, İ, ǰ)
+    /// fold exactly as the general path folds them.
+    @Test func latinTextFoldsAsTheGeneralPathDoes() {
+        let seed: UInt64 = 0x1A71_4F01
+        var rng = SplitMix64(seed: seed)
+        func general(_ text: String) -> String { TextFolding.fold(text, caseInsensitive: true, diacriticInsensitive: true) }
+        func latin() -> Unicode.Scalar { Unicode.Scalar(UInt32(rng.below(0x250)))! }
+        for value in 0..<0x250 {
+            let scalar = Unicode.Scalar(UInt32(value))!
+            let alone = String(scalar)
+            #expect(TextFolding.canonicalLatin(alone) == general(alone), "U+\(String(value, radix: 16))")
+            for _ in 0..<4 {
+                let text = String(String.UnicodeScalarView([latin(), scalar, latin()]))
+                #expect(TextFolding.canonicalLatin(text) == general(text), "seed \(seed): \(text.unicodeScalars.map { $0.value })")
+            }
+        }
+        let special: [Unicode.Scalar] = ["\u{DF}", "\u{149}", "\u{130}", "\u{1F0}", "\u{17F}", "\u{132}", "\u{1C4}", "\u{1C5}", " ", "1"]
+        for round in 0..<3_000 {
+            let text = String(String.UnicodeScalarView((0..<rng.below(16)).map { _ in
+                rng.below(4) == 0 ? special[rng.below(special.count)] : latin()
+            }))
+            #expect(TextFolding.canonical(text) == general(text), "seed \(seed) round \(round): \(text.unicodeScalars.map { $0.value })")
+        }
+        // Beyond the table, and combining marks: the general path.
+        #expect(TextFolding.canonicalLatin("e\u{301}") == nil && TextFolding.canonicalLatin("Σ") == nil)
+        #expect(TextFolding.canonical("Cafe\u{301}") == "cafe" && TextFolding.canonical("ÇAFÉ") == "cafe")
+    }
+
     @Test func lowercaseAndUppercaseAreFullUnicode() {
         #expect(TextFolding.lowercase("ÀÉÎ") == "àéî")
         #expect(TextFolding.uppercase("straße") == "STRASSE")
