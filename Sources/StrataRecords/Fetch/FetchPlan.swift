@@ -212,24 +212,9 @@ struct FetchPlan: CustomStringConvertible {
         let type = lead.type
         var whole = true
         func key(_ constant: StoredValue) -> [UInt8]? {
-            var keyed = constant
-            // NaN equals nothing, not even its own key.
-            if case .double(let double) = keyed, double.isNaN { whole = false }
-            if case .date(let date) = keyed, date.timeIntervalSinceReferenceDate.isNaN { whole = false }
-            if !keyed.isNull {
-                guard let converted = indexConstant(keyed, for: type) else { return nil }
-                keyed = converted
-            }
-            if foldsKeys, case .string(let string) = keyed { keyed = .string(TextFolding.canonical(string)) }
-            var out: [UInt8] = []
-            // One allocation: the tag, the bytes, the terminator (escaped NULs may grow it once).
-            if case .string(let string) = keyed {
-                out.reserveCapacity(string.utf8.count + 4)
-            } else {
-                out.reserveCapacity(24)
-            }
-            if !KeyEncoding.append(keyed, to: &out) { whole = false }
-            return out
+            guard let (encoded, isWhole) = indexKey(constant, for: type, folding: foldsKeys) else { return nil }
+            if !isWhole { whole = false }
+            return encoded
         }
         // A constant, or a variable's value. While planning, a stand-in of the kind the
         // operator takes: its keys are thrown away with the ranges.
@@ -287,6 +272,33 @@ struct FetchPlan: CustomStringConvertible {
     /// decimal constant becomes an integer key only when it is a whole number in range, and an
     /// integer a double or decimal key always. Doubles never become decimal keys, nor decimals
     /// double keys. Other kinds must match the attribute's.
+    /// The key bytes of `constant` in an index of values of `type` (folded by `canonical:` when
+    /// `folding`), and whether they stand for it whole: not when it is NaN (which equals
+    /// nothing, not even its own key) or was cut to fit a key. Nil when the index cannot hold
+    /// it (``indexConstant(_:for:)``).
+    @inline(__always)
+    static func indexKey(_ constant: StoredValue, for type: AttributeType,
+                         folding: Bool) -> (bytes: [UInt8], whole: Bool)? {
+        var keyed = constant
+        var whole = true
+        if case .double(let double) = keyed, double.isNaN { whole = false }
+        if case .date(let date) = keyed, date.timeIntervalSinceReferenceDate.isNaN { whole = false }
+        if !keyed.isNull {
+            guard let converted = indexConstant(keyed, for: type) else { return nil }
+            keyed = converted
+        }
+        if folding, case .string(let string) = keyed { keyed = .string(TextFolding.canonical(string)) }
+        var out: [UInt8] = []
+        // One allocation: the tag, the bytes, the terminator (escaped NULs may grow it once).
+        if case .string(let string) = keyed {
+            out.reserveCapacity(string.utf8.count + 4)
+        } else {
+            out.reserveCapacity(24)
+        }
+        if !KeyEncoding.append(keyed, to: &out) { whole = false }
+        return (out, whole)
+    }
+
     static func indexConstant(_ value: StoredValue, for type: AttributeType) -> StoredValue? {
         switch (type, value) {
         case (.bool, .bool), (.string, .string), (.date, .date), (.uuid, .uuid), (.binary, .binary),

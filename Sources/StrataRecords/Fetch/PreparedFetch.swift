@@ -52,20 +52,12 @@ public final class PreparedFetch: Sendable {
         /// the general path must decide (a value the index cannot hold as it is, NaN, or one
         /// cut to fit a key: then the index does not decide the term).
         func key(_ values: FetchBindings) -> [UInt8]? {
-            var value = values.values[variable]
-            switch value {
-            case .double(let double) where double.isNaN: return nil
-            case .date(let date) where date.timeIntervalSinceReferenceDate.isNaN: return nil
-            case .null: break
-            default:
-                guard let converted = FetchPlan.indexConstant(value, for: type) else { return nil }
-                value = converted
-            }
-            var key: [UInt8] = []
-            if case .string(let string) = value { key.reserveCapacity(string.utf8.count + 4) } else { key.reserveCapacity(24) }
-            return KeyEncoding.append(value, to: &key) ? key : nil
+            guard let (key, whole) = FetchPlan.indexKey(values.values[variable], for: type, folding: false), whole
+            else { return nil }
+            return key
         }
     }
+
     /// The kinds of values the request was checked with last, packed 4 bits per variable
     /// (``FetchBindings/packedKinds``; 0: none yet), and every combination checked.
     private let lastCheckedKinds = Atomic<UInt64>(0)

@@ -169,18 +169,16 @@ enum KeyEncoding {
         // empty reallocated at each value, for every index entry of an insert (decision 73).
         var out: [UInt8] = []
         out.reserveCapacity(48)
-        var budget = maxEncodedValuesBytes
-        for value in values {
-            guard append(value, to: &out, budget: &budget) else { break }
-        }
-        appendPrimaryKey(pk, to: &out)
+        appendIndexKey(of: values, fields: values.indices, pk: pk, to: &out)
         return out
     }
 
-    /// Appends the key of `row`'s entry in an index over `fields` (as ``indexKey(_:pk:)``
-    /// spells it) to `out`: the write path builds its keys in one reused buffer, without an
-    /// array of values or a key array per entry (decision 80).
-    static func appendIndexKey(of row: [StoredValue], fields: [Int], pk: UInt64, to out: inout [UInt8]) {
+    /// Appends the key of the entry of `row`'s `fields` in row `pk` (as ``indexKey(_:pk:)``
+    /// spells it) to `out`: the write path builds its keys in one reused buffer, from the row
+    /// as it is, without an array of values or a key array per entry (decision 80).
+    @inline(__always)
+    static func appendIndexKey<Fields: Sequence<Int>>(of row: [StoredValue], fields: Fields, pk: UInt64,
+                                                      to out: inout [UInt8]) {
         var budget = maxEncodedValuesBytes
         for field in fields {
             guard append(row[field], to: &out, budget: &budget) else { break }

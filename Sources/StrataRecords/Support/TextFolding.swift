@@ -66,8 +66,7 @@ public enum TextFolding {
     /// scalar alone and joining the results: what decomposition leaves of a letter is its base
     /// and marks that the folding drops, so nothing is left to compose across two letters
     /// (`TextFoldingTests` checks every scalar, pairs and random text against ``fold``). It
-    /// spares Foundation's three passes over the string (~10K instructions for a three-letter
-    /// search prefix; decision 84).
+    /// spares Foundation's three passes over the string (decision 84).
     static func canonicalLatin(_ text: String) -> String? {
         var out = ""
         for scalar in text.unicodeScalars {

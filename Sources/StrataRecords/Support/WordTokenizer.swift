@@ -101,25 +101,14 @@ enum WordTokenizer {
         finish(units.endIndex)
     }
 
-    /// The ASCII word at `range` of `bytes`, lowercased and cut to ``maximumWordBytes``.
-    private static func lowercasedASCII(_ bytes: UnsafeBufferPointer<UInt8>, _ range: Range<Int>) -> String {
+    /// The ASCII word at `range` of `units` (bytes, or scalars below 0x80), lowercased and cut
+    /// to ``maximumWordBytes``: one spelling for both paths.
+    private static func lowercasedASCII<C: RandomAccessCollection>(_ units: C, _ range: Range<Int>) -> String
+    where C.Index == Int, C.Element: ASCIIUnit {
         let count = min(range.count, maximumWordBytes)
         return String(unsafeUninitializedCapacity: count) { out in
             for j in 0..<count {
-                let byte = bytes[range.lowerBound + j]
-                out[j] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
-            }
-            return count
-        }
-    }
-
-    /// The ASCII word at `range` of `scalars` (each below 0x80), lowercased and cut to
-    /// ``maximumWordBytes``: what the ASCII path makes of the same bytes.
-    private static func lowercasedASCII(_ scalars: [Unicode.Scalar], _ range: Range<Int>) -> String {
-        let count = min(range.count, maximumWordBytes)
-        return String(unsafeUninitializedCapacity: count) { out in
-            for j in 0..<count {
-                let byte = UInt8(truncatingIfNeeded: scalars[range.lowerBound + j].value)
+                let byte = units[range.lowerBound + j].asciiByte
                 out[j] = byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
             }
             return count
@@ -133,7 +122,7 @@ enum WordTokenizer {
 
     /// The kinds of the scalars below U+0250 (ASCII, Latin-1 and the Latin extensions: the
     /// accented letters of most European text), looked up instead of asking the scalar's
-    /// Unicode properties (two table searches in the standard library, ~600 instructions).
+    /// Unicode properties, two table searches in the standard library (decision 82).
     private static let latinKinds: [Kind] = (0..<0x250).map { classify(Unicode.Scalar(UInt32($0))!) }
 
     static func kind(_ scalar: Unicode.Scalar) -> Kind {
@@ -223,3 +212,17 @@ final class WordFolding {
 }
 
 import Synchronization
+
+/// A unit of text read as an ASCII byte by ``WordTokenizer``'s lowercasing: a UTF-8 byte, or a
+/// scalar below 0x80.
+protocol ASCIIUnit {
+    var asciiByte: UInt8 { get }
+}
+
+extension UInt8: ASCIIUnit {
+    var asciiByte: UInt8 { self }
+}
+
+extension Unicode.Scalar: ASCIIUnit {
+    var asciiByte: UInt8 { UInt8(truncatingIfNeeded: value) }
+}

@@ -148,23 +148,27 @@ struct RecordsRunner<Engine: RecordsEngine> {
     }
 
     /// Notes loaded untimed (in transactions of 1,000), for the search and update workloads,
-    /// in a store closed and opened again (see ``loaded(lists:placements:)``).
+    /// in a store closed and opened again (see ``reopened(after:)``).
     private func notesEngine() throws -> Engine {
-        let engine = try Engine.open(directory: directory, name: engineName)
-        for start in stride(from: 0, to: scale.notes, by: 1_000) { try engine.insertNotes(start..<min(scale.notes, start + 1_000)) }
-        try engine.close()
-        return try Engine.open(directory: directory, name: engineName)
+        try reopened { engine in
+            for start in stride(from: 0, to: scale.notes, by: 1_000) { try engine.insertNotes(start..<min(scale.notes, start + 1_000)) }
+        }
     }
 
-    /// A store holding `lists` and `placements`, loaded untimed, closed and opened again: the
-    /// timed part starts from a store an earlier session left, as the workloads on a copy of
-    /// the bulk store do. Without the close, what the setup left unwritten was written by the
-    /// timed part in one engine and not the other: SQLite's load checkpoints its write-ahead
-    /// log when its one transaction commits, Strata's spreads its checkpoint over the commits
-    /// that follow and finishes it at close (decision 80).
+    /// A store holding `lists` and `placements`, loaded untimed (see ``reopened(after:)``).
     private func loaded(lists: Int, placements: [Placement]) throws -> Engine {
+        try reopened { try $0.load(lists: lists, placements: placements) }
+    }
+
+    /// A store `fill` loaded untimed, closed and opened again: the timed part starts from a
+    /// store an earlier session left, as the workloads on a copy of the bulk store do. Without
+    /// the close, what the setup left unwritten was written by the timed part in one engine and
+    /// not the other: SQLite's load checkpoints its write-ahead log when its one transaction
+    /// commits, Strata's spreads its checkpoint over the commits that follow and finishes it at
+    /// close (decision 80).
+    private func reopened(after fill: (Engine) throws -> Void) throws -> Engine {
         let engine = try Engine.open(directory: directory, name: engineName)
-        try engine.load(lists: lists, placements: placements)
+        try fill(engine)
         try engine.close()
         return try Engine.open(directory: directory, name: engineName)
     }
