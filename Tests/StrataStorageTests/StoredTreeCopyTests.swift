@@ -49,6 +49,45 @@ import Testing
         try expectBackupAndReopen(store, hold: model, fs: fs, "seed \(seed)")
     }
 
+    /// A tree a few writes changed since its last compaction, checkpointed or not: its written
+    /// leaves are copied as stored, the changed ones from their images in memory, and the
+    /// store reads back the same (also after reopening, and in a backup).
+    @Test(arguments: [false, true])
+    func aChangedTreeIsCopiedPageByPage(checkpointFirst: Bool) throws {
+        let seed: UInt64 = checkpointFirst ? 20_261_133 : 20_261_132
+        let fs = SimulatedFileSystem()
+        let store = try Store(path: relPath, options: relOptions(fs))
+        var rng = SeededRandom(seed: seed)
+        var model: [String: [[UInt8]: [UInt8]]] = ["t": [:]]
+        func value() -> [UInt8] { randomBytes(20, &rng) + [UInt8](repeating: UInt8(rng.next() % 4), count: 20) }
+        try store.write { tx in
+            let t = try tx.createTree("t")
+            for i in 0..<20_000 {
+                let v = value()
+                try t.put(key(i), v)
+                model["t"]![key(i)] = v
+            }
+        }
+        try store.compact()
+        try store.write { tx in
+            let t = try #require(try tx.tree("t"))
+            for _ in 0..<40 {
+                let k = key(Int(rng.next() % 20_000))
+                let v = value()
+                try t.put(k, v)
+                model["t"]![k] = v
+            }
+        }
+        if checkpointFirst { try store.checkpoint() }
+        let (leaves, changed) = try leafCounts(store, "t")
+        #expect(checkpointFirst ? changed == 0 : changed > 0 && changed < leaves, "seed \(seed)")
+        try store.compact()
+        #expect(store.statistics.pagesCopiedAsStored == leaves - changed, "seed \(seed)")
+        #expect(try store.check().isClean, "seed \(seed)")
+        try expectTrees(of: store, hold: model, "seed \(seed): after the compaction")
+        try expectBackupAndReopen(store, hold: model, fs: fs, "seed \(seed)")
+    }
+
     /// A clean tree whose leaves deletions left sparse is rebuilt (packed), not copied.
     @Test func aSparseTreeIsRebuilt() throws {
         let fs = SimulatedFileSystem()
@@ -129,6 +168,24 @@ import Testing
             #expect(try t.get(key(4_999)) == [UInt8](repeating: UInt8(4_999 % 13), count: 40))
         }
         try store.close()
+    }
+
+    /// The leaves of tree `name` and how many of them a commit changed since they were
+    /// written (held in memory only).
+    private func leafCounts(_ store: Store, _ name: String) throws -> (leaves: Int, changed: Int) {
+        let version = store.currentVersion
+        guard let root = version.trees[name]?.root else { return (0, 0) }
+        var leaves = 0, changed = 0
+        func visit(_ page: Page) throws {
+            if page.isLeaf {
+                leaves += 1
+                if page.diskAddress == 0 { changed += 1 }
+                return
+            }
+            for i in 0..<page.count { try visit(try TreeRead.nextChild(page, i, version.file)) }
+        }
+        try visit(root)
+        return (leaves, changed)
     }
 
     private func leafCount(_ store: Store, _ name: String) throws -> Int {

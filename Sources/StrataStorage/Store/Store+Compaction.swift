@@ -142,16 +142,18 @@ extension Store {
         log.gatherWrites(upTo: 1 << 20)
         var entries: [CheckpointRecord.TreeEntry] = []
         var total: UInt64 = 0
-        let storedCopy = StoredTreeCopy(file: version.file, log: log, txid: version.txid)
+        let compressor = PageCompressor(pageSize: version.file.pageSize)
+        let storedCopy = StoredTreeCopy(file: version.file, log: log, txid: version.txid, compressor: compressor)
         for (name, tree) in version.trees.sorted(by: { $0.key < $1.key }) {
-            if let root = tree.root, try StoredTreeCopy.isWorthCopying(root: root, count: tree.count, file: version.file) {
+            if let root = tree.root, try storedCopy.isWorthCopying(root: root, count: tree.count) {
                 let rootOffset = try storedCopy.copy(root: root)
                 total += tree.count
                 entries.append(CheckpointRecord.TreeEntry(id: tree.id, name: name, rootOffset: rootOffset, count: tree.count,
                                                           height: UInt8(root.level + 1)))
                 continue
             }
-            let builder = TreeBuilder(log: log, pageSize: version.file.pageSize, txid: version.txid)
+            let builder = TreeBuilder(log: log, pageSize: version.file.pageSize, txid: version.txid,
+                                      compressor: compressor)
             let cursor = Cursor(root: tree.root, file: version.file, lifetime: HandleLifetime(), owner: version)
             var ok = try cursor.first()
             while ok {

@@ -16,25 +16,58 @@ extension StoredTreeCopy {
         var at: Int
     }
 
-    /// The frame at `offset`, checked as a page read checks it; its bytes stay in the window
-    /// until the next read.
-    func checkedFrame(at offset: UInt64) throws -> CheckedFrame {
+    /// The frame at `offset`, checked as a page read checks it (without `decompressing`: all
+    /// but the LZ4 decoding, for a frame whose decoding was checked before); its bytes stay in
+    /// the window until the next read.
+    func checkedFrame(at offset: UInt64, decompressing: Bool = true) throws -> CheckedFrame {
         try fillWindow(covering: offset)
         let start = Int(offset - windowStart)
         let count = windowCount
         let pageSize = file.pageSize
         return try window.withUnsafeBytes { bytes in
+            let frameBytes = UnsafeRawBufferPointer(rebasing: bytes[start..<count])
+            let header: FrameHeader
+            do throws(FrameDefect) {
+                if decompressing {
+                    header = try decompressed.withUnsafeMutableBytes { raw in
+                        Result { () throws(FrameDefect) in
+                            try FrameValidator.validate(frameBytes, at: offset, expecting: .page,
+                                                        maxRawLength: pageSize, decompressingInto: raw).0
+                        }
+                    }.get()
+                } else {
+                    header = try FrameValidator.validateStored(frameBytes, at: offset, expecting: .page,
+                                                               maxRawLength: pageSize).0
+                }
+            } catch {
+                throw StrataError.corrupt("page frame: \(error)", offset: offset)
+            }
+            return CheckedFrame(header: header, at: start)
+        }
+    }
+
+    /// The leaf whose frame is at `offset`: the frame checked as a page read checks it, its
+    /// image decoded (and checked) as a page read decodes it. Not cached.
+    func checkedLeaf(at offset: UInt64) throws -> Page {
+        try fillWindow(covering: offset)
+        let start = Int(offset - windowStart)
+        let count = windowCount
+        let pageSize = file.pageSize
+        let page = try window.withUnsafeBytes { bytes in
             try decompressed.withUnsafeMutableBytes { raw in
+                let image: UnsafeRawBufferPointer
                 do throws(FrameDefect) {
-                    let (header, _) = try FrameValidator.validate(
+                    (_, image) = try FrameValidator.validate(
                         UnsafeRawBufferPointer(rebasing: bytes[start..<count]), at: offset, expecting: .page,
                         maxRawLength: pageSize, decompressingInto: raw)
-                    return CheckedFrame(header: header, at: start)
                 } catch {
                     throw StrataError.corrupt("page frame: \(error)", offset: offset)
                 }
+                return try Page.decodeImage(image, pageSize: pageSize, offset: offset)
             }
         }
+        guard page.isLeaf else { throw StrataError.corrupt("a branch page where a leaf belongs", offset: offset) }
+        return page
     }
 
     /// Calls `body` with the stored payload of `frame` (the last frame ``checkedFrame(at:)``

@@ -1,20 +1,25 @@
-/// Copies a tree into a compaction's or a backup's file page by page, as it is stored: each
-/// leaf frame's payload unchanged (no decompression, no compression), each branch re-encoded
-/// with its children's new offsets (FORMAT.md §10). Compaction otherwise rebuilds every tree
-/// entry by entry, compressing every page again; a tree that no write changed since its pages
-/// were written has nothing for the rebuild to reclaim (decision 81).
+/// Copies a tree into a compaction's or a backup's file page by page: each leaf a commit left
+/// unchanged as its frame is stored (payload as it is, no decompression, no compression), each
+/// leaf a commit changed as its image in memory (compressed ahead on a second thread), each
+/// branch re-encoded with its children's new offsets (FORMAT.md §10). Compaction otherwise
+/// rebuilds a tree entry by entry; a tree whose leaves are still full has nothing for the
+/// rebuild to reclaim, and its entries cost more one at a time than its pages do (decisions
+/// 81 and 85).
 ///
-/// Only trees worth it are copied so (``isWorthCopying(root:count:file:)``): every page
-/// written (the root is, so all are: a checkpoint writes children before parents, and a write
-/// copies a written page before changing it), no overflow values (a leaf refers to them by
-/// offset), and leaves three quarters full on average, so a tree left sparse by deletions is
-/// still packed by the rebuild.
+/// Only trees worth it are copied so (``isWorthCopying(root:count:file:)``): no overflow
+/// values (a leaf refers to them by offset), and leaves three quarters full on average, so a
+/// tree left sparse by deletions or by splits is still packed by the rebuild.
 final class StoredTreeCopy {
     let file: PageFile
     let log: LogWriter
     let txid: UInt64
-    /// Leaf frames copied so far.
+    /// Leaf frames copied as stored so far.
     private(set) var leavesCopied = 0
+    /// Compresses changed leaves while the next ones are encoded.
+    private let compressor: PageCompressor
+    /// Leaf frames ``isWorthCopying(root:count:)`` read and checked whole (decompressed and
+    /// decoded): the copy checks their checksums again, not their decoding.
+    private var checkedLeaves: Set<UInt64> = []
     /// A stretch of the source file (``windowStart``, ``windowCount`` bytes read): leaves
     /// written one after another cost one read for many.
     var window: [UInt8]
@@ -30,10 +35,13 @@ final class StoredTreeCopy {
 
     static let windowBytes = 256 << 10
 
-    init(file: PageFile, log: LogWriter, txid: UInt64) {
+    /// A copier from `file` to `log`; `compressor` (of the file's page size, nothing pending)
+    /// compresses changed leaves ahead.
+    init(file: PageFile, log: LogWriter, txid: UInt64, compressor: PageCompressor? = nil) {
         self.file = file
         self.log = log
         self.txid = txid
+        self.compressor = compressor ?? PageCompressor(pageSize: file.pageSize)
         maxFrameLength = Int(FrameHeader.frameLength(storedLength: max(file.pageSize, LZ4.compressBound(file.pageSize))))
         window = [UInt8](repeating: 0, count: StoredTreeCopy.windowBytes + maxFrameLength)
         decompressed = [UInt8](repeating: 0, count: file.pageSize)
@@ -41,23 +49,32 @@ final class StoredTreeCopy {
     }
 
     /// Whether the tree under `root`, which its catalog says holds `count` entries, is copied
-    /// as stored. Reads every page of the tree through the cache (each is checked against the
-    /// parent cell that leads to it, as any descent checks it). A tree whose entries do not add
-    /// up is left to the rebuild, which reports it.
-    static func isWorthCopying(root: Page, count: UInt64, file: PageFile) throws -> Bool {
-        guard root.diskAddress != 0 else { return false }
+    /// page by page. Reads every page of the tree: in memory, else a branch through the cache
+    /// and a leaf from the file through the window (checked as any read checks it, and
+    /// decoded, but not cached: the copy reads it again, and the file is about to be replaced).
+    /// A tree whose entries do not add up is left to the rebuild, which reports it.
+    func isWorthCopying(root: Page, count: UInt64) throws -> Bool {
         var leaves = 0, used = 0
         var entries: UInt64 = 0
+        func measure(_ leaf: Page) -> Bool {
+            for i in 0..<leaf.count where leaf.valueInfo(i).isOverflow { return false }
+            leaves += 1
+            used += leaf.usedBytes
+            entries += UInt64(leaf.count)
+            return true
+        }
         func visit(_ page: Page) throws -> Bool {
-            if page.isLeaf {
-                for i in 0..<page.count where page.valueInfo(i).isOverflow { return false }
-                leaves += 1
-                used += page.usedBytes
-                entries += UInt64(page.count)
-                return true
-            }
-            for i in 0..<page.count where !(try visit(try file.child(of: page, at: i, readingAhead: true))) {
-                return false
+            if page.isLeaf { return measure(page) }
+            for i in 0..<page.count {
+                let fits: Bool
+                if page.level == 1 && page.children[i] == nil {
+                    let offset = page.childAddress(i)
+                    fits = measure(try checkedLeaf(at: offset))
+                    checkedLeaves.insert(offset)
+                } else {
+                    fits = try visit(try TreeRead.nextChild(page, i, file))
+                }
+                if !fits { return false }
             }
             return true
         }
@@ -65,32 +82,141 @@ final class StoredTreeCopy {
         return entries == count && used * 4 >= leaves * file.pageSize * 3
     }
 
-    /// Copies the tree under `root` (a tree ``isWorthCopying(root:count:file:)`` accepted),
+    /// Copies the tree under `root` (a tree ``isWorthCopying(root:count:)`` accepted),
     /// children before parents, and returns the new root's offset.
     func copy(root: Page) throws -> UInt64 {
-        try copy(root, at: root.diskAddress)
+        if root.isLeaf {
+            return root.diskAddress != 0 ? try copyStoredFrame(at: root.diskAddress) : try write(root)
+        }
+        if root.level == 1 {
+            try copyLeaves(of: root, parent: nil, cell: 0)
+            try appendAllLeaves()
+            return rootOffset
+        }
+        return try copyBranch(root)
     }
 
-    private func copy(_ page: Page, at offset: UInt64) throws -> UInt64 {
-        if page.isLeaf { return try copyStoredFrame(at: offset) }
+    /// Copies the subtree under branch `page` (level 2 or above) and returns the offset of the
+    /// branch's copy. Its level-1 children wait for their leaves (``WaitingBranch``) while the
+    /// next ones are copied, so the compressor's batches span branches; all are written before
+    /// this copy, which needs their offsets.
+    private func copyBranch(_ page: Page) throws -> UInt64 {
         let copy = Page(copying: page, owner: 0)
         for i in 0..<page.count {
-            let childOffset = page.childAddress(i)
-            let moved = page.level == 1
-                ? try copyStoredFrame(at: childOffset)
-                : try self.copy(try file.child(of: page, at: i, readingAhead: true), at: childOffset)
-            copy.setChildAddress(i, moved)
+            let child = try TreeRead.nextChild(page, i, file)
+            if child.level == 1 {
+                try copyLeaves(of: child, parent: copy, cell: i)
+            } else {
+                copy.setChildAddress(i, try copyBranch(child))
+            }
         }
-        return try scratch.withUnsafeMutableBytes {
-            try log.append(.page, txid: txid, payload: copy.encodeImage(into: $0), compress: true)
+        try appendAllLeaves()
+        return try write(copy)
+    }
+
+    /// A level-1 branch's copy whose changed leaves are still in the compressor: written (and
+    /// its offset put in its parent's cell `cell`) once none is.
+    private final class WaitingBranch {
+        let copy: Page
+        let parent: Page?
+        let cell: Int
+        var pending = 0
+
+        init(copy: Page, parent: Page?, cell: Int) {
+            self.copy = copy
+            self.parent = parent
+            self.cell = cell
+        }
+    }
+
+    /// Level-1 copies not yet written, in key order.
+    private var waiting: [WaitingBranch] = []
+    /// The cell of a waiting copy for each leaf in the compressor, in the order they went in.
+    private var pendingLeaves: [(branch: WaitingBranch, cell: Int)] = []
+    /// The offset of the last level-1 copy written without a parent (a root).
+    private var rootOffset: UInt64 = 0
+
+    /// Copies the leaves under level-1 branch `page`: a written one as stored at once, a changed
+    /// one through the compressor. Its copy waits until they are all appended.
+    private func copyLeaves(of page: Page, parent: Page?, cell: Int) throws {
+        let branch = WaitingBranch(copy: Page(copying: page, owner: 0), parent: parent, cell: cell)
+        waiting.append(branch)
+        for i in 0..<page.count {
+            if let leaf = page.children[i], leaf.diskAddress == 0 {
+                // Changed since it was written: its image, compressed ahead. A leaf a commit
+                // changed is in memory until a checkpoint writes it.
+                if compressor.fillingIsFull {
+                    try appendCompressedLeaves()
+                    compressor.submitFilling()
+                }
+                compressor.add { leaf.encodeImage(into: $0).count }
+                pendingLeaves.append((branch, i))
+                branch.pending += 1
+            } else {
+                // Written: its frame as stored, wherever the page itself is.
+                let offset = page.children[i]?.diskAddress ?? page.childAddress(i)
+                branch.copy.setChildAddress(i, try copyStoredFrame(at: offset))
+            }
+        }
+        try writeReadyBranches()
+    }
+
+    /// Appends the in-flight batch's leaves, points their cells at them, and writes the copies
+    /// that no longer wait.
+    private func appendCompressedLeaves() throws {
+        guard let batch = compressor.takeInFlight() else { return }
+        defer { compressor.recycle(batch) }
+        for i in 0..<batch.count {
+            let page = batch.slot(i)
+            let frame = try log.appendStored(.page, txid: txid, flags: page.flags, stored: batch.storedPayload(i),
+                                             rawLength: page.rawLength, payloadChecksum: page.checksum)
+            let (branch, cell) = pendingLeaves[i]
+            branch.copy.setChildAddress(cell, frame.offset)
+            branch.pending -= 1
+        }
+        pendingLeaves.removeFirst(batch.count)
+        try writeReadyBranches()
+    }
+
+    /// Appends every leaf in the compressor; every waiting copy is written after.
+    private func appendAllLeaves() throws {
+        try appendCompressedLeaves()
+        if compressor.hasFilling {
+            compressor.submitFilling()
+            try appendCompressedLeaves()
+        }
+        precondition(waiting.isEmpty && pendingLeaves.isEmpty, "level-1 copies left waiting")
+    }
+
+    /// Writes the waiting copies, in order, up to the first that still waits for a leaf.
+    private func writeReadyBranches() throws {
+        var written = 0
+        while written < waiting.count && waiting[written].pending == 0 {
+            let branch = waiting[written]
+            let offset = try write(branch.copy)
+            if let parent = branch.parent {
+                parent.setChildAddress(branch.cell, offset)
+            } else {
+                rootOffset = offset
+            }
+            written += 1
+        }
+        waiting.removeFirst(written)
+    }
+
+    /// Appends `page`'s image, compressed here.
+    private func write(_ page: Page) throws -> UInt64 {
+        try scratch.withUnsafeMutableBytes {
+            try log.append(.page, txid: txid, payload: page.encodeImage(into: $0), compress: true)
         }.offset
     }
 
     /// Appends the page frame at `offset` of the source file to the log with its stored
     /// payload, after checking the frame as any read checks it (both checksums, the lengths,
-    /// and that its payload decompresses to its raw length).
+    /// and that its payload decompresses to its raw length; the decompression not again for a
+    /// frame checked whole before).
     private func copyStoredFrame(at offset: UInt64) throws -> UInt64 {
-        let frame = try checkedFrame(at: offset)
+        let frame = try checkedFrame(at: offset, decompressing: !checkedLeaves.contains(offset))
         leavesCopied += 1
         return try withStoredPayload(of: frame) { stored in
             try log.appendStored(.page, txid: txid, flags: frame.header.flags, stored: stored,

@@ -22,11 +22,22 @@ final class TreeBuilder {
     /// Bytes of the frames written (pages and overflow values).
     @exclusivity(unchecked) private(set) var bytesWritten: UInt64 = 0
 
-    init(log: LogWriter, pageSize: Int, txid: UInt64) {
+    /// Compresses leaf images while the next ones are built; shared by the trees of one file.
+    private let compressor: PageCompressor
+    /// The low keys of the leaves handed to `compressor` and not yet appended, in order.
+    @exclusivity(unchecked) private var pendingLowKeys: [[UInt8]] = []
+
+    /// A builder appending to `log`; `compressor` (of `pageSize` pages, none in flight) compresses
+    /// its leaves ahead of the appends.
+    init(log: LogWriter, pageSize: Int, txid: UInt64, compressor: PageCompressor? = nil) {
         self.log = log
         self.pageSize = pageSize
         self.txid = txid
         scratch = [UInt8](repeating: 0, count: pageSize)
+        let compressor = compressor ?? PageCompressor(pageSize: pageSize)
+        precondition(compressor.pageSize == pageSize && !compressor.hasInFlight && !compressor.hasFilling,
+                     "a compressor of \(compressor.pageSize)-byte pages with nothing pending")
+        self.compressor = compressor
     }
 
     private func page(at level: Int) -> Page {
@@ -51,6 +62,9 @@ final class TreeBuilder {
         }
         if leaf.count == 0 { lowKeys[0] = [UInt8](key) }
         if let overflow {
+            // The leaves before this one go into the file before its overflow frame, as they
+            // would one page at a time.
+            try appendPendingLeaves()
             let frame = try overflow.withUnsafeBytes {
                 try log.append(.overflow, txid: txid, payload: $0, compress: true)
             }
@@ -65,14 +79,32 @@ final class TreeBuilder {
         count += 1
     }
 
-    /// Writes the open page of `level` and links it into the level above.
+    /// Writes the open page of `level` and links it into the level above: a leaf through the
+    /// compressor (appended and linked when its batch is), a branch at once.
     private func flush(level: Int) throws {
+        if level == 0 {
+            let leaf = open[0]
+            compressor.add { leaf.encodeImage(into: $0).count }
+            pendingLowKeys.append(lowKeys[0])
+            flushed[0] = true
+            open[0] = Page(pageSize: pageSize, kind: Format.pageKindLeaf, level: 0, owner: 0)
+            if compressor.fillingIsFull {
+                try appendInFlightLeaves()
+                compressor.submitFilling()
+            }
+            return
+        }
         let firstKey = lowKeys[level]
         let frame = try write(open[level])
         bytesWritten += frame.length
         flushed[level] = true
-        open[level] = Page(pageSize: pageSize, kind: level == 0 ? Format.pageKindLeaf : Format.pageKindBranch,
-                           level: level, owner: 0)
+        open[level] = Page(pageSize: pageSize, kind: Format.pageKindBranch, level: level, owner: 0)
+        try link(level: level, firstKey: firstKey, offset: frame.offset)
+    }
+
+    /// Adds the page of `level` written at `offset`, whose smallest key is `firstKey`, to the
+    /// open page of the level above (writing that one first when it is full).
+    private func link(level: Int, firstKey: [UInt8], offset: UInt64) throws {
         var parent = page(at: level + 1)
         if !parent.canFit(Format.branchCellHeader + firstKey.count) {
             try flush(level: level + 1)
@@ -81,7 +113,30 @@ final class TreeBuilder {
         if parent.count == 0 { lowKeys[level + 1] = firstKey }
         let cellKey: [UInt8] = parent.count == 0 ? [] : firstKey
         _ = cellKey.withUnsafeBytes {
-            parent.insertBranchCell(at: parent.count, key: $0, childAddress: frame.offset, child: nil)
+            parent.insertBranchCell(at: parent.count, key: $0, childAddress: offset, child: nil)
+        }
+    }
+
+    /// Appends the in-flight batch's leaves (compressed by now) in order and links each.
+    private func appendInFlightLeaves() throws {
+        guard let batch = compressor.takeInFlight() else { return }
+        defer { compressor.recycle(batch) }
+        for i in 0..<batch.count {
+            let page = batch.slot(i)
+            let frame = try log.appendStored(.page, txid: txid, flags: page.flags, stored: batch.storedPayload(i),
+                                             rawLength: page.rawLength, payloadChecksum: page.checksum)
+            bytesWritten += frame.length
+            try link(level: 0, firstKey: pendingLowKeys[i], offset: frame.offset)
+        }
+        pendingLowKeys.removeFirst(batch.count)
+    }
+
+    /// Appends and links every leaf handed to the compressor.
+    private func appendPendingLeaves() throws {
+        try appendInFlightLeaves()
+        if compressor.hasFilling {
+            compressor.submitFilling()
+            try appendInFlightLeaves()
         }
     }
 
@@ -106,6 +161,8 @@ final class TreeBuilder {
                 return (frame.offset, level + 1)
             }
             if page.count > 0 { try flush(level: level) }
+            // The level above is complete only once every leaf is linked into it.
+            if level == 0 { try appendPendingLeaves() }
             level += 1
         }
     }
