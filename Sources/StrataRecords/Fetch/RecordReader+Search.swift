@@ -21,46 +21,63 @@ extension RecordReader {
         if let limit = search.limit, limit < 0 { throw StrataError.invalidFetch("a negative search limit (\(limit))") }
         let tree = RecordTrees.words(entity, index)
         let total = try source.count(RecordTrees.rows(entity))
-        let occurrences = try wordOccurrences(in: tree, of: terms, searched: searched)
-        let candidates = Self.holders(of: occurrences, match: search.match)
-        var hits = candidates.map { pk -> TextSearchHit in
-            var score = 0.0
-            for counts in occurrences {
-                if let n = counts[pk] { score += TextSearch.score(occurrences: n, holding: counts.count, total: total) }
-            }
-            return TextSearchHit(id: ObjectID(entity: entity.name, primaryKey: pk), score: score)
-        }
-        hits.sort { $0.score != $1.score ? $0.score > $1.score : $0.id.primaryKey < $1.id.primaryKey }
-        if let limit = search.limit, hits.count > limit { hits.removeSubrange(limit...) }
-        return hits
+        let postings = try termPostings(in: tree, of: terms, searched: searched)
+        var top = TopHits(limit: search.limit)
+        Self.rank(postings, match: search.match, total: total, into: &top)
+        return top.ranked().map { TextSearchHit(id: ObjectID(entity: entity.name, primaryKey: $0.key), score: $0.score) }
     }
 
-    /// How often each object holds each term in the properties `searched` marks, from the
-    /// entries of word index `tree`: one dictionary per term, by primary key (a prefix term
-    /// counts every word it begins).
-    func wordOccurrences(in tree: String, of terms: [WordQuery.Term], searched: [Bool]) throws -> [[UInt64: Int]] {
-        var occurrences: [[UInt64: Int]] = []
-        occurrences.reserveCapacity(terms.count)
+    /// Each term's holders in the properties `searched` marks, from the entries of word index
+    /// `tree`, in primary-key order with their counts.
+    func termPostings(in tree: String, of terms: [WordQuery.Term], searched: [Bool]) throws -> [TermPostings] {
+        var postings: [TermPostings] = []
+        postings.reserveCapacity(terms.count)
         for term in terms {
-            var counts: [UInt64: Int] = [:]
+            var list = TermPostings()
             try source.scan(tree, prefix: term.entryPrefix) { key, cursor in
                 let n = try WordIndex.count(cursor.value, searched: searched, tree: tree)
-                if n > 0 { counts[try WordIndex.primaryKey(key, tree: tree), default: 0] += n }
+                if n > 0 { list.append(try WordIndex.primaryKey(key, tree: tree), n) }
                 return true
             }
-            occurrences.append(counts)
+            list.normalize()
+            postings.append(list)
         }
-        return occurrences
+        return postings
     }
 
-    /// The objects that hold every term (`allWords`) or one (`anyWord`), given each term's holders.
-    static func holders(of occurrences: [[UInt64: Int]], match: TextSearch.Match) -> Set<UInt64> {
-        switch match {
-        case .allWords:
-            guard let smallest = occurrences.min(by: { $0.count < $1.count }) else { return [] }
-            return Set(smallest.keys.filter { pk in occurrences.allSatisfy { $0[pk] != nil } })
-        case .anyWord:
-            return Set(occurrences.flatMap(\.keys))
+    /// Offers `top` every object that holds all the terms (`allWords`) or one (`anyWord`), with
+    /// its score: the terms' scores summed in the query's order. One merge of the terms' lists
+    /// in key order: no table of holders, no hashing per entry.
+    static func rank(_ postings: [TermPostings], match: TextSearch.Match, total: Int, into top: inout TopHits) {
+        guard !postings.isEmpty else { return }
+        if match == .allWords, postings.contains(where: { $0.keys.isEmpty }) { return }
+        let weights = postings.map { TextSearch.weight(holding: $0.keys.count, total: total) }
+        if postings.count == 1 {
+            // One term (most queries): its holders are the matches, in order already.
+            let list = postings[0], weight = weights[0]
+            for i in list.keys.indices {
+                top.offer(score: TextSearch.score(occurrences: list.counts[i], weight: weight), key: list.keys[i])
+            }
+            return
+        }
+        var at = [Int](repeating: 0, count: postings.count)
+        while true {
+            // The smallest key at the head of a list.
+            var key = UInt64.max, found = false
+            for t in postings.indices where at[t] < postings[t].keys.count {
+                let head = postings[t].keys[at[t]]
+                if !found || head < key { key = head; found = true }
+            }
+            guard found else { return }
+            var score = 0.0, held = 0
+            for t in postings.indices where at[t] < postings[t].keys.count && postings[t].keys[at[t]] == key {
+                score += TextSearch.score(occurrences: postings[t].counts[at[t]], weight: weights[t])
+                held += 1
+                at[t] += 1
+            }
+            if match == .anyWord || held == postings.count { top.offer(score: score, key: key) }
+            // Every term's holders are needed: once a list runs out, no later key holds them all.
+            if match == .allWords, postings.indices.contains(where: { at[$0] == postings[$0].keys.count }) { return }
         }
     }
 

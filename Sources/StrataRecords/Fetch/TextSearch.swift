@@ -52,8 +52,20 @@ public struct TextSearch: Sendable, Equatable {
     /// The score of one term in an object: its weight among `total` objects of which `holding`
     /// hold it, for `occurrences` in this one.
     static func score(occurrences: Int, holding: Int, total: Int) -> Double {
+        score(occurrences: occurrences, weight: weight(holding: holding, total: total))
+    }
+
+    /// A term's weight among `total` objects of which `holding` hold it (BM25's inverse
+    /// document frequency): one logarithm per term of a search, not per object.
+    static func weight(holding: Int, total: Int) -> Double {
         let n = Double(holding), all = Double(max(total, holding))
-        let idf = Foundation.log(1 + (all - n + 0.5) / (n + 0.5))
+        return Foundation.log(1 + (all - n + 0.5) / (n + 0.5))
+    }
+
+    /// The score of one term of weight `weight` (``weight(holding:total:)``) in an object that
+    /// holds it `occurrences` times.
+    @inline(__always)
+    static func score(occurrences: Int, weight idf: Double) -> Double {
         let tf = Double(occurrences)
         return idf * tf * (saturation + 1) / (tf + saturation)
     }
