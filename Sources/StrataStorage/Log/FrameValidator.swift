@@ -14,6 +14,23 @@ enum FrameValidator {
     static func validate(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, expecting type: FrameType?,
                          maxRawLength: Int, decompressingInto raw: UnsafeMutableRawBufferPointer)
         throws(FrameDefect) -> (FrameHeader, UnsafeRawBufferPointer) {
+        let (frameHeader, stored) = try header(bytes, at: offset, expecting: type, maxRawLength: maxRawLength)
+        return (frameHeader, try frameHeader.checkPayload(stored, decompressingInto: raw))
+    }
+
+    /// Steps 1 and 2 and the payload checksum of step 3, not the LZ4 decoding: for a frame read
+    /// again whose decoding was checked before (a compaction's copy of a leaf it inspected).
+    /// Returns the header and the stored payload (borrowed from `bytes`).
+    static func validateStored(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, expecting type: FrameType?,
+                               maxRawLength: Int) throws(FrameDefect) -> (FrameHeader, UnsafeRawBufferPointer) {
+        let (frameHeader, stored) = try header(bytes, at: offset, expecting: type, maxRawLength: maxRawLength)
+        guard CRC32C.checksum(stored) == frameHeader.payloadChecksum else { throw .payloadChecksum }
+        return (frameHeader, stored)
+    }
+
+    /// Steps 1 and 2: the header, and the stored payload it puts inside `bytes`.
+    private static func header(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, expecting type: FrameType?,
+                               maxRawLength: Int) throws(FrameDefect) -> (FrameHeader, UnsafeRawBufferPointer) {
         let headerLength = Format.frameHeaderLength
         guard bytes.count >= headerLength,
               let frameHeader = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: bytes[..<headerLength]), at: offset)
@@ -24,24 +41,6 @@ enum FrameValidator {
         // `check` put the whole frame inside `bytes`.
         let stored = UnsafeRawBufferPointer(
             rebasing: bytes[headerLength..<(headerLength + Int(frameHeader.storedLength))])
-        return (frameHeader, try frameHeader.checkPayload(stored, decompressingInto: raw))
-    }
-
-    /// Steps 1 and 2 and the payload checksum of step 3, not the LZ4 decoding: for a frame read
-    /// again whose decoding was checked before (a compaction's copy of a leaf it inspected).
-    /// Returns the header and the stored payload (borrowed from `bytes`).
-    static func validateStored(_ bytes: UnsafeRawBufferPointer, at offset: UInt64, expecting type: FrameType?,
-                               maxRawLength: Int) throws(FrameDefect) -> (FrameHeader, UnsafeRawBufferPointer) {
-        let headerLength = Format.frameHeaderLength
-        guard bytes.count >= headerLength,
-              let frameHeader = FrameHeader.decode(UnsafeRawBufferPointer(rebasing: bytes[..<headerLength]), at: offset)
-        else {
-            throw .invalidHeader
-        }
-        try frameHeader.check(expecting: type, maxRawLength: maxRawLength, available: UInt64(bytes.count))
-        let stored = UnsafeRawBufferPointer(
-            rebasing: bytes[headerLength..<(headerLength + Int(frameHeader.storedLength))])
-        guard CRC32C.checksum(stored) == frameHeader.payloadChecksum else { throw .payloadChecksum }
         return (frameHeader, stored)
     }
 }

@@ -92,6 +92,21 @@ final class PageCompressor {
         return batch
     }
 
+    /// Appends the in-flight batch's pages (compressed first, ``takeInFlight()``) to `log` in
+    /// order, calling `placed` with each page's index in the batch and its frame, and returns
+    /// how many it appended (0 when no batch was in flight).
+    func appendInFlight(to log: LogWriter, txid: UInt64,
+                        _ placed: (Int, (offset: UInt64, length: UInt64)) throws -> Void) throws -> Int {
+        guard let batch = takeInFlight() else { return 0 }
+        defer { recycle(batch) }
+        for i in 0..<batch.count {
+            let page = batch.slot(i)
+            try placed(i, try log.appendStored(.page, txid: txid, flags: page.flags, stored: batch.storedPayload(i),
+                                               rawLength: page.rawLength, payloadChecksum: page.checksum))
+        }
+        return batch.count
+    }
+
     /// Returns a batch taken with ``takeInFlight()`` for reuse.
     func recycle(_ batch: PageBatch) {
         batch.reset()

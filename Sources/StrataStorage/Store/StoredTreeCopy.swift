@@ -164,17 +164,12 @@ final class StoredTreeCopy {
     /// Appends the in-flight batch's leaves, points their cells at them, and writes the copies
     /// that no longer wait.
     private func appendCompressedLeaves() throws {
-        guard let batch = compressor.takeInFlight() else { return }
-        defer { compressor.recycle(batch) }
-        for i in 0..<batch.count {
-            let page = batch.slot(i)
-            let frame = try log.appendStored(.page, txid: txid, flags: page.flags, stored: batch.storedPayload(i),
-                                             rawLength: page.rawLength, payloadChecksum: page.checksum)
+        let appended = try compressor.appendInFlight(to: log, txid: txid) { i, frame in
             let (branch, cell) = pendingLeaves[i]
             branch.copy.setChildAddress(cell, frame.offset)
             branch.pending -= 1
         }
-        pendingLeaves.removeFirst(batch.count)
+        pendingLeaves.removeFirst(appended)
         try writeReadyBranches()
     }
 

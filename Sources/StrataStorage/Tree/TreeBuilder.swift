@@ -119,16 +119,11 @@ final class TreeBuilder {
 
     /// Appends the in-flight batch's leaves (compressed by now) in order and links each.
     private func appendInFlightLeaves() throws {
-        guard let batch = compressor.takeInFlight() else { return }
-        defer { compressor.recycle(batch) }
-        for i in 0..<batch.count {
-            let page = batch.slot(i)
-            let frame = try log.appendStored(.page, txid: txid, flags: page.flags, stored: batch.storedPayload(i),
-                                             rawLength: page.rawLength, payloadChecksum: page.checksum)
+        let appended = try compressor.appendInFlight(to: log, txid: txid) { i, frame in
             bytesWritten += frame.length
             try link(level: 0, firstKey: pendingLowKeys[i], offset: frame.offset)
         }
-        pendingLowKeys.removeFirst(batch.count)
+        pendingLowKeys.removeFirst(appended)
     }
 
     /// Appends and links every leaf handed to the compressor.
