@@ -263,15 +263,6 @@ struct FetchPlan: CustomStringConvertible {
         }
     }
 
-    /// `value` as a key of an attribute of `type`, when rows of that type compare with `value`
-    /// exactly as their keys compare with the converted key; nil otherwise (the term is then
-    /// scanned).
-    ///
-    /// Predicates compare an integer with a double as doubles, so a double constant stands for
-    /// an integer key only below 2⁵³ in magnitude, where every integer is a distinct double; a
-    /// decimal constant becomes an integer key only when it is a whole number in range, and an
-    /// integer a double or decimal key always. Doubles never become decimal keys, nor decimals
-    /// double keys. Other kinds must match the attribute's.
     /// The key bytes of `constant` in an index of values of `type` (folded by `canonical:` when
     /// `folding`), and whether they stand for it whole: not when it is NaN (which equals
     /// nothing, not even its own key) or was cut to fit a key. Nil when the index cannot hold
@@ -299,6 +290,15 @@ struct FetchPlan: CustomStringConvertible {
         return (out, whole)
     }
 
+    /// `value` as a key of an attribute of `type`, when rows of that type compare with `value`
+    /// exactly as their keys compare with the converted key; nil otherwise (the term is then
+    /// scanned).
+    ///
+    /// Predicates compare an integer with a double as doubles, so a double constant stands for
+    /// an integer key only below 2⁵³ in magnitude, where every integer is a distinct double; a
+    /// decimal constant becomes an integer key only when it is a whole number in range, and an
+    /// integer a double or decimal key always. Doubles never become decimal keys, nor decimals
+    /// double keys. Other kinds must match the attribute's.
     static func indexConstant(_ value: StoredValue, for type: AttributeType) -> StoredValue? {
         switch (type, value) {
         case (.bool, .bool), (.string, .string), (.date, .date), (.uuid, .uuid), (.binary, .binary),

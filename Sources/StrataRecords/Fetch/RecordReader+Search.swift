@@ -50,7 +50,6 @@ extension RecordReader {
     /// in key order: no table of holders, no hashing per entry.
     static func rank(_ postings: [TermPostings], match: TextSearch.Match, total: Int, into top: inout TopHits) {
         guard !postings.isEmpty else { return }
-        if match == .allWords, postings.contains(where: { $0.keys.isEmpty }) { return }
         let weights = postings.map { TextSearch.weight(holding: $0.keys.count, total: total) }
         if postings.count == 1 {
             // One term (most queries): its holders are the matches, in order already.

@@ -46,26 +46,19 @@ extension StoredTreeCopy {
         }
     }
 
-    /// The leaf whose frame is at `offset`: the frame checked as a page read checks it, its
-    /// image decoded (and checked) as a page read decodes it. Not cached.
+    /// The leaf whose frame is at `offset`: the frame checked as a page read checks it
+    /// (``checkedFrame(at:decompressing:)``), its image decoded (and checked) as a page read
+    /// decodes it. Not cached.
     func checkedLeaf(at offset: UInt64) throws -> Page {
-        try fillWindow(covering: offset)
-        let start = Int(offset - windowStart)
-        let count = windowCount
+        let frame = try checkedFrame(at: offset)
         let pageSize = file.pageSize
-        let page = try window.withUnsafeBytes { bytes in
-            try decompressed.withUnsafeMutableBytes { raw in
-                let image: UnsafeRawBufferPointer
-                do throws(FrameDefect) {
-                    (_, image) = try FrameValidator.validate(
-                        UnsafeRawBufferPointer(rebasing: bytes[start..<count]), at: offset, expecting: .page,
-                        maxRawLength: pageSize, decompressingInto: raw)
-                } catch {
-                    throw StrataError.corrupt("page frame: \(error)", offset: offset)
-                }
-                return try Page.decodeImage(image, pageSize: pageSize, offset: offset)
+        // The image: decompressed by the check, or the payload itself when stored raw.
+        let page = frame.header.isCompressed
+            ? try decompressed.withUnsafeBytes {
+                try Page.decodeImage(UnsafeRawBufferPointer(rebasing: $0[..<Int(frame.header.rawLength)]),
+                                     pageSize: pageSize, offset: offset)
             }
-        }
+            : try withStoredPayload(of: frame) { try Page.decodeImage($0, pageSize: pageSize, offset: offset) }
         guard page.isLeaf else { throw StrataError.corrupt("a branch page where a leaf belongs", offset: offset) }
         return page
     }

@@ -89,9 +89,9 @@ final class StoredTreeCopy {
             return root.diskAddress != 0 ? try copyStoredFrame(at: root.diskAddress) : try write(root)
         }
         if root.level == 1 {
-            try copyLeaves(of: root, parent: nil, cell: 0)
+            let copy = try copyLeaves(of: root, parent: nil, cell: 0)
             try appendAllLeaves()
-            return rootOffset
+            return copy.offset
         }
         return try copyBranch(root)
     }
@@ -121,6 +121,8 @@ final class StoredTreeCopy {
         let parent: Page?
         let cell: Int
         var pending = 0
+        /// Where the copy was written (once it was).
+        var offset: UInt64 = 0
 
         init(copy: Page, parent: Page?, cell: Int) {
             self.copy = copy
@@ -133,12 +135,11 @@ final class StoredTreeCopy {
     private var waiting: [WaitingBranch] = []
     /// The cell of a waiting copy for each leaf in the compressor, in the order they went in.
     private var pendingLeaves: [(branch: WaitingBranch, cell: Int)] = []
-    /// The offset of the last level-1 copy written without a parent (a root).
-    private var rootOffset: UInt64 = 0
 
     /// Copies the leaves under level-1 branch `page`: a written one as stored at once, a changed
-    /// one through the compressor. Its copy waits until they are all appended.
-    private func copyLeaves(of page: Page, parent: Page?, cell: Int) throws {
+    /// one through the compressor. Its copy (returned) waits until they are all appended.
+    @discardableResult
+    private func copyLeaves(of page: Page, parent: Page?, cell: Int) throws -> WaitingBranch {
         let branch = WaitingBranch(copy: Page(copying: page, owner: 0), parent: parent, cell: cell)
         waiting.append(branch)
         for i in 0..<page.count {
@@ -159,6 +160,7 @@ final class StoredTreeCopy {
             }
         }
         try writeReadyBranches()
+        return branch
     }
 
     /// Appends the in-flight batch's leaves, points their cells at them, and writes the copies
@@ -188,12 +190,8 @@ final class StoredTreeCopy {
         var written = 0
         while written < waiting.count && waiting[written].pending == 0 {
             let branch = waiting[written]
-            let offset = try write(branch.copy)
-            if let parent = branch.parent {
-                parent.setChildAddress(branch.cell, offset)
-            } else {
-                rootOffset = offset
-            }
+            branch.offset = try write(branch.copy)
+            branch.parent?.setChildAddress(branch.cell, branch.offset)
             written += 1
         }
         waiting.removeFirst(written)
