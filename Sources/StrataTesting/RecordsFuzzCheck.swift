@@ -134,6 +134,32 @@ package enum RecordsFuzzCheck {
                 out.append("\(entity.name) sorted by \(lead): the fetch's order differs from a sort of every row")
             }
         }
+        // Word indexes: a few words of stored values, exact and as a prefix, through the index
+        // and by a scan of the rows.
+        for properties in entity.fullTextIndexes {
+            var queries: [String] = []
+            for id in all.prefix(64) {
+                for property in properties {
+                    guard case .string(let text)? = values[id]?[property],
+                          let word = text.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).first else { continue }
+                    if !queries.contains(String(word)) { queries += [String(word), String(word.prefix(2)) + "*"] }
+                }
+                if queries.count >= 6 { break }
+            }
+            for query in queries {
+                let predicate = FetchPredicate.words(of: properties.map { PropertyPath($0) }, matching: query)
+                let indexed = try reader.fetch(FetchRequest(entity.name, predicate: predicate))
+                let scanned = try reader.fetch(FetchRequest(entity.name, predicate: scanning(predicate)))
+                if Set(indexed) != Set(scanned) {
+                    out.append("\(entity.name) where \(predicate): the word index found \(indexed.count) objects, "
+                               + "a scan \(scanned.count)")
+                }
+                let hits = try reader.search(TextSearch(entity.name, matching: query, in: properties))
+                if Set(hits.map(\.id)) != Set(indexed) {
+                    out.append("\(entity.name) search '\(query)': \(hits.count) hits, the word index's fetch \(indexed.count)")
+                }
+            }
+        }
         // Uniqueness: no two objects share a constrained value.
         for constraint in entity.uniquenessConstraints {
             var seen: [[StoredValue]: ObjectID] = [:]

@@ -256,4 +256,64 @@ import StrataStorage
             _ = try makeStore(model, fs: fs)
         }
     }
+    /// A format-2 store held an entry per word and row (the word, `00`, the key; the counts as
+    /// varints), a block of one posting each: opened read-only it is read as it is; read-write
+    /// its word index is rebuilt as full blocks; searches answer alike throughout.
+    @Test func aFormatTwoWordIndexIsReadThenRebuiltAsBlocks() throws {
+        let fs = SimulatedFileSystem()
+        let model = try Model {
+            Entity("Note") {
+                AttributeDescription("title", .string)
+                AttributeDescription("body", .string, optional: true)
+                FullTextIndex("title", "body")
+            }
+        }
+        let tree = "words:Note:title,body"
+        let notes = [("café crème", "crème brûlée"), ("tree of pages", nil), ("a page log", "pages and pages")]
+        do {
+            let store = try makeStore(model, fs: fs)
+            defer { try? store.close() }
+            try store.write { tx in
+                for (title, body) in notes { _ = try tx.insert("Note", ["title": title, "body": body.map { StoredValue.string($0) } ?? .null]) }
+            }
+            // Written back as format 2 wrote it: one entry per word and row.
+            try store.storage.write { tx in
+                let words = try tx.tree(tree)!
+                for (key, _) in try words.entries() { _ = try words.delete(key) }
+                for (i, note) in notes.enumerated() {
+                    let row: [StoredValue] = [.string(note.0), note.1.map { .string($0) } ?? .null]
+                    let terms = WordIndex.terms(row, fields: [0, 1], folding: WordFolding())
+                    for (word, slot) in terms.slots {
+                        try words.put(WordIndex.key(word, pk: UInt64(i + 1)), terms.counts(ofSlot: slot).map { UInt8($0) })
+                    }
+                }
+                try tx.tree("records:meta")!.put(KeyFormat.metaKey, [2])
+            }
+        }
+        func searched(_ store: RecordStore) throws -> [[UInt64]] {
+            try store.read { r in
+                [try r.search(TextSearch("Note", matching: "page*")).map(\.id.primaryKey),
+                 try r.search(TextSearch("Note", matching: "creme", in: ["body"])).map(\.id.primaryKey),
+                 try r.fetch(FetchRequest("Note", predicate: try FetchPredicate(format: "{title, body} CONTAINSWORDS 'page*'")))
+                    .map(\.primaryKey)]
+            }
+        }
+        let expected: [[UInt64]] = [[3, 2], [1], [2, 3]]
+        var readOnly = StoreOptions(durability: .normal)
+        readOnly.fileSystem = fs
+        readOnly.readOnly = true
+        let reader = try RecordStore(path: "/db/records.strata", model: model, options: readOnly)
+        #expect(try KeyFormat.version(reader.storage) == 2)
+        #expect(try reader.read { try $0.checkRecords() }.isEmpty)
+        #expect(try searched(reader) == expected)
+        let entriesBefore = try reader.storage.read { try $0.tree(tree)!.entries().count }
+        try reader.close()
+        let store = try makeStore(model, fs: fs)
+        #expect(try KeyFormat.version(store.storage) == KeyFormat.current)
+        #expect(try store.read { try $0.checkRecords() }.isEmpty)
+        #expect(try searched(store) == expected)
+        // Words held by more than one note now share a block.
+        #expect(try store.storage.read { try $0.tree(tree)!.entries().count } < entriesBefore)
+        try store.close()
+    }
 }

@@ -43,45 +43,4 @@ import StrataTesting
             #expect(postings.counts == postings.keys.map { counts[$0]! }, "seed \(seed), round \(round)")
         }
     }
-
-    /// A word entry's counts (one varint per property) read as a plain decoder reads them, for
-    /// values of every shape: one byte each (the fast path), longer varints, cut, too long, a
-    /// byte left over, all zero.
-    @Test func entryCountsReadAsAPlainDecoderReadsThem() {
-        let seed: UInt64 = 20_261_136
-        var rng = SplitMix64(seed: seed)
-        func reference(_ value: [UInt8], _ searched: [Bool]) -> Int? {
-            var position = 0, total = 0, selected = 0
-            for field in searched.indices {
-                var n = 0, shift = 0
-                while true {
-                    guard position < value.count, shift < 35 else { return nil }
-                    let byte = value[position]
-                    position += 1
-                    n |= Int(byte & 0x7F) << shift
-                    shift += 7
-                    if byte < 0x80 { break }
-                }
-                guard n <= Int(UInt32.max) else { return nil }
-                total += n
-                if searched[field] { selected += n }
-            }
-            return position == value.count && total > 0 ? selected : nil
-        }
-        for round in 0..<5_000 {
-            let fields = 1 + rng.below(3)
-            let searched = (0..<fields).map { _ in rng.below(2) == 0 }
-            var value: [UInt8] = []
-            for _ in 0..<(fields + rng.below(3) - 1) {
-                switch rng.below(4) {
-                case 0: value.append(0)
-                case 1, 2: value.append(UInt8(rng.below(128)))
-                default: value += (0..<rng.below(6)).map { _ in UInt8(128 + rng.below(128)) } + [UInt8(rng.below(128))]
-                }
-            }
-            let expected = reference(value, searched)
-            let found = value.withUnsafeBytes { try? WordIndex.count($0, searched: searched, tree: "words") }
-            #expect(found == expected, "seed \(seed), round \(round): \(value) \(searched)")
-        }
-    }
 }

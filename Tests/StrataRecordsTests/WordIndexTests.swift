@@ -321,9 +321,9 @@ extension WordIndexTests {
         try store.close()
     }
 
-    /// Forged entries (a value of the wrong length, all counts 0, the counts moved from one
-    /// property to the other): the checker names each, and a search reading one throws
-    /// `corrupt` — nothing traps.
+    /// Forged blocks (counts cut short, all counts 0, the counts moved from one property to the
+    /// other, a key repeated, a varint too long, a key past 2⁶⁴, no posting): the checker names
+    /// each, and a search reading one throws `corrupt` — nothing traps.
     @Test func forgedWordEntriesAreFoundNotTrusted() throws {
         let store = try makeStore(try Self.model())
         let id = try store.write { tx in try tx.insert("Note", ["title": "café", "body": "tree"]) }
@@ -331,9 +331,15 @@ extension WordIndexTests {
         let cafe = WordIndex.key("cafe", pk: id.primaryKey)
         #expect(try store.read { try $0.checkRecords() }.isEmpty)
         for (label, value, searchFails) in [
-            ("three bytes", [UInt8]([0, 0, 1]), true),
-            ("all counts 0", WordIndex.value([0, 0]), true),
-            ("the count in the other property", WordIndex.value([0, 1]), false),
+            ("counts cut short", [UInt8]([1]), true),
+            ("three bytes", [0, 0, 1], true),
+            ("all counts 0", [0, 0], true),
+            ("the count in the other property", [0, 1], false),
+            ("a key repeated", [1, 0, 0, 1, 0], true),
+            ("a key difference of eleven bytes", [1, 0] + [UInt8](repeating: 0xFF, count: 10) + [1, 1, 0], true),
+            ("a key past 2⁶⁴", [1, 0] + [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01] + [1, 0], true),
+            ("a count of 2³²", [0x80, 0x80, 0x80, 0x80, 0x10, 0], true),
+            ("no posting", [], true),
         ] {
             try store.storage.write { tx in try tx.tree(tree, createIfMissing: false)!.put(cafe, value) }
             let problems = try store.read { try $0.checkRecords() }
@@ -341,11 +347,13 @@ extension WordIndexTests {
             do {
                 let hits = try store.read { try $0.search(TextSearch("Note", matching: "cafe", in: ["title"])) }
                 #expect(!searchFails && hits.isEmpty, "\(label): \(hits)")
+                let found = try store.read { try $0.fetch(FetchRequest("Note", predicate: try FetchPredicate(format: "title CONTAINSWORDS 'cafe'"))) }
+                #expect(!searchFails && found.isEmpty, "\(label): \(found)")
             } catch StrataError.corrupt {
                 #expect(searchFails, "\(label)")
             }
         }
-        try store.storage.write { tx in try tx.tree(tree, createIfMissing: false)!.put(cafe, WordIndex.value([1, 0])) }
+        try store.storage.write { tx in try tx.tree(tree, createIfMissing: false)!.put(cafe, [1, 0]) }
         #expect(try store.read { try $0.checkRecords() }.isEmpty)
         try store.close()
     }

@@ -51,9 +51,9 @@ extension RecordCheck {
                 schema = try cursor.copyValue()
             } else if keyBytes == KeyFormat.metaKey {
                 // Opening upgrades older keys and refuses newer ones, so a checked store holds
-                // the current version.
+                // the current version, or one a read-only open reads as it (``KeyFormat``).
                 let version = try cursor.copyValue()
-                if version != [KeyFormat.current] {
+                if version.count != 1 || !KeyFormat.readable.contains(version[0]) {
                     report("\(RecordTrees.meta): the key format entry is \(version), expected [\(KeyFormat.current)]")
                 }
             } else if keyBytes == RecordTrees.modelVersionKey {
@@ -126,33 +126,62 @@ extension RecordCheck {
 
     // MARK: Entry trees
 
-    /// Word indexes: one entry per word of each row's indexed values, holding its count in each
-    /// property, nothing else.
+    /// Word indexes: one posting per word of each row's indexed values, holding its count in
+    /// each property, nothing else; blocks well formed, each word's in key order and disjoint.
     func checkWordIndexes(_ entity: EntityDescription) throws {
         let rows = entities[entity.index]
         for (i, fields) in entity.fullTextFields.enumerated() {
-            var expected: [[UInt8]: [UInt8]] = [:]
+            // Each expected posting by word and key, with its counts.
+            var expected: [[UInt8]: [UInt64: [UInt32]]] = [:]
+            var postings = 0
             let folding = WordFolding()
             for (position, row) in rows.rows.enumerated() {
                 let words = WordIndex.terms(row, fields: fields, folding: folding)
                 for (word, slot) in words.slots {
-                    expected[WordIndex.key(word, pk: rows.keys[position])] = WordIndex.value(Array(words.counts(ofSlot: slot)))
+                    expected[Array(word.utf8), default: [:]][rows.keys[position]] = words.counts(ofSlot: slot).map { UInt32(clamping: $0) }
+                    postings += 1
                 }
             }
             let tree = RecordTrees.words(entity, i)
-            var matched = 0, extra = 0, miscounted = 0
+            var matched = 0, extra = 0, miscounted = 0, damaged = 0, overlapping = 0
+            var lastWord: [UInt8] = [], lastKey: UInt64?
+            var counts: [UInt32] = []
             try source.scan(tree, prefix: []) { key, cursor in
-                guard let counts = expected[[UInt8](key)] else {
-                    extra += 1
+                guard key.count >= 10, key[key.count - 9] == 0, let first = try? WordIndex.primaryKey(key, tree: tree) else {
+                    damaged += 1
                     return true
                 }
-                matched += 1
-                if cursor.isOverflow || !cursor.value.elementsEqual(counts) { miscounted += 1 }
+                let wordBytes = Array(key[..<(key.count - 9)])
+                if wordBytes != lastWord { lastWord = wordBytes; lastKey = nil }
+                if let lastKey, first <= lastKey { overlapping += 1 }
+                let wanted = expected[wordBytes]
+                var block = PostingBlockReader(cursor.value, firstKey: first)
+                do {
+                    counts.removeAll(keepingCapacity: true)
+                    while try block.next(fieldCount: fields.count, into: &counts, tree: tree) {
+                        lastKey = block.pk
+                        if let right = wanted?[block.pk] {
+                            matched += 1
+                            if !counts.elementsEqual(right) { miscounted += 1 }
+                        } else {
+                            extra += 1
+                        }
+                        counts.removeAll(keepingCapacity: true)
+                    }
+                } catch {
+                    damaged += 1
+                }
                 return true
             }
-            reportCounts(tree, missing: expected.count - matched, extra: extra, what: "word index")
+            reportCounts(tree, missing: postings - matched, extra: extra, what: "word index")
             if miscounted > 0 {
-                report("\(tree): \(miscounted) entr\(miscounted == 1 ? "y counts" : "ies count") its word's occurrences wrong")
+                report("\(tree): \(miscounted) posting\(miscounted == 1 ? " counts" : "s count") its word's occurrences wrong")
+            }
+            if damaged > 0 {
+                report("\(tree): \(damaged) entr\(damaged == 1 ? "y is" : "ies are") not a well-formed posting block")
+            }
+            if overlapping > 0 {
+                report("\(tree): \(overlapping) block\(overlapping == 1 ? " starts" : "s start") at or before the last key of the block before it")
             }
         }
     }

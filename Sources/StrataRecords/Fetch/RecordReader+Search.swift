@@ -2,7 +2,7 @@ import StrataStorage
 
 extension RecordReader {
     /// The objects that match `search`, best first (``TextSearch``), read from the entity's word
-    /// index: the cost follows the entries of the query's words, not the number of objects.
+    /// index: the cost follows the postings of the query's words, not the number of objects.
     /// Throws `invalidFetch` for an entity without the word index asked for and for a query
     /// without a word.
     public func search(_ search: TextSearch) throws -> [TextSearchHit] {
@@ -27,7 +27,7 @@ extension RecordReader {
         return top.ranked().map { TextSearchHit(id: ObjectID(entity: entity.name, primaryKey: $0.key), score: $0.score) }
     }
 
-    /// Each term's holders in the properties `searched` marks, from the entries of word index
+    /// Each term's holders in the properties `searched` marks, from the posting blocks of word index
     /// `tree`, in primary-key order with their counts.
     func termPostings(in tree: String, of terms: [WordQuery.Term], searched: [Bool]) throws -> [TermPostings] {
         var postings: [TermPostings] = []
@@ -35,8 +35,10 @@ extension RecordReader {
         for term in terms {
             var list = TermPostings()
             try source.scan(tree, prefix: term.entryPrefix) { key, cursor in
-                let n = try WordIndex.count(cursor.value, searched: searched, tree: tree)
-                if n > 0 { list.append(try WordIndex.primaryKey(key, tree: tree), n) }
+                var block = PostingBlockReader(cursor.value, firstKey: try WordIndex.primaryKey(key, tree: tree))
+                while let n = try block.next(searched: searched, tree: tree) {
+                    if n > 0 { list.append(block.pk, n) }
+                }
                 return true
             }
             list.normalize()
@@ -82,8 +84,8 @@ extension RecordReader {
 
     /// The objects that hold the terms of `query` (all, or any) in the properties `searched`
     /// marks, in primary-key order: what a word condition in a fetch needs, without counts.
-    /// An exact word's entries come in primary-key order already, so most lists are built by
-    /// appending and combined by merging, with no hashing per entry.
+    /// An exact word's blocks come in primary-key order already, so most lists are built by
+    /// appending and combined by merging, with no hashing per posting.
     func wordHolders(in tree: String, of query: WordQuery, searched: [Bool]) throws -> [UInt64] {
         var lists: [[UInt64]] = []
         lists.reserveCapacity(query.terms.count)
@@ -91,10 +93,12 @@ extension RecordReader {
             var pks: [UInt64] = []
             var ascending = true
             try source.scan(tree, prefix: term.entryPrefix) { key, cursor in
-                guard try WordIndex.count(cursor.value, searched: searched, tree: tree) > 0 else { return true }
-                let pk = try WordIndex.primaryKey(key, tree: tree)
-                if let last = pks.last, pk <= last { ascending = false }
-                pks.append(pk)
+                var block = PostingBlockReader(cursor.value, firstKey: try WordIndex.primaryKey(key, tree: tree))
+                while let n = try block.next(searched: searched, tree: tree) {
+                    guard n > 0 else { continue }
+                    if let last = pks.last, block.pk <= last { ascending = false }
+                    pks.append(block.pk)
+                }
                 return true
             }
             // A prefix's words each list their holders: one object may be in several.

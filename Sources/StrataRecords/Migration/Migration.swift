@@ -182,6 +182,7 @@ struct Migration {
             try transaction.write(key, row)
         }
         try transaction.flushRows()
+        try transaction.flushWords()
         try meta.put(RecordTrees.schemaKey, Array(new.schemaLines.joined(separator: "\n").utf8))
         try RecordTrees.putModelVersion(new.version, in: meta)
         progress.tell(.finished, done: total, of: total)

@@ -1,18 +1,24 @@
 import StrataStorage
 
 /// The version of the record layer's derived encodings a store was written with: index, unique
-/// and extremes keys, and the text of `lowercase:` and `canonical:` derived values (FORMAT.md
-/// §12, "Record format"). It lives in `records:meta` under `keys`, one byte.
+/// and extremes keys, word index entries, and the text of `lowercase:` and `canonical:` derived
+/// values (FORMAT.md §12, "Record format"). It lives in `records:meta` under `keys`, one byte.
 ///
-/// Version 2 keys strings by their NFC bytes, marks cut strings with `00 02`, keys every NaN
-/// alike, and lowercases with Final_Sigma; version 1 (stores that have no `keys` entry) keyed
-/// the bytes as given. Opening a version-1 store read-write rebuilds every index, uniqueness
-/// entry and derived value from the rows (a lightweight migration of the model to itself) and
-/// records version 2; a read-only open of such a store is refused, since its indexes would
-/// answer fetches differently from a scan. See docs/decisions.md, "String equality and index keys".
+/// Version 3 stores a word index's postings in blocks (``PostingBlock``); version 2 held an entry
+/// per word and row, which is a block of one posting, so version 3 reads a version-2 store as it
+/// is: a read-only open reads it, a read-write open rebuilds its word indexes as full blocks
+/// (decision 87). Version 2 keys strings by their NFC bytes, marks cut strings with `00 02`, keys
+/// every NaN alike, and lowercases with Final_Sigma; version 1 (stores that have no `keys`
+/// entry) keyed the bytes as given. Opening a version-1 store read-write rebuilds every index,
+/// uniqueness entry, word index and derived value from the rows (a lightweight migration of the
+/// model to itself) and records the current version; a read-only open of such a store is
+/// refused, since its indexes would answer fetches differently from a scan. See
+/// docs/decisions.md, "String equality and index keys".
 enum KeyFormat {
-    static let current: UInt8 = 2
+    static let current: UInt8 = 3
     static let metaKey = Array("keys".utf8)
+    /// The versions this one reads as they are (a read-only open, a check).
+    static let readable: ClosedRange<UInt8> = 2...current
 
     /// Records the current version (a new store, or one whose keys were all just rebuilt).
     static func mark(_ tx: WriteTransaction) throws {
@@ -40,20 +46,64 @@ enum KeyFormat {
         return found
     }
 
+    /// What distinguishes record format `version`, for a refusal's message.
+    static func describe(_ version: UInt8) -> String {
+        switch version {
+        case 1: return "strings keyed by their bytes as given"
+        case 2: return "NFC string keys, a word index entry per word and row"
+        default: return "NFC string keys, word postings in blocks"
+        }
+    }
+
     /// Brings an opened store whose model matches `model` to the current version.
     ///
     /// - Throws: `StrataError.unsupportedFormatVersion` for keys written by a newer version;
     ///   `StrataError.readOnly` when an older store is opened read-only; what the rebuild throws.
     static func upgrade(_ storage: Store, model: Model, readOnly: Bool) throws {
         let found = try refuseNewer(storage)
-        if found == current { return }
+        if found == current || (readOnly && readable.contains(found)) { return }
         if readOnly {
-            throw StrataError.readOnly(reason: "the store's index keys use record format \(found) (bytes as given); "
-                                       + "open it read-write once to rebuild them in format \(current) (NFC strings)")
+            throw StrataError.readOnly(reason: "the store's index entries use record format \(found) "
+                                       + "(\(describe(found))); open it read-write once to rebuild them in format "
+                                       + "\(current) (\(describe(current)))")
         }
         try storage.write { tx in
-            try Migration(old: model, new: model).run(in: tx)
+            if readable.contains(found) {
+                try rebuildWordIndexes(tx, model: model)
+            } else {
+                try Migration(old: model, new: model).run(in: tx)
+            }
             try mark(tx)
+        }
+    }
+
+    /// Rebuilds every word index from the rows, in key order (each word's postings appended to
+    /// its last block), a batch of rows at a time.
+    static func rebuildWordIndexes(_ tx: WriteTransaction, model: Model) throws {
+        for entity in model.entities where !entity.fullTextFields.isEmpty {
+            let names = entity.fullTextFields.indices.map { RecordTrees.words(entity, $0) }
+            for name in names where try tx.tree(name) != nil { try tx.dropTree(name) }
+            guard let rows = try tx.tree(RecordTrees.rows(entity)) else { continue }
+            let trees = try names.map { try tx.treeCreatingIfMissing($0) }
+            var pending = entity.fullTextFields.map { PendingWords(fieldCount: $0.count) }
+            let folding = WordFolding()
+            var batched = 0
+            let cursor = rows.makeCursor()
+            var more = try cursor.first()
+            while more {
+                let pk = try RecordTrees.primaryKey(cursor.key, at: 0, exactLength: 8, tree: RecordTrees.rows(entity))
+                let row = try RowCodec.decode(cursor.value, fields: entity.fields)
+                for (i, fields) in entity.fullTextFields.enumerated() {
+                    let words = WordIndex.terms(row, fields: fields, folding: folding)
+                    for (word, slot) in words.slots { pending[i].set(word, pk: pk, counts: words.counts(ofSlot: slot)) }
+                }
+                batched += 1
+                more = try cursor.next()
+                if batched == 10_000 || !more {
+                    for i in pending.indices { try pending[i].apply(to: trees[i], name: names[i]) }
+                    batched = 0
+                }
+            }
         }
     }
 }

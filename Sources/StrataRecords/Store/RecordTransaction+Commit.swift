@@ -12,6 +12,7 @@ extension RecordTransaction {
         try checkUniqueness()
         try validate()
         try flushRows()
+        try flushWords()
         if !nextPrimaryKeys.isEmpty {
             let meta = try tx.treeCreatingIfMissing(RecordTrees.meta)
             for (entityIndex, next) in nextPrimaryKeys {

@@ -42,8 +42,12 @@ public final class RecordTransaction: RecordReader {
     /// Rows whose new state is not in the rows tree yet: each is encoded once, at commit (or
     /// before a scan of the rows tree), however often derivation changes it.
     @exclusivity(unchecked) var dirtyKeys: [RowKey] = []
-    /// The buffers index and word entry keys are built in, reused by every entry.
+    /// The buffers index entry keys are built in, reused by every entry.
     @exclusivity(unchecked) private var oldIndexKey: [UInt8] = [], newIndexKey: [UInt8] = []
+    /// Word index postings not yet in their trees, per entity and index (empty for an entity
+    /// not touched): see ``flushWords()``.
+    var pendingWords: [[PendingWords]]
+    var hasPendingWords = false
     /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
     var pendingDeletes: [RowKey] = []
     var settledDeletes = 0
@@ -106,6 +110,7 @@ public final class RecordTransaction: RecordReader {
         self.timestamp = timestamp
         self.writtenKeys = Array(repeating: [], count: model.entities.count)
         self.pendingKeys = Array(repeating: [], count: model.entities.count)
+        self.pendingWords = Array(repeating: [], count: model.entities.count)
         self.nextPrimaryKeys = KeyCounters(entities: model.entities.count)
         self.trees = WriteTrees(tx: tx, model: model)
         super.init(model: model, source: .write(tx))
@@ -164,6 +169,7 @@ public final class RecordTransaction: RecordReader {
     override func willScanRows() throws {
         try willRead()
         try flushRows()
+        try flushWords()
     }
 
     /// Runs the delete rules (cascade, nullify) of the deletes since the last settle and
@@ -687,29 +693,37 @@ public final class RecordTransaction: RecordReader {
         }
     }
 
-    /// Moves a row's entries in word index `i` from the words it had to the words it has: a
-    /// word whose counts stayed the same is not touched. Keys and values are built in reused
-    /// buffers, so nothing is allocated per word.
+    /// Records a row's change in word index `i`, from the words it had to the words it has: a
+    /// word whose counts stayed the same is not touched. The postings reach the index's blocks
+    /// at the next ``flushWords()``.
     private func moveWordEntries(_ entity: EntityDescription, _ i: Int, _ pk: UInt64,
                                  _ old: WordIndex.RowWords, _ new: WordIndex.RowWords) throws {
         if old == new { return }
-        let tree = try trees.words(entity, i)
-        var value: [UInt8] = []
-        value.reserveCapacity(2 * new.fieldCount)
+        if pendingWords[entity.index].isEmpty {
+            pendingWords[entity.index] = entity.fullTextFields.map { PendingWords(fieldCount: $0.count) }
+        }
         for (word, slot) in new.slots {
             let counts = new.counts(ofSlot: slot)
             if let before = old.slots[word], old.counts(ofSlot: before).elementsEqual(counts) { continue }
-            value.removeAll(keepingCapacity: true)
-            WordIndex.appendValue(counts, to: &value)
-            newIndexKey.removeAll(keepingCapacity: true)
-            WordIndex.appendKey(word, pk: pk, to: &newIndexKey)
-            try newIndexKey.withUnsafeBytes { key in try value.withUnsafeBytes { try tree.put(key, $0) } }
+            pendingWords[entity.index][i].set(word, pk: pk, counts: counts)
         }
         for word in old.slots.keys where new.slots[word] == nil {
-            oldIndexKey.removeAll(keepingCapacity: true)
-            WordIndex.appendKey(word, pk: pk, to: &oldIndexKey)
-            _ = try oldIndexKey.withUnsafeBytes { try tree.delete($0) }
+            pendingWords[entity.index][i].set(word, pk: pk, counts: nil)
         }
+        hasPendingWords = true
+    }
+
+    /// Writes the word index postings changed since the last flush into their blocks.
+    /// An index whose merge threw (a damaged block) keeps its changes: applying them again
+    /// gives the same postings, so a later flush or the commit still writes them.
+    func flushWords() throws {
+        guard hasPendingWords else { return }
+        for entity in model.entities where !pendingWords[entity.index].isEmpty {
+            for i in pendingWords[entity.index].indices where !pendingWords[entity.index][i].isEmpty {
+                try pendingWords[entity.index][i].apply(to: try trees.words(entity, i), name: RecordTrees.words(entity, i))
+            }
+        }
+        hasPendingWords = false
     }
 }
 

@@ -1,9 +1,10 @@
 import StrataStorage
 
-/// The entries of a word index (``FullTextIndex``; FORMAT.md §12, "Word indexes"): one per word
-/// and row, keyed by the folded word's UTF-8 bytes, a 0 byte and the row's primary key, holding
-/// how many times the word occurs in each of the index's properties of the row (a varint each,
-/// in the index's order), so that a search of some of them is answered by the entries alone.
+/// The entries of a word index (``FullTextIndex``; FORMAT.md §12, "Word indexes"): blocks of
+/// postings (``PostingBlock``), keyed by the folded word's UTF-8 bytes, a 0 byte and the first
+/// primary key of the block; a posting holds how many times the word occurs in each of the
+/// index's properties of its row, so that a search of some of them is answered by the entries
+/// alone.
 enum WordIndex {
     /// The words of one row's indexed values: each word once, with its count in each field,
     /// kept flat (a word's slot indexes `fieldCount` counts) so that a row costs one
@@ -56,93 +57,22 @@ enum WordIndex {
         return words
     }
 
-    /// The entry key of `word` in the row with primary key `pk`.
+    /// The key of `word`'s block that starts at primary key `pk`.
     static func key(_ word: String, pk: UInt64) -> [UInt8] {
         var key: [UInt8] = []
         appendKey(word, pk: pk, to: &key)
         return key
     }
 
-    /// Appends the entry key of `word` in row `pk` to `out` (the write path reuses one buffer).
+    /// Appends the key of `word`'s block starting at `pk` to `out`.
     static func appendKey(_ word: String, pk: UInt64, to out: inout [UInt8]) {
         out.append(contentsOf: word.utf8)
         out.append(0)
         KeyEncoding.appendPrimaryKey(pk, to: &out)
     }
 
-    /// An entry's value: the count in each field, an unsigned LEB128 varint each (one byte below
-    /// 128: most words occur a few times in a value).
-    static func value(_ counts: [Int]) -> [UInt8] {
-        var out: [UInt8] = []
-        appendValue(counts[...], to: &out)
-        return out
-    }
-
-    /// Appends the value of an entry counting `counts` (one per field) to `out`.
-    static func appendValue(_ counts: ArraySlice<Int>, to out: inout [UInt8]) {
-        for count in counts { appendVarint(UInt32(clamping: count), to: &out) }
-    }
-
-    private static func appendVarint(_ value: UInt32, to out: inout [UInt8]) {
-        var rest = value
-        while rest >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: rest) | 0x80)
-            rest >>= 7
-        }
-        out.append(UInt8(rest))
-    }
-
-    /// The occurrences an entry counts in the fields `searched` marks (parallel to the index's
-    /// properties); `corrupt` when the value is not one varint of at most 32 bits per property,
-    /// or counts none at all.
-    static func count(_ value: UnsafeRawBufferPointer, searched: [Bool], tree: String) throws -> Int {
-        // Nearly every entry: each count below 128, one byte per property. The same answer as
-        // the varint loop below, without its per-byte bookkeeping (a search reads one entry per
-        // object holding a word, most of them for the other property).
-        if value.count == searched.count {
-            var total = 0, selected = 0, short = true
-            for field in 0..<value.count {
-                let byte = Int(value[field])
-                if byte >= 0x80 {
-                    short = false
-                    break
-                }
-                total += byte
-                if searched[field] { selected += byte }
-            }
-            if short {
-                guard total > 0 else { throw StrataError.corrupt("\(tree): a word entry counts 0 occurrences", offset: nil) }
-                return selected
-            }
-        }
-        var position = 0, total = 0, selected = 0
-        for field in searched.indices {
-            var n = 0, shift = 0
-            while true {
-                guard position < value.count, shift < 35 else {
-                    throw StrataError.corrupt("\(tree): a word entry's counts are cut short or too long", offset: nil)
-                }
-                let byte = value[position]
-                position += 1
-                n |= Int(byte & 0x7F) << shift
-                shift += 7
-                if byte < 0x80 { break }
-            }
-            guard n <= Int(UInt32.max) else {
-                throw StrataError.corrupt("\(tree): a word entry counts more than 2³² occurrences", offset: nil)
-            }
-            total += n
-            if searched[field] { selected += n }
-        }
-        guard position == value.count else {
-            throw StrataError.corrupt("\(tree): a word entry holds \(value.count - position) bytes after its counts",
-                                      offset: nil)
-        }
-        guard total > 0 else { throw StrataError.corrupt("\(tree): a word entry counts 0 occurrences", offset: nil) }
-        return selected
-    }
-
-    /// The primary key of an entry (its last 8 bytes, after a 0 byte); `corrupt` otherwise.
+    /// The first primary key of an entry's block (its key's last 8 bytes, after a 0 byte);
+    /// `corrupt` otherwise.
     static func primaryKey(_ key: UnsafeRawBufferPointer, tree: String) throws -> UInt64 {
         guard key.count >= 10, key[key.count - 9] == 0 else {
             throw StrataError.corrupt("\(tree): a word entry's key does not end in 0 and a primary key", offset: nil)

@@ -1,0 +1,241 @@
+import StrataStorage
+
+/// The postings a write transaction changed in one word index and has not yet written to its
+/// tree: per word, the rows whose counts changed, with their new counts or none (the row no
+/// longer holds the word). Rows are written to the tree's blocks once per word, at commit or
+/// before a read that needs them (decision 87), so a commit rewrites each block it touches
+/// once however many of its rows changed.
+struct PendingWords {
+    /// One row's change to one word's postings, in the order made.
+    private struct Change {
+        var pk: UInt64
+        /// Where the row's counts start in `counts`; -1: the row no longer holds the word.
+        var countsAt: Int32
+        /// The word's next change (an index in `changes`); -1: none yet.
+        var next: Int32
+    }
+
+    let fieldCount: Int
+    private var slots: [String: Int] = [:]
+    private var words: [String] = []
+    /// Each word's first and last change: the changes of one word are chained through
+    /// `Change.next`, so one flat list holds every word's (a list per word would grow
+    /// thousands of small arrays a commit) and no sort is needed to group them.
+    private var firstChange: [Int32] = [], lastChange: [Int32] = []
+    private var changes: [Change] = []
+    private var counts: [UInt32] = []
+
+    init(fieldCount: Int) { self.fieldCount = fieldCount }
+
+    var isEmpty: Bool { changes.isEmpty }
+
+    /// Records that row `pk` holds `word` `counts` times in each property (nil: not at all);
+    /// a later call for the same word and row replaces it.
+    mutating func set(_ word: String, pk: UInt64, counts new: ArraySlice<Int>?) {
+        let next = words.count
+        let slot = Self.value(&slots[word, default: next])
+        let index = Int32(truncatingIfNeeded: changes.count)
+        if slot == next {
+            words.append(word)
+            firstChange.append(index)
+            lastChange.append(index)
+        } else {
+            changes[Int(lastChange[slot])].next = index
+            lastChange[slot] = index
+        }
+        var at: Int32 = -1
+        if let new {
+            at = Int32(truncatingIfNeeded: counts.count)
+            for count in new { counts.append(UInt32(clamping: count)) }
+        }
+        changes.append(Change(pk: pk, countsAt: at, next: -1))
+    }
+
+    /// Reads a value through a mutating access (which inserts a dictionary's default).
+    private static func value(_ slot: inout Int) -> Int { slot }
+
+    /// Writes every change into `tree`'s blocks, a word at a time, and forgets them.
+    mutating func apply(to tree: WriteTree, name: String, targetBytes: Int = PostingBlock.targetBytes) throws {
+        var merge = BlockMerge(fieldCount: fieldCount, tree: tree, name: name, targetBytes: targetBytes)
+        var word: [(pk: UInt64, countsAt: Int)] = []
+        for slot in words.indices {
+            word.removeAll(keepingCapacity: true)
+            var ascending = true
+            var at = Int(firstChange[slot])
+            while at >= 0 {
+                let change = changes[at]
+                if let last = word.last, change.pk <= last.pk { ascending = false }
+                word.append((change.pk, Int(change.countsAt)))
+                at = Int(change.next)
+            }
+            if !ascending {
+                // By key; of one row's changes the last (the order made breaks ties).
+                let sorted = word.indices.sorted { word[$0].pk != word[$1].pk ? word[$0].pk < word[$1].pk : $0 < $1 }
+                var kept: [(pk: UInt64, countsAt: Int)] = []
+                kept.reserveCapacity(word.count)
+                for i in sorted {
+                    if kept.last?.pk == word[i].pk { kept[kept.count - 1] = word[i] } else { kept.append(word[i]) }
+                }
+                word = kept
+            }
+            try merge.write(words[slot], word, counts: counts)
+        }
+        self = PendingWords(fieldCount: fieldCount)
+    }
+}
+
+/// Merges one word's changed rows into the blocks of its tree: finds the block each change
+/// falls in (the last whose first key is not above it; before the first block, the first),
+/// decodes it, merges the changes in key order, and writes the result back as blocks of about
+/// the target size, deleting an entry whose first key changed or that lost every posting.
+private struct BlockMerge {
+    let fieldCount: Int
+    let tree: WriteTree
+    let name: String
+    let targetBytes: Int
+    private let cursor: Cursor
+    // Buffers reused by every block.
+    private var prefix: [UInt8] = [], key: [UInt8] = []
+    private var pks: [UInt64] = [], blockCounts: [UInt32] = []
+    private var mergedPks: [UInt64] = [], mergedCounts: [UInt32] = []
+
+    init(fieldCount: Int, tree: WriteTree, name: String, targetBytes: Int) {
+        self.fieldCount = fieldCount
+        self.tree = tree
+        self.name = name
+        self.targetBytes = max(1, targetBytes)
+        cursor = tree.makeCursor()
+    }
+
+    /// The block of the entry the cursor rests on when it is one of the word's (`prefix`).
+    private func blockKey(_ cursor: Cursor) throws -> UInt64? {
+        guard cursor.isValid else { return nil }
+        let key = cursor.key
+        guard key.count == prefix.count + 8, key.starts(with: prefix) else { return nil }
+        return try WordIndex.primaryKey(key, tree: name)
+    }
+
+    /// Sets `key` to the word's key for a block starting at `pk`.
+    private mutating func setKey(_ pk: UInt64) {
+        key.removeAll(keepingCapacity: true)
+        key.append(contentsOf: prefix)
+        KeyEncoding.appendPrimaryKey(pk, to: &key)
+    }
+
+    /// `changes`: the word's changed rows, ascending, each once: a row's counts in `counts`
+    /// from `countsAt`, or -1 for a row that no longer holds the word.
+    mutating func write(_ word: String, _ changes: [(pk: UInt64, countsAt: Int)], counts: [UInt32]) throws {
+        prefix.removeAll(keepingCapacity: true)
+        prefix.append(contentsOf: word.utf8)
+        prefix.append(0)
+        var i = 0
+        while i < changes.count {
+            setKey(changes[i].pk)
+            // The block the change falls in, and the first key of the block after it.
+            var blockStart: UInt64?, upper: UInt64?
+            let found = try key.withUnsafeBytes { try cursor.seek($0) }
+            if found, try blockKey(cursor) == changes[i].pk {
+                blockStart = changes[i].pk
+            } else if try (found ? cursor.previous() : cursor.last()), let start = try blockKey(cursor) {
+                blockStart = start
+                // After the word's last block, rows only added: appended (below) without
+                // decoding the block.
+                if try !(cursor.next() && blockKey(cursor) != nil),
+                   changes[i...].allSatisfy({ $0.countsAt >= 0 }), try append(changes[i...], to: start, counts: counts) {
+                    return
+                }
+            } else if try key.withUnsafeBytes({ try cursor.seek($0) }), let start = try blockKey(cursor) {
+                blockStart = start  // before the word's first block: merged into it
+            }
+            pks.removeAll(keepingCapacity: true)
+            blockCounts.removeAll(keepingCapacity: true)
+            if let blockStart {
+                setKey(blockStart)
+                guard try key.withUnsafeBytes({ try cursor.seek($0) }) else { throw lost() }
+                var reader = PostingBlockReader(cursor.value, firstKey: blockStart)
+                while try reader.next(fieldCount: fieldCount, into: &blockCounts, tree: name) { pks.append(reader.pk) }
+                if try cursor.next() { upper = try blockKey(cursor) }
+            }
+            // The changes before the next block are this block's.
+            var end = i + 1
+            while end < changes.count, upper.map({ changes[end].pk < $0 }) ?? true { end += 1 }
+            merge(changes[i..<end], counts: counts)
+            let blocks = PostingBlock.encode(pks: mergedPks, counts: mergedCounts, fieldCount: fieldCount,
+                                             targetBytes: targetBytes)
+            if let blockStart, blocks.first?.first != blockStart {
+                setKey(blockStart)
+                _ = try key.withUnsafeBytes { try tree.delete($0) }
+            }
+            for block in blocks { try put(block.first, block.bytes) }
+            i = end
+        }
+    }
+
+    /// Rows added after every posting of the word's last block (starting at `start`, the
+    /// cursor's previous entry): appended to its bytes while it is below the target size, the
+    /// rest in new blocks. False (nothing written) when a row is not after the block's last.
+    private mutating func append(_ changes: ArraySlice<(pk: UInt64, countsAt: Int)>, to start: UInt64,
+                                 counts: [UInt32]) throws -> Bool {
+        // The cursor rests past the block (on the next word's first entry, or past the end).
+        guard try (cursor.isValid ? cursor.previous() : cursor.last()), try blockKey(cursor) == start else { throw lost() }
+        var bytes = [UInt8](cursor.value)
+        var last: UInt64 = start
+        try bytes.withUnsafeBytes { value in
+            var reader = PostingBlockReader(value, firstKey: start)
+            while try reader.skip(fieldCount: fieldCount, tree: name) { last = reader.pk }
+        }
+        guard let first = changes.first, first.pk > last else { return false }
+        var blockStart = start, changed = false
+        for change in changes {
+            if bytes.count >= targetBytes {
+                if changed { try put(blockStart, bytes) }
+                bytes.removeAll(keepingCapacity: true)
+                blockStart = change.pk
+            } else {
+                PostingBlock.appendVarint(change.pk - last, to: &bytes)
+            }
+            for field in 0..<fieldCount { PostingBlock.appendVarint(UInt64(counts[change.countsAt + field]), to: &bytes) }
+            changed = true
+            last = change.pk
+        }
+        if changed { try put(blockStart, bytes) }
+        return true
+    }
+
+    private mutating func put(_ first: UInt64, _ bytes: [UInt8]) throws {
+        setKey(first)
+        try key.withUnsafeBytes { key in try bytes.withUnsafeBytes { try tree.put(key, $0) } }
+    }
+
+    private func lost() -> StrataError {
+        StrataError.corrupt("\(name): a block vanished while its word's postings were merged", offset: nil)
+    }
+
+    /// The block's postings (`pks`, `blockCounts`) with `changes` applied, into `mergedPks` and
+    /// `mergedCounts`.
+    private mutating func merge(_ changes: ArraySlice<(pk: UInt64, countsAt: Int)>, counts: [UInt32]) {
+        mergedPks.removeAll(keepingCapacity: true)
+        mergedCounts.removeAll(keepingCapacity: true)
+        var b = 0
+        for change in changes {
+            while b < pks.count && pks[b] < change.pk {
+                keep(b)
+                b += 1
+            }
+            if b < pks.count && pks[b] == change.pk { b += 1 }  // replaced or removed
+            if change.countsAt >= 0 {
+                mergedPks.append(change.pk)
+                mergedCounts.append(contentsOf: counts[change.countsAt..<(change.countsAt + fieldCount)])
+            }
+        }
+        while b < pks.count {
+            keep(b)
+            b += 1
+        }
+    }
+
+    private mutating func keep(_ b: Int) {
+        mergedPks.append(pks[b])
+        mergedCounts.append(contentsOf: blockCounts[(b * fieldCount)..<((b + 1) * fieldCount)])
+    }
+}
