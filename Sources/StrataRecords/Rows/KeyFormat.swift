@@ -94,8 +94,7 @@ enum KeyFormat {
                 let pk = try RecordTrees.primaryKey(cursor.key, at: 0, exactLength: 8, tree: RecordTrees.rows(entity))
                 let row = try RowCodec.decode(cursor.value, fields: entity.fields)
                 for (i, fields) in entity.fullTextFields.enumerated() {
-                    let words = WordIndex.terms(row, fields: fields, folding: folding)
-                    for (word, slot) in words.slots { pending[i].set(word, pk: pk, counts: words.counts(ofSlot: slot)) }
+                    pending[i].changeRow(pk, old: nil, new: row, fields: fields, folding: folding)
                 }
                 batched += 1
                 more = try cursor.next()

@@ -16,37 +16,81 @@ struct PendingWords {
     }
 
     let fieldCount: Int
+    /// The words seen, each once: a row's words are looked up here as they are split (one hash
+    /// a word), and everything after works on slots.
     private var slots: [String: Int] = [:]
     private var words: [String] = []
-    /// Each word's first and last change: the changes of one word are chained through
-    /// `Change.next`, so one flat list holds every word's (a list per word would grow
+    /// Each word's first and last change (-1: none yet): the changes of one word are chained
+    /// through `Change.next`, so one flat list holds every word's (a list per word would grow
     /// thousands of small arrays a commit) and no sort is needed to group them.
     private var firstChange: [Int32] = [], lastChange: [Int32] = []
     private var changes: [Change] = []
     private var counts: [UInt32] = []
+    /// The words of a row's old and new values, kept to be reused by every row.
+    private var before = RowTally(), after = RowTally()
 
     init(fieldCount: Int) { self.fieldCount = fieldCount }
 
     var isEmpty: Bool { changes.isEmpty }
 
+    /// Records a row's change from the words of `old` to those of `new` (nil: no row) in the
+    /// properties `fields`: a word whose counts stayed the same is not touched.
+    mutating func changeRow(_ pk: UInt64, old: [StoredValue]?, new: [StoredValue]?, fields: [Int],
+                            folding: WordFolding) {
+        Self.tally(old, fields: fields, folding: folding, slots: &slots, words: &words, into: &before)
+        Self.tally(new, fields: fields, folding: folding, slots: &slots, words: &words, into: &after)
+        for (n, slot) in after.slots.enumerated() {
+            let now = after.counts[(n * fieldCount)..<((n + 1) * fieldCount)]
+            if let was = before.counts(of: Int(slot), fieldCount: fieldCount), was.elementsEqual(now) { continue }
+            record(Int(slot), pk: pk, counts: now)
+        }
+        for slot in before.slots where after.counts(of: Int(slot), fieldCount: fieldCount) == nil {
+            record(Int(slot), pk: pk, counts: nil)
+        }
+    }
+
     /// Records that row `pk` holds `word` `counts` times in each property (nil: not at all);
     /// a later call for the same word and row replaces it.
-    mutating func set(_ word: String, pk: UInt64, counts new: ArraySlice<Int>?) {
+    mutating func set(_ word: String, pk: UInt64, counts new: [UInt32]?) {
+        record(Self.slot(of: word, slots: &slots, words: &words), pk: pk, counts: new?[...])
+    }
+
+    private static func slot(of word: String, slots: inout [String: Int], words: inout [String]) -> Int {
         let next = words.count
-        let slot = Self.value(&slots[word, default: next])
+        let slot = value(&slots[word, default: next])
+        if slot == next { words.append(word) }
+        return slot
+    }
+
+    /// The words of `row`'s values of `fields`, by slot, with their counts.
+    private static func tally(_ row: [StoredValue]?, fields: [Int], folding: WordFolding,
+                              slots: inout [String: Int], words: inout [String], into tally: inout RowTally) {
+        tally.begin()
+        guard let row else { return }
+        for (position, field) in fields.enumerated() {
+            guard case .string(let text) = row[field] else { continue }
+            WordTokenizer.forEachWord(text, folding: folding) { word in
+                tally.add(slot(of: word, slots: &slots, words: &words), field: position, fieldCount: fields.count)
+            }
+        }
+    }
+
+    private mutating func record(_ slot: Int, pk: UInt64, counts new: ArraySlice<UInt32>?) {
+        while firstChange.count <= slot {
+            firstChange.append(-1)
+            lastChange.append(-1)
+        }
         let index = Int32(truncatingIfNeeded: changes.count)
-        if slot == next {
-            words.append(word)
-            firstChange.append(index)
-            lastChange.append(index)
+        if firstChange[slot] < 0 {
+            firstChange[slot] = index
         } else {
             changes[Int(lastChange[slot])].next = index
-            lastChange[slot] = index
         }
+        lastChange[slot] = index
         var at: Int32 = -1
         if let new {
             at = Int32(truncatingIfNeeded: counts.count)
-            for count in new { counts.append(UInt32(clamping: count)) }
+            counts.append(contentsOf: new)
         }
         changes.append(Change(pk: pk, countsAt: at, next: -1))
     }
@@ -58,7 +102,7 @@ struct PendingWords {
     mutating func apply(to tree: WriteTree, name: String, targetBytes: Int = PostingBlock.targetBytes) throws {
         var merge = BlockMerge(fieldCount: fieldCount, tree: tree, name: name, targetBytes: targetBytes)
         var word: [(pk: UInt64, countsAt: Int)] = []
-        for slot in words.indices {
+        for slot in firstChange.indices where firstChange[slot] >= 0 {
             word.removeAll(keepingCapacity: true)
             var ascending = true
             var at = Int(firstChange[slot])
@@ -80,7 +124,52 @@ struct PendingWords {
             }
             try merge.write(words[slot], word, counts: counts)
         }
-        self = PendingWords(fieldCount: fieldCount)
+        changes.removeAll(keepingCapacity: true)
+        counts.removeAll(keepingCapacity: true)
+        for slot in firstChange.indices { firstChange[slot] = -1 }
+    }
+}
+
+/// One row's words as slots of ``PendingWords``, each once, with `fieldCount` counts: a slot's
+/// place is found through arrays indexed by slot and stamped per row, not a table per row.
+private struct RowTally {
+    private(set) var slots: [Int32] = []
+    private(set) var counts: [UInt32] = []
+    private var position: [Int32] = []
+    private var stamp: [UInt32] = []
+    private var current: UInt32 = 0
+
+    /// Starts a row: no word yet.
+    mutating func begin() {
+        slots.removeAll(keepingCapacity: true)
+        counts.removeAll(keepingCapacity: true)
+        current &+= 1
+        if current == 0 {
+            // The stamps wrapped: none may look current.
+            for i in stamp.indices { stamp[i] = 0 }
+            current = 1
+        }
+    }
+
+    mutating func add(_ slot: Int, field: Int, fieldCount: Int) {
+        while stamp.count <= slot {
+            stamp.append(0)
+            position.append(0)
+        }
+        if stamp[slot] != current {
+            stamp[slot] = current
+            position[slot] = Int32(truncatingIfNeeded: slots.count)
+            slots.append(Int32(truncatingIfNeeded: slot))
+            counts.append(contentsOf: repeatElement(0, count: fieldCount))
+        }
+        counts[Int(position[slot]) * fieldCount + field] &+= 1
+    }
+
+    /// The counts of the word in `slot`, when the row holds it.
+    func counts(of slot: Int, fieldCount: Int) -> ArraySlice<UInt32>? {
+        guard slot < stamp.count, stamp[slot] == current else { return nil }
+        let at = Int(position[slot]) * fieldCount
+        return counts[at..<(at + fieldCount)]
     }
 }
 
@@ -133,15 +222,17 @@ private struct BlockMerge {
             setKey(changes[i].pk)
             // The block the change falls in, and the first key of the block after it.
             var blockStart: UInt64?, upper: UInt64?
+            // The cursor ends on that block's entry.
             let found = try key.withUnsafeBytes { try cursor.seek($0) }
             if found, try blockKey(cursor) == changes[i].pk {
                 blockStart = changes[i].pk
             } else if try (found ? cursor.previous() : cursor.last()), let start = try blockKey(cursor) {
                 blockStart = start
+                let last = try !(cursor.next() && blockKey(cursor) != nil)
+                guard try cursor.isValid ? cursor.previous() : cursor.last() else { throw lost() }
                 // After the word's last block, rows only added: appended (below) without
                 // decoding the block.
-                if try !(cursor.next() && blockKey(cursor) != nil),
-                   changes[i...].allSatisfy({ $0.countsAt >= 0 }), try append(changes[i...], to: start, counts: counts) {
+                if last, changes[i...].allSatisfy({ $0.countsAt >= 0 }), try append(changes[i...], to: start, counts: counts) {
                     return
                 }
             } else if try key.withUnsafeBytes({ try cursor.seek($0) }), let start = try blockKey(cursor) {
@@ -150,8 +241,6 @@ private struct BlockMerge {
             pks.removeAll(keepingCapacity: true)
             blockCounts.removeAll(keepingCapacity: true)
             if let blockStart {
-                setKey(blockStart)
-                guard try key.withUnsafeBytes({ try cursor.seek($0) }) else { throw lost() }
                 var reader = PostingBlockReader(cursor.value, firstKey: blockStart)
                 while try reader.next(fieldCount: fieldCount, into: &blockCounts, tree: name) { pks.append(reader.pk) }
                 if try cursor.next() { upper = try blockKey(cursor) }
@@ -176,15 +265,11 @@ private struct BlockMerge {
     /// rest in new blocks. False (nothing written) when a row is not after the block's last.
     private mutating func append(_ changes: ArraySlice<(pk: UInt64, countsAt: Int)>, to start: UInt64,
                                  counts: [UInt32]) throws -> Bool {
-        // The cursor rests past the block (on the next word's first entry, or past the end).
-        guard try (cursor.isValid ? cursor.previous() : cursor.last()), try blockKey(cursor) == start else { throw lost() }
-        var bytes = [UInt8](cursor.value)
-        var last: UInt64 = start
-        try bytes.withUnsafeBytes { value in
-            var reader = PostingBlockReader(value, firstKey: start)
-            while try reader.skip(fieldCount: fieldCount, tree: name) { last = reader.pk }
-        }
+        // The cursor rests on the block.
+        var reader = PostingBlockReader(cursor.value, firstKey: start)
+        var last = try reader.lastKey(fieldCount: fieldCount, tree: name)
         guard let first = changes.first, first.pk > last else { return false }
+        var bytes = [UInt8](cursor.value)
         var blockStart = start, changed = false
         for change in changes {
             if bytes.count >= targetBytes {

@@ -121,13 +121,21 @@ struct PostingBlockReader {
         return true
     }
 
-    /// Moves to the next posting, checking its counts without keeping them; false after the last.
-    mutating func skip(fieldCount: Int, tree: String) throws -> Bool {
-        guard try advance(tree: tree) else { return false }
-        var total: UInt64 = 0
-        for _ in 0..<fieldCount { total += try readVarint(bits: 32, tree: tree) }
-        guard total > 0 else { throw Self.corrupt(tree, "a posting counts 0 occurrences") }
-        return true
+    /// The key of the block's last posting, the counts passed over (each varint's bytes, with
+    /// no value built; the counts are checked when the block is read). `corrupt` for a key
+    /// difference out of bounds or a block cut inside a posting.
+    mutating func lastKey(fieldCount: Int, tree: String) throws -> UInt64 {
+        while try advance(tree: tree) {
+            for _ in 0..<fieldCount {
+                while true {
+                    guard position < bytes.count else { throw Self.corrupt(tree, "a posting is cut short") }
+                    let byte = bytes[position]
+                    position += 1
+                    if byte < 0x80 { break }
+                }
+            }
+        }
+        return pk
     }
 
     /// Reads the next posting's key difference (none for the first); false at the end.

@@ -676,9 +676,11 @@ public final class RecordTransaction: RecordReader {
                     fields.allSatisfy { StoredValue.identical(oldBuffer, $0, newBuffer, $0) }
                 }
             }) { continue }
-            let none = WordIndex.RowWords(fieldCount: fields.count)
-            try moveWordEntries(entity, i, pk, old.map { WordIndex.terms($0, fields: fields, folding: wordFolding) } ?? none,
-                                new.map { WordIndex.terms($0, fields: fields, folding: wordFolding) } ?? none)
+            if pendingWords[entity.index].isEmpty {
+                pendingWords[entity.index] = entity.fullTextFields.map { PendingWords(fieldCount: $0.count) }
+            }
+            pendingWords[entity.index][i].changeRow(pk, old: old, new: new, fields: fields, folding: wordFolding)
+            hasPendingWords = true
         }
         for (field, _) in entity.toOneFields {
             let oldTarget = old?[field], newTarget = new?[field]
@@ -691,26 +693,6 @@ public final class RecordTransaction: RecordReader {
                 try RecordTrees.withPair(UInt64(bitPattern: target), pk) { try tree.put($0, UnsafeRawBufferPointer(start: nil, count: 0)) }
             }
         }
-    }
-
-    /// Records a row's change in word index `i`, from the words it had to the words it has: a
-    /// word whose counts stayed the same is not touched. The postings reach the index's blocks
-    /// at the next ``flushWords()``.
-    private func moveWordEntries(_ entity: EntityDescription, _ i: Int, _ pk: UInt64,
-                                 _ old: WordIndex.RowWords, _ new: WordIndex.RowWords) throws {
-        if old == new { return }
-        if pendingWords[entity.index].isEmpty {
-            pendingWords[entity.index] = entity.fullTextFields.map { PendingWords(fieldCount: $0.count) }
-        }
-        for (word, slot) in new.slots {
-            let counts = new.counts(ofSlot: slot)
-            if let before = old.slots[word], old.counts(ofSlot: before).elementsEqual(counts) { continue }
-            pendingWords[entity.index][i].set(word, pk: pk, counts: counts)
-        }
-        for word in old.slots.keys where new.slots[word] == nil {
-            pendingWords[entity.index][i].set(word, pk: pk, counts: nil)
-        }
-        hasPendingWords = true
     }
 
     /// Writes the word index postings changed since the last flush into their blocks.
