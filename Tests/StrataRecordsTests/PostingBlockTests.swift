@@ -117,21 +117,22 @@ import StrataTesting
             var model: [String: [UInt64: [UInt32]]] = [:]
             for batch in 0..<60 {
                 var pending = PendingWords(fieldCount: fields)
+                let vocabulary = WordVocabulary()
                 for _ in 0..<(1 + rng.below(batch % 7 == 0 ? 200 : 12)) {
                     let word = words[rng.below(words.count)]
                     // Keys in a window that moves: appends, inserts between, and removals.
                     let pk = UInt64(rng.below(40 + batch * 8))
                     if rng.below(3) == 0 {
-                        pending.set(word, pk: pk, counts: nil)
+                        pending.set(word, pk: pk, counts: nil, vocabulary: vocabulary)
                         model[word]?[pk] = nil
                     } else {
                         let counts = (0..<fields).map { _ in rng.below(3) }
                         let kept = counts.allSatisfy { $0 == 0 } ? [1] + counts.dropFirst() : counts
-                        pending.set(word, pk: pk, counts: kept.map(UInt32.init))
+                        pending.set(word, pk: pk, counts: kept.map(UInt32.init), vocabulary: vocabulary)
                         model[word, default: [:]][pk] = kept.map(UInt32.init)
                     }
                 }
-                try store.storage.write { tx in try pending.apply(to: try tx.treeCreatingIfMissing(tree), name: tree, targetBytes: target) }
+                try store.storage.write { tx in try pending.apply(to: try tx.treeCreatingIfMissing(tree), name: tree, vocabulary: vocabulary, targetBytes: target) }
                 let entries = try store.storage.read { tx in try tx.tree(tree)?.entries() ?? [] }
                 var found: [String: [UInt64: [UInt32]]] = [:]
                 var lastKey: [String: UInt64] = [:]

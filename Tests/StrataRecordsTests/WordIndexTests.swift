@@ -371,7 +371,7 @@ extension WordIndexTests {
             let key = word.map(\.value), hash = FoldedWords.hash(word[...])
             #expect(table.find(word[...], hash: hash) == reference[key], "word \(i)")
             if reference[key] == nil {
-                table.insert(word[...], hash: hash, folded: "w\(i)")
+                table.insert(word[...], hash: hash, value: "w\(i)")
                 reference[key] = "w\(i)"
             }
         }

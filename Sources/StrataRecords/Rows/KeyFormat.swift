@@ -86,7 +86,7 @@ enum KeyFormat {
             guard let rows = try tx.tree(RecordTrees.rows(entity)) else { continue }
             let trees = try names.map { try tx.treeCreatingIfMissing($0) }
             var pending = entity.fullTextFields.map { PendingWords(fieldCount: $0.count) }
-            let folding = WordFolding()
+            let vocabulary = WordVocabulary()
             var batched = 0
             let cursor = rows.makeCursor()
             var more = try cursor.first()
@@ -94,12 +94,12 @@ enum KeyFormat {
                 let pk = try RecordTrees.primaryKey(cursor.key, at: 0, exactLength: 8, tree: RecordTrees.rows(entity))
                 let row = try RowCodec.decode(cursor.value, fields: entity.fields)
                 for (i, fields) in entity.fullTextFields.enumerated() {
-                    pending[i].changeRow(pk, old: nil, new: row, fields: fields, folding: folding)
+                    pending[i].changeRow(pk, old: nil, new: row, fields: fields, vocabulary: vocabulary)
                 }
                 batched += 1
                 more = try cursor.next()
                 if batched == 10_000 || !more {
-                    for i in pending.indices { try pending[i].apply(to: trees[i], name: names[i]) }
+                    for i in pending.indices { try pending[i].apply(to: trees[i], name: names[i], vocabulary: vocabulary) }
                     batched = 0
                 }
             }

@@ -16,18 +16,15 @@ struct PendingWords {
     }
 
     let fieldCount: Int
-    /// The words seen, each once: a row's words are looked up here as they are split (one hash
-    /// a word), and everything after works on slots.
-    private var slots: [String: Int] = [:]
-    private var words: [String] = []
-    /// Each word's first and last change (-1: none yet): the changes of one word are chained
-    /// through `Change.next`, so one flat list holds every word's (a list per word would grow
-    /// thousands of small arrays a commit) and no sort is needed to group them.
+    /// Each word's first and last change by slot of the transaction's ``WordVocabulary`` (-1:
+    /// none yet): the changes of one word are chained through `Change.next`, so one flat list
+    /// holds every word's (a list per word would grow thousands of small arrays a commit) and
+    /// no sort is needed to group them.
     private var firstChange: [Int32] = [], lastChange: [Int32] = []
+    /// The slots with a change, in the order first changed.
+    private var touched: [Int32] = []
     private var changes: [Change] = []
     private var counts: [UInt32] = []
-    /// The words of a row's old and new values, kept to be reused by every row.
-    private var before = RowTally(), after = RowTally()
 
     init(fieldCount: Int) { self.fieldCount = fieldCount }
 
@@ -36,9 +33,9 @@ struct PendingWords {
     /// Records a row's change from the words of `old` to those of `new` (nil: no row) in the
     /// properties `fields`: a word whose counts stayed the same is not touched.
     mutating func changeRow(_ pk: UInt64, old: [StoredValue]?, new: [StoredValue]?, fields: [Int],
-                            folding: WordFolding) {
-        Self.tally(old, fields: fields, folding: folding, slots: &slots, words: &words, into: &before)
-        Self.tally(new, fields: fields, folding: folding, slots: &slots, words: &words, into: &after)
+                            vocabulary: WordVocabulary) {
+        vocabulary.tally(old: old, new: new, fields: fields)
+        let before = vocabulary.before, after = vocabulary.after
         for (n, slot) in after.slots.enumerated() {
             let now = after.counts[(n * fieldCount)..<((n + 1) * fieldCount)]
             if let was = before.counts(of: Int(slot), fieldCount: fieldCount), was.elementsEqual(now) { continue }
@@ -51,28 +48,8 @@ struct PendingWords {
 
     /// Records that row `pk` holds `word` `counts` times in each property (nil: not at all);
     /// a later call for the same word and row replaces it.
-    mutating func set(_ word: String, pk: UInt64, counts new: [UInt32]?) {
-        record(Self.slot(of: word, slots: &slots, words: &words), pk: pk, counts: new?[...])
-    }
-
-    private static func slot(of word: String, slots: inout [String: Int], words: inout [String]) -> Int {
-        let next = words.count
-        let slot = value(&slots[word, default: next])
-        if slot == next { words.append(word) }
-        return slot
-    }
-
-    /// The words of `row`'s values of `fields`, by slot, with their counts.
-    private static func tally(_ row: [StoredValue]?, fields: [Int], folding: WordFolding,
-                              slots: inout [String: Int], words: inout [String], into tally: inout RowTally) {
-        tally.begin()
-        guard let row else { return }
-        for (position, field) in fields.enumerated() {
-            guard case .string(let text) = row[field] else { continue }
-            WordTokenizer.forEachWord(text, folding: folding) { word in
-                tally.add(slot(of: word, slots: &slots, words: &words), field: position, fieldCount: fields.count)
-            }
-        }
+    mutating func set(_ word: String, pk: UInt64, counts new: [UInt32]?, vocabulary: WordVocabulary) {
+        record(vocabulary.slot(of: word), pk: pk, counts: new?[...])
     }
 
     private mutating func record(_ slot: Int, pk: UInt64, counts new: ArraySlice<UInt32>?) {
@@ -83,6 +60,7 @@ struct PendingWords {
         let index = Int32(truncatingIfNeeded: changes.count)
         if firstChange[slot] < 0 {
             firstChange[slot] = index
+            touched.append(Int32(truncatingIfNeeded: slot))
         } else {
             changes[Int(lastChange[slot])].next = index
         }
@@ -95,14 +73,13 @@ struct PendingWords {
         changes.append(Change(pk: pk, countsAt: at, next: -1))
     }
 
-    /// Reads a value through a mutating access (which inserts a dictionary's default).
-    private static func value(_ slot: inout Int) -> Int { slot }
-
     /// Writes every change into `tree`'s blocks, a word at a time, and forgets them.
-    mutating func apply(to tree: WriteTree, name: String, targetBytes: Int = PostingBlock.targetBytes) throws {
+    mutating func apply(to tree: WriteTree, name: String, vocabulary: WordVocabulary,
+                        targetBytes: Int = PostingBlock.targetBytes) throws {
         var merge = BlockMerge(fieldCount: fieldCount, tree: tree, name: name, targetBytes: targetBytes)
         var word: [(pk: UInt64, countsAt: Int)] = []
-        for slot in firstChange.indices where firstChange[slot] >= 0 {
+        for touchedSlot in touched {
+            let slot = Int(touchedSlot)
             word.removeAll(keepingCapacity: true)
             var ascending = true
             var at = Int(firstChange[slot])
@@ -122,54 +99,12 @@ struct PendingWords {
                 }
                 word = kept
             }
-            try merge.write(words[slot], word, counts: counts)
+            try merge.write(vocabulary.words[slot], word, counts: counts)
         }
         changes.removeAll(keepingCapacity: true)
         counts.removeAll(keepingCapacity: true)
-        for slot in firstChange.indices { firstChange[slot] = -1 }
-    }
-}
-
-/// One row's words as slots of ``PendingWords``, each once, with `fieldCount` counts: a slot's
-/// place is found through arrays indexed by slot and stamped per row, not a table per row.
-private struct RowTally {
-    private(set) var slots: [Int32] = []
-    private(set) var counts: [UInt32] = []
-    private var position: [Int32] = []
-    private var stamp: [UInt32] = []
-    private var current: UInt32 = 0
-
-    /// Starts a row: no word yet.
-    mutating func begin() {
-        slots.removeAll(keepingCapacity: true)
-        counts.removeAll(keepingCapacity: true)
-        current &+= 1
-        if current == 0 {
-            // The stamps wrapped: none may look current.
-            for i in stamp.indices { stamp[i] = 0 }
-            current = 1
-        }
-    }
-
-    mutating func add(_ slot: Int, field: Int, fieldCount: Int) {
-        while stamp.count <= slot {
-            stamp.append(0)
-            position.append(0)
-        }
-        if stamp[slot] != current {
-            stamp[slot] = current
-            position[slot] = Int32(truncatingIfNeeded: slots.count)
-            slots.append(Int32(truncatingIfNeeded: slot))
-            counts.append(contentsOf: repeatElement(0, count: fieldCount))
-        }
-        counts[Int(position[slot]) * fieldCount + field] &+= 1
-    }
-
-    /// The counts of the word in `slot`, when the row holds it.
-    func counts(of slot: Int, fieldCount: Int) -> ArraySlice<UInt32>? {
-        guard slot < stamp.count, stamp[slot] == current else { return nil }
-        let at = Int(position[slot]) * fieldCount
-        return counts[at..<(at + fieldCount)]
+        for slot in touched { firstChange[Int(slot)] = -1 }
+        touched.removeAll(keepingCapacity: true)
     }
 }
 

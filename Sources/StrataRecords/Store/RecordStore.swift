@@ -16,6 +16,8 @@ public final class RecordStore: Sendable {
     /// rows change only through ``RecordTransaction``.
     package let storage: Store
     private let statisticsState = Mutex(CommitStatistics())
+    /// The word vocabularies of this store's write transactions (``WordVocabulary``).
+    let vocabularies = WordVocabularyPool()
 
     /// What the last commit touched: the measure that derived attributes cost in proportion to
     /// the change, not to the size of a relationship.
@@ -109,8 +111,11 @@ public final class RecordStore: Sendable {
     func write<T>(_ body: (RecordTransaction) throws -> T, prepared: (RecordTransaction) -> Void) throws -> T {
         var stats = CommitStatistics()
         let result = try storage.write { tx in
-            let transaction = RecordTransaction(model: model, tx: tx)
-            defer { transaction.isOpen = false }
+            let transaction = RecordTransaction(model: model, tx: tx, vocabularies: vocabularies)
+            defer {
+                transaction.isOpen = false
+                transaction.returnVocabulary()
+            }
             let value = try body(transaction)
             try transaction.prepareCommit()
             prepared(transaction)
@@ -125,10 +130,13 @@ public final class RecordStore: Sendable {
 
     /// The same, from `async` code: waits for the writer without blocking a thread.
     public func write<T: Sendable>(_ body: @Sendable (RecordTransaction) throws -> T) async throws -> T {
-        let model = self.model
+        let model = self.model, vocabularies = self.vocabularies
         let result = try await storage.write { tx in
-            let transaction = RecordTransaction(model: model, tx: tx)
-            defer { transaction.isOpen = false }
+            let transaction = RecordTransaction(model: model, tx: tx, vocabularies: vocabularies)
+            defer {
+                transaction.isOpen = false
+                transaction.returnVocabulary()
+            }
             let value = try body(transaction)
             try transaction.prepareCommit()
             return value

@@ -22,8 +22,12 @@ public final class RecordTransaction: RecordReader {
     public var author: String?
     /// Whether the commit may record history (when the store records it): a migration does not.
     var recordsHistory = true
-    /// Folded forms of the words this transaction indexed (word indexes): rows repeat words.
-    lazy var wordFolding = WordFolding()
+    /// Where the transaction takes a store's word vocabulary from and gives it back (nil: a
+    /// vocabulary of its own, as a migration's).
+    let vocabularies: WordVocabularyPool?
+    /// The words this transaction indexed, as slots (``WordVocabulary``): taken when it first
+    /// changes a word index.
+    private var vocabulary: WordVocabulary?
     /// The change set the commit computed for the history, kept for the did-save report.
     var committedChanges: RecordChanges?
     // The row bookkeeping below is touched several times per row read or written, and is not
@@ -105,8 +109,9 @@ public final class RecordTransaction: RecordReader {
         }
     }
 
-    init(model: Model, tx: WriteTransaction, timestamp: Date = Date()) {
+    init(model: Model, tx: WriteTransaction, timestamp: Date = Date(), vocabularies: WordVocabularyPool? = nil) {
         self.tx = tx
+        self.vocabularies = vocabularies
         self.timestamp = timestamp
         self.writtenKeys = Array(repeating: [], count: model.entities.count)
         self.pendingKeys = Array(repeating: [], count: model.entities.count)
@@ -679,7 +684,7 @@ public final class RecordTransaction: RecordReader {
             if pendingWords[entity.index].isEmpty {
                 pendingWords[entity.index] = entity.fullTextFields.map { PendingWords(fieldCount: $0.count) }
             }
-            pendingWords[entity.index][i].changeRow(pk, old: old, new: new, fields: fields, folding: wordFolding)
+            pendingWords[entity.index][i].changeRow(pk, old: old, new: new, fields: fields, vocabulary: wordVocabulary())
             hasPendingWords = true
         }
         for (field, _) in entity.toOneFields {
@@ -695,6 +700,20 @@ public final class RecordTransaction: RecordReader {
         }
     }
 
+    /// The transaction's word vocabulary, taken from the store's pool at the first use.
+    private func wordVocabulary() -> WordVocabulary {
+        if let vocabulary { return vocabulary }
+        let taken = vocabularies?.take() ?? WordVocabulary()
+        vocabulary = taken
+        return taken
+    }
+
+    /// Gives the word vocabulary back to the store's pool (the transaction has ended).
+    func returnVocabulary() {
+        if let vocabulary { vocabularies?.give(vocabulary) }
+        vocabulary = nil
+    }
+
     /// Writes the word index postings changed since the last flush into their blocks.
     /// An index whose merge threw (a damaged block) keeps its changes: applying them again
     /// gives the same postings, so a later flush or the commit still writes them.
@@ -702,7 +721,8 @@ public final class RecordTransaction: RecordReader {
         guard hasPendingWords else { return }
         for entity in model.entities where !pendingWords[entity.index].isEmpty {
             for i in pendingWords[entity.index].indices where !pendingWords[entity.index][i].isEmpty {
-                try pendingWords[entity.index][i].apply(to: try trees.words(entity, i), name: RecordTrees.words(entity, i))
+                try pendingWords[entity.index][i].apply(to: try trees.words(entity, i), name: RecordTrees.words(entity, i),
+                                                        vocabulary: wordVocabulary())
             }
         }
         hasPendingWords = false

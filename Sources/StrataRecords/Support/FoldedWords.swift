@@ -1,5 +1,6 @@
-/// Folded forms of words, found by the words' raw scalars: an open-addressing hash table whose
-/// keys are scalar arrays hashed by their values (FNV-1a).
+/// Values found by words' raw scalars — their folded forms (``FoldedWords``), or a transaction's
+/// slots for them (``PendingWords``): an open-addressing hash table whose keys are scalar arrays
+/// hashed by their values (FNV-1a).
 ///
 /// Why not `[String: String]`: Swift hashes and compares a non-ASCII `String` through its
 /// normalized form, and a lookup first needs the `String` built from the scalars: a cost paid
@@ -10,9 +11,9 @@
 /// Invariants: `keys.count == values.count` is 0 (nothing allocated yet: a folding made for
 /// one row's evaluation costs nothing) or a power of two at least twice `count` (so a probe
 /// always ends at an empty slot); a slot holds a key and its value, or neither.
-struct FoldedWords {
+struct ScalarTable<Value> {
     private var keys: [[Unicode.Scalar]?] = []
-    private var values: [String] = []
+    private var values: [Value?] = []
     private(set) var count = 0
 
     static func hash(_ word: ArraySlice<Unicode.Scalar>) -> Int {
@@ -23,8 +24,8 @@ struct FoldedWords {
         return Int(truncatingIfNeeded: h ^ (h >> 29))
     }
 
-    /// The folded form remembered for `word` (whose ``hash(_:)`` is `hash`), or nil.
-    func find(_ word: ArraySlice<Unicode.Scalar>, hash: Int) -> String? {
+    /// The value remembered for `word` (whose ``hash(_:)`` is `hash`), or nil.
+    func find(_ word: ArraySlice<Unicode.Scalar>, hash: Int) -> Value? {
         if keys.isEmpty { return nil }
         let mask = keys.count - 1
         var slot = hash & mask
@@ -35,20 +36,20 @@ struct FoldedWords {
         return nil
     }
 
-    /// Remembers `folded` for `word`, which must not be remembered yet.
-    mutating func insert(_ word: ArraySlice<Unicode.Scalar>, hash: Int, folded: String) {
+    /// Remembers `value` for `word`, which must not be remembered yet.
+    mutating func insert(_ word: ArraySlice<Unicode.Scalar>, hash: Int, value: Value) {
         if 2 * (count + 1) > keys.count { grow() }
         let mask = keys.count - 1
         var slot = hash & mask
         while keys[slot] != nil { slot = (slot + 1) & mask }
         keys[slot] = Array(word)
-        values[slot] = folded
+        values[slot] = value
         count += 1
     }
 
     /// Forgets everything, keeping the table's size.
     mutating func removeAll() {
-        for i in keys.indices { keys[i] = nil; values[i] = "" }
+        for i in keys.indices { keys[i] = nil; values[i] = nil }
         count = 0
     }
 
@@ -56,11 +57,14 @@ struct FoldedWords {
         let oldKeys = keys, oldValues = values
         let size = max(64, 2 * oldKeys.count)
         keys = Array(repeating: nil, count: size)
-        values = Array(repeating: "", count: size)
+        values = Array(repeating: nil, count: size)
         count = 0
         for (i, key) in oldKeys.enumerated() {
-            guard let key else { continue }
-            insert(key[...], hash: Self.hash(key[...]), folded: oldValues[i])
+            guard let key, let value = oldValues[i] else { continue }
+            insert(key[...], hash: Self.hash(key[...]), value: value)
         }
     }
 }
+
+/// Folded forms of words by their raw scalars (``WordFolding``'s memories).
+typealias FoldedWords = ScalarTable<String>

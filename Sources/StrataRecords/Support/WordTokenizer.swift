@@ -34,10 +34,17 @@ enum WordTokenizer {
     /// words it folded before). ASCII text is split on its UTF-8 bytes and folded by lowercasing
     /// them (what `canonical:` does to ASCII), with no scalar array and no memory lookup.
     static func forEachWord(_ text: String, folding: WordFolding, _ body: (String) -> Void) {
+        forEachWord(text, ascii: body) { body(folding.fold($0)) }
+    }
+
+    /// Calls `ascii` with each word of ASCII letters and digits, lowercased, and `other` with
+    /// the raw scalars of each other word, in order: the caller folds those (``WordFolding``),
+    /// or finds what it made of them before without folding again.
+    static func forEachWord(_ text: String, ascii: (String) -> Void, other: (ArraySlice<Unicode.Scalar>) -> Void) {
         var text = text
         let done: Bool? = text.withUTF8 { bytes in
             guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
-            segment(bytes, kindOf: { kind(Unicode.Scalar($0)) }) { range in body(lowercasedASCII(bytes, range)) }
+            segment(bytes, kindOf: { kind(Unicode.Scalar($0)) }) { range in ascii(lowercasedASCII(bytes, range)) }
             return true
         }
         if done == true { return }
@@ -45,18 +52,22 @@ enum WordTokenizer {
         var scalars: [Unicode.Scalar] = []
         scalars.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars { scalars.append(scalar) }
-        forEachWord(scalars: scalars, folding: folding, body)
+        forEachWord(scalars: scalars, ascii: ascii, other: other)
     }
 
-    /// The general path: every scalar classified, words folded through `folding`; a word of
-    /// ASCII scalars only (most words, in most text that is not all ASCII) is lowercased as the
-    /// ASCII path does, without the memory lookup.
+    /// The general path: every scalar classified; a word of ASCII scalars only (most words, in
+    /// most text that is not all ASCII) is lowercased as the ASCII path does.
     static func forEachWord(scalars: [Unicode.Scalar], folding: WordFolding, _ body: (String) -> Void) {
+        forEachWord(scalars: scalars, ascii: body) { body(folding.fold($0)) }
+    }
+
+    private static func forEachWord(scalars: [Unicode.Scalar], ascii: (String) -> Void,
+                                    other: (ArraySlice<Unicode.Scalar>) -> Void) {
         segment(scalars, kindOf: kind) { range in
             if scalars[range].allSatisfy({ $0.value < 0x80 }) {
-                body(lowercasedASCII(scalars, range))
+                ascii(lowercasedASCII(scalars, range))
             } else {
-                body(folding.fold(scalars[range]))
+                other(scalars[range])
             }
         }
     }
@@ -188,11 +199,11 @@ final class WordFolding {
                 // Another thread may have folded it meanwhile: remember it once.
                 guard memory.find(scalars, hash: hash) == nil else { return }
                 if memory.count >= Self.capacity { memory.removeAll() }
-                memory.insert(scalars, hash: hash, folded: folded)
+                memory.insert(scalars, hash: hash, value: folded)
             }
         }
         if known.count >= Self.capacity { known.removeAll() }
-        known.insert(scalars, hash: hash, folded: folded)
+        known.insert(scalars, hash: hash, value: folded)
         return folded
     }
 

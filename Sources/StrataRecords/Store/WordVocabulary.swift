@@ -1,0 +1,125 @@
+import Synchronization
+
+/// The words a store's write transactions indexed, each with a slot: a row's words are found
+/// here as they are split (a word not ASCII by its raw scalars, without folding it again or
+/// building a `String`), and the pending postings (``PendingWords``) work on slots.
+///
+/// A vocabulary outlives its transaction (decision 87): relearning a store's words in every
+/// transaction — folding each again, growing tables from empty — cost more than the words'
+/// lookups. One transaction uses it at a time: it is taken from the store's
+/// ``WordVocabularyPool`` when a transaction first changes a word index and given back when the
+/// transaction ends (that hand-over, under the pool's lock, is why it may be `Sendable`).
+final class WordVocabulary: @unchecked Sendable {
+    /// Words at most before a vocabulary is dropped for a new one (memory stays bounded).
+    static let capacity = 100_000
+
+    private var slots: [String: Int] = [:]
+    /// Each slot's word.
+    private(set) var words: [String] = []
+    /// Each raw spelling of a word that is not ASCII, with its slot (a folded word may have
+    /// several spellings).
+    private var raw = ScalarTable<Int>()
+    /// The folding of words the vocabulary does not hold yet.
+    let folding = WordFolding()
+    /// The words of the row being changed, before and after: reused by every row.
+    private(set) var before = RowTally(), after = RowTally()
+
+    /// The slot of `word` (folded), made if new.
+    func slot(of word: String) -> Int {
+        let next = words.count
+        let slot = Self.value(&slots[word, default: next])
+        if slot == next { words.append(word) }
+        return slot
+    }
+
+    /// Reads a value through a mutating access (which inserts a dictionary's default).
+    private static func value(_ slot: inout Int) -> Int { slot }
+
+    /// Tallies the words of `old` and `new` (nil: no row) in the properties `fields` into
+    /// ``before`` and ``after``.
+    func tally(old: [StoredValue]?, new: [StoredValue]?, fields: [Int]) {
+        tally(old, fields: fields, into: &before)
+        tally(new, fields: fields, into: &after)
+    }
+
+    private func tally(_ row: [StoredValue]?, fields: [Int], into tally: inout RowTally) {
+        tally.begin()
+        guard let row else { return }
+        for (position, field) in fields.enumerated() {
+            guard case .string(let text) = row[field] else { continue }
+            WordTokenizer.forEachWord(text, ascii: { word in
+                tally.add(slot(of: word), field: position, fieldCount: fields.count)
+            }, other: { scalars in
+                let hash = ScalarTable<Int>.hash(scalars)
+                let slot: Int
+                if let known = raw.find(scalars, hash: hash) {
+                    slot = known
+                } else {
+                    slot = self.slot(of: folding.fold(scalars))
+                    raw.insert(scalars, hash: hash, value: slot)
+                }
+                tally.add(slot, field: position, fieldCount: fields.count)
+            })
+        }
+    }
+}
+
+/// A store's vocabularies not in use by a transaction (``WordVocabulary``): usually one, more
+/// only while several transactions of the store run at once (each in its own store handle).
+final class WordVocabularyPool: Sendable {
+    private let idle = Mutex<[WordVocabulary]>([])
+
+    /// A vocabulary for one transaction: an idle one, or a new one.
+    func take() -> WordVocabulary {
+        idle.withLock { $0.popLast() } ?? WordVocabulary()
+    }
+
+    /// Gives back a vocabulary whose transaction ended; one grown past its capacity is dropped.
+    func give(_ vocabulary: WordVocabulary) {
+        guard vocabulary.words.count <= WordVocabulary.capacity else { return }
+        idle.withLock { $0.append(vocabulary) }
+    }
+}
+
+/// One row's words as slots of a ``WordVocabulary``, each once, with `fieldCount` counts: a
+/// slot's place is found through arrays indexed by slot and stamped per row, not a table per row.
+struct RowTally {
+    private(set) var slots: [Int32] = []
+    private(set) var counts: [UInt32] = []
+    private var position: [Int32] = []
+    private var stamp: [UInt32] = []
+    private var current: UInt32 = 0
+
+    /// Starts a row: no word yet.
+    mutating func begin() {
+        slots.removeAll(keepingCapacity: true)
+        counts.removeAll(keepingCapacity: true)
+        current &+= 1
+        if current == 0 {
+            // The stamps wrapped: none may look current.
+            for i in stamp.indices { stamp[i] = 0 }
+            current = 1
+        }
+    }
+
+    mutating func add(_ slot: Int, field: Int, fieldCount: Int) {
+        while stamp.count <= slot {
+            stamp.append(0)
+            position.append(0)
+        }
+        if stamp[slot] != current {
+            stamp[slot] = current
+            position[slot] = Int32(truncatingIfNeeded: slots.count)
+            slots.append(Int32(truncatingIfNeeded: slot))
+            counts.append(contentsOf: repeatElement(0, count: fieldCount))
+        }
+        counts[Int(position[slot]) * fieldCount + field] &+= 1
+    }
+
+    /// The counts of the word in `slot`, when the row holds it.
+    func counts(of slot: Int, fieldCount: Int) -> ArraySlice<UInt32>? {
+        guard slot < stamp.count, stamp[slot] == current else { return nil }
+        let at = Int(position[slot]) * fieldCount
+        return counts[at..<(at + fieldCount)]
+    }
+}
