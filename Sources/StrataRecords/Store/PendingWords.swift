@@ -120,8 +120,7 @@ private struct BlockMerge {
     private let cursor: Cursor
     // Buffers reused by every block.
     private var prefix: [UInt8] = [], key: [UInt8] = []
-    private var pks: [UInt64] = [], blockCounts: [UInt32] = []
-    private var mergedPks: [UInt64] = [], mergedCounts: [UInt32] = []
+    private var blockBytes: [UInt8] = []
 
     init(fieldCount: Int, tree: WriteTree, name: String, targetBytes: Int) {
         self.fieldCount = fieldCount
@@ -173,19 +172,15 @@ private struct BlockMerge {
             } else if try key.withUnsafeBytes({ try cursor.seek($0) }), let start = try blockKey(cursor) {
                 blockStart = start  // before the word's first block: merged into it
             }
-            pks.removeAll(keepingCapacity: true)
-            blockCounts.removeAll(keepingCapacity: true)
-            if let blockStart {
-                var reader = PostingBlockReader(cursor.value, firstKey: blockStart)
-                while try reader.next(fieldCount: fieldCount, into: &blockCounts, tree: name) { pks.append(reader.pk) }
+            blockBytes.removeAll(keepingCapacity: true)
+            if blockStart != nil {
+                blockBytes.append(contentsOf: cursor.value)
                 if try cursor.next() { upper = try blockKey(cursor) }
             }
             // The changes before the next block are this block's.
             var end = i + 1
             while end < changes.count, upper.map({ changes[end].pk < $0 }) ?? true { end += 1 }
-            merge(changes[i..<end], counts: counts)
-            let blocks = PostingBlock.encode(pks: mergedPks, counts: mergedCounts, fieldCount: fieldCount,
-                                             targetBytes: targetBytes)
+            let blocks = try rewrite(blockStart, changes[i..<end], counts: counts)
             if let blockStart, blocks.first?.first != blockStart {
                 setKey(blockStart)
                 _ = try key.withUnsafeBytes { try tree.delete($0) }
@@ -231,31 +226,29 @@ private struct BlockMerge {
         StrataError.corrupt("\(name): a block vanished while its word's postings were merged", offset: nil)
     }
 
-    /// The block's postings (`pks`, `blockCounts`) with `changes` applied, into `mergedPks` and
-    /// `mergedCounts`.
-    private mutating func merge(_ changes: ArraySlice<(pk: UInt64, countsAt: Int)>, counts: [UInt32]) {
-        mergedPks.removeAll(keepingCapacity: true)
-        mergedCounts.removeAll(keepingCapacity: true)
-        var b = 0
-        for change in changes {
-            while b < pks.count && pks[b] < change.pk {
-                keep(b)
-                b += 1
+    /// The block in `blockBytes` (starting at `start`; nil: the word has none) with `changes`
+    /// applied, as blocks of about the target size: the counts of a posting no change touched
+    /// are copied as stored, not decoded and encoded again.
+    private func rewrite(_ start: UInt64?, _ changes: ArraySlice<(pk: UInt64, countsAt: Int)>,
+                         counts: [UInt32]) throws -> [(first: UInt64, bytes: [UInt8])] {
+        var out = PostingBlock.Writer(targetBytes: targetBytes)
+        try blockBytes.withUnsafeBytes { bytes in
+            var reader = PostingBlockReader(bytes, firstKey: start ?? 0)
+            var stored = start == nil ? nil : try reader.nextCounts(fieldCount: fieldCount, tree: name)
+            for change in changes {
+                while let range = stored, reader.pk < change.pk {
+                    out.append(reader.pk, storedCounts: UnsafeRawBufferPointer(rebasing: bytes[range]))
+                    stored = try reader.nextCounts(fieldCount: fieldCount, tree: name)
+                }
+                // A stored posting of the changed row is replaced, or removed.
+                if stored != nil, reader.pk == change.pk { stored = try reader.nextCounts(fieldCount: fieldCount, tree: name) }
+                if change.countsAt >= 0 { out.append(change.pk, counts: counts[change.countsAt..<(change.countsAt + fieldCount)]) }
             }
-            if b < pks.count && pks[b] == change.pk { b += 1 }  // replaced or removed
-            if change.countsAt >= 0 {
-                mergedPks.append(change.pk)
-                mergedCounts.append(contentsOf: counts[change.countsAt..<(change.countsAt + fieldCount)])
+            while let range = stored {
+                out.append(reader.pk, storedCounts: UnsafeRawBufferPointer(rebasing: bytes[range]))
+                stored = try reader.nextCounts(fieldCount: fieldCount, tree: name)
             }
         }
-        while b < pks.count {
-            keep(b)
-            b += 1
-        }
-    }
-
-    private mutating func keep(_ b: Int) {
-        mergedPks.append(pks[b])
-        mergedCounts.append(contentsOf: blockCounts[(b * fieldCount)..<((b + 1) * fieldCount)])
+        return out.finish()
     }
 }

@@ -35,24 +35,58 @@ enum PostingBlock {
     /// returned with its first key.
     static func encode(pks: [UInt64], counts: [UInt32], fieldCount: Int,
                        targetBytes: Int = targetBytes) -> [(first: UInt64, bytes: [UInt8])] {
-        var blocks: [(first: UInt64, bytes: [UInt8])] = []
-        var block: [UInt8] = []
-        var first: UInt64 = 0
-        for i in pks.indices {
+        var writer = Writer(targetBytes: targetBytes)
+        for i in pks.indices { writer.append(pks[i], counts: counts[(i * fieldCount)..<((i + 1) * fieldCount)]) }
+        return writer.finish()
+    }
+
+    /// Postings in ascending key order, written as blocks: a block ends at the first posting
+    /// that brings it to the target size.
+    struct Writer {
+        let targetBytes: Int
+        private var blocks: [(first: UInt64, bytes: [UInt8])] = []
+        private var block: [UInt8] = []
+        private var first: UInt64 = 0, last: UInt64 = 0
+
+        init(targetBytes: Int) { self.targetBytes = max(1, targetBytes) }
+
+        /// Appends a posting whose counts are given.
+        mutating func append(_ pk: UInt64, counts: ArraySlice<UInt32>) {
+            begin(pk)
+            for count in counts { appendVarint(UInt64(count), to: &block) }
+            end()
+        }
+
+        /// Appends a posting whose counts are bytes of a stored block, copied as they are.
+        mutating func append(_ pk: UInt64, storedCounts: UnsafeRawBufferPointer) {
+            begin(pk)
+            block.append(contentsOf: storedCounts)
+            end()
+        }
+
+        /// The blocks written.
+        mutating func finish() -> [(first: UInt64, bytes: [UInt8])] {
+            if !block.isEmpty { blocks.append((first, block)) }
+            block = []
+            return blocks
+        }
+
+        private mutating func begin(_ pk: UInt64) {
             if block.isEmpty {
-                first = pks[i]
+                first = pk
                 block.reserveCapacity(targetBytes + 16)
             } else {
-                appendVarint(pks[i] - pks[i - 1], to: &block)
+                appendVarint(pk - last, to: &block)
             }
-            for field in 0..<fieldCount { appendVarint(UInt64(counts[i * fieldCount + field]), to: &block) }
+            last = pk
+        }
+
+        private mutating func end() {
             if block.count >= targetBytes {
                 blocks.append((first, block))
                 block = []
             }
         }
-        if !block.isEmpty { blocks.append((first, block)) }
-        return blocks
     }
 }
 
@@ -119,6 +153,17 @@ struct PostingBlockReader {
         }
         guard total > 0 else { throw Self.corrupt(tree, "a posting counts 0 occurrences") }
         return true
+    }
+
+    /// Moves to the next posting and returns where its counts lie in the block (checked as
+    /// ``next(searched:tree:)`` checks them); nil after the last.
+    mutating func nextCounts(fieldCount: Int, tree: String) throws -> Range<Int>? {
+        guard try advance(tree: tree) else { return nil }
+        let start = position
+        var total: UInt64 = 0
+        for _ in 0..<fieldCount { total += try readVarint(bits: 32, tree: tree) }
+        guard total > 0 else { throw Self.corrupt(tree, "a posting counts 0 occurrences") }
+        return start..<position
     }
 
     /// The key of the block's last posting, the counts passed over (each varint's bytes, with
