@@ -45,6 +45,14 @@ import StrataTesting
                     }
                     var again = PostingBlockReader(bytes, firstKey: first)
                     while let n = try again.next(searched: searched, tree: "words") { sums.append(n) }
+                    // The merge's walk: each posting's counts where they lie, checked alike.
+                    var ranges = PostingBlockReader(bytes, firstKey: first)
+                    var keys: [UInt64] = []
+                    while let range = try ranges.nextCounts(fieldCount: fields, tree: "words") {
+                        keys.append(ranges.pk)
+                        if range.count < fields { Issue.record("seed \(seed), round \(round): counts of \(range.count) bytes") }
+                    }
+                    if keys != full.map(\.key) { Issue.record("seed \(seed), round \(round): the merge's walk read other keys") }
                     // The append path's walk to the last key (it checks less, and must agree on
                     // what it accepts).
                     var walk = PostingBlockReader(bytes, firstKey: first)

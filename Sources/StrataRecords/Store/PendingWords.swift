@@ -134,8 +134,9 @@ private struct BlockMerge {
     private func blockKey(_ cursor: Cursor) throws -> UInt64? {
         guard cursor.isValid else { return nil }
         let key = cursor.key
-        guard key.count == prefix.count + 8, key.starts(with: prefix) else { return nil }
-        return try WordIndex.primaryKey(key, tree: name)
+        guard key.count == prefix.count + 8 else { return nil }
+        for i in prefix.indices where key[i] != prefix[i] { return nil }
+        return key.loadBigEndianUInt64(at: prefix.count)  // the length is checked above
     }
 
     /// Sets `key` to the word's key for a block starting at `pk`.

@@ -160,6 +160,23 @@ struct PostingBlockReader {
     mutating func nextCounts(fieldCount: Int, tree: String) throws -> Range<Int>? {
         guard try advance(tree: tree) else { return nil }
         let start = position
+        // Nearly every posting: each count below 128, one byte per property.
+        if fieldCount <= bytes.count - position {
+            var total = 0, short = true
+            for field in 0..<fieldCount {
+                let byte = Int(bytes[position + field])
+                if byte >= 0x80 {
+                    short = false
+                    break
+                }
+                total += byte
+            }
+            if short {
+                position += fieldCount
+                guard total > 0 else { throw Self.corrupt(tree, "a posting counts 0 occurrences") }
+                return start..<position
+            }
+        }
         var total: UInt64 = 0
         for _ in 0..<fieldCount { total += try readVarint(bits: 32, tree: tree) }
         guard total > 0 else { throw Self.corrupt(tree, "a posting counts 0 occurrences") }
