@@ -78,7 +78,7 @@ struct PendingWords {
                         targetBytes: Int = PostingBlock.targetBytes) throws {
         var merge = BlockMerge(fieldCount: fieldCount, tree: tree, name: name, targetBytes: targetBytes)
         var word: [(pk: UInt64, countsAt: Int)] = []
-        for touchedSlot in touched {
+        for touchedSlot in vocabulary.inKeyOrder(touched) {
             let slot = Int(touchedSlot)
             word.removeAll(keepingCapacity: true)
             var ascending = true
@@ -120,7 +120,6 @@ private struct BlockMerge {
     private let cursor: Cursor
     // Buffers reused by every block.
     private var prefix: [UInt8] = [], key: [UInt8] = []
-    private var blockBytes: [UInt8] = []
 
     init(fieldCount: Int, tree: WriteTree, name: String, targetBytes: Int) {
         self.fieldCount = fieldCount
@@ -163,25 +162,27 @@ private struct BlockMerge {
                 blockStart = changes[i].pk
             } else if try (found ? cursor.previous() : cursor.last()), let start = try blockKey(cursor) {
                 blockStart = start
-                let last = try !(cursor.next() && blockKey(cursor) != nil)
-                guard try cursor.isValid ? cursor.previous() : cursor.last() else { throw lost() }
                 // After the word's last block, rows only added: appended (below) without
                 // decoding the block.
-                if last, changes[i...].allSatisfy({ $0.countsAt >= 0 }), try append(changes[i...], to: start, counts: counts) {
-                    return
+                if changes[i...].allSatisfy({ $0.countsAt >= 0 }) {
+                    let last = try !(cursor.next() && blockKey(cursor) != nil)
+                    guard try cursor.isValid ? cursor.previous() : cursor.last() else { throw lost() }
+                    if last, try append(changes[i...], to: start, counts: counts) { return }
                 }
             } else if try key.withUnsafeBytes({ try cursor.seek($0) }), let start = try blockKey(cursor) {
                 blockStart = start  // before the word's first block: merged into it
             }
-            blockBytes.removeAll(keepingCapacity: true)
-            if blockStart != nil {
-                blockBytes.append(contentsOf: cursor.value)
+            // More changes: those before the next block's first key are this block's.
+            if blockStart != nil, i + 1 < changes.count {
                 if try cursor.next() { upper = try blockKey(cursor) }
+                guard try cursor.isValid ? cursor.previous() : cursor.last() else { throw lost() }
             }
-            // The changes before the next block are this block's.
             var end = i + 1
             while end < changes.count, upper.map({ changes[end].pk < $0 }) ?? true { end += 1 }
-            let blocks = try rewrite(blockStart, changes[i..<end], counts: counts)
+            // The block is read where it is stored: nothing moves the cursor or changes the
+            // tree until it is rewritten.
+            let blocks = try rewrite(blockStart, stored: blockStart == nil ? UnsafeRawBufferPointer(start: nil, count: 0) : cursor.value,
+                                     changes[i..<end], counts: counts)
             if let blockStart, blocks.first?.first != blockStart {
                 setKey(blockStart)
                 _ = try key.withUnsafeBytes { try tree.delete($0) }
@@ -227,28 +228,27 @@ private struct BlockMerge {
         StrataError.corrupt("\(name): a block vanished while its word's postings were merged", offset: nil)
     }
 
-    /// The block in `blockBytes` (starting at `start`; nil: the word has none) with `changes`
+    /// The block `stored` (starting at `start`; nil: the word has none) with `changes`
     /// applied, as blocks of about the target size: the counts of a posting no change touched
     /// are copied as stored, not decoded and encoded again.
-    private func rewrite(_ start: UInt64?, _ changes: ArraySlice<(pk: UInt64, countsAt: Int)>,
+    private func rewrite(_ start: UInt64?, stored bytes: UnsafeRawBufferPointer,
+                         _ changes: ArraySlice<(pk: UInt64, countsAt: Int)>,
                          counts: [UInt32]) throws -> [(first: UInt64, bytes: [UInt8])] {
         var out = PostingBlock.Writer(targetBytes: targetBytes)
-        try blockBytes.withUnsafeBytes { bytes in
-            var reader = PostingBlockReader(bytes, firstKey: start ?? 0)
-            var stored = start == nil ? nil : try reader.nextCounts(fieldCount: fieldCount, tree: name)
-            for change in changes {
-                while let range = stored, reader.pk < change.pk {
-                    out.append(reader.pk, storedCounts: UnsafeRawBufferPointer(rebasing: bytes[range]))
-                    stored = try reader.nextCounts(fieldCount: fieldCount, tree: name)
-                }
-                // A stored posting of the changed row is replaced, or removed.
-                if stored != nil, reader.pk == change.pk { stored = try reader.nextCounts(fieldCount: fieldCount, tree: name) }
-                if change.countsAt >= 0 { out.append(change.pk, counts: counts[change.countsAt..<(change.countsAt + fieldCount)]) }
-            }
-            while let range = stored {
+        var reader = PostingBlockReader(bytes, firstKey: start ?? 0)
+        var stored = start == nil ? nil : try reader.nextCounts(fieldCount: fieldCount, tree: name)
+        for change in changes {
+            while let range = stored, reader.pk < change.pk {
                 out.append(reader.pk, storedCounts: UnsafeRawBufferPointer(rebasing: bytes[range]))
                 stored = try reader.nextCounts(fieldCount: fieldCount, tree: name)
             }
+            // A stored posting of the changed row is replaced, or removed.
+            if stored != nil, reader.pk == change.pk { stored = try reader.nextCounts(fieldCount: fieldCount, tree: name) }
+            if change.countsAt >= 0 { out.append(change.pk, counts: counts[change.countsAt..<(change.countsAt + fieldCount)]) }
+        }
+        while let range = stored {
+            out.append(reader.pk, storedCounts: UnsafeRawBufferPointer(rebasing: bytes[range]))
+            stored = try reader.nextCounts(fieldCount: fieldCount, tree: name)
         }
         return out.finish()
     }

@@ -24,6 +24,25 @@ final class WordVocabulary: @unchecked Sendable {
     /// The words of the row being changed, before and after: reused by every row.
     private(set) var before = RowTally(), after = RowTally()
 
+    /// Each slot's place in key order (the words' UTF-8 bytes), for the slots ranked so far.
+    private var ranks: [Int32] = []
+
+    /// `slots` in key order of their words, those too new to be ranked last: a commit writes
+    /// its words' blocks in the order they lie in the tree, so consecutive writes share pages.
+    /// The ranks are made again when a vocabulary has grown by an eighth since.
+    func inKeyOrder(_ slots: [Int32]) -> [Int32] {
+        if words.count - ranks.count > ranks.count / 8 {
+            let order = words.indices.sorted { words[$0].utf8.lexicographicallyPrecedes(words[$1].utf8) }
+            ranks = [Int32](repeating: 0, count: words.count)
+            for (rank, slot) in order.enumerated() { ranks[slot] = Int32(rank) }
+        }
+        let unranked = Int32.max
+        return slots.sorted { a, b in
+            let ra = Int(a) < ranks.count ? ranks[Int(a)] : unranked, rb = Int(b) < ranks.count ? ranks[Int(b)] : unranked
+            return ra != rb ? ra < rb : a < b
+        }
+    }
+
     /// The slot of `word` (folded), made if new.
     func slot(of word: String) -> Int {
         let next = words.count
