@@ -256,18 +256,13 @@ import StrataStorage
             _ = try makeStore(model, fs: fs)
         }
     }
+
     /// A format-2 store held an entry per word and row (the word, `00`, the key; the counts as
     /// varints), a block of one posting each: opened read-only it is read as it is; read-write
     /// its word index is rebuilt as full blocks; searches answer alike throughout.
     @Test func aFormatTwoWordIndexIsReadThenRebuiltAsBlocks() throws {
         let fs = SimulatedFileSystem()
-        let model = try Model {
-            Entity("Note") {
-                AttributeDescription("title", .string)
-                AttributeDescription("body", .string, optional: true)
-                FullTextIndex("title", "body")
-            }
-        }
+        let model = try PostingBlockTests.notesModel()
         let tree = "words:Note:title,body"
         let notes = [("café crème", "crème brûlée"), ("tree of pages", nil), ("a page log", "pages and pages")]
         do {

@@ -167,13 +167,7 @@ import StrataTesting
     /// the oracle then reports the store read, problems named, not a failure.
     @Test func theFuzzOracleComparesWordIndexesWithScans() throws {
         let fs = SimulatedFileSystem()
-        let model = try Model {
-            Entity("Note") {
-                AttributeDescription("title", .string)
-                AttributeDescription("body", .string, optional: true)
-                FullTextIndex("title", "body")
-            }
-        }
+        let model = try Self.notesModel()
         var rng = SplitMix64(seed: 20_261_190)
         let store = try makeStore(model, fs: fs)
         try store.write { tx in
@@ -284,6 +278,17 @@ import StrataTesting
             try reopened.close()
         }
         print("PostingBlockTests crash points: \(points.count)")
+    }
+
+    /// Notes with a title and an optional body, and a word index over both.
+    static func notesModel() throws -> Model {
+        try Model {
+            Entity("Note") {
+                AttributeDescription("title", .string)
+                AttributeDescription("body", .string, optional: true)
+                FullTextIndex("title", "body")
+            }
+        }
     }
 
     /// Postings with ascending keys from `first` (gaps of every size, up to the end of the key

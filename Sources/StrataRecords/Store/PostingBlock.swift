@@ -113,23 +113,9 @@ struct PostingBlockReader {
     mutating func next(searched: [Bool], tree: String) throws -> Int? {
         guard try advance(tree: tree) else { return nil }
         let fields = searched.count
-        // Nearly every posting: each count below 128, one byte per property.
-        if fields <= bytes.count - position {
-            var total = 0, selected = 0, short = true
-            for field in 0..<fields {
-                let byte = Int(bytes[position + field])
-                if byte >= 0x80 {
-                    short = false
-                    break
-                }
-                total += byte
-                if searched[field] { selected += byte }
-            }
-            if short {
-                position += fields
-                guard total > 0 else { throw Self.corrupt(tree, "a posting counts 0 occurrences") }
-                return selected
-            }
+        if let short = oneByteCounts(fields, searched: searched) {
+            guard short.total > 0 else { throw Self.corrupt(tree, "a posting counts 0 occurrences") }
+            return short.selected
         }
         var total = 0, selected = 0
         for field in 0..<fields {
@@ -160,22 +146,9 @@ struct PostingBlockReader {
     mutating func nextCounts(fieldCount: Int, tree: String) throws -> Range<Int>? {
         guard try advance(tree: tree) else { return nil }
         let start = position
-        // Nearly every posting: each count below 128, one byte per property.
-        if fieldCount <= bytes.count - position {
-            var total = 0, short = true
-            for field in 0..<fieldCount {
-                let byte = Int(bytes[position + field])
-                if byte >= 0x80 {
-                    short = false
-                    break
-                }
-                total += byte
-            }
-            if short {
-                position += fieldCount
-                guard total > 0 else { throw Self.corrupt(tree, "a posting counts 0 occurrences") }
-                return start..<position
-            }
+        if let short = oneByteCounts(fieldCount, searched: nil) {
+            guard short.total > 0 else { throw Self.corrupt(tree, "a posting counts 0 occurrences") }
+            return start..<position
         }
         var total: UInt64 = 0
         for _ in 0..<fieldCount { total += try readVarint(bits: 32, tree: tree) }
@@ -198,6 +171,23 @@ struct PostingBlockReader {
             }
         }
         return pk
+    }
+
+    /// The current posting's counts when each is one byte (nearly every posting): their sum,
+    /// and the sum of those `searched` marks (all, when nil); the position moves past them.
+    /// Nil, with nothing read, when a count takes more bytes.
+    @inline(__always)
+    private mutating func oneByteCounts(_ fields: Int, searched: [Bool]?) -> (total: Int, selected: Int)? {
+        guard fields <= bytes.count - position else { return nil }
+        var total = 0, selected = 0
+        for field in 0..<fields {
+            let byte = Int(bytes[position + field])
+            if byte >= 0x80 { return nil }
+            total += byte
+            if searched?[field] ?? true { selected += byte }
+        }
+        position += fields
+        return (total, selected)
     }
 
     /// Reads the next posting's key difference (none for the first); false at the end.

@@ -21,8 +21,8 @@ extension ReferenceFormat {
         package static func encode(_ postings: [Posting]) -> [UInt8] {
             var out: [UInt8] = []
             for (i, posting) in postings.enumerated() {
-                if i > 0 { varint(posting.key - postings[i - 1].key, to: &out) }
-                for count in posting.counts { varint(UInt64(count), to: &out) }
+                if i > 0 { out += ByteWriter.varint(posting.key - postings[i - 1].key) }
+                for count in posting.counts { out += ByteWriter.varint(UInt64(count)) }
             }
             return out
         }
@@ -49,15 +49,6 @@ extension ReferenceFormat {
                 postings.append(Posting(key: key, counts: counts))
             }
             return postings
-        }
-
-        private static func varint(_ value: UInt64, to out: inout [UInt8]) {
-            var rest = value
-            repeat {
-                let low = UInt8(rest & 0x7F)
-                rest >>= 7
-                out.append(rest == 0 ? low : low | 0x80)
-            } while rest != 0
         }
 
         /// A varint of at most `bits` bits (32: at most 5 bytes; 64: at most 10): each byte's low
