@@ -79,13 +79,24 @@ package enum RecordsWorkload {
 }
 
 extension RecordsWorkload {
+    /// The objects the fuzzers' seed store holds at least (``seedImage(seed:transactions:minimumObjects:)``):
+    /// enough that damage lands among many rows and entries.
+    package static let seedObjects = 60
+
     /// The record fuzzers' seed store: `transactions` steps of the workload on ``todoModel()``
     /// (lists, items, tags, many-to-many links, every derived form, the indexes and the unique
-    /// constraint all populated, and the persistent history of every transaction), as an image.
-    package static func seedImage(seed: UInt64, transactions: Int = 150) throws -> RecordsImage {
+    /// constraint all populated, and the persistent history of every transaction), then more
+    /// steps while it holds fewer than `minimumObjects` objects (some seeds delete much), as an
+    /// image.
+    package static func seedImage(seed: UInt64, transactions: Int = 150, minimumObjects: Int = 0) throws -> RecordsImage {
         let store = try makeStore(try todoModel(), history: .on)
-        for transaction in 0..<transactions {
+        var transaction = 0
+        func objects() throws -> Int {
+            try store.read { r in try r.model.entities.reduce(0) { $0 + (try r.count($1.name)) } }
+        }
+        while try transaction < transactions || objects() < minimumObjects {
             try store.write { try step($0, seed: seed, transaction: transaction) }
+            transaction += 1
         }
         let image = try RecordsImage.read(from: store.storage)
         try store.close()

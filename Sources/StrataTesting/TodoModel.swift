@@ -10,7 +10,8 @@ import StrataStorage
 ///   `@count`, decimal and double `@sum`, `@avg`, `@min`, `@max`, a sum over a derived child
 ///   value, `canonical:` (indexed), `uppercase:` and `now()`.
 /// - `Item`: `title` (indexed), `amount`, `quantity`, optional `weight`; to-one `list`; copies
-///   through the to-one (of a stored and of a derived value), `lowercase:`, arithmetic.
+///   through the to-one (of a stored and of a derived value), `lowercase:`, arithmetic; a word
+///   index over the title and the list's name.
 /// - `Tag`: `label` (unique), `score`; many-to-many `lists`; a count and a sum over a derived value.
 package func todoModel() throws -> Model { try Model(entities: todoEntities()) }
 
@@ -49,6 +50,9 @@ package func todoEntities() -> [Entity] {
         DerivedAttributeDescription("lowerTitle", .string, "lowercase:(title)")
         DerivedAttributeDescription("lineTotal", .decimal, "amount * quantity")
         FetchIndex("title")
+        // Words of an item's own title and of its list's name (a copy through the to-one, so
+        // renaming a list moves its items' postings).
+        FullTextIndex("title", "listName")
     }
     Entity("Tag") {
         AttributeDescription("label", .string)

@@ -95,7 +95,8 @@ struct FuzzFixture {
         fixture.bytes = Array(fixture.bytes.prefix(fixture.logEnd)) + [UInt8](repeating: 0, count: 4096)
         try fixture.mapFrames()
         try fixture.checkSurgery()
-        fixture.records = try RecordsWorkload.seedImage(seed: mixSeed(seed, 0x5245_4353))
+        fixture.records = try RecordsWorkload.seedImage(seed: mixSeed(seed, 0x5245_4353),
+                                                        minimumObjects: RecordsWorkload.seedObjects)
         try fixture.checkRecordsSeed()
         return fixture
     }
@@ -145,7 +146,8 @@ struct FuzzFixture {
                 options.readOnly = readOnly
                 let outcome = RecordsFuzzCheck.examine(path: RecordsImage.path, options: options,
                                                        model: readOnly ? nil : model)
-                guard case .read(let objects, let problems) = outcome, problems.isEmpty, objects >= 60 else {
+                guard case .read(let objects, let problems) = outcome, problems.isEmpty,
+                      objects >= RecordsWorkload.seedObjects else {
                     let mode = readOnly ? "read-only" : "read-write"
                     throw ToolError("record seed store (\(placement), \(mode)): \(outcome)")
                 }
