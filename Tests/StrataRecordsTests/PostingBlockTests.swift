@@ -94,8 +94,9 @@ import StrataTesting
             let fields = 1 + rng.below(3)
             let postings = Self.postings(&rng, fields: fields, first: UInt64(rng.below(100)), count: rng.below(300))
             let target = [1, 7, 32, 128, 4_096][rng.below(5)]
-            let blocks = PostingBlock.encode(pks: postings.map(\.key), counts: postings.flatMap(\.counts),
-                                             fieldCount: fields, targetBytes: target)
+            var writer = PostingBlock.Writer(targetBytes: target)
+            for posting in postings { writer.append(posting.key, counts: posting.counts[...]) }
+            let blocks = writer.finish()
             var decoded: [Reference.Posting] = []
             for (i, block) in blocks.enumerated() {
                 let read = Reference.decode(block.bytes, firstKey: block.first, fieldCount: fields)

@@ -199,23 +199,26 @@ private struct BlockMerge {
                                  counts: [UInt32]) throws -> Bool {
         // The cursor rests on the block.
         var reader = PostingBlockReader(cursor.value, firstKey: start)
-        var last = try reader.lastKey(fieldCount: fieldCount, tree: name)
+        let last = try reader.lastKey(fieldCount: fieldCount, tree: name)
         guard let first = changes.first, first.pk > last else { return false }
+        // `PostingBlock.Writer`'s rule (a block ends at the posting that brings it to the
+        // target), written out: every word a commit adds rows to takes this path, and a writer's
+        // list of blocks per word showed in its cost (decision 87).
         var bytes = [UInt8](cursor.value)
-        var blockStart = start, changed = false
+        var blockStart = start, changed = false, previous = last
         for change in changes {
             if bytes.count >= targetBytes {
                 if changed { try put(blockStart, bytes) }
                 bytes.removeAll(keepingCapacity: true)
                 blockStart = change.pk
             } else {
-                PostingBlock.appendVarint(change.pk - last, to: &bytes)
+                RowCodec.appendVarint(&bytes, change.pk - previous)
             }
-            for field in 0..<fieldCount { PostingBlock.appendVarint(UInt64(counts[change.countsAt + field]), to: &bytes) }
+            for field in 0..<fieldCount { RowCodec.appendVarint(&bytes, UInt64(counts[change.countsAt + field])) }
             changed = true
-            last = change.pk
+            previous = change.pk
         }
-        if changed { try put(blockStart, bytes) }
+        try put(blockStart, bytes)
         return true
     }
 

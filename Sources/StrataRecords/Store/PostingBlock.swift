@@ -19,27 +19,6 @@ enum PostingBlock {
     /// key are a small part of it (decision 87). Any size reads the same.
     static let targetBytes = 64
 
-    /// Appends `value` as an unsigned LEB128 varint.
-    @inline(__always)
-    static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
-        var rest = value
-        while rest >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: rest) | 0x80)
-            rest >>= 7
-        }
-        out.append(UInt8(rest))
-    }
-
-    /// The blocks holding postings `pks` (ascending, distinct) with `counts` (`fieldCount` per
-    /// posting, parallel): each filled to about ``targetBytes`` (a posting never splits) and
-    /// returned with its first key.
-    static func encode(pks: [UInt64], counts: [UInt32], fieldCount: Int,
-                       targetBytes: Int = targetBytes) -> [(first: UInt64, bytes: [UInt8])] {
-        var writer = Writer(targetBytes: targetBytes)
-        for i in pks.indices { writer.append(pks[i], counts: counts[(i * fieldCount)..<((i + 1) * fieldCount)]) }
-        return writer.finish()
-    }
-
     /// Postings in ascending key order, written as blocks: a block ends at the first posting
     /// that brings it to the target size.
     struct Writer {
@@ -53,7 +32,7 @@ enum PostingBlock {
         /// Appends a posting whose counts are given.
         mutating func append(_ pk: UInt64, counts: ArraySlice<UInt32>) {
             begin(pk)
-            for count in counts { appendVarint(UInt64(count), to: &block) }
+            for count in counts { RowCodec.appendVarint(&block, UInt64(count)) }
             end()
         }
 
@@ -76,7 +55,7 @@ enum PostingBlock {
                 first = pk
                 block.reserveCapacity(targetBytes + 16)
             } else {
-                appendVarint(pk - last, to: &block)
+                RowCodec.appendVarint(&block, pk - last)
             }
             last = pk
         }
@@ -103,9 +82,6 @@ struct PostingBlockReader {
         self.bytes = bytes
         self.pk = firstKey
     }
-
-    /// Whether every posting has been read.
-    var isAtEnd: Bool { started && position == bytes.count }
 
     /// Moves to the next posting and returns its occurrences in the properties `searched` marks
     /// (parallel to the index's); nil after the last.

@@ -19,8 +19,6 @@ final class WordVocabulary: @unchecked Sendable {
     /// Each raw spelling of a word that is not ASCII, with its slot (a folded word may have
     /// several spellings).
     private var raw = ScalarTable<Int>()
-    /// The folding of words the vocabulary does not hold yet.
-    let folding = WordFolding()
     /// The words of the row being changed, before and after: reused by every row.
     private(set) var before = RowTally(), after = RowTally()
 
@@ -74,7 +72,7 @@ final class WordVocabulary: @unchecked Sendable {
                 if let known = raw.find(scalars, hash: hash) {
                     slot = known
                 } else {
-                    slot = self.slot(of: folding.fold(scalars))
+                    slot = self.slot(of: WordFolding.fold(scalars, hash: hash))
                     raw.insert(scalars, hash: hash, value: slot)
                 }
                 tally.add(slot, field: position, fieldCount: fields.count)

@@ -188,22 +188,26 @@ final class WordFolding {
     func fold(_ scalars: ArraySlice<Unicode.Scalar>) -> String {
         let hash = FoldedWords.hash(scalars)
         if let folded = known.find(scalars, hash: hash) { return folded }
-        let folded: String
-        if let remembered = Self.shared.withLock({ $0.find(scalars, hash: hash) }) {
-            folded = remembered
-        } else {
-            var word = String.UnicodeScalarView()
-            word.append(contentsOf: scalars)
-            folded = Self.fold(String(word))
-            Self.shared.withLock { memory in
-                // Another thread may have folded it meanwhile: remember it once.
-                guard memory.find(scalars, hash: hash) == nil else { return }
-                if memory.count >= Self.capacity { memory.removeAll() }
-                memory.insert(scalars, hash: hash, value: folded)
-            }
-        }
+        let folded = Self.fold(scalars, hash: hash)
         if known.count >= Self.capacity { known.removeAll() }
         known.insert(scalars, hash: hash, value: folded)
+        return folded
+    }
+
+    /// The folded form of `scalars` (whose ``FoldedWords/hash(_:)`` is `hash`) from the
+    /// process's memory, folded and remembered there if new: for a caller that keeps a memory
+    /// of its own (``WordVocabulary``), which this object's would only repeat.
+    static func fold(_ scalars: ArraySlice<Unicode.Scalar>, hash: Int) -> String {
+        if let remembered = shared.withLock({ $0.find(scalars, hash: hash) }) { return remembered }
+        var word = String.UnicodeScalarView()
+        word.append(contentsOf: scalars)
+        let folded = fold(String(word))
+        shared.withLock { memory in
+            // Another thread may have folded it meanwhile: remember it once.
+            guard memory.find(scalars, hash: hash) == nil else { return }
+            if memory.count >= capacity { memory.removeAll() }
+            memory.insert(scalars, hash: hash, value: folded)
+        }
         return folded
     }
 
