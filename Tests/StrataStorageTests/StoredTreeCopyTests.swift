@@ -170,6 +170,77 @@ import Testing
         try store.close()
     }
 
+    /// A backup runs beside the writer, so a checkpoint can give a changed leaf of the backup's
+    /// snapshot its offset in the middle of the copy: here at the store's end, which the copy's
+    /// window read (preallocated zeros) before the frame was written there. The backup writes
+    /// such a leaf from its image and copies the snapshot whole; a copy that trusted the offset,
+    /// as a compaction may (it holds the writer gate), reads the stale window.
+    @Test func aCheckpointDuringABackupDoesNotMakeItCopyAFrameNotYetWritten() throws {
+        let fs = SimulatedFileSystem()
+        let store = try Store(path: relPath, options: relOptions(fs))
+        var model: [[UInt8]: [UInt8]] = [:]
+        func put(_ keys: Range<Int>, _ fill: UInt8) throws {
+            try store.write { tx in
+                let t = try tx.tree("t") ?? tx.createTree("t")
+                for i in keys {
+                    let v = [UInt8](repeating: fill, count: 20) + [UInt8](repeating: UInt8(i % 251), count: 20)
+                    try t.put(key(i), v)
+                    model[key(i)] = v
+                }
+            }
+        }
+        try put(0..<20_000, 1)
+        try store.compact()
+        // The last leaves rewritten and written by a checkpoint: the file's last page frames, so
+        // the survey's last window starts near the log's end and reaches past it.
+        try put(19_800..<20_000, 2)
+        try store.checkpoint()
+        // The first leaf changed and not written: in memory in the snapshot.
+        try put(0..<1, 3)
+        let snapshot = try store.snapshot()
+        defer { snapshot.close() }
+        let version = snapshot.version
+        let root = try #require(version.trees["t"]?.root)
+        var firstLeaf = root
+        while !firstLeaf.isLeaf { firstLeaf = try TreeRead.nextChild(firstLeaf, 0, version.file) }
+        #expect(firstLeaf.diskAddress == 0)
+
+        func copier(_ path: String, holdsWriterGate: Bool) throws -> (StoredTreeCopy, any StorageFile) {
+            let file = try fs.open(path, mode: .create)
+            let log = LogWriter(file: file, path: path, end: Format.logStart, allocatedEnd: 0,
+                                sync: SyncCoordinator(durableEnd: Format.logStart))
+            return (StoredTreeCopy(file: version.file, log: log, txid: version.txid, holdsWriterGate: holdsWriterGate), file)
+        }
+        let (backup, backupFile) = try copier("/db/backup", holdsWriterGate: false)
+        let (trusting, _) = try copier("/db/trusting", holdsWriterGate: true)
+        #expect(try backup.isWorthCopying(root: root, count: 20_000))
+        #expect(try trusting.isWorthCopying(root: root, count: 20_000))
+        try store.checkpoint()
+        let written = firstLeaf.diskAddress
+        #expect(written != 0, "the checkpoint wrote the snapshot's changed leaf")
+
+        #expect {
+            _ = try trusting.copy(root: root)
+        } throws: { error in
+            guard case StrataError.corrupt(_, let offset)? = error as? StrataError else { return false }
+            return offset == written
+        }
+        let rootOffset = try backup.copy(root: root)
+        let copied = PageFile(file: backupFile, path: "/db/backup", pageSize: version.file.pageSize, cacheBudget: 1 << 20,
+                              closeOnDeinit: false)
+        let cursor = Cursor(root: try copied.page(at: rootOffset, level: root.level), file: copied,
+                            lifetime: HandleLifetime(), owner: copied)
+        var seen = 0
+        var ok = try cursor.first()
+        while ok {
+            #expect(model[[UInt8](cursor.key)] == [UInt8](cursor.value), "key \([UInt8](cursor.key))")
+            seen += 1
+            ok = try cursor.next()
+        }
+        #expect(seen == model.count)
+        try store.close()
+    }
+
     /// The leaves of tree `name` and how many of them a commit changed since they were
     /// written (held in memory only).
     private func leafCounts(_ store: Store, _ name: String) throws -> (leaves: Int, changed: Int) {

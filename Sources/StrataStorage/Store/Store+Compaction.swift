@@ -41,7 +41,7 @@ extension Store {
         let newVersion: Version
         do {
             written = try Store.writeCopy(of: version, to: file, path: tmp, sequence: header.sequence + 1,
-                                          fileID: header.fileID)
+                                          fileID: header.fileID, holdsWriterGate: true)
             // Everything that reads the new file happens before the rename: once it is the
             // store, only a failed directory sync (a sync: it poisons) can go wrong.
             let pageFile = PageFile(file: file, path: path, pageSize: version.file.pageSize,
@@ -114,7 +114,7 @@ extension Store {
         let file = try fs.open(tmp, mode: .create)
         defer { file.close() }
         let written = try Store.writeCopy(of: version, to: file, path: tmp, sequence: 1,
-                                          fileID: StoreFileWriter.randomFileID())
+                                          fileID: StoreFileWriter.randomFileID(), holdsWriterGate: false)
         try fs.rename(tmp, to: destination)
         try fs.syncDirectory(containing: destination)
         return CopyReport(bytesBefore: 0, bytesAfter: written.end, entries: written.entries,
@@ -132,9 +132,10 @@ extension Store {
     }
 
     /// Writes `version`'s trees as packed pages (a tree no write changed, copied as stored:
-    /// ``StoredTreeCopy``), a checkpoint and header slot 0, all synced.
+    /// ``StoredTreeCopy``), a checkpoint and header slot 0, all synced. `holdsWriterGate`: no
+    /// checkpoint can run during the copy (a compaction; a backup runs beside the writer).
     static func writeCopy(of version: Version, to file: any StorageFile, path: String, sequence: UInt64,
-                          fileID: UInt64) throws -> Written {
+                          fileID: UInt64, holdsWriterGate: Bool) throws -> Written {
         try file.truncate(to: 0)
         let sync = SyncCoordinator(durableEnd: Format.logStart)
         let log = LogWriter(file: file, path: path, end: Format.logStart, allocatedEnd: 0, sync: sync)
@@ -143,7 +144,8 @@ extension Store {
         var entries: [CheckpointRecord.TreeEntry] = []
         var total: UInt64 = 0
         let compressor = PageCompressor(pageSize: version.file.pageSize)
-        let storedCopy = StoredTreeCopy(file: version.file, log: log, txid: version.txid, compressor: compressor)
+        let storedCopy = StoredTreeCopy(file: version.file, log: log, txid: version.txid,
+                                        holdsWriterGate: holdsWriterGate, compressor: compressor)
         for (name, tree) in version.trees.sorted(by: { $0.key < $1.key }) {
             if let root = tree.root, try storedCopy.isWorthCopying(root: root, count: tree.count) {
                 let rootOffset = try storedCopy.copy(root: root)

@@ -9,10 +9,20 @@
 /// Only trees worth it are copied so (``isWorthCopying(root:count:file:)``): no overflow
 /// values (a leaf refers to them by offset), and leaves three quarters full on average, so a
 /// tree left sparse by deletions or by splits is still packed by the rebuild.
+///
+/// A page in memory is the one thing a copy without the writer gate (a backup) cannot trust
+/// stored: pages are shared between versions, and a checkpoint gives a changed page of the
+/// backup's snapshot its frame's offset whenever it runs, perhaps at an offset the window
+/// read before the frame was there (decision 88). Such a copy writes every page in memory from
+/// its image and reads from the file only the pages its snapshot reaches by offset, whose
+/// frames were written before the snapshot was taken.
 final class StoredTreeCopy {
     let file: PageFile
     let log: LogWriter
     let txid: UInt64
+    /// Whether a page in memory that a checkpoint wrote is copied as its stored frame: only
+    /// while the writer gate is held, so no checkpoint runs during the copy.
+    let copiesWrittenPagesInMemory: Bool
     /// Leaf frames copied as stored so far.
     private(set) var leavesCopied = 0
     /// Compresses changed leaves while the next ones are encoded.
@@ -36,11 +46,14 @@ final class StoredTreeCopy {
     static let windowBytes = 256 << 10
 
     /// A copier from `file` to `log`; `compressor` (of the file's page size, nothing pending)
-    /// compresses changed leaves ahead.
-    init(file: PageFile, log: LogWriter, txid: UInt64, compressor: PageCompressor? = nil) {
+    /// compresses changed leaves ahead. `holdsWriterGate`: the caller holds the writer gate for
+    /// the whole copy (a compaction), so pages in memory that a checkpoint wrote keep their
+    /// offsets and are copied as stored; otherwise (a backup) they are written from memory.
+    init(file: PageFile, log: LogWriter, txid: UInt64, holdsWriterGate: Bool, compressor: PageCompressor? = nil) {
         self.file = file
         self.log = log
         self.txid = txid
+        copiesWrittenPagesInMemory = holdsWriterGate
         self.compressor = compressor ?? PageCompressor(pageSize: file.pageSize)
         maxFrameLength = Int(FrameHeader.frameLength(storedLength: max(file.pageSize, LZ4.compressBound(file.pageSize))))
         window = [UInt8](repeating: 0, count: StoredTreeCopy.windowBytes + maxFrameLength)
@@ -86,7 +99,8 @@ final class StoredTreeCopy {
     /// children before parents, and returns the new root's offset.
     func copy(root: Page) throws -> UInt64 {
         if root.isLeaf {
-            return root.diskAddress != 0 ? try copyStoredFrame(at: root.diskAddress) : try write(root)
+            if let offset = storedOffset(ofResident: root) { return try copyStoredFrame(at: offset) }
+            return try write(root)
         }
         if root.level == 1 {
             let copy = try copyLeaves(of: root, parent: nil, cell: 0)
@@ -143,9 +157,10 @@ final class StoredTreeCopy {
         let branch = WaitingBranch(copy: Page(copying: page, owner: 0), parent: parent, cell: cell)
         waiting.append(branch)
         for i in 0..<page.count {
-            if let leaf = page.children[i], leaf.diskAddress == 0 {
-                // Changed since it was written: its image, compressed ahead. A leaf a commit
-                // changed is in memory until a checkpoint writes it.
+            if let leaf = page.children[i], storedOffset(ofResident: leaf) == nil {
+                // Changed since it was written (or written by a checkpoint this copy cannot
+                // trust): its image, compressed ahead. A leaf a commit changed is in memory
+                // until a checkpoint writes it and publishes its clean copy.
                 if compressor.fillingIsFull {
                     try appendCompressedLeaves()
                     compressor.submitFilling()
@@ -155,12 +170,21 @@ final class StoredTreeCopy {
                 branch.pending += 1
             } else {
                 // Written: its frame as stored, wherever the page itself is.
-                let offset = page.children[i]?.diskAddress ?? page.childAddress(i)
+                let offset = page.children[i].flatMap(storedOffset(ofResident:)) ?? page.childAddress(i)
                 branch.copy.setChildAddress(i, try copyStoredFrame(at: offset))
             }
         }
         try writeReadyBranches()
         return branch
+    }
+
+    /// The offset of the frame this copy may take `page` (a page in memory) from, or nil when
+    /// it writes the page's image: a page no checkpoint wrote, or any page in memory when the
+    /// copy runs beside the writer. The address is read once: a checkpoint may be setting it.
+    private func storedOffset(ofResident page: Page) -> UInt64? {
+        guard copiesWrittenPagesInMemory else { return nil }
+        let offset = page.diskAddress
+        return offset != 0 ? offset : nil
     }
 
     /// Appends the in-flight batch's leaves, points their cells at them, and writes the copies
