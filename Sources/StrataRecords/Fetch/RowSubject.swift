@@ -100,6 +100,12 @@ struct RowBytesSubject: PredicateSubject {
         try RowCodec.value(ofField: field, in: bytes, fields: fields)
     }
 
+    static var holdsStoredRow: Bool { true }
+
+    func storedValue(atField field: Int) throws -> UnsafeRawBufferPointer? {
+        try RowCodec.storedValue(ofField: field, in: bytes, fields: fields)
+    }
+
     func values(at keyPath: [String]) throws -> KeyPathValues {
         try RowSubject(reader: reader, key: key, row: RowCodec.decode(bytes, fields: fields)).values(at: keyPath)
     }

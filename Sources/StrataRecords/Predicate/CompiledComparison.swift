@@ -23,6 +23,9 @@ final class CompiledComparison: Sendable {
     private let words: WordQuery?
     /// Whether both sides read constants and the subject's own fields alone.
     let readsOnlyFields: Bool
+    /// The comparison decided on the field's stored bytes, when the left side is a field, the
+    /// right a constant, and their kinds pair (``StoredComparison``).
+    private let stored: StoredComparison?
 
     init(_ comparison: Comparison, in entity: EntityDescription? = nil) throws {
         lhs = try OperandSource(comparison.lhs, in: entity)
@@ -51,6 +54,12 @@ final class CompiledComparison: Sendable {
             }
         }
         readsOnlyFields = lhs.readsOnlyFields && source.readsOnlyFields
+        if case .field(let field) = lhs, let entity, case .one(let constant)? = source.constantValues {
+            stored = StoredComparison(field: field, type: entity.fields[field].type, op: op,
+                                      quantifier: quantifier, constant: constant)
+        } else {
+            stored = nil
+        }
         if let values = source.constantValues {
             let caseInsensitive = regexCaseInsensitive
             rhs = .prepared(try Self.prepare(values, op: op, mode: mode) {
@@ -87,6 +96,10 @@ final class CompiledComparison: Sendable {
     }
 
     func evaluate<Subject: PredicateSubject>(_ subject: Subject, cache: inout RegexCache) throws -> Bool {
+        if Subject.holdsStoredRow, let stored,
+           let answer = stored.evaluate(try subject.storedValue(atField: stored.field)) {
+            return answer
+        }
         if op.matchesWords {
             guard let words else { return false }
             var texts: [String] = []

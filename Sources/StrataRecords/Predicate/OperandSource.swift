@@ -93,6 +93,20 @@ protocol PredicateSubject {
     /// The value of stored field `field` of the subject's own entity (a key path bound when the
     /// predicate was compiled for that entity): what `values(at: [its name])` gives.
     func value(atField field: Int) throws -> StoredValue
+
+    /// Whether the subject holds its row as stored, so ``storedValue(atField:)`` answers: a
+    /// comparison of a field with a constant is then decided on the field's bytes.
+    static var holdsStoredRow: Bool { get }
+
+    /// The stored bytes of field `field` (one value as the row holds it), nil when the row holds
+    /// none. Asked only when ``holdsStoredRow``.
+    func storedValue(atField field: Int) throws -> UnsafeRawBufferPointer?
+}
+
+extension PredicateSubject {
+    static var holdsStoredRow: Bool { false }
+
+    func storedValue(atField field: Int) throws -> UnsafeRawBufferPointer? { nil }
 }
 
 /// What a key path yields for one object: one value, or a collection through a to-many

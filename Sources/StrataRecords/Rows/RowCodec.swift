@@ -177,6 +177,24 @@ enum RowCodec {
         return value
     }
 
+    /// The stored bytes of field `field` alone (one value as ``appendValue(_:to:tagged:)``
+    /// writes it), or nil when the row holds none: what a comparison decided on stored bytes
+    /// reads (``StoredComparison``). Every value is checked as ``value(ofField:in:fields:)``
+    /// checks it (each must fit), so the two throw for the same rows.
+    static func storedValue(ofField field: Int, in bytes: UnsafeRawBufferPointer,
+                            fields: [Field]) throws -> UnsafeRawBufferPointer? {
+        var reader = Reader(bytes: bytes)
+        let (n, bitmap) = try readHeader(&reader, fields: fields)
+        var start = 0, end = -1
+        for i in 0..<n where bitmap[bitmap.startIndex + i / 8] & (1 << UInt8(i % 8)) != 0 {
+            if i == field { start = reader.at }
+            try skipValue(fields[i].type, in: &reader)
+            if i == field { end = reader.at }
+        }
+        guard end >= start else { return nil }
+        return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+    }
+
     /// Moves past one value of `type` without decoding it.
     static func skipValue(_ type: AttributeType, in reader: inout Reader) throws {
         switch type {

@@ -16,11 +16,16 @@ extension RecordTransaction {
     @discardableResult
     public func updateAll(_ request: FetchRequest, set values: [String: any ValueConvertible]) throws -> Int {
         let entity = try self.entity(request.entity)
-        var scratch = [StoredValue](repeating: .null, count: entity.fields.count)
-        try assign(values, to: &scratch, entity: entity)
+        // Converted and checked once (a to-one's target too: nothing here deletes it); each
+        // row then takes the converted values.
+        var converted = [StoredValue](repeating: .null, count: entity.fields.count)
+        try assign(values, to: &converted, entity: entity)
+        let assigned = try values.keys.map { try Self.settableField($0, of: entity) }
         let keys = try fetchKeys(request, entity)
         for key in keys {
-            try rewriteRow(key) { row in try assign(values, to: &row, entity: entity) }
+            try rewriteRow(key) { row in
+                for field in assigned { row[field] = converted[field] }
+            }
         }
         return keys.count
     }
