@@ -31,6 +31,7 @@ import Testing
             ("WriteTree.put", { try t.put(key(1), bytes("late")) }),
             ("WriteTree.put", { try bytes("k").withUnsafeBytes { k in try bytes("v").withUnsafeBytes { try t.put(k, $0) } } }),
             ("WriteTree.put", { try t.put(bytes("k").span.bytes, bytes("v").span.bytes) }),
+            ("WriteTree.replaceValue", { try bytes("v").withUnsafeBytes { try t.replaceValue(at: t.makeCursor(), with: $0) } }),
             ("WriteTree.delete", { try t.delete(key(2)) }),
             ("WriteTree.delete", { _ = try key(2).withUnsafeBytes { try t.delete($0) } }),
             ("WriteTree.delete", { _ = try t.delete(key(2).span.bytes) }),

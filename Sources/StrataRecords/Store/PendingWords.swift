@@ -120,6 +120,9 @@ private struct BlockMerge {
     private let cursor: Cursor
     // Buffers reused by every block.
     private var prefix: [UInt8] = [], key: [UInt8] = []
+    /// The bytes of the block an append grows, kept between words (taken out while in use):
+    /// an array per append, allocated, grown and freed, cost more than the append's own work.
+    private var appendBuffer: [UInt8] = []
 
     init(fieldCount: Int, tree: WriteTree, name: String, targetBytes: Int) {
         self.fieldCount = fieldCount
@@ -183,11 +186,17 @@ private struct BlockMerge {
             // tree until it is rewritten.
             let blocks = try rewrite(blockStart, stored: blockStart == nil ? UnsafeRawBufferPointer(start: nil, count: 0) : cursor.value,
                                      changes[i..<end], counts: counts)
-            if let blockStart, blocks.first?.first != blockStart {
-                setKey(blockStart)
-                _ = try key.withUnsafeBytes { try tree.delete($0) }
+            var rest = blocks[...]
+            if let blockStart {
+                if blocks.first?.first != blockStart {
+                    setKey(blockStart)
+                    _ = try key.withUnsafeBytes { try tree.delete($0) }
+                } else if try blockKey(cursor) == blockStart, let first = rest.popFirst() {
+                    // The block keeps its first key: rewritten through the cursor resting on it.
+                    try first.bytes.withUnsafeBytes { try tree.replaceValue(at: cursor, with: $0) }
+                }
             }
-            for block in blocks { try put(block.first, block.bytes) }
+            for block in rest { try put(block.first, block.bytes) }
             i = end
         }
     }
@@ -204,11 +213,15 @@ private struct BlockMerge {
         // `PostingBlock.Writer`'s rule (a block ends at the posting that brings it to the
         // target), written out: every word a commit adds rows to takes this path, and a writer's
         // list of blocks per word showed in its cost (decision 87).
-        var bytes = [UInt8](cursor.value)
+        var bytes = appendBuffer
+        appendBuffer = []
+        defer { appendBuffer = bytes }
+        bytes.removeAll(keepingCapacity: true)
+        bytes.append(contentsOf: cursor.value)
         var blockStart = start, changed = false, previous = last
         for change in changes {
             if bytes.count >= targetBytes {
-                if changed { try put(blockStart, bytes) }
+                if changed { try write(blockStart, bytes, grown: start) }
                 bytes.removeAll(keepingCapacity: true)
                 blockStart = change.pk
             } else {
@@ -218,8 +231,16 @@ private struct BlockMerge {
             changed = true
             previous = change.pk
         }
-        try put(blockStart, bytes)
+        try write(blockStart, bytes, grown: start)
         return true
+    }
+
+    /// Writes the block starting at `first`: the block the cursor rests on (`grown`, the block
+    /// an append grew) through the cursor, which stays on it when the value fits its leaf, so
+    /// the next word's seek starts from that leaf; a new block by an ordinary put.
+    private mutating func write(_ first: UInt64, _ bytes: [UInt8], grown: UInt64) throws {
+        guard first == grown else { return try put(first, bytes) }
+        try bytes.withUnsafeBytes { try tree.replaceValue(at: cursor, with: $0) }
     }
 
     private mutating func put(_ first: UInt64, _ bytes: [UInt8]) throws {

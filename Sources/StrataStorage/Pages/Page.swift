@@ -309,6 +309,36 @@ final class Page: @unchecked Sendable {
         return true
     }
 
+    /// Replaces leaf cell `index`'s value with the inline `value`, keeping its key where it lies
+    /// (a grown cell moves down with the cells above it, its key with it, as
+    /// ``replaceLeafCell(at:key:value:overflowLength:)`` moves them): the key is never read from
+    /// outside the page. False, the page unchanged, when the grown cell does not fit the
+    /// page's contiguous free space. The cell's value must be inline.
+    func replaceLeafValue(at index: Int, value: UnsafeRawBufferPointer) -> Bool {
+        assert(heads == nil, "a page with search heads is shared and must not change")
+        let cellOffset = slot(index)
+        let keyBytes = keyLength(at: cellOffset)
+        let old = cellSize(at: cellOffset)
+        let size = Page.leafCellSize(keyLength: keyBytes, valueLength: value.count)
+        var at = cellOffset
+        if size > old {
+            let grow = size - old
+            guard contiguousFree >= grow else { return false }
+            let start = cellStart
+            // The cells above this one, then its own header and key, down by `grow`.
+            moveBytes(from: start, to: start - grow, count: cellOffset - start + Format.leafCellHeader + keyBytes)
+            if cellOffset > start { shiftSlots(from: start, below: cellOffset, by: grow) }
+            cellStart = start - grow
+            at = cellOffset - grow
+            setSlot(index, at)
+        } else {
+            fragmented += old - size
+        }
+        storeLE(UInt32(value.count), at: at + 2)
+        copyBytes(value, to: at + Format.leafCellHeader + keyBytes)
+        return true
+    }
+
     /// Moves every slot that points into `start..<end` down by `delta` (the cells there moved).
     /// Eight slots at a time where the host is little-endian, as the format is (the pass over
     /// a page's slots is most of a grown cell's cost; decision 50).

@@ -66,6 +66,40 @@ public struct WriteTree {
         }
     }
 
+    /// Stores `value` under the key of the entry `cursor` rests on (a cursor of this tree): a
+    /// put of that key that reuses the cursor's descent when the value fits where the entry is,
+    /// and leaves the cursor on the entry (LMDB's `MDB_CURRENT`); otherwise an ordinary put,
+    /// after which the cursor must be positioned again. A run of changes in key order through
+    /// one cursor then searches each leaf once, not once per key (decision 90). Same rules and
+    /// errors as ``put(_:_:)-(RawSpan,RawSpan)``; `invalidArgument` when the cursor is not on
+    /// an entry of this tree.
+    package func replaceValue(at cursor: Cursor, with value: UnsafeRawBufferPointer) throws {
+        let tx = transaction
+        try tx.lifetime.check()
+        guard cursor.walks(tree), cursor.isValid else {
+            throw StrataError.invalidArgument("replaceValue(at:with:) needs a cursor of tree '\(tree.name)' resting on an entry")
+        }
+        guard value.count <= StoreLimits.maxValueLength else {
+            throw StrataError.valueTooLarge(length: value.count, limit: StoreLimits.maxValueLength)
+        }
+        let tree = self.tree
+        if Format.leafCellHeader + cursor.key.count + value.count <= tree.inlineCellLimit, !cursor.isOverflow {
+            let before = tree.modifications
+            do {
+                if try cursor.replaceValueInPlace(value) {
+                    // The cursor rests on the entry, its key in the leaf.
+                    tx.record.put(tree: tree.id, key: cursor.key, value: value)
+                    return
+                }
+            } catch {
+                if tree.modifications != before { throw tx.fail(error) }
+                throw error
+            }
+        }
+        // A copy of the key: the put changes the leaf it lies in.
+        try cursor.copyKey().withUnsafeBytes { try put($0, value) }
+    }
+
     /// Removes `key`; returns whether it was there.
     @discardableResult
     public func delete(_ key: [UInt8]) throws -> Bool {

@@ -230,7 +230,9 @@ public final class Cursor {
     /// outside the leaf (or the cursor is not resting on one): the caller descends.
     @inline(__always)
     private func seekWithinLeaf(_ wanted: UnsafeRawBufferPointer) throws -> Bool {
-        guard writeTree == nil, positioned, let top = path.last else { return false }
+        guard positioned, let top = path.last else { return false }
+        // A write transaction's leaf is the tree's as long as nothing changed the tree.
+        if let writeTree, writeTree.modifications != stamp { return false }
         let leaf = top.page
         let count = leaf.count
         // The entry after the current one: reads in key order of consecutive keys (a list's
@@ -248,6 +250,22 @@ public final class Cursor {
         try lifetime.check()
         path[path.count - 1].index = leaf.lowerBound(wanted).index
         return try land()
+    }
+
+    // MARK: Writing in place
+
+    /// Whether this is a cursor of `tree` in its write transaction.
+    func walks(_ tree: MutableTree) -> Bool { writeTree === tree }
+
+    /// Replaces the value of the entry the cursor rests on through its own descent
+    /// (``MutableTree/replaceValue(along:value:)``) and stays on the entry: true when done;
+    /// false, nothing changed, when the cursor is not resting on an entry of an unchanged tree
+    /// or the leaf has no room.
+    func replaceValueInPlace(_ value: UnsafeRawBufferPointer) throws -> Bool {
+        guard let writeTree, positioned, writeTree.modifications == stamp else { return false }
+        guard try writeTree.replaceValue(along: &path, value: value) else { return false }
+        stamp = writeTree.modifications
+        return true
     }
 
     // MARK: Walking

@@ -110,6 +110,40 @@ final class MutableTree {
         }
     }
 
+    // MARK: Replace along a cursor's path
+
+    /// Replaces the value of the entry at the end of `path` (a cursor's descent, made while the
+    /// tree held what it holds now) with the inline `value`, when its leaf has room: no search,
+    /// the pages on the path made this transaction's as a put's descent makes them (copied into
+    /// their owned parents), and `path` naming them afterwards. False, with no entry changed,
+    /// when the path does not start at the root, the entry's value is an overflow reference, or
+    /// the leaf has no room for the value where the cell is (a put moves cells or splits).
+    func replaceValue(along path: inout [(page: Page, index: Int)], value: UnsafeRawBufferPointer) throws -> Bool {
+        guard let current = root, let top = path.first, top.page === current else { return false }
+        var page = current
+        if page.owner != txid {
+            page = own(current)
+            root = page
+            path[0].page = page
+        }
+        for level in 1..<path.count {
+            let child = path[level].page
+            // Already this transaction's, and still its parent's child: nothing to copy.
+            if child.owner == txid, page.children.indices.contains(path[level - 1].index),
+               page.children[path[level - 1].index] === child {
+                page = child
+                continue
+            }
+            page = try ownedChild(page, path[level - 1].index)
+            path[level].page = page
+        }
+        let index = path[path.count - 1].index
+        guard page.isLeaf, index < page.count, !page.valueInfo(index).isOverflow,
+              page.replaceLeafValue(at: index, value: value) else { return false }
+        modifications &+= 1
+        return true
+    }
+
     // MARK: Put
 
     /// The empty key of a branch's cell 0.

@@ -42,16 +42,18 @@ protocol RecordsEngine: AnyObject {
     /// deleted; the number deleted.
     func deleteItems(below limitCents: Int64) throws -> Int
 
-    /// Inserts notes `notes` (``TextData/note(_:revision:)``) in one transaction.
-    func insertNotes(_ notes: Range<Int>) throws
+    /// Inserts notes `notes` in one transaction, note `i` from `texts[i]` (made before the
+    /// timing starts: ``TextData/notes(_:)``).
+    func insertNotes(_ notes: Range<Int>, texts: [TextData.Note]) throws
     /// Ranked word searches, each for the best ``TextData/resultsShown``, in one read
     /// transaction; the number of results.
     func searchNotes(_ queries: ArraySlice<String>) throws -> Int
     /// The notes whose title holds every word of each query (unranked, all of them), in one
     /// read transaction; the number found.
     func filterNotes(_ queries: ArraySlice<String>) throws -> Int
-    /// Sets each note's body to its revision `revision`, in one transaction.
-    func updateNotes(_ notes: ArraySlice<Int>, revision: Int) throws
+    /// Sets each note's body to the one given with it (made before the timing starts), in one
+    /// transaction.
+    func updateNotes(_ updates: ArraySlice<(note: Int, body: String)>) throws
 
     /// Sums over the whole store (untimed), for comparing engines.
     func digest() throws -> RecordsDigest

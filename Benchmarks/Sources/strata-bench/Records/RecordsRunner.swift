@@ -139,8 +139,9 @@ struct RecordsRunner<Engine: RecordsEngine> {
 
     private func textIndex() throws -> RecordsRunResult {
         let engine = try Engine.open(directory: directory, name: engineName)
+        let texts = TextData.notes(scale.notes)
         let t = try Timing.calls(label(.textIndex), transactions(scale.notes), ops: scale.notes) { i in
-            try engine.insertNotes((i * scale.batch)..<min(scale.notes, (i + 1) * scale.batch))
+            try engine.insertNotes((i * scale.batch)..<min(scale.notes, (i + 1) * scale.batch), texts: texts)
         }
         var r = result(.textIndex, ops: scale.notes, t)
         try finish(engine, &r)
@@ -150,8 +151,11 @@ struct RecordsRunner<Engine: RecordsEngine> {
     /// Notes loaded untimed (in transactions of 1,000), for the search and update workloads,
     /// in a store closed and opened again (see ``reopened(after:)``).
     private func notesEngine() throws -> Engine {
-        try reopened { engine in
-            for start in stride(from: 0, to: scale.notes, by: 1_000) { try engine.insertNotes(start..<min(scale.notes, start + 1_000)) }
+        let texts = TextData.notes(scale.notes)
+        return try reopened { engine in
+            for start in stride(from: 0, to: scale.notes, by: 1_000) {
+                try engine.insertNotes(start..<min(scale.notes, start + 1_000), texts: texts)
+            }
         }
     }
 
@@ -203,8 +207,9 @@ struct RecordsRunner<Engine: RecordsEngine> {
         let engine = try notesEngine()
         var g = SplitMix64(seed: RecordsSeeds.textUpdates)
         let notes = (0..<scale.textUpdates).map { _ in Int(g.next() % UInt64(scale.notes)) }
-        let t = try Timing.calls(label(.textUpdate), transactions(notes.count), ops: notes.count) { i in
-            try engine.updateNotes(slices(notes, i), revision: 1)
+        let updates = notes.map { (note: $0, body: TextData.note($0, revision: 1).body) }
+        let t = try Timing.calls(label(.textUpdate), transactions(updates.count), ops: updates.count) { i in
+            try engine.updateNotes(slices(updates, i))
         }
         var r = result(.textUpdate, ops: notes.count, t)
         try finish(engine, &r)

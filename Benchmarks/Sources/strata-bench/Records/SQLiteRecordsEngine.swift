@@ -238,10 +238,10 @@ final class SQLiteRecordsEngine: RecordsEngine {
         return found
     }
 
-    func insertNotes(_ notes: Range<Int>) throws {
+    func insertNotes(_ notes: Range<Int>, texts: [TextData.Note]) throws {
         try write {
             for i in notes {
-                let note = TextData.note(i)
+                let note = texts[i]
                 sqlite3_bind_int64(insertNote, 1, Int64(i + 1))
                 db.bind(insertNote, 2, text: note.title)
                 db.bind(insertNote, 3, text: note.body)
@@ -254,10 +254,10 @@ final class SQLiteRecordsEngine: RecordsEngine {
 
     func filterNotes(_ queries: ArraySlice<String>) throws -> Int { try countRows(filterNote, for: queries) }
 
-    func updateNotes(_ notes: ArraySlice<Int>, revision: Int) throws {
+    func updateNotes(_ updates: ArraySlice<(note: Int, body: String)>) throws {
         try write {
-            for i in notes {
-                db.bind(updateNote, 1, text: TextData.note(i, revision: revision).body)
+            for (i, body) in updates {
+                db.bind(updateNote, 1, text: body)
                 sqlite3_bind_int64(updateNote, 2, Int64(i + 1))
                 try db.run(updateNote)
             }

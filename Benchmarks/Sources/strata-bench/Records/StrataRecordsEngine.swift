@@ -127,10 +127,10 @@ final class StrataRecordsEngine: RecordsEngine {
         }
     }
 
-    func insertNotes(_ notes: Range<Int>) throws {
+    func insertNotes(_ notes: Range<Int>, texts: [TextData.Note]) throws {
         try store.write { tx in
             for i in notes {
-                let note = TextData.note(i)
+                let note = texts[i]
                 let id = try tx.insert(newNote, [.string(note.title), .string(note.body)])
                 guard id.primaryKey == UInt64(i + 1) else { throw BenchError("strata: note \(i) got \(id)") }
             }
@@ -153,11 +153,10 @@ final class StrataRecordsEngine: RecordsEngine {
         }
     }
 
-    func updateNotes(_ notes: ArraySlice<Int>, revision: Int) throws {
+    func updateNotes(_ updates: ArraySlice<(note: Int, body: String)>) throws {
         try store.write { tx in
-            for i in notes {
-                try tx.update(ObjectID(entity: "Note", primaryKey: UInt64(i + 1)), noteBody,
-                              [.string(TextData.note(i, revision: revision).body)])
+            for (i, body) in updates {
+                try tx.update(ObjectID(entity: "Note", primaryKey: UInt64(i + 1)), noteBody, [.string(body)])
             }
         }
     }

@@ -31,6 +31,14 @@ enum TextData {
         return words[min(words.count - 1, Int(u * u * u * Double(words.count)))]
     }
 
+    /// A note's title and body.
+    typealias Note = (title: String, body: String)
+
+    /// Notes `0..<count` (``note(_:revision:)``), made once before a workload's timing starts:
+    /// making a note's text costs about as much as one engine's insert of it, and timed it
+    /// was added to both engines' times alike.
+    static func notes(_ count: Int) -> [Note] { (0..<count).map { note($0) } }
+
     /// Note `i`'s title and body; `revision` > 0 gives another body (the update workload).
     static func note(_ i: Int, revision: Int = 0) -> (title: String, body: String) {
         var g = SplitMix64(seed: RecordsData.mix(0x7E47_0002 &+ UInt64(revision), UInt64(i)))
