@@ -44,7 +44,8 @@ enum WordTokenizer {
         var text = text
         let done: Bool? = text.withUTF8 { bytes in
             guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
-            segment(bytes, kindOf: { kind(Unicode.Scalar($0)) }) { range in ascii(lowercasedASCII(bytes, range)) }
+            let kinds = latinKinds
+            segment(bytes, kindOf: { kinds[Int($0)] }) { range in ascii(lowercasedASCII(bytes, range)) }
             return true
         }
         if done == true { return }
@@ -63,7 +64,10 @@ enum WordTokenizer {
 
     private static func forEachWord(scalars: [Unicode.Scalar], ascii: (String) -> Void,
                                     other: (ArraySlice<Unicode.Scalar>) -> Void) {
-        segment(scalars, kindOf: kind) { range in
+        // The table read once: a `static let` read per scalar is a lazy-initialization check
+        // (`swift_once`) per scalar.
+        let kinds = latinKinds
+        segment(scalars, kindOf: { $0.value < 0x250 ? kinds[Int($0.value)] : classify($0) }) { range in
             if scalars[range].allSatisfy({ $0.value < 0x80 }) {
                 ascii(lowercasedASCII(scalars, range))
             } else {
