@@ -161,16 +161,18 @@ private struct BlockMerge {
             var blockStart: UInt64?, upper: UInt64?
             // The cursor ends on that block's entry.
             let found = try key.withUnsafeBytes { try cursor.seek($0) }
-            if found, try blockKey(cursor) == changes[i].pk {
+            // The word's block the seek landed on (the first at or after the change); nil when
+            // it landed past the word's blocks, so the one before is the word's last.
+            let landed = found ? try blockKey(cursor) : nil
+            if landed == changes[i].pk {
                 blockStart = changes[i].pk
             } else if try (found ? cursor.previous() : cursor.last()), let start = try blockKey(cursor) {
                 blockStart = start
                 // After the word's last block, rows only added: appended (below) without
                 // decoding the block.
-                if changes[i...].allSatisfy({ $0.countsAt >= 0 }) {
-                    let last = try !(cursor.next() && blockKey(cursor) != nil)
-                    guard try cursor.isValid ? cursor.previous() : cursor.last() else { throw lost() }
-                    if last, try append(changes[i...], to: start, counts: counts) { return }
+                if landed == nil, changes[i...].allSatisfy({ $0.countsAt >= 0 }),
+                   try append(changes[i...], to: start, counts: counts) {
+                    return
                 }
             } else if try key.withUnsafeBytes({ try cursor.seek($0) }), let start = try blockKey(cursor) {
                 blockStart = start  // before the word's first block: merged into it
