@@ -11,49 +11,8 @@ import Foundation
 /// mantissa beyond 64 bits, a decimal NaN, bytes a valid row never holds) goes to the general
 /// path, which decodes the value and throws where decoding does.
 struct StoredComparison: Sendable {
-    /// A number as sign, power of ten and magnitude: an int's is its value at exponent 0.
-    struct Number: Sendable {
-        var negative: Bool
-        var exponent: Int
-        var magnitude: UInt64
-
-        init(negative: Bool, exponent: Int, magnitude: UInt64) {
-            self.negative = negative && magnitude != 0
-            self.exponent = exponent
-            self.magnitude = magnitude
-        }
-
-        init(_ integer: Int64) {
-            self.init(negative: integer < 0, exponent: 0, magnitude: integer.magnitude)
-        }
-
-        /// The exact order of two numbers (−1, 0, 1). With the magnitudes brought to the
-        /// smaller exponent in 128 bits: a gap of more than 19 makes the scaled side at least
-        /// 10^20, beyond any 64-bit magnitude.
-        static func order(_ lhs: Number, _ rhs: Number) -> Int {
-            let lhsSign = lhs.magnitude == 0 ? 0 : (lhs.negative ? -1 : 1)
-            let rhsSign = rhs.magnitude == 0 ? 0 : (rhs.negative ? -1 : 1)
-            if lhsSign != rhsSign { return lhsSign < rhsSign ? -1 : 1 }
-            if lhsSign == 0 { return 0 }
-            let gap = lhs.exponent - rhs.exponent
-            let magnitudeOrder: Int
-            if gap >= 0 {
-                magnitudeOrder = gap > 19 ? 1 : scaledOrder(lhs.magnitude, gap, rhs.magnitude)
-            } else {
-                magnitudeOrder = -gap > 19 ? -1 : -scaledOrder(rhs.magnitude, -gap, lhs.magnitude)
-            }
-            return lhsSign < 0 ? -magnitudeOrder : magnitudeOrder
-        }
-
-        /// The order of `magnitude` × 10^`power` (`power` ≤ 19) and `other`.
-        private static func scaledOrder(_ magnitude: UInt64, _ power: Int, _ other: UInt64) -> Int {
-            var scale: UInt64 = 1
-            for _ in 0..<power { scale &*= 10 }
-            let (high, low) = magnitude.multipliedFullWidth(by: scale)
-            if high != 0 { return 1 }
-            return low < other ? -1 : (low == other ? 0 : 1)
-        }
-    }
+    /// A number as sign, power of ten and magnitude (``DecimalCoding/Number``).
+    typealias Number = DecimalCoding.Number
 
     private enum Constant: Sendable {
         case number(Number)

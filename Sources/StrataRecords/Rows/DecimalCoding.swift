@@ -57,31 +57,63 @@ enum DecimalCoding {
         return Decimal(sign: parts.negative ? .minus : .plus, exponent: parts.exponent, significand: significand)
     }
 
-    /// The order of two decimals (−1, 0, 1) from their mantissas and exponents, or `nil` when
-    /// this cannot tell cheaply (a mantissa beyond 64 bits, a zero or NaN, exponents more than
-    /// 19 apart, or the layout unknown): the caller asks Foundation, whose `<` and `==` each
-    /// normalise both sides by multiplication — most of what a scan comparing a decimal
-    /// column with a constant spent per row.
+    /// The order of two decimals (−1, 0, 1) from their mantissas and exponents
+    /// (``Number/order(_:_:)``), or `nil` when this cannot tell cheaply (a mantissa beyond 64
+    /// bits, a NaN, or the layout unknown): the caller asks Foundation, whose `<` and `==` each
+    /// normalise both sides by multiplication — most of what a scan comparing a decimal column
+    /// with a constant spent per row.
     static func fastCompare(_ lhs: Decimal, _ rhs: Decimal) -> Int? {
         guard layoutIsKnown else { return nil }
         let left = fastParts(lhs), right = fastParts(rhs)
-        guard left.high == 0, right.high == 0, left.low != 0, right.low != 0 else { return nil }
-        if left.negative != right.negative { return left.negative ? -1 : 1 }
-        let gap = left.exponent - right.exponent
-        guard abs(gap) <= 19 else { return nil }
-        var power: UInt64 = 1
-        for _ in 0..<abs(gap) { power &*= 10 }
-        // The magnitudes at the smaller exponent; one that overflows 64 bits is the larger.
-        var order: Int
-        if gap >= 0 {
-            let (scaled, overflow) = left.low.multipliedReportingOverflow(by: power)
-            order = overflow ? 1 : (scaled < right.low ? -1 : (scaled == right.low ? 0 : 1))
-        } else {
-            let (scaled, overflow) = right.low.multipliedReportingOverflow(by: power)
-            order = overflow ? -1 : (left.low < scaled ? -1 : (left.low == scaled ? 0 : 1))
+        // A NaN has no mantissa and the sign bit set.
+        guard left.high == 0, right.high == 0, !(left.negative && left.low == 0),
+              !(right.negative && right.low == 0) else { return nil }
+        return Number.order(Number(negative: left.negative, exponent: left.exponent, magnitude: left.low),
+                            Number(negative: right.negative, exponent: right.exponent, magnitude: right.low))
+    }
+
+    /// A number as sign, power of ten and magnitude: an int's is its value at exponent 0.
+    struct Number: Sendable {
+        var negative: Bool
+        var exponent: Int
+        var magnitude: UInt64
+
+        init(negative: Bool, exponent: Int, magnitude: UInt64) {
+            self.negative = negative && magnitude != 0
+            self.exponent = exponent
+            self.magnitude = magnitude
         }
-        if left.negative { order = -order }
-        return order
+
+        init(_ integer: Int64) {
+            self.init(negative: integer < 0, exponent: 0, magnitude: integer.magnitude)
+        }
+
+        /// The exact order of two numbers (−1, 0, 1). With the magnitudes brought to the
+        /// smaller exponent in 128 bits: a gap of more than 19 makes the scaled side at least
+        /// 10^20, beyond any 64-bit magnitude.
+        static func order(_ lhs: Number, _ rhs: Number) -> Int {
+            let lhsSign = lhs.magnitude == 0 ? 0 : (lhs.negative ? -1 : 1)
+            let rhsSign = rhs.magnitude == 0 ? 0 : (rhs.negative ? -1 : 1)
+            if lhsSign != rhsSign { return lhsSign < rhsSign ? -1 : 1 }
+            if lhsSign == 0 { return 0 }
+            let gap = lhs.exponent - rhs.exponent
+            let magnitudeOrder: Int
+            if gap >= 0 {
+                magnitudeOrder = gap > 19 ? 1 : scaledOrder(lhs.magnitude, gap, rhs.magnitude)
+            } else {
+                magnitudeOrder = -gap > 19 ? -1 : -scaledOrder(rhs.magnitude, -gap, lhs.magnitude)
+            }
+            return lhsSign < 0 ? -magnitudeOrder : magnitudeOrder
+        }
+
+        /// The order of `magnitude` × 10^`power` (`power` ≤ 19) and `other`.
+        private static func scaledOrder(_ magnitude: UInt64, _ power: Int, _ other: UInt64) -> Int {
+            var scale: UInt64 = 1
+            for _ in 0..<power { scale &*= 10 }
+            let (high, low) = magnitude.multipliedFullWidth(by: scale)
+            if high != 0 { return 1 }
+            return low < other ? -1 : (low == other ? 0 : 1)
+        }
     }
 
     /// `lhs + rhs`, or `lhs − rhs`, exactly, in 64-bit integers: both mantissas aligned to the smaller

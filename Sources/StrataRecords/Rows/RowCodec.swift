@@ -164,23 +164,15 @@ enum RowCodec {
     /// checked as far as ``decode(_:fields:needed:)`` checks them (each must fit). What a scan's
     /// predicate reads when it compares fields with constants: no row is built.
     static func value(ofField field: Int, in bytes: UnsafeRawBufferPointer, fields: [Field]) throws -> StoredValue {
-        var reader = Reader(bytes: bytes)
-        let (n, bitmap) = try readHeader(&reader, fields: fields)
-        var value = StoredValue.null
-        for i in 0..<n where bitmap[bitmap.startIndex + i / 8] & (1 << UInt8(i % 8)) != 0 {
-            if i == field {
-                value = try readValue(fields[i].type, from: &reader)
-            } else {
-                try skipValue(fields[i].type, in: &reader)
-            }
-        }
-        return value
+        guard let stored = try storedValue(ofField: field, in: bytes, fields: fields) else { return .null }
+        var reader = Reader(bytes: stored)
+        return try readValue(fields[field].type, from: &reader)
     }
 
     /// The stored bytes of field `field` alone (one value as ``appendValue(_:to:tagged:)``
     /// writes it), or nil when the row holds none: what a comparison decided on stored bytes
-    /// reads (``StoredComparison``). Every value is checked as ``value(ofField:in:fields:)``
-    /// checks it (each must fit), so the two throw for the same rows.
+    /// reads (``StoredComparison``), and what ``value(ofField:in:fields:)`` decodes. Every value
+    /// of the row is checked as far as ``decode(_:fields:needed:)`` checks it (each must fit).
     static func storedValue(ofField field: Int, in bytes: UnsafeRawBufferPointer,
                             fields: [Field]) throws -> UnsafeRawBufferPointer? {
         var reader = Reader(bytes: bytes)
