@@ -38,40 +38,50 @@ import Testing
         let single = try Self.filled(seed: seed)
         defer { try? batch.close(); try? single.close() }
         for step in 0..<4 {
-            let threshold = Int.random(in: 0...100, using: &random)
-            let (entity, format) = [
-                ("Item", "amount > \(threshold)"),
-                ("Item", "quantity == \(threshold % 9 + 1)"),
-                ("Item", "list.name == 'List \(threshold % 6)'"),
-                ("Item", "title BEGINSWITH 'Item \(threshold % 12)'"),
-                ("TodoList", "name == 'List \(threshold % 6)'"),
-                ("TodoList", "itemCount > \(threshold % 30)"),
-            ][Int.random(in: 0..<6, using: &random)]
-            let request = FetchRequest(entity, predicate: try FetchPredicate(format: format))
-            let list = try single.read { try $0.objects("TodoList") }.randomElement(using: &random)
-            var values: [String: any ValueConvertible] = entity == "Item"
-                ? [["amount": Decimal(threshold) / 8], ["quantity": Int32(threshold % 5 + 1)], ["title": "Set \(step)"],
-                   ["list": list.map { $0 as any ValueConvertible } ?? StoredValue.null]][Int.random(in: 0..<4, using: &random)]
-                : ["budget": Decimal(threshold)]
-            let deleting = Int.random(in: 0..<3, using: &random) == 0
-            if deleting { values = [:] }
+            // One or two changes in one transaction: the second scans rows the first changed.
+            var changes: [(request: FetchRequest, values: [String: any ValueConvertible], deleting: Bool, format: String)] = []
+            for _ in 0..<Int.random(in: 1...2, using: &random) {
+                let threshold = Int.random(in: 0...100, using: &random)
+                let (entity, format) = [
+                    ("Item", "amount > \(threshold)"),
+                    ("Item", "quantity == \(threshold % 9 + 1)"),
+                    ("Item", "list.name == 'List \(threshold % 6)'"),
+                    ("Item", "title BEGINSWITH 'Item \(threshold % 12)'"),
+                    ("Item", "amount > \(threshold) AND quantity < \(threshold % 9 + 1)"),
+                    ("TodoList", "name == 'List \(threshold % 6)'"),
+                    ("TodoList", "itemCount > \(threshold % 30)"),
+                ][Int.random(in: 0..<7, using: &random)]
+                let request = FetchRequest(entity, predicate: try FetchPredicate(format: format))
+                let list = try single.read { try $0.objects("TodoList") }.randomElement(using: &random)
+                var values: [String: any ValueConvertible] = entity == "Item"
+                    ? [["amount": Decimal(threshold) / 8], ["quantity": Int32(threshold % 5 + 1)], ["title": "Set \(step)"],
+                       ["list": list.map { $0 as any ValueConvertible } ?? StoredValue.null]][Int.random(in: 0..<4, using: &random)]
+                    : ["budget": Decimal(threshold)]
+                let deleting = Int.random(in: 0..<3, using: &random) == 0
+                if deleting { values = [:] }
+                changes.append((request, values, deleting, format))
+            }
             let counted = try batch.write { tx in
-                deleting ? try tx.deleteAll(request) : try tx.updateAll(request, set: values)
+                try changes.map { try $0.deleting ? tx.deleteAll($0.request) : tx.updateAll($0.request, set: $0.values) }
             }
             let expected = try single.write { tx in
-                var changed = 0
-                for id in try tx.fetch(request) {
-                    if deleting {
-                        guard try tx.values(of: id) != nil else { continue }
-                        try tx.delete(id)
-                    } else {
-                        try tx.update(id, values)
+                try changes.map { change in
+                    var changed = 0
+                    for id in try tx.fetch(change.request) {
+                        if change.deleting {
+                            guard try tx.values(of: id) != nil else { continue }
+                            try tx.delete(id)
+                        } else {
+                            try tx.update(id, change.values)
+                        }
+                        changed += 1
                     }
-                    changed += 1
+                    return changed
                 }
-                return changed
             }
-            let what = "seed \(seed) step \(step): \(deleting ? "delete" : "update \(values.keys.sorted())") \(entity) where \(format)"
+            let what = "seed \(seed) step \(step): " + changes.map {
+                "\($0.deleting ? "delete" : "update \($0.values.keys.sorted())") \($0.request.entity) where \($0.format)"
+            }.joined(separator: "; ")
             #expect(counted == expected, "\(what)")
             #expect(try ReplicatedContent.ofStore(batch) == ReplicatedContent.ofStore(single), "\(what)")
             let problems = try batch.read { try $0.checkRecords() }

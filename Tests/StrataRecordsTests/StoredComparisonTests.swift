@@ -118,6 +118,64 @@ import StrataTesting
         #expect(decidedOnBytes > 5_000, "seed \(seed)")
     }
 
+    /// A scan's one walk of a row (``StoredRowFilter``) for an AND of one to four comparisons
+    /// answers as the predicate does on the decoded row, or leaves the row to it; rows written
+    /// by a shorter layout read their missing fields as nil; a damaged row (cut short) is never
+    /// answered.
+    @Test func aRowFilterAnswersAsThePredicateOnTheDecodedRow() throws {
+        let seed: UInt64 = 20_261_129_91
+        var rng = SplitMix64(seed: seed)
+        let store = try makeStore(try Self.model())
+        let names = ["i16", "i64", "d", "x", "t", "b", "s"]
+        let ops: [ComparisonOperator] = [.equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual]
+        var answered = 0, filters = 0
+        try store.read { r in
+            let entity = try r.entity("Probe")
+            let key = RowKey(entity: entity.index, pk: 1)
+            for round in 0..<3_000 {
+                var row = entity.fields.map { Self.value($0.name, &rng) }
+                // A row of a shorter layout: its last fields were never written.
+                let written = rng.next() % 5 == 0 ? Int(rng.next() % UInt64(entity.fields.count)) : entity.fields.count
+                for i in written..<row.count { row[i] = .null }
+                let bytes = RowCodec.encode(Array(row.prefix(written)), fields: Array(entity.fields.prefix(written)))
+                let decoded = try RowCodec.decode(bytes, fields: entity.fields)
+                #expect(decoded.count == row.count, "seed \(seed) round \(round)")
+                let terms = (0..<(1 + Int(rng.next() % 4))).map { _ in
+                    let name = names[Int(rng.next() % UInt64(names.count))]
+                    // Mostly a constant of the field's own kind (those pair), else any.
+                    let constant = rng.next() % 5 == 0 ? Self.constant(&rng) : Self.value(name, &rng)
+                    return FetchPredicate.comparison(Comparison(.keyPath([name]), ops[Int(rng.next() % 6)], .constant(constant)))
+                }
+                let predicate = terms.count == 1 ? terms[0] : .and(terms)
+                let compiled = try CompiledPredicate(predicate, for: entity)
+                guard let filter = compiled.rowFilter else { continue }
+                filters += 1
+                let general = try compiled.evaluate(RowSubject(reader: r, key: key, row: decoded))
+                if let answer = bytes.withUnsafeBytes({ filter.matches($0) }) {
+                    answered += 1
+                    #expect(answer == general, "seed \(seed) round \(round): \(predicate) on \(decoded)")
+                }
+                // Cut short: what decoding refuses, the filter never answers.
+                let cut = Array(bytes.prefix(Int(rng.next() % UInt64(bytes.count))))
+                let refused = (try? RowCodec.decode(cut, fields: entity.fields)) == nil
+                if refused { #expect(cut.withUnsafeBytes { filter.matches($0) } == nil, "seed \(seed) round \(round)") }
+                // Bytes changed at random: what the filter answers, the general path on the
+                // same bytes answers too (and does not throw).
+                var damaged = bytes
+                for _ in 0..<(1 + Int(rng.next() % 3)) {
+                    damaged[Int(rng.next() % UInt64(damaged.count))] = UInt8(truncatingIfNeeded: rng.next())
+                }
+                if let answer = damaged.withUnsafeBytes({ filter.matches($0) }) {
+                    let onBytes = try? damaged.withUnsafeBytes {
+                        try compiled.evaluate(RowBytesSubject(reader: r, key: key, bytes: $0, fields: entity.fields))
+                    }
+                    #expect(onBytes == answer, "seed \(seed) round \(round): damaged \(damaged)")
+                }
+            }
+        }
+        #expect(filters > 300 && answered > 250, "seed \(seed): \(filters) filters, \(answered) answered")
+    }
+
     /// The order of two numbers at exponents up to 20 apart, magnitudes at the edges of 64
     /// bits and of 10^19, is Foundation's order of the same decimals.
     @Test func numbersOrderAsFoundationsDecimals() {

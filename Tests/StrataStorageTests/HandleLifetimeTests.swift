@@ -79,6 +79,7 @@ import Testing
             ("Cursor.seekBackward", { try c.seekBackward(key(5)) }),
             ("Cursor.next", { try c.next() }),
             ("Cursor.previous", { try c.previous() }),
+            ("Cursor.restOfLeaf", { _ = try c.restOfLeaf() }),
         ]
     }
 

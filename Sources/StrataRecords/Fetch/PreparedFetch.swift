@@ -286,14 +286,22 @@ extension RecordReader {
         try willScanRows()
         var keys: [RowKey] = []
         if limit == 0 { return keys }
+        // One allocation for the usual handful of entries (a range grown from empty was
+        // reallocated at 1, 2, 4, 8 and 16 entries).
+        keys.reserveCapacity(Swift.min(limit ?? Self.firstKeysCapacity, Self.firstKeysCapacity))
         guard let cursor = try borrowCursor(tree) else { return keys }
         defer { giveBack(cursor, tree: tree) }
+        // A leaf at a time: the entry that ends the range is mostly the one after the last
+        // taken, in the same leaf, and is read there without moving the cursor.
         var ok = try cursor.seek(range.lower)
-        while ok {
-            let key = cursor.key
-            if range.isPast(key) { break }
-            keys.append(RowKey(entity: entity.index, pk: try KeyReader.trailingPrimaryKey(key, tree: tree)))
-            if let limit, keys.count == limit { break }
+        scan: while ok {
+            let leaf = try cursor.restOfLeaf()
+            for i in leaf.indices {
+                let key = leaf.key(i)
+                if range.isPast(key) { break scan }
+                keys.append(RowKey(entity: entity.index, pk: try KeyReader.trailingPrimaryKey(key, tree: tree)))
+                if let limit, keys.count == limit { break scan }
+            }
             ok = try cursor.next()
         }
         return keys

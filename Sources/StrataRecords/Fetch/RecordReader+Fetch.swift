@@ -105,6 +105,9 @@ extension RecordReader {
         return try run(plan, matching: matcher, request, entity, keeping: kept)
     }
 
+    /// The capacity a fetch's keys start with: one allocation holds the usual handful.
+    static var firstKeysCapacity: Int { 16 }
+
     /// Runs a checked request's plan: candidates from the plan's access, each kept when
     /// `matcher` (the predicate's residual, nil: nothing left to check) accepts it, sorted
     /// unless the index gave the order, then offset and limit.
@@ -123,6 +126,7 @@ extension RecordReader {
         let stopAfter = sorts
             ? nil : request.limit.map { $0 > Int.max - request.offset ? Int.max : $0 + request.offset }
         var keys: [RowKey] = []
+        keys.reserveCapacity(Self.firstKeysCapacity)
         var rows: [[StoredValue]] = []
         // The rows are read for the predicate and the sort only: decoded as far as they read.
         let needed = needsRows ? entity.fieldsRead(by: matcher?.predicate, sortedBy: sorts ? request.sortDescriptors : []) : nil
@@ -171,8 +175,28 @@ extension RecordReader {
         switch plan.access {
         case .allRows:
             let tree = RecordTrees.rows(entity)
-            try source.scan(tree, prefix: []) { key, cursor in
-                try consider(RowKey(entity: entity.index, pk: KeyReader.rowKey(key, tree: tree)), cursor.value)
+            guard readsBytes, let filter = matcher?.rowFilter else {
+                try source.scan(tree, prefix: []) { key, cursor in
+                    try consider(RowKey(entity: entity.index, pk: KeyReader.rowKey(key, tree: tree)), cursor.value)
+                }
+                break
+            }
+            // A predicate decided in one walk of each row's bytes, a leaf at a time; a row it
+            // cannot decide, or whose value lies in an overflow frame, goes the general way.
+            try source.scanLeaves(tree) { leaf in
+                for i in leaf.indices {
+                    let key = RowKey(entity: entity.index, pk: try KeyReader.rowKey(leaf.key(i), tree: tree))
+                    guard let stored = leaf.inlineValue(i), let matches = filter.matches(stored) else {
+                        let value = try leaf.value(i)
+                        guard try value.withUnsafeBytes({ try consider(key, $0) }) else { return false }
+                        continue
+                    }
+                    guard matches else { continue }
+                    if keepsRows { kept?.add(stored) }
+                    keys.append(key)
+                    if let stopAfter, keys.count >= stopAfter { return false }
+                }
+                return true
             }
         case .index(let tree, let ranges, let field):
             // Entries whose value was cut share a key prefix but not an order: when the index

@@ -38,6 +38,9 @@ public final class EntityDescription: Sendable {
     /// values: reading each field's declaration per written row retained and released its
     /// parts (decision 50).
     let fieldChecks: [FieldCheck]
+    /// By field: its value type, for walks of a stored row that read nothing else of a field
+    /// (``StoredRowFilter``).
+    let fieldTypes: [AttributeType]
 
     /// What a commit checks of one field's values.
     struct FieldCheck: Sendable {
@@ -60,6 +63,7 @@ public final class EntityDescription: Sendable {
         self.indexes = indexes
         self.fullTextIndexes = fullText
         self.fields = fields
+        fieldTypes = fields.map(\.type)
         var fieldsByName: [String: Int] = [:]
         for (i, field) in fields.enumerated() { fieldsByName[field.name] = i }
         self.fieldIndex = fieldsByName

@@ -25,7 +25,7 @@ final class CompiledComparison: Sendable {
     let readsOnlyFields: Bool
     /// The comparison decided on the field's stored bytes, when the left side is a field, the
     /// right a constant, and their kinds pair (``StoredComparison``).
-    private let stored: StoredComparison?
+    let stored: StoredComparison?
 
     init(_ comparison: Comparison, in entity: EntityDescription? = nil) throws {
         lhs = try OperandSource(comparison.lhs, in: entity)

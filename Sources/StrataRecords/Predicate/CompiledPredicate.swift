@@ -25,6 +25,22 @@ struct CompiledPredicate: Sendable {
             }
         }
 
+        /// The comparisons decided on stored bytes this node is the AND of, or nil when it is
+        /// anything else.
+        var storedComparisons: [StoredComparison]? {
+            switch self {
+            case .comparison(let comparison): return comparison.stored.map { [$0] }
+            case .and(let terms):
+                var all: [StoredComparison] = []
+                for term in terms {
+                    guard let stored = term.storedComparisons else { return nil }
+                    all += stored
+                }
+                return all
+            default: return nil
+            }
+        }
+
         var readsOnlyFields: Bool {
             switch self {
             case .constant: return true
@@ -61,7 +77,16 @@ struct CompiledPredicate: Sendable {
         self.predicate = predicate
         root = try Node(predicate, in: entity)
         readsOnlyFields = root.readsOnlyFields
+        if let entity, let comparisons = root.storedComparisons {
+            rowFilter = StoredRowFilter(comparisons, types: entity.fieldTypes)
+        } else {
+            rowFilter = nil
+        }
     }
+
+    /// The predicate as one walk of a stored row, when it is a comparison of a field with a
+    /// constant decided on stored bytes, or an AND of such (``StoredRowFilter``).
+    let rowFilter: StoredRowFilter?
 
     /// Whether every comparison reads constants and the subject's own fields alone (bound to an
     /// entity's field indexes): a scan can then evaluate it on a row's stored bytes

@@ -125,12 +125,20 @@ enum RowCodec {
     @inline(__always)
     private static func readHeader(_ reader: inout Reader, fields: [Field]) throws
         -> (count: Int, bitmap: UnsafeRawBufferPointer) {
+        try readHeader(&reader, fieldCount: fields.count)
+    }
+
+    /// Reads a row's version, field count and presence bitmap, for a layout of `fieldCount`
+    /// fields; `reader` is left on the first present value.
+    @inline(__always)
+    static func readHeader(_ reader: inout Reader, fieldCount: Int) throws
+        -> (count: Int, bitmap: UnsafeRawBufferPointer) {
         guard try reader.byte() == version else { throw StrataError.corrupt("row format version", offset: nil) }
         // The field count is bounded by the layout, not by the row's bytes: absent fields take
         // no bytes, so seven fields of which two are set fit in five bytes.
         let count = try reader.varint()
-        guard count <= UInt64(fields.count) else {
-            throw StrataError.corrupt("row has \(count) fields, the layout \(fields.count)", offset: nil)
+        guard count <= UInt64(fieldCount) else {
+            throw StrataError.corrupt("row has \(count) fields, the layout \(fieldCount)", offset: nil)
         }
         let n = Int(count)
         return (n, try reader.take((n + 7) / 8))
@@ -188,6 +196,7 @@ enum RowCodec {
     }
 
     /// Moves past one value of `type` without decoding it.
+    @inline(__always)
     static func skipValue(_ type: AttributeType, in reader: inout Reader) throws {
         switch type {
         case .bool: _ = try reader.byte()

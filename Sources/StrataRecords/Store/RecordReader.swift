@@ -15,9 +15,10 @@ public class RecordReader {
     /// an allocation, its path array) cost more than the seek it serves. Borrowed and given
     /// back, so a nested fetch on the same tree gets its own. Write transactions make theirs
     /// afresh (their trees come and go).
-    /// A few, searched linearly: comparing a tree's name with the same string is cheaper than
-    /// hashing it.
-    private var idleCursors: [(tree: String, cursor: Cursor)] = []
+    /// A few, searched linearly from the last given back: comparing a tree's name with the
+    /// same string is cheaper than hashing it. Unchecked exclusivity: only
+    /// `borrowCursor(_:)` and `giveBack(_:tree:)` touch it, and call nothing that does.
+    @exclusivity(unchecked) private var idleCursors: [(tree: String, cursor: Cursor)] = []
     /// A snapshot's cursor on each entity's rows tree, by entity index, for point reads (a
     /// stored row, a fault): kept between reads, so that reads in key order find their rows in
     /// the leaf the last one rested on instead of descending from the root (``Cursor`` seeks
@@ -251,7 +252,8 @@ public class RecordReader {
 extension RecordReader {
     /// A cursor on `tree` (nil: no such tree), to give back with ``giveBack(_:tree:)``.
     func borrowCursor(_ tree: String) throws -> Cursor? {
-        if case .read = source, let i = idleCursors.firstIndex(where: { $0.tree == tree }) {
+        if case .read = source, let i = idleCursors.lastIndex(where: { $0.tree == tree }) {
+            // The last one given back is the usual find: removing it moves nothing.
             return idleCursors.remove(at: i).cursor
         }
         return try source.cursor(tree)

@@ -21,8 +21,9 @@ extension RecordTransaction {
         var converted = [StoredValue](repeating: .null, count: entity.fields.count)
         try assign(values, to: &converted, entity: entity)
         let assigned = try values.keys.map { try Self.settableField($0, of: entity) }
-        let keys = try fetchKeys(request, entity)
-        for key in keys {
+        let (keys, scanned) = try fetchKeysAndRows(request, entity)
+        for (i, key) in keys.enumerated() {
+            try scanned?.withRow(at: i) { try adoptScannedRow(key, stored: $0) }
             try rewriteRow(key) { row in
                 for field in assigned { row[field] = converted[field] }
             }
@@ -39,7 +40,9 @@ extension RecordTransaction {
     public func deleteAll(_ request: FetchRequest) throws -> Int {
         let entity = try self.entity(request.entity)
         var deleted = 0
-        for key in try fetchKeys(request, entity) {
+        let (keys, scanned) = try fetchKeysAndRows(request, entity)
+        for (i, key) in keys.enumerated() {
+            try scanned?.withRow(at: i) { try adoptScannedRow(key, stored: $0) }
             // A cascade from one deleted before may already have taken it.
             guard try row(key) != nil else { continue }
             try deleteRow(key)
@@ -47,4 +50,19 @@ extension RecordTransaction {
         }
         return deleted
     }
+
+    /// The keys `request` matches, with the bytes of the rows the fetch read for them when it
+    /// read every one (a scan, or an index whose rows a predicate checked): a change then
+    /// takes each row from them instead of looking it up again. Past
+    /// ``scannedRowBytesLimit`` the rest are looked up.
+    private func fetchKeysAndRows(_ request: FetchRequest, _ entity: EntityDescription) throws
+        -> (keys: [RowKey], rows: FetchedRowBytes?) {
+        let kept = FetchedRows(maxBytes: Self.scannedRowBytesLimit)
+        let keys = try fetchKeys(request, entity, keeping: kept)
+        guard kept.spans.count == keys.count, kept.keptCount > 0 else { return (keys, nil) }
+        return (keys, FetchedRowBytes(bytes: kept.bytes, spans: kept.spans, keptCount: kept.keptCount))
+    }
+
+    /// The most bytes of scanned rows a change by predicate keeps.
+    private static var scannedRowBytesLimit: Int { 32 << 20 }
 }

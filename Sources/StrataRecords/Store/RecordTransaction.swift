@@ -149,6 +149,16 @@ public final class RecordTransaction: RecordReader {
         return loaded
     }
 
+    /// Takes `stored`, the bytes a scan of this transaction's rows tree read for `key`, as the
+    /// row's state when the transaction holds none yet: the state ``row(_:)`` would read,
+    /// without looking the key up again. A row the transaction holds a state for (changed, or
+    /// read, since) keeps it.
+    func adoptScannedRow(_ key: RowKey, stored: UnsafeRawBufferPointer) throws {
+        guard rowStates[key] == nil else { return }
+        rowsRead += 1
+        rowStates[key] = RowState(original: try super.row(key, stored: stored))
+    }
+
     /// The rows tree of `entity` as this transaction has it, looked up by name once (a point read
     /// looked it up per row, hashing its name).
     override func pointReadTree(_ entity: EntityDescription) throws -> WriteTree? {

@@ -252,6 +252,29 @@ public final class Cursor {
         return try land()
     }
 
+    // MARK: A leaf at a time
+
+    /// The entries from the one the cursor rests on to the end of its leaf, read by position
+    /// (``LeafEntries``); the cursor moves to the leaf's last entry, so ``next()`` goes on with
+    /// the first entry of the next leaf. Empty when the cursor is not on an entry.
+    ///
+    /// - Throws: the lifetime errors of ``next()`` (an ended transaction, a changed tree); the
+    ///   read's errors for the leaf's last value when it lies in an overflow frame (the cursor
+    ///   lands there, and reads it as any landing does).
+    package func restOfLeaf() throws -> LeafEntries {
+        try lifetime.check()
+        try checkUnchanged()
+        guard positioned else { return LeafEntries() }
+        let top = path[path.count - 1]
+        let entries = LeafEntries(page: top.page, from: top.index, file: file, writeTree: writeTree, stamp: stamp)
+        let last = top.page.count - 1
+        if top.index < last {
+            path[path.count - 1].index = last
+            _ = try land()
+        }
+        return entries
+    }
+
     // MARK: Writing in place
 
     /// Whether this is a cursor of `tree` in its write transaction.
@@ -274,12 +297,20 @@ public final class Cursor {
     private func restart() throws -> Page? {
         try lifetime.check()
         positioned = false
-        path.removeAll(keepingCapacity: true)
+        truncatePath(to: 0)
         if let writeTree {
             stamp = writeTree.modifications
             return writeTree.root
         }
         return fixedRoot
+    }
+
+    /// Drops the path's levels from `depth` down. Element by element: `removeAll` and
+    /// `removeSubrange` go through the array's general range replacement, which cost more than
+    /// the rest of a seek's restart.
+    @inline(__always)
+    private func truncatePath(to depth: Int) {
+        while path.count > depth { path.removeLast() }
     }
 
     @inline(__always)
@@ -335,7 +366,7 @@ public final class Cursor {
             var depth = path.count - 2
             while depth >= 0 && path[depth].index + 1 >= path[depth].page.count { depth -= 1 }
             guard depth >= 0 else { return false }
-            path.removeSubrange((depth + 1)...)
+            truncatePath(to: depth + 1)
             path[depth].index += 1
             let child = try TreeRead.nextChild(path[depth].page, path[depth].index, file)
             try descend(from: child, toFirst: true)
@@ -359,7 +390,7 @@ public final class Cursor {
             var depth = path.count - 2
             while depth >= 0 && path[depth].index == 0 { depth -= 1 }
             guard depth >= 0 else { return false }
-            path.removeSubrange((depth + 1)...)
+            truncatePath(to: depth + 1)
             path[depth].index -= 1
             let child = try TreeRead.child(path[depth].page, path[depth].index, file)
             try descend(from: child, toFirst: false)

@@ -34,6 +34,10 @@ final class MutableTree {
     /// positioned at. (Copying a page into its owned parent on the way down is not a change:
     /// the copy holds the same entries.)
     @exclusivity(unchecked) private(set) var modifications: UInt64 = 0
+    /// ``delete(_:)``'s path (child indexes, then the owned pages), kept empty between calls
+    /// for their capacity: taken out at the start of a delete and put back at its end.
+    @exclusivity(unchecked) private var deletePath: [Int] = []
+    @exclusivity(unchecked) private var deletePages: [Page] = []
 
     /// Whether the copies this tree makes are held back from the page cache's budget as they
     /// are made (``PageCache/reserveInFlight(_:)``): a write transaction's trees do; recovery's
@@ -277,9 +281,19 @@ final class MutableTree {
     func delete(_ key: UnsafeRawBufferPointer) throws -> (found: Bool, overflow: UInt64?) {
         guard let current = root, key.baseAddress != nil else { return (false, nil) }
         // Look first, recording the path, so that deleting a missing key copies no pages and
-        // the copy-on-write pass below needs no second search.
-        var indices: [Int] = []
-        indices.reserveCapacity(current.level)
+        // the copy-on-write pass below needs no second search. The path's two arrays are the
+        // tree's, kept between deletes (a batch of deletes allocated two arrays each), and
+        // emptied on the way out so that no page outlives the call in them.
+        var indices = deletePath
+        var owned = deletePages
+        deletePath = []
+        deletePages = []
+        defer {
+            indices.removeAll(keepingCapacity: true)
+            owned.removeAll(keepingCapacity: true)
+            deletePath = indices
+            deletePages = owned
+        }
         var page = current
         while !page.isLeaf {
             let childIndex = page.childIndex(for: key)
@@ -290,8 +304,7 @@ final class MutableTree {
         guard found else { return (false, nil) }
         let oldOverflow = page.valueInfo(i).isOverflow ? page.overflowAddress(i) : nil
         let ownedRoot = own(current)
-        var owned = [ownedRoot]
-        owned.reserveCapacity(indices.count + 1)
+        owned.append(ownedRoot)
         for childIndex in indices { owned.append(try ownedChild(owned[owned.count - 1], childIndex)) }
         // From here a failed page read (a merge, the root collapse) leaves the tree changed:
         // the caller fails the transaction.
