@@ -66,13 +66,14 @@ struct DerivationEngine {
         if derived.parsed == .now { return try stamp(entity, derived) }
         var candidates = Set<RowKey>()
         let paths = derived.parsed.paths
+        // The field each path starts from, looked up by name once (not twice per row).
+        let watched = paths.map { entity.fieldIndex[$0[0]]! }
         for key in touched(entity.index) {
             tx.rowsExamined += 1
             // Touched rows are all in the transaction's states: one lookup each.
             guard let state = tx.rowStates[key], let current = state.current else { continue }
             guard let settled = state.settled else { candidates.insert(key); continue }
-            for path in paths
-                where !settled[entity.fieldIndex[path[0]]!].isIdentical(to: current[entity.fieldIndex[path[0]]!]) {
+            for field in watched where !settled[field].isIdentical(to: current[field]) {
                 candidates.insert(key)
                 break
             }
