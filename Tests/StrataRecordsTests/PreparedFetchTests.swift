@@ -14,6 +14,24 @@ import StrataTesting
         return nil
     }
 
+    /// A range's end test (`KeyRange.isPast`) is its definition: past when the key neither
+    /// starts with the upper bound nor precedes it, for random keys and bounds of 0–6 bytes
+    /// drawn from a few byte values (so prefixes and ties are common).
+    @Test func aRangeEndsWhereItsDefinitionSays() {
+        let seed: UInt64 = 20_261_129_92
+        var rng = SplitMix64(seed: seed)
+        func bytes() -> [UInt8] { (0..<Int(rng.next() % 7)).map { _ in [0, 1, 0x7F, 0x80, 0xFF][Int(rng.next() % 5)] } }
+        for _ in 0..<20_000 {
+            var key = bytes()
+            if key.isEmpty { key = [0] }
+            let upper = bytes()
+            let range = KeyRange([], upper)
+            let expected = !key.starts(with: upper) && !key.lexicographicallyPrecedes(upper)
+            #expect(key.withUnsafeBytes { range.isPast($0) } == expected, "seed \(seed): key \(key), upper \(upper)")
+        }
+        #expect([UInt8]([0xFF]).withUnsafeBytes { KeyRange([], nil).isPast($0) } == false)
+    }
+
     @Test func variablesParseDescribeAndBuild() throws {
         let parsed = try FetchPredicate(format: "title == $title AND quantity BETWEEN {$low, $high}")
         #expect(parsed.description == "title == $title AND quantity BETWEEN {$low, $high}")

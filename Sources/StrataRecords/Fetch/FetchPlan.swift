@@ -355,9 +355,23 @@ struct KeyRange: Sendable {
 
     /// Whether `key`, reached by walking up from ``lower``, lies past the range: above
     /// ``upper`` and not starting with it (``upper`` is inclusive as a prefix).
+    ///
+    /// That is: the key's first bytes, as many as both have, order after ``upper``'s (a key
+    /// equal to them either starts with ``upper`` or is shorter and precedes it). One `memcmp`
+    /// per entry, where the sequence algorithms compared byte by byte.
     @inline(__always)
     func isPast(_ key: UnsafeRawBufferPointer) -> Bool {
         guard let upper else { return false }
-        return !key.starts(with: upper) && !key.lexicographicallyPrecedes(upper)
+        return upper.withUnsafeBytes { bound in
+            let shared = Swift.min(key.count, bound.count)
+            guard shared > 0, let keyStart = key.baseAddress, let boundStart = bound.baseAddress else { return false }
+            return memcmp(keyStart, boundStart, shared) > 0
+        }
     }
 }
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
