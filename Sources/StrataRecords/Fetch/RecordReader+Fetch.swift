@@ -117,6 +117,9 @@ extension RecordReader {
              _ entity: EntityDescription, keeping kept: FetchedRows? = nil) throws -> [RowKey] {
         try willScanRows()
         let sorts = !request.sortDescriptors.isEmpty && !plan.ordered
+        if !sorts, case .allRows = plan.access, let matcher, matcher.readsOnlyFields, let filter = matcher.rowFilter {
+            return try scanDeciding(filter, matcher, request, entity, keeping: kept)
+        }
         // The index alone answers when it decides the predicate and fixes the order.
         let needsRows = matcher != nil || sorts
         var scansRows = false
@@ -175,28 +178,8 @@ extension RecordReader {
         switch plan.access {
         case .allRows:
             let tree = RecordTrees.rows(entity)
-            guard readsBytes, let filter = matcher?.rowFilter else {
-                try source.scan(tree, prefix: []) { key, cursor in
-                    try consider(RowKey(entity: entity.index, pk: KeyReader.rowKey(key, tree: tree)), cursor.value)
-                }
-                break
-            }
-            // A predicate decided in one walk of each row's bytes, a leaf at a time; a row it
-            // cannot decide, or whose value lies in an overflow frame, goes the general way.
-            try source.scanLeaves(tree) { leaf in
-                for i in leaf.indices {
-                    let key = RowKey(entity: entity.index, pk: try KeyReader.rowKey(leaf.key(i), tree: tree))
-                    guard let stored = leaf.inlineValue(i), let matches = filter.matches(stored) else {
-                        let value = try leaf.value(i)
-                        guard try value.withUnsafeBytes({ try consider(key, $0) }) else { return false }
-                        continue
-                    }
-                    guard matches else { continue }
-                    if keepsRows { kept?.add(stored) }
-                    keys.append(key)
-                    if let stopAfter, keys.count >= stopAfter { return false }
-                }
-                return true
+            try source.scan(tree, prefix: []) { key, cursor in
+                try consider(RowKey(entity: entity.index, pk: KeyReader.rowKey(key, tree: tree)), cursor.value)
             }
         case .index(let tree, let ranges, let field):
             // Entries whose value was cut share a key prefix but not an order: when the index
@@ -281,10 +264,57 @@ extension RecordReader {
             keys = keyed.map(\.key)
             if let kept, keepsRows { kept.spans = keyed.map { kept.spans[$0.position] } }
         }
+        return Self.window(keys, request, kept: keepsRows ? kept : nil)
+    }
+
+    /// `keys` from the request's offset, at most its limit; the spans of `kept` (the rows kept
+    /// for them, parallel) cut the same.
+    private static func window(_ keys: [RowKey], _ request: FetchRequest, kept: FetchedRows?) -> [RowKey] {
         let start = min(request.offset, keys.count)
         let end = request.limit.map { $0 >= keys.count - start ? keys.count : start + $0 } ?? keys.count
-        if let kept, keepsRows, !(start == 0 && end == kept.spans.count) { kept.spans = Array(kept.spans[start..<end]) }
+        if let kept, !(start == 0 && end == kept.spans.count) { kept.spans = Array(kept.spans[start..<end]) }
         return start == 0 && end == keys.count ? keys : Array(keys[start..<end])
+    }
+
+    /// ``run(_:matching:_:_:keeping:)`` for a scan of every row whose predicate `filter`
+    /// decides in one walk of each row's stored bytes, a leaf at a time; a row it cannot decide,
+    /// or whose value lies in an overflow frame, is decided by `matcher` on its bytes
+    /// (``RowBytesSubject``). A function of its own: beside the general path's closures, its
+    /// keys were checked for exclusivity at run time on every access, in every scan.
+    private func scanDeciding(_ filter: StoredRowFilter, _ matcher: CompiledPredicate, _ request: FetchRequest,
+                              _ entity: EntityDescription, keeping kept: FetchedRows?) throws -> [RowKey] {
+        // Offset and limit are not negative (checked); their sum saturates rather than overflows.
+        let stopAfter = request.limit.map { $0 > Int.max - request.offset ? Int.max : $0 + request.offset }
+        var keys: [RowKey] = []
+        keys.reserveCapacity(Self.firstKeysCapacity)
+        var regexCache = RegexCache()
+        let tree = RecordTrees.rows(entity)
+        if let cursor = try source.cursor(tree) {
+            var ok = try cursor.first()
+            leaves: while ok {
+                let leaf = try cursor.restOfLeaf()
+                for i in leaf.indices {
+                    let key = RowKey(entity: entity.index, pk: try KeyReader.rowKey(leaf.key(i), tree: tree))
+                    if let stored = leaf.inlineValue(i), let matches = filter.matches(stored) {
+                        guard matches else { continue }
+                        kept?.add(stored)
+                    } else {
+                        let value = try leaf.value(i)
+                        let matches = try value.withUnsafeBytes { bytes in
+                            let subject = RowBytesSubject(reader: self, key: key, bytes: bytes, fields: entity.fields)
+                            guard try matcher.evaluate(subject, cache: &regexCache) else { return false }
+                            kept?.add(bytes)
+                            return true
+                        }
+                        guard matches else { continue }
+                    }
+                    keys.append(key)
+                    if let stopAfter, keys.count >= stopAfter { break leaves }
+                }
+                ok = try cursor.next()
+            }
+        }
+        return Self.window(keys, request, kept: kept)
     }
 }
 

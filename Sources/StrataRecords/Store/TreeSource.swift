@@ -43,18 +43,6 @@ enum TreeSource {
         }
     }
 
-    /// Calls `body` with the entries of each leaf of `tree` in key order, a leaf at a time
-    /// (``LeafEntries``), until it returns false. `body` must not write `tree`: the next leaf's
-    /// move then throws `cursorInvalidated`.
-    func scanLeaves(_ tree: String, _ body: (LeafEntries) throws -> Bool) throws {
-        guard let treeCursor = try cursor(tree) else { return }
-        var ok = try treeCursor.first()
-        while ok {
-            guard try body(try treeCursor.restOfLeaf()) else { return }
-            ok = try treeCursor.next()
-        }
-    }
-
     /// The primary keys stored as the 8 bytes after `prefix` in each matching key (which ends
     /// there: rows, inverse and join keys); a key of another length throws `corrupt`.
     func keys(_ tree: String, prefix: [UInt8]) throws -> [UInt64] {
