@@ -8,6 +8,7 @@ import Testing
     /// Every entry of `cursor`'s tree from its position on, by leaves.
     private static func walkByLeaves(_ cursor: Cursor, from start: [UInt8]?) throws -> [([UInt8], [UInt8])] {
         var out: [([UInt8], [UInt8])] = []
+        var leaves = 0
         var ok = try start.map { try cursor.seek($0) } ?? cursor.first()
         while ok {
             let leaf = try cursor.restOfLeaf()
@@ -18,8 +19,17 @@ import Testing
                 #expect(try leaf.value(i) == value)
                 out.append((key, value))
             }
-            // The cursor rests on the leaf's last entry.
-            #expect(cursor.copyKey() == out.last?.0)
+            // The cursor rests after the entries taken, on none; every other leaf, `previous()`
+            // lands on the leaf's last entry, and `next()` goes on from there either way.
+            #expect(!cursor.isValid && cursor.copyKey().isEmpty && cursor.value.isEmpty)
+            #expect(throws: StrataError.self) { _ = try cursor.copyValue() }
+            #expect(try cursor.restOfLeaf().indices.isEmpty)
+            leaves += 1
+            if leaves % 2 == 0 {
+                #expect(try cursor.previous())
+                #expect(cursor.copyKey() == out.last?.0)
+                #expect(try cursor.copyValue() == out.last?.1)
+            }
             ok = try cursor.next()
         }
         return out

@@ -41,6 +41,10 @@ public final class Cursor {
     @exclusivity(unchecked) private var path: [(page: Page, index: Int)] = []
     /// Whether the last move left the cursor on an entry.
     @exclusivity(unchecked) private var positioned = false
+    /// The rest of the leaf was handed out (``restOfLeaf()``): the cursor's path ends on the
+    /// leaf's last entry but it rests on no entry until it moves (that entry is never landed
+    /// on, so an overflow value there is not read).
+    @exclusivity(unchecked) private var leafTaken = false
     /// `writeTree.modifications` when the cursor was positioned.
     @exclusivity(unchecked) private var stamp: UInt64 = 0
     /// The current overflow value, read on landing. Allocated on the first overflow value, so
@@ -79,7 +83,7 @@ public final class Cursor {
     /// positioned on one, its transaction is still active and (write transactions) its tree has
     /// not changed since.
     public var isValid: Bool {
-        guard positioned, lifetime.isActive else { return false }
+        guard positioned, !leafTaken, lifetime.isActive else { return false }
         if let writeTree, writeTree.modifications != stamp { return false }
         return true
     }
@@ -124,7 +128,7 @@ public final class Cursor {
     public func copyValue() throws -> [UInt8] {
         try lifetime.check()
         try checkUnchanged()
-        guard positioned else {
+        guard positioned, !leafTaken else {
             throw StrataError.invalidArgument("Cursor.copyValue() called while the cursor is not on an entry")
         }
         let copy = [UInt8](value)
@@ -212,6 +216,8 @@ public final class Cursor {
         try lifetime.check()
         guard positioned else { return false }
         try checkUnchanged()
+        // After the rest of a leaf was taken, the entry before the cursor is the leaf's last.
+        if leafTaken { return try land() }
         let top = path.count - 1
         let index = path[top].index
         if index > 0 {
@@ -255,23 +261,21 @@ public final class Cursor {
     // MARK: A leaf at a time
 
     /// The entries from the one the cursor rests on to the end of its leaf, read by position
-    /// (``LeafEntries``); the cursor moves to the leaf's last entry, so ``next()`` goes on with
-    /// the first entry of the next leaf. Empty when the cursor is not on an entry.
+    /// (``LeafEntries``). The cursor then rests after them, on no entry (``isValid`` is
+    /// `false`) until it moves: ``next()`` goes on with the first entry of the next leaf,
+    /// ``previous()`` lands on the leaf's last entry, a seek positions it as usual. No value is
+    /// read here: an overflow value among the entries is read by ``LeafEntries/value(_:)``.
+    /// Empty when the cursor is not on an entry.
     ///
-    /// - Throws: the lifetime errors of ``next()`` (an ended transaction, a changed tree); the
-    ///   read's errors for the leaf's last value when it lies in an overflow frame (the cursor
-    ///   lands there, and reads it as any landing does).
+    /// - Throws: the lifetime errors of ``next()`` (an ended transaction, a changed tree).
     package func restOfLeaf() throws -> LeafEntries {
         try lifetime.check()
         try checkUnchanged()
-        guard positioned else { return LeafEntries() }
+        guard positioned, !leafTaken else { return LeafEntries() }
         let top = path[path.count - 1]
         let entries = LeafEntries(page: top.page, from: top.index, file: file, writeTree: writeTree, stamp: stamp)
-        let last = top.page.count - 1
-        if top.index < last {
-            path[path.count - 1].index = last
-            _ = try land()
-        }
+        path[path.count - 1].index = top.page.count - 1
+        leafTaken = true
         return entries
     }
 
@@ -285,7 +289,7 @@ public final class Cursor {
     /// false, nothing changed, when the cursor is not resting on an entry of an unchanged tree
     /// or the leaf has no room.
     func replaceValueInPlace(_ value: UnsafeRawBufferPointer) throws -> Bool {
-        guard let writeTree, positioned, writeTree.modifications == stamp else { return false }
+        guard let writeTree, positioned, !leafTaken, writeTree.modifications == stamp else { return false }
         guard try writeTree.replaceValue(along: &path, value: value) else { return false }
         stamp = writeTree.modifications
         return true
@@ -297,6 +301,7 @@ public final class Cursor {
     private func restart() throws -> Page? {
         try lifetime.check()
         positioned = false
+        leafTaken = false
         truncatePath(to: 0)
         if let writeTree {
             stamp = writeTree.modifications
@@ -325,6 +330,7 @@ public final class Cursor {
         let top = path[path.count - 1]
         if _slowPath(top.page.valueInfo(top.index).isOverflow) { try loadOverflow(top.page, top.index) }
         positioned = true
+        leafTaken = false
         return true
     }
 
@@ -361,6 +367,7 @@ public final class Cursor {
     /// has one, checking that it starts above the last key of the leaf left behind.
     private func advanceLeaf() throws -> Bool {
         positioned = false
+        leafTaken = false
         let left = path[path.count - 1].page
         while true {
             var depth = path.count - 2
