@@ -25,56 +25,22 @@ struct StoredRowFilter: Sendable {
 
     /// Whether the row `bytes` satisfies every comparison; nil when the general path decides
     /// (a value no comparison can decide on its bytes, or bytes this walk does not take: a
-    /// value that does not fit, a field count of more than one byte). The walk checks what
-    /// ``RowCodec/skipValue(_:in:)`` checks of each value, which is what the general path's
+    /// value that does not fit, a field count of more than one byte). The walk
+    /// (``RowCodec/quickValueEnd(_:in:at:)``) checks what ``RowCodec/skipValue(_:in:)`` checks
+    /// of each value, which is what the general path's
     /// ``RowCodec/storedValue(ofField:in:fields:)`` checks: each value fits in the row.
     func matches(_ bytes: UnsafeRawBufferPointer) -> Bool? {
-        let end = bytes.count
-        guard end >= 2, bytes[0] == RowCodec.version else { return nil }
-        // The field count, a varint: one byte for any layout of fewer than 128 fields.
-        let count = Int(bytes[1])
-        guard count < 0x80, count <= types.count else { return nil }
-        var at = 2 + (count + 7) / 8
-        guard at <= end else { return nil }
+        guard let count = RowCodec.quickFieldCount(bytes, layout: types.count) else { return nil }
+        var at = RowCodec.quickValuesStart(count: count)
         var answer = true
         var next = 0
         var nextField = comparisons[0].field
         for i in 0..<count {
-            let present = bytes[2 + i &>> 3] & (1 << UInt8(i & 7)) != 0
+            let present = RowCodec.quickIsPresent(i, in: bytes)
             let start = at
             if present {
-                switch types[i] {
-                case .bool: at += 1
-                case .int16, .int32, .int64:
-                    // A zigzag varint of at most ten bytes.
-                    var taken = 0
-                    while true {
-                        guard at < end, taken < 10 else { return nil }
-                        let byte = bytes[at]
-                        at += 1
-                        taken += 1
-                        if byte < 0x80 { break }
-                    }
-                case .double, .date: at += 8
-                case .decimal:
-                    // Sign, exponent, mantissa length, mantissa.
-                    guard at + 3 <= end else { return nil }
-                    at += 3 + Int(bytes[at + 2])
-                case .string, .binary:
-                    var length = 0, shift = 0
-                    while true {
-                        guard at < end, shift < 63 else { return nil }
-                        let byte = bytes[at]
-                        at += 1
-                        length |= Int(byte & 0x7F) << shift
-                        if byte < 0x80 { break }
-                        shift += 7
-                    }
-                    guard length <= end else { return nil }
-                    at += length
-                case .uuid: at += 16
-                }
-                guard at <= end else { return nil }
+                guard let end = RowCodec.quickValueEnd(types[i], in: bytes, at: at) else { return nil }
+                at = end
             }
             while i == nextField {
                 let value = present ? UnsafeRawBufferPointer(rebasing: bytes[start..<at]) : nil

@@ -125,20 +125,12 @@ enum RowCodec {
     @inline(__always)
     private static func readHeader(_ reader: inout Reader, fields: [Field]) throws
         -> (count: Int, bitmap: UnsafeRawBufferPointer) {
-        try readHeader(&reader, fieldCount: fields.count)
-    }
-
-    /// Reads a row's version, field count and presence bitmap, for a layout of `fieldCount`
-    /// fields; `reader` is left on the first present value.
-    @inline(__always)
-    static func readHeader(_ reader: inout Reader, fieldCount: Int) throws
-        -> (count: Int, bitmap: UnsafeRawBufferPointer) {
         guard try reader.byte() == version else { throw StrataError.corrupt("row format version", offset: nil) }
         // The field count is bounded by the layout, not by the row's bytes: absent fields take
         // no bytes, so seven fields of which two are set fit in five bytes.
         let count = try reader.varint()
-        guard count <= UInt64(fieldCount) else {
-            throw StrataError.corrupt("row has \(count) fields, the layout \(fieldCount)", offset: nil)
+        guard count <= UInt64(fields.count) else {
+            throw StrataError.corrupt("row has \(count) fields, the layout \(fields.count)", offset: nil)
         }
         let n = Int(count)
         return (n, try reader.take((n + 7) / 8))
@@ -193,6 +185,72 @@ enum RowCodec {
         }
         guard end >= start else { return nil }
         return UnsafeRawBufferPointer(rebasing: bytes[start..<end])
+    }
+
+    // MARK: A walk that does not throw
+
+    /// The field count of a row whose header a quick walk takes — version 1, the count in one
+    /// byte (any layout of fewer than 128 fields), at most `fieldCount`, the presence bitmap
+    /// inside the row — or nil (the throwing path then reads it, or refuses it). The present
+    /// values start at ``quickValuesStart(count:)``; ``quickIsPresent(_:in:)`` reads the bitmap.
+    @inline(__always)
+    static func quickFieldCount(_ bytes: UnsafeRawBufferPointer, layout fieldCount: Int) -> Int? {
+        guard bytes.count >= 2, bytes[0] == version else { return nil }
+        let count = Int(bytes[1])
+        guard count < 0x80, count <= fieldCount, quickValuesStart(count: count) <= bytes.count else { return nil }
+        return count
+    }
+
+    /// Where the values of a row of `count` fields start, after a one-byte count.
+    @inline(__always)
+    static func quickValuesStart(count: Int) -> Int { 2 + (count + 7) / 8 }
+
+    /// Whether field `i` holds a value, in a row whose count took one byte.
+    @inline(__always)
+    static func quickIsPresent(_ i: Int, in bytes: UnsafeRawBufferPointer) -> Bool {
+        bytes[2 + i &>> 3] & (1 << UInt8(i & 7)) != 0
+    }
+
+    /// Where the value of `type` starting at `start` ends, checked as ``skipValue(_:in:)``
+    /// checks it (it must fit in the row; an int's varint takes at most ten bytes), or nil where
+    /// that would throw (and for a string's length of more than nine bytes, which no row holds).
+    /// ``StoredRowFilter`` walks rows with it: the throwing skip, called per value, cost more
+    /// than the walk.
+    @inline(__always)
+    static func quickValueEnd(_ type: AttributeType, in bytes: UnsafeRawBufferPointer, at start: Int) -> Int? {
+        let end = bytes.count
+        var at = start
+        switch type {
+        case .bool: at += 1
+        case .int16, .int32, .int64:
+            var taken = 0
+            while true {
+                guard at < end, taken < 10 else { return nil }
+                let byte = bytes[at]
+                at += 1
+                taken += 1
+                if byte < 0x80 { break }
+            }
+        case .double, .date: at += 8
+        case .decimal:
+            // Sign, exponent, mantissa length, mantissa.
+            guard at + 3 <= end else { return nil }
+            at += 3 + Int(bytes[at + 2])
+        case .string, .binary:
+            var length = 0, shift = 0
+            while true {
+                guard at < end, shift < 63 else { return nil }
+                let byte = bytes[at]
+                at += 1
+                length |= Int(byte & 0x7F) << shift
+                if byte < 0x80 { break }
+                shift += 7
+            }
+            guard length <= end else { return nil }
+            at += length
+        case .uuid: at += 16
+        }
+        return at <= end ? at : nil
     }
 
     /// Moves past one value of `type` without decoding it.
