@@ -1,7 +1,7 @@
 # The two commands of the README. Each installs what is missing first (Debian packages).
 SWIFT ?= swift
 
-.PHONY: deps bench-deps bench test check fuzz examples docs
+.PHONY: deps bench-deps bench test beside-tests check fuzz examples docs
 
 PACKAGES = liblz4-dev liblmdb-dev libsqlite3-dev libpq-dev postgresql openssl
 
@@ -77,15 +77,17 @@ examples: deps
 	.build/release/strata-examples all
 
 # The API documentation: a DocC archive per library (catalogs in Sources/<Module>/<Module>.docc,
-# and the doc comments), in .build/plugins/Swift-DocC/outputs/. Fails on any DocC warning (a
+# and the doc comments), in .build/docs-build/plugins/Swift-DocC/outputs/. Fails on any DocC warning (a
 # symbol link that does not resolve, …) or compiler warning in this package; warnings in the
 # plugin's own dependencies (.build/checkouts/) do not count. .ci/run runs it after the tests.
 DOC_TARGETS = --target StrataStorage --target StrataRecords --target Strata --target StrataPostgres
 DOCS_LOG = .build/docs.log
 
+# Its own build directory, so it can run while `make test`'s suites hold .build (`make test
+# DOCS=1`, as .ci/run does): nothing of the release build is reused by the documentation's.
 docs: deps
 	@mkdir -p .build
-	@{ $(SWIFT) package generate-documentation $(DOC_TARGETS) 2>&1; echo $$? > $(DOCS_LOG).status; } | tee $(DOCS_LOG)
+	@{ $(SWIFT) package --scratch-path .build/docs-build generate-documentation $(DOC_TARGETS) 2>&1; echo $$? > $(DOCS_LOG).status; } | tee $(DOCS_LOG)
 	@status=$$(cat $(DOCS_LOG).status); [ "$$status" = 0 ] || { echo "make docs: generate-documentation failed ($$status)"; exit 1; }
 	@if grep "warning:" $(DOCS_LOG) | grep -v "/.build/checkouts/" >/dev/null; then \
 	  echo "make docs: warnings (each is repeated below; fix them: a doc comment, a catalog article)"; \
@@ -95,18 +97,28 @@ docs: deps
 # The whole test suite, release build with testable imports (the debug build is too slow for
 # the model-based and crash tests on two cores). Suites run one after another: the concurrency
 # stress needs the cooperative pool's two threads for its async writer, and suites running
-# beside it would hold them with blocking file I/O. Then the benchmark package's tests (its
-# report's arithmetic, every benchmark at a tiny scale) in a debug build (decision 53).
-# `replicate`'s test runs the `strata` tool the first line built (.build/release/strata).
-# Each phase's time goes to .build/phase-times (scripts/timed), printed at the end.
+# beside it would hold them with blocking file I/O. Since they keep about one core busy, the
+# benchmark package's build (debug, with its tests) and tests (its report's arithmetic, every
+# benchmark at a tiny scale; decision 53) run beside them, their output kept in
+# .build/beside.log and printed after the suites' (decision 92); with DOCS=1 (.ci/run) the
+# documentation is built there too. `replicate`'s test runs the `strata` tool the first line
+# built (.build/release/strata). Each phase's time goes to .build/phase-times (scripts/timed),
+# printed at the end.
+DOCS ?=
 test: deps
 	@mkdir -p .build && : > .build/phase-times
 	scripts/timed "build (release, with tests)" $(SWIFT) build -c release --build-tests -Xswiftc -enable-testing
-	scripts/timed "tests" $(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --disable-xctest --no-parallel
 	@rm -f $(BENCH_PLAN)
+	scripts/beside .build/beside.log "$(MAKE) --no-print-directory beside-tests DOCS=$(DOCS)" \
+	  scripts/timed "tests" $(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --disable-xctest --no-parallel
+	@echo "make test: phase times"; sed 's/^/  /' .build/phase-times
+
+# What `make test` runs beside the suites (see above). Alone, it needs the `strata` tool that
+# `make test`'s first line builds (the replicate benchmark's test runs it).
+beside-tests:
 	scripts/timed "benchmark package: build (debug, with tests)" $(SWIFT) build $(BENCH_PACKAGE) --build-tests
 	scripts/timed "benchmark package: tests" $(SWIFT) test $(BENCH_PACKAGE) --skip-build --disable-xctest --no-parallel
-	@echo "make test: phase times"; sed 's/^/  /' .build/phase-times
+	$(if $(DOCS),scripts/timed "documentation (make docs)" $(MAKE) --no-print-directory docs)
 
 # The quick loop while editing one layer: a debug build and one module's suites, e.g.
 # `make check SUITES=StrataRecordsTests` (StrataStorageTests, StrataObjectTests,
