@@ -96,7 +96,7 @@ import StrataTesting
     }
 
     /// `attribute == $value` on the attribute's own index reads the index's keys with the key
-    /// made from the value, without a plan (`PreparedFetch.EqualityLookup`): the same rows as a
+    /// made from the value, without a plan (`PreparedFetch.IndexLookup`): the same rows as a
     /// scan for values of every kind the index holds, for values it must convert or cannot take,
     /// for nil, NaN and a string cut to fit a key (which go the general way).
     @Test func lookupsByEqualityAnswerAsAScan() throws {
@@ -133,7 +133,7 @@ import StrataTesting
         ]
         for (attribute, values) in probes {
             let prepared = try store.prepare(FetchRequest("Part", predicate: PropertyPath(attribute) == .variable("v")))
-            #expect(prepared.equalityLookup != nil, "\(attribute)")
+            #expect(prepared.lookup?.kind == .equal, "\(attribute)")
             try store.read { r in
                 for value in values {
                     var scan = FetchRequest("Part", predicate: PropertyPath(attribute) == value)
@@ -147,7 +147,75 @@ import StrataTesting
         for request in [FetchRequest("Part", predicate: try FetchPredicate(format: "sku ==[cd] $v")),
                         FetchRequest("Part", predicate: try FetchPredicate(format: "sku == $v AND count > 0")),
                         FetchRequest("Part", predicate: try FetchPredicate(format: "sku == $v"), sortedBy: [FetchSortDescriptor("weight")])] {
-            #expect(try store.prepare(request).equalityLookup == nil, "\(request)")
+            #expect(try store.prepare(request).lookup == nil, "\(request)")
+        }
+    }
+
+    /// `attribute BEGINSWITH[n] $p` on the attribute's index and `BEGINSWITH[cd] $p` on an
+    /// index of `canonical:(attribute)` (named either way) read the index's keys from the key
+    /// made from the value, without a plan (`PreparedFetch.IndexLookup`, kind `.prefix`): the same
+    /// rows as a scan, for random prefixes of stored names (cut, cased, decomposed), the empty
+    /// prefix, NULs, and prefixes longer than a key (which go the general way). Shapes the index
+    /// does not decide alone take no lookup.
+    @Test func lookupsByPrefixAnswerAsAScan() throws {
+        let model = try Model {
+            Entity("Tag") {
+                AttributeDescription("name", .string, optional: true)
+                DerivedAttributeDescription("folded", .string, "canonical:(name)", optional: true)
+                FetchIndex("name")
+                FetchIndex("folded")
+            }
+        }
+        let store = try makeStore(model)
+        let seed: UInt64 = 20_261_130
+        var rng = SplitMix64(seed: seed)
+        let pieces = ["ca", "Ca", "CAF", "café", "cafe\u{301}", "Ça", "straße", "STRASSE", "x\u{0}y", "日本", "", "zz", "a"]
+        func name() -> String { (0..<Int(rng.next() % 4)).map { _ in pieces[Int(rng.next() % UInt64(pieces.count))] }.joined() }
+        var names: [String] = []
+        try store.write { tx in
+            for i in 0..<300 {
+                let text = i % 50 == 0 ? String(repeating: "k", count: 1_000) + name() : name()
+                names.append(text)
+                let value: StoredValue = i % 37 == 0 ? .null : .string(text)
+                _ = try tx.insert("Tag", ["name": value])
+            }
+        }
+        let shapes: [(String, String)] = [("name BEGINSWITH[n] $p", "name BEGINSWITH[n] %@"),
+                                          ("name BEGINSWITH[cd] $p", "name BEGINSWITH[cd] %@"),
+                                          ("folded BEGINSWITH[cd] $p", "folded BEGINSWITH[cd] %@")]
+        for (format, constantFormat) in shapes {
+            let prepared = try store.prepare(FetchRequest("Tag", predicate: try FetchPredicate(format: format)))
+            #expect(prepared.lookup?.kind == .prefix, "\(format)")
+            var probes = ["", "\u{0}", String(repeating: "k", count: 1_100), "Ç", "e\u{301}"] + pieces
+            for _ in 0..<60 {
+                let whole = names[Int(rng.next() % UInt64(names.count))]
+                probes.append(String(whole.prefix(Int(rng.next() % UInt64(whole.count + 1)))))
+            }
+            try store.read { r in
+                for probe in probes {
+                    var scan = FetchRequest("Tag", predicate: try FetchPredicate(format: constantFormat, probe))
+                    scan.usesIndexes = false
+                    let expected = Set(try r.fetch(scan))
+                    #expect(Set(try r.fetch(prepared, values: [.string(probe)])) == expected,
+                            "seed \(seed): \(format) with \(probe.debugDescription)")
+                    #expect(try r.fetchCount(prepared, values: [.string(probe)]) == expected.count, "seed \(seed)")
+                }
+            }
+        }
+        // Limits apply; shapes the index does not decide alone take no lookup: without
+        // options (grapheme-aware, re-checked), `[c]` alone, with a residual, sorted.
+        var limited = FetchRequest("Tag", predicate: try FetchPredicate(format: "folded BEGINSWITH[cd] $p"))
+        limited.limit = 3
+        let firstThree = try store.prepare(limited)
+        #expect(firstThree.lookup != nil)
+        let three = try store.read { r in try r.fetch(firstThree, values: [.string("")]) }
+        #expect(three.count == 3)
+        for request in [FetchRequest("Tag", predicate: try FetchPredicate(format: "name BEGINSWITH $p")),
+                        FetchRequest("Tag", predicate: try FetchPredicate(format: "name BEGINSWITH[c] $p")),
+                        FetchRequest("Tag", predicate: try FetchPredicate(format: "name BEGINSWITH[n] $p AND folded != nil")),
+                        FetchRequest("Tag", predicate: try FetchPredicate(format: "name BEGINSWITH[cd] $p"),
+                                     sortedBy: [FetchSortDescriptor("name")])] {
+            #expect(try store.prepare(request).lookup == nil, "\(request)")
         }
     }
 

@@ -270,6 +270,15 @@ struct FetchPlan: CustomStringConvertible {
     @inline(__always)
     static func indexKey(_ constant: StoredValue, for type: AttributeType,
                          folding: Bool) -> (bytes: [UInt8], whole: Bool)? {
+        var out: [UInt8] = []
+        guard let whole = appendIndexKey(constant, for: type, folding: folding, to: &out) else { return nil }
+        return (out, whole)
+    }
+
+    /// ``indexKey(_:for:folding:)`` appended to `out` (a buffer kept between runs); nil when
+    /// the constant has no key in an index of `type`, else whether it went in whole.
+    static func appendIndexKey(_ constant: StoredValue, for type: AttributeType, folding: Bool,
+                               to out: inout [UInt8]) -> Bool? {
         var keyed = constant
         var whole = true
         if case .double(let double) = keyed, double.isNaN { whole = false }
@@ -279,15 +288,13 @@ struct FetchPlan: CustomStringConvertible {
             keyed = converted
         }
         if folding, case .string(let string) = keyed { keyed = .string(TextFolding.canonical(string)) }
-        var out: [UInt8] = []
-        // One allocation: the tag, the bytes, the terminator (escaped NULs may grow it once).
-        if case .string(let string) = keyed {
-            out.reserveCapacity(string.utf8.count + 4)
-        } else {
-            out.reserveCapacity(24)
-        }
+        // At most one allocation: the tag, the bytes, the terminator (escaped NULs may grow it
+        // once).
+        let room: Int
+        if case .string(let string) = keyed { room = string.utf8.count + 4 } else { room = 24 }
+        if out.capacity - out.count < room { out.reserveCapacity(out.count + room) }
         if !KeyEncoding.append(keyed, to: &out) { whole = false }
-        return (out, whole)
+        return whole
     }
 
     /// `value` as a key of an attribute of `type`, when rows of that type compare with `value`

@@ -36,25 +36,47 @@ public final class PreparedFetch: Sendable {
     /// No sort and no offset: when one index range decides the predicate, the index's keys in
     /// that range, in index order, are the answer (``RecordReader/indexKeys(_:_:_:limit:)``).
     let answersFromOneRange: Bool
-    /// Set when the request is one equality of an attribute with a variable that the
-    /// attribute's own index decides (`sku == $sku`, no sort, no offset): a run makes the one
-    /// key from the value and reads the index's keys, without making a plan.
-    let equalityLookup: EqualityLookup?
+    /// Set when the request is one equality or prefix of an attribute with a variable that one
+    /// index range decides alone (`sku == $sku`, `name BEGINSWITH[cd] $p` on an index of
+    /// `canonical:(name)`; no sort, no offset): a run makes the range's key from the value and
+    /// reads the index's keys, without making a plan.
+    let lookup: IndexLookup?
 
-    /// What a lookup by equality needs per run: the index, the variable, the index's type.
-    struct EqualityLookup: Sendable {
+    /// What a lookup needs per run: the index, the variable, the index's type, how the key is
+    /// made from the value.
+    struct IndexLookup: Sendable {
+        enum Kind: Sendable {
+            /// Entries equal to the value: compared as the index's keys compare (no `[cd]`).
+            case equal
+            /// Entries that start with the value, compared by bytes (`[n]`, or `[cd]` over an
+            /// index of folded text): the comparison then means exactly what the keys hold.
+            case prefix
+        }
         let tree: String
         /// The variable's position in ``PreparedFetch/variables``.
         let variable: Int
         let type: AttributeType
+        let kind: Kind
+        /// The index holds `canonical:` folded text, and the value is folded the same way.
+        let folding: Bool
 
-        /// The key of the index's entries equal to the variable's value in `values`; nil when
-        /// the general path must decide (a value the index cannot hold as it is, NaN, or one
-        /// cut to fit a key: then the index does not decide the term).
-        func key(_ values: FetchBindings) -> [UInt8]? {
-            guard let (key, whole) = FetchPlan.indexKey(values.values[variable], for: type, folding: false), whole
+        /// The range of the index's entries the variable's value in `values` selects, its key
+        /// made in `key` (cleared first; a buffer the reader keeps between runs, so a run
+        /// allocates no key); nil when the general path must decide (a value the index cannot
+        /// hold as it is, NaN, a prefix that is not a string, or a value cut to fit a key: then
+        /// the index does not decide the term).
+        func range(_ values: FetchBindings, key: inout [UInt8]) -> KeyRange? {
+            let value = values.values[variable]
+            if kind == .prefix {
+                guard type == .string, case .string = value else { return nil }
+            }
+            key.removeAll(keepingCapacity: true)
+            guard let whole = FetchPlan.appendIndexKey(value, for: type, folding: folding, to: &key), whole
             else { return nil }
-            return key
+            // A prefix is the string's key without its terminator, the upper bound as a prefix
+            // (as ``FetchPlan/ranges(for:_:derivedAreCurrent:bindings:planning:)`` makes it).
+            if kind == .prefix { key.removeLast(2) }
+            return KeyRange(key, key)
         }
     }
 
@@ -112,23 +134,36 @@ public final class PreparedFetch: Sendable {
         if decided.decided == nil { decided.decided = plan.term }
         residualIfDecided = try Residual(decided.residual(request.predicate), for: entity)
         answersFromOneRange = request.sortDescriptors.isEmpty && request.offset == 0
-        equalityLookup = Self.equalityLookup(plan, names, answersFromOneRange: answersFromOneRange,
-                                             decidedLeavesNothing: residualIfDecided.isNone)
+        lookup = Self.lookup(plan, names, answersFromOneRange: answersFromOneRange,
+                             decidedLeavesNothing: residualIfDecided.isNone)
     }
 
     /// The lookup of a request whose whole predicate is `attribute == $variable` on the
-    /// attribute's own index, compared as the index's keys compare (no `[cd]`); else nil.
-    private static func equalityLookup(_ plan: FetchPlan, _ variables: [String], answersFromOneRange: Bool,
-                                       decidedLeavesNothing: Bool) -> EqualityLookup? {
+    /// attribute's own index, compared as the index's keys compare (no `[cd]`), or
+    /// `attribute BEGINSWITH $variable` compared by bytes over what the index holds (`[n]` on the
+    /// attribute's index; `[cd]` on an index of `canonical:(attribute)` or of the attribute
+    /// `canonical:` derives), which the index decides exactly; else nil.
+    private static func lookup(_ plan: FetchPlan, _ variables: [String], answersFromOneRange: Bool,
+                               decidedLeavesNothing: Bool) -> IndexLookup? {
         guard answersFromOneRange, decidedLeavesNothing, let term = plan.term, let lead = plan.lead,
               lead.isSingleAttribute, case .index(let tree, _, _) = plan.access,
-              term.op == .equal, term.quantifier == .direct,
-              case .keyPath(let path) = term.lhs, path == [lead.name],
+              term.quantifier == .direct, case .keyPath(let path) = term.lhs, path.count == 1,
               case .variable(let name) = term.rhs, let position = variables.firstIndex(of: name)
         else { return nil }
-        switch TextMode(term.options) {
-        case .standard, .exact: return EqualityLookup(tree: tree, variable: position, type: lead.type)
-        case .folded: return nil
+        let viaCanonical = lead.canonicalOf != nil && path[0] == lead.canonicalOf!
+        guard path[0] == lead.name || viaCanonical else { return nil }
+        switch (term.op, TextMode(term.options)) {
+        case (.equal, .standard), (.equal, .exact):
+            guard !viaCanonical else { return nil }
+            return IndexLookup(tree: tree, variable: position, type: lead.type, kind: .equal, folding: false)
+        case (.beginsWith, .exact):
+            guard !viaCanonical, lead.type == .string else { return nil }
+            return IndexLookup(tree: tree, variable: position, type: lead.type, kind: .prefix, folding: false)
+        case (.beginsWith, .folded(let caseInsensitive, let diacriticInsensitive)):
+            guard lead.canonicalOf != nil, caseInsensitive && diacriticInsensitive, lead.type == .string else { return nil }
+            return IndexLookup(tree: tree, variable: position, type: lead.type, kind: .prefix, folding: true)
+        default:
+            return nil
         }
     }
 
@@ -228,15 +263,13 @@ extension RecordReader {
     ///   `invalidFetch` when `values` misses one of its variables or names another;
     ///   `invalidArgument` when `fetch` was prepared for another store's model.
     public func fetch(_ fetch: PreparedFetch, _ values: [String: StoredValue] = [:]) throws -> [ObjectID] {
-        let name = fetch.entity.name
-        return try fetchKeys(fetch, try fetch.bindings(values)).map { ObjectID(entity: name, primaryKey: $0.pk) }
+        try fetchIDs(fetch, try fetch.bindings(values))
     }
 
     /// ``fetch(_:_:)`` with the values in the order of the fetch's ``PreparedFetch/variables``
     /// (the form for hot loops: no dictionary per run).
     public func fetch(_ fetch: PreparedFetch, values: [StoredValue]) throws -> [ObjectID] {
-        let name = fetch.entity.name
-        return try fetchKeys(fetch, try fetch.bindings(values)).map { ObjectID(entity: name, primaryKey: $0.pk) }
+        try fetchIDs(fetch, try fetch.bindings(values))
     }
 
     /// How many objects match `fetch` with `values` (its limit and offset apply).
@@ -251,17 +284,38 @@ extension RecordReader {
         try fetchKeys(fetch, try fetch.bindings(values)).count
     }
 
-    /// `checked`: the values were checked against the fetch already (by the plan cache).
-    func fetchKeys(_ fetch: PreparedFetch, _ values: FetchBindings, checked: Bool = false,
-                   keeping kept: FetchedRows? = nil) throws -> [RowKey] {
+    /// The objects' identifiers, made as the index's keys are read when a lookup answers (no
+    /// array of row keys in between); otherwise ``fetchKeys(_:_:checked:keeping:)``'s.
+    private func fetchIDs(_ fetch: PreparedFetch, _ values: FetchBindings) throws -> [ObjectID] {
+        try checkRun(fetch, values)
+        let name = fetch.entity.name
+        if let lookup = fetch.lookup, derivedAreCurrent, let range = lookup.range(values, key: &lookupKey) {
+            var ids: [ObjectID] = []
+            try readIndexRange(lookup.tree, range, limit: fetch.request.limit, into: &ids) {
+                ObjectID(entity: name, primaryKey: $0)
+            }
+            return ids
+        }
+        return try fetchKeys(fetch, values, checked: true).map { ObjectID(entity: name, primaryKey: $0.pk) }
+    }
+
+    /// Throws unless `fetch` can run on this reader with `values` (`checked`: the values were
+    /// checked against it already).
+    private func checkRun(_ fetch: PreparedFetch, _ values: FetchBindings, checked: Bool = false) throws {
         try checkOpen()
         guard fetch.model === model else {
             throw StrataError.invalidArgument(
                 "the prepared fetch of \(fetch.entity.name) was prepared for another store's model")
         }
         if !checked { try fetch.check(values) }
-        if let lookup = fetch.equalityLookup, derivedAreCurrent, let key = lookup.key(values) {
-            return try indexKeys(lookup.tree, KeyRange(key, key), fetch.entity, limit: fetch.request.limit)
+    }
+
+    /// `checked`: the values were checked against the fetch already (by the plan cache).
+    func fetchKeys(_ fetch: PreparedFetch, _ values: FetchBindings, checked: Bool = false,
+                   keeping kept: FetchedRows? = nil) throws -> [RowKey] {
+        try checkRun(fetch, values, checked: checked)
+        if let lookup = fetch.lookup, derivedAreCurrent, let range = lookup.range(values, key: &lookupKey) {
+            return try indexKeys(lookup.tree, range, fetch.entity, limit: fetch.request.limit)
         }
         guard let plan = fetch.plan(for: values, derivedAreCurrent: derivedAreCurrent) else {
             var bound = fetch.request
@@ -283,13 +337,24 @@ extension RecordReader {
     /// for such a plan; this is its loop without what such a plan never needs (rows, sorting,
     /// cut-value runs, duplicate ranges), which otherwise made up much of a lookup's work.
     func indexKeys(_ tree: String, _ range: KeyRange, _ entity: EntityDescription, limit: Int?) throws -> [RowKey] {
-        try willScanRows()
         var keys: [RowKey] = []
-        if limit == 0 { return keys }
+        let index = entity.index
+        try readIndexRange(tree, range, limit: limit, into: &keys) { RowKey(entity: index, pk: $0) }
+        return keys
+    }
+
+    /// Appends `make(primary key)` for each entry of `range` in the index `tree`, in index
+    /// order, at most `limit`. Inlined into each caller, so `make` is code in its loop, not a
+    /// call per key.
+    @inline(__always)
+    private func readIndexRange<Output>(_ tree: String, _ range: KeyRange, limit: Int?, into out: inout [Output],
+                                        _ make: (UInt64) -> Output) throws {
+        try willScanRows()
+        if limit == 0 { return }
         // One allocation for the usual handful of entries (a range grown from empty was
         // reallocated at 1, 2, 4, 8 and 16 entries).
-        keys.reserveCapacity(Swift.min(limit ?? Self.firstKeysCapacity, Self.firstKeysCapacity))
-        guard let cursor = try borrowCursor(tree) else { return keys }
+        out.reserveCapacity(Swift.min(limit ?? Self.firstKeysCapacity, Self.firstKeysCapacity))
+        guard let cursor = try borrowCursor(tree) else { return }
         defer { giveBack(cursor, tree: tree) }
         // A leaf at a time: the entry that ends the range is mostly the one after the last
         // taken, in the same leaf, and is read there without moving the cursor.
@@ -299,12 +364,11 @@ extension RecordReader {
             for i in leaf.indices {
                 let key = leaf.key(i)
                 if range.isPast(key) { break scan }
-                keys.append(RowKey(entity: entity.index, pk: try KeyReader.trailingPrimaryKey(key, tree: tree)))
-                if let limit, keys.count == limit { break scan }
+                out.append(make(try KeyReader.trailingPrimaryKey(key, tree: tree)))
+                if let limit, out.count == limit { break scan }
             }
             ok = try cursor.next()
         }
-        return keys
     }
 }
 

@@ -28,6 +28,11 @@ public class RecordReader {
     /// The entity the last name lookup found: readers mostly ask for one entity many times,
     /// and comparing a name with the same (usually small) string is cheaper than hashing it.
     @exclusivity(unchecked) private var lastEntity: EntityDescription?
+    /// The key a prepared lookup makes from its value (``PreparedFetch/IndexLookup``), made in
+    /// place run after run: a fresh array per run was an allocation and a free, a tenth of a
+    /// lookup by equality. Unchecked exclusivity: only a prepared fetch's run touches it, and
+    /// the range it lends holds the buffer until the run ends (the next run finds it unshared).
+    @exclusivity(unchecked) var lookupKey: [UInt8] = []
 
     init(model: Model, source: TreeSource) {
         self.model = model

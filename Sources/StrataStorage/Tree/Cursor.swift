@@ -176,16 +176,36 @@ public final class Cursor {
     @discardableResult
     package func seek(_ key: UnsafeRawBufferPointer) throws -> Bool {
         if try seekWithinLeaf(key) { return true }
-        guard var page = try restart() else { return false }
+        // The descent writes the path's levels over the last one's, then cuts it to its own
+        // depth: a level on the page it held already (the root, every time) keeps its
+        // reference, and no level is removed and appended again.
+        guard var page = try restart(keepingPath: true) else {
+            truncatePath(to: 0)
+            return false
+        }
+        var depth = 0
         while !page.isLeaf {
             let childIndex = page.childIndex(for: key)
-            path.append((page, childIndex))
+            setLevel(depth, page, childIndex)
+            depth += 1
             page = try TreeRead.child(page, childIndex, file)
         }
         let index = page.lowerBound(key).index
-        path.append((page, index))
+        setLevel(depth, page, index)
+        truncatePath(to: depth + 1)
         if index < page.count { return try land() }
         return try advanceLeaf()
+    }
+
+    /// Sets the path's level `depth` (at most one past its end) to `index` in `page`.
+    @inline(__always)
+    private func setLevel(_ depth: Int, _ page: Page, _ index: Int) {
+        guard depth < path.count else {
+            path.append((page, index))
+            return
+        }
+        if path[depth].page !== page { path[depth].page = page }
+        path[depth].index = index
     }
 
     /// Moves to the last key ≤ `key`.
@@ -298,11 +318,13 @@ public final class Cursor {
     // MARK: Walking
 
     /// Checks the lifetime, unpositions the cursor and returns the root to descend from.
-    private func restart() throws -> Page? {
+    /// `keepingPath`: the caller overwrites the path's levels itself (``seek(_:)``); its
+    /// levels mean nothing until the cursor is positioned again.
+    private func restart(keepingPath: Bool = false) throws -> Page? {
         try lifetime.check()
         positioned = false
         leafTaken = false
-        truncatePath(to: 0)
+        if !keepingPath { truncatePath(to: 0) }
         if let writeTree {
             stamp = writeTree.modifications
             return writeTree.root
