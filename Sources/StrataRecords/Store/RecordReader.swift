@@ -258,8 +258,9 @@ extension RecordReader {
     /// A cursor on `tree` (nil: no such tree), to give back with ``giveBack(_:tree:)``.
     func borrowCursor(_ tree: String) throws -> Cursor? {
         if case .read = source, let i = idleCursors.lastIndex(where: { $0.tree == tree }) {
-            // The last one given back is the usual find: removing it moves nothing.
-            return idleCursors.remove(at: i).cursor
+            // The last one given back is the usual find: removing it moves nothing (and the
+            // array's general `remove(at:)` cost more than its `removeLast`).
+            return i == idleCursors.count - 1 ? idleCursors.removeLast().cursor : idleCursors.remove(at: i).cursor
         }
         return try source.cursor(tree)
     }
