@@ -106,11 +106,13 @@ docs: deps
 # built (.build/release/strata). Each phase's time goes to .build/phase-times (scripts/timed),
 # printed at the end.
 DOCS ?=
+# Through a variable of its own: a recipe line that names $(MAKE) runs even under `make -n`.
+BESIDE_MAKE = $(MAKE) --no-print-directory
 test: deps
 	@mkdir -p .build && : > .build/phase-times
 	scripts/timed "build (release, with tests)" $(SWIFT) build -c release --build-tests -Xswiftc -enable-testing
 	@rm -f $(BENCH_PLAN)
-	scripts/beside .build/beside.log "$(MAKE) --no-print-directory beside-tests DOCS=$(DOCS)" \
+	scripts/beside .build/beside.log "$(BESIDE_MAKE) beside-tests DOCS=$(DOCS)" \
 	  scripts/timed "tests" $(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --disable-xctest --no-parallel
 	@echo "make test: phase times"; sed 's/^/  /' .build/phase-times
 
@@ -119,7 +121,7 @@ test: deps
 beside-tests:
 	scripts/timed "benchmark package: build (debug, with tests)" $(SWIFT) build $(BENCH_PACKAGE) --build-tests
 	scripts/timed "benchmark package: tests" $(SWIFT) test $(BENCH_PACKAGE) --skip-build --disable-xctest --no-parallel
-	$(if $(DOCS),scripts/timed "documentation (make docs)" $(MAKE) --no-print-directory docs)
+	$(if $(filter 1,$(DOCS)),scripts/timed "documentation (make docs)" $(BESIDE_MAKE) docs)
 
 # The quick loop while editing one layer: a debug build and one module's suites, e.g.
 # `make check SUITES=StrataRecordsTests` (StrataStorageTests, StrataObjectTests,

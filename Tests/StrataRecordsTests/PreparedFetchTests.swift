@@ -210,6 +210,14 @@ import StrataTesting
         #expect(firstThree.lookup != nil)
         let three = try store.read { r in try r.fetch(firstThree, values: [.string("")]) }
         #expect(three.count == 3)
+        // A probe longer than any key leaves its room in the reader's key buffer only until the
+        // next lookup.
+        let held = try store.read { r in
+            _ = try r.fetch(firstThree, values: [.string(String(repeating: "k", count: 50_000))])
+            _ = try r.fetch(firstThree, values: [.string("ca")])
+            return r.lookupKey.capacity
+        }
+        #expect(held <= PreparedFetch.IndexLookup.keptKeyCapacity)
         for request in [FetchRequest("Tag", predicate: try FetchPredicate(format: "name BEGINSWITH $p")),
                         FetchRequest("Tag", predicate: try FetchPredicate(format: "name BEGINSWITH[c] $p")),
                         FetchRequest("Tag", predicate: try FetchPredicate(format: "name BEGINSWITH[n] $p AND folded != nil")),

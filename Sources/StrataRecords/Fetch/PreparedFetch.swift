@@ -60,6 +60,10 @@ public final class PreparedFetch: Sendable {
         /// The index holds `canonical:` folded text, and the value is folded the same way.
         let folding: Bool
 
+        /// The most room a reader's key buffer keeps between runs: a whole key is at most
+        /// `StoreLimits.maxKeyLength` bytes.
+        static let keptKeyCapacity = 2 * StoreLimits.maxKeyLength
+
         /// The range of the index's entries the variable's value in `values` selects, its key
         /// made in `key` (cleared first; a buffer the reader keeps between runs, so a run
         /// allocates no key); nil when the general path must decide (a value the index cannot
@@ -70,7 +74,9 @@ public final class PreparedFetch: Sendable {
             if kind == .prefix {
                 guard type == .string, case .string = value else { return nil }
             }
-            key.removeAll(keepingCapacity: true)
+            // Kept for the next run only while it is key-sized: a probe longer than any key
+            // (which the general path decides) leaves its room held until the next lookup at most.
+            if key.capacity > Self.keptKeyCapacity { key = [] } else { key.removeAll(keepingCapacity: true) }
             guard let whole = FetchPlan.appendIndexKey(value, for: type, folding: folding, to: &key), whole
             else { return nil }
             // A prefix is the string's key without its terminator, the upper bound as a prefix
