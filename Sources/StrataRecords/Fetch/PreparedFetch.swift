@@ -295,14 +295,22 @@ extension RecordReader {
     private func fetchIDs(_ fetch: PreparedFetch, _ values: FetchBindings) throws -> [ObjectID] {
         try checkRun(fetch, values)
         let name = fetch.entity.name
-        if let lookup = fetch.lookup, derivedAreCurrent, let range = lookup.range(values, key: &lookupKey) {
+        if let (tree, range) = lookupRange(fetch, values) {
             var ids: [ObjectID] = []
-            try readIndexRange(lookup.tree, range, limit: fetch.request.limit, into: &ids) {
+            try readIndexRange(tree, range, limit: fetch.request.limit, into: &ids) {
                 ObjectID(entity: name, primaryKey: $0)
             }
             return ids
         }
-        return try fetchKeys(fetch, values, checked: true).map { ObjectID(entity: name, primaryKey: $0.pk) }
+        return try plannedKeys(fetch, values, keeping: nil).map { ObjectID(entity: name, primaryKey: $0.pk) }
+    }
+
+    /// The index and range a lookup of `fetch` reads for `values` (its key made in
+    /// ``lookupKey``); nil when the fetch has no lookup or these values need the plan.
+    private func lookupRange(_ fetch: PreparedFetch, _ values: FetchBindings) -> (tree: String, range: KeyRange)? {
+        guard let lookup = fetch.lookup, derivedAreCurrent,
+              let range = lookup.range(values, key: &lookupKey) else { return nil }
+        return (lookup.tree, range)
     }
 
     /// Throws unless `fetch` can run on this reader with `values` (`checked`: the values were
@@ -320,9 +328,16 @@ extension RecordReader {
     func fetchKeys(_ fetch: PreparedFetch, _ values: FetchBindings, checked: Bool = false,
                    keeping kept: FetchedRows? = nil) throws -> [RowKey] {
         try checkRun(fetch, values, checked: checked)
-        if let lookup = fetch.lookup, derivedAreCurrent, let range = lookup.range(values, key: &lookupKey) {
-            return try indexKeys(lookup.tree, range, fetch.entity, limit: fetch.request.limit)
+        if let (tree, range) = lookupRange(fetch, values) {
+            return try indexKeys(tree, range, fetch.entity, limit: fetch.request.limit)
         }
+        return try plannedKeys(fetch, values, keeping: kept)
+    }
+
+    /// The keys of `fetch` with `values` (checked, and not answered by a lookup) through its
+    /// plan for them, or the request with the values written in when they cannot use it.
+    private func plannedKeys(_ fetch: PreparedFetch, _ values: FetchBindings,
+                             keeping kept: FetchedRows?) throws -> [RowKey] {
         guard let plan = fetch.plan(for: values, derivedAreCurrent: derivedAreCurrent) else {
             var bound = fetch.request
             bound.predicate = try fetch.request.predicate?.substituting(values)
