@@ -64,6 +64,93 @@ import StrataStorage
             #expect(found == expected, "seed \(seed) round \(round): \(text.debugDescription)")
         }
     }
+
+    /// Latin text takes a path on its UTF-8 bytes (``WordTokenizer/forEachLatinWord(_:_:)``):
+    /// on random runs of ASCII, Latin-1 and Latin-extension letters, digits, every mid-word
+    /// character (the two-byte middle dot among them), separators and spellings past the cut, the
+    /// spellings it finds, folded, are the general path's words; text with a scalar from U+0240 on
+    /// is left to the general path, and nothing else is.
+    @Test func latinTextSplitsAsTheGeneralPathDoes() {
+        let alphabet: [Unicode.Scalar] = ["a", "Z", "0", "7", "'", ".", ",", ";", "_", " ", "-", "!", "\u{E9}", "\u{C9}",
+                                          "\u{FC}", "\u{DF}", "\u{F8}", "\u{E6}", "\u{D0}", "\u{FE}", "\u{AA}", "\u{B5}",
+                                          "\u{141}", "\u{17E}", "\u{1C5}", "\u{23F}", "\u{B7}", "\u{BD}", "\u{B2}",
+                                          "\u{D7}", "\u{A0}", "\u{AD}", "\u{240}", "\u{24F}", "\u{2B0}", "\u{301}",
+                                          "\u{2019}", "\u{3A3}", "\u{6771}"]
+        let seed: UInt64 = 0x1A71_4
+        var rng = SplitMix64(seed: seed)
+        var latinTexts = 0
+        for round in 0..<6_000 {
+            var scalars = (0..<rng.below(50)).map { _ in
+                rng.below(3) == 0 ? alphabet[rng.below(alphabet.count)] : Unicode.Scalar(UInt8(0x61 + rng.below(26)))
+            }
+            if round % 40 == 0 { scalars += Array(repeating: rng.below(2) == 0 ? "W" : "\u{E9}", count: 130 + rng.below(200)) }
+            let text = String(String.UnicodeScalarView(scalars))
+            var general: [String] = []
+            WordTokenizer.forEachWord(scalars: scalars, folding: WordFolding()) { general.append($0) }
+            var found: [String] = []
+            let latin = WordTokenizer.forEachLatinWord(text) { found.append(WordTokenizer.foldedLatinWord($0)) }
+            #expect(latin == scalars.allSatisfy { $0.value < 0x240 }, "seed \(seed) round \(round): \(text.debugDescription)")
+            guard latin else { continue }
+            latinTexts += 1
+            #expect(found == general, "seed \(seed) round \(round): \(text.debugDescription)")
+        }
+        #expect(latinTexts > 1_000)
+    }
+
+    /// A vocabulary tallies a row's words by either path (Latin spellings by their bytes, other
+    /// text by its scalars), with spellings new and met before: every row's slots name the words
+    /// of the reference (``WordTokenizer/words(_:)`` per field), with their counts per field.
+    @Test func vocabularyTalliesAsTheWordsOfEachField() {
+        let pieces = ["café", "Cafe", "CAFÉ", "Straße", "strasse", "naïve", "Łódź", "x86", "3.14", "don't", "l·l",
+                      "e\u{301}te", "東京", "タワー", "ΣΊΣΥΦΟΣ", "ǅemal", "ɐ", String(repeating: "é", count: 140),
+                      String(repeating: "q", count: 300), "Ünïcode", "unicode", "½", "a_b"]
+        let separators = [" ", ", ", ". ", "—", "\u{A0}", "\n", "'"]
+        let seed: UInt64 = 0x1A71_5
+        var rng = SplitMix64(seed: seed)
+        let vocabulary = WordVocabulary()
+        for round in 0..<2_000 {
+            let row: [StoredValue] = (0..<3).map { field in
+                if field == 2, rng.below(4) == 0 { return .null }
+                return .string((0..<rng.below(12)).map { _ in
+                    pieces[rng.below(pieces.count)] + separators[rng.below(separators.count)]
+                }.joined())
+            }
+            vocabulary.tally(old: nil, new: row, fields: [0, 1, 2])
+            var expected: [String: [UInt32]] = [:]
+            for field in 0..<3 {
+                guard case .string(let text) = row[field] else { continue }
+                for word in WordTokenizer.words(text) { expected[word, default: [0, 0, 0]][field] += 1 }
+            }
+            var found: [String: [UInt32]] = [:]
+            for slot in vocabulary.after.slots {
+                found[vocabulary.words[Int(slot)]] = Array(vocabulary.after.counts(of: Int(slot), fieldCount: 3) ?? [])
+            }
+            #expect(found == expected, "seed \(seed) round \(round): \(row)")
+        }
+    }
+
+    /// The spelling table against a dictionary keyed by the bytes: 20,000 random spellings
+    /// (growth from 64 entries, spellings that fold alike kept apart), found or not found alike;
+    /// a spelling longer than the table keeps is never remembered.
+    @Test func spellingsAreRememberedAsADictionaryWould() {
+        var rng = SplitMix64(seed: 0x1A71_6)
+        let alphabet: [UInt8] = [0x61, 0x62, 0x41, 0x65, 0xC3, 0xA9, 0x7A, 0x30]
+        var table = SpellingTable()
+        var reference: [[UInt8]: Int] = [:]
+        for i in 0..<20_000 {
+            let length = i % 500 == 0 ? SpellingTable.longestKept + 1 + rng.below(10) : rng.below(7)
+            let word = (0..<length).map { _ in alphabet[rng.below(alphabet.count)] }
+            word.withUnsafeBufferPointer { bytes in
+                let hash = SpellingTable.hash(bytes)
+                #expect(table.find(bytes, hash: hash) == reference[word], "spelling \(i)")
+                if reference[word] == nil {
+                    table.remember(bytes, hash: hash, slot: i)
+                    if word.count <= SpellingTable.longestKept { reference[word] = i }
+                }
+            }
+        }
+        #expect(table.count == reference.count)
+    }
 }
 
 extension WordIndexTests {

@@ -16,9 +16,14 @@ final class WordVocabulary: @unchecked Sendable {
     private var slots: [String: Int] = [:]
     /// Each slot's word.
     private(set) var words: [String] = []
-    /// Each raw spelling of a word that is not ASCII, with its slot (a folded word may have
-    /// several spellings).
+    /// Each raw spelling of a word in Latin text, by its UTF-8 bytes, with its slot (a folded
+    /// word may have several spellings).
+    private var spellings = SpellingTable()
+    /// Each raw spelling of a word that is not ASCII in other text, by its scalars, with its slot.
     private var raw = ScalarTable<Int>()
+
+    /// Spellings remembered, of both kinds (``WordVocabularyPool`` bounds them).
+    var spellingCount: Int { spellings.count + raw.count }
     /// The words of the row being changed, before and after: reused by every row.
     private(set) var before = RowTally(), after = RowTally()
 
@@ -34,11 +39,15 @@ final class WordVocabulary: @unchecked Sendable {
             ranks = [Int32](repeating: 0, count: words.count)
             for (rank, slot) in order.enumerated() { ranks[slot] = Int32(rank) }
         }
-        let unranked = Int32.max
-        return slots.sorted { a, b in
-            let ra = Int(a) < ranks.count ? ranks[Int(a)] : unranked, rb = Int(b) < ranks.count ? ranks[Int(b)] : unranked
-            return ra != rb ? ra < rb : a < b
+        // Rank and slot packed into one integer (rank high, slot low: the slot breaks ties of
+        // the unranked), so the sort compares integers, with no closure per comparison.
+        let unranked = UInt64(Int32.max)
+        var order = slots.map { slot -> UInt64 in
+            let rank = Int(slot) < ranks.count ? UInt64(ranks[Int(slot)]) : unranked
+            return rank << 32 | UInt64(UInt32(truncatingIfNeeded: slot))
         }
+        order.sort()
+        return order.map { Int32(truncatingIfNeeded: $0 & 0xFFFF_FFFF) }
     }
 
     /// The slot of `word` (folded), made if new.
@@ -64,6 +73,12 @@ final class WordVocabulary: @unchecked Sendable {
         guard let row else { return }
         for (position, field) in fields.enumerated() {
             guard case .string(let text) = row[field] else { continue }
+            // Latin text (most text, and all ASCII) by its bytes: a spelling met before costs a
+            // hash and a comparison, no folding and no `String` (decision 95).
+            let latin = WordTokenizer.forEachLatinWord(text) { spelling in
+                tally.add(slot(ofSpelling: spelling), field: position, fieldCount: fields.count)
+            }
+            if latin { continue }
             WordTokenizer.forEachWord(text, ascii: { word in
                 tally.add(slot(of: word), field: position, fieldCount: fields.count)
             }, other: { scalars in
@@ -79,6 +94,16 @@ final class WordVocabulary: @unchecked Sendable {
             })
         }
     }
+
+    /// The slot of the word spelled `spelling` (a word's UTF-8 bytes as the Latin path found
+    /// them), folded and remembered if new.
+    private func slot(ofSpelling spelling: UnsafeBufferPointer<UInt8>) -> Int {
+        let hash = SpellingTable.hash(spelling)
+        if let known = spellings.find(spelling, hash: hash) { return known }
+        let slot = self.slot(of: WordTokenizer.foldedLatinWord(spelling))
+        spellings.remember(spelling, hash: hash, slot: slot)
+        return slot
+    }
 }
 
 /// A store's vocabularies not in use by a transaction (``WordVocabulary``): usually one, more
@@ -91,9 +116,11 @@ final class WordVocabularyPool: Sendable {
         idle.withLock { $0.popLast() } ?? WordVocabulary()
     }
 
-    /// Gives back a vocabulary whose transaction ended; one grown past its capacity is dropped.
+    /// Gives back a vocabulary whose transaction ended; one grown past its capacity (of words,
+    /// or four times that of spellings) is dropped.
     func give(_ vocabulary: WordVocabulary) {
-        guard vocabulary.words.count <= WordVocabulary.capacity else { return }
+        guard vocabulary.words.count <= WordVocabulary.capacity,
+              vocabulary.spellingCount <= 4 * WordVocabulary.capacity else { return }
         idle.withLock { $0.append(vocabulary) }
     }
 }
@@ -120,15 +147,15 @@ struct RowTally {
     }
 
     mutating func add(_ slot: Int, field: Int, fieldCount: Int) {
-        while stamp.count <= slot {
-            stamp.append(0)
-            position.append(0)
+        if stamp.count <= slot {
+            stamp.append(contentsOf: repeatElement(0, count: slot + 1 - stamp.count))
+            position.append(contentsOf: repeatElement(0, count: slot + 1 - position.count))
         }
         if stamp[slot] != current {
             stamp[slot] = current
             position[slot] = Int32(truncatingIfNeeded: slots.count)
             slots.append(Int32(truncatingIfNeeded: slot))
-            counts.append(contentsOf: repeatElement(0, count: fieldCount))
+            for _ in 0..<fieldCount { counts.append(0) }
         }
         counts[Int(position[slot]) * fieldCount + field] &+= 1
     }

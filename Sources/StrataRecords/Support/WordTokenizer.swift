@@ -79,6 +79,16 @@ enum WordTokenizer {
     /// The word rules over `units` (scalars, or ASCII bytes): calls `word` with each word's range.
     static func segment<C: RandomAccessCollection>(_ units: C, kindOf: (C.Element) -> Kind,
                                                            word: (Range<Int>) -> Void) where C.Index == Int {
+        segment(from: units.startIndex, to: units.endIndex, unit: { (kindOf(units[$0]), $0 + 1) }, word: word)
+    }
+
+    /// The word rules over the units from `begin` to `end`, one implementation for every kind of
+    /// unit: `unit(i)` gives the kind of the unit starting at `i` and where the next one starts
+    /// (one position later for scalars and ASCII bytes, one or two for Latin UTF-8); `word` is
+    /// called with each word's range of positions.
+    @inline(__always)
+    static func segment(from begin: Int, to end: Int, unit: (Int) -> (kind: Kind, next: Int),
+                        word: (Range<Int>) -> Void) {
         var start: Int?
         var last = Kind.other  // the kind of the word's last letter-like unit
         func finish(_ end: Int) {
@@ -87,9 +97,9 @@ enum WordTokenizer {
                 start = nil
             }
         }
-        var i = units.startIndex
-        while i < units.endIndex {
-            let k = kindOf(units[i])
+        var i = begin
+        while i < end {
+            let (k, next) = unit(i)
             switch k {
             case .letter, .digit, .katakana:
                 if start != nil, !joins(last, k) { finish(i) }
@@ -99,10 +109,10 @@ enum WordTokenizer {
                 break  // inside a word it stays; outside one it is nothing
             case .single:
                 finish(i)
-                word(i..<(i + 1))
+                word(i..<next)
             case .midLetter, .midNumber, .midBoth:
-                if start != nil, i + 1 < units.endIndex {
-                    let after = kindOf(units[i + 1])
+                if start != nil, next < end {
+                    let after = unit(next).kind
                     let betweenLetters = last == .letter && after == .letter && k != .midNumber
                     let betweenDigits = last == .digit && after == .digit && k != .midLetter
                     if betweenLetters || betweenDigits { break }
@@ -111,14 +121,14 @@ enum WordTokenizer {
             case .other:
                 finish(i)
             }
-            i += 1
+            i = next
         }
-        finish(units.endIndex)
+        finish(end)
     }
 
     /// The ASCII word at `range` of `units` (bytes, or scalars below 0x80), lowercased and cut
     /// to ``maximumWordBytes``: one spelling for both paths.
-    private static func lowercasedASCII<C: RandomAccessCollection>(_ units: C, _ range: Range<Int>) -> String
+    static func lowercasedASCII<C: RandomAccessCollection>(_ units: C, _ range: Range<Int>) -> String
     where C.Index == Int, C.Element: ASCIIUnit {
         let count = min(range.count, maximumWordBytes)
         return String(unsafeUninitializedCapacity: count) { out in
@@ -130,6 +140,13 @@ enum WordTokenizer {
         }
     }
 
+    /// The folded form of a word the Latin path found (``forEachLatinWord(_:_:)``), as the other
+    /// paths fold it: an ASCII word lowercased and cut, any other folded by `canonical:` and cut.
+    static func foldedLatinWord(_ spelling: UnsafeBufferPointer<UInt8>) -> String {
+        if spelling.allSatisfy({ $0 < 0x80 }) { return lowercasedASCII(spelling, 0..<spelling.count) }
+        return WordFolding.fold(String(decoding: spelling, as: UTF8.self))
+    }
+
     /// Whether a scalar of kind `next` continues a word whose last letter or digit is `previous`.
     private static func joins(_ previous: Kind, _ next: Kind) -> Bool {
         (previous == .katakana) == (next == .katakana)
@@ -138,7 +155,7 @@ enum WordTokenizer {
     /// The kinds of the scalars below U+0250 (ASCII, Latin-1 and the Latin extensions: the
     /// accented letters of most European text), looked up instead of asking the scalar's
     /// Unicode properties, two table searches in the standard library (decision 82).
-    private static let latinKinds: [Kind] = (0..<0x250).map { classify(Unicode.Scalar(UInt32($0))!) }
+    static let latinKinds: [Kind] = (0..<0x250).map { classify(Unicode.Scalar(UInt32($0))!) }
 
     static func kind(_ scalar: Unicode.Scalar) -> Kind {
         let value = scalar.value
