@@ -27,6 +27,7 @@ struct SpellingTable {
     private var entries: [Entry] = []
     private(set) var count = 0
 
+    /// FNV-1a of `word`'s bytes, its high bits folded into the low ones that index the table.
     static func hash(_ word: UnsafeBufferPointer<UInt8>) -> Int {
         var h: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in word {
