@@ -101,7 +101,9 @@ import StrataStorage
     /// text by its scalars), with spellings new and met before: every row's slots name the words
     /// of the reference (``WordTokenizer/words(_:)`` per field), with their counts per field.
     @Test func vocabularyTalliesAsTheWordsOfEachField() {
+        // Spellings of 201–255 bytes are cut when folded and still remembered, then met again.
         let pieces = ["café", "Cafe", "CAFÉ", "Straße", "strasse", "naïve", "Łódź", "x86", "3.14", "don't", "l·l",
+                      String(repeating: "W", count: 230), String(repeating: "Ä", count: 115),
                       "e\u{301}te", "東京", "タワー", "ΣΊΣΥΦΟΣ", "ǅemal", "ɐ", String(repeating: "é", count: 140),
                       String(repeating: "q", count: 300), "Ünïcode", "unicode", "½", "a_b"]
         let separators = [" ", ", ", ". ", "—", "\u{A0}", "\n", "'"]
@@ -126,6 +128,30 @@ import StrataStorage
                 found[vocabulary.words[Int(slot)]] = Array(vocabulary.after.counts(of: Int(slot), fieldCount: 3) ?? [])
             }
             #expect(found == expected, "seed \(seed) round \(round): \(row)")
+        }
+    }
+
+    /// A commit's words in key order: a vocabulary's slots, ranked and too new to be, come
+    /// sorted by rank and then slot, as the comparison of (rank, slot) pairs sorts them.
+    @Test func wordsComeInRankOrder() {
+        var rng = SplitMix64(seed: 0x1A71_7)
+        let vocabulary = WordVocabulary()
+        for round in 0..<200 {
+            // New words every round, so some slots are ranked and some not yet.
+            for _ in 0..<(1 + rng.below(40)) {
+                _ = vocabulary.slot(of: String((0..<(1 + rng.below(6))).map { _ in Character(Unicode.Scalar(UInt8(0x61 + rng.below(5)))) }))
+            }
+            let slots = (0..<rng.below(60)).map { _ in Int32(rng.below(vocabulary.words.count)) }
+            let ordered = vocabulary.inKeyOrder(slots)
+            #expect(ordered.sorted() == slots.sorted(), "seed 0x1A717 round \(round)")
+            let ranks = vocabulary.rankSnapshot
+            let key = { (slot: Int32) -> (Int, Int32) in (Int(slot) < ranks.count ? Int(ranks[Int(slot)]) : Int(Int32.max), slot) }
+            #expect(zip(ordered, ordered.dropFirst()).allSatisfy { key($0) <= key($1) }, "seed 0x1A717 round \(round)")
+            // Ranked words are in key order among themselves.
+            let ranked = ordered.filter { Int($0) < ranks.count }
+            #expect(zip(ranked, ranked.dropFirst()).allSatisfy {
+                $0 == $1 || !vocabulary.words[Int($1)].utf8.lexicographicallyPrecedes(vocabulary.words[Int($0)].utf8)
+            }, "seed 0x1A717 round \(round)")
         }
     }
 

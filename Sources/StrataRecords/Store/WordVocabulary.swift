@@ -1,8 +1,9 @@
 import Synchronization
 
 /// The words a store's write transactions indexed, each with a slot: a row's words are found
-/// here as they are split (a word not ASCII by its raw scalars, without folding it again or
-/// building a `String`), and the pending postings (``PendingWords``) work on slots.
+/// here as they are split, without folding them again or building a `String` (a word of Latin
+/// text by its UTF-8 spelling, decision 95; a word of other text that is not ASCII by its raw
+/// scalars), and the pending postings (``PendingWords``) work on slots.
 ///
 /// A vocabulary outlives its transaction (decision 87): relearning a store's words in every
 /// transaction — folding each again, growing tables from empty — cost more than the words'
@@ -29,6 +30,8 @@ final class WordVocabulary: @unchecked Sendable {
 
     /// Each slot's place in key order (the words' UTF-8 bytes), for the slots ranked so far.
     private var ranks: [Int32] = []
+    /// The ranks as they stand (for tests).
+    var rankSnapshot: [Int32] { ranks }
 
     /// `slots` in key order of their words, those too new to be ranked last: a commit writes
     /// its words' blocks in the order they lie in the tree, so consecutive writes share pages.

@@ -25,6 +25,7 @@ struct SpellingTable {
 
     private var bytes: [UInt8] = []
     private var entries: [Entry] = []
+    /// Spellings remembered.
     private(set) var count = 0
 
     /// FNV-1a of `word`'s bytes, its high bits folded into the low ones that index the table.

@@ -5,8 +5,8 @@
 /// (``SpellingTable``) and folds only a spelling it has not met (decision 95).
 ///
 /// Invariants: `bytes` is the text's UTF-8, lent by `String.withUTF8` for the call, and
-/// ``isLatinUTF8(_:)`` has accepted it before any other read: every byte is ASCII, or a lead
-/// byte C2…C8 followed, inside the buffer, by one continuation byte 80…BF. So a unit starting at
+/// ``isLatinUTF8(_:)`` has accepted it before any other read: every unit is an ASCII byte, or
+/// a lead byte C2…C8 followed, inside the buffer, by one continuation byte 80…BF. So a unit starting at
 /// `i < bytes.count` is one byte (below 80) or two (a lead at `i`, its continuation at `i + 1 <
 /// bytes.count`), its scalar is below 0x240 and indexes ``WordTokenizer/latinKinds`` (0x250
 /// entries), and the positions `segment` hands out are the starts of units, so each word's range
