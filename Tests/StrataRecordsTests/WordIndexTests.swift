@@ -144,7 +144,7 @@ import StrataStorage
             let slots = (0..<rng.below(60)).map { _ in Int32(rng.below(vocabulary.words.count)) }
             let ordered = vocabulary.inKeyOrder(slots)
             #expect(ordered.sorted() == slots.sorted(), "seed 0x1A717 round \(round)")
-            let ranks = vocabulary.rankSnapshot
+            let ranks = vocabulary.ranks
             let key = { (slot: Int32) -> (Int, Int32) in (Int(slot) < ranks.count ? Int(ranks[Int(slot)]) : Int(Int32.max), slot) }
             #expect(zip(ordered, ordered.dropFirst()).allSatisfy { key($0) <= key($1) }, "seed 0x1A717 round \(round)")
             // Ranked words are in key order among themselves.

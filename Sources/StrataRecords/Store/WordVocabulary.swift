@@ -29,9 +29,7 @@ final class WordVocabulary: @unchecked Sendable {
     private(set) var before = RowTally(), after = RowTally()
 
     /// Each slot's place in key order (the words' UTF-8 bytes), for the slots ranked so far.
-    private var ranks: [Int32] = []
-    /// The ranks as they stand (for tests).
-    var rankSnapshot: [Int32] { ranks }
+    private(set) var ranks: [Int32] = []
 
     /// `slots` in key order of their words, those too new to be ranked last: a commit writes
     /// its words' blocks in the order they lie in the tree, so consecutive writes share pages.
