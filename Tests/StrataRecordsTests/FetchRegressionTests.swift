@@ -311,4 +311,39 @@ import StrataStorage
         #expect(try store.storage.read { try $0.tree(tree)!.entries().count } < entriesBefore)
         try store.close()
     }
+
+    /// A format-3 store (blocks, no change entries) is read as it is, read-only; opened
+    /// read-write it records format 4 without touching its blocks, and its next commits write
+    /// batches of recent changes that searches apply.
+    @Test func aFormatThreeStoreIsReadAsIsAndTakesBatches() throws {
+        let fs = SimulatedFileSystem()
+        let model = try PostingBlockTests.notesModel()
+        let tree = "words:Note:title,body"
+        do {
+            let store = try makeStore(model, fs: fs)
+            defer { try? store.close() }
+            // One large commit: merged into blocks at once, as format 3 held them.
+            try store.write { tx in
+                for i in 0..<2_000 { _ = try tx.insert("Note", ["title": "page \(i)", "body": i % 2 == 0 ? "even pages" : "odd"]) }
+            }
+            #expect(try store.read { try $0.recentBatches(tree, fieldCount: 2) }.isEmpty)
+            try store.storage.write { tx in try tx.tree("records:meta")!.put(KeyFormat.metaKey, [3]) }
+        }
+        var readOnly = StoreOptions(durability: .normal)
+        readOnly.fileSystem = fs
+        readOnly.readOnly = true
+        let reader = try RecordStore(path: "/db/records.strata", model: model, options: readOnly)
+        #expect(try KeyFormat.version(reader.storage) == 3)
+        #expect(try reader.read { try $0.search(TextSearch("Note", matching: "even")) }.count == 1_000)
+        let entriesBefore = try reader.storage.read { try $0.tree(tree)!.entries() }
+        try reader.close()
+        let store = try makeStore(model, fs: fs)
+        #expect(try KeyFormat.version(store.storage) == 4)
+        #expect(try store.storage.read { try $0.tree(tree)!.entries() }.elementsEqual(entriesBefore) { $0.key == $1.key && $0.value == $1.value })
+        try store.write { tx in _ = try tx.insert("Note", ["title": "even newer", "body": nil as String?]) }
+        #expect(try store.read { try $0.recentBatches(tree, fieldCount: 2) }.count == 1)
+        #expect(try store.read { try $0.search(TextSearch("Note", matching: "even")) }.count == 1_001)
+        #expect(try store.read { try $0.checkRecords() }.isEmpty)
+        try store.close()
+    }
 }

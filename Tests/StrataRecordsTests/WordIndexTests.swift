@@ -131,9 +131,9 @@ import StrataStorage
         }
     }
 
-    /// A commit's words in key order: a vocabulary's slots, ranked and too new to be, come
-    /// sorted by rank and then slot, as the comparison of (rank, slot) pairs sorts them.
-    @Test func wordsComeInRankOrder() {
+    /// A commit's words in key order: a vocabulary's slots, ranked and too new to be, come in
+    /// the byte order of their words (duplicates kept), as a batch of recent changes must list them.
+    @Test func wordsComeInKeyOrder() {
         var rng = SplitMix64(seed: 0x1A71_7)
         let vocabulary = WordVocabulary()
         for round in 0..<200 {
@@ -144,15 +144,218 @@ import StrataStorage
             let slots = (0..<rng.below(60)).map { _ in Int32(rng.below(vocabulary.words.count)) }
             let ordered = vocabulary.inKeyOrder(slots)
             #expect(ordered.sorted() == slots.sorted(), "seed 0x1A717 round \(round)")
-            let ranks = vocabulary.ranks
-            let key = { (slot: Int32) -> (Int, Int32) in (Int(slot) < ranks.count ? Int(ranks[Int(slot)]) : Int(Int32.max), slot) }
-            #expect(zip(ordered, ordered.dropFirst()).allSatisfy { key($0) <= key($1) }, "seed 0x1A717 round \(round)")
-            // Ranked words are in key order among themselves.
-            let ranked = ordered.filter { Int($0) < ranks.count }
-            #expect(zip(ranked, ranked.dropFirst()).allSatisfy {
-                $0 == $1 || !vocabulary.words[Int($1)].utf8.lexicographicallyPrecedes(vocabulary.words[Int($0)].utf8)
+            #expect(zip(ordered, ordered.dropFirst()).allSatisfy {
+                !vocabulary.words[Int($1)].utf8.lexicographicallyPrecedes(vocabulary.words[Int($0)].utf8)
             }, "seed 0x1A717 round \(round)")
         }
+    }
+
+    /// A word index's batches of recent changes read as FORMAT.md says, by the reference
+    /// decoder: after every commit of a seeded run (inserts, rewrites, deletes; small and large
+    /// transactions), every change entry decodes, its key names its batch and first word, each
+    /// batch's words ascend, batch ids are new ones above every earlier batch's (never given
+    /// twice), fewer than 8 batches are held, and the blocks with the batches applied in id
+    /// order hold exactly the postings of the rows' words. The run sees batches pile up and be
+    /// merged away.
+    @Test func recentChangesReadAsTheDocumentSays() throws {
+        let seed: UInt64 = 0xBA7C_4
+        var rng = SplitMix64(seed: seed)
+        let store = try makeStore(try Self.model())
+        var ids: [ObjectID] = []
+        var sawBatches = false, sawMerged = false
+        // Every batch id seen, and those held after the round before (which may be seen again).
+        var seenBatches: Set<UInt64> = [], batchesBefore: Set<UInt64> = []
+        for round in 0..<40 {
+            var heldNow: Set<UInt64> = []
+            try store.write { tx in
+                let inserts = round % 13 == 12 ? 400 : 1 + rng.below(6)
+                for _ in 0..<inserts {
+                    ids.append(try tx.insert("Note", ["title": Self.text(&rng, words: 1 + rng.below(3)), "body": Self.text(&rng, words: rng.below(10))]))
+                }
+                for _ in 0..<rng.below(4) where !ids.isEmpty {
+                    try tx.update(ids[rng.below(ids.count)], ["body": Self.text(&rng, words: rng.below(8))])
+                }
+                if rng.below(3) == 0, !ids.isEmpty { try tx.delete(ids.remove(at: rng.below(ids.count))) }
+            }
+            try store.storage.read { tx in
+                let tree = try #require(try tx.tree("words:Note:title,body"))
+                var postings: [[UInt8]: [UInt64: [UInt32]]] = [:]
+                var batch: UInt64 = 0, lastWord: [UInt8] = [], batches = 0
+                for (key, value) in try tree.entries() {
+                    guard let parsed = ReferenceFormat.WordChanges.parseKey(key) else {
+                        let first = key.suffix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                        for posting in try #require(ReferenceFormat.PostingBlock.decode(value, firstKey: first, fieldCount: 2)) {
+                            postings[Array(key.dropLast(9)), default: [:]][posting.key] = posting.counts
+                        }
+                        continue
+                    }
+                    if parsed.batch != batch {
+                        #expect(parsed.batch > batch, "seed \(seed) round \(round)")
+                        #expect(!seenBatches.contains(parsed.batch) || batchesBefore.contains(parsed.batch),
+                                "seed \(seed) round \(round): batch \(parsed.batch) given again")
+                        seenBatches.insert(parsed.batch)
+                        heldNow.insert(parsed.batch)
+                        batch = parsed.batch
+                        batches += 1
+                        lastWord = []
+                    }
+                    let words = try #require(ReferenceFormat.WordChanges.decode(value, fieldCount: 2), "seed \(seed) round \(round)")
+                    #expect(words.first?.word == parsed.firstWord)
+                    for word in words {
+                        #expect(lastWord.lexicographicallyPrecedes(word.word), "seed \(seed) round \(round)")
+                        lastWord = word.word
+                        for change in word.changes { postings[word.word, default: [:]][change.key] = change.counts }
+                    }
+                }
+                #expect(batches < WordChanges.batchesBeforeMerge, "seed \(seed) round \(round)")
+                if batches > 0 { sawBatches = true } else { sawMerged = true }
+                batchesBefore = heldNow
+                // Each batch as its commit handed it to the store equals the batch read back.
+                for id in heldNow {
+                    let kept = try #require(store.wordBatches.batch(tree: "words:Note:title,body", id: id),
+                                            "seed \(seed) round \(round): batch \(id) not kept by its commit")
+                    let read = try WordChanges.Decoded.read(batch: id, tree.makeCursor(), name: "words:Note:title,body", fieldCount: 2)
+                    #expect(Self.listing(kept) == Self.listing(read), "seed \(seed) round \(round): batch \(id)")
+                }
+                // Batches merged away are forgotten by the commit that merged them.
+                #expect(store.wordBatches.count(tree: "words:Note:title,body") == heldNow.count, "seed \(seed) round \(round)")
+                var expected: [[UInt8]: [UInt64: [UInt32]]] = [:]
+                let rows = try #require(try tx.tree("rows:Note"))
+                for (key, _) in try rows.entries() {
+                    let pk = key.reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                    let values = try #require(try store.read { try $0.values(of: ObjectID(entity: "Note", primaryKey: pk)) })
+                    for (field, name) in ["title", "body"].enumerated() {
+                        guard case .string(let text)? = values[name] else { continue }
+                        for word in WordTokenizer.words(text) {
+                            expected[Array(word.utf8), default: [:]][pk, default: [0, 0]][field] += 1
+                        }
+                    }
+                }
+                #expect(postings.filter { !$0.value.isEmpty } == expected, "seed \(seed) round \(round)")
+            }
+        }
+        #expect(sawBatches && sawMerged)
+        #expect(try store.read { try $0.checkRecords() }.isEmpty)
+        try store.close()
+    }
+
+    /// A decoded batch as plain values: each word's bytes with its changes (row, counts or nil).
+    static func listing(_ batch: WordChanges.Decoded) -> [[UInt8]: [String]] {
+        var out: [[UInt8]: [String]] = [:]
+        for w in batch.words.indices {
+            out[Array(batch.word(w))] = batch.changes(w).map { c in
+                let at = Int(batch.countsAt[c])
+                return "\(batch.pks[c]):" + (at < 0 ? "-" : "\(batch.counts[at]),\(batch.counts[at + 1])")
+            }
+        }
+        return out
+    }
+
+    /// Decoded batches are shared by every reader of the store (decision 98) and stay right:
+    /// snapshots held across later commits and merges answer as a scan of their own rows does;
+    /// a write transaction that searched its own batch and rolled back leaves nothing behind,
+    /// though the next transaction is given its ID and writes other words under the same
+    /// batch id.
+    @Test func decodedBatchesServeEverySnapshotAlike() throws {
+        let seed: UInt64 = 0xBA7C_5
+        var rng = SplitMix64(seed: seed)
+        let store = try makeStore(try Self.model())
+        var held: [RecordSnapshot] = []
+        var compared = 0
+        func compare(_ reader: RecordReader, _ context: String) throws {
+            for _ in 0..<4 {
+                var query = [Self.vocabulary[rng.below(Self.vocabulary.count)]]
+                if rng.below(3) == 0 { query[0] = String(query[0].prefix(2)) + "*" }
+                let search = TextSearch("Note", matching: query.joined(separator: " "), in: ["title", "body"])
+                #expect(try reader.search(search) == (try Self.scanSearch(reader, search, fields: ["title", "body"])),
+                        "seed \(seed) \(context): \(search)")
+                let request = FetchRequest("Note", predicate: try FetchPredicate(format: "title CONTAINSWORDS %@", query[0]))
+                var scan = request
+                scan.usesIndexes = false
+                #expect(try reader.fetch(request) == (try reader.fetch(scan)), "seed \(seed) \(context): \(request.predicate!)")
+                compared += 1
+            }
+        }
+        for round in 0..<24 {
+            if round % 5 == 4 {
+                // Searched inside, then rolled back: its batch is decoded but never kept.
+                let before = try store.storage.read { $0.transactionID }
+                struct Abandon: Error {}
+                #expect(throws: Abandon.self) {
+                    try store.write { tx in
+                        _ = try tx.insert("Note", ["title": "zygote zebra", "body": Self.text(&rng, words: 4)])
+                        _ = try tx.search(TextSearch("Note", matching: "zygote", in: ["title", "body"]))
+                        throw Abandon()
+                    }
+                }
+                #expect(try store.storage.read { $0.transactionID } == before)
+            }
+            try store.write { tx in
+                for _ in 0..<(1 + rng.below(4)) {
+                    _ = try tx.insert("Note", ["title": Self.text(&rng, words: 1 + rng.below(3)), "body": Self.text(&rng, words: rng.below(8))])
+                }
+                let notes = try tx.objects("Note")
+                if rng.below(2) == 0, !notes.isEmpty {
+                    try tx.update(notes[rng.below(notes.count)], ["title": Self.text(&rng, words: 1 + rng.below(3))])
+                }
+                if rng.below(4) == 0, !notes.isEmpty { try tx.delete(notes[rng.below(notes.count)]) }
+            }
+            #expect(try store.read { try $0.search(TextSearch("Note", matching: "zygote", in: ["title", "body"])) }.isEmpty,
+                    "seed \(seed) round \(round): a rolled-back batch was read")
+            try store.read { try compare($0, "round \(round)") }
+            if rng.below(3) == 0 { held.append(try store.snapshot()) }
+            for (i, snapshot) in held.enumerated() { try compare(snapshot.reader, "round \(round), snapshot \(i)") }
+            if held.count > 3 { held.removeFirst().close() }
+        }
+        #expect(store.wordBatches.count() > 0, "seed \(seed): no batch was kept")
+        #expect(compared > 24 * 8)
+        for snapshot in held { snapshot.close() }
+        #expect(try store.read { try $0.checkRecords() }.isEmpty)
+        try store.close()
+    }
+
+    /// Forged change entries (cut short, words out of order, a word without changes, a row
+    /// repeated, a tag of 2, counts all 0, bytes past a word's changes, batch 0, a key naming
+    /// another first word): the checker names each, and a search that reads one throws
+    /// `corrupt` — nothing traps. (Each forged batch is written with a new id: a search keeps a
+    /// batch it decoded by its id, which the store never gives twice.)
+    @Test func forgedChangeEntriesAreFoundNotTrusted() throws {
+        let store = try makeStore(try Self.model())
+        _ = try store.write { tx in try tx.insert("Note", ["title": "café", "body": "tree"]) }
+        let tree = "words:Note:title,body"
+        #expect(try store.read { try $0.recentBatches(tree, fieldCount: 2) }.count == 1)
+        #expect(try store.read { try $0.checkRecords() }.isEmpty)
+        let word: [UInt8] = Array("cafe".utf8)
+        let good = ReferenceFormat.WordChanges.encode([.init(word: word, changes: [.init(key: 1, counts: [1, 0])])])
+        #expect(ReferenceFormat.WordChanges.decode(good, fieldCount: 2) != nil)
+        let cases: [(String, [UInt8], [UInt8], Bool)] = [
+            ("cut short", ReferenceFormat.WordChanges.key(batch: 2, firstWord: word), Array(good.dropLast()), true),
+            ("words out of order", ReferenceFormat.WordChanges.key(batch: 3, firstWord: word),
+             ReferenceFormat.WordChanges.encode([.init(word: word, changes: [.init(key: 1, counts: [1, 0])]),
+                                                 .init(word: Array("ab".utf8), changes: [.init(key: 1, counts: [1, 0])])]), true),
+            ("a word without changes", ReferenceFormat.WordChanges.key(batch: 4, firstWord: word), word + [0, 0, 0], true),
+            ("a row repeated", ReferenceFormat.WordChanges.key(batch: 5, firstWord: word), word + [0, 2, 6, 1, 1, 0, 0, 1, 0, 1], true),
+            ("a tag of 2", ReferenceFormat.WordChanges.key(batch: 6, firstWord: word), word + [0, 1, 4, 1, 2, 1, 0], true),
+            ("counts all 0", ReferenceFormat.WordChanges.key(batch: 7, firstWord: word), word + [0, 1, 4, 1, 1, 0, 0], true),
+            ("bytes past the changes", ReferenceFormat.WordChanges.key(batch: 8, firstWord: word), word + [0, 1, 5, 1, 1, 1, 0, 7], true),
+            ("batch 0", ReferenceFormat.WordChanges.key(batch: 0, firstWord: word), good, true),
+            ("a key naming another word", ReferenceFormat.WordChanges.key(batch: 9, firstWord: Array("ca".utf8)), good, false),
+        ]
+        for (label, key, value, searchFails) in cases {
+            try store.storage.write { tx in try tx.tree(tree, createIfMissing: false)!.put(key, value) }
+            let problems = try store.read { try $0.checkRecords() }
+            #expect(problems.contains { $0.contains(tree) }, "\(label): \(problems)")
+            do {
+                _ = try store.read { try $0.search(TextSearch("Note", matching: "cafe", in: ["title", "body"])) }
+                _ = try store.read { try $0.fetch(FetchRequest("Note", predicate: try FetchPredicate(format: "title CONTAINSWORDS 'cafe'"))) }
+                #expect(!searchFails, "\(label)")
+            } catch StrataError.corrupt {
+                #expect(searchFails, "\(label)")
+            }
+            try store.storage.write { tx in _ = try tx.tree(tree, createIfMissing: false)!.delete(key) }
+        }
+        #expect(try store.read { try $0.checkRecords() }.isEmpty)
+        try store.close()
     }
 
     /// The spelling table against a dictionary keyed by the bytes: 20,000 random spellings
@@ -440,7 +643,12 @@ extension WordIndexTests {
     @Test func forgedWordEntriesAreFoundNotTrusted() throws {
         let store = try makeStore(try Self.model())
         let id = try store.write { tx in try tx.insert("Note", ["title": "café", "body": "tree"]) }
+        // Seven more flushes: the last merges every batch of recent changes into the blocks.
+        for n in 1..<Int(WordChanges.batchesBeforeMerge) {
+            try store.write { tx in _ = try tx.insert("Note", ["title": "other \(n)", "body": "x"]) }
+        }
         let tree = "words:Note:title,body"
+        #expect(try store.read { try $0.recentBatches(tree, fieldCount: 2) }.isEmpty)
         let cafe = WordIndex.key("cafe", pk: id.primaryKey)
         #expect(try store.read { try $0.checkRecords() }.isEmpty)
         for (label, value, searchFails) in [

@@ -127,7 +127,8 @@ extension RecordCheck {
     // MARK: Entry trees
 
     /// Word indexes: one posting per word of each row's indexed values, holding its count in
-    /// each property, nothing else; blocks well formed, each word's in key order and disjoint.
+    /// each property, nothing else, once the index's recent changes are applied over its blocks;
+    /// blocks and change entries well formed, each word's blocks in key order and disjoint.
     func checkWordIndexes(_ entity: EntityDescription) throws {
         let rows = entities[entity.index]
         for (i, fields) in entity.fullTextFields.enumerated() {
@@ -143,10 +144,39 @@ extension RecordCheck {
                 }
             }
             let tree = RecordTrees.words(entity, i)
-            var matched = 0, extra = 0, miscounted = 0, damaged = 0, overlapping = 0
+            // What the index holds: the blocks' postings, then each batch's changes over them.
+            var found: [[UInt8]: [UInt64: [UInt32]]] = [:]
+            var damaged = 0, overlapping = 0, damagedChanges = 0, misordered = 0
             var lastWord: [UInt8] = [], lastKey: UInt64?
+            var lastBatch: UInt64 = 0, lastChangedWord: [UInt8] = []
             var counts: [UInt32] = []
             try source.scan(tree, prefix: []) { key, cursor in
+                if key.first == WordChanges.marker {
+                    do {
+                        guard let batch = try WordChanges.batch(of: key, tree: tree) else { return true }
+                        if batch != lastBatch {
+                            lastBatch = batch
+                            lastChangedWord = []
+                        }
+                        var reader = WordChanges.Reader(cursor.value, fieldCount: fields.count, tree: tree)
+                        var firstWord = true
+                        while let range = try reader.nextWord() {
+                            let word = Array(reader.word(range))
+                            if firstWord, !word.elementsEqual(key[WordChanges.keyPrefixLength...]) { misordered += 1 }
+                            if !lastChangedWord.isEmpty, !lastChangedWord.lexicographicallyPrecedes(word) { misordered += 1 }
+                            firstWord = false
+                            lastChangedWord = word
+                            while true {
+                                counts.removeAll(keepingCapacity: true)
+                                guard let holds = try reader.nextChange(into: &counts) else { break }
+                                found[word, default: [:]][reader.pk] = holds ? counts : nil
+                            }
+                        }
+                    } catch {
+                        damagedChanges += 1
+                    }
+                    return true
+                }
                 guard key.count >= 10, key[key.count - 9] == 0, let first = try? WordIndex.primaryKey(key, tree: tree) else {
                     damaged += 1
                     return true
@@ -154,18 +184,12 @@ extension RecordCheck {
                 let wordBytes = Array(key[..<(key.count - 9)])
                 if wordBytes != lastWord { lastWord = wordBytes; lastKey = nil }
                 if let lastKey, first <= lastKey { overlapping += 1 }
-                let wanted = expected[wordBytes]
                 var block = PostingBlockReader(cursor.value, firstKey: first)
                 do {
                     counts.removeAll(keepingCapacity: true)
                     while try block.next(fieldCount: fields.count, into: &counts, tree: tree) {
                         lastKey = block.pk
-                        if let right = wanted?[block.pk] {
-                            matched += 1
-                            if !counts.elementsEqual(right) { miscounted += 1 }
-                        } else {
-                            extra += 1
-                        }
+                        found[wordBytes, default: [:]][block.pk] = counts
                         counts.removeAll(keepingCapacity: true)
                     }
                 } catch {
@@ -173,12 +197,30 @@ extension RecordCheck {
                 }
                 return true
             }
+            var matched = 0, extra = 0, miscounted = 0
+            for (word, held) in found {
+                let wanted = expected[word]
+                for (pk, counts) in held {
+                    if let right = wanted?[pk] {
+                        matched += 1
+                        if counts != right { miscounted += 1 }
+                    } else {
+                        extra += 1
+                    }
+                }
+            }
             reportCounts(tree, missing: postings - matched, extra: extra, what: "word index")
             if miscounted > 0 {
                 report("\(tree): \(miscounted) posting\(miscounted == 1 ? " counts" : "s count") its word's occurrences wrong")
             }
             if damaged > 0 {
                 report("\(tree): \(damaged) entr\(damaged == 1 ? "y is" : "ies are") not a well-formed posting block")
+            }
+            if damagedChanges > 0 {
+                report("\(tree): \(damagedChanges) change entr\(damagedChanges == 1 ? "y is" : "ies are") not well formed")
+            }
+            if misordered > 0 {
+                report("\(tree): \(misordered) change entr\(misordered == 1 ? "y is" : "ies are") out of order (each batch's words ascending, each entry keyed by its first word)")
             }
             if overlapping > 0 {
                 report("\(tree): \(overlapping) block\(overlapping == 1 ? " starts" : "s start") at or before the last key of the block before it")

@@ -4,7 +4,10 @@ import StrataStorage
 /// and extremes keys, word index entries, and the text of `lowercase:` and `canonical:` derived
 /// values (FORMAT.md §12, "Record format"). It lives in `records:meta` under `keys`, one byte.
 ///
-/// Version 3 stores a word index's postings in blocks (``PostingBlock``); version 2 held an entry
+/// Version 4 lets a word index hold batches of recent changes beside its blocks
+/// (``WordChanges``, decision 96); a version-3 store holds none, so version 4 reads it as it is
+/// and a read-write open only records 4. Version 3 stores a word index's postings in blocks
+/// (``PostingBlock``); version 2 held an entry
 /// per word and row, which is a block of one posting, so version 3 reads a version-2 store as it
 /// is: a read-only open reads it, a read-write open rebuilds its word indexes as full blocks
 /// (decision 87). Version 2 keys strings by their NFC bytes, marks cut strings with `00 02`, keys
@@ -15,7 +18,7 @@ import StrataStorage
 /// refused, since its indexes would answer fetches differently from a scan. See
 /// docs/decisions.md, "String equality and index keys".
 enum KeyFormat {
-    static let current: UInt8 = 3
+    static let current: UInt8 = 4
     static let metaKey = Array("keys".utf8)
     /// The versions this one reads as they are (a read-only open, a check).
     static let readable: ClosedRange<UInt8> = 2...current
@@ -51,7 +54,8 @@ enum KeyFormat {
         switch version {
         case 1: return "strings keyed by their bytes as given"
         case 2: return "NFC string keys, a word index entry per word and row"
-        default: return "NFC string keys, word postings in blocks"
+        case 3: return "NFC string keys, word postings in blocks"
+        default: return "NFC string keys, word postings in blocks and batches of recent changes"
         }
     }
 
@@ -68,7 +72,9 @@ enum KeyFormat {
                                        + "\(current) (\(describe(current)))")
         }
         try storage.write { tx in
-            if readable.contains(found) {
+            if found == 3 {
+                // Version 4 adds change entries to word indexes; a version-3 store holds none.
+            } else if readable.contains(found) {
                 try rebuildWordIndexes(tx, model: model)
             } else {
                 try Migration(old: model, new: model).run(in: tx)

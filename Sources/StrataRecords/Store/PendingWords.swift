@@ -29,6 +29,8 @@ struct PendingWords {
     init(fieldCount: Int) { self.fieldCount = fieldCount }
 
     var isEmpty: Bool { changes.isEmpty }
+    /// Changes recorded (a row's change to one word each).
+    var changeCount: Int { changes.count }
 
     /// Records a row's change from the words of `old` to those of `new` (nil: no row) in the
     /// properties `fields`: a word whose counts stayed the same is not touched.
@@ -77,6 +79,131 @@ struct PendingWords {
     mutating func apply(to tree: WriteTree, name: String, vocabulary: WordVocabulary,
                         targetBytes: Int = PostingBlock.targetBytes) throws {
         var merge = BlockMerge(fieldCount: fieldCount, tree: tree, name: name, targetBytes: targetBytes)
+        try forEachWord(vocabulary: vocabulary) { word, changes in try merge.write(word.utf8, changes, counts: counts) }
+        removeAll()
+    }
+
+    /// Writes every change to `tree` as batch `id` of its recent changes (``WordChanges``),
+    /// forgets them, and returns the batch as a reader decodes it (a commit hands it to the
+    /// store's ``WordBatchCache``, so no search or merge decodes it again).
+    mutating func writeBatch(_ id: UInt64, to tree: WriteTree, vocabulary: WordVocabulary) throws -> WordChanges.Decoded {
+        var decoded = WordChanges.Decoded()
+        decoded.pks.reserveCapacity(changes.count)
+        decoded.countsAt.reserveCapacity(changes.count)
+        decoded.counts.reserveCapacity(counts.count)
+        forEachWord(vocabulary: vocabulary) { word, changes in
+            let start = decoded.wordBytes.count
+            decoded.wordBytes.append(contentsOf: word.utf8)
+            let first = decoded.pks.count
+            for change in changes {
+                decoded.pks.append(change.pk)
+                guard change.countsAt >= 0 else {
+                    decoded.countsAt.append(-1)
+                    continue
+                }
+                decoded.countsAt.append(Int32(truncatingIfNeeded: decoded.counts.count))
+                for field in 0..<fieldCount { decoded.counts.append(counts[change.countsAt + field]) }
+            }
+            decoded.words.append((start..<decoded.wordBytes.count, first..<decoded.pks.count))
+        }
+        for entry in WordChanges.entries(of: decoded, id: id, fieldCount: fieldCount) {
+            try entry.key.withUnsafeBytes { key in try entry.value.withUnsafeBytes { try tree.put(key, $0) } }
+        }
+        removeAll()
+        return decoded
+    }
+
+    /// Writes `batches` (the index's recent changes, one decoded batch each, in the order they
+    /// apply) and then these changes into `tree`'s blocks, a word at a time in key order, and
+    /// forgets these: a merge (decision 96). The batches' words are merged as sorted streams,
+    /// so no word is looked up or recorded again; of one row's changes to a word the latest
+    /// wins (batch order, these last).
+    mutating func apply(after batches: [WordChanges.Decoded], to tree: WriteTree, name: String, vocabulary: WordVocabulary,
+                        targetBytes: Int = PostingBlock.targetBytes) throws {
+        var merge = BlockMerge(fieldCount: fieldCount, tree: tree, name: name, targetBytes: targetBytes)
+        // These changes' words, in key order, each with its rows.
+        var own: [(word: [UInt8], changes: [(pk: UInt64, countsAt: Int)])] = []
+        forEachWord(vocabulary: vocabulary) { word, changes in own.append((Array(word.utf8), changes)) }
+        // Every count in one array: each batch's, then these (offsets moved past those before).
+        var allCounts: [UInt32] = []
+        allCounts.reserveCapacity(batches.reduce(counts.count) { $0 + $1.counts.count })
+        var bases: [Int] = []
+        for batch in batches {
+            bases.append(allCounts.count)
+            allCounts.append(contentsOf: batch.counts)
+        }
+        let ownBase = allCounts.count
+        allCounts.append(contentsOf: counts)
+        var heads = [Int](repeating: 0, count: batches.count)
+        var ownAt = 0
+        var word: [(pk: UInt64, countsAt: Int)] = []
+        while true {
+            // The smallest word at a head of the streams.
+            var smallest: ArraySlice<UInt8>?
+            var smallestOwn = false
+            for b in batches.indices where heads[b] < batches[b].words.count {
+                let candidate = batches[b].word(heads[b])
+                if smallest.map({ Self.precedes(candidate, $0) }) ?? true { smallest = candidate }
+            }
+            let ownBytes: [UInt8] = ownAt < own.count ? own[ownAt].word : []
+            if ownAt < own.count, smallest.map({ !Self.precedes($0, ownBytes[...]) }) ?? true {
+                smallestOwn = true
+            }
+            guard smallest != nil || smallestOwn else { break }
+            let key: ArraySlice<UInt8> = smallestOwn ? ownBytes[...] : smallest!
+            word.removeAll(keepingCapacity: true)
+            var sorted = true
+            for b in batches.indices where heads[b] < batches[b].words.count && batches[b].word(heads[b]) == key {
+                let base = bases[b]
+                for c in batches[b].changes(heads[b]) {
+                    let pk = batches[b].pks[c], at = Int(batches[b].countsAt[c])
+                    if let last = word.last, pk <= last.pk { sorted = false }
+                    word.append((pk, at < 0 ? -1 : base + at))
+                }
+                heads[b] += 1
+            }
+            if smallestOwn, ownBytes[...] == key {
+                for change in own[ownAt].changes {
+                    if let last = word.last, change.pk <= last.pk { sorted = false }
+                    word.append((change.pk, change.countsAt < 0 ? -1 : ownBase + change.countsAt))
+                }
+                ownAt += 1
+            }
+            if !sorted {
+                // By key; of one row's changes the last (the order made breaks ties).
+                let order = word.indices.sorted { word[$0].pk != word[$1].pk ? word[$0].pk < word[$1].pk : $0 < $1 }
+                var kept: [(pk: UInt64, countsAt: Int)] = []
+                kept.reserveCapacity(word.count)
+                for i in order {
+                    if kept.last?.pk == word[i].pk { kept[kept.count - 1] = word[i] } else { kept.append(word[i]) }
+                }
+                word = kept
+            }
+            try merge.write(key, word, counts: allCounts)
+        }
+        removeAll()
+    }
+
+    /// Whether `a` sorts strictly before `b`, byte by byte (a loop over the bytes: the generic
+    /// comparison of two slices cost several times more).
+    private static func precedes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
+        a.withUnsafeBufferPointer { a in
+            b.withUnsafeBufferPointer { b in
+                let shared = min(a.count, b.count)
+                var i = 0
+                while i < shared {
+                    if a[i] != b[i] { return a[i] < b[i] }
+                    i += 1
+                }
+                return a.count < b.count
+            }
+        }
+    }
+
+    /// Calls `body` with each changed word, in key order, and its changed rows in key order,
+    /// each once (a row's last change).
+    private func forEachWord(vocabulary: WordVocabulary,
+                             _ body: (String, [(pk: UInt64, countsAt: Int)]) throws -> Void) rethrows {
         var word: [(pk: UInt64, countsAt: Int)] = []
         for touchedSlot in vocabulary.inKeyOrder(touched) {
             let slot = Int(touchedSlot)
@@ -99,8 +226,11 @@ struct PendingWords {
                 }
                 word = kept
             }
-            try merge.write(vocabulary.words[slot], word, counts: counts)
+            try body(vocabulary.words[slot], word)
         }
+    }
+
+    private mutating func removeAll() {
         changes.removeAll(keepingCapacity: true)
         counts.removeAll(keepingCapacity: true)
         for slot in touched { firstChange[Int(slot)] = -1 }
@@ -150,9 +280,9 @@ private struct BlockMerge {
 
     /// `changes`: the word's changed rows, ascending, each once: a row's counts in `counts`
     /// from `countsAt`, or -1 for a row that no longer holds the word.
-    mutating func write(_ word: String, _ changes: [(pk: UInt64, countsAt: Int)], counts: [UInt32]) throws {
+    mutating func write(_ word: some Collection<UInt8>, _ changes: [(pk: UInt64, countsAt: Int)], counts: [UInt32]) throws {
         prefix.removeAll(keepingCapacity: true)
-        prefix.append(contentsOf: word.utf8)
+        prefix.append(contentsOf: word)
         prefix.append(0)
         var i = 0
         while i < changes.count {

@@ -33,6 +33,12 @@ public class RecordReader {
     /// lookup by equality. Unchecked exclusivity: only a prepared fetch's run touches it, and
     /// the range it lends holds the buffer until the run ends (the next run finds it unshared).
     @exclusivity(unchecked) var lookupKey: [UInt8] = []
+    /// The store's decoded batches of recent word changes, shared by its readers (nil: a
+    /// reader outside a ``RecordStore``, which decodes what it meets).
+    var wordBatches: WordBatchCache?
+    /// A snapshot's word indexes' batch ids, by tree: found once per tree, since the snapshot
+    /// does not change (a write transaction reads them afresh).
+    var batchIDs: [String: [UInt64]] = [:]
 
     init(model: Model, source: TreeSource) {
         self.model = model

@@ -11,9 +11,10 @@ public final class RecordSnapshot {
     public let reader: RecordReader
     private let transaction: ReadTransaction
 
-    init(model: Model, transaction: ReadTransaction) {
+    init(model: Model, transaction: ReadTransaction, wordBatches: WordBatchCache? = nil) {
         self.transaction = transaction
         self.reader = RecordReader(model: model, source: .read(transaction))
+        reader.wordBatches = wordBatches
     }
 
     deinit { close() }
@@ -32,6 +33,6 @@ public final class RecordSnapshot {
 extension RecordStore {
     /// A snapshot of the latest commit that lives until it is closed or released.
     public func snapshot() throws -> RecordSnapshot {
-        RecordSnapshot(model: model, transaction: try storage.snapshot())
+        RecordSnapshot(model: model, transaction: try storage.snapshot(), wordBatches: wordBatches)
     }
 }

@@ -18,6 +18,8 @@ public final class RecordStore: Sendable {
     private let statisticsState = Mutex(CommitStatistics())
     /// The word vocabularies of this store's write transactions (``WordVocabulary``).
     let vocabularies = WordVocabularyPool()
+    /// The word indexes' batches of recent changes its readers decoded (``WordBatchCache``).
+    let wordBatches = WordBatchCache()
 
     /// What the last commit touched: the measure that derived attributes cost in proportion to
     /// the change, not to the size of a relationship.
@@ -92,6 +94,7 @@ public final class RecordStore: Sendable {
     public func read<T>(_ body: (RecordReader) throws -> T) throws -> T {
         try storage.read { tx in
             let reader = RecordReader(model: model, source: .read(tx))
+            reader.wordBatches = wordBatches
             defer { reader.isOpen = false }
             return try body(reader)
         }
@@ -110,8 +113,10 @@ public final class RecordStore: Sendable {
     /// checks, just before the commit (``writeReportingChanges(_:)`` collects its change set there).
     func write<T>(_ body: (RecordTransaction) throws -> T, prepared: (RecordTransaction) -> Void) throws -> T {
         var stats = CommitStatistics()
+        var written: [(tree: String, id: UInt64, batch: WordChanges.Decoded)] = [], merged: [String: UInt64] = [:]
         let result = try storage.write { tx in
             let transaction = RecordTransaction(model: model, tx: tx, vocabularies: vocabularies)
+            transaction.wordBatches = wordBatches
             defer {
                 transaction.isOpen = false
                 transaction.returnVocabulary()
@@ -121,8 +126,12 @@ public final class RecordStore: Sendable {
             prepared(transaction)
             stats.rowsRead = transaction.rowsRead
             stats.rowsWritten = transaction.rowsWritten
+            written = transaction.writtenBatches
+            merged = transaction.mergedBatches
             return value
         }
+        // Committed: the batches are the store's now, and no other batch will get their ids.
+        wordBatches.commit(written: written, merged: merged)
         stats.pagesTouched = storage.statistics.pagesTouchedByLastCommit
         statisticsState.withLock { $0 = stats }
         return result
@@ -130,18 +139,20 @@ public final class RecordStore: Sendable {
 
     /// The same, from `async` code: waits for the writer without blocking a thread.
     public func write<T: Sendable>(_ body: @Sendable (RecordTransaction) throws -> T) async throws -> T {
-        let model = self.model, vocabularies = self.vocabularies
+        let model = self.model, vocabularies = self.vocabularies, wordBatches = self.wordBatches
         let result = try await storage.write { tx in
             let transaction = RecordTransaction(model: model, tx: tx, vocabularies: vocabularies)
+            transaction.wordBatches = wordBatches
             defer {
                 transaction.isOpen = false
                 transaction.returnVocabulary()
             }
             let value = try body(transaction)
             try transaction.prepareCommit()
-            return value
+            return (value, transaction.writtenBatches, transaction.mergedBatches)
         }
-        return result
+        wordBatches.commit(written: result.1, merged: result.2)
+        return result.0
     }
 
     /// What the last commit made through ``write(_:)-2573y`` touched.

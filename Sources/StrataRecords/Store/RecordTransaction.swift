@@ -52,6 +52,15 @@ public final class RecordTransaction: RecordReader {
     /// not touched): see ``flushWords()``.
     var pendingWords: [[PendingWords]]
     var hasPendingWords = false
+    /// Flushes of word changes so far: the next one's number in its batch id.
+    var wordFlushes = 0
+    /// The batches of recent word changes this transaction wrote and did not merge away, as
+    /// written: the store keeps them once the commit is durable (``WordBatchCache``), and a
+    /// merge later in the transaction reads its own from here.
+    var writtenBatches: [(tree: String, id: UInt64, batch: WordChanges.Decoded)] = []
+    /// The word indexes whose batches this transaction merged into the blocks, with the last
+    /// id merged: the store forgets them once the commit is durable.
+    var mergedBatches: [String: UInt64] = [:]
     /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
     var pendingDeletes: [RowKey] = []
     var settledDeletes = 0
@@ -724,19 +733,54 @@ public final class RecordTransaction: RecordReader {
         vocabulary = nil
     }
 
-    /// Writes the word index postings changed since the last flush into their blocks.
-    /// An index whose merge threw (a damaged block) keeps its changes: applying them again
+    /// Writes the word index postings changed since the last flush: as the next batch of the
+    /// index's recent changes (its id this transaction's ID and the flush's number,
+    /// ``WordChanges/batchID(transaction:flush:)``), or, when the index would then hold
+    /// ``WordChanges/batchesBeforeMerge`` batches or the flush changes more than
+    /// ``WordChanges/largestBatch`` postings, merged with every batch into the blocks (decision
+    /// 96). An index whose write threw (a damaged entry) keeps its changes: writing them again
     /// gives the same postings, so a later flush or the commit still writes them.
     func flushWords() throws {
         guard hasPendingWords else { return }
+        let batchID = WordChanges.batchID(transaction: tx.transactionID, flush: wordFlushes)
+        wordFlushes += 1
         for entity in model.entities where !pendingWords[entity.index].isEmpty {
             for i in pendingWords[entity.index].indices where !pendingWords[entity.index][i].isEmpty {
-                try pendingWords[entity.index][i].apply(to: try trees.words(entity, i), name: RecordTrees.words(entity, i),
-                                                        vocabulary: wordVocabulary())
+                let tree = try trees.words(entity, i), name = RecordTrees.words(entity, i)
+                let ids = try WordChanges.batchIDs(tree.makeCursor(), tree: name)
+                if let batchID, ids.count + 1 < WordChanges.batchesBeforeMerge, ids.last.map({ $0 < batchID }) ?? true,
+                   pendingWords[entity.index][i].changeCount <= WordChanges.largestBatch {
+                    let batch = try pendingWords[entity.index][i].writeBatch(batchID, to: tree, vocabulary: wordVocabulary())
+                    writtenBatches.append((name, batchID, batch))
+                } else if ids.isEmpty {
+                    try pendingWords[entity.index][i].apply(to: tree, name: name, vocabulary: wordVocabulary())
+                } else {
+                    // The batches (as this transaction wrote them, as the store keeps them, or
+                    // read back) merged with these changes, their entries deleted.
+                    let fieldCount = entity.fullTextFields[i].count
+                    var batches: [WordChanges.Decoded] = []
+                    for id in ids {
+                        if let own = writtenBatches.first(where: { $0.tree == name && $0.id == id }) {
+                            batches.append(own.batch)
+                        } else if WordChanges.transaction(ofBatch: id) != tx.transactionID,
+                                  let kept = wordBatches?.batch(tree: name, id: id) {
+                            batches.append(kept)
+                        } else {
+                            batches.append(try WordChanges.Decoded.read(batch: id, tree.makeCursor(), name: name, fieldCount: fieldCount))
+                        }
+                    }
+                    for key in try WordChanges.entryKeys(tree.makeCursor(), tree: name) {
+                        _ = try key.withUnsafeBytes { try tree.delete($0) }
+                    }
+                    writtenBatches.removeAll { $0.tree == name }
+                    mergedBatches[name] = max(mergedBatches[name] ?? 0, ids.last ?? 0)
+                    try pendingWords[entity.index][i].apply(after: batches, to: tree, name: name, vocabulary: wordVocabulary())
+                }
             }
         }
         hasPendingWords = false
     }
+
 }
 
 /// The primary-key counters a transaction moved, by entity index: an array (a model has few

@@ -31,24 +31,47 @@ final class WordVocabulary: @unchecked Sendable {
     /// Each slot's place in key order (the words' UTF-8 bytes), for the slots ranked so far.
     private(set) var ranks: [Int32] = []
 
-    /// `slots` in key order of their words, those too new to be ranked last: a commit writes
-    /// its words' blocks in the order they lie in the tree, so consecutive writes share pages.
-    /// The ranks are made again when a vocabulary has grown by an eighth since.
+    /// `slots` in key order of their words (their UTF-8 bytes): a commit writes its words'
+    /// blocks in the order they lie in the tree, so consecutive writes share pages, and a batch
+    /// of recent changes lists its words in that order (FORMAT.md §12). The slots ranked so far
+    /// sort by rank, packed with the slot in one integer (no closure per comparison); words too
+    /// new to be ranked sort by their bytes and are merged in. The ranks are made again when
+    /// the vocabulary has grown by an eighth since.
     func inKeyOrder(_ slots: [Int32]) -> [Int32] {
         if words.count - ranks.count > ranks.count / 8 {
             let order = words.indices.sorted { words[$0].utf8.lexicographicallyPrecedes(words[$1].utf8) }
             ranks = [Int32](repeating: 0, count: words.count)
             for (rank, slot) in order.enumerated() { ranks[slot] = Int32(rank) }
         }
-        // Rank and slot packed into one integer (rank high, slot low: the slot breaks ties of
-        // the unranked), so the sort compares integers, with no closure per comparison.
-        let unranked = UInt64(Int32.max)
-        var order = slots.map { slot -> UInt64 in
-            let rank = Int(slot) < ranks.count ? UInt64(ranks[Int(slot)]) : unranked
-            return rank << 32 | UInt64(UInt32(truncatingIfNeeded: slot))
+        var ranked: [UInt64] = []
+        ranked.reserveCapacity(slots.count)
+        var unranked: [Int32] = []
+        for slot in slots {
+            if Int(slot) < ranks.count {
+                ranked.append(UInt64(ranks[Int(slot)]) << 32 | UInt64(UInt32(truncatingIfNeeded: slot)))
+            } else {
+                unranked.append(slot)
+            }
         }
-        order.sort()
-        return order.map { Int32(truncatingIfNeeded: $0 & 0xFFFF_FFFF) }
+        ranked.sort()
+        let inOrder = ranked.map { Int32(truncatingIfNeeded: $0 & 0xFFFF_FFFF) }
+        guard !unranked.isEmpty else { return inOrder }
+        unranked.sort { words[Int($0)].utf8.lexicographicallyPrecedes(words[Int($1)].utf8) }
+        var out: [Int32] = []
+        out.reserveCapacity(slots.count)
+        var i = 0, j = 0
+        while i < inOrder.count || j < unranked.count {
+            if j == unranked.count
+                || (i < inOrder.count
+                    && words[Int(inOrder[i])].utf8.lexicographicallyPrecedes(words[Int(unranked[j])].utf8)) {
+                out.append(inOrder[i])
+                i += 1
+            } else {
+                out.append(unranked[j])
+                j += 1
+            }
+        }
+        return out
     }
 
     /// The slot of `word` (folded), made if new.
