@@ -169,35 +169,28 @@ struct PendingWords {
                 }
                 ownAt += 1
             }
-            if !sorted {
-                // By key; of one row's changes the last (the order made breaks ties).
-                let order = word.indices.sorted { word[$0].pk != word[$1].pk ? word[$0].pk < word[$1].pk : $0 < $1 }
-                var kept: [(pk: UInt64, countsAt: Int)] = []
-                kept.reserveCapacity(word.count)
-                for i in order {
-                    if kept.last?.pk == word[i].pk { kept[kept.count - 1] = word[i] } else { kept.append(word[i]) }
-                }
-                word = kept
-            }
+            if !sorted { word = Self.latestPerRow(word) }
             try merge.write(key, word, counts: allCounts)
         }
         removeAll()
     }
 
-    /// Whether `a` sorts strictly before `b`, byte by byte (a loop over the bytes: the generic
-    /// comparison of two slices cost several times more).
+    /// Whether `a` sorts strictly before `b`, byte by byte (the generic comparison of two
+    /// slices cost several times more).
     private static func precedes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
-        a.withUnsafeBufferPointer { a in
-            b.withUnsafeBufferPointer { b in
-                let shared = min(a.count, b.count)
-                var i = 0
-                while i < shared {
-                    if a[i] != b[i] { return a[i] < b[i] }
-                    i += 1
-                }
-                return a.count < b.count
-            }
+        a.withUnsafeBytes { a in b.withUnsafeBytes { b in WordChanges.Reader.ascending(a, b) } }
+    }
+
+    /// A word's changes (in the order they were made) by row, each row's last change kept.
+    private static func latestPerRow(_ word: [(pk: UInt64, countsAt: Int)]) -> [(pk: UInt64, countsAt: Int)] {
+        // A stable order: of one row's changes, the order made breaks the tie.
+        let order = word.indices.sorted { word[$0].pk != word[$1].pk ? word[$0].pk < word[$1].pk : $0 < $1 }
+        var kept: [(pk: UInt64, countsAt: Int)] = []
+        kept.reserveCapacity(word.count)
+        for i in order {
+            if kept.last?.pk == word[i].pk { kept[kept.count - 1] = word[i] } else { kept.append(word[i]) }
         }
+        return kept
     }
 
     /// Calls `body` with each changed word, in key order, and its changed rows in key order,
@@ -216,16 +209,7 @@ struct PendingWords {
                 word.append((change.pk, Int(change.countsAt)))
                 at = Int(change.next)
             }
-            if !ascending {
-                // By key; of one row's changes the last (the order made breaks ties).
-                let sorted = word.indices.sorted { word[$0].pk != word[$1].pk ? word[$0].pk < word[$1].pk : $0 < $1 }
-                var kept: [(pk: UInt64, countsAt: Int)] = []
-                kept.reserveCapacity(word.count)
-                for i in sorted {
-                    if kept.last?.pk == word[i].pk { kept[kept.count - 1] = word[i] } else { kept.append(word[i]) }
-                }
-                word = kept
-            }
+            if !ascending { word = Self.latestPerRow(word) }
             try body(vocabulary.words[slot], word)
         }
     }

@@ -52,8 +52,9 @@ extension ReferenceFormat {
         }
 
         /// A varint of at most `bits` bits (32: at most 5 bytes; 64: at most 10): each byte's low
-        /// seven bits, least significant first, until a byte below 0x80.
-        private static func read(_ bytes: [UInt8], _ at: inout Int, bits: Int) -> UInt64? {
+        /// seven bits, least significant first, until a byte below 0x80. (Change entries use the
+        /// same varints.)
+        static func read(_ bytes: [UInt8], _ at: inout Int, bits: Int) -> UInt64? {
             var digits: [UInt64] = []
             while true {
                 guard at < bytes.count else { return nil }

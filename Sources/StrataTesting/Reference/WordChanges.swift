@@ -74,14 +74,14 @@ extension ReferenceFormat {
                 let word = Array(value[at..<end])
                 if let last = words.last, !last.word.lexicographicallyPrecedes(word) { return nil }
                 at = end + 1
-                guard let count = read(value, &at, bits: 32), count >= 1,
-                      let length = read(value, &at, bits: 32), Int(length) <= value.count - at else { return nil }
+                guard let count = PostingBlock.read(value, &at, bits: 32), count >= 1,
+                      let length = PostingBlock.read(value, &at, bits: 32), Int(length) <= value.count - at else { return nil }
                 let stop = at + Int(length)
                 let bytes = Array(value[at..<stop])
                 var inner = 0
                 var changes: [Change] = []
                 for i in 0..<Int(count) {
-                    guard let number = read(bytes, &inner, bits: 64) else { return nil }
+                    guard let number = PostingBlock.read(bytes, &inner, bits: 64) else { return nil }
                     var key = number
                     if i > 0 {
                         guard number >= 1 else { return nil }
@@ -98,7 +98,7 @@ extension ReferenceFormat {
                     case 1:
                         var counts: [UInt32] = []
                         for _ in 0..<fieldCount {
-                            guard let n = read(bytes, &inner, bits: 32) else { return nil }
+                            guard let n = PostingBlock.read(bytes, &inner, bits: 32) else { return nil }
                             counts.append(UInt32(n))
                         }
                         guard counts.contains(where: { $0 > 0 }) else { return nil }
@@ -112,26 +112,6 @@ extension ReferenceFormat {
                 words.append(Word(word: word, changes: changes))
             }
             return words
-        }
-
-        /// A varint of at most `bits` bits (32: at most 5 bytes; 64: at most 10).
-        private static func read(_ bytes: [UInt8], _ at: inout Int, bits: Int) -> UInt64? {
-            var digits: [UInt64] = []
-            while true {
-                guard at < bytes.count else { return nil }
-                let byte = bytes[at]
-                at += 1
-                digits.append(UInt64(byte & 0x7F))
-                if byte < 0x80 { break }
-            }
-            guard digits.count <= (bits == 32 ? 5 : 10) else { return nil }
-            var value: UInt64 = 0
-            for (i, digit) in digits.enumerated() {
-                if i == 9 && digit > 1 { return nil }
-                value |= digit << UInt64(7 * i)
-            }
-            guard bits == 64 || value <= UInt64(UInt32.max) else { return nil }
-            return value
         }
     }
 }
