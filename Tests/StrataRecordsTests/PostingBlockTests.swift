@@ -218,8 +218,8 @@ import StrataTesting
     /// A crash at every file operation of word-index commits (notes inserted, bodies rewritten
     /// across blocks, notes deleted, blocks split and emptied; batches of recent changes
     /// written, then merged into the blocks by the commit that would hold the eighth, then
-    /// written again; then a format-2 index rebuilt at open), each image crashed as its seed says: the store opens with its word index
-    /// agreeing with its rows (the checker finds nothing; searches answer as a scan of the rows),
+    /// written again; then a format-2 index rebuilt at open), each image crashed as its seed
+    /// says: the store opens with its word index agreeing with its rows (the checker finds nothing; searches answer as a scan of the rows),
     /// its notes those of a whole number of commits.
     @Test func aCrashAnywhereInWordIndexCommitsLeavesIndexAndRowsAgreeing() throws {
         let seed: UInt64 = 20_261_191

@@ -291,7 +291,8 @@ import StrataStorage
                 #expect(try store.storage.read { $0.transactionID } == before)
             }
             try store.write { tx in
-                for _ in 0..<(1 + rng.below(4)) {
+                // Now and then a commit whose batch runs over several entries.
+                for _ in 0..<(round % 7 == 3 ? 80 : 1 + rng.below(4)) {
                     _ = try tx.insert("Note", ["title": Self.text(&rng, words: 1 + rng.below(3)), "body": Self.text(&rng, words: rng.below(8))])
                 }
                 let notes = try tx.objects("Note")
@@ -310,6 +311,128 @@ import StrataStorage
         #expect(store.wordBatches.count() > 0, "seed \(seed): no batch was kept")
         #expect(compared > 24 * 8)
         for snapshot in held { snapshot.close() }
+        #expect(try store.read { try $0.checkRecords() }.isEmpty)
+        try store.close()
+    }
+
+    /// A merge that throws part way (a damaged block of a word the batches change) keeps every
+    /// batch: a caller that catches the error and commits loses no change, and once the block
+    /// is mended the index agrees with the rows.
+    @Test func aMergeThatThrowsKeepsItsBatches() throws {
+        let store = try makeStore(try Self.model())
+        let tree = "words:Note:title,body"
+        _ = try store.write { tx in try tx.insert("Note", ["title": "alpha", "body": "omega"]) }
+        // Seven more commits merge alpha into its block; seven after them leave seven batches
+        // (each changing alpha), and the next flush merges.
+        for n in 1...14 { _ = try store.write { tx in try tx.insert("Note", ["title": "alpha", "body": "zeta \(n)"]) } }
+        let held = try store.read { try $0.recentBatches(tree, fieldCount: 2) }.count
+        #expect(held == 7)
+        // Damage alpha's block (a word every batch changes): the merge throws on reaching it.
+        let alpha = try #require(try store.storage.read { tx in
+            try tx.tree(tree)!.entries().first { $0.key.starts(with: Array("alpha".utf8) + [0]) }
+        })
+        try store.storage.write { tx in try tx.tree(tree, createIfMissing: false)!.put(alpha.key, [0xFF, 0xFF]) }
+        var searchThrew = false
+        do {
+            try store.write { tx in
+                _ = try tx.insert("Note", ["title": "beta", "body": nil as String?])
+                do {
+                    _ = try tx.search(TextSearch("Note", matching: "beta", in: ["title", "body"]))  // flushes: the merge
+                } catch StrataError.corrupt {
+                    searchThrew = true
+                }
+            }
+        } catch StrataError.corrupt {
+            // The commit's own flush met the damaged block again: nothing committed.
+        }
+        #expect(searchThrew)
+        // Whether or not that commit went through, the batches are all still there.
+        #expect(try store.read { try $0.recentBatches(tree, fieldCount: 2) }.count >= held)
+        try store.storage.write { tx in try tx.tree(tree, createIfMissing: false)!.put(alpha.key, alpha.value) }
+        #expect(try store.read { try $0.checkRecords() }.isEmpty)
+        #expect(try store.read { try $0.search(TextSearch("Note", matching: "zeta", in: ["title", "body"])) }.count == 14)
+        try store.close()
+    }
+
+    /// A batch id above the one a flush would take (a forged entry): the flush merges instead of
+    /// writing a batch that would apply before it, so the later change still wins.
+    @Test func aFlushBelowAHeldBatchIdMerges() throws {
+        let store = try makeStore(try Self.model())
+        let tree = "words:Note:title,body"
+        let id = try store.write { tx in try tx.insert("Note", ["title": "cafe", "body": nil as String?]) }
+        // A batch far in the future saying the note holds "cafe" (as it does now).
+        let next = try store.storage.read { $0.transactionID } + 1
+        let forged = ReferenceFormat.WordChanges.key(batch: (next + 100) << 16, firstWord: Array("cafe".utf8))
+        try store.storage.write { tx in
+            try tx.tree(tree, createIfMissing: false)!.put(forged, ReferenceFormat.WordChanges.encode(
+                [.init(word: Array("cafe".utf8), changes: [.init(key: id.primaryKey, counts: [1, 0])])]))
+        }
+        try store.write { tx in try tx.update(id, ["title": "tea"]) }
+        #expect(try store.read { try $0.search(TextSearch("Note", matching: "cafe", in: ["title", "body"])) }.isEmpty)
+        #expect(try store.read { try $0.recentBatches(tree, fieldCount: 2) }.isEmpty)
+        #expect(try store.read { try $0.checkRecords() }.isEmpty)
+        try store.close()
+    }
+
+    /// Batch ids: the transaction's ID × 65,536 plus the flush's number, ascending across
+    /// transactions, none past the last flush number or for a transaction ID that would overflow.
+    @Test func batchIdsAscendAndAreNeverShared() {
+        #expect(WordChanges.batchID(transaction: 7, flush: 0) == 7 << 16)
+        #expect(WordChanges.batchID(transaction: 7, flush: 65_535) == (7 << 16) + 65_535)
+        #expect(WordChanges.batchID(transaction: 7, flush: 65_536) == nil)
+        #expect(WordChanges.batchID(transaction: 7, flush: -1) == nil)
+        #expect(WordChanges.batchID(transaction: 0, flush: 0) == nil)
+        #expect(WordChanges.batchID(transaction: UInt64.max >> 16, flush: 0) == nil)
+        #expect(WordChanges.batchID(transaction: (UInt64.max >> 16) - 1, flush: 65_535) != nil)
+        #expect(WordChanges.batchID(transaction: 8, flush: 0)! > WordChanges.batchID(transaction: 7, flush: 65_535)!)
+        #expect(WordChanges.transaction(ofBatch: WordChanges.batchID(transaction: 9, flush: 12)!) == 9)
+    }
+
+    /// The store's cache of decoded batches keeps at most its bound of changes, dropping the
+    /// oldest ids first; a reader's decode never replaces a kept batch, the committing writer's
+    /// does; forgetting drops a tree's batches up to an id.
+    @Test func decodedBatchesAreBoundedOldestFirst() {
+        func batch(_ changes: Int, word: String) -> WordChanges.Decoded {
+            var decoded = WordChanges.Decoded()
+            decoded.wordBytes = Array(word.utf8)
+            decoded.pks = (0..<changes).map { UInt64($0 + 1) }
+            decoded.countsAt = [Int32](repeating: -1, count: changes)
+            decoded.words = [(0..<decoded.wordBytes.count, 0..<changes)]
+            return decoded
+        }
+        let cache = WordBatchCache(changeBound: 10)
+        cache.keep(batch(4, word: "a"), tree: "t", id: 30)
+        cache.keep(batch(4, word: "b"), tree: "t", id: 10)
+        cache.keep(batch(2, word: "c"), tree: "u", id: 20)
+        #expect(cache.count() == 3)
+        cache.keep(batch(3, word: "d"), tree: "t", id: 40)  // 13 changes: id 10 goes
+        #expect(cache.batch(tree: "t", id: 10) == nil && cache.count() == 3)
+        cache.keep(batch(11, word: "e"), tree: "t", id: 50)  // past the bound alone: not kept
+        #expect(cache.batch(tree: "t", id: 50) == nil && cache.count() == 3)
+        cache.keep(batch(1, word: "x"), tree: "t", id: 30)  // a reader's decode: the kept one stays
+        #expect(cache.batch(tree: "t", id: 30)?.wordBytes == Array("a".utf8))
+        cache.commit(written: [(tree: "t", id: 30, batch: batch(1, word: "y"))], merged: [:])
+        #expect(cache.batch(tree: "t", id: 30)?.wordBytes == Array("y".utf8))
+        cache.commit(written: [], merged: ["t": 35])
+        #expect(cache.count(tree: "t") == 1 && cache.count(tree: "u") == 1 && cache.batch(tree: "t", id: 40) != nil)
+    }
+
+    /// Eight flushes in one transaction (a search after each insert) write batches and merge
+    /// them within it: the commit hands over only what it left, every search saw its own
+    /// changes, and the index agrees with the rows.
+    @Test func flushesWithinOneTransactionMergeTheirOwnBatches() throws {
+        let store = try makeStore(try Self.model())
+        let tree = "words:Note:title,body"
+        try store.write { tx in
+            for n in 0..<11 {
+                _ = try tx.insert("Note", ["title": "word\(n) shared", "body": nil as String?])
+                #expect(try tx.search(TextSearch("Note", matching: "shared", in: ["title", "body"])).count == n + 1)
+            }
+        }
+        let held = try store.read { try $0.recentBatches(tree, fieldCount: 2) }.count
+        #expect(held == 3)  // 7 batches merged by the 8th flush, then 3 more
+        #expect(store.wordBatches.count(tree: tree) == held)
+        #expect(try store.read { try $0.search(TextSearch("Note", matching: "shared", in: ["title", "body"])) }.count == 11)
         #expect(try store.read { try $0.checkRecords() }.isEmpty)
         try store.close()
     }

@@ -144,52 +144,70 @@ extension RecordCheck {
                 }
             }
             let tree = RecordTrees.words(entity, i)
-            // What the index holds: the blocks' postings, then each batch's changes over them.
-            var found: [[UInt8]: [UInt64: [UInt32]]] = [:]
+            // The batches' changes first (their entries sort after every block), each row's
+            // latest by word (an empty array: the row no longer holds the word); then the blocks,
+            // compared posting by posting where no change replaces them, so only the changes are
+            // held, not every posting the index has.
+            var changed: [[UInt8]: [UInt64: [UInt32]]] = [:]
             var damaged = 0, overlapping = 0, damagedChanges = 0, misordered = 0
-            var lastWord: [UInt8] = [], lastKey: UInt64?
             var lastBatch: UInt64 = 0, lastChangedWord: [UInt8] = []
             var counts: [UInt32] = []
-            try source.scan(tree, prefix: []) { key, cursor in
-                if key.first == WordChanges.marker {
-                    do {
-                        guard let batch = try WordChanges.batch(of: key, tree: tree) else { return true }
-                        if batch != lastBatch {
-                            lastBatch = batch
-                            lastChangedWord = []
-                        }
-                        var reader = WordChanges.Reader(cursor.value, fieldCount: fields.count, tree: tree)
-                        var firstWord = true
-                        while let range = try reader.nextWord() {
-                            let word = Array(reader.word(range))
-                            if firstWord, !word.elementsEqual(key[WordChanges.keyPrefixLength...]) { misordered += 1 }
-                            if !lastChangedWord.isEmpty, !lastChangedWord.lexicographicallyPrecedes(word) { misordered += 1 }
-                            firstWord = false
-                            lastChangedWord = word
-                            while true {
-                                counts.removeAll(keepingCapacity: true)
-                                guard let holds = try reader.nextChange(into: &counts) else { break }
-                                found[word, default: [:]][reader.pk] = holds ? counts : nil
-                            }
-                        }
-                    } catch {
-                        damagedChanges += 1
+            try source.scan(tree, prefix: [WordChanges.marker]) { key, cursor in
+                do {
+                    guard let batch = try WordChanges.batch(of: key, tree: tree) else { return true }
+                    if batch != lastBatch {
+                        lastBatch = batch
+                        lastChangedWord = []
                     }
-                    return true
+                    var reader = WordChanges.Reader(cursor.value, fieldCount: fields.count, tree: tree)
+                    var firstWord = true
+                    while let range = try reader.nextWord() {
+                        let word = Array(reader.word(range))
+                        if firstWord, !word.elementsEqual(key[WordChanges.keyPrefixLength...]) { misordered += 1 }
+                        if !lastChangedWord.isEmpty, !lastChangedWord.lexicographicallyPrecedes(word) { misordered += 1 }
+                        firstWord = false
+                        lastChangedWord = word
+                        while true {
+                            counts.removeAll(keepingCapacity: true)
+                            guard let holds = try reader.nextChange(into: &counts) else { break }
+                            changed[word, default: [:]][reader.pk] = holds ? counts : []
+                        }
+                    }
+                } catch {
+                    damagedChanges += 1
                 }
+                return true
+            }
+            var matched = 0, extra = 0, miscounted = 0
+            func compare(_ word: [UInt8], _ pk: UInt64, _ counts: [UInt32]) {
+                if let right = expected[word]?[pk] {
+                    matched += 1
+                    if counts != right { miscounted += 1 }
+                } else {
+                    extra += 1
+                }
+            }
+            var lastWord: [UInt8] = [], lastKey: UInt64?
+            var replaced: [UInt64: [UInt32]]?
+            try source.scan(tree, prefix: []) { key, cursor in
+                guard key.first != WordChanges.marker else { return false }
                 guard key.count >= 10, key[key.count - 9] == 0, let first = try? WordIndex.primaryKey(key, tree: tree) else {
                     damaged += 1
                     return true
                 }
                 let wordBytes = Array(key[..<(key.count - 9)])
-                if wordBytes != lastWord { lastWord = wordBytes; lastKey = nil }
+                if wordBytes != lastWord {
+                    lastWord = wordBytes
+                    lastKey = nil
+                    replaced = changed[wordBytes]
+                }
                 if let lastKey, first <= lastKey { overlapping += 1 }
                 var block = PostingBlockReader(cursor.value, firstKey: first)
                 do {
                     counts.removeAll(keepingCapacity: true)
                     while try block.next(fieldCount: fields.count, into: &counts, tree: tree) {
                         lastKey = block.pk
-                        found[wordBytes, default: [:]][block.pk] = counts
+                        if replaced?[block.pk] == nil { compare(wordBytes, block.pk, counts) }
                         counts.removeAll(keepingCapacity: true)
                     }
                 } catch {
@@ -197,17 +215,8 @@ extension RecordCheck {
                 }
                 return true
             }
-            var matched = 0, extra = 0, miscounted = 0
-            for (word, held) in found {
-                let wanted = expected[word]
-                for (pk, counts) in held {
-                    if let right = wanted?[pk] {
-                        matched += 1
-                        if counts != right { miscounted += 1 }
-                    } else {
-                        extra += 1
-                    }
-                }
+            for (word, rows) in changed {
+                for (pk, counts) in rows where !counts.isEmpty { compare(word, pk, counts) }
             }
             reportCounts(tree, missing: postings - matched, extra: extra, what: "word index")
             if miscounted > 0 {

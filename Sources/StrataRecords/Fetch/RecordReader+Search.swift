@@ -143,9 +143,9 @@ extension RecordReader {
 
     /// The batches of recent changes word index `tree` holds (``WordChanges``), decoded, in the
     /// order they apply: empty for most indexes. A snapshot finds their ids once per tree and
-    /// takes each committed batch from the store's ``WordBatchCache`` (decoded by the first
-    /// search that met it); a write transaction reads its ids afresh (its flushes add batches)
-    /// and decodes its own batches without keeping them.
+    /// takes each committed batch from the store's ``WordBatchCache`` (handed over by the commit
+    /// that wrote it, or decoded by the first search that met it); a write transaction reads its
+    /// ids afresh (its flushes add batches) and decodes its own batches without keeping them.
     func recentBatches(_ tree: String, fieldCount: Int) throws -> [WordChanges.Decoded] {
         let ids: [UInt64]
         let ownTransaction: UInt64?
@@ -288,8 +288,7 @@ extension RecordReader {
         }
     }
 
-    /// Whether `key` begins with `prefix`: a byte loop (the generic `starts(with:)` cost more
-    /// than the bytes it compared).
+    /// Whether `key` begins with `prefix`, compared as bytes (decision 98).
     @inline(__always)
     static func startsWith(_ key: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Bool {
         guard key.count >= prefix.count else { return false }

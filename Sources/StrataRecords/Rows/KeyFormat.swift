@@ -5,7 +5,7 @@ import StrataStorage
 /// values (FORMAT.md §12, "Record format"). It lives in `records:meta` under `keys`, one byte.
 ///
 /// Version 4 lets a word index hold batches of recent changes beside its blocks
-/// (``WordChanges``, decision 96); a version-3 store holds none, so version 4 reads it as it is
+/// (``WordChanges``, decisions 96 and 98); a version-3 store holds none, so version 4 reads it as it is
 /// and a read-write open only records 4. Version 3 stores a word index's postings in blocks
 /// (``PostingBlock``); version 2 held an entry
 /// per word and row, which is a block of one posting, so version 3 reads a version-2 store as it

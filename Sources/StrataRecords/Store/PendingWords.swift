@@ -175,8 +175,8 @@ struct PendingWords {
         removeAll()
     }
 
-    /// Whether `a` sorts strictly before `b`, byte by byte (the generic comparison of two
-    /// slices cost several times more).
+    /// Whether `a` sorts strictly before `b`, byte by byte (through raw bytes, not the generic
+    /// comparison of two collections).
     private static func precedes(_ a: ArraySlice<UInt8>, _ b: ArraySlice<UInt8>) -> Bool {
         a.withUnsafeBytes { a in b.withUnsafeBytes { b in WordChanges.Reader.ascending(a, b) } }
     }

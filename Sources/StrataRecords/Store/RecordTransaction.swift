@@ -55,11 +55,11 @@ public final class RecordTransaction: RecordReader {
     /// Flushes of word changes so far: the next one's number in its batch id.
     var wordFlushes = 0
     /// The batches of recent word changes this transaction wrote and did not merge away, as
-    /// written: the store keeps them once the commit is durable (``WordBatchCache``), and a
+    /// written: the store keeps them once the transaction committed (``WordBatchCache``), and a
     /// merge later in the transaction reads its own from here.
     var writtenBatches: [(tree: String, id: UInt64, batch: WordChanges.Decoded)] = []
     /// The word indexes whose batches this transaction merged into the blocks, with the last
-    /// id merged: the store forgets them once the commit is durable.
+    /// id merged: the store forgets them once the transaction committed.
     var mergedBatches: [String: UInt64] = [:]
     /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
     var pendingDeletes: [RowKey] = []
@@ -769,12 +769,15 @@ public final class RecordTransaction: RecordReader {
                             batches.append(try WordChanges.Decoded.read(batch: id, tree.makeCursor(), name: name, fieldCount: fieldCount))
                         }
                     }
+                    // The entries go only once the blocks hold their changes: a merge that
+                    // threw (a damaged block) leaves them, and applying them again later gives
+                    // the same postings.
+                    try pendingWords[entity.index][i].apply(after: batches, to: tree, name: name, vocabulary: wordVocabulary())
                     for key in try WordChanges.entryKeys(tree.makeCursor(), tree: name) {
                         _ = try key.withUnsafeBytes { try tree.delete($0) }
                     }
                     writtenBatches.removeAll { $0.tree == name }
                     mergedBatches[name] = max(mergedBatches[name] ?? 0, ids.last ?? 0)
-                    try pendingWords[entity.index][i].apply(after: batches, to: tree, name: name, vocabulary: wordVocabulary())
                 }
             }
         }

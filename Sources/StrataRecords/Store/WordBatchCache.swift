@@ -12,9 +12,15 @@ import Synchronization
 /// transaction's ID is given again). The cache holds at most ``changeBound`` changes; past it,
 /// the oldest batches (lowest ids, the first a merge removes) go first.
 final class WordBatchCache: Sendable {
-    /// Changes held at most (~13 bytes each, with the words' bytes): a few indexes' worth of
-    /// pending batches (each index holds at most 7 batches of at most 4,096 changes).
-    static let changeBound = 1 << 17
+    /// Changes held at most by default (~20–40 bytes each, with the words): a few indexes' worth
+    /// of pending batches (each index holds at most 7 batches of at most 4,096 changes).
+    static let defaultChangeBound = 1 << 17
+
+    /// Changes held at most.
+    let changeBound: Int
+
+    /// A cache holding at most `changeBound` changes.
+    init(changeBound: Int = WordBatchCache.defaultChangeBound) { self.changeBound = changeBound }
 
     private struct Key: Hashable {
         let tree: String
@@ -34,12 +40,18 @@ final class WordBatchCache: Sendable {
     }
 
     /// Keeps committed batch `id` of `tree`, decoded, dropping the oldest batches past the bound.
-    func keep(_ decoded: WordChanges.Decoded, tree: String, id: UInt64) {
-        guard decoded.changeCount <= Self.changeBound else { return }
+    /// `replacing`: the committing writer's batch replaces any entry under its id (a reader's
+    /// decode never does; both hold the same content unless an id was given twice).
+    func keep(_ decoded: WordChanges.Decoded, tree: String, id: UInt64, replacing: Bool = false) {
+        guard decoded.changeCount <= changeBound else { return }
         state.withLock { state in
             let key = Key(tree: tree, id: id)
-            guard state.batches[key] == nil else { return }
-            while state.changes + decoded.changeCount > Self.changeBound,
+            if let old = state.batches[key] {
+                guard replacing else { return }
+                state.changes -= old.changeCount
+                state.batches[key] = nil
+            }
+            while state.changes + decoded.changeCount > changeBound,
                   let oldest = state.batches.keys.min(by: { $0.id < $1.id }) {
                 state.changes -= state.batches.removeValue(forKey: oldest)?.changeCount ?? 0
             }
@@ -52,7 +64,7 @@ final class WordBatchCache: Sendable {
     /// in `merged` forgotten.
     func commit(written: [(tree: String, id: UInt64, batch: WordChanges.Decoded)], merged: [String: UInt64]) {
         for (tree, last) in merged { forget(tree: tree, through: last) }
-        for batch in written { keep(batch.batch, tree: batch.tree, id: batch.id) }
+        for batch in written { keep(batch.batch, tree: batch.tree, id: batch.id, replacing: true) }
     }
 
     /// Forgets the batches of `tree` up to id `last`: a commit merged them into the blocks, so

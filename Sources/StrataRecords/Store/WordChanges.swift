@@ -11,14 +11,16 @@ import StrataStorage
 enum WordChanges {
     /// The first byte of every change entry's key: no word holds it (UTF-8 never does).
     static let marker: UInt8 = 0xFF
-    /// Batches an index holds at most: the flush that would add the last merges instead.
+    /// The flush that would make an index hold this many batches merges them instead (so an
+    /// index holds at most one fewer).
     static let batchesBeforeMerge = 8
     /// Changes a flush writes as a batch at most: a larger flush (a migration, a bulk load)
     /// merges into the blocks at once, where its cost per word is spread over many rows and a
     /// batch that size would slow every search until the next merge.
     static let largestBatch = 4_096
-    /// Bytes an entry's value reaches before the next word starts another entry (entries stay
-    /// inline in their leaves, below a quarter of a 4 KiB page).
+    /// Bytes an entry's value reaches before the next word starts another entry. An entry
+    /// holds whole words, so one word with many changes makes a larger one (the tree keeps a
+    /// large value out of line).
     static let entryTargetBytes = 640
 
     /// Flushes one transaction may write as batches: a batch's id is its transaction's ID times
