@@ -35,18 +35,15 @@ extension RecordReader {
         let batches = try recentBatches(tree, fieldCount: searched.count)
         for term in terms {
             var list = TermPostings()
-            if !batches.isEmpty {
-                try changedPostings(in: tree, of: term, searched: searched, batches: batches, into: &list)
-                list.normalize()
-                postings.append(list)
-                continue
-            }
-            try source.scan(tree, prefix: term.entryPrefix) { key, cursor in
-                var block = PostingBlockReader(cursor.value, firstKey: try WordIndex.primaryKey(key, tree: tree))
-                while let n = try block.next(searched: searched, tree: tree) {
-                    if n > 0 { list.append(block.pk, n) }
+            if batches.isEmpty {
+                // The blocks as stored: the scan's closure, inlined with the loop per posting.
+                try source.scan(tree, prefix: term.entryPrefix) { key, cursor in
+                    var block = PostingBlockReader(cursor.value, firstKey: try WordIndex.primaryKey(key, tree: tree))
+                    try Self.addPostings(&block, searched: searched, tree: tree, into: &list)
+                    return true
                 }
-                return true
+            } else {
+                try changedPostings(in: tree, of: term, searched: searched, batches: batches, into: &list)
             }
             list.normalize()
             postings.append(list)
@@ -98,26 +95,19 @@ extension RecordReader {
         lists.reserveCapacity(query.terms.count)
         let batches = try recentBatches(tree, fieldCount: searched.count)
         for term in query.terms {
-            var pks: [UInt64] = []
-            var ascending = true
-            if !batches.isEmpty {
-                var holders = HolderList()
-                try changedPostings(in: tree, of: term, searched: searched, batches: batches, into: &holders)
-                pks = holders.keys
-                ascending = holders.ascending
-            } else {
+            var holders = HolderList()
+            if batches.isEmpty {
                 try source.scan(tree, prefix: term.entryPrefix) { key, cursor in
                     var block = PostingBlockReader(cursor.value, firstKey: try WordIndex.primaryKey(key, tree: tree))
-                    while let n = try block.next(searched: searched, tree: tree) {
-                        guard n > 0 else { continue }
-                        if let last = pks.last, block.pk <= last { ascending = false }
-                        pks.append(block.pk)
-                    }
+                    try Self.addPostings(&block, searched: searched, tree: tree, into: &holders)
                     return true
                 }
+            } else {
+                try changedPostings(in: tree, of: term, searched: searched, batches: batches, into: &holders)
             }
+            var pks = holders.keys
             // A prefix's words each list their holders: one object may be in several.
-            if !ascending { pks = Self.sortedUnique(pks) }
+            if !holders.ascending { pks = Self.sortedUnique(pks) }
             lists.append(pks)
         }
         switch query.match {
@@ -343,7 +333,9 @@ extension RecordReader {
         }
     }
 
-    /// Adds the postings of `block` with occurrences in the properties `searched` marks.
+    /// Adds the postings of `block` with occurrences in the properties `searched` marks: the
+    /// loop every search runs per posting, inlined into each caller (decision 98).
+    @inline(__always)
     private static func addPostings<Sink: PostingSink>(_ block: inout PostingBlockReader, searched: [Bool], tree: String,
                                                        into out: inout Sink) throws {
         while let n = try block.next(searched: searched, tree: tree) {

@@ -5,6 +5,7 @@ struct TermPostings {
     var counts: [Int] = []
 
     /// Adds `count` occurrences for `key`; keys may come in any order (`normalize()` after).
+    @inline(__always)
     mutating func append(_ key: UInt64, _ count: Int) {
         if let last = keys.last, key <= last { isAscending = false }
         keys.append(key)

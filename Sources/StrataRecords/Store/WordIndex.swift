@@ -73,6 +73,7 @@ enum WordIndex {
 
     /// The first primary key of an entry's block (its key's last 8 bytes, after a 0 byte);
     /// `corrupt` otherwise.
+    @inline(__always)
     static func primaryKey(_ key: UnsafeRawBufferPointer, tree: String) throws -> UInt64 {
         guard key.count >= 10, key[key.count - 9] == 0 else {
             throw StrataError.corrupt("\(tree): a word entry's key does not end in 0 and a primary key", offset: nil)
