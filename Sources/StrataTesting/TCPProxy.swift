@@ -204,21 +204,23 @@ private final class Loop: @unchecked Sendable {
         return connections.allSatisfy { $0.toServer.isEmpty } || now - budgetSpentAt! > .seconds(1)
     }
 
-    /// Resets every connection and records the cut as done.
+    /// Records the cut as done, then resets every connection: in that order, so a caller that
+    /// sees its connection reset also sees the cut (``TCPProxy/isArmed`` false), however the
+    /// threads are scheduled.
     private func cutEverything() {
-        for connection in connections {
-            Socket.reset(connection.client)
-            Socket.reset(connection.server)
-        }
         let count = connections.count
-        connections.removeAll()
-        budgetSpentAt = nil
         control.state.withLock { state in
             state.cut += count
             state.open = 0
             state.cutsDone = state.cutsRequested
             if state.budget == 0 { state.budget = nil }
         }
+        for connection in connections {
+            Socket.reset(connection.client)
+            Socket.reset(connection.server)
+        }
+        connections.removeAll()
+        budgetSpentAt = nil
     }
 
     /// One `poll` (100 ms at most, so a lost wake-up only delays) and what it found ready.
