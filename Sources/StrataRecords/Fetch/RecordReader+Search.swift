@@ -139,22 +139,26 @@ extension RecordReader {
     func recentBatches(_ tree: String, fieldCount: Int) throws -> [WordChanges.Decoded] {
         let ids: [UInt64]
         let ownTransaction: UInt64?
+        // Made at most once, and only when a batch must be read: most searches take every batch
+        // from the cache.
+        var cursor: Cursor?
         switch source {
         case .read:
             if let known = batchIDs[tree] {
                 ids = known
             } else {
-                guard let cursor = try source.cursor(tree) else { return [] }
-                ids = try WordChanges.batchIDs(cursor, tree: tree)
+                guard let made = try source.cursor(tree) else { return [] }
+                cursor = made
+                ids = try WordChanges.batchIDs(made, tree: tree)
                 batchIDs[tree] = ids
             }
             ownTransaction = nil
         case .write(let tx):
-            guard let cursor = try source.cursor(tree) else { return [] }
-            ids = try WordChanges.batchIDs(cursor, tree: tree)
+            guard let made = try source.cursor(tree) else { return [] }
+            cursor = made
+            ids = try WordChanges.batchIDs(made, tree: tree)
             ownTransaction = tx.transactionID
         }
-        guard !ids.isEmpty, let cursor = try source.cursor(tree) else { return [] }
         var batches: [WordChanges.Decoded] = []
         batches.reserveCapacity(ids.count)
         for id in ids {
@@ -163,7 +167,9 @@ extension RecordReader {
                 batches.append(kept)
                 continue
             }
-            let decoded = try WordChanges.Decoded.read(batch: id, cursor, name: tree, fieldCount: fieldCount)
+            if cursor == nil { cursor = try source.cursor(tree) }
+            guard let reader = cursor else { return [] }
+            let decoded = try WordChanges.Decoded.read(batch: id, reader, name: tree, fieldCount: fieldCount)
             if committed { wordBatches?.keep(decoded, tree: tree, id: id) }
             batches.append(decoded)
         }
