@@ -151,6 +151,50 @@ import StrataTesting
         }
     }
 
+    /// A lookup reads the leaf its value's first key is in without a path, then walks on with a
+    /// cursor when the value's keys go on into later leaves: values with a thousand rows (over
+    /// many leaves), values whose one row is a leaf's last or first entry, values between two
+    /// leaves' keys, limits, and lookups in a write transaction after its own inserts (whose
+    /// leaves are in memory) all find what a scan finds, in index order.
+    @Test func lookupsReadRangesAcrossLeaves() throws {
+        let model = try Model {
+            Entity("Part") {
+                AttributeDescription("sku", .string, optional: true)
+                FetchIndex("sku")
+            }
+        }
+        let store = try makeStore(model)
+        // Three crowded values among unique ones, so the crowded ranges span leaves and the
+        // unique keys land at every position of a leaf.
+        func sku(_ i: Int) -> String { i % 4 == 0 ? "crowd-\(i % 3)" : String(format: "part-%06d", i) }
+        try store.write { tx in
+            for i in 0..<4_000 { _ = try tx.insert("Part", ["sku": StoredValue.string(sku(i))]) }
+        }
+        let prepared = try store.prepare(FetchRequest("Part", predicate: PropertyPath("sku") == .variable("v")))
+        var limitedRequest = FetchRequest("Part", predicate: PropertyPath("sku") == .variable("v"))
+        limitedRequest.limit = 200
+        let limited = try store.prepare(limitedRequest)
+        #expect(prepared.lookup?.kind == .equal)
+        let probes = (0..<3).map { "crowd-\($0)" } + stride(from: 1, to: 4_000, by: 7).map { sku($0) }
+            + ["part-000001x", "part-", "crowd-", "zzz", ""]
+        func check(_ r: RecordReader, _ label: String) throws {
+            for probe in probes {
+                var scan = FetchRequest("Part", predicate: PropertyPath("sku") == probe)
+                scan.usesIndexes = false
+                let expected = try r.fetch(scan)
+                let found = try r.fetch(prepared, values: [.string(probe)])
+                #expect(found == expected, "\(label): sku == \(probe)")
+                #expect(try r.fetch(limited, values: [.string(probe)]) == Array(expected.prefix(200)),
+                        "\(label): sku == \(probe), limit 200")
+            }
+        }
+        try store.read { r in try check(r, "snapshot") }
+        try store.write { tx in
+            for i in 4_000..<5_000 { _ = try tx.insert("Part", ["sku": StoredValue.string(sku(i))]) }
+            try check(tx, "write transaction")
+        }
+    }
+
     /// `attribute BEGINSWITH[n] $p` on the attribute's index and `BEGINSWITH[cd] $p` on an
     /// index of `canonical:(attribute)` (named either way) read the index's keys from the key
     /// made from the value, without a plan (`PreparedFetch.IndexLookup`, kind `.prefix`): the same

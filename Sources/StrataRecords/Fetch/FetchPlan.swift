@@ -284,6 +284,11 @@ struct FetchPlan: CustomStringConvertible {
     /// the constant has no key in an index of `type`, else whether it went in whole.
     static func appendIndexKey(_ constant: StoredValue, for type: AttributeType, folding: Bool,
                                to out: inout [UInt8]) -> Bool? {
+        // The usual probe, a plain string for a string index, goes in as it is.
+        if !folding, type == .string, case .string(let string) = constant,
+           KeyEncoding.appendPlainASCII(string, to: &out) {
+            return true
+        }
         var keyed = constant
         var whole = true
         if case .double(let double) = keyed, double.isNaN { whole = false }

@@ -34,7 +34,7 @@ public final class PreparedFetch: Sendable {
     let residualIfDecided: Residual
     let residualIfNotDecided: Residual
     /// No sort and no offset: when one index range decides the predicate, the index's keys in
-    /// that range, in index order, are the answer (``RecordReader/indexKeys(_:_:_:limit:)``).
+    /// that range, in index order, are the answer (``RecordReader/indexKeys(_:_:narrow:_:limit:)``).
     let answersFromOneRange: Bool
     /// Set when the request is one equality or prefix of an attribute with a variable that one
     /// index range decides alone (`sku == $sku`, `name BEGINSWITH[cd] $p` on an index of
@@ -295,9 +295,9 @@ extension RecordReader {
     private func fetchIDs(_ fetch: PreparedFetch, _ values: FetchBindings) throws -> [ObjectID] {
         try checkRun(fetch, values)
         let name = fetch.entity.name
-        if let (tree, range) = lookupRange(fetch, values) {
+        if let (tree, range, narrow) = lookupRange(fetch, values) {
             var ids: [ObjectID] = []
-            try readIndexRange(tree, range, limit: fetch.request.limit, into: &ids) {
+            try readIndexRange(tree, range, narrow: narrow, limit: fetch.request.limit, into: &ids) {
                 ObjectID(entity: name, primaryKey: $0)
             }
             return ids
@@ -306,11 +306,13 @@ extension RecordReader {
     }
 
     /// The index and range a lookup of `fetch` reads for `values` (its key made in
-    /// ``lookupKey``); nil when the fetch has no lookup or these values need the plan.
-    private func lookupRange(_ fetch: PreparedFetch, _ values: FetchBindings) -> (tree: String, range: KeyRange)? {
+    /// ``lookupKey``), and whether the range is one value's keys (an equality's); nil when the
+    /// fetch has no lookup or these values need the plan.
+    private func lookupRange(_ fetch: PreparedFetch, _ values: FetchBindings)
+        -> (tree: String, range: KeyRange, narrow: Bool)? {
         guard let lookup = fetch.lookup, derivedAreCurrent,
               let range = lookup.range(values, key: &lookupKey) else { return nil }
-        return (lookup.tree, range)
+        return (lookup.tree, range, lookup.kind == .equal)
     }
 
     /// Throws unless `fetch` can run on this reader with `values` (`checked`: the values were
@@ -328,8 +330,8 @@ extension RecordReader {
     func fetchKeys(_ fetch: PreparedFetch, _ values: FetchBindings, checked: Bool = false,
                    keeping kept: FetchedRows? = nil) throws -> [RowKey] {
         try checkRun(fetch, values, checked: checked)
-        if let (tree, range) = lookupRange(fetch, values) {
-            return try indexKeys(tree, range, fetch.entity, limit: fetch.request.limit)
+        if let (tree, range, narrow) = lookupRange(fetch, values) {
+            return try indexKeys(tree, range, narrow: narrow, fetch.entity, limit: fetch.request.limit)
         }
         return try plannedKeys(fetch, values, keeping: kept)
     }
@@ -347,7 +349,7 @@ extension RecordReader {
         if plan.decides, case .none = residual, fetch.answersFromOneRange,
            case .index(let tree, let ranges, _) = plan.access,
            ranges.count == 1 {
-            return try indexKeys(tree, ranges[0], fetch.entity, limit: fetch.request.limit)
+            return try indexKeys(tree, ranges[0], narrow: false, fetch.entity, limit: fetch.request.limit)
         }
         return try run(plan, matching: try residual.matcher(values), fetch.request, fetch.entity, keeping: kept)
     }
@@ -357,19 +359,20 @@ extension RecordReader {
     /// (a prepared lookup by equality or prefix). ``run(_:matching:_:_:)`` gives the same keys
     /// for such a plan; this is its loop without what such a plan never needs (rows, sorting,
     /// cut-value runs, duplicate ranges), which otherwise made up much of a lookup's work.
-    func indexKeys(_ tree: String, _ range: KeyRange, _ entity: EntityDescription, limit: Int?) throws -> [RowKey] {
+    func indexKeys(_ tree: String, _ range: KeyRange, narrow: Bool, _ entity: EntityDescription,
+                   limit: Int?) throws -> [RowKey] {
         var keys: [RowKey] = []
         let index = entity.index
-        try readIndexRange(tree, range, limit: limit, into: &keys) { RowKey(entity: index, pk: $0) }
+        try readIndexRange(tree, range, narrow: narrow, limit: limit, into: &keys) { RowKey(entity: index, pk: $0) }
         return keys
     }
 
     /// Appends `make(primary key)` for each entry of `range` in the index `tree`, in index
-    /// order, at most `limit`. Inlined into each caller, so `make` is code in its loop, not a
+    /// order, at most `limit`; `narrow`: the range holds one value's keys. Inlined into each caller, so `make` is code in its loop, not a
     /// call per key.
     @inline(__always)
-    private func readIndexRange<Output>(_ tree: String, _ range: KeyRange, limit: Int?, into out: inout [Output],
-                                        _ make: (UInt64) -> Output) throws {
+    private func readIndexRange<Output>(_ tree: String, _ range: KeyRange, narrow: Bool, limit: Int?,
+                                        into out: inout [Output], _ make: (UInt64) -> Output) throws {
         try willScanRows()
         if limit == 0 { return }
         // One allocation for the usual handful of entries (a range grown from empty was
@@ -377,18 +380,44 @@ extension RecordReader {
         out.reserveCapacity(Swift.min(limit ?? Self.firstKeysCapacity, Self.firstKeysCapacity))
         guard let cursor = try borrowCursor(tree) else { return }
         defer { giveBack(cursor, tree: tree) }
-        // A leaf at a time: the entry that ends the range is mostly the one after the last
-        // taken, in the same leaf, and is read there without moving the cursor.
-        var ok = try cursor.seek(range.lower)
-        scan: while ok {
-            let leaf = try cursor.restOfLeaf()
+        // A leaf at a time; the entry that ends the range is mostly the one after the last
+        // taken, in the same leaf, and is read there without moving the cursor. A narrow range
+        // (one value's keys) mostly ends in the leaf it starts in: that leaf is read by a descent
+        // without a path (decision 99); if the range goes on, the cursor seeks the first key after
+        // the last one taken (that key followed by a 00 byte), or the range's start when the leaf
+        // held none of it. Wider ranges seek with the path from the start.
+        var leaf: LeafEntries
+        var walking = !narrow
+        if narrow {
+            leaf = try range.lower.withUnsafeBytes { try cursor.leafEntries(from: $0) }
+        } else {
+            guard try cursor.seek(range.lower) else { return }
+            leaf = try cursor.restOfLeaf()
+        }
+        while true {
+            var last = -1
             for i in leaf.indices {
                 let key = leaf.key(i)
-                if range.isPast(key) { break scan }
+                if range.isPast(key) { return }
                 out.append(make(try KeyReader.trailingPrimaryKey(key, tree: tree)))
-                if let limit, out.count == limit { break scan }
+                if let limit, out.count == limit { return }
+                last = i
             }
-            ok = try cursor.next()
+            let ok: Bool
+            if walking {
+                ok = try cursor.next()
+            } else {
+                walking = true
+                if last >= 0 {
+                    var after = Array(leaf.key(last))
+                    after.append(0)
+                    ok = try cursor.seek(after)
+                } else {
+                    ok = try cursor.seek(range.lower)
+                }
+            }
+            guard ok else { return }
+            leaf = try cursor.restOfLeaf()
         }
     }
 }

@@ -95,6 +95,27 @@ enum KeyEncoding {
         return true
     }
 
+    /// Appends `string`'s key as ``append(_:to:)`` would, when the string is ASCII without a
+    /// `00` byte and fits whole (nearly every probe: codes, names, words); otherwise appends
+    /// nothing and returns false, for the general path. One pass over contiguous bytes decides
+    /// both, where the general path scans for non-ASCII and then again for `00`.
+    static func appendPlainASCII(_ string: String, to out: inout [UInt8]) -> Bool {
+        let appended: Bool? = string.utf8.withContiguousStorageIfAvailable { bytes in
+            guard bytes.count <= maxValueBytes else { return false }
+            for byte in bytes where byte == 0 || byte >= 0x80 { return false }
+            // The tag, the bytes, the terminator, and room for a primary key after them.
+            if out.capacity < out.count + bytes.count + 11 {
+                out.reserveCapacity(Swift.max(out.count + bytes.count + 11, out.capacity * 2))
+            }
+            out.append(tagValue)
+            out.append(contentsOf: bytes)
+            out.append(0)
+            out.append(endWhole)
+            return true
+        }
+        return appended ?? false
+    }
+
     static func appendDouble(_ value: Double, _ out: inout [UInt8]) {
         // -0 and +0 are one key; every NaN is one key, after +∞ (the order sorts give NaN).
         let canonical = value.isNaN ? Double.nan : (value == 0 ? 0 : value)

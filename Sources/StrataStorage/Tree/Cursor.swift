@@ -299,6 +299,25 @@ public final class Cursor {
         return entries
     }
 
+    /// The entries from the first key ≥ `key` to the end of the leaf that holds (or would hold)
+    /// `key`, found by a descent that records no path: for a point read or a short range, which
+    /// mostly ends in that leaf, the path's upkeep (a reference per level written, the levels
+    /// cut) is most of a seek's cost beyond its searches (decision 99). The cursor then rests on
+    /// no entry and its path is kept as it was, so a later seek still finds its root level in
+    /// place; a caller whose range goes on past the leaf seeks after the leaf's last key.
+    /// Empty for an empty tree, and when `key` is above every key of its leaf (the next leaf's
+    /// first key, if any, is then the first ≥ `key`: a seek finds it).
+    ///
+    /// - Throws: the lifetime errors of ``seek(_:)``; a page that cannot be read.
+    package func leafEntries(from key: UnsafeRawBufferPointer) throws -> LeafEntries {
+        guard var page = try restart(keepingPath: true) else { return LeafEntries() }
+        while !page.isLeaf {
+            page = try TreeRead.child(page, page.childIndex(for: key), file)
+        }
+        let index = page.lowerBound(key).index
+        return LeafEntries(page: page, from: index, file: file, writeTree: writeTree, stamp: stamp)
+    }
+
     // MARK: Writing in place
 
     /// Whether this is a cursor of `tree` in its write transaction.

@@ -111,10 +111,16 @@ final class StrataRecordsEngine: RecordsEngine {
         try store.write { tx in try tx.update(Self.list(list), listName, [.string(name)]) }
     }
 
+    /// Each query sets the one value of an array kept for the loop, as SQLite's side binds its
+    /// statement's parameter: the hot-loop form of a prepared fetch (no array made per run).
     func prefixSearch(_ prefixes: ArraySlice<String>) throws -> Int {
         try store.read { r in
             var found = 0
-            for p in prefixes { found += try r.fetch(byPrefix, values: [.string(p)]).count }
+            var values: [StoredValue] = [.null]
+            for p in prefixes {
+                values[0] = .string(p)
+                found += try r.fetch(byPrefix, values: values).count
+            }
             return found
         }
     }
@@ -122,7 +128,11 @@ final class StrataRecordsEngine: RecordsEngine {
     func fetchBySKU(_ skus: ArraySlice<String>) throws -> Int {
         try store.read { r in
             var found = 0
-            for s in skus { found += try r.fetch(bySKU, values: [.string(s)]).count }
+            var values: [StoredValue] = [.null]
+            for s in skus {
+                values[0] = .string(s)
+                found += try r.fetch(bySKU, values: values).count
+            }
             return found
         }
     }
