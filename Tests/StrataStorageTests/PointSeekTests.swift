@@ -67,6 +67,83 @@ import Testing
         }
     }
 
+    /// A leaf read from a key without a path (``Cursor/leafEntries(from:)``) holds what a fresh
+    /// cursor's seek and the rest of its leaf hold: for stored keys, keys between them, before
+    /// the first and after the last, on a snapshot and in a write transaction whose tree changed;
+    /// and the reused cursor still seeks and walks as a fresh one afterwards.
+    @Test(arguments: [UInt64(31), 32])
+    func aLeafFromAKeyIsTheRestOfTheLeafASeekReaches(seed: UInt64) throws {
+        let dir = TempDir()
+        defer { dir.cleanup() }
+        let store = try Store(path: dir.file("s.strata"), options: testOptions(.normal))
+        defer { try? store.close() }
+        let count = 3_000
+        try store.write { tx in
+            let t = try tx.treeCreatingIfMissing("t")
+            _ = try tx.treeCreatingIfMissing("empty")
+            for i in 0..<count { try t.put(Self.stored(i), bytes("v\(i)")) }
+        }
+        var rng = SeededRandom(seed: seed)
+        let probes = (0..<200).map { _ in Int.random(in: -2..<(count * 3 + 4), using: &rng) }
+        func check(_ makeCursor: () -> Cursor, _ label: String) throws {
+            let reused = makeCursor()
+            for (n, p) in probes.enumerated() {
+                let k = p < 0 ? [UInt8(ascii: "/")] : key(p)
+                let entries = try k.withUnsafeBytes { try reused.leafEntries(from: $0) }
+                let fresh = makeCursor()
+                var expected: [[UInt8]] = []
+                if try fresh.seek(k) {
+                    let rest = try fresh.restOfLeaf()
+                    expected = rest.indices.map { Array(rest.key($0)) }
+                }
+                let got = entries.indices.map { Array(entries.key($0)) }
+                // A key above its leaf's last key reads nothing here (the seek moved on to the
+                // next leaf): the caller seeks then.
+                #expect(got.isEmpty || got == expected, "seed \(seed) \(label) probe \(n) (\(p))")
+                if let first = got.first { #expect(first.lexicographicallyPrecedes(k) == false, "seed \(seed) \(label) probe \(n)") }
+                #expect(!reused.isValid, "seed \(seed) \(label) probe \(n): rests on no entry")
+                if n % 5 == 0 {
+                    let a = try reused.seek(k)
+                    let other = makeCursor()
+                    let b = try other.seek(k)
+                    #expect(a == b, "seed \(seed) \(label) probe \(n): seek after")
+                    if a && b {
+                        #expect(Array(reused.key) == Array(other.key), "seed \(seed) \(label) probe \(n): seek after")
+                        #expect(try reused.next() == other.next(), "seed \(seed) \(label) probe \(n): next")
+                        if reused.isValid { #expect(Array(reused.key) == Array(other.key)) }
+                    }
+                }
+            }
+        }
+        try store.read { tx in
+            let tree = try #require(try tx.tree("t"))
+            try check({ tree.makeCursor() }, "snapshot")
+            let empty = try #require(try tx.tree("empty"))
+            #expect(try key(1).withUnsafeBytes { try empty.makeCursor().leafEntries(from: $0) }.indices.isEmpty)
+        }
+        try store.write { tx in
+            let t = try tx.treeCreatingIfMissing("t")
+            for i in stride(from: 0, to: count, by: 3) { try t.put(key(i * 3 + 1), bytes("w\(i)")) }
+            try check({ t.makeCursor() }, "write transaction")
+        }
+    }
+
+    /// A search head (up to 8 bytes of a key, big-endian, zero-padded) is read whole for every
+    /// length: the short forms (4, 2 and 1 byte loads) put each byte where a byte-at-a-time
+    /// reading does.
+    @Test func searchHeadsOfShortKeysAreZeroPadded() {
+        var rng = SeededRandom(seed: 41)
+        for length in 0...12 {
+            for _ in 0..<50 {
+                let bytes = randomBytes(length, &rng)
+                var expected: UInt64 = 0
+                for i in 0..<8 { expected = expected << 8 | (i < length ? UInt64(bytes[i]) : 0) }
+                let got = bytes.withUnsafeBytes { Page.head(Page.keyAddress($0), count: length) }
+                #expect(got == expected, "length \(length): \(bytes)")
+            }
+        }
+    }
+
     /// A cursor whose snapshot ended refuses a seek the shortcut could have answered.
     @Test func aSeekAfterTheSnapshotEndedThrows() throws {
         let dir = TempDir()

@@ -15,10 +15,15 @@ public class RecordReader {
     /// an allocation, its path array) cost more than the seek it serves. Borrowed and given
     /// back, so a nested fetch on the same tree gets its own. Write transactions make theirs
     /// afresh (their trees come and go).
-    /// A few, searched linearly from the last given back: comparing a tree's name with the
-    /// same string is cheaper than hashing it. Unchecked exclusivity: only
-    /// `borrowCursor(_:)` and `giveBack(_:tree:)` touch it, and call nothing that does.
+    /// The last one given back waits in ``lastIdleCursor`` (a run of lookups on one index
+    /// takes and returns it with no array operation); a few more here, searched linearly from
+    /// the last given back: comparing a tree's name with the same string is cheaper than
+    /// hashing it. Unchecked exclusivity: only `borrowCursor(_:)` and `giveBack(_:tree:)`
+    /// touch these, and call nothing that does.
     @exclusivity(unchecked) private var idleCursors: [(tree: String, cursor: Cursor)] = []
+    /// The cursor given back last, on ``lastIdleTree``.
+    @exclusivity(unchecked) private var lastIdleCursor: Cursor?
+    @exclusivity(unchecked) private var lastIdleTree = ""
     /// A snapshot's cursor on each entity's rows tree, by entity index, for point reads (a
     /// stored row, a fault): kept between reads, so that reads in key order find their rows in
     /// the leaf the last one rested on instead of descending from the root (``Cursor`` seeks
@@ -263,7 +268,12 @@ public class RecordReader {
 extension RecordReader {
     /// A cursor on `tree` (nil: no such tree), to give back with ``giveBack(_:tree:)``.
     func borrowCursor(_ tree: String) throws -> Cursor? {
-        if case .read = source, let i = idleCursors.lastIndex(where: { $0.tree == tree }) {
+        guard case .read = source else { return try source.cursor(tree) }
+        if lastIdleCursor != nil, lastIdleTree == tree {
+            defer { lastIdleCursor = nil }
+            return lastIdleCursor
+        }
+        if let i = idleCursors.lastIndex(where: { $0.tree == tree }) {
             // The last one given back is the usual find: removing it moves nothing (and the
             // array's general `remove(at:)` cost more than its `removeLast`).
             return i == idleCursors.count - 1 ? idleCursors.removeLast().cursor : idleCursors.remove(at: i).cursor
@@ -273,7 +283,11 @@ extension RecordReader {
 
     func giveBack(_ cursor: Cursor, tree: String) {
         guard case .read = source else { return }
-        if idleCursors.count == 4 { idleCursors.removeFirst() }
-        idleCursors.append((tree, cursor))
+        if let previous = lastIdleCursor {
+            if idleCursors.count == 4 { idleCursors.removeFirst() }
+            idleCursors.append((lastIdleTree, previous))
+        }
+        lastIdleCursor = cursor
+        lastIdleTree = tree
     }
 }
