@@ -245,22 +245,11 @@ extension Page {
     @inline(__always)
     static func head(_ start: UnsafeRawPointer, count: Int) -> UInt64 {
         if count >= 8 { return UInt64(bigEndian: start.loadUnaligned(as: UInt64.self)) }
-        // Fewer than 8 bytes: read as 4, 2 and 1 (each only if that many are left), each put in
-        // place below the ones before (a loop over 8 positions cost most of a branch search's
-        // probe; decision 99).
         var word: UInt64 = 0
         var i = 0
-        if count >= 4 {
-            word = UInt64(UInt32(bigEndian: start.loadUnaligned(as: UInt32.self))) &<< 32
-            i = 4
-        }
-        if count &- i >= 2 {
-            let pair = UInt16(bigEndian: start.loadUnaligned(fromByteOffset: i, as: UInt16.self))
-            word |= UInt64(pair) &<< (48 &- 8 &* i)
-            i &+= 2
-        }
-        if count &- i >= 1 {
-            word |= UInt64(start.load(fromByteOffset: i, as: UInt8.self)) &<< (56 &- 8 &* i)
+        while i < 8 {
+            word = word << 8 | (i < count ? UInt64(start.load(fromByteOffset: i, as: UInt8.self)) : 0)
+            i += 1
         }
         return word
     }
