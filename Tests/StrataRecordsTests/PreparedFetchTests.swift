@@ -154,8 +154,9 @@ import StrataTesting
     /// A lookup reads the leaf its value's first key is in without a path, then walks on with a
     /// cursor when the value's keys go on into later leaves: values with a thousand rows (over
     /// many leaves), values whose one row is a leaf's last or first entry, values between two
-    /// leaves' keys, limits, and lookups in a write transaction after its own inserts (whose
-    /// leaves are in memory) all find what a scan finds, in index order.
+    /// leaves' keys and limits all find what a scan finds, in index order. In a write transaction
+    /// after its own inserts the same prepared fetch runs through its plan (derived values are
+    /// settled first), and must agree too.
     @Test func lookupsReadRangesAcrossLeaves() throws {
         let model = try Model {
             Entity("Part") {
@@ -192,6 +193,26 @@ import StrataTesting
         try store.write { tx in
             for i in 4_000..<5_000 { _ = try tx.insert("Part", ["sku": StoredValue.string(sku(i))]) }
             try check(tx, "write transaction")
+        }
+    }
+
+    /// A plain ASCII probe's key, made in one pass, is byte for byte the general encoding's, and
+    /// every string the one pass does not take (a `00` byte, non-ASCII, longer than a key keeps)
+    /// is left to the general path.
+    @Test func plainProbesAreKeyedAsTheGeneralEncodingKeysThem() {
+        let taken = ["", "a", "SKU-000123", String(repeating: "x", count: KeyEncoding.maxValueBytes), "~ !\u{7F}"]
+        let refused = ["a\u{0}b", "\u{0}", "é", "e\u{301}", String(repeating: "x", count: KeyEncoding.maxValueBytes + 1)]
+        for string in taken {
+            var plain: [UInt8] = [9]
+            #expect(KeyEncoding.appendPlainASCII(string, to: &plain), "\(string.prefix(20))")
+            var general: [UInt8] = [9]
+            #expect(KeyEncoding.append(.string(string), to: &general), "\(string.prefix(20))")
+            #expect(plain == general, "\(string.prefix(20))")
+        }
+        for string in refused {
+            var plain: [UInt8] = [9]
+            #expect(!KeyEncoding.appendPlainASCII(string, to: &plain), "\(string.prefix(20))")
+            #expect(plain == [9], "\(string.prefix(20)): nothing appended")
         }
     }
 

@@ -363,13 +363,15 @@ extension RecordReader {
                    limit: Int?) throws -> [RowKey] {
         var keys: [RowKey] = []
         let index = entity.index
-        try readIndexRange(tree, range, narrow: narrow, limit: limit, into: &keys) { RowKey(entity: index, pk: $0) }
+        try readIndexRange(tree, range, narrow: narrow, limit: limit, into: &keys) {
+            RowKey(entity: index, pk: $0)
+        }
         return keys
     }
 
     /// Appends `make(primary key)` for each entry of `range` in the index `tree`, in index
-    /// order, at most `limit`; `narrow`: the range holds one value's keys. Inlined into each caller, so `make` is code in its loop, not a
-    /// call per key.
+    /// order, at most `limit`; `narrow`: the range holds one value's keys. Inlined into each
+    /// caller, so `make` is code in its loop, not a call per key.
     @inline(__always)
     private func readIndexRange<Output>(_ tree: String, _ range: KeyRange, narrow: Bool, limit: Int?,
                                         into out: inout [Output], _ make: (UInt64) -> Output) throws {
@@ -382,10 +384,10 @@ extension RecordReader {
         defer { giveBack(cursor, tree: tree) }
         // A leaf at a time; the entry that ends the range is mostly the one after the last
         // taken, in the same leaf, and is read there without moving the cursor. A narrow range
-        // (one value's keys) mostly ends in the leaf it starts in: that leaf is read by a descent
-        // without a path (decision 99); if the range goes on, the cursor seeks the first key after
-        // the last one taken (that key followed by a 00 byte), or the range's start when the leaf
-        // held none of it. Wider ranges seek with the path from the start.
+        // (one value's keys) mostly ends in the leaf it starts in: that leaf is read by a
+        // descent without a path (decision 99); if the range goes on, the cursor seeks the first
+        // key after the last one taken (that key followed by a 00 byte), or the range's start
+        // when the leaf held none of it. Wider ranges seek with the path from the start.
         var leaf: LeafEntries
         var walking = !narrow
         if narrow {

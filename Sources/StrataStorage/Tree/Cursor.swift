@@ -310,12 +310,9 @@ public final class Cursor {
     ///
     /// - Throws: the lifetime errors of ``seek(_:)``; a page that cannot be read.
     package func leafEntries(from key: UnsafeRawBufferPointer) throws -> LeafEntries {
-        guard var page = try restart(keepingPath: true) else { return LeafEntries() }
-        while !page.isLeaf {
-            page = try TreeRead.child(page, page.childIndex(for: key), file)
-        }
-        let index = page.lowerBound(key).index
-        return LeafEntries(page: page, from: index, file: file, writeTree: writeTree, stamp: stamp)
+        guard let root = try restart(keepingPath: true) else { return LeafEntries() }
+        let (leaf, index, _) = try TreeRead.find(root, key, file)
+        return LeafEntries(page: leaf, from: index, file: file, writeTree: writeTree, stamp: stamp)
     }
 
     // MARK: Writing in place
