@@ -80,6 +80,7 @@ import Testing
             ("Cursor.next", { try c.next() }),
             ("Cursor.previous", { try c.previous() }),
             ("Cursor.restOfLeaf", { _ = try c.restOfLeaf() }),
+            ("Cursor.leafEntries", { _ = try key(5).withUnsafeBytes { try c.leafEntries(from: $0) } }),
         ]
     }
 

@@ -8,6 +8,16 @@ import Testing
     /// A key of `i` with a gap between stored keys, so that probes fall between them too.
     static func stored(_ i: Int) -> [UInt8] { key(i * 3) }
 
+    /// A store in `dir` whose tree "t" holds ``stored(_:)`` of `0..<count`, each with value `v<i>`.
+    static func storeOfStoredKeys(in dir: TempDir, count: Int) throws -> Store {
+        let store = try Store(path: dir.file("s.strata"), options: testOptions(.normal))
+        try store.write { tx in
+            let t = try tx.treeCreatingIfMissing("t")
+            for i in 0..<count { try t.put(stored(i), bytes("v\(i)")) }
+        }
+        return store
+    }
+
     /// Seeks on one reused cursor land where a fresh cursor's seek lands, in ascending runs
     /// (mostly within a leaf), at random, on misses between keys, before the first and after
     /// the last; a move after a seek within a leaf continues from the right place.
@@ -15,13 +25,9 @@ import Testing
     func aReusedCursorSeeksWhereAFreshOneDoes(seed: UInt64) throws {
         let dir = TempDir()
         defer { dir.cleanup() }
-        let store = try Store(path: dir.file("s.strata"), options: testOptions(.normal))
-        defer { try? store.close() }
         let count = 3_000
-        try store.write { tx in
-            let t = try tx.treeCreatingIfMissing("t")
-            for i in 0..<count { try t.put(Self.stored(i), bytes("v\(i)")) }
-        }
+        let store = try Self.storeOfStoredKeys(in: dir, count: count)
+        defer { try? store.close() }
         var rng = SeededRandom(seed: seed)
         try store.read { (tx) throws in
             let tree = try #require(try tx.tree("t"))
@@ -75,14 +81,10 @@ import Testing
     func aLeafFromAKeyIsTheRestOfTheLeafASeekReaches(seed: UInt64) throws {
         let dir = TempDir()
         defer { dir.cleanup() }
-        let store = try Store(path: dir.file("s.strata"), options: testOptions(.normal))
-        defer { try? store.close() }
         let count = 3_000
-        try store.write { tx in
-            let t = try tx.treeCreatingIfMissing("t")
-            _ = try tx.treeCreatingIfMissing("empty")
-            for i in 0..<count { try t.put(Self.stored(i), bytes("v\(i)")) }
-        }
+        let store = try Self.storeOfStoredKeys(in: dir, count: count)
+        defer { try? store.close() }
+        try store.write { tx in _ = try tx.treeCreatingIfMissing("empty") }
         var rng = SeededRandom(seed: seed)
         let probes = (0..<200).map { _ in Int.random(in: -2..<(count * 3 + 4), using: &rng) }
         func check(_ makeCursor: () -> Cursor, _ label: String) throws {
