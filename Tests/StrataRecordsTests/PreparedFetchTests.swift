@@ -196,23 +196,37 @@ import StrataTesting
         }
     }
 
-    /// A plain ASCII probe's key, made in one pass, is byte for byte the general encoding's, and
-    /// every string the one pass does not take (a `00` byte, non-ASCII, longer than a key keeps)
-    /// is left to the general path.
+    /// A plain ASCII probe's key, appended in one pass or written over a lookup's last key, is
+    /// byte for byte the general encoding's (a prefix's: without the terminator), whatever the
+    /// buffer held; every string the one pass does not take (a `00` byte, non-ASCII, longer than
+    /// a key keeps) is left to the general path, the buffer untouched.
     @Test func plainProbesAreKeyedAsTheGeneralEncodingKeysThem() {
         let taken = ["", "a", "SKU-000123", String(repeating: "x", count: KeyEncoding.maxValueBytes), "~ !\u{7F}"]
         let refused = ["a\u{0}b", "\u{0}", "é", "e\u{301}", String(repeating: "x", count: KeyEncoding.maxValueBytes + 1)]
+        // A lookup's buffer as the last run left it: empty, shorter, as long, longer.
+        let lastKeys: [[UInt8]] = [[], [7, 7], Array(repeating: 7, count: 13), Array(repeating: 7, count: 1_000)]
         for string in taken {
             var plain: [UInt8] = [9]
             #expect(KeyEncoding.appendPlainASCII(string, to: &plain), "\(string.prefix(20))")
             var general: [UInt8] = [9]
             #expect(KeyEncoding.append(.string(string), to: &general), "\(string.prefix(20))")
             #expect(plain == general, "\(string.prefix(20))")
+            for last in lastKeys {
+                var whole = last
+                #expect(KeyEncoding.setPlainASCIIKey(string, terminated: true, in: &whole))
+                #expect(whole == Array(general.dropFirst()), "\(string.prefix(20)) over \(last.count) bytes")
+                var prefix = last
+                #expect(KeyEncoding.setPlainASCIIKey(string, terminated: false, in: &prefix))
+                #expect(prefix == Array(general.dropFirst().dropLast(2)), "\(string.prefix(20)) as a prefix over \(last.count) bytes")
+            }
         }
         for string in refused {
             var plain: [UInt8] = [9]
             #expect(!KeyEncoding.appendPlainASCII(string, to: &plain), "\(string.prefix(20))")
             #expect(plain == [9], "\(string.prefix(20)): nothing appended")
+            var set: [UInt8] = [7, 7]
+            #expect(!KeyEncoding.setPlainASCIIKey(string, terminated: true, in: &set), "\(string.prefix(20))")
+            #expect(set == [7, 7], "\(string.prefix(20)): key unchanged")
         }
     }
 

@@ -76,7 +76,14 @@ public final class PreparedFetch: Sendable {
             }
             // Kept for the next run only while it is key-sized: a probe longer than any key
             // (which the general path decides) leaves its room held until the next lookup at most.
-            if key.capacity > Self.keptKeyCapacity { key = [] } else { key.removeAll(keepingCapacity: true) }
+            if key.capacity > Self.keptKeyCapacity { key = [] }
+            // The usual probe, a plain string for a string index, is written over the last key.
+            if type == .string, case .string(let string) = value,
+               KeyEncoding.setPlainASCIIKey(folding ? TextFolding.canonical(string) : string,
+                                            terminated: kind == .equal, in: &key) {
+                return KeyRange(key, key)
+            }
+            key.removeAll(keepingCapacity: true)
             guard let whole = FetchPlan.appendIndexKey(value, for: type, folding: folding, to: &key), whole
             else { return nil }
             // A prefix is the string's key without its terminator, the upper bound as a prefix
