@@ -1,12 +1,10 @@
-// A lookup's key written over the reader's key buffer in place.
-//
-// Invariants:
-// - `key` is resized to exactly the key's length before its bytes are lent, so every write
-//   below lands inside it: the tag at 0, the string's `count` bytes at 1..<1+count, and for a
-//   whole value the terminator at count+1 and count+2.
-// - The string's bytes are lent by the standard library for the closure's duration only and
-//   are copied, not kept.
-
+/// Raw access for ``KeyEncoding``: a lookup's key written over the reader's key buffer in
+/// place, the probe's bytes copied from the string's contiguous UTF-8.
+///
+/// Invariants: `key` is resized to exactly the key's length before its bytes are lent, so every
+/// write lands inside it: the tag at 0, the string's `count` bytes at `1..<1+count`, and for a
+/// whole value the terminator at `count+1` and `count+2`. The string's bytes are lent by the
+/// standard library for the closure's duration only and are copied, not kept.
 extension KeyEncoding {
     /// Makes `key` exactly the key ``append(_:to:)`` makes for `string` (`terminated`), or a
     /// prefix's key (the same without its terminator), when the string is ASCII without a `00`
