@@ -14,9 +14,8 @@ extension KeyEncoding {
     /// range replacement and four appends a probe (decision 99).
     static func setPlainASCIIKey(_ string: String, terminated: Bool, in key: inout [UInt8]) -> Bool {
         let done: Bool? = string.utf8.withContiguousStorageIfAvailable { bytes in
+            guard isPlainASCII(bytes) else { return false }
             let count = bytes.count
-            guard count <= maxValueBytes else { return false }
-            for byte in bytes where byte == 0 || byte >= 0x80 { return false }
             let length = count + (terminated ? 3 : 1)
             if key.count > length {
                 key.removeLast(key.count - length)

@@ -95,14 +95,22 @@ enum KeyEncoding {
         return true
     }
 
+    /// Whether a string's UTF-8 `bytes` are its key's bytes as they are: ASCII (its own NFC)
+    /// without a `00` byte (nothing to escape), and few enough to fit a key whole.
+    @inline(__always)
+    static func isPlainASCII(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard bytes.count <= maxValueBytes else { return false }
+        for byte in bytes where byte == 0 || byte >= 0x80 { return false }
+        return true
+    }
+
     /// Appends `string`'s key as ``append(_:to:)`` would, when the string is ASCII without a
     /// `00` byte and fits whole (nearly every probe: codes, names, words); otherwise appends
     /// nothing and returns false, for the general path. One pass over contiguous bytes decides
     /// both, where the general path scans for non-ASCII and then again for `00`.
     static func appendPlainASCII(_ string: String, to out: inout [UInt8]) -> Bool {
         let appended: Bool? = string.utf8.withContiguousStorageIfAvailable { bytes in
-            guard bytes.count <= maxValueBytes else { return false }
-            for byte in bytes where byte == 0 || byte >= 0x80 { return false }
+            guard isPlainASCII(bytes) else { return false }
             // The tag, the bytes, the terminator, and room for a primary key after them.
             if out.capacity < out.count + bytes.count + 11 {
                 out.reserveCapacity(Swift.max(out.count + bytes.count + 11, out.capacity * 2))
