@@ -87,13 +87,9 @@ import Testing
         }
     }
 
-    /// Small updates spread over a checkpointed store: the log since the checkpoint is short,
-    /// but the checkpoint would rewrite nearly every page and leave the old ones as garbage, so
-    /// the file would be due right after it. Close compacts at once instead of checkpointing
-    /// first (the pages the checkpoint would replace count as garbage-to-be).
-    @Test func closeAfterScatteredUpdatesCompactsWithoutCheckpointingFirst() throws {
-        let seed: UInt64 = 20261126
-        let fs = SimulatedFileSystem()
+    /// A compacted store of 60,000 keys, then updates of every `step`-th key in commits of 20:
+    /// the store and what it holds. Nearly every leaf is copied.
+    static func scatteredUpdates(_ fs: SimulatedFileSystem, step: Int, seed: UInt64) throws -> (Store, [[UInt8]: [UInt8]]) {
         let store = try Store(path: relPath, options: Self.options(fs))
         var rng = SeededRandom(seed: seed)
         var model: [[UInt8]: [UInt8]] = [:]
@@ -106,8 +102,7 @@ import Testing
             }
         }
         try store.compact()  // no garbage, nothing dirty
-        // One key in every ~25: nearly every leaf is copied, in commits of 20 updates.
-        let keys = Array(stride(from: 0, to: 60_000, by: 25))
+        let keys = Array(stride(from: 0, to: 60_000, by: step))
         for start in stride(from: 0, to: keys.count, by: 20) {
             try store.write { tx in
                 let t = try #require(try tx.tree("t"))
@@ -118,9 +113,49 @@ import Testing
                 }
             }
         }
+        return (store, model)
+    }
+
+    /// Updates to half the keys of a checkpointed store: the log since the checkpoint is short,
+    /// but the checkpoint would rewrite nearly every page whole (each changed in more cells than
+    /// a leaf delta holds) and leave the old ones as garbage, so the file would be due right
+    /// after it. Close compacts at once instead of checkpointing first (the pages the
+    /// checkpoint would replace count as garbage-to-be).
+    @Test func closeAfterDenseUpdatesCompactsWithoutCheckpointingFirst() throws {
+        let seed: UInt64 = 20261126
+        let fs = SimulatedFileSystem()
+        let (store, model) = try Self.scatteredUpdates(fs, step: 2, seed: seed)
         let info = try store.info()
         #expect(info.deadBytes * 10 < info.logBytes, "seed \(seed): little garbage before the checkpoint: \(info.deadBytes) of \(info.logBytes)")
         try Self.expectCloseCompactsWithoutCheckpoint(store, fs, model, seed: seed)
+    }
+
+    /// Small updates spread over a checkpointed store (one key in 25): the checkpoint writes each
+    /// changed leaf as a leaf delta, whose base stays live, so the file is not due after it and
+    /// close checkpoints without compacting. The deltas are all it adds to the file.
+    @Test func closeAfterScatteredUpdatesWritesDeltasAndDoesNotCompact() throws {
+        let seed: UInt64 = 20261126
+        let fs = SimulatedFileSystem()
+        let (store, model) = try Self.scatteredUpdates(fs, step: 25, seed: seed)
+        let before = store.statistics
+        let sizeBefore = try store.info().logBytes
+        try store.close()
+        let after = store.statistics
+        #expect(after.checkpoints == before.checkpoints + 1, "seed \(seed): close did not checkpoint")
+        #expect(after.compactions == before.compactions, "seed \(seed): close compacted")
+
+        let reopened = try Store(path: relPath, options: Self.options(fs))
+        defer { try? reopened.close() }
+        let report = try reopened.check()
+        #expect(report.isClean, "seed \(seed): \(report.problems)")
+        let info = try reopened.info()
+        #expect(info.checkpointTransactionID == info.transactionID, "seed \(seed): replayed from \(info.checkpointTransactionID)")
+        #expect(info.logBytes < sizeBefore + sizeBefore / 4, "seed \(seed): the file grew from \(sizeBefore) to \(info.logBytes)")
+        try reopened.read { tx in
+            let t = try #require(try tx.tree("t"))
+            #expect(try t.count == model.count)
+            for (k, v) in model { #expect(try t.get(k) == v, "seed \(seed): \(k)") }
+        }
     }
 
     /// A large store with a short log since its checkpoint: close checkpoints and does not

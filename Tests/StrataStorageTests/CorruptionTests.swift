@@ -438,7 +438,8 @@ import Glibc
     typealias SlotForgery = (field: HeaderSlot.Field, value: UInt64, expected: StrataError, name: String)
 
     static let slotForgeries: [SlotForgery] = [
-        (.formatVersion, 2, .unsupportedFormatVersion(found: 2, supported: Format.version), "format version 2"),
+        (.formatVersion, UInt64(Format.version) + 1,
+         .unsupportedFormatVersion(found: Format.version + 1, supported: Format.version), "the next format version"),
         (.formatVersion, 0xFFFF_FFFF, .unsupportedFormatVersion(found: 0xFFFF_FFFF, supported: Format.version),
          "format version 2^32-1"),
         (.formatVersion, 0, .corrupt("", offset: 0), "format version 0"),

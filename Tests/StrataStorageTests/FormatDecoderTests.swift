@@ -36,6 +36,8 @@ private struct DecodedStore {
     var liveBytesComputed: UInt64
     var checkpointFrameLength: Int
     var pagesVisited: Int
+    /// Leaf delta frames reached from the roots (each read with its base, §4 "Leaf deltas").
+    var leafDeltasVisited: Int
     var compressedPages: Int
     var overflowFromPages: Int
     var overflowFromCommits: Int
@@ -179,7 +181,7 @@ private struct FormatDecoder {
         replay: while position < file.count {
             guard let f = try? frame(at: position) else { break replay }
             switch f.type {
-            case .page, .overflow, .checkpoint:
+            case .page, .leafDelta, .overflow, .checkpoint:
                 skipped += 1
             case .commit:
                 guard f.txid == lastTxid + 1 else { break replay }
@@ -242,7 +244,8 @@ private struct FormatDecoder {
             nextTreeID: nextTreeID, lastTxid: lastTxid, replayedCommits: replayed,
             skippedFramesAfterCheckpoint: skipped, logEnd: logEnd, liveBytesRecorded: liveRecorded,
             liveBytesComputed: liveComputed,
-            checkpointFrameLength: cp.length, pagesVisited: state.pagesVisited, compressedPages: state.compressedPages,
+            checkpointFrameLength: cp.length, pagesVisited: state.pagesVisited,
+            leafDeltasVisited: state.leafDeltasVisited, compressedPages: state.compressedPages,
             overflowFromPages: state.overflowValues, overflowFromCommits: overflowFromCommits,
             compressedOverflow: compressedOverflow, compressedCommits: compressedCommits, maxHeight: state.maxLevel + 1,
             leafOrderInversions: state.leafOrderInversions)
@@ -311,8 +314,9 @@ private struct TreeWalkState {
     let decoder: FormatDecoder
     let pageSize: Int
     let checkpointTxid: UInt64
-    var liveFrames: [Int: Int] = [:]  // offset → frame length, page and overflow frames reachable
+    var liveFrames: [Int: Int] = [:]  // offset → frame length: page, leaf delta, base and overflow frames reachable
     var pagesVisited = 0
+    var leafDeltasVisited = 0
     var compressedPages = 0
     var overflowValues = 0
     var compressedOverflow = 0
@@ -320,26 +324,45 @@ private struct TreeWalkState {
     var lastLeafOffset = 0
     var leafOrderInversions = 0
 
-    /// Walks the subtree whose root page frame is at `offset`; returns its level.
+    /// Walks the subtree whose root page frame (or, for a leaf, leaf delta frame) is at
+    /// `offset`; returns its level.
     mutating func walk(offset: UInt64, expectedLevel: Int?, lower: [UInt8]?, upper: [UInt8]?,
                        into entries: inout [[UInt8]: [UInt8]], previous: inout [UInt8]?) throws -> Int {
         let f = try decoder.frame(at: Int(offset))
-        guard f.type == .page else { throw FormatViolation("child/root \(offset) is a \(f.type) frame") }
+        guard f.type == .page || f.type == .leafDelta else {
+            throw FormatViolation("child/root \(offset) is a \(f.type) frame")
+        }
         guard f.txid <= checkpointTxid else {
-            throw FormatViolation("page frame \(offset) txid \(f.txid) > checkpoint \(checkpointTxid)")
+            throw FormatViolation("\(f.type) frame \(offset) txid \(f.txid) > checkpoint \(checkpointTxid)")
         }
         guard liveFrames.updateValue(f.length, forKey: f.offset) == nil else {
-            throw FormatViolation("page \(offset) reached twice")
+            throw FormatViolation("\(f.type) \(offset) reached twice")
         }
         pagesVisited += 1
         if f.isCompressed { compressedPages += 1 }
         let image: ReferenceFormat.PageImage
         do {
-            image = try ReferenceFormat.PageImage(f.payload, pageSize: pageSize)
-            // Everything §4 asks of the page alone; the walk adds the bounds its parent sets.
-            try image.validateCells(frameOffset: f.offset)
+            if f.type == .leafDelta {
+                // §4 "Leaf deltas": the leaf it reads as, every page rule checked as if it were
+                // stored in the delta frame; its base is live with it, and reached once.
+                let resolved = try ReferenceFormat.LeafDelta.resolve(in: decoder.file, deltaFrame: f,
+                                                                      pageSize: pageSize)
+                guard resolved.base.txid <= checkpointTxid else {
+                    throw FormatViolation("base \(resolved.base.offset) txid \(resolved.base.txid) > checkpoint")
+                }
+                guard liveFrames.updateValue(resolved.base.length, forKey: resolved.base.offset) == nil else {
+                    throw FormatViolation("base \(resolved.base.offset) reached twice")
+                }
+                leafDeltasVisited += 1
+                image = resolved.leaf
+            } else {
+                image = try ReferenceFormat.PageImage(f.payload, pageSize: pageSize)
+                // Everything §4 asks of the page alone; the walk adds the bounds its parent sets.
+                try image.validateCells(frameOffset: f.offset)
+            }
         } catch let violation as FormatViolation {
-            throw FormatViolation("page image at \(f.offset): \(violation)")
+            // A delta's violations already say which delta.
+            throw f.type == .leafDelta ? violation : FormatViolation("page image at \(f.offset): \(violation)")
         }
         let level = image.level
         guard level < 32 else { throw FormatViolation("page \(offset): level \(level)") }
@@ -862,7 +885,7 @@ private func options(pageSize: Int = 4096) -> StoreOptions {
                         "page frames before checkpoint \(f.txid): \(Set(pendingPageTxids))")
                 pendingPageTxids = []
             }
-            if f.type == .page { pendingPageTxids.append(f.txid) }
+            if f.type == .page || f.type == .leafDelta { pendingPageTxids.append(f.txid) }
             if f.isCompressed {  // §3: stored raw unless LZ4 saves at least 1/16
                 #expect(f.storedLength * 16 <= f.rawLength * 15,
                         "frame at \(position): \(f.storedLength) of \(f.rawLength)")
@@ -875,5 +898,360 @@ private func options(pageSize: Int = 4096) -> StoreOptions {
                     && counts[4, default: 0] > 0,
                 "frame counts by type \(counts)")
         #expect(Int(header.checkpointOffset) == position - (try decoder.frame(at: Int(header.checkpointOffset))).length)
+    }
+}
+
+// MARK: - Leaf deltas in the reference codec alone (§4 "Leaf deltas", §2 and §13 versions)
+
+private typealias LeafDelta = ReferenceFormat.LeafDelta
+private typealias LeafCell = ReferenceFormat.PageImage.LeafCell
+
+/// An inline leaf cell.
+private func inlineCell(_ key: [UInt8], _ value: [UInt8]) -> LeafCell {
+    LeafCell(key: key, valueLength: value.count, value: .inline(value))
+}
+
+/// A leaf cell whose `length`-byte value is in the overflow frame at `offset`.
+private func overflowCell(_ key: [UInt8], length: Int, at offset: UInt64) -> LeafCell {
+    LeafCell(key: key, valueLength: length, value: .overflow(offset))
+}
+
+/// The checked page image of a packed leaf of `cells`.
+private func leaf(_ cells: [LeafCell], pageSize: Int = 4096) throws -> ReferenceFormat.PageImage {
+    try ReferenceFormat.PageImage(ReferenceFormat.PageImage.leafImage(cells, pageSize: pageSize), pageSize: pageSize)
+}
+
+/// A branch image of one cell (no key) pointing at `child`, at level 1.
+private func branchImage(child: UInt64, pageSize: Int = 4096) -> [UInt8] {
+    let cell = ReferenceFormat.littleEndianBytes(0, width: 2) + ReferenceFormat.littleEndianBytes(child, width: 8)
+    let cellStart = UInt64(pageSize - cell.count)
+    return [ReferenceFormat.branchKind, 1] + ReferenceFormat.littleEndianBytes(1, width: 2)
+        + ReferenceFormat.littleEndianBytes(cellStart, width: 2) + [0, 0]
+        + ReferenceFormat.littleEndianBytes(cellStart, width: 2) + cell
+}
+
+/// A key of the delta tests: `k` and three digits, so byte order is numeric order.
+private func numberedKey(_ number: Int) -> [UInt8] {
+    var digits = String(number)
+    while digits.count < 3 { digits = "0" + digits }
+    return Array("k\(digits)".utf8)
+}
+
+/// A random delta for pages of `pageSize` bytes: 1 to 20 changes over ascending distinct keys,
+/// puts inline or (one in six) in an overflow frame, deletes; its payload fits in the page.
+private func randomDelta(_ rng: inout SeededRandom, pageSize: Int) -> LeafDelta {
+    var keys = Set<[UInt8]>()
+    for _ in 0..<rng.int(1...20) { keys.insert(rng.bytes(rng.int(1...40))) }
+    let changes: [LeafDelta.Change] = keys.sorted(by: keyPrecedes).map { key in
+        switch rng.below(6) {
+        case 0:
+            let inlineLimit = pageSize / 4 - ReferenceFormat.leafCellHeaderLength - key.count
+            let length = rng.int((inlineLimit + 1)...(ReferenceFormat.maximumValueLength))
+            let offset = UInt64(ReferenceFormat.logStart + 8 * rng.below(1 << 20))
+            return .put(overflowCell(key, length: length, at: offset))
+        case 1, 2:
+            return .delete(key: key)
+        default:
+            return .put(inlineCell(key, rng.bytes(rng.int(0...60))))
+        }
+    }
+    return LeafDelta(baseOffset: UInt64(8 * rng.below(1 << 40)), changes: changes)
+}
+
+extension FormatDecoderTests {
+    /// §2, §13: a reader of version 2 reads a version-1 slot as it is, refuses a newer one, and
+    /// there is no version 0.
+    @Test func headerSlotVersions() throws {
+        func slot(_ version: UInt32) -> HeaderSlot {
+            HeaderSlot(formatVersion: version, pageSize: 4096, sequence: 1, checkpointOffset: 8192, durableEnd: 8300,
+                       checkpointTxid: 0, fileID: 1)
+        }
+        #expect(ReferenceFormat.formatVersion == 2)
+        try slot(1).validate()
+        try slot(2).validate()
+        #expect(!slot(1).isNewerVersion && !slot(2).isNewerVersion && slot(3).isNewerVersion)
+        #expect(throws: FormatViolation.self) { try slot(3).validate() }
+        #expect(throws: FormatViolation.self) { try slot(0).validate() }
+        #expect(ReferenceFrameType(rawValue: 5) == .leafDelta && ReferenceFrameType(rawValue: 6) == nil)
+        #expect(ReferenceFrameType.leafDelta.maximumRawLength == 32768)
+    }
+
+    /// A packed leaf image built from cells reads back as those cells, and is valid.
+    @Test func leafImageRoundTrips() throws {
+        let cells = [inlineCell(bytes("a"), bytes("x")), overflowCell(bytes("b"), length: 5000, at: 8192),
+                     inlineCell(bytes("c"), [])]
+        let image = try leaf(cells)
+        try image.validateCells(frameOffset: 16384)
+        #expect(try image.leafCells() == cells)
+        #expect(image.bytes.count == ReferenceFormat.PageImage.leafImageLength(cells))
+        #expect(try leaf([]).count == 0)
+    }
+
+    /// Forged deltas (random, seeded) round-trip through the encoder and the decoder, and the
+    /// forging map finds every change where it is.
+    @Test func leafDeltaRoundTrips() throws {
+        let seed: UInt64 = 0x1EAF_DE17A
+        var rng = SeededRandom(seed: seed)
+        for round in 0..<300 {
+            let pageSize = [4096, 8192, 16384, 32768][rng.below(4)]
+            let delta = randomDelta(&rng, pageSize: pageSize)
+            let payload = delta.encoded()
+            let decoded = try LeafDelta.decode(payload, pageSize: pageSize)
+            #expect(decoded == delta, "seed \(seed), round \(round)")
+            let places = LeafDelta.changePlaces(in: payload)
+            #expect(places.map(\.code) == delta.changes.map(\.code), "seed \(seed), round \(round)")
+            #expect(places.last?.end == payload.count, "seed \(seed), round \(round)")
+            for (place, change) in zip(places, delta.changes) {
+                #expect(place.keyLength == change.key.count, "seed \(seed), round \(round)")
+                if case .put(let cell) = change, case .overflow(let offset) = cell.value {
+                    let at = try #require(place.overflowOffsetPosition, "seed \(seed), round \(round)")
+                    #expect(payload.littleEndian(at: at, width: 8) == offset, "seed \(seed), round \(round)")
+                } else {
+                    #expect(place.overflowOffsetPosition == nil, "seed \(seed), round \(round)")
+                }
+            }
+        }
+        // One by hand, byte for byte: base 8192, a put of "a" = "xy", a delete of "b".
+        let delta = LeafDelta(baseOffset: 8192, changes: [.put(inlineCell(bytes("a"), bytes("xy"))),
+                                                          .delete(key: bytes("b"))])
+        #expect(delta.encoded() == [0x00, 0x20, 0, 0, 0, 0, 0, 0, 2, 0,
+                                    1, 1, 0, 2, 0, 0, 0, 0x61, 0x78, 0x79,
+                                    2, 1, 0, 0x62])
+    }
+
+    /// Every rule FORMAT.md states about a delta payload itself, each broken once, is a
+    /// violation; the unbroken control decodes.
+    @Test func leafDeltaPayloadRulesAreEnforced() throws {
+        let pageSize = 4096
+        let control = LeafDelta(baseOffset: 8192, changes: [
+            .put(inlineCell(bytes("a"), bytes("1"))), .delete(key: bytes("b")),
+            .put(overflowCell(bytes("c"), length: 2000, at: 16384)), .delete(key: bytes("d")),
+        ])
+        _ = try LeafDelta.decode(control.encoded(), pageSize: pageSize)
+        /// The control's payload with its first op byte replaced.
+        func withFirstOp(_ code: UInt8) -> [UInt8] {
+            var payload = control.encoded()
+            payload[LeafDelta.changesPosition] = code
+            return payload
+        }
+        func with(_ changes: [LeafDelta.Change]) -> [UInt8] { LeafDelta(baseOffset: 8192, changes: changes).encoded() }
+        let longKey = [UInt8](repeating: 0x6B, count: 1025)
+        let forgeries: [(String, [UInt8])] = [
+            ("no changes", with([])),
+            ("a count one above the changes", control.encoded(claimedCount: 5)),
+            ("a count of 0xFFFF", control.encoded(claimedCount: 0xFFFF)),
+            ("a count one below the changes (bytes left over)", control.encoded(claimedCount: 3)),
+            ("a trailing byte", control.encoded() + [0]),
+            ("a trailing zero op", control.encoded() + [0, 0, 0]),
+            ("op 0", withFirstOp(0)),
+            ("op 3", withFirstOp(3)),
+            ("op 0xFF", withFirstOp(0xFF)),
+            ("a put with key length 0", with([.put(inlineCell([], bytes("v")))])),
+            ("a put with key length 1025", with([.put(overflowCell(longKey, length: 10, at: 8192))])),
+            ("a delete with key length 0", with([.delete(key: [])])),
+            ("a delete with key length 1025", with([.delete(key: longKey)])),
+            ("a key length of 0xFFFF", {
+                var payload = with([.delete(key: bytes("a"))])
+                payload.setLittleEndian(0xFFFF, at: LeafDelta.changesPosition + 1, width: 2)
+                return payload
+            }()),
+            ("a delete cut short", Array(control.encoded().dropLast())),
+            ("a put cut short", Array(with([.put(inlineCell(bytes("a"), bytes("value")))]).dropLast())),
+            ("an overflow put cut short", Array(with([.put(overflowCell(bytes("a"), length: 2000, at: 8192))])
+                .dropLast(4))),
+            ("only a base offset", Array(control.encoded().prefix(8))),
+            ("a put and a delete of one key",
+             with([.put(inlineCell(bytes("b"), bytes("1"))), .delete(key: bytes("b"))])),
+            ("two puts of one key",
+             with([.put(inlineCell(bytes("b"), bytes("1"))), .put(inlineCell(bytes("b"), bytes("2")))])),
+            ("keys descending", with([.delete(key: bytes("c")), .delete(key: bytes("b"))])),
+            ("a longer key before its prefix", with([.delete(key: bytes("ab")), .delete(key: bytes("a"))])),
+            ("an inline value too long for a quarter page",
+             with([.put(inlineCell(bytes("a"), [UInt8](repeating: 1, count: pageSize / 4 - 6)))])),
+            ("an overflow value short enough to be inline",
+             with([.put(overflowCell(bytes("a"), length: 10, at: 8192))])),
+            ("a value length above 64 MiB",
+             with([.put(overflowCell(bytes("a"), length: ReferenceFormat.maximumValueLength + 1, at: 8192))])),
+            ("a payload longer than the page",
+             with((0..<5).map { .delete(key: [UInt8](repeating: UInt8(0x61 + $0), count: 1000)) })),
+        ]
+        for (label, payload) in forgeries {
+            #expect(throws: FormatViolation.self, "\(label)") { try LeafDelta.decode(payload, pageSize: pageSize) }
+        }
+        // The inline limit is exact: `6 + k + v ≤ P / 4` inline, one byte more in an overflow frame.
+        let limit = pageSize / 4 - 6 - 1
+        _ = try LeafDelta.decode(with([.put(inlineCell(bytes("a"), [UInt8](repeating: 1, count: limit)))]),
+                                 pageSize: pageSize)
+        _ = try LeafDelta.decode(with([.put(overflowCell(bytes("a"), length: limit + 1, at: 8192))]),
+                                 pageSize: pageSize)
+        // A key of 1024 bytes is allowed (its value then lies in an overflow frame).
+        _ = try LeafDelta.decode(with([.delete(key: [UInt8](repeating: 1, count: 1024))]), pageSize: pageSize)
+    }
+
+    /// The leaf a delta reads as: puts replace or insert in key order, deletes remove, a delete
+    /// of a missing key changes nothing; the result is a valid packed leaf.
+    @Test func leafDeltaApplySemantics() throws {
+        let deltaOffset = 1 << 20
+        let base = try leaf([inlineCell(bytes("b"), bytes("old b")), inlineCell(bytes("d"), bytes("old d")),
+                             overflowCell(bytes("f"), length: 3000, at: 8192)])
+        func applied(_ changes: [LeafDelta.Change]) throws -> [LeafCell] {
+            let result = try LeafDelta(baseOffset: 16384, changes: changes).apply(to: base, deltaOffset: deltaOffset)
+            try result.validateCells(frameOffset: deltaOffset)
+            #expect(result.isLeaf && result.level == 0)
+            #expect(result.bytes == ReferenceFormat.PageImage.leafImage(try result.leafCells(), pageSize: 4096),
+                    "the leaf is packed")
+            return try result.leafCells()
+        }
+        let baseCells = try base.leafCells()
+        #expect(try applied([.put(inlineCell(bytes("d"), bytes("new d")))])
+                == [baseCells[0], inlineCell(bytes("d"), bytes("new d")), baseCells[2]], "a put replaces")
+        #expect(try applied([.put(inlineCell(bytes("d"), [UInt8](repeating: 7, count: 900)))])[1].valueLength == 900,
+                "a put replaces with a longer value")
+        #expect(try applied([.put(inlineCell(bytes("a"), bytes("1"))), .put(inlineCell(bytes("c"), bytes("3"))),
+                             .put(inlineCell(bytes("g"), bytes("7")))]).map(\.key)
+                == ["a", "b", "c", "d", "f", "g"].map(bytes), "puts insert in key order, first, middle and last")
+        #expect(try applied([.delete(key: bytes("b")), .delete(key: bytes("f"))]) == [baseCells[1]], "deletes remove")
+        #expect(try applied([.delete(key: bytes("a")), .delete(key: bytes("c")), .delete(key: bytes("z"))])
+                == baseCells, "a delete of a key the base lacks changes nothing")
+        #expect(try applied([.delete(key: bytes("b")), .delete(key: bytes("d")), .delete(key: bytes("f"))]).isEmpty,
+                "every cell deleted: an empty leaf")
+        #expect(try applied([.put(overflowCell(bytes("b"), length: 5000, at: UInt64(deltaOffset - 8))),
+                             .put(inlineCell(bytes("f"), bytes("inline now")))])
+                == [overflowCell(bytes("b"), length: 5000, at: UInt64(deltaOffset - 8)), baseCells[1],
+                    inlineCell(bytes("f"), bytes("inline now"))],
+                "a put may move a value into or out of an overflow frame; its offset lies before the delta")
+
+        // Random bases and deltas against a dictionary model.
+        let seed: UInt64 = 0xDE17_A5EED
+        var rng = SeededRandom(seed: seed)
+        for round in 0..<300 {
+            var model: [[UInt8]: [UInt8]] = [:]
+            for _ in 0..<rng.int(0...50) { model[numberedKey(rng.below(120))] = rng.bytes(rng.below(30)) }
+            let baseCells = model.keys.sorted(by: keyPrecedes).map { inlineCell($0, model[$0]!) }
+            var changeKeys = Set<[UInt8]>()
+            for _ in 0..<rng.int(1...30) { changeKeys.insert(numberedKey(rng.below(120))) }
+            let changes: [LeafDelta.Change] = changeKeys.sorted(by: keyPrecedes).map { key in
+                if rng.below(3) == 0 {
+                    model[key] = nil
+                    return .delete(key: key)
+                }
+                let value = rng.bytes(rng.below(30))
+                model[key] = value
+                return .put(inlineCell(key, value))
+            }
+            let delta = LeafDelta(baseOffset: 8192, changes: changes)
+            let result = try delta.apply(to: try leaf(baseCells), deltaOffset: deltaOffset)
+            let expected = model.keys.sorted(by: keyPrecedes).map { inlineCell($0, model[$0]!) }
+            #expect(try result.leafCells() == expected, "seed \(seed), round \(round)")
+            #expect(delta.applied(to: baseCells) == expected, "seed \(seed), round \(round)")
+        }
+    }
+
+    /// The leaf a delta reads as obeys every page rule as if stored in the delta frame, and its
+    /// base offset and base image obey theirs: each broken once is a violation.
+    @Test func leafDeltaApplyViolations() throws {
+        let deltaOffset = 65536
+        let base = try leaf([inlineCell(bytes("b"), bytes("b")), inlineCell(bytes("d"), bytes("d"))])
+        func refused(_ label: String, base: ReferenceFormat.PageImage = base, baseOffset: UInt64 = 16384,
+                     _ changes: [LeafDelta.Change]) {
+            #expect(throws: FormatViolation.self, "\(label)") {
+                _ = try LeafDelta(baseOffset: baseOffset, changes: changes).apply(to: base, deltaOffset: deltaOffset)
+            }
+        }
+        let put = LeafDelta.Change.put(inlineCell(bytes("c"), bytes("c")))
+        _ = try LeafDelta(baseOffset: 16384, changes: [put]).apply(to: base, deltaOffset: deltaOffset)
+
+        // Too large for P: three quarter-page cells (1024 bytes each), then a cell that fills
+        // the page to the byte, and one a byte longer.
+        let largest = [UInt8](repeating: 1, count: 1014)  // 6 + 4 + 1014 = P / 4
+        let full = try leaf((0..<3).map { inlineCell(numberedKey($0), largest) })
+        #expect(full.bytes.count == 8 + 2 * 3 + 3 * 1024)
+        let fits = inlineCell(numberedKey(9), [UInt8](repeating: 2, count: 4096 - full.bytes.count - 2 - 6 - 4))
+        let fitting = try LeafDelta(baseOffset: 16384, changes: [.put(fits)]).apply(to: full, deltaOffset: deltaOffset)
+        #expect(fitting.bytes.count == 4096, "a leaf of exactly P bytes fits")
+        var overfull = fits
+        overfull.value = .inline([UInt8](repeating: 2, count: fits.valueLength + 1))
+        overfull.valueLength += 1
+        refused("an inserting put one byte past P", base: full, [.put(overfull)])
+        refused("an inserting put far past P", base: full, [.put(inlineCell(numberedKey(3), largest))])
+        // Four cells, the last one small; replacing it with a quarter-page value passes P.
+        let almost = try leaf((0..<3).map { inlineCell(numberedKey($0), largest) } + [inlineCell(numberedKey(3), [])])
+        refused("a replacing put that grows the leaf past P", base: almost,
+                [.put(inlineCell(numberedKey(3), [UInt8](repeating: 3, count: 1000)))])
+        _ = try LeafDelta(baseOffset: 16384, changes: [.delete(key: numberedKey(0)),
+                                                       .put(inlineCell(numberedKey(3), largest))])
+            .apply(to: almost, deltaOffset: deltaOffset)
+
+        // Overflow offsets: multiples of 8, at least 8192, before the delta frame (not the base's).
+        func overflowAt(_ offset: UInt64) -> [LeafDelta.Change] {
+            [.put(overflowCell(bytes("c"), length: 2000, at: offset))]
+        }
+        _ = try LeafDelta(baseOffset: 16384, changes: overflowAt(UInt64(deltaOffset - 8)))
+            .apply(to: base, deltaOffset: deltaOffset)
+        _ = try LeafDelta(baseOffset: 16384, changes: overflowAt(32768)).apply(to: base, deltaOffset: deltaOffset)
+        refused("an overflow offset at the delta frame", overflowAt(UInt64(deltaOffset)))
+        refused("an overflow offset after the delta frame", overflowAt(UInt64(deltaOffset + 64)))
+        refused("an overflow offset not a multiple of 8", overflowAt(UInt64(deltaOffset - 4)))
+        refused("an overflow offset in the header", overflowAt(4096))
+        refused("an overflow offset of 0", overflowAt(0))
+
+        // The base offset: a multiple of 8, at least 8192, before the delta.
+        refused("a base offset in the header", baseOffset: 4096, [put])
+        refused("a base offset not a multiple of 8", baseOffset: 16388, [put])
+        refused("a base offset at the delta", baseOffset: UInt64(deltaOffset), [put])
+        refused("a base offset after the delta", baseOffset: UInt64(deltaOffset + 8), [put])
+        refused("a base offset of 2^64 - 8", baseOffset: UInt64.max - 7, [put])
+
+        // The base: a valid leaf image.
+        refused("a branch base", base: try ReferenceFormat.PageImage(branchImage(child: 8192), pageSize: 4096), [put])
+        refused("a base whose overflow offset is not before the base frame",
+                base: try leaf([overflowCell(bytes("b"), length: 2000, at: 16384)]), [put])
+        refused("a base whose keys descend",
+                base: try leaf([inlineCell(bytes("d"), bytes("d")), inlineCell(bytes("b"), bytes("b"))]), [put])
+        refused("a base breaking the inline rule",
+                base: try leaf([overflowCell(bytes("b"), length: 3, at: 8192)]), [put])
+    }
+
+    /// A delta read against a file: its base must be a valid page frame holding a leaf — not a
+    /// branch, an overflow frame, or another delta — and a tree node names a page or a delta.
+    @Test func leafDeltaResolvesAgainstItsFile() throws {
+        var file = [UInt8](repeating: 0, count: ReferenceFormat.logStart)
+        func append(_ type: ReferenceFrameType, _ payload: [UInt8]) -> Int {
+            let at = file.count
+            file += ReferenceFormat.Frame.encoded(type: type, payload: payload, txid: 1, durableEnd: 8192, at: at)
+            return at
+        }
+        let overflow = append(.overflow, [UInt8](repeating: 9, count: 2000))
+        let baseCells = [inlineCell(bytes("a"), bytes("1")),
+                         overflowCell(bytes("b"), length: 2000, at: UInt64(overflow))]
+        let base = append(.page, ReferenceFormat.PageImage.leafImage(baseCells, pageSize: 4096))
+        let branch = append(.page, branchImage(child: UInt64(base)))
+        func delta(base: Int) -> [UInt8] {
+            LeafDelta(baseOffset: UInt64(base), changes: [.delete(key: bytes("a")),
+                                                           .put(inlineCell(bytes("c"), bytes("3")))]).encoded()
+        }
+        let good = append(.leafDelta, delta(base: base))
+        let onDelta = append(.leafDelta, delta(base: good))
+        let onBranch = append(.leafDelta, delta(base: branch))
+        let onOverflow = append(.leafDelta, delta(base: overflow))
+        let onNothing = append(.leafDelta, delta(base: base + 8))
+        let commit = append(.commit, ReferenceFormat.CommitRecord.encode([.dropTree(id: 1)]))
+
+        let node = try ReferenceFormat.TreeNode(in: file, at: good, pageSize: 4096)
+        #expect(node.frame.type == .leafDelta && node.delta?.base.offset == base)
+        #expect(node.frames.map(\.offset) == [good, base])
+        #expect(try node.image.leafCells() == [baseCells[1], inlineCell(bytes("c"), bytes("3"))])
+        let page = try ReferenceFormat.TreeNode(in: file, at: base, pageSize: 4096)
+        #expect(page.delta == nil && page.frames.map(\.offset) == [base])
+        for (label, offset) in [("a delta naming a delta", onDelta), ("a delta naming a branch", onBranch),
+                                ("a delta naming an overflow frame", onOverflow),
+                                ("a delta naming no frame", onNothing)] {
+            #expect(throws: FormatViolation.self, "\(label)") {
+                _ = try ReferenceFormat.TreeNode(in: file, at: offset, pageSize: 4096)
+            }
+        }
+        #expect(throws: FormatViolation.self, "a commit frame as a tree node") {
+            _ = try ReferenceFormat.TreeNode(in: file, at: commit, pageSize: 4096)
+        }
     }
 }

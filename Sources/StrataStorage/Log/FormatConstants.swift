@@ -2,8 +2,12 @@
 /// nothing else defines a byte of the format.
 enum Format {
     /// Format version written into each header slot. Opening a file whose version is higher
-    /// fails with ``StrataError/unsupportedFormatVersion(found:supported:)``.
-    static let version: UInt32 = 1
+    /// fails with ``StrataError/unsupportedFormatVersion(found:supported:)``. Version 2 added
+    /// leaf delta frames; a version-1 file is read as it is (FORMAT.md §13).
+    static let version: UInt32 = 2
+    /// The first version whose files may hold leaf delta frames: a writer appends a delta only
+    /// to a file whose current header slot says at least this.
+    static let leafDeltaVersion: UInt32 = 2
 
     /// "STRATADB": the first 8 bytes of each header slot.
     static let headerMagic: UInt64 = 0x4244_4154_4152_5453
@@ -55,6 +59,13 @@ enum Format {
 
     /// Upper bound on a commit or checkpoint payload (raw), to bound allocation on bad input.
     static let maxRecordLength = 1 << 30
+
+    /// Leaf delta changes (FORMAT.md §4, "Leaf deltas"): a put carries a whole leaf cell, a
+    /// delete a `u16` key length and the key.
+    static let deltaPut: UInt8 = 1
+    static let deltaDelete: UInt8 = 2
+    /// A leaf delta's payload before its changes: the u64 base offset and the u16 change count.
+    static let deltaHeaderLength = 10
 }
 
 /// The kind of a frame (byte 4 of its header).
@@ -67,12 +78,14 @@ enum FrameType: UInt8, Sendable {
     case checkpoint = 3
     /// A value too large to live in a leaf.
     case overflow = 4
+    /// A leaf as a few changed cells against the page frame of an earlier image.
+    case leafDelta = 5
 
     /// The longest raw payload a frame of this type can have (FORMAT.md §3): a longer one is not
     /// a valid frame, so no reader allocates more for it.
     var maxRawLength: Int {
         switch self {
-        case .page: return Format.maxPageSize
+        case .page, .leafDelta: return Format.maxPageSize
         case .commit, .checkpoint: return Format.maxRecordLength
         case .overflow: return StoreLimits.maxValueLength
         }

@@ -104,7 +104,7 @@ final class LogWriter: @unchecked Sendable {
         let padded = Int(length)
         zeroScratch(header + stored..<padded)
         let frame = UnsafeRawBufferPointer(scratchBytes(0..<padded))
-        if let capacity = gatheredCapacity, padded <= capacity {
+        if isGathering, let capacity = gatheredCapacity, padded <= capacity {
             if gatheredLength + padded > capacity { try writeGathered() }
             gather(frame)
         } else {
@@ -137,6 +137,9 @@ final class LogWriter: @unchecked Sendable {
     /// Bytes of ``gathered`` in use.
     var gatheredLength = 0
     private var gatheredStart: UInt64 { end - UInt64(gatheredLength) }
+    /// Whether appends gather now: for good once ``gatherWrites(upTo:)`` ran, or from
+    /// ``startGathering(upTo:)`` to ``stopGathering()``.
+    private var isGathering = false
 
     /// From now on, frames are gathered and written `capacity` bytes at a time (a longer frame
     /// alone), and before ``syncAll()`` and ``trimToEnd()``. For a file written whole, where any
@@ -146,12 +149,49 @@ final class LogWriter: @unchecked Sendable {
     func gatherWrites(upTo capacity: Int) {
         precondition(gathered == nil && capacity > 0, "gatherWrites once, with a capacity")
         gathered = LogWriter.allocateBuffer(byteCount: capacity)
+        isGathering = true
     }
 
-    /// Writes the frames gathered so far.
+    /// Gathers frames, as ``gatherWrites(upTo:)`` does, until ``stopGathering()``: for the pages
+    /// of a checkpoint on the live log, a few hundred bytes each when they are leaf deltas
+    /// (decision 102). The caller treats a gathered frame as written only once
+    /// ``writeGathered()`` (or ``stopGathering()``) returned: until then no reader may learn
+    /// its offset, since a failed write takes it back (below).
+    func startGathering(upTo capacity: Int) {
+        precondition(!isGathering && capacity > 0, "startGathering while gathering")
+        if gathered == nil { gathered = LogWriter.allocateBuffer(byteCount: capacity) }
+        isGathering = true
+    }
+
+    /// Writes what was gathered and appends frame by frame again.
+    func stopGathering() throws {
+        defer { isGathering = false }
+        try writeGathered()
+    }
+
+    /// Drops what was gathered (the log ends where it began again) and appends frame by frame
+    /// again: for a caller that failed part way and uses none of the frames.
+    func abandonGathering() {
+        bytesWritten -= UInt64(gatheredLength)
+        end -= UInt64(gatheredLength)
+        gatheredLength = 0
+        isGathering = false
+    }
+
+    /// Writes the frames gathered so far. If the write fails, they are dropped and the log ends
+    /// where they began again: the next frame overwrites whatever part reached the file, as
+    /// after any failed write.
     func writeGathered() throws {
         guard let frames = gatheredFrames, !frames.isEmpty else { return }
-        try write(frames, at: gatheredStart)
+        let start = gatheredStart
+        do {
+            try write(frames, at: start)
+        } catch {
+            bytesWritten -= UInt64(gatheredLength)
+            end = start
+            gatheredLength = 0
+            throw error
+        }
         gatheredLength = 0
     }
 

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Raw access to a page's memory: the only code that reads or writes a page's bytes through a
 /// pointer. `Page.swift`, `Page+Cells.swift` and `Page+Image.swift` go through these primitives.
 ///
@@ -139,6 +145,15 @@ extension Page {
     func bytes(at offset: Int, count: Int) -> UnsafeRawBufferPointer {
         assertInPage(offset, count)
         return UnsafeRawBufferPointer(start: buffer + offset, count: count)
+    }
+
+    /// Whether the `count` bytes at `offset` equal the `count` bytes at `otherOffset` of `other`
+    /// (`memcmp`, vectorized: a leaf delta compares whole cells of two pages).
+    @inline(__always)
+    func bytesEqual(at offset: Int, _ other: Page, at otherOffset: Int, count: Int) -> Bool {
+        assertInPage(offset, count)
+        other.assertInPage(otherOffset, count)
+        return memcmp(buffer + offset, other.buffer + otherOffset, count) == 0
     }
 
     /// Copies `source` (a caller's bytes, possibly empty) to `offset`.

@@ -47,8 +47,25 @@ final class Page: @unchecked Sendable {
     /// The frame (offset, length) that this page's lineage replaced: it becomes garbage when
     /// this page is written. Zero when nothing was replaced.
     @exclusivity(unchecked) var replacedFrame: (offset: UInt64, length: UInt64) = (0, 0)
-    /// Length of the frame at `diskAddress`, for space accounting.
+    /// Bytes of the file the page's stored form occupies, for space accounting: the length of
+    /// the frame at `diskAddress`, plus its base frame's for a leaf stored as a delta.
     @exclusivity(unchecked) var diskLength: UInt64 = 0
+    /// A leaf whose frame at `diskAddress` is a leaf delta (FORMAT.md §4, "Leaf deltas"): the
+    /// page frame (offset, length) of the image the delta changes; (0, 0) for a page stored
+    /// whole or not written.
+    @exclusivity(unchecked) var deltaBase: (offset: UInt64, length: UInt64) = (0, 0)
+    /// With `deltaBase`: the keys that delta changes, ascending, each a u16 length and the bytes.
+    /// A later delta of the same leaf changes them again (it holds every change since the base).
+    @exclusivity(unchecked) var deltaKeys: [UInt8] = []
+    /// A leaf changed since it was written: the written leaf its content was copied from, whose
+    /// stored form a leaf delta can change (`nil` for a page no checkpoint wrote any ancestor of,
+    /// for one a split or merge rebuilt, and for branches). Set by ``init(copying:owner:)``,
+    /// dropped once the page is written.
+    @exclusivity(unchecked) var origin: Page?
+    /// With `origin`: the keys put or deleted in this leaf since it was copied from `origin`,
+    /// each a u16 length and the bytes, in the order they changed (repeats allowed;
+    /// ``noteChanged(_:)``).
+    @exclusivity(unchecked) var changedKeys: [UInt8] = []
     /// Clean pages only (see ``buildSearchHeads()``): for each cell, 8 bytes of its key after
     /// the prefix all keys of the page share, big-endian, so a search compares integers in one
     /// small array instead of chasing a slot and a cell per step. `nil` on pages a writer may
@@ -76,6 +93,14 @@ final class Page: @unchecked Sendable {
         children = other.children
         self.owner = owner
         replacedFrame = other.diskAddress != 0 ? (other.diskAddress, other.diskLength) : other.replacedFrame
+        if other.isLeaf {
+            if other.diskAddress != 0 {
+                origin = other
+            } else {
+                origin = other.origin
+                changedKeys = other.changedKeys
+            }
+        }
     }
 
     /// A copy of a written page that reaches its children through the cache (they are all
@@ -86,6 +111,10 @@ final class Page: @unchecked Sendable {
         copy.children = page.isLeaf ? [] : Array(repeating: nil, count: page.count)
         copy.diskAddress = page.diskAddress
         copy.diskLength = page.diskLength
+        copy.deltaBase = page.deltaBase
+        copy.deltaKeys = page.deltaKeys
+        copy.origin = nil
+        copy.changedKeys = []
         copy.buildSearchHeads()
         return copy
     }

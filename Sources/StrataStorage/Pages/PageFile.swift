@@ -140,8 +140,26 @@ final class PageFile: @unchecked Sendable {
     /// The page at `offset`, read from the file and decoded; not cached. One `pread` covers the
     /// frame header and the largest payload a page frame can have (a page image never
     /// compresses to more than its LZ4 bound), so a page costs one system call, one
-    /// decompression and one copy into its page.
+    /// decompression and one copy into its page. A leaf stored as a leaf delta costs a second
+    /// read, of its base (FORMAT.md §4, "Leaf deltas").
     private func read(_ offset: UInt64, level: Int) throws -> Page {
+        switch try readFrame(offset, level: level, delta: true) {
+        case .page(let page): return page
+        case .delta(let payload, let frameLength):
+            return try resolveDelta(payload, at: offset, frameLength: frameLength)
+        }
+    }
+
+    /// What a page frame or a leaf delta frame holds.
+    private enum StoredPage {
+        case page(Page)
+        /// A leaf delta's raw payload and its frame's length.
+        case delta([UInt8], frameLength: UInt64)
+    }
+
+    /// The frame at `offset` read and checked: a page frame decoded (its page at `level`), or,
+    /// when `delta` allows one, a leaf delta frame's payload (where a leaf belongs).
+    private func readFrame(_ offset: UInt64, level: Int, delta: Bool) throws -> StoredPage {
         guard offset >= Format.logStart else {
             throw StrataError.corrupt("child offset \(offset) inside the header", offset: offset)
         }
@@ -154,17 +172,53 @@ final class PageFile: @unchecked Sendable {
             let image: UnsafeRawBufferPointer
             do throws(FrameDefect) {
                 (header, image) = try FrameValidator.validate(
-                    UnsafeRawBufferPointer(rebasing: frame[..<n]), at: offset, expecting: .page,
+                    UnsafeRawBufferPointer(rebasing: frame[..<n]), at: offset, expecting: nil,
                     maxRawLength: pageSize, decompressingInto: raw)
             } catch {
                 throw StrataError.corrupt("page frame: \(error)", offset: offset)
+            }
+            switch header.type {
+            case .page:
+                break
+            case .leafDelta where delta:
+                guard level == 0 else {
+                    throw StrataError.corrupt("a leaf delta where a page at level \(level) belongs", offset: offset)
+                }
+                return .delta([UInt8](image), frameLength: header.frameLength)
+            default:
+                let what = header.type == .leafDelta ? "a leaf delta as the base of a leaf delta" : "a \(header.type) frame"
+                throw StrataError.corrupt("\(what) where a page belongs", offset: offset)
             }
             let page = try Page.decodeImage(image, pageSize: pageSize, offset: offset)
             guard page.level == level else { throw levelMismatch(page, level, offset) }
             page.diskAddress = offset
             page.diskLength = header.frameLength
-            return page
+            return .page(page)
         }
+    }
+
+    /// The leaf a leaf delta frame at `offset` reads as: its base page frame read (a leaf image,
+    /// before the delta, itself no delta) and the delta's changes applied.
+    private func resolveDelta(_ payload: [UInt8], at offset: UInt64, frameLength: UInt64) throws -> Page {
+        let baseOffset = try payload.withUnsafeBytes { bytes in
+            var reader = ByteReader(bytes, fileOffset: offset, context: "leaf delta")
+            return try reader.u64()
+        }
+        guard baseOffset >= Format.logStart, baseOffset < offset,
+              baseOffset & UInt64(Format.frameAlignment - 1) == 0 else {
+            throw StrataError.corrupt("leaf delta: base offset \(baseOffset)", offset: offset)
+        }
+        guard case .page(let base) = try readFrame(baseOffset, level: 0, delta: false) else {
+            throw StrataError.corrupt("leaf delta: base at \(baseOffset) is not a page frame", offset: offset)
+        }
+        let (page, keys) = try payload.withUnsafeBytes {
+            try Page.applyLeafDelta($0, to: base, pageSize: pageSize, offset: offset)
+        }
+        page.diskAddress = offset
+        page.diskLength = frameLength + base.diskLength
+        page.deltaBase = (baseOffset, base.diskLength)
+        page.deltaKeys = keys
+        return page
     }
 
     private func levelMismatch(_ page: Page, _ level: Int, _ offset: UInt64) -> StrataError {

@@ -84,7 +84,7 @@ extension Recovery {
                 state.lastTxid = frameHeader.txid
             case .checkpoint:
                 state.passedCheckpoint = true
-            case .page, .overflow:
+            case .page, .leafDelta, .overflow:
                 // Pages and the frame of a checkpoint whose header slot was never written:
                 // replaying the commits rebuilds the same state.
                 break

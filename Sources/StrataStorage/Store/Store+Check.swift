@@ -62,8 +62,18 @@ extension Store {
                         return
                     }
                     // Frames after the checkpoint are counted with the log after it (a checkpoint
-                    // whose header write failed leaves its pages there).
-                    if page.diskAddress < checkpointFrame.offset { reachableBytes += page.diskLength }
+                    // whose header write failed leaves its pages there). A leaf delta reaches its
+                    // base, which no other page may reach (FORMAT.md §4, "Leaf deltas").
+                    let base = page.deltaBase
+                    let ownLength = page.diskLength - base.length
+                    if page.diskAddress < checkpointFrame.offset { reachableBytes += ownLength }
+                    if base.offset != 0 {
+                        if !seenFrames.insert(base.offset).inserted {
+                            problem("page frame \(base.offset) reachable twice (the base of the leaf delta at \(page.diskAddress))")
+                        } else if base.offset < checkpointFrame.offset {
+                            reachableBytes += base.length
+                        }
+                    }
                 } else if !seenPages.insert(ObjectIdentifier(page)).inserted {
                     problem("in-memory page reachable twice")
                     return

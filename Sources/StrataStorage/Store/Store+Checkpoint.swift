@@ -22,61 +22,159 @@ extension Store {
         try finishCheckpoint()
     }
 
+    /// The checkpoint of a close: as ``checkpointLocked()``, without caching the written pages
+    /// for readers of later versions (there are none).
+    func checkpointClosing() throws {
+        try writableLog().checkUsable()
+        _ = try writeDirtyPages(budget: nil, caching: false)
+        try finishCheckpoint()
+    }
+
     /// Writes dirty pages of the current version, children before parents (so each branch
     /// image holds its children's frame offsets), at most `budget` of them (nil: all); true
-    /// when none is left dirty. Requires the writer gate.
+    /// when none is left dirty. `caching`: clean copies of the pages written go into the page
+    /// cache, where readers of later versions find them. Requires the writer gate.
     ///
     /// A page written here is clean from now on: a later commit that changes it copies it like
     /// any written page, and the frame is garbage once a checkpoint no longer reaches it. Its
     /// bytes count as live at once (a page a later commit replaces frees them again), so the
     /// accounting holds however many steps a checkpoint takes, and if it never finishes.
-    func writeDirtyPages(budget: Int?) throws -> Bool {
+    func writeDirtyPages(budget: Int?, caching: Bool = true) throws -> Bool {
         let log = try writableLog()
         let version = currentVersion
         let cache = version.file.cache
         // Where each page image is encoded before it is appended to the log.
         var scratch = [UInt8](repeating: 0, count: version.file.pageSize)
+        // Where a leaf delta is encoded. Deltas go only into a file whose header already says a
+        // version that has them (FORMAT.md §13), and only when a quarter page holds one.
+        var deltaPayload: [UInt8] = []
+        let deltaLimit = header.formatVersion >= Format.leafDeltaVersion ? version.file.pageSize / 4 : 0
         var left = budget ?? Int.max
 
-        /// Writes the dirty pages under `page`, then `page` if they all were; whether it is clean.
-        func write(_ page: Page) throws -> Bool {
-            if page.diskAddress != 0 { return true }
+        // Frames are gathered and written a megabyte at a time (a checkpoint of leaf deltas
+        // appends thousands of frames of a few hundred bytes; decision 102). A page takes its
+        // frame's offset only once the frame is written: until then no reader, cache entry or
+        // later checkpoint may learn an offset that a failed write would take back.
+        struct Appended {
+            var page: Page
+            var offset: UInt64
+            /// The page's ``Page/diskLength``: its frame's length, plus its base's for a delta.
+            var footprint: UInt64
+            var delta: Page.LeafDelta?
+        }
+        var appended: [Appended] = []
+        func applyWritten() {
+            for frame in appended {
+                let page = frame.page
+                page.diskAddress = frame.offset
+                page.diskLength = frame.footprint
+                page.deltaBase = frame.delta?.base ?? (0, 0)
+                page.deltaKeys = frame.delta?.keys ?? []
+                page.origin = nil
+                liveDelta += Int64(page.diskLength) - Int64(page.replacedFrame.length)
+                replacedBytesSinceCheckpoint -= Int64(page.replacedFrame.length)
+                // Readers of later versions reach the page through the cache once a checkpoint
+                // publishes clean trees: a copy without children, with search heads.
+                if caching { cache.insert(Page.cleanCopy(of: page), at: page.diskAddress) }
+            }
+            appended.removeAll(keepingCapacity: true)
+        }
+
+        /// Appends the dirty pages under `page`, then `page` if they all were; the offset of its
+        /// frame (nil while it is dirty).
+        func write(_ page: Page) throws -> UInt64? {
+            if page.diskAddress != 0 { return page.diskAddress }
             if !page.isLeaf {
                 var childrenClean = true
                 for i in 0..<page.count {
                     guard let child = page.children[i] else { continue }
-                    if try write(child) {
-                        page.setChildAddress(i, child.diskAddress)
+                    if let offset = try write(child) {
+                        page.setChildAddress(i, offset)
                     } else {
                         childrenClean = false
-                        if left == 0 { return false }
+                        if left == 0 { return nil }
                     }
                 }
-                if !childrenClean { return false }
+                if !childrenClean { return nil }
             }
-            if left == 0 { return false }
-            let frame = try scratch.withUnsafeMutableBytes {
-                try log.append(.page, txid: version.txid, payload: page.encodeImage(into: $0), compress: true)
+            if left == 0 { return nil }
+            var delta: Page.LeafDelta?
+            if deltaLimit > 0, let origin = page.origin {
+                if let planned = plannedDeltas.removeValue(forKey: ObjectIdentifier(page)) {
+                    delta = planned.delta
+                    deltaPayload = planned.payload
+                } else {
+                    delta = page.leafDelta(against: origin, limit: deltaLimit, into: &deltaPayload)
+                }
             }
-            page.diskAddress = frame.offset
-            page.diskLength = frame.length
-            liveDelta += Int64(frame.length) - Int64(page.replacedFrame.length)
-            replacedBytesSinceCheckpoint -= Int64(page.replacedFrame.length)
+            let frame: (offset: UInt64, length: UInt64)
+            if let delta {
+                frame = try deltaPayload.withUnsafeBytes {
+                    try log.append(.leafDelta, txid: version.txid, payload: $0, compress: false)
+                }
+                appended.append(Appended(page: page, offset: frame.offset, footprint: frame.length + delta.base.length,
+                                         delta: delta))
+            } else {
+                frame = try scratch.withUnsafeMutableBytes {
+                    try log.append(.page, txid: version.txid, payload: page.encodeImage(into: $0), compress: true)
+                }
+                appended.append(Appended(page: page, offset: frame.offset, footprint: frame.length, delta: nil))
+            }
             left -= 1
-            // Readers of later versions reach the page through the cache once a checkpoint
-            // publishes clean trees: a copy without children, with search heads.
-            cache.insert(Page.cleanCopy(of: page), at: page.diskAddress)
-            return true
+            if appended.count >= 256 {
+                try log.writeGathered()
+                applyWritten()
+            }
+            return frame.offset
         }
 
         var clean = true
-        for (_, tree) in version.trees.sorted(by: { $0.key < $1.key }) {
-            if let root = tree.root, !(try write(root)) {
-                clean = false
-                if left == 0 { break }
+        log.startGathering(upTo: 1 << 20)
+        do {
+            for (_, tree) in version.trees.sorted(by: { $0.key < $1.key }) {
+                if let root = tree.root, try write(root) == nil {
+                    clean = false
+                    if left == 0 { break }
+                }
+            }
+            try log.stopGathering()
+        } catch {
+            log.abandonGathering()
+            throw error
+        }
+        applyWritten()
+        return clean
+    }
+
+    /// Computes the leaf delta of every dirty leaf of the current version that has a written
+    /// origin, keeping each in ``plannedDeltas`` for the checkpoint to append. Returns what the
+    /// deltas change in the space a checkpoint leaves: the bytes of written frames they keep
+    /// live as bases, the replaced bytes of the leaves they store, and the bytes of their
+    /// frames. Requires the writer gate; the plan holds until the next commit (the pages it
+    /// names are committed, so nothing changes them before a checkpoint or compaction runs).
+    func planLeafDeltas() -> (keptBytes: UInt64, replacedBytes: UInt64, deltaBytes: UInt64) {
+        plannedDeltas = [:]
+        let version = currentVersion
+        let limit = version.file.pageSize / 4
+        var kept: UInt64 = 0, replaced: UInt64 = 0, written: UInt64 = 0
+        var payload: [UInt8] = []
+        func visit(_ page: Page) {
+            if page.diskAddress != 0 { return }
+            if !page.isLeaf {
+                for child in page.children { if let child { visit(child) } }
+                return
+            }
+            guard let origin = page.origin else { return }
+            let delta = page.leafDelta(against: origin, limit: limit, into: &payload)
+            plannedDeltas[ObjectIdentifier(page)] = (page, delta == nil ? [] : payload, delta)
+            if let delta {
+                kept += delta.base.length
+                replaced += page.replacedFrame.length
+                written += FrameHeader.frameLength(storedLength: payload.count)
             }
         }
-        return clean
+        for tree in version.trees.values { if let root = tree.root { visit(root) } }
+        return (kept, replaced, written)
     }
 
     /// Writes the checkpoint frame for the current version, whose pages are all written
@@ -124,6 +222,7 @@ extension Store {
         dirtyBytesSinceCheckpoint = 0
         replacedBytesSinceCheckpoint = 0
         checkpointInProgress = false
+        plannedDeltas = [:]
         reserveCacheForDirtyPages()
         counterState.withLock {
             $0.checkpoints += 1

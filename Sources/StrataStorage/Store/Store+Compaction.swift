@@ -81,6 +81,7 @@ extension Store {
         dirtyBytesSinceCheckpoint = 0
         replacedBytesSinceCheckpoint = 0
         checkpointInProgress = false
+        plannedDeltas = [:]
         counterState.withLock {
             $0.compactions += 1
             $0.pagesCopiedAsStored += written.pagesCopiedAsStored

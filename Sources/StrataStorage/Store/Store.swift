@@ -62,6 +62,10 @@ public final class Store: @unchecked Sendable {
     /// compaction. Approximate (0 after a reopen; a page replaced in one commit and retired
     /// in a later one counts in both), which only moves that decision.
     var replacedBytesSinceCheckpoint: Int64 = 0
+    /// Leaf deltas close computed to choose between a checkpoint and a compaction
+    /// (``planLeafDeltas()``), kept for the checkpoint that follows to append: each dirty leaf
+    /// planned (held, so its identity stays its own) with its delta, or nil to be written whole.
+    var plannedDeltas: [ObjectIdentifier: (page: Page, payload: [UInt8], delta: Page.LeafDelta?)] = [:]
     /// An automatic checkpoint is under way: commits write some of its pages each, and the one
     /// that leaves none dirty writes the checkpoint frame (docs/decisions.md,
     /// decision 37).
@@ -357,15 +361,24 @@ public final class Store: @unchecked Sendable {
         // never-written pages is not known before their compressed size is, so without this a
         // fresh store under 4 MiB of log checkpointed, found the file due, and compacted: every
         // page written twice.
-        let replaced = UInt64(max(replacedBytesSinceCheckpoint, 0))
+        // A leaf a checkpoint writes as a leaf delta keeps its base live and adds only the
+        // delta: the plan says which leaves those are, so the choice counts them as they are.
+        var replaced = UInt64(max(replacedBytesSinceCheckpoint, 0))
+        var growth = replaced
+        if header.formatVersion >= Format.leafDeltaVersion {
+            let plan = planLeafDeltas()
+            replaced -= min(replaced, plan.keptBytes)
+            growth = growth - min(growth, plan.replacedBytes) + plan.deltaBytes
+        }
         let garbage = deadBytes + commitBytesSinceCheckpoint + replaced
         let end = try writableLog().end
         let mostlyGarbage = options.compactOnCloseGarbageRatio < 1 && garbage >= end / 5 * 4
             && end + dirtyBytesSinceCheckpoint > 4 << 20
-        if mostlyGarbage || compactionDueOnClose(garbage: garbage, growth: replaced) {
+        if mostlyGarbage || compactionDueOnClose(garbage: garbage, growth: growth) {
+            plannedDeltas = [:]
             try compactLocked()
         } else {
-            if commitBytesSinceCheckpoint > 0 || liveDelta != 0 { try checkpointLocked() }
+            if commitBytesSinceCheckpoint > 0 || liveDelta != 0 { try checkpointClosing() }
             if compactionDueOnClose(garbage: deadBytes) { try compactLocked() }
         }
         let log = try writableLog()

@@ -46,6 +46,20 @@ extension StoredTreeCopy {
         }
     }
 
+    /// Whether the frame at `offset` claims to be a leaf delta (its header valid there, of
+    /// type 5): such a leaf is read through the page file, which resolves its base, and written
+    /// as its image. Any other frame is left to ``checkedFrame(at:decompressing:)``.
+    func isLeafDelta(at offset: UInt64) throws -> Bool {
+        try fillWindow(covering: offset)
+        let start = Int(offset - windowStart)
+        let count = windowCount
+        return window.withUnsafeBytes { bytes in
+            guard count - start >= Format.frameHeaderLength else { return false }
+            let head = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + Format.frameHeaderLength)])
+            return FrameHeader.decode(head, at: offset)?.type == .leafDelta
+        }
+    }
+
     /// The leaf whose frame is at `offset`: the frame checked as a page read checks it
     /// (``checkedFrame(at:decompressing:)``), its image decoded (and checked) as a page read
     /// decodes it. Not cached.

@@ -80,7 +80,8 @@ final class StoredTreeCopy {
             if page.isLeaf { return measure(page) }
             for i in 0..<page.count {
                 let fits: Bool
-                if page.level == 1 && page.children[i] == nil {
+                let storedLeaf = page.level == 1 && page.children[i] == nil
+                if try storedLeaf && !isLeafDelta(at: page.childAddress(i)) {
                     let offset = page.childAddress(i)
                     fits = measure(try checkedLeaf(at: offset))
                     checkedLeaves.insert(offset)
@@ -168,6 +169,17 @@ final class StoredTreeCopy {
                 compressor.add { leaf.encodeImage(into: $0).count }
                 pendingLeaves.append((branch, i))
                 branch.pending += 1
+            } else if page.children[i] == nil, try isLeafDelta(at: page.childAddress(i)) {
+                // Stored as a leaf delta (FORMAT.md §4): the copy holds no delta, so the leaf it
+                // reads as is written as its image.
+                let leaf = try TreeRead.child(page, i, file)
+                if compressor.fillingIsFull {
+                    try appendCompressedLeaves()
+                    compressor.submitFilling()
+                }
+                compressor.add { leaf.encodeImage(into: $0).count }
+                pendingLeaves.append((branch, i))
+                branch.pending += 1
             } else {
                 // Written: its frame as stored, wherever the page itself is.
                 let offset = page.children[i].flatMap(storedOffset(ofResident:)) ?? page.childAddress(i)
@@ -179,10 +191,10 @@ final class StoredTreeCopy {
     }
 
     /// The offset of the frame this copy may take `page` (a page in memory) from, or nil when
-    /// it writes the page's image: a page no checkpoint wrote, or any page in memory when the
-    /// copy runs beside the writer. The address is read once: a checkpoint may be setting it.
+    /// it writes the page's image: a page no checkpoint wrote, a leaf stored as a delta, or any
+    /// page in memory when the copy runs beside the writer. The address is read once: a checkpoint may be setting it.
     private func storedOffset(ofResident page: Page) -> UInt64? {
-        guard copiesWrittenPagesInMemory else { return nil }
+        guard copiesWrittenPagesInMemory, page.deltaBase.offset == 0 else { return nil }
         let offset = page.diskAddress
         return offset != 0 ? offset : nil
     }

@@ -144,6 +144,7 @@ final class MutableTree {
         let index = path[path.count - 1].index
         guard page.isLeaf, index < page.count, !page.valueInfo(index).isOverflow,
               page.replaceLeafValue(at: index, value: value) else { return false }
+        page.noteChanged(page.key(index))
         modifications &+= 1
         return true
     }
@@ -191,6 +192,7 @@ final class MutableTree {
         if page.isLeaf {
             // Below here nothing reads a page, so nothing can fail part way.
             modifications &+= 1
+            page.noteChanged(key)
             let (i, found) = page.lowerBound(key)
             if found {
                 if page.valueInfo(i).isOverflow { replaced = page.overflowAddress(i) }
@@ -272,6 +274,8 @@ final class MutableTree {
         }
         if leaf { separator = [UInt8](right.key(0)) }
         page.assign(from: left)
+        // Half its cells moved out: no longer a few cells changed since its origin.
+        page.forgetOrigin()
         return Split(separator: separator, right: right)
     }
 
@@ -309,6 +313,7 @@ final class MutableTree {
         // From here a failed page read (a merge, the root collapse) leaves the tree changed:
         // the caller fails the transaction.
         modifications &+= 1
+        owned[owned.count - 1].noteChanged(key)
         owned[owned.count - 1].removeCell(at: i)
         // Upwards: an emptied page leaves its parent (always possible: it only frees room); one
         // under a quarter full merges with a neighbour when both fit. Removing, not merging, is
@@ -385,6 +390,8 @@ final class MutableTree {
             }
         }
         retire(right)
+        // The neighbour's cells moved in: no longer a few cells changed since its origin.
+        left.forgetOrigin()
         parent.removeCell(at: rightIndex)
     }
 

@@ -24,7 +24,8 @@ extension ReferenceFormat {
         /// Reserved: 0.
         package var flags: UInt32
 
-        /// A slot holding these fields (version 1 and flags 0 unless given).
+        /// A slot holding these fields (version ``ReferenceFormat/formatVersion`` and flags 0
+        /// unless given).
         package init(formatVersion: UInt32 = ReferenceFormat.formatVersion, pageSize: UInt32, sequence: UInt64,
                      checkpointOffset: UInt64, durableEnd: UInt64, checkpointTxid: UInt64, fileID: UInt64,
                      flags: UInt32 = 0) {
@@ -122,14 +123,17 @@ extension ReferenceFormat {
                 checkpointTxid: field(.checkpointTxid), fileID: field(.fileID), flags: UInt32(field(.flags))))
         }
 
-        /// Whether a version above ours makes this slot refused ("made by a newer version").
+        /// Whether a version above ours makes this slot refused ("made by a newer version"); a
+        /// version-1 slot is not newer (§13: version 2 reads it as it is).
         package var isNewerVersion: Bool { formatVersion > ReferenceFormat.formatVersion }
 
         /// §2 steps 3 and 4 for a sealed slot: a newer version, version 0, a page size that is no
         /// power of two in 4096...32768, a sequence of 2^64 − 1 or flags other than 0 were written
         /// so (the slot is not torn), and the file is refused.
         package func validate() throws {
-            guard !isNewerVersion else { throw FormatViolation("format version \(formatVersion) is newer than 1") }
+            guard !isNewerVersion else {
+                throw FormatViolation("format version \(formatVersion) is newer than \(ReferenceFormat.formatVersion)")
+            }
             guard formatVersion != 0 else { throw FormatViolation("format version 0") }
             guard ReferenceFormat.isValidPageSize(UInt64(pageSize)) else {
                 throw FormatViolation("page size \(pageSize)")

@@ -135,32 +135,51 @@ extension ReferenceFormat {
             package static let valueInfoOffset = 2
             /// Where the key lies from the cell's start (the value or reference follows it).
             package static let keyOffset = ReferenceFormat.leafCellHeaderLength
+
+            /// The cell at `reader`'s position, for pages of `pageSize` bytes, checked: key length
+            /// 1...1024, value length at most 64 MiB, the inline rule (`6 + k + v ≤ P / 4` exactly
+            /// when inline), every field inside the reader's bytes. A page's cells and a leaf
+            /// delta's puts are read alike (§4: a put is "a leaf cell exactly as in a page").
+            package static func read(_ reader: inout ByteReader, pageSize: Int) throws -> LeafCell {
+                let keyLength = Int(try reader.u16())
+                let valueInfo = try reader.u32()
+                guard (1...ReferenceFormat.maximumKeyLength).contains(keyLength) else {
+                    throw FormatViolation("key length \(keyLength)")
+                }
+                let isOverflow = valueInfo & ReferenceFormat.overflowBit != 0
+                let valueLength = Int(valueInfo & ~ReferenceFormat.overflowBit)
+                guard valueLength <= ReferenceFormat.maximumValueLength else {
+                    throw FormatViolation("value length \(valueLength)")
+                }
+                let isInline = ReferenceFormat.isInline(keyLength: keyLength, valueLength: valueLength,
+                                                        pageSize: pageSize)
+                guard isOverflow != isInline else {
+                    let stored = isOverflow ? "in an overflow frame" : "inline"
+                    throw FormatViolation("a \(valueLength)-byte value under a \(keyLength)-byte key "
+                                          + "stored \(stored), §4's rule says otherwise")
+                }
+                let key = try reader.bytes(keyLength)
+                let value: Value = isOverflow ? .overflow(try reader.u64()) : .inline(try reader.bytes(valueLength))
+                return LeafCell(key: key, valueLength: valueLength, value: value)
+            }
         }
 
-        /// Leaf cell `index`, checked: key length 1...1024, value length at most 64 MiB, the
-        /// inline rule (`6 + k + v ≤ P / 4` exactly when inline), the cell inside the page.
+        /// Leaf cell `index`, checked as ``LeafCell/read(_:pageSize:)`` checks a cell, and inside
+        /// the page.
         package func leafCell(_ index: Int) throws -> LeafCell {
             precondition(isLeaf, "leaf cell \(index) of a branch")
             var reader = try cellReader(index)
-            let keyLength = Int(try reader.u16())
-            let valueInfo = try reader.u32()
-            guard (1...ReferenceFormat.maximumKeyLength).contains(keyLength) else {
-                throw FormatViolation("leaf cell \(index): key length \(keyLength)")
+            do {
+                return try LeafCell.read(&reader, pageSize: pageSize)
+            } catch let violation as FormatViolation {
+                throw FormatViolation("leaf cell \(index): \(violation)")
             }
-            let isOverflow = valueInfo & ReferenceFormat.overflowBit != 0
-            let valueLength = Int(valueInfo & ~ReferenceFormat.overflowBit)
-            guard valueLength <= ReferenceFormat.maximumValueLength else {
-                throw FormatViolation("leaf cell \(index): value length \(valueLength)")
-            }
-            let isInline = ReferenceFormat.isInline(keyLength: keyLength, valueLength: valueLength, pageSize: pageSize)
-            guard isOverflow != isInline else {
-                let stored = isOverflow ? "in an overflow frame" : "inline"
-                throw FormatViolation("leaf cell \(index): a \(valueLength)-byte value under a \(keyLength)-byte key "
-                                      + "stored \(stored), §4's rule says otherwise")
-            }
-            let key = try reader.bytes(keyLength)
-            let value: Value = isOverflow ? .overflow(try reader.u64()) : .inline(try reader.bytes(valueLength))
-            return LeafCell(key: key, valueLength: valueLength, value: value)
+        }
+
+        /// Every cell of a leaf, in slot order, each checked as ``leafCell(_:)`` checks it (key
+        /// order is ``validateCells(frameOffset:)``'s).
+        package func leafCells() throws -> [LeafCell] {
+            try (0..<count).map { try leafCell($0) }
         }
 
         /// One branch cell: `u16 k`, the u64 offset of the child's page frame, the key.

@@ -18,13 +18,18 @@
 /// | `HeaderSlot.swift` | §2 | a header slot |
 /// | `FrameHeader.swift`, `Frame.swift` | §3 | a frame's header; a whole, validated frame |
 /// | `PageImage.swift` | §4 | a page image and its cells; ``FormatViolation``, what every decoder throws |
+/// | `PageImage+Encoding.swift` | §4 | a leaf cell's bytes; a packed leaf image built from cells |
+/// | `LeafDelta.swift` | §4 "Leaf deltas" | a leaf delta frame's changes, and the leaf it reads as |
+/// | `TreeNode.swift` | §4, §6 | what a root or child offset names: a page, or a delta read as its leaf |
 /// | `CommitRecord.swift` | §5 | a commit frame's operations |
 /// | `CheckpointRecord.swift` | §6 | a checkpoint frame's catalog |
 ///
 /// Decoding validates what lies inside the structure decoded (a frame's checksums and lengths,
 /// a page's slots and cells, a record's limits); what needs the rest of the file (a child
-/// offset that must hold a page frame, replay's semantic checks) is the caller's. Encoding
-/// writes whatever it is given, absurd values included: forging is what the tools use it for.
+/// offset that must hold a page frame, replay's semantic checks) is the caller's, except that a
+/// leaf delta, which reads as a leaf only with its base frame, is resolved against the file by
+/// `LeafDelta.swift` and `TreeNode.swift`. Encoding writes whatever it is given, absurd values
+/// included: forging is what the tools use it for.
 package enum ReferenceFormat {
     // §1 Layout.
 
@@ -41,8 +46,9 @@ package enum ReferenceFormat {
 
     /// ASCII `STRATADB`: the first 8 bytes of a header slot.
     package static let slotMagic: [UInt8] = Array("STRATADB".utf8)
-    /// The only format version this reading knows.
-    package static let formatVersion: UInt32 = 1
+    /// The newest format version this reading knows, and the one its encoders write. Version 2
+    /// is version 1 with leaf delta frames (§13): a slot saying 1 or 2 is read alike.
+    package static let formatVersion: UInt32 = 2
     /// The smallest and largest page sizes (both powers of two, as every page size is).
     package static let pageSizes = 4096...32768
 

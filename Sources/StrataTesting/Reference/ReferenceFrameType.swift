@@ -8,11 +8,13 @@ package enum ReferenceFrameType: UInt8, Sendable, CaseIterable, CustomStringConv
     case checkpoint = 3
     /// A value too large for a leaf (§7).
     case overflow = 4
+    /// A leaf as a page frame's image plus a few changed cells (§4, "Leaf deltas").
+    case leafDelta = 5
 
     /// The longest raw payload a valid frame of this type holds (§3).
     package var maximumRawLength: Int {
         switch self {
-        case .page: return ReferenceFormat.pageSizes.upperBound
+        case .page, .leafDelta: return ReferenceFormat.pageSizes.upperBound
         case .commit, .checkpoint: return ReferenceFormat.maximumRecordLength
         case .overflow: return ReferenceFormat.maximumValueLength
         }
@@ -24,6 +26,7 @@ package enum ReferenceFrameType: UInt8, Sendable, CaseIterable, CustomStringConv
         case .commit: return "commit"
         case .checkpoint: return "checkpoint"
         case .overflow: return "overflow"
+        case .leafDelta: return "leaf delta"
         }
     }
 }

@@ -169,10 +169,11 @@ struct FuzzCase {
     }
 
     /// Sets one offset, length or order field inside a frame's payload (a checkpoint's tree
-    /// entry, a page's header, slot or cell, a commit's operation or overflow reference) to a
-    /// value no valid store has there — or points two branch cells at one child, swaps two
-    /// children or two slots, reverses a leaf's slots — and re-seals both checksums: only the
-    /// engine's structural checks stand between it and the reader. A page forged inside a
+    /// entry, a page's header, slot or cell, a leaf delta's base offset, count or change, a
+    /// commit's operation or overflow reference) to a value no valid store has there — or
+    /// points two branch cells at one child, swaps two children or two slots, reverses a leaf's
+    /// slots, swaps two delta changes' keys — and re-seals both checksums: only the engine's
+    /// structural checks stand between it and the reader. A page or leaf delta forged inside a
     /// compressed frame is appended uncompressed with its ancestors (``StoreSurgery``).
     /// Returns a description and the damaged frame's offset.
     static func forgePayloadField(_ fixture: FuzzFixture, _ bytes: inout [UInt8],
@@ -181,14 +182,17 @@ struct FuzzCase {
         guard let surgery = fixture.surgery else { return ("no frame map", 0) }
         let candidates = fixture.frames.filter {
             $0.type != .overflow && $0.storedLength > 0
-                && (!$0.isCompressed || ($0.type == .page && surgery.pageImages[$0.offset] != nil))
+                && (!$0.isCompressed || ($0.type == .page && surgery.pageImages[$0.offset] != nil)
+                    || ($0.type == .leafDelta && surgery.deltaPayloads[$0.offset] != nil))
         }
         let frame = candidates[rng.below(candidates.count)]
         let badOffsets: [UInt64] = [0, 1, 4096, 8191, 0xFFFF_FFFF, 1 << 40, 1 << 63, (1 << 63) - 1, (1 << 63) - 8,
                                     UInt64.max, UInt64.max - 7, UInt64(fixture.bytes.count + 8) & ~7]
-        /// A frame of another type than `type` (a valid frame, but the wrong kind).
+        /// A frame of another type than `type` (a valid frame, but the wrong kind). A leaf delta
+        /// stands wherever a leaf's page frame may (§4), so it is no wrong frame for a page.
         func wrongFrame(_ type: ReferenceFrameType) -> [UInt64] {
-            fixture.frames.filter { $0.type != type }.prefix(200).map { UInt64($0.offset) }.suffix(3)
+            let right: Set<ReferenceFrameType> = type == .page ? [.page, .leafDelta] : [type]
+            return fixture.frames.filter { !right.contains($0.type) }.prefix(200).map { UInt64($0.offset) }.suffix(3)
         }
         /// One way to forge the payload: a description and the change, on the raw payload.
         typealias Edit = (name: String, apply: (inout [UInt8]) -> Void)
@@ -199,7 +203,12 @@ struct FuzzCase {
         }
         let payloadStart = frame.offset + ReferenceFormat.frameHeaderLength
         let storedPayload = Array(bytes[payloadStart..<(payloadStart + frame.storedLength)])
-        var payload = frame.type == .page ? surgery.pageImages[frame.offset] ?? storedPayload : storedPayload
+        var payload: [UInt8]
+        switch frame.type {
+        case .page: payload = surgery.pageImages[frame.offset] ?? storedPayload
+        case .leafDelta: payload = surgery.deltaPayloads[frame.offset] ?? storedPayload
+        case .commit, .checkpoint, .overflow: payload = storedPayload
+        }
         let end = payload.count
         switch frame.type {
         case .checkpoint:
@@ -266,6 +275,11 @@ struct FuzzCase {
                     }))
                 }
             }
+        case .leafDelta:
+            let forgeries = leafDeltaForgeries(frame, payload: payload, fixture: fixture, surgery: surgery,
+                                               badOffsets: badOffsets, rng: &rng)
+            for choice in forgeries.fields { field(choice.position, choice.width, choice.name, choice.values) }
+            edits += forgeries.edits
         case .commit, .overflow:
             // Commit records: the op codes and the overflow references of put-overflow operations.
             for site in ReferenceFormat.CommitRecord.sites(in: payload, from: 0, to: end) {
@@ -288,11 +302,15 @@ struct FuzzCase {
                     frame.offset)
         }
         var editedSurgery = surgery
-        guard let inserted = try? editedSurgery.replacePage(at: frame.offset, with: payload) else {
-            return ("page in the compressed frame at \(frame.offset): not reachable, left as it was", frame.offset)
+        let node = frame.type == .leafDelta ? "leaf delta" : "page"
+        let replaced = frame.type == .leafDelta
+            ? try? editedSurgery.replaceDelta(at: frame.offset, with: payload)
+            : try? editedSurgery.replacePage(at: frame.offset, with: payload)
+        guard let inserted = replaced else {
+            return ("\(node) in the compressed frame at \(frame.offset): not reachable, left as it was", frame.offset)
         }
         bytes = editedSurgery.bytes
-        return ("page in the compressed frame at \(frame.offset): \(edit.name) "
+        return ("\(node) in the compressed frame at \(frame.offset): \(edit.name) "
                 + "(rewritten uncompressed at \(inserted[0]) "
                 + "with \(inserted.count - 1) ancestor\(inserted.count == 2 ? "" : "s"), resealed)", frame.offset)
     }

@@ -44,6 +44,29 @@ enum FuzzCorpus {
             }
             try seedStore.write { tx in try tx.dropTree("gone") }
         })
+        // Leaf deltas (FORMAT.md §4): a few thousand keys checkpointed, then about one key in
+        // ten overwritten with a value of the same length, spread over every leaf, and a second
+        // checkpoint, which writes each leaf changed in a few cells as a delta naming its first
+        // image; a commit after it (the log replay path over a tree of deltas).
+        try save("deltas-crashed.strata", try store { seedStore in
+            let keys = 3000
+            let values = (0..<keys).map { _ in rng.bytes(rng.int(8...24)) }
+            try seedStore.write { tx in
+                let tree = try tx.createTree("d")
+                for i in 0..<keys { try tree.put(CrashWorkload.key(i), values[i]) }
+            }
+            try seedStore.checkpoint()
+            try seedStore.write { tx in
+                let tree = try tx.tree("d")!
+                for i in stride(from: rng.below(10), to: keys, by: 10) {
+                    try tree.put(CrashWorkload.key(i), rng.bytes(values[i].count))
+                }
+            }
+            try seedStore.checkpoint()
+            try seedStore.write { tx in
+                try tx.tree("d")!.put(CrashWorkload.key(keys / 2), rng.bytes(values[keys / 2].count))
+            }
+        })
         return count
     }
 

@@ -41,8 +41,10 @@ struct FuzzFixture {
         return options
     }
 
-    /// Several trees, a few thousand keys, overflow values; a checkpoint; eight commits after
-    /// it (a tree created, an overflow value in the last); the file as a crash leaves it.
+    /// Several trees, a few thousand keys, overflow values; a checkpoint; a few hundred keys of
+    /// one tree changed and a second checkpoint (which writes a leaf changed in a few cells as a
+    /// leaf delta, FORMAT.md §4, so the forgeries reach delta frames); eight commits after it (a
+    /// tree created, an overflow value in the last); the file as a crash leaves it.
     static func build(seed: UInt64) throws -> FuzzFixture {
         let fs = SimulatedFileSystem()
         var rng = SplitMix64(seed: mixSeed(seed, 0x4649_5854))
@@ -61,6 +63,7 @@ struct FuzzFixture {
                                   i % 2 == 0 ? rng.bytes(length) : [UInt8](repeating: UInt8(i), count: length))
                 }
             }
+            try store.checkpoint()
             for round in 0..<4 {
                 try store.write { tx in
                     let users = try tx.tree("users")!
@@ -117,17 +120,29 @@ struct FuzzFixture {
         lastCommitRegion = commitEnds[commitEnds.count - 2]
     }
 
-    /// The page surgery must be invisible when it forges nothing: every reachable page
-    /// rewritten as itself reads back as the same store, and `check()` finds nothing.
+    /// The page surgery must be invisible when it forges nothing: every reachable page (a
+    /// leaf delta's base included) rewritten as itself, every leaf delta rewritten whole as
+    /// the leaf it reads as and as itself, reads back as the same store, and `check()` finds
+    /// nothing.
     func checkSurgery() throws {
         guard let surgery else { throw ToolError("seed store: no frame map") }
+        func expectUnchanged(_ rewritten: StoreSurgery, _ what: String) throws {
+            let outcome = FuzzCase.examine(rewritten.bytes, readOnly: true, layer: .simulated, fixture: self)
+            guard case .read(let index, let problems) = outcome, index == full, problems.isEmpty else {
+                throw ToolError("seed store: \(what) reads as \(outcome)")
+            }
+        }
         for offset in surgery.pageImages.keys.sorted() {
             var rewritten = surgery
             try rewritten.replacePage(at: offset, with: surgery.pageImages[offset]!)
-            let outcome = FuzzCase.examine(rewritten.bytes, readOnly: true, layer: .simulated, fixture: self)
-            guard case .read(let index, let problems) = outcome, index == full, problems.isEmpty else {
-                throw ToolError("seed store: the page at \(offset) rewritten as itself reads as \(outcome)")
-            }
+            try expectUnchanged(rewritten, surgery.deltaPayloads[offset] == nil
+                                    ? "the page at \(offset) rewritten as itself"
+                                    : "the leaf delta at \(offset) rewritten whole")
+        }
+        for offset in surgery.deltaPayloads.keys.sorted() {
+            var rewritten = surgery
+            try rewritten.replaceDelta(at: offset, with: surgery.deltaPayloads[offset]!)
+            try expectUnchanged(rewritten, "the leaf delta at \(offset) rewritten as itself")
         }
     }
 

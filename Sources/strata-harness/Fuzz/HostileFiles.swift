@@ -125,15 +125,19 @@ enum HostileFiles {
             image.setLittleEndian(firstSlot, at: leafCells[1].slotPosition, width: 2)
         }, expectation: "rejected", what: "a leaf's second slot points at its first cell: a key duplicated"))
 
+        files += try leafDeltaFiles(base, root: root, firstLeaf: firstLeaf)
+
         // Header slots: the current one is the newer (the close's checkpoint); the other, older
         // one is valid too.
         typealias HeaderSlot = ReferenceFormat.HeaderSlot
         var future = base
-        future.bytes.setLittleEndian(2, at: HeaderSlot.position(of: .formatVersion, slot: future.currentSlot), width: 4)
+        let newer = UInt64(ReferenceFormat.formatVersion) + 1
+        future.bytes.setLittleEndian(newer, at: HeaderSlot.position(of: .formatVersion, slot: future.currentSlot),
+                                     width: 4)
         HeaderSlot.reseal(&future.bytes, slot: future.currentSlot)
         files.append(File(name: "header-future-version.strata", bytes: future.bytes, expectation: "rejected",
-                          what: "the newer header slot, checksum valid, says format version 2 beside an older valid "
-                              + "version-1 slot (must be refused, not read through the older slot)"))
+                          what: "the newer header slot, checksum valid, says format version \(newer) beside an older "
+                              + "valid slot (must be refused, not read through the older slot)"))
         var sequence = base
         let sequenceAt = HeaderSlot.position(of: .sequence, slot: sequence.currentSlot)
         sequence.bytes.setLittleEndian(UInt64.max, at: sequenceAt, width: 8)
@@ -148,6 +152,94 @@ enum HostileFiles {
         ReferenceFormat.Frame.reseal(&live.bytes, frameAt: live.checkpointOffset)
         files.append(File(name: "checkpoint-live-bytes-max.strata", bytes: live.bytes, expectation: "rejected",
                           what: "the checkpoint frame's live bytes is UInt64.max (trapped in the space accounting)"))
+        return files
+    }
+
+    /// Leaf deltas (FORMAT.md §4, "Leaf deltas"), forged with the reference codec: the base
+    /// store's first leaf stored as a delta naming its own page frame (the delta is appended
+    /// where the checkpoint frame was, its ancestors after it). One valid control, then one
+    /// broken rule each.
+    static func leafDeltaFiles(_ base: StoreSurgery, root: Int, firstLeaf: Int) throws -> [File] {
+        typealias PageImage = ReferenceFormat.PageImage
+        typealias LeafDelta = ReferenceFormat.LeafDelta
+        let cells = try PageImage(base.pageImages[firstLeaf] ?? [], pageSize: base.pageSize).leafCells()
+        guard cells.count >= 3 else { throw ToolError("hostile files: the first leaf has \(cells.count) cells") }
+        /// Where the forged delta frame lands.
+        let deltaAt = UInt64(base.checkpointOffset)
+        func store(_ payload: [UInt8]) throws -> [UInt8] {
+            var forged = base
+            try forged.storeAsDelta(leafAt: firstLeaf, payload: payload)
+            return forged.bytes
+        }
+        func delta(_ changes: [LeafDelta.Change], baseOffset: UInt64 = UInt64(firstLeaf)) -> LeafDelta {
+            LeafDelta(baseOffset: baseOffset, changes: changes)
+        }
+        /// The first cell with a new value of the same length.
+        var replaced = cells[0]
+        if case .inline(let value) = replaced.value { replaced.value = .inline(value.map { $0 ^ 0x5A }) }
+        // Entry counts stay as the catalog says: one cell replaced, one added, one deleted.
+        let added = PageImage.LeafCell(key: cells[0].key + [1], valueLength: 1, value: .inline([0x41]))
+        let valid = delta([.put(replaced), .put(added), .delete(key: cells[1].key)])
+        var files: [File] = []
+        func add(_ name: String, _ bytes: [UInt8], _ what: String, expectation: String = "rejected") {
+            files.append(File(name: "leaf-delta-\(name).strata", bytes: bytes, expectation: expectation,
+                              what: "the first leaf stored as a leaf delta " + what))
+        }
+        add("valid", try store(valid.encoded()), "that replaces a cell, adds one and deletes one (valid: a control)",
+            expectation: "readable")
+        add("base-is-branch", try store(delta(valid.changes, baseOffset: UInt64(root)).encoded()),
+            "whose base is the root branch's page frame")
+        add("base-is-itself", try store(delta(valid.changes, baseOffset: deltaAt).encoded()),
+            "whose base offset is its own")
+        add("base-misaligned", try store(delta(valid.changes, baseOffset: UInt64(firstLeaf + 4)).encoded()),
+            "whose base offset is not a multiple of 8")
+        add("no-changes", try store(delta([]).encoded()), "with a change count of 0")
+        var unknownOp = valid.encoded()
+        unknownOp[LeafDelta.changesPosition] = 3
+        add("unknown-op", try store(unknownOp), "whose first change has op 3")
+        add("keys-descending", try store(delta([.delete(key: cells[1].key), .delete(key: cells[0].key)]).encoded()),
+            "whose two changes' keys descend")
+        add("trailing-byte", try store(valid.encoded() + [0]), "with a byte after its last change")
+        let lateOverflow = (deltaAt + 4096) & ~7
+        let overflowLength = base.pageSize / 4 + 1
+        add("overflow-after-delta",
+            try store(delta([.put(PageImage.LeafCell(key: cells[0].key, valueLength: overflowLength,
+                                                      value: .overflow(lateOverflow)))]).encoded()),
+            "whose put names an overflow frame at \(lateOverflow), after the delta frame")
+        // Puts of near quarter-page values between the first two keys (inside the leaf's bounds)
+        // until the leaf they make passes the page size.
+        var growing = cells
+        var puts: [LeafDelta.Change] = []
+        let valueLength = base.pageSize / 4 - ReferenceFormat.leafCellHeaderLength - cells[0].key.count - 8
+        while PageImage.leafImageLength(growing) <= base.pageSize {
+            let cell = PageImage.LeafCell(key: cells[0].key + [UInt8(puts.count + 1)], valueLength: valueLength,
+                                          value: .inline([UInt8](repeating: UInt8(puts.count), count: valueLength)))
+            puts.append(.put(cell))
+            growing.append(cell)
+        }
+        let oversized = delta(puts).encoded()
+        guard oversized.count <= base.pageSize else {
+            throw ToolError("hostile files: an oversized leaf needs a delta of \(oversized.count) bytes")
+        }
+        add("past-page-size", try store(oversized),
+            "whose puts make a leaf of \(PageImage.leafImageLength(growing)) bytes, above the page size")
+
+        // A delta naming another delta: the first leaf as the valid delta, then the second leaf
+        // as a delta whose base is that one.
+        var first = base
+        try first.storeAsDelta(leafAt: firstLeaf, payload: valid.encoded())
+        var second = try StoreSurgery(first.bytes)
+        guard let newRoot = second.parents.first(where: {
+                  if case .root = $0.value { return true } else { return false }
+              })?.key,
+              let rootImage = second.pageImages[newRoot] else {
+            throw ToolError("hostile files: no root after the first delta")
+        }
+        let secondLeaf = Int(try PageImage(rootImage, pageSize: second.pageSize).branchCell(1).child)
+        let secondCells = try PageImage(second.pageImages[secondLeaf] ?? [], pageSize: second.pageSize).leafCells()
+        try second.storeAsDelta(leafAt: secondLeaf,
+                                payload: delta([.delete(key: secondCells[0].key)], baseOffset: deltaAt).encoded())
+        add("base-is-delta", second.bytes, "(valid), and the second leaf as a delta whose base is that delta")
         return files
     }
 

@@ -1,15 +1,17 @@
 import StrataTesting
 
 /// A store file's bytes mapped frame by frame (FORMAT.md §2–§6), with the surgery that puts a
-/// forged field inside any page — compressed or not — behind valid checksums.
+/// forged field inside any page or leaf delta — compressed or not — behind valid checksums.
 ///
 /// Page frames are mostly LZ4-compressed, so a forged page image rarely fits where the
 /// original was. The surgery appends it instead, uncompressed, after the log, then appends a
 /// copy of each ancestor pointing at the new child, and finally points the checkpoint's tree
 /// entry at the new root (the checkpoint frame is never compressed) and re-seals it with its
-/// live-bytes total adjusted. Recovery skips page frames found after the checkpoint (§8), and
-/// every reader reaches pages by offset, so the store reads exactly like the original except
-/// for the forged field. Every byte is read and written through the reference codec
+/// live-bytes total adjusted. Recovery skips page and leaf delta frames found after the
+/// checkpoint (§8), and every reader reaches pages by offset, so the store reads exactly like
+/// the original except for the forged field. A leaf delta's base page frame has the delta as
+/// its "parent": a forged base is appended, then a copy of the delta naming it, then the
+/// delta's ancestors. Every byte is read and written through the reference codec
 /// (``ReferenceFormat``): the surgery tests the engine, so it does not borrow its code.
 struct StoreSurgery {
     typealias Frame = ReferenceFormat.Frame
@@ -22,6 +24,8 @@ struct StoreSurgery {
         case page(offset: Int, cell: Int)
         /// The root-offset field at absolute file position `at`, inside the checkpoint frame.
         case root(at: Int)
+        /// The base offset of the leaf delta frame at `offset` (the parent of its base).
+        case delta(offset: Int)
     }
 
     var bytes: [UInt8]
@@ -31,8 +35,14 @@ struct StoreSurgery {
     var checkpointOffset = 0
     var checkpointEnd = 0
     var pageSize = 4096
-    /// The raw images of the pages reachable from the checkpoint, by frame offset.
+    /// By frame offset, for every page and leaf delta frame reachable from the checkpoint: the
+    /// page image it reads as (a page frame's raw image; for a leaf delta, the leaf it
+    /// describes). A delta's base page frame is here too, with its own image.
     var pageImages: [Int: [UInt8]] = [:]
+    /// The raw payloads of the leaf delta frames reachable from the checkpoint, by frame offset.
+    var deltaPayloads: [Int: [UInt8]] = [:]
+    /// The base page frame's offset of each reachable leaf delta, by the delta's offset.
+    var deltaBases: [Int: Int] = [:]
     var parents: [Int: Parent] = [:]
     /// The current header slot (0 or 1).
     var currentSlot = 0
@@ -69,38 +79,87 @@ struct StoreSurgery {
 
     private mutating func walk(_ offset: Int, parent: Parent) throws {
         guard pageImages[offset] == nil else { return }
-        guard let frame = try? Frame(in: bytes, at: offset), frame.type == .page else {
-            throw ToolError("store surgery: no page frame at \(offset)")
+        let node: ReferenceFormat.TreeNode
+        do {
+            node = try ReferenceFormat.TreeNode(in: bytes, at: offset, pageSize: pageSize)
+        } catch {
+            throw ToolError("store surgery: no page or leaf delta at \(offset): \(error)")
         }
-        let image = try PageImage(frame.payload, pageSize: pageSize)
-        pageImages[offset] = frame.payload
+        pageImages[offset] = node.image.bytes
         parents[offset] = parent
-        guard !image.isLeaf else { return }
-        for cell in 0..<image.count {
-            let child = Int(truncatingIfNeeded: try image.branchCell(cell).child)
+        if let delta = node.delta {
+            deltaPayloads[offset] = node.frame.payload
+            deltaBases[offset] = delta.base.offset
+            pageImages[delta.base.offset] = delta.base.payload
+            parents[delta.base.offset] = .delta(offset: offset)
+        }
+        guard !node.image.isLeaf else { return }
+        for cell in 0..<node.image.count {
+            let child = Int(truncatingIfNeeded: try node.image.branchCell(cell).child)
             try walk(child, parent: .page(offset: offset, cell: cell))
         }
     }
 
-    /// Makes the page at frame offset `offset` read as `image` (see the type's comment).
-    /// Returns the new bytes' offsets of the frames inserted, the forged page's first.
+    /// Makes the leaf delta frame at `offset` hold `payload` instead (see the type's comment):
+    /// a leaf delta frame holding it is appended, with its ancestors. Returns the new bytes'
+    /// offsets of the frames inserted, the forged delta's first.
+    @discardableResult
+    mutating func replaceDelta(at offset: Int, with payload: [UInt8]) throws -> [Int] {
+        guard deltaPayloads[offset] != nil else { throw ToolError("store surgery: no leaf delta at \(offset)") }
+        return try replaceNode(at: offset, type: .leafDelta, payload: payload)
+    }
+
+    /// Stores the leaf in the page frame at `offset` as a leaf delta holding `payload` (whose
+    /// base offset is normally `offset`: the page frame stays, as the delta's base): a leaf
+    /// delta frame holding it is appended, with its ancestors. For forging a store with deltas
+    /// where the engine wrote none. Returns the new bytes' offsets of the frames inserted, the
+    /// delta's first.
+    @discardableResult
+    mutating func storeAsDelta(leafAt offset: Int, payload: [UInt8]) throws -> [Int] {
+        guard deltaPayloads[offset] == nil, pageImages[offset]?.first == ReferenceFormat.leafKind,
+              let parent = parents[offset] else {
+            throw ToolError("store surgery: no reachable leaf page frame at \(offset)")
+        }
+        if case .delta = parent { throw ToolError("store surgery: the page at \(offset) is already a base") }
+        return try replaceNode(at: offset, type: .leafDelta, payload: payload, replacedStaysLive: true)
+    }
+
+    /// Makes the page at frame offset `offset` read as `image` (see the type's comment): a
+    /// page frame holding it is appended, with its ancestors. `offset` may name a leaf delta
+    /// (the leaf is then stored whole, and the delta's base is no longer reached) or a delta's
+    /// base (a copy of the delta names the new base). Returns the new bytes' offsets of the
+    /// frames inserted, the forged page's first.
     @discardableResult
     mutating func replacePage(at offset: Int, with image: [UInt8]) throws -> [Int] {
-        // The forged page and a copy of each ancestor, as raw frames placed where the
+        try replaceNode(at: offset, type: .page, payload: image)
+    }
+
+    /// The surgery behind the replacements: the frame at `offset` and each ancestor appended
+    /// anew, the first as `type` holding `payload`. `replacedStaysLive`: the frame at `offset`
+    /// is still reached (as the new delta's base), so live bytes keep it.
+    private mutating func replaceNode(at offset: Int, type: ReferenceFrameType, payload: [UInt8],
+                                      replacedStaysLive: Bool = false) throws -> [Int] {
+        // The forged frame and a copy of each ancestor, as raw frames placed where the
         // checkpoint frame is now; the checkpoint and everything after it move behind them.
         var inserted: [UInt8] = []
         var insertedAt: [Int] = []
         var replacedLength = 0
         var current = offset
-        var newImage = image
+        var newType = type
+        var newPayload = payload
         var rootField: Int?
         while rootField == nil {
             guard let parent = parents[current], let replaced = frames.first(where: { $0.offset == current }) else {
                 throw ToolError("store surgery: the page at \(current) is not reachable")
             }
-            replacedLength += replaced.length
+            if !(replacedStaysLive && current == offset) { replacedLength += replaced.length }
+            // A leaf delta stored whole no longer reaches its base.
+            if newType == .page, let base = deltaBases[current],
+               let baseFrame = frames.first(where: { $0.offset == base }) {
+                replacedLength += baseFrame.length
+            }
             let at = checkpointOffset + inserted.count
-            inserted += Frame.encoded(type: .page, payload: newImage, txid: replaced.txid,
+            inserted += Frame.encoded(type: newType, payload: newPayload, txid: replaced.txid,
                                       durableEnd: replaced.durableEnd, at: at)
             insertedAt.append(at)
             switch parent {
@@ -112,7 +171,14 @@ struct StoreSurgery {
                 let childAt = parentCell.cellPosition + PageImage.BranchCell.childOffset
                 parentImage.setLittleEndian(UInt64(at), at: childAt, width: 8)
                 current = parentOffset
-                newImage = parentImage
+                newType = .page
+                newPayload = parentImage
+            case .delta(let deltaOffset):
+                var deltaPayload = deltaPayloads[deltaOffset] ?? []
+                deltaPayload.setLittleEndian(UInt64(at), at: ReferenceFormat.LeafDelta.baseOffsetPosition, width: 8)
+                current = deltaOffset
+                newType = .leafDelta
+                newPayload = deltaPayload
             }
         }
         let delta = inserted.count

@@ -1,0 +1,287 @@
+import Testing
+@testable import StrataStorage
+
+/// Leaves stored as leaf deltas (FORMAT.md §4, "Leaf deltas"): a checkpoint after scattered
+/// changes writes each changed leaf as its changed cells against its last image, and every
+/// reader — reopen, point reads, cursors, `check`, compaction, backup — reads the leaf those
+/// frames make.
+@Suite struct LeafDeltaTests {
+    typealias Model = [[UInt8]: [UInt8]]
+
+    /// The frames of the store's file from the log's start to its end: (offset, type).
+    static func frames(_ fs: SimulatedFileSystem, _ path: String = relPath) throws -> [(offset: UInt64, type: FrameType)] {
+        let bytes = try #require(fs.contents(of: path))
+        let scan = SimulatedFileSystem()
+        scan.setContents(bytes, of: "/scan")
+        let reader = FrameReader(file: try scan.open("/scan", mode: .readOnly))
+        var out: [(offset: UInt64, type: FrameType)] = []
+        var offset = Format.logStart
+        while let header = try reader.header(at: offset, limit: UInt64(bytes.count)) {
+            out.append((offset, header.type))
+            offset += header.frameLength
+        }
+        return out
+    }
+
+    static func deltaCount(_ fs: SimulatedFileSystem, _ path: String = relPath) throws -> Int {
+        try frames(fs, path).filter { $0.type == .leafDelta }.count
+    }
+
+    static func value(_ i: Int, _ round: Int) -> [UInt8] { bytes("value \(i) of round \(round) ....") }
+
+    /// A store of `count` keys in tree "t", checkpointed (every leaf written whole).
+    static func makeStore(_ fs: SimulatedFileSystem, count: Int) throws -> (Store, Model) {
+        let store = try Store(path: relPath, options: relOptions(fs))
+        var model: Model = [:]
+        try store.write { tx in
+            let t = try tx.treeCreatingIfMissing("t")
+            for i in 0..<count {
+                try t.put(key(i), value(i, 0))
+                model[key(i)] = value(i, 0)
+            }
+        }
+        try store.checkpoint()
+        return (store, model)
+    }
+
+    /// Expects a clean check, the model through point reads and a full walk, and the same after
+    /// a reopen.
+    static func expectHolds(_ store: Store, _ model: Model, _ context: String) throws {
+        let report = try store.check()
+        #expect(report.isClean, "\(context): \(report.problems)")
+        try expectTrees(of: store, hold: ["t": model], context)
+        try store.read { tx in
+            let t = try #require(try tx.tree("t"))
+            var walked: [([UInt8], [UInt8])] = []
+            let cursor = t.makeCursor()
+            var more = try cursor.first()
+            while more {
+                walked.append((cursor.copyKey(), try cursor.copyValue()))
+                more = try cursor.next()
+            }
+            let expected = model.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+            #expect(walked.map(\.0) == expected.map(\.key), "\(context): walk keys")
+            #expect(walked.map(\.1) == expected.map(\.value), "\(context): walk values")
+        }
+    }
+
+    @Test func scatteredUpdatesAreWrittenAsDeltasAndReadBack() throws {
+        let fs = SimulatedFileSystem()
+        var (store, model) = try Self.makeStore(fs, count: 3000)
+        #expect(try Self.deltaCount(fs) == 0)
+        // One key in ten, same length: a few cells in every leaf.
+        try store.write { tx in
+            let t = try #require(try tx.tree("t"))
+            for i in stride(from: 3, to: 3000, by: 10) {
+                try t.put(key(i), Self.value(i, 1))
+                model[key(i)] = Self.value(i, 1)
+            }
+        }
+        try store.checkpoint()
+        let deltas = try Self.deltaCount(fs)
+        #expect(deltas > 10, "a checkpoint after scattered updates writes deltas (\(deltas))")
+        try Self.expectHolds(store, model, "after the checkpoint")
+        try store.close()
+        let reopened = try Store(path: relPath, options: relOptions(fs))
+        try Self.expectHolds(reopened, model, "reopened")
+        try reopened.close()
+    }
+
+    /// Rounds of random puts (new keys, new lengths), deletes and checkpoints: deltas of deltas'
+    /// leaves, leaves that split or merge, deltas that grow past a quarter page and are written
+    /// whole again. After every round the store holds the model, through reads, a reopen and
+    /// `check` (whose space accounting counts each delta's base).
+    @Test(arguments: [UInt64(1), 2, 3])
+    func randomRoundsHoldTheModel(seed: UInt64) throws {
+        var rng = SeededRandom(seed: seed)
+        let fs = SimulatedFileSystem()
+        var (store, model) = try Self.makeStore(fs, count: 2000)
+        var sawDeltas = false
+        for round in 1...8 {
+            let changes = [5, 40, 300][rng.below(3)]
+            try store.write { tx in
+                let t = try #require(try tx.tree("t"))
+                for _ in 0..<changes {
+                    let i = rng.below(2400)
+                    switch rng.below(4) {
+                    case 0:
+                        if try t.delete(key(i)) { model[key(i)] = nil }
+                    case 1:
+                        let long = [UInt8](repeating: UInt8(round), count: rng.below(200))
+                        try t.put(key(i), long)
+                        model[key(i)] = long
+                    default:
+                        try t.put(key(i), Self.value(i, round))
+                        model[key(i)] = Self.value(i, round)
+                    }
+                }
+            }
+            try store.checkpoint()
+            if try Self.deltaCount(fs) > 0 { sawDeltas = true }
+            try Self.expectHolds(store, model, "seed \(seed) round \(round)")
+            if round % 3 == 0 {
+                try store.close()
+                store = try Store(path: relPath, options: relOptions(fs))
+                try Self.expectHolds(store, model, "seed \(seed) round \(round), reopened")
+            }
+        }
+        #expect(sawDeltas, "seed \(seed): no round wrote a delta")
+        try store.close()
+    }
+
+    /// Compaction and backup write every leaf whole: their files hold no delta, and read as the
+    /// store did.
+    @Test func compactionAndBackupWriteNoDeltas() throws {
+        let fs = SimulatedFileSystem()
+        var (store, model) = try Self.makeStore(fs, count: 3000)
+        try store.write { tx in
+            let t = try #require(try tx.tree("t"))
+            for i in stride(from: 7, to: 3000, by: 10) {
+                try t.put(key(i), Self.value(i, 1))
+                model[key(i)] = Self.value(i, 1)
+            }
+            for i in stride(from: 1, to: 3000, by: 50) {
+                _ = try t.delete(key(i))
+                model[key(i)] = nil
+            }
+        }
+        try store.checkpoint()
+        #expect(try Self.deltaCount(fs) > 0)
+        let backup = relPath + ".backup"
+        _ = try store.backup(to: backup)
+        #expect(try Self.deltaCount(fs, backup) == 0)
+        try store.compact()
+        #expect(try Self.deltaCount(fs) == 0)
+        try Self.expectHolds(store, model, "compacted")
+        try store.close()
+        for path in [relPath, backup] {
+            let reopened = try Store(path: path, options: relOptions(fs))
+            #expect(try reopened.check().isClean, "\(path)")
+            try expectTrees(of: reopened, hold: ["t": model], path)
+            try reopened.close()
+        }
+    }
+
+    /// A version-1 file (the format before deltas) opens, and gets no delta until a header slot
+    /// says version 2: its first checkpoint writes leaves whole and the new version, the next may
+    /// write deltas.
+    @Test func aVersionOneFileIsUpgradedBeforeItHoldsADelta() throws {
+        let fs = SimulatedFileSystem()
+        var (store, model) = try Self.makeStore(fs, count: 3000)
+        try store.close()
+        // Both header slots rewritten to say version 1 (with their checksums).
+        var file = try #require(fs.contents(of: relPath))
+        for slot in [0, Format.slotSize] where file[slot..<(slot + 8)].contains(where: { $0 != 0 }) {
+            file[slot + 8] = 1
+            let crc = file.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[slot..<(slot + 60)])) }
+            for b in 0..<4 { file[slot + 60 + b] = UInt8(truncatingIfNeeded: crc >> (8 * b)) }
+        }
+        fs.setContents(file, of: relPath)
+        store = try Store(path: relPath, options: relOptions(fs))
+        #expect(try store.info().formatVersion == 1)
+        func scatter(_ round: Int) throws {
+            try store.write { tx in
+                let t = try #require(try tx.tree("t"))
+                for i in stride(from: round, to: 3000, by: 10) {
+                    try t.put(key(i), Self.value(i, round))
+                    model[key(i)] = Self.value(i, round)
+                }
+            }
+            try store.checkpoint()
+        }
+        try scatter(1)
+        #expect(try Self.deltaCount(fs) == 0, "no delta into a version-1 file")
+        #expect(try store.info().formatVersion == 2)
+        try scatter(2)
+        #expect(try Self.deltaCount(fs) > 0)
+        try Self.expectHolds(store, model, "upgraded")
+        try store.close()
+    }
+
+    /// A delta frame forged to break one rule (every checksum valid) is `corrupt` for every
+    /// reader, never another error, a trap or wrong data.
+    @Test(arguments: DeltaForgery.allCases)
+    func forgedDeltasAreCorrupt(_ forgery: DeltaForgery) throws {
+        let fs = SimulatedFileSystem()
+        let (store, _) = try Self.makeStore(fs, count: 3000)
+        try store.write { tx in
+            let t = try #require(try tx.tree("t"))
+            for i in stride(from: 3, to: 3000, by: 10) { try t.put(key(i), Self.value(i, 1)) }
+        }
+        try store.checkpoint()
+        store.abandonForTesting()
+        let frames = try Self.frames(fs)
+        let deltas = frames.filter { $0.type == .leafDelta }
+        let target = try #require(deltas.dropFirst(deltas.count / 2).first)
+        var file = try #require(fs.contents(of: relPath))
+        let headerAt = Int(target.offset)
+        let payloadAt = headerAt + Format.frameHeaderLength
+        let storedLength = Int(file[headerAt + 8]) | Int(file[headerAt + 9]) << 8 | Int(file[headerAt + 10]) << 16
+        var payload = Array(file[payloadAt..<(payloadAt + storedLength)])
+        func setU64(_ value: UInt64, at: Int) {
+            for b in 0..<8 { payload[at + b] = UInt8(truncatingIfNeeded: value >> (8 * b)) }
+        }
+        switch forgery {
+        case .baseIsACommitFrame:
+            setU64(try #require(frames.first { $0.type == .commit }).offset, at: 0)
+        case .baseIsABranch:
+            // The last page frame before the first delta of the first checkpoint is a branch.
+            let branch = try #require(frames.last { $0.type == .page && $0.offset < deltas[0].offset })
+            setU64(branch.offset, at: 0)
+        case .baseIsAnotherDelta:
+            setU64(deltas[0].offset, at: 0)
+        case .baseIsItself:
+            setU64(target.offset, at: 0)
+        case .baseIsUnaligned:
+            setU64((payload.prefix(8).enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * $1.offset) }) + 4, at: 0)
+        case .noChanges:
+            payload[8] = 0
+            payload[9] = 0
+        case .unknownOp:
+            payload[10] = 7
+        case .tooManyChanges:
+            payload[8] = payload[8] &+ 1
+        }
+        // The frame rewritten in place, its checksums valid (same length: nothing moves).
+        let crc = payload.withUnsafeBytes { CRC32C.checksum($0) }
+        file.replaceSubrange(payloadAt..<(payloadAt + storedLength), with: payload)
+        for b in 0..<4 { file[headerAt + 32 + b] = UInt8(truncatingIfNeeded: crc >> (8 * b)) }
+        let headerCRC = file.withUnsafeBytes {
+            FrameHeader.headerChecksum(UnsafeRawBufferPointer(rebasing: $0[headerAt..<(headerAt + 40)]), at: target.offset)
+        }
+        for b in 0..<4 { file[headerAt + 36 + b] = UInt8(truncatingIfNeeded: headerCRC >> (8 * b)) }
+        fs.setContents(file, of: relPath)
+
+        func expectCorrupt(_ what: String, _ body: () throws -> Void) {
+            do {
+                try body()
+                Issue.record("\(forgery): \(what) read a forged delta")
+            } catch let error as StrataError {
+                guard case .corrupt = error else {
+                    Issue.record("\(forgery): \(what) failed with \(error), not corrupt")
+                    return
+                }
+            } catch {
+                Issue.record("\(forgery): \(what) failed with \(error)")
+            }
+        }
+        var options = relOptions(fs)
+        options.readOnly = true
+        let reopened = try Store(path: relPath, options: options)
+        defer { try? reopened.close() }
+        expectCorrupt("a full walk") {
+            try reopened.read { tx in
+                let cursor = try #require(try tx.tree("t")).makeCursor()
+                var more = try cursor.first()
+                while more { more = try cursor.next() }
+            }
+        }
+        let report = try reopened.check()
+        #expect(!report.isClean, "\(forgery): check found nothing")
+    }
+
+    enum DeltaForgery: CaseIterable, Sendable {
+        case baseIsACommitFrame, baseIsABranch, baseIsAnotherDelta, baseIsItself, baseIsUnaligned
+        case noChanges, unknownOp, tooManyChanges
+    }
+}
