@@ -244,9 +244,8 @@ import Testing
         try store.close()
     }
 
-    /// The leaves of tree `name` and how many of them a commit changed since they were
-    /// written (held in memory only).
-    /// The tree's leaves, those changed since they were written, and those stored as leaf deltas.
+    /// The leaves of tree `name`, how many of them a commit changed since they were written
+    /// (held in memory only), and how many are stored as leaf deltas.
     private func leafCounts(_ store: Store, _ name: String) throws -> (leaves: Int, changed: Int, deltas: Int) {
         let version = store.currentVersion
         guard let root = version.trees[name]?.root else { return (0, 0, 0) }

@@ -60,9 +60,9 @@ enum Format {
     /// Upper bound on a commit or checkpoint payload (raw), to bound allocation on bad input.
     static let maxRecordLength = 1 << 30
 
-    /// Leaf delta changes (FORMAT.md §4, "Leaf deltas"): a put carries a whole leaf cell, a
-    /// delete a `u16` key length and the key.
+    /// A leaf delta's put (FORMAT.md §4, "Leaf deltas"): a whole leaf cell follows.
     static let deltaPut: UInt8 = 1
+    /// A leaf delta's delete: a `u16` key length and the key follow.
     static let deltaDelete: UInt8 = 2
     /// A leaf delta's payload before its changes: the u64 base offset and the u16 change count.
     static let deltaHeaderLength = 10

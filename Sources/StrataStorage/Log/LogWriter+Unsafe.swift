@@ -65,7 +65,7 @@ extension LogWriter {
 
     /// Appends `frame` to the gathered frames; the caller made room (``writeGathered()``).
     func gather(_ frame: UnsafeRawBufferPointer) {
-        guard let gathered else { preconditionFailure("gather without gatherWrites(upTo:)") }
+        guard let gathered else { preconditionFailure("gather without gatherWrites(upTo:) or startGathering(upTo:)") }
         let used = gatheredLength
         precondition(frame.count <= gathered.count - used,
                      "a \(frame.count)-byte frame does not fit \(gathered.count - used) gathered bytes")

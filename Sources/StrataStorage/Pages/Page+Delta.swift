@@ -5,6 +5,30 @@
 /// A delta is always against a whole image (never another delta), and holds every change since
 /// that image: a leaf read from a delta remembers the keys the delta changed (``deltaKeys``), and
 /// its next delta changes those keys again, with whatever changed since.
+/// What a leaf delta of a changed leaf changes: the stored form of the written leaf it was copied
+/// from. Only that leaf's base image (its own frame, or its delta's base) and the keys its delta
+/// changed are kept, not the leaf itself, so a changed leaf pins no second page (the builds the
+/// tests run keep the page too, to check each delta against it).
+struct LeafOrigin {
+    /// The page frame (offset, length) of the image a delta changes.
+    var base: (offset: UInt64, length: UInt64)
+    /// The keys the written leaf's own delta changed (empty when it was written whole).
+    var keys: [UInt8]
+    #if DEBUG
+    /// The written leaf itself.
+    var page: Page
+    #endif
+
+    /// The origin of a leaf copied from `written`, a leaf a checkpoint wrote (or read).
+    init(of written: Page) {
+        base = written.deltaBase.offset != 0 ? written.deltaBase : (written.diskAddress, written.diskLength)
+        keys = written.deltaKeys
+        #if DEBUG
+        page = written
+        #endif
+    }
+}
+
 extension Page {
     /// What a checkpoint writes for a leaf stored as a delta.
     struct LeafDelta {
@@ -33,27 +57,26 @@ extension Page {
         changedKeys = []
     }
 
-    /// The payload of a leaf delta that makes the image `origin` was stored against into this
-    /// leaf, written into `payload`; nil when the leaf should be written whole: no origin image
-    /// to change, nothing changed, or a payload longer than `limit` bytes.
+    /// The payload of a leaf delta that makes its ``origin``'s base image into this leaf,
+    /// written into `payload`; nil when the leaf should be written whole: no origin, nothing
+    /// changed, or a payload longer than `limit` bytes.
     ///
-    /// The keys are those the leaf's changes since `origin` touched (``changedKeys``, recorded
-    /// by the tree as it puts and deletes: no walk over the leaf's cells), with those `origin`'s
-    /// own delta changed, so the result changes every key whose cell may differ from the base
+    /// The keys are those the leaf's changes since its origin touched (``changedKeys``, recorded
+    /// by the tree as it puts and deletes: no walk over the leaf's cells), with those the
+    /// origin's own delta changed, so the result changes every key whose cell may differ from the base
     /// image's. Each key is written as this leaf holds it: its cell (a put), or a delete when
     /// the leaf no longer holds it.
-    func leafDelta(against origin: Page, limit: Int, into payload: inout [UInt8]) -> LeafDelta? {
-        let base: (offset: UInt64, length: UInt64) =
-            origin.deltaBase.offset != 0 ? origin.deltaBase : (origin.diskAddress, origin.diskLength)
-        guard isLeaf, origin.isLeaf, base.offset != 0 else { return nil }
-        let keys = Page.mergeKeyLists(Page.sortedUniqueKeys(changedKeys), origin.deltaKeys)
+    func leafDelta(limit: Int, into payload: inout [UInt8]) -> LeafDelta? {
+        guard isLeaf, let origin, origin.base.offset != 0 else { return nil }
+        let base = origin.base
+        let keys = Page.mergeKeyLists(Page.sortedUniqueKeys(changedKeys), origin.keys)
         // The keys alone past the limit: the payload would be too.
         guard !keys.isEmpty, keys.count <= limit else { return nil }
         #if DEBUG
         // Every cell that differs from the origin's must be among the keys: the tree records
         // each put and delete, and a split or merge drops the origin. Checked by comparing the
         // two leaves cell by cell in the builds the tests run.
-        let differing = changedKeysByComparing(with: origin)
+        let differing = changedKeysByComparing(with: origin.page)
         Page.forEachKey(in: differing) { key in
             var listed = false
             Page.forEachKey(in: keys) { if compareKeys($0, key) == 0 { listed = true } }
@@ -147,7 +170,8 @@ extension Page {
         guard changeCount >= 1 else { throw reader.fail("no changes") }
         /// A change: where its key lies in `payload`, and its cell's (nil for a delete).
         var changes: [(key: Range<Int>, cell: Range<Int>?)] = []
-        changes.reserveCapacity(changeCount)
+        // A change takes at least 4 bytes: a claimed count reserves no more than the payload holds.
+        changes.reserveCapacity(min(changeCount, payload.count / 4))
         for _ in 0..<changeCount {
             let op = try reader.u8()
             guard op == Format.deltaPut || op == Format.deltaDelete else { throw reader.fail("unknown op \(op)") }

@@ -57,14 +57,14 @@ final class Page: @unchecked Sendable {
     /// With `deltaBase`: the keys that delta changes, ascending, each a u16 length and the bytes.
     /// A later delta of the same leaf changes them again (it holds every change since the base).
     @exclusivity(unchecked) var deltaKeys: [UInt8] = []
-    /// A leaf changed since it was written: the written leaf its content was copied from, whose
-    /// stored form a leaf delta can change (`nil` for a page no checkpoint wrote any ancestor of,
-    /// for one a split or merge rebuilt, and for branches). Set by ``init(copying:owner:)``,
-    /// dropped once the page is written.
-    @exclusivity(unchecked) var origin: Page?
-    /// With `origin`: the keys put or deleted in this leaf since it was copied from `origin`,
+    /// A leaf changed since it was written: what a leaf delta of it would change (the stored form
+    /// of the written leaf its content was copied from; ``LeafOrigin``). `nil` for a page no
+    /// checkpoint wrote any ancestor of, for one a split or merge rebuilt, and for branches. Set
+    /// by ``init(copying:owner:)``, dropped once the page is written.
+    @exclusivity(unchecked) var origin: LeafOrigin?
+    /// With `origin`: the keys put or deleted in this leaf since it was copied from its origin,
     /// each a u16 length and the bytes, in the order they changed (repeats allowed;
-    /// ``noteChanged(_:)``).
+    /// ``noteChanged(_:)``). Emptied once the page is written.
     @exclusivity(unchecked) var changedKeys: [UInt8] = []
     /// Clean pages only (see ``buildSearchHeads()``): for each cell, 8 bytes of its key after
     /// the prefix all keys of the page share, big-endian, so a search compares integers in one
@@ -95,7 +95,7 @@ final class Page: @unchecked Sendable {
         replacedFrame = other.diskAddress != 0 ? (other.diskAddress, other.diskLength) : other.replacedFrame
         if other.isLeaf {
             if other.diskAddress != 0 {
-                origin = other
+                origin = LeafOrigin(of: other)
             } else {
                 origin = other.origin
                 changedKeys = other.changedKeys

@@ -23,7 +23,8 @@ extension Store {
     }
 
     /// The checkpoint of a close: as ``checkpointLocked()``, without caching the written pages
-    /// for readers of later versions (there are none).
+    /// for readers of later versions (only a compaction right after the checkpoint reads them
+    /// again, from the file).
     func checkpointClosing() throws {
         try writableLog().checkUsable()
         _ = try writeDirtyPages(budget: nil, caching: false)
@@ -54,7 +55,10 @@ extension Store {
         // Frames are gathered and written a megabyte at a time (a checkpoint of leaf deltas
         // appends thousands of frames of a few hundred bytes; decision 102). A page takes its
         // frame's offset only once the frame is written: until then no reader, cache entry or
-        // later checkpoint may learn an offset that a failed write would take back.
+        // later checkpoint may learn an offset that a failed write would take back. A parent's
+        // cell does take its child's offset at once (the parent's image needs it); readers reach
+        // such a child through the parent's `children`, never the cell, and if the write fails
+        // the cells that name frames not written are set back to 0 (``linked``).
         struct Appended {
             var page: Page
             var offset: UInt64
@@ -63,6 +67,8 @@ extension Store {
             var delta: Page.LeafDelta?
         }
         var appended: [Appended] = []
+        /// Branch cells set to a child's offset since the last frames were applied.
+        var linked: [(parent: Page, cell: Int, offset: UInt64)] = []
         func applyWritten() {
             for frame in appended {
                 let page = frame.page
@@ -71,6 +77,7 @@ extension Store {
                 page.deltaBase = frame.delta?.base ?? (0, 0)
                 page.deltaKeys = frame.delta?.keys ?? []
                 page.origin = nil
+                page.changedKeys = []
                 liveDelta += Int64(page.diskLength) - Int64(page.replacedFrame.length)
                 replacedBytesSinceCheckpoint -= Int64(page.replacedFrame.length)
                 // Readers of later versions reach the page through the cache once a checkpoint
@@ -78,6 +85,7 @@ extension Store {
                 if caching { cache.insert(Page.cleanCopy(of: page), at: page.diskAddress) }
             }
             appended.removeAll(keepingCapacity: true)
+            linked.removeAll(keepingCapacity: true)
         }
 
         /// Appends the dirty pages under `page`, then `page` if they all were; the offset of its
@@ -90,6 +98,7 @@ extension Store {
                     guard let child = page.children[i] else { continue }
                     if let offset = try write(child) {
                         page.setChildAddress(i, offset)
+                        linked.append((page, i, offset))
                     } else {
                         childrenClean = false
                         if left == 0 { return nil }
@@ -99,12 +108,12 @@ extension Store {
             }
             if left == 0 { return nil }
             var delta: Page.LeafDelta?
-            if deltaLimit > 0, let origin = page.origin {
+            if deltaLimit > 0, page.origin != nil {
                 if let planned = plannedDeltas.removeValue(forKey: ObjectIdentifier(page)) {
                     delta = planned.delta
                     deltaPayload = planned.payload
                 } else {
-                    delta = page.leafDelta(against: origin, limit: deltaLimit, into: &deltaPayload)
+                    delta = page.leafDelta(limit: deltaLimit, into: &deltaPayload)
                 }
             }
             let frame: (offset: UInt64, length: UInt64)
@@ -140,6 +149,10 @@ extension Store {
             try log.stopGathering()
         } catch {
             log.abandonGathering()
+            // Frames gathered since the last write are gone: no cell keeps an offset of one.
+            for link in linked where link.parent.children[link.cell]?.diskAddress != link.offset {
+                link.parent.setChildAddress(link.cell, 0)
+            }
             throw error
         }
         applyWritten()
@@ -150,8 +163,9 @@ extension Store {
     /// origin, keeping each in ``plannedDeltas`` for the checkpoint to append. Returns what the
     /// deltas change in the space a checkpoint leaves: the bytes of written frames they keep
     /// live as bases, the replaced bytes of the leaves they store, and the bytes of their
-    /// frames. Requires the writer gate; the plan holds until the next commit (the pages it
-    /// names are committed, so nothing changes them before a checkpoint or compaction runs).
+    /// frames. Requires the writer gate. Close makes the plan and runs the checkpoint or
+    /// compaction that consumes it under one hold of the gate (the pages it names are committed,
+    /// so nothing changes them meanwhile); whatever is left is dropped when close ends.
     func planLeafDeltas() -> (keptBytes: UInt64, replacedBytes: UInt64, deltaBytes: UInt64) {
         plannedDeltas = [:]
         let version = currentVersion
@@ -164,8 +178,8 @@ extension Store {
                 for child in page.children { if let child { visit(child) } }
                 return
             }
-            guard let origin = page.origin else { return }
-            let delta = page.leafDelta(against: origin, limit: limit, into: &payload)
+            guard page.origin != nil else { return }
+            let delta = page.leafDelta(limit: limit, into: &payload)
             plannedDeltas[ObjectIdentifier(page)] = (page, delta == nil ? [] : payload, delta)
             if let delta {
                 kept += delta.base.length
@@ -178,7 +192,7 @@ extension Store {
     }
 
     /// Writes the checkpoint frame for the current version, whose pages are all written
-    /// (``writeDirtyPages(budget:)`` returned true), syncs, and points the header at it.
+    /// (``writeDirtyPages(budget:caching:)`` returned true), syncs, and points the header at it.
     /// Requires the writer gate.
     func finishCheckpoint() throws {
         let log = try writableLog()

@@ -333,6 +333,7 @@ public final class Store: @unchecked Sendable {
         timer?.cancel()
         timer = nil
         defer {
+            plannedDeltas = [:]
             writeStatus(closing: true)
             shared.withLock { $0.isClosed = true }
             writeLock?.unlock()

@@ -192,7 +192,8 @@ final class StoredTreeCopy {
 
     /// The offset of the frame this copy may take `page` (a page in memory) from, or nil when
     /// it writes the page's image: a page no checkpoint wrote, a leaf stored as a delta, or any
-    /// page in memory when the copy runs beside the writer. The address is read once: a checkpoint may be setting it.
+    /// page in memory when the copy runs beside the writer (whose fields it then does not read).
+    /// The address is read once: a checkpoint may be setting it.
     private func storedOffset(ofResident page: Page) -> UInt64? {
         guard copiesWrittenPagesInMemory, page.deltaBase.offset == 0 else { return nil }
         let offset = page.diskAddress
