@@ -44,6 +44,19 @@ import Testing
         return (store, model)
     }
 
+    /// Puts `value(i, round)` under every key `i` of `keys` in one transaction, and into `model`.
+    static func rewrite(_ store: Store, _ keys: StrideTo<Int>, round: Int, _ model: inout Model) throws {
+        var changed = model
+        try store.write { tx in
+            let t = try #require(try tx.tree("t"))
+            for i in keys {
+                try t.put(key(i), value(i, round))
+                changed[key(i)] = value(i, round)
+            }
+        }
+        model = changed
+    }
+
     /// Expects a clean check, the model through point reads and a full walk, and the same after
     /// a reopen.
     static func expectHolds(_ store: Store, _ model: Model, _ context: String, pointReads: Bool = true) throws {
@@ -70,13 +83,7 @@ import Testing
         var (store, model) = try Self.makeStore(fs, count: 3000)
         #expect(try Self.deltaCount(fs) == 0)
         // One key in ten, same length: a few cells in every leaf.
-        try store.write { tx in
-            let t = try #require(try tx.tree("t"))
-            for i in stride(from: 3, to: 3000, by: 10) {
-                try t.put(key(i), Self.value(i, 1))
-                model[key(i)] = Self.value(i, 1)
-            }
-        }
+        try Self.rewrite(store, stride(from: 3, to: 3000, by: 10), round: 1, &model)
         try store.checkpoint()
         let deltas = try Self.deltaCount(fs)
         #expect(deltas > 10, "a checkpoint after scattered updates writes deltas (\(deltas))")
@@ -182,13 +189,7 @@ import Testing
         store = try Store(path: relPath, options: relOptions(fs))
         #expect(try store.info().formatVersion == 1)
         func scatter(_ round: Int) throws {
-            try store.write { tx in
-                let t = try #require(try tx.tree("t"))
-                for i in stride(from: round, to: 3000, by: 10) {
-                    try t.put(key(i), Self.value(i, round))
-                    model[key(i)] = Self.value(i, round)
-                }
-            }
+            try Self.rewrite(store, stride(from: round, to: 3000, by: 10), round: round, &model)
             try store.checkpoint()
         }
         try scatter(1)
@@ -431,13 +432,7 @@ import Testing
     @Test func deltasAfterACrashAreOfTheReplayedLeaves() throws {
         let fs = SimulatedFileSystem()
         var (store, model) = try Self.makeStore(fs, count: 3000)
-        try store.write { tx in
-            let t = try #require(try tx.tree("t"))
-            for i in stride(from: 2, to: 3000, by: 10) {
-                try t.put(key(i), Self.value(i, 1))
-                model[key(i)] = Self.value(i, 1)
-            }
-        }
+        try Self.rewrite(store, stride(from: 2, to: 3000, by: 10), round: 1, &model)
         store.abandonForTesting()
         store = try Store(path: relPath, options: relOptions(fs))
         try store.checkpoint()

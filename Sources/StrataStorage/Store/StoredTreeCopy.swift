@@ -157,29 +157,26 @@ final class StoredTreeCopy {
     private func copyLeaves(of page: Page, parent: Page?, cell: Int) throws -> WaitingBranch {
         let branch = WaitingBranch(copy: Page(copying: page, owner: 0), parent: parent, cell: cell)
         waiting.append(branch)
+        /// Leaf `i` written as its image, compressed ahead.
+        func compressLeaf(_ leaf: Page, _ i: Int) throws {
+            if compressor.fillingIsFull {
+                try appendCompressedLeaves()
+                compressor.submitFilling()
+            }
+            compressor.add { leaf.encodeImage(into: $0).count }
+            pendingLeaves.append((branch, i))
+            branch.pending += 1
+        }
         for i in 0..<page.count {
             if let leaf = page.children[i], storedOffset(ofResident: leaf) == nil {
                 // Changed since it was written (or written by a checkpoint this copy cannot
-                // trust): its image, compressed ahead. A leaf a commit changed is in memory
-                // until a checkpoint writes it and publishes its clean copy.
-                if compressor.fillingIsFull {
-                    try appendCompressedLeaves()
-                    compressor.submitFilling()
-                }
-                compressor.add { leaf.encodeImage(into: $0).count }
-                pendingLeaves.append((branch, i))
-                branch.pending += 1
+                // trust). A leaf a commit changed is in memory until a checkpoint writes it and
+                // publishes its clean copy.
+                try compressLeaf(leaf, i)
             } else if page.children[i] == nil, try isLeafDelta(at: page.childAddress(i)) {
                 // Stored as a leaf delta (FORMAT.md §4): the copy holds no delta, so the leaf it
                 // reads as is written as its image.
-                let leaf = try TreeRead.child(page, i, file)
-                if compressor.fillingIsFull {
-                    try appendCompressedLeaves()
-                    compressor.submitFilling()
-                }
-                compressor.add { leaf.encodeImage(into: $0).count }
-                pendingLeaves.append((branch, i))
-                branch.pending += 1
+                try compressLeaf(try TreeRead.child(page, i, file), i)
             } else {
                 // Written: its frame as stored, wherever the page itself is.
                 let offset = page.children[i].flatMap(storedOffset(ofResident:)) ?? page.childAddress(i)
