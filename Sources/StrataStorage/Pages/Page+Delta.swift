@@ -156,105 +156,85 @@ extension Page {
     #endif
 
     /// The leaf the leaf delta frame at `offset`, whose raw payload is `payload`, reads as:
-    /// `base` (the leaf decoded from the frame the payload names) with the changes applied, and
-    /// the keys they change. The changes are checked as they are read (op, key lengths, each
-    /// change whole, keys strictly ascending, nothing after the last), and the resulting leaf is
-    /// decoded as an image stored at `offset`, so every rule of a page holds for it: it fits the
-    /// page, values are inline exactly when they fit a quarter page, overflow offsets lie before
-    /// the delta frame.
+    /// `base` (the leaf decoded, without search heads, from the frame the payload names) with
+    /// the changes applied to it in place, and the keys they change. Each change is checked as
+    /// it is read, as decoding checks a cell: op, key length, key order (strictly ascending),
+    /// the whole change inside the payload, a put's value inline exactly when its cell fits a
+    /// quarter page, an overflow reference in the log, aligned and before the delta frame; and
+    /// nothing after the last change. The base's cells were checked by its decoding, a put
+    /// that does not fit the page is corruption, and the leaf keeps its keys in order because
+    /// each change goes where its key belongs: every rule of a page holds for the result.
     static func applyLeafDelta(_ payload: UnsafeRawBufferPointer, to base: Page, pageSize: Int,
                                offset: UInt64) throws -> (page: Page, keys: [UInt8]) {
         var reader = ByteReader(payload, fileOffset: offset, context: "leaf delta")
         _ = try reader.u64()
         let changeCount = Int(try reader.u16())
         guard changeCount >= 1 else { throw reader.fail("no changes") }
-        /// A change: where its key lies in `payload`, and its cell's (nil for a delete).
-        var changes: [(key: Range<Int>, cell: Range<Int>?)] = []
-        // A change takes at least 4 bytes: a claimed count reserves no more than the payload holds.
-        changes.reserveCapacity(min(changeCount, payload.count / 4))
+        guard base.isLeaf, base.heads == nil else {
+            throw StrataError.corrupt("leaf delta: its base is not a leaf", offset: offset)
+        }
+        let inlineLimit = pageSize / 4
+        // The keys' list is no longer than the payload: one allocation.
+        var keys: [UInt8] = []
+        keys.reserveCapacity(payload.count)
+        var previous: Range<Int>?
+        var puts: [(key: Range<Int>, value: UnsafeRawBufferPointer, overflowLength: Int?)] = []
         for _ in 0..<changeCount {
             let op = try reader.u8()
             guard op == Format.deltaPut || op == Format.deltaDelete else { throw reader.fail("unknown op \(op)") }
-            let cellStart = reader.position
             let keyLength = Int(try reader.u16())
             guard keyLength >= 1, keyLength <= StoreLimits.maxKeyLength else {
                 throw reader.fail("key length \(keyLength)")
             }
-            var valueLength = 0
+            var overflowLength: Int?
+            var storedLength = 0
             if op == Format.deltaPut {
                 let info = try reader.u32()
-                valueLength = info & Format.overflowBit != 0
-                    ? Format.overflowReferenceLength : try reader.count(info & ~Format.overflowBit, "value length")
+                let length = Int(info & ~Format.overflowBit)
+                let overflow = info & Format.overflowBit != 0
+                guard length <= StoreLimits.maxValueLength else { throw reader.fail("value length \(length)") }
+                // Inline exactly when the cell fits a quarter page (FORMAT.md §4).
+                guard (Format.leafCellHeader + keyLength + length <= inlineLimit) != overflow else {
+                    throw reader.fail("a \(length)-byte value with a \(keyLength)-byte key stored "
+                                      + (overflow ? "in an overflow frame" : "inline"))
+                }
+                overflowLength = overflow ? length : nil
+                storedLength = overflow ? Format.overflowReferenceLength : length
             }
-            let keyStart = reader.position
-            try reader.skip(keyLength)
-            try reader.skip(valueLength)
-            let key = keyStart..<(keyStart + keyLength)
-            if let previous = changes.last?.key,
-               compareKeys(UnsafeRawBufferPointer(rebasing: payload[previous]),
-                           UnsafeRawBufferPointer(rebasing: payload[key])) >= 0 {
+            let keyRange = reader.position..<(reader.position + keyLength)
+            let key = try reader.bytes(keyLength)
+            let value = try reader.bytes(storedLength)
+            if let previous, compareKeys(UnsafeRawBufferPointer(rebasing: payload[previous]), key) >= 0 {
                 throw reader.fail("keys of changes not in ascending order")
             }
-            changes.append((key, op == Format.deltaPut ? cellStart..<reader.position : nil))
+            previous = keyRange
+            if overflowLength != nil {
+                var at: UInt64 = 0
+                for (i, byte) in value.enumerated() { at |= UInt64(byte) << (8 * i) }
+                guard at >= Format.logStart, at < offset, at & UInt64(Format.frameAlignment - 1) == 0 else {
+                    throw reader.fail("overflow offset \(at)")
+                }
+            }
+            // First every changed key's cell leaves the base; the puts go in after, so no
+            // intermediate leaf holds more than the final one (a grown cell before a deletion
+            // would not fit where the result does).
+            let (index, found) = base.lowerBound(key)
+            if found { base.removeCell(at: index) }
+            if op == Format.deltaPut { puts.append((keyRange, value, overflowLength)) }
+            appendKey(key, to: &keys)
         }
         guard reader.isAtEnd else { throw reader.fail("\(reader.remaining) bytes after the last change") }
-
-        // The leaf's cells in key order: the base's, replaced, added or removed by the changes.
-        enum Cell { case base(Int), delta(Range<Int>) }
-        var cells: [Cell] = []
-        cells.reserveCapacity(base.count + changes.count)
-        var i = 0
-        for change in changes {
-            let key = UnsafeRawBufferPointer(rebasing: payload[change.key])
-            while i < base.count && compareKeys(base.key(i), key) < 0 {
-                cells.append(.base(i))
-                i += 1
-            }
-            if i < base.count && compareKeys(base.key(i), key) == 0 { i += 1 }
-            if let cell = change.cell { cells.append(.delta(cell)) }
-        }
-        while i < base.count {
-            cells.append(.base(i))
-            i += 1
-        }
-        func size(_ cell: Cell) -> Int {
-            switch cell {
-            case .base(let index): return base.cellSize(at: base.slot(index))
-            case .delta(let range): return range.count
+        // The removed cells' bytes joined once, so no insertion below compacts the page again.
+        if !puts.isEmpty && base.fragmented > 0 { base.compact() }
+        for put in puts {
+            let key = UnsafeRawBufferPointer(rebasing: payload[put.key])
+            let (index, _) = base.lowerBound(key)
+            guard base.insertLeafCell(at: index, key: key, value: put.value, overflowLength: put.overflowLength) else {
+                throw StrataError.corrupt("leaf delta: the leaf it makes is over the page", offset: offset)
             }
         }
-        let cellBytes = cells.reduce(0) { $0 + size($1) }
-        let imageLength = Format.pageHeaderLength + 2 * cells.count + cellBytes
-        guard imageLength <= pageSize else {
-            throw StrataError.corrupt("leaf delta: the leaf it makes is \(imageLength) bytes, over the page", offset: offset)
-        }
-        // The image as a checkpoint would write it (``encodeImage(into:)``): cells packed from
-        // the end of the page down, in slot order.
-        var image: [UInt8] = []
-        image.reserveCapacity(imageLength)
-        image.append(Format.pageKindLeaf)
-        image.append(0)
-        appendLE(UInt16(cells.count), to: &image)
-        appendLE(UInt16(pageSize - cellBytes), to: &image)
-        appendLE(UInt16(0), to: &image)
-        var top = pageSize
-        for cell in cells {
-            top -= size(cell)
-            appendLE(UInt16(top), to: &image)
-        }
-        for cell in cells.reversed() {
-            switch cell {
-            case .base(let index):
-                let at = base.slot(index)
-                image.append(contentsOf: base.bytes(at: at, count: base.cellSize(at: at)))
-            case .delta(let range):
-                image.append(contentsOf: UnsafeRawBufferPointer(rebasing: payload[range]))
-            }
-        }
-        let page = try image.withUnsafeBytes { try decodeImage($0, pageSize: pageSize, offset: offset) }
-        var keys: [UInt8] = []
-        for change in changes { appendKey(UnsafeRawBufferPointer(rebasing: payload[change.key]), to: &keys) }
-        return (page, keys)
+        base.buildSearchHeads()
+        return (base, keys)
     }
 
     // MARK: Key lists

@@ -39,8 +39,10 @@ extension Page {
     ///
     /// The page's bytes are read only at offsets these checks have put inside the page (the
     /// invariant `Page+Unsafe.swift` relies on), and no other code sees the page before they
-    /// all passed.
-    static func decodeImage(_ image: UnsafeRawBufferPointer, pageSize: Int, offset: UInt64) throws -> Page {
+    /// all passed. `searchHeads: false` leaves the page without heads, for a caller that changes
+    /// it before it is shared (a leaf delta's base).
+    static func decodeImage(_ image: UnsafeRawBufferPointer, pageSize: Int, offset: UInt64,
+                            searchHeads: Bool = true) throws -> Page {
         func bad(_ what: String) -> StrataError { .corrupt("page image: \(what)", offset: offset) }
         guard image.count >= Format.pageHeaderLength, image.count <= pageSize else {
             throw bad("length \(image.count) outside \(Format.pageHeaderLength)...\(pageSize)")
@@ -126,7 +128,7 @@ extension Page {
             }
             page.children = Array(repeating: nil, count: slotCount)
         }
-        page.buildSearchHeads()
+        if searchHeads { page.buildSearchHeads() }
         return page
     }
 }

@@ -157,9 +157,10 @@ final class PageFile: @unchecked Sendable {
         case delta([UInt8], frameLength: UInt64)
     }
 
-    /// The frame at `offset` read and checked: a page frame decoded (its page at `level`), or,
-    /// when `delta` allows one, a leaf delta frame's payload (where a leaf belongs).
-    private func readFrame(_ offset: UInt64, level: Int, delta: Bool) throws -> StoredPage {
+    /// The frame at `offset` read and checked: a page frame decoded (its page at `level`; with
+    /// search heads unless the caller changes it first), or, when `delta` allows one, a leaf
+    /// delta frame's payload (where a leaf belongs).
+    private func readFrame(_ offset: UInt64, level: Int, delta: Bool, searchHeads: Bool = true) throws -> StoredPage {
         guard offset >= Format.logStart else {
             throw StrataError.corrupt("child offset \(offset) inside the header", offset: offset)
         }
@@ -189,7 +190,7 @@ final class PageFile: @unchecked Sendable {
                 let what = header.type == .leafDelta ? "a leaf delta as the base of a leaf delta" : "a \(header.type) frame"
                 throw StrataError.corrupt("\(what) where a page belongs", offset: offset)
             }
-            let page = try Page.decodeImage(image, pageSize: pageSize, offset: offset)
+            let page = try Page.decodeImage(image, pageSize: pageSize, offset: offset, searchHeads: searchHeads)
             guard page.level == level else { throw levelMismatch(page, level, offset) }
             page.diskAddress = offset
             page.diskLength = header.frameLength
@@ -208,15 +209,17 @@ final class PageFile: @unchecked Sendable {
               baseOffset & UInt64(Format.frameAlignment - 1) == 0 else {
             throw StrataError.corrupt("leaf delta: base offset \(baseOffset)", offset: offset)
         }
-        guard case .page(let base) = try readFrame(baseOffset, level: 0, delta: false) else {
+        guard case .page(let base) = try readFrame(baseOffset, level: 0, delta: false, searchHeads: false) else {
             throw StrataError.corrupt("leaf delta: base at \(baseOffset) is not a page frame", offset: offset)
         }
+        // The delta is applied to the base page itself: its own frame's length first.
+        let baseLength = base.diskLength
         let (page, keys) = try payload.withUnsafeBytes {
             try Page.applyLeafDelta($0, to: base, pageSize: pageSize, offset: offset)
         }
         page.diskAddress = offset
-        page.diskLength = frameLength + base.diskLength
-        page.deltaBase = (baseOffset, base.diskLength)
+        page.diskLength = frameLength + baseLength
+        page.deltaBase = (baseOffset, baseLength)
         page.deltaKeys = keys
         return page
     }
