@@ -78,6 +78,17 @@ import Testing
         }
     }
 
+    /// ``expectHolds(_:_:_:pointReads:)``, then the same after closing and reopening with
+    /// `options`; closes the reopened store.
+    static func expectHoldsAcrossReopen(_ store: Store, _ model: Model, _ context: String,
+                                        options: StoreOptions) throws {
+        try expectHolds(store, model, context)
+        try store.close()
+        let reopened = try Store(path: relPath, options: options)
+        try expectHolds(reopened, model, context + ", reopened")
+        try reopened.close()
+    }
+
     @Test func scatteredUpdatesAreWrittenAsDeltasAndReadBack() throws {
         let fs = SimulatedFileSystem()
         var (store, model) = try Self.makeStore(fs, count: 3000)
@@ -87,11 +98,7 @@ import Testing
         try store.checkpoint()
         let deltas = try Self.deltaCount(fs)
         #expect(deltas > 10, "a checkpoint after scattered updates writes deltas (\(deltas))")
-        try Self.expectHolds(store, model, "after the checkpoint")
-        try store.close()
-        let reopened = try Store(path: relPath, options: relOptions(fs))
-        try Self.expectHolds(reopened, model, "reopened")
-        try reopened.close()
+        try Self.expectHoldsAcrossReopen(store, model, "after the checkpoint", options: relOptions(fs))
     }
 
     /// Rounds of random puts (new keys, new lengths), deletes and checkpoints: deltas of deltas'
@@ -397,11 +404,7 @@ import Testing
         }
         #expect(store.statistics.checkpoints > 0, "seed \(seed): no automatic checkpoint ran")
         #expect(try Self.deltaCount(fs) > 0, "seed \(seed): no delta written")
-        try Self.expectHolds(store, model, "seed \(seed)")
-        try store.close()
-        store = try Store(path: relPath, options: options)
-        try Self.expectHolds(store, model, "seed \(seed), reopened")
-        try store.close()
+        try Self.expectHoldsAcrossReopen(store, model, "seed \(seed)", options: options)
     }
 
     /// A value replaced through a write cursor (in place, no search) is a change the delta holds.
@@ -420,11 +423,7 @@ import Testing
         }
         try store.checkpoint()
         #expect(try Self.deltaCount(fs) > 0)
-        try Self.expectHolds(store, model, "replaced through a cursor")
-        try store.close()
-        store = try Store(path: relPath, options: relOptions(fs))
-        try Self.expectHolds(store, model, "replaced through a cursor, reopened")
-        try store.close()
+        try Self.expectHoldsAcrossReopen(store, model, "replaced through a cursor", options: relOptions(fs))
     }
 
     /// Dirty leaves lost to a crash are rebuilt by replaying the log; the checkpoint after the
@@ -437,11 +436,7 @@ import Testing
         store = try Store(path: relPath, options: relOptions(fs))
         try store.checkpoint()
         #expect(try Self.deltaCount(fs) > 0)
-        try Self.expectHolds(store, model, "after the crash")
-        try store.close()
-        store = try Store(path: relPath, options: relOptions(fs))
-        try Self.expectHolds(store, model, "after the crash, reopened")
-        try store.close()
+        try Self.expectHoldsAcrossReopen(store, model, "after the crash", options: relOptions(fs))
     }
 
     enum DeltaForgery: CaseIterable, Sendable {

@@ -1,10 +1,3 @@
-/// Leaf deltas (FORMAT.md §4, "Leaf deltas"): a leaf stored as the few cells that changed since
-/// a page frame's image, so a checkpoint after scattered updates encodes and writes a few cells
-/// per leaf instead of compressing every changed leaf whole (decision 102).
-///
-/// A delta is always against a whole image (never another delta), and holds every change since
-/// that image: a leaf read from a delta remembers the keys the delta changed (``deltaKeys``), and
-/// its next delta changes those keys again, with whatever changed since.
 /// What a leaf delta of a changed leaf changes: the stored form of the written leaf it was copied
 /// from. Only that leaf's base image (its own frame, or its delta's base) and the keys its delta
 /// changed are kept, not the leaf itself, so a changed leaf pins no second page (the builds the
@@ -29,6 +22,13 @@ struct LeafOrigin {
     }
 }
 
+/// Leaf deltas (FORMAT.md §4, "Leaf deltas"): a leaf stored as the few cells that changed since
+/// a page frame's image, so a checkpoint after scattered updates encodes and writes a few cells
+/// per leaf instead of compressing every changed leaf whole (decision 102).
+///
+/// A delta is always against a whole image (never another delta), and holds every change since
+/// that image: a leaf read from a delta remembers the keys the delta changed (``deltaKeys``), and
+/// its next delta changes those keys again, with whatever changed since.
 extension Page {
     /// What a checkpoint writes for a leaf stored as a delta.
     struct LeafDelta {
@@ -85,8 +85,8 @@ extension Page {
         #endif
 
         payload.removeAll(keepingCapacity: true)
-        Page.appendLE(base.offset, to: &payload)
-        Page.appendLE(UInt16(0), to: &payload)
+        withUnsafeBytes(of: base.offset.littleEndian) { payload.append(contentsOf: $0) }
+        payload += [0, 0]  // the change count, set below
         var changes = 0
         var failed = false
         Page.forEachKey(in: keys) { key in
@@ -155,9 +155,9 @@ extension Page {
     }
     #endif
 
-    /// The leaf the leaf delta frame at `offset`, whose raw payload is `payload`, reads as:
-    /// `base` (the leaf decoded, without search heads, from the frame the payload names) with
-    /// the changes applied to it in place, and the keys they change. Each change is checked as
+    /// Makes `base` (the leaf decoded, without search heads, from the frame the payload names)
+    /// the leaf the leaf delta frame at `offset`, whose raw payload is `payload`, reads as: the
+    /// changes applied to it in place. Returns the keys they change. Each change is checked as
     /// it is read, as decoding checks a cell: op, key length, key order (strictly ascending),
     /// the whole change inside the payload, a put's value inline exactly when its cell fits a
     /// quarter page, an overflow reference in the log, aligned and before the delta frame; and
@@ -165,7 +165,7 @@ extension Page {
     /// that does not fit the page is corruption, and the leaf keeps its keys in order because
     /// each change goes where its key belongs: every rule of a page holds for the result.
     static func applyLeafDelta(_ payload: UnsafeRawBufferPointer, to base: Page, pageSize: Int,
-                               offset: UInt64) throws -> (page: Page, keys: [UInt8]) {
+                               offset: UInt64) throws -> [UInt8] {
         var reader = ByteReader(payload, fileOffset: offset, context: "leaf delta")
         _ = try reader.u64()
         let changeCount = Int(try reader.u16())
@@ -209,8 +209,8 @@ extension Page {
             }
             previous = keyRange
             if overflowLength != nil {
-                var at: UInt64 = 0
-                for (i, byte) in value.enumerated() { at |= UInt64(byte) << (8 * i) }
+                // Eight bytes read above: the load cannot fail.
+                let at = ByteReader.loadLE(UInt64.self, from: value, at: 0) ?? 0
                 guard at >= Format.logStart, at < offset, at & UInt64(Format.frameAlignment - 1) == 0 else {
                     throw reader.fail("overflow offset \(at)")
                 }
@@ -234,7 +234,7 @@ extension Page {
             }
         }
         base.buildSearchHeads()
-        return (base, keys)
+        return keys
     }
 
     // MARK: Key lists
@@ -246,14 +246,22 @@ extension Page {
         list.append(contentsOf: key)
     }
 
+    /// Where the key a key list holds at `at` (its u16 length's position) lies in `list`; the
+    /// next key's length follows it. Key lists are the engine's own (``appendKey(_:to:)``).
+    @inline(__always)
+    static func keyRange(in list: UnsafeRawBufferPointer, at: Int) -> Range<Int> {
+        let length = Int(list[at]) | Int(list[at + 1]) << 8
+        return (at + 2)..<(at + 2 + length)
+    }
+
     /// Calls `body` with each key of a key list, in order.
     static func forEachKey(in list: [UInt8], _ body: (UnsafeRawBufferPointer) -> Void) {
         list.withUnsafeBytes { bytes in
             var at = 0
-            while at + 2 <= bytes.count {
-                let length = Int(bytes[at]) | Int(bytes[at + 1]) << 8
-                body(UnsafeRawBufferPointer(rebasing: bytes[(at + 2)..<(at + 2 + length)]))
-                at += 2 + length
+            while at < bytes.count {
+                let range = keyRange(in: bytes, at: at)
+                body(UnsafeRawBufferPointer(rebasing: bytes[range]))
+                at = range.upperBound
             }
         }
     }
@@ -261,32 +269,22 @@ extension Page {
     /// A key list's keys ascending, each once. A list already ascending (a batch that changes a
     /// leaf's rows in key order) is returned as it is, after one pass.
     static func sortedUniqueKeys(_ list: [UInt8]) -> [UInt8] {
-        let ascending = list.withUnsafeBytes { bytes -> Bool in
-            var previous: UnsafeRawBufferPointer?
-            var at = 0
-            while at + 2 <= bytes.count {
-                let length = Int(bytes[at]) | Int(bytes[at + 1]) << 8
-                let key = UnsafeRawBufferPointer(rebasing: bytes[(at + 2)..<(at + 2 + length)])
-                if let previous, compareKeys(previous, key) >= 0 { return false }
-                previous = key
-                at += 2 + length
-            }
-            return true
+        var ascending = true
+        var previous: UnsafeRawBufferPointer?
+        forEachKey(in: list) { key in
+            if let previous, compareKeys(previous, key) >= 0 { ascending = false }
+            previous = key
         }
         if ascending { return list }
-        var ranges: [Range<Int>] = []
-        list.withUnsafeBytes { bytes in
-            var at = 0
-            while at + 2 <= bytes.count {
-                let length = Int(bytes[at]) | Int(bytes[at + 1]) << 8
-                ranges.append((at + 2)..<(at + 2 + length))
-                at += 2 + length
-            }
-        }
-        if ranges.count < 2 { return list }
         var sorted: [UInt8] = []
         sorted.reserveCapacity(list.count)
         list.withUnsafeBytes { bytes in
+            var ranges: [Range<Int>] = []
+            var at = 0
+            while at < bytes.count {
+                ranges.append(keyRange(in: bytes, at: at))
+                at = ranges[ranges.count - 1].upperBound
+            }
             ranges.sort { compareKeys(UnsafeRawBufferPointer(rebasing: bytes[$0]), UnsafeRawBufferPointer(rebasing: bytes[$1])) < 0 }
             var previous: UnsafeRawBufferPointer?
             for range in ranges {
@@ -309,8 +307,7 @@ extension Page {
             second.withUnsafeBytes { b in
                 var i = 0, j = 0
                 func key(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> UnsafeRawBufferPointer {
-                    let length = Int(bytes[at]) | Int(bytes[at + 1]) << 8
-                    return UnsafeRawBufferPointer(rebasing: bytes[(at + 2)..<(at + 2 + length)])
+                    UnsafeRawBufferPointer(rebasing: bytes[keyRange(in: bytes, at: at)])
                 }
                 while i < a.count || j < b.count {
                     if j == b.count {
@@ -335,11 +332,5 @@ extension Page {
             }
         }
         return merged
-    }
-
-    /// Appends `value` little-endian.
-    static func appendLE<T: FixedWidthInteger>(_ value: T, to bytes: inout [UInt8]) {
-        var v = value.littleEndian
-        withUnsafeBytes(of: &v) { bytes.append(contentsOf: $0) }
     }
 }

@@ -147,14 +147,16 @@ extension Page {
         return UnsafeRawBufferPointer(start: buffer + offset, count: count)
     }
 
+    #if DEBUG
     /// Whether the `count` bytes at `offset` equal the `count` bytes at `otherOffset` of `other`
-    /// (`memcmp`, vectorized: a leaf delta compares whole cells of two pages).
+    /// (`memcmp`: the debug check of a leaf delta compares whole cells of two pages).
     @inline(__always)
     func bytesEqual(at offset: Int, _ other: Page, at otherOffset: Int, count: Int) -> Bool {
         assertInPage(offset, count)
         other.assertInPage(otherOffset, count)
         return memcmp(buffer + offset, other.buffer + otherOffset, count) == 0
     }
+    #endif
 
     /// Copies `source` (a caller's bytes, possibly empty) to `offset`.
     @inline(__always)

@@ -214,8 +214,9 @@ final class PageFile: @unchecked Sendable {
         }
         // The delta is applied to the base page itself: its own frame's length first.
         let baseLength = base.diskLength
-        let (page, keys) = try payload.withUnsafeBytes {
-            try Page.applyLeafDelta($0, to: base, pageSize: pageSize, offset: offset)
+        let page = base
+        let keys = try payload.withUnsafeBytes {
+            try Page.applyLeafDelta($0, to: page, pageSize: pageSize, offset: offset)
         }
         page.diskAddress = offset
         page.diskLength = frameLength + baseLength

@@ -15,19 +15,12 @@ extension Store {
         if shared.withLock({ $0.isClosed }) { throw StrataError.closed("store") }
     }
 
-    /// Writes every page still dirty and the checkpoint. Requires the writer gate.
-    func checkpointLocked() throws {
+    /// Writes every page still dirty and the checkpoint. Requires the writer gate. `caching`:
+    /// as for ``writeDirtyPages(budget:caching:)`` (a close's checkpoint caches nothing: only a
+    /// compaction right after it reads the pages again, from the file).
+    func checkpointLocked(caching: Bool = true) throws {
         try writableLog().checkUsable()
-        _ = try writeDirtyPages(budget: nil)
-        try finishCheckpoint()
-    }
-
-    /// The checkpoint of a close: as ``checkpointLocked()``, without caching the written pages
-    /// for readers of later versions (only a compaction right after the checkpoint reads them
-    /// again, from the file).
-    func checkpointClosing() throws {
-        try writableLog().checkUsable()
-        _ = try writeDirtyPages(budget: nil, caching: false)
+        _ = try writeDirtyPages(budget: nil, caching: caching)
         try finishCheckpoint()
     }
 

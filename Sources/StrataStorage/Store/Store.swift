@@ -379,7 +379,7 @@ public final class Store: @unchecked Sendable {
             plannedDeltas = [:]
             try compactLocked()
         } else {
-            if commitBytesSinceCheckpoint > 0 || liveDelta != 0 { try checkpointClosing() }
+            if commitBytesSinceCheckpoint > 0 || liveDelta != 0 { try checkpointLocked(caching: false) }
             if compactionDueOnClose(garbage: deadBytes) { try compactLocked() }
         }
         let log = try writableLog()
