@@ -64,4 +64,90 @@ import StrataStorage
         #expect(try store.value("ownerName", of: l2) == .null)
         try expectConsistent(store)
     }
+
+    /// Copies over one hop (`list.title`, `canonical:(list.title)`, `uppercase:(list.title)`)
+    /// take a renamed list's value once for all the items that reach it. Random transactions
+    /// rename lists (some twice, some back), move items between renamed lists, insert and
+    /// delete items and lists, and read in the middle (a settle before the commit); after
+    /// each, every derived value equals its recomputation from scratch.
+    @Test(arguments: [UInt64(11), 12, 13])
+    func copiesOverOneHopFollowEveryChange(seed: UInt64) throws {
+        let model = try Model {
+            Entity("List") {
+                AttributeDescription("title", .string, optional: true)
+                AttributeDescription("small", .int64, default: 0)
+                RelationshipDescription("items", toMany: "Item", inverse: "list")
+            }
+            Entity("Item") {
+                AttributeDescription("note", .string, optional: true)
+                RelationshipDescription("list", toOne: "List", inverse: "items")
+                DerivedAttributeDescription("listTitle", .string, "list.title", optional: true)
+                DerivedAttributeDescription("folded", .string, "canonical:(list.title)", optional: true)
+                DerivedAttributeDescription("loud", .string, "uppercase:(list.title)", optional: true)
+                DerivedAttributeDescription("small", .int16, "list.small", optional: true)
+            }
+        }
+        let store = try makeStore(model)
+        var random = SplitMix64(seed: seed)
+        var lists: [ObjectID] = [], items: [ObjectID] = []
+        try store.write { tx in
+            for i in 0..<6 { lists.append(try tx.insert("List", ["title": "List \(i)"])) }
+            for i in 0..<120 { items.append(try tx.insert("Item", ["note": "n\(i)", "list": lists[i % 6]])) }
+        }
+        let titles = ["Äpfel", "apfel", "Übung", "ÜBUNG", "x", "Straße"]
+        for step in 0..<40 {
+            try store.write { tx in
+                for _ in 0..<Int.random(in: 1...6, using: &random) {
+                    switch Int.random(in: 0..<10, using: &random) {
+                    case 0...3:
+                        let list = lists.randomElement(using: &random)!
+                        let title: any ValueConvertible = Int.random(in: 0..<8, using: &random) == 0
+                            ? StoredValue.null : titles.randomElement(using: &random)!
+                        try tx.update(list, ["title": title, "small": Int64.random(in: -5...5, using: &random)])
+                    case 4...5:
+                        guard let item = items.randomElement(using: &random) else { continue }
+                        try tx.set("list", of: item, to: Bool.random(using: &random) ? lists.randomElement(using: &random)! : nil)
+                    case 6:
+                        items.append(try tx.insert("Item", ["list": lists.randomElement(using: &random)!]))
+                    case 7:
+                        guard !items.isEmpty else { continue }
+                        try tx.delete(items.remove(at: Int.random(in: 0..<items.count, using: &random)))
+                    case 8:
+                        guard lists.count > 2 else { continue }
+                        try tx.delete(lists.remove(at: Int.random(in: 0..<lists.count, using: &random)))
+                        lists.append(try tx.insert("List", ["title": titles.randomElement(using: &random)!]))
+                    default:
+                        // A read settles the derived values before the commit.
+                        guard let item = items.randomElement(using: &random) else { continue }
+                        _ = try tx.values(of: item)
+                    }
+                }
+            }
+            let problems = try store.read { try $0.checkRecords() }
+            #expect(problems.isEmpty, "seed \(seed) step \(step): \(problems.prefix(3))")
+        }
+    }
+
+    /// A copied value that does not fit the derived attribute's type is refused as before:
+    /// the commit fails with a validation error naming the attribute, and nothing changes.
+    @Test func aCopyThatDoesNotFitIsRefused() throws {
+        let model = try Model {
+            Entity("List") {
+                AttributeDescription("big", .int64, default: 0)
+                RelationshipDescription("items", toMany: "Item", inverse: "list")
+            }
+            Entity("Item") {
+                RelationshipDescription("list", toOne: "List", inverse: "items")
+                DerivedAttributeDescription("small", .int16, "list.big", optional: true)
+            }
+        }
+        let store = try makeStore(model)
+        let (list, item) = try store.write { tx in
+            let list = try tx.insert("List", ["big": Int64(7)])
+            return (list, try tx.insert("Item", ["list": list]))
+        }
+        #expect(throws: StrataError.self) { try store.write { tx in try tx.update(list, ["big": Int64(1) << 40]) } }
+        #expect(try store.value("small", of: item) == .int(7))
+        try expectConsistent(store)
+    }
 }

@@ -192,7 +192,7 @@ import Testing
         return (0..<copy.count).map { (Array(copy.key($0)), Array(copy.valueBytes($0))) }
     }
 
-    @Test func aCellIsReplacedInPlaceOrGrownInPlaceOrNotAtAll() throws {
+    @Test func aCellIsReplacedInPlaceOrRewrittenOrGrownOrNotAtAll() throws {
         let page = Self.leaf(count: 40, valueLength: 20)
         var model = try Self.cells(of: page)
         func replace(_ i: Int, length: Int) -> Bool {
@@ -204,17 +204,23 @@ import Testing
         // Smaller: in place, its spare bytes fragmented.
         #expect(replace(3, length: 5))
         #expect(page.fragmented == 15)
-        // Larger, with contiguous room: grown where it is, the cells below moved down by the
-        // growth alone; nothing more fragmented.
+        // Larger, with contiguous room for the whole cell: written afresh below the others,
+        // its old bytes fragmented; no other cell or slot moves.
+        func size(_ i: Int, _ length: Int) -> Int { Page.leafCellSize(keyLength: key(i).count, valueLength: length) }
         let free = page.contiguousFree
         #expect(replace(7, length: 30))
-        #expect(page.contiguousFree == free - 10)
-        #expect(page.fragmented == 15)
+        #expect(page.contiguousFree == free - size(7, 30))
+        #expect(page.fragmented == 15 + size(7, 20))
         #expect(try Self.cells(of: page).elementsEqual(model, by: ==))
-        // The cell stored lowest (the last inserted) and the highest grow too.
-        #expect(replace(39, length: 24))
+        // The cell stored lowest (that one, now) grows where it is, by the growth alone.
+        let lowestFree = page.contiguousFree, lowestFragmented = page.fragmented
+        #expect(replace(7, length: 34))
+        #expect(page.contiguousFree == lowestFree - 4)
+        #expect(page.fragmented == lowestFragmented)
+        // The highest is written afresh too.
         #expect(replace(0, length: 26))
-        #expect(page.contiguousFree == free - 10 - 4 - 6)
+        #expect(page.contiguousFree == lowestFree - 4 - size(0, 26))
+        #expect(page.fragmented == lowestFragmented + size(0, 20))
         #expect(try Self.cells(of: page).elementsEqual(model, by: ==))
         // Growing by more than the contiguous room: refused, the page unchanged.
         let before = try Self.cells(of: page)

@@ -78,14 +78,18 @@ struct DerivationEngine {
                 break
             }
         }
-        for path in paths where path.count > 1 { try fanOut(entity, path, into: &candidates) }
+        if let hop = Self.singleHop(paths) {
+            try recomputeThroughHop(entity, derived, hop, skipping: candidates)
+        } else {
+            for path in paths where path.count > 1 { try fanOut(entity, path, into: &candidates) }
+        }
         for key in candidates.sorted(by: { $0.pk < $1.pk }) {
             guard let row = try tx.row(key) else { continue }
             let evaluator = DerivedEvaluator(tx: tx, entity: entity, property: derived.name)
             let value = try evaluator.value(of: derived.parsed, at: key, as: derived.type)
             // Byte for byte: a canonically equivalent spelling (equal by `==`) is another value
             // to a prefix search, an index key and the checker.
-            if !row[derived.field].isIdentical(to: value) { try tx.setFields(key, [(derived.field, value)]) }
+            if !row[derived.field].isIdentical(to: value) { try tx.setField(key, derived.field, value) }
         }
     }
 
@@ -110,7 +114,47 @@ struct DerivationEngine {
             } else {
                 value = .date(timestamp)
             }
-            if current[derived.field] != value { try tx.setFields(key, [(derived.field, value)]) }
+            if current[derived.field] != value { try tx.setField(key, derived.field, value) }
+        }
+    }
+
+    /// The one path `[relationship, attribute]` that every path of an expression is, if it is
+    /// one: the expression then reads nothing but the attribute of the object its row's to-one
+    /// reaches (`list.name`, `canonical:(list.name)`), so every row reaching one object takes
+    /// one value.
+    static func singleHop(_ paths: [[String]]) -> [String]? {
+        guard let first = paths.first, first.count == 2, paths.allSatisfy({ $0 == first }) else { return nil }
+        return first
+    }
+
+    /// The fan-out of an expression over one to-one hop (``singleHop(_:)``): for each object of
+    /// the target entity whose attribute changed, the rows that reach it (its inverse entries, in
+    /// key order) take the value computed once, for the first of them, instead of once per row
+    /// through a set and a sort. Rows in `skipping` (their own relationship or source changed)
+    /// are left to the caller, which computes each of them.
+    func recomputeThroughHop(_ entity: EntityDescription, _ derived: ResolvedDerivedAttribute, _ hop: [String],
+                             skipping own: Set<RowKey>) throws {
+        let relationship = entity.relationship(hop[0])!
+        let target = model.entities[relationship.targetIndex]
+        let watched = target.fieldIndex[hop[1]]!
+        let inverse = RecordTrees.inverse(entity, entity.fieldIndex[hop[0]]!)
+        let evaluator = DerivedEvaluator(tx: tx, entity: entity, property: derived.name)
+        for targetKey in touched(target.index) where try tx.row(targetKey) != nil && changed(targetKey, watched) {
+            tx.rowsExamined += 1
+            var value: StoredValue?
+            for pk in try tx.source.keys(inverse, prefix: KeyEncoding.primaryKey(targetKey.pk)) {
+                let key = RowKey(entity: entity.index, pk: pk)
+                if !own.isEmpty && own.contains(key) { continue }
+                guard let row = try tx.row(key) else { continue }
+                let shared: StoredValue
+                if let value {
+                    shared = value
+                } else {
+                    shared = try evaluator.value(of: derived.parsed, at: key, as: derived.type)
+                    value = shared
+                }
+                if !row[derived.field].isIdentical(to: shared) { try tx.setField(key, derived.field, shared) }
+            }
         }
     }
 

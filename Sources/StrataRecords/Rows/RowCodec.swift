@@ -32,13 +32,26 @@ enum RowCodec {
         out.reserveCapacity(sizeBound(values))
         out.append(version)
         appendVarint(&out, UInt64(values.count))
-        let bitmapStart = out.count
-        out.append(contentsOf: repeatElement(0, count: (values.count + 7) / 8))
+        // The presence bitmap gathered a byte at a time and appended once per byte, then the
+        // values: a read-modify-write of the array per value cost more than the second pass.
+        var bits: UInt8 = 0
         for (i, value) in values.enumerated() {
-            if value.isNull { continue }
-            out[bitmapStart + i / 8] |= 1 << UInt8(i % 8)
-            appendValue(value, to: &out)
+            if !value.isNull { bits |= 1 << UInt8(i & 7) }
+            if i & 7 == 7 {
+                out.append(bits)
+                bits = 0
+            }
         }
+        if values.count & 7 != 0 { out.append(bits) }
+        for value in values where !value.isNull { appendValue(value, to: &out) }
+    }
+
+    /// A string's UTF-8 bytes appended as one copy where the string holds them contiguously
+    /// (every native string): appending its `utf8` view as a sequence went a byte at a time.
+    @inline(__always)
+    static func appendUTF8(_ string: String, to out: inout [UInt8]) {
+        let copied: Void? = string.utf8.withContiguousStorageIfAvailable { out.append(contentsOf: $0) }
+        if copied == nil { out.append(contentsOf: string.utf8) }
     }
 
     /// The bytes of one value as a row holds it (a row skips `null`s); `tagged`, after its type
@@ -65,7 +78,7 @@ enum RowCodec {
         case .string(let string):
             if tagged { out.append(StoredValue.Tag.string.rawValue) }
             appendVarint(&out, UInt64(string.utf8.count))
-            out.append(contentsOf: string.utf8)
+            appendUTF8(string, to: &out)
         case .binary(let bytes):
             if tagged { out.append(StoredValue.Tag.binary.rawValue) }
             appendVarint(&out, UInt64(bytes.count))

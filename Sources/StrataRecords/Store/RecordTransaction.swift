@@ -646,25 +646,28 @@ public final class RecordTransaction: RecordReader {
 
     /// Sets fields of an existing row, as derivation does: in place when none of them has
     /// index or inverse entries to move (no copy of the row, no key encoded), else through
-    /// ``write(_:_:)``. A row that does not exist is left alone.
-    func setFields(_ key: RowKey, _ changes: [(field: Int, value: StoredValue)]) throws {
+    /// ``write(_:_:)``. A row that does not exist is left alone. Generic so that one field
+    /// (`CollectionOfOne`) is passed without an array made per row.
+    func setFields<Changes: Collection>(_ key: RowKey, _ changes: Changes) throws
+    where Changes.Element == (field: Int, value: StoredValue) {
         let entity = model.entities[key.entity]
-        guard !changes.contains(where: { entity.fieldHasEntries[$0.field] }), rowStates[key]?.current != nil else {
+        // One in-place access to the state: the row's array is copied at most once per
+        // transaction (when it still shares storage with the row's original).
+        func change(_ state: inout RowState?) -> (newlyWritten: Bool, newlyPending: Bool, newlyDirty: Bool)? {
+            guard state?.current != nil else { return nil }
+            state!.current!.withUnsafeMutableBufferPointer { buffer in
+                for fieldChange in changes { buffer[fieldChange.field] = fieldChange.value }
+            }
+            defer { state!.written = true; state!.pending = true; state!.dirty = true }
+            return (!state!.written, !state!.pending, !state!.dirty)
+        }
+        guard !changes.contains(where: { entity.fieldHasEntries[$0.field] }),
+              let (newlyWritten, newlyPending, newlyDirty) = change(&rowStates[key]) else {
             guard var updated = try row(key) else { return }
             for fieldChange in changes { updated[fieldChange.field] = fieldChange.value }
             try write(key, updated)
             return
         }
-        // One in-place access to the state: the row's array is copied at most once per
-        // transaction (when it still shares storage with the row's original).
-        func change(_ state: inout RowState) -> (newlyWritten: Bool, newlyPending: Bool, newlyDirty: Bool) {
-            state.current!.withUnsafeMutableBufferPointer { buffer in
-                for fieldChange in changes { buffer[fieldChange.field] = fieldChange.value }
-            }
-            defer { state.written = true; state.pending = true; state.dirty = true }
-            return (!state.written, !state.pending, !state.dirty)
-        }
-        let (newlyWritten, newlyPending, newlyDirty) = change(&rowStates[key]!)
         needsSettle = true
         if newlyWritten { writtenKeys[key.entity].append(key) }
         if newlyPending { pendingKeys[key.entity].append(key) }
@@ -672,6 +675,11 @@ public final class RecordTransaction: RecordReader {
             dirtyKeys.append(key)
             rowsWritten += 1
         }
+    }
+
+    /// ``setFields(_:_:)`` of one field.
+    func setField(_ key: RowKey, _ field: Int, _ value: StoredValue) throws {
+        try setFields(key, CollectionOfOne((field: field, value: value)))
     }
 
     /// Moves the row's fetch-index and inverse entries from its old values to its new ones;

@@ -324,9 +324,19 @@ final class Page: @unchecked Sendable {
             fragmented += old - size
             return true
         }
+        let start = cellStart
+        if cellOffset > start && contiguousFree >= size {
+            // A grown cell written afresh below the others when the free space holds it: its
+            // old bytes count as fragmented (an image is packed; a page compacts when it needs
+            // them), and no cell or slot moves (decision 103).
+            writeLeafCell(at: start - size, key: key, value: value, overflowLength: overflowLength)
+            fragmented += old
+            cellStart = start - size
+            setSlot(index, start - size)
+            return true
+        }
         let grow = size - old
         guard contiguousFree >= grow else { return false }
-        let start = cellStart
         if cellOffset > start {
             // Overlapping ranges: moveBytes moves as memmove does.
             moveBytes(from: start, to: start - grow, count: cellOffset - start)
@@ -350,7 +360,15 @@ final class Page: @unchecked Sendable {
         let old = cellSize(at: cellOffset)
         let size = Page.leafCellSize(keyLength: keyBytes, valueLength: value.count)
         var at = cellOffset
-        if size > old {
+        if size > old && cellOffset > cellStart && contiguousFree >= size {
+            // Written afresh below the others, its header and key copied from the old cell,
+            // as ``replaceLeafCell(at:key:value:overflowLength:)`` writes a grown cell.
+            at = cellStart - size
+            moveBytes(from: cellOffset, to: at, count: Format.leafCellHeader + keyBytes)
+            fragmented += old
+            cellStart = at
+            setSlot(index, at)
+        } else if size > old {
             let grow = size - old
             guard contiguousFree >= grow else { return false }
             let start = cellStart
