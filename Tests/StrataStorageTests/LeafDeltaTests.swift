@@ -101,6 +101,43 @@ import Testing
         try Self.expectHoldsAcrossReopen(store, model, "after the checkpoint", options: relOptions(fs))
     }
 
+    /// The changes of all the deltas in the file: the sum of their change counts.
+    static func deltaChanges(_ fs: SimulatedFileSystem) throws -> Int {
+        let bytes = try #require(fs.contents(of: relPath))
+        let scan = SimulatedFileSystem()
+        scan.setContents(bytes, of: "/scan")
+        let reader = FrameReader(file: try scan.open("/scan", mode: .readOnly))
+        var total = 0
+        for frame in try frames(fs) where frame.type == .leafDelta {
+            let (_, payload) = try reader.read(at: frame.offset, expecting: .leafDelta, maxRawLength: 1 << 16)
+            total += Int(payload[8]) | Int(payload[9]) << 8
+        }
+        return total
+    }
+
+    /// Leaves changed by a committed transaction, then by one that fails, then by another
+    /// committed one: the checkpoint's deltas hold the committed changes alone (the keys a
+    /// leaf's versions share in one log; the failed transaction's are dropped by the next
+    /// change), and the store reads back as committed.
+    @Test func aFailedTransactionsKeysAreNotInTheNextDelta() throws {
+        let fs = SimulatedFileSystem()
+        var (store, model) = try Self.makeStore(fs, count: 600)
+        try Self.rewrite(store, stride(from: 0, to: 600, by: 50), round: 1, &model)
+        struct Abandon: Error {}
+        #expect(throws: Abandon.self) {
+            try store.write { tx in
+                let t = try #require(try tx.tree("t"))
+                for i in stride(from: 5, to: 600, by: 50) { try t.put(key(i), Self.value(i, 9)) }
+                throw Abandon()
+            }
+        }
+        try Self.rewrite(store, stride(from: 10, to: 600, by: 50), round: 2, &model)
+        try store.checkpoint()
+        #expect(try Self.deltaCount(fs) > 0)
+        #expect(try Self.deltaChanges(fs) == 24, "12 keys of each committed transaction")
+        try Self.expectHoldsAcrossReopen(store, model, "after the checkpoint", options: relOptions(fs))
+    }
+
     /// Rounds of random puts (new keys, new lengths), deletes and checkpoints: deltas of deltas'
     /// leaves, leaves that split or merge, deltas that grow past a quarter page and are written
     /// whole again. After every round the store holds the model, through reads, a reopen and

@@ -22,6 +22,30 @@ struct LeafOrigin {
     }
 }
 
+/// The keys a leaf's versions changed since its origin, shared by them: each version owns a
+/// prefix (``Page/changedLength``), and only the writer's copy of the leaf appends. A later
+/// version's prefix extends an earlier one's, so one log serves a leaf from its first change
+/// after a checkpoint until it is written, where a key list per version cost a copy of the list
+/// per transaction that changed the leaf (decision 103). Bytes past a version's prefix are an
+/// abandoned transaction's, and the next append from that version drops them. Only the writer
+/// (under the writer gate, as checkpoints are) touches a log: readers never do.
+final class ChangedKeyLog {
+    /// Key-list bytes (``Page/appendKey(_:to:)``). Unchecked for exclusivity at run time (a
+    /// check per change, decision 50): only the writer touches a log, one access at a time.
+    @exclusivity(unchecked) private(set) var bytes: [UInt8] = []
+
+    init(reserving capacity: Int) { bytes.reserveCapacity(capacity) }
+
+    /// Appends `key` after the first `length` bytes (dropping what follows them) and returns
+    /// the new length.
+    @inline(__always)
+    func append(_ key: UnsafeRawBufferPointer, after length: Int) -> Int {
+        if bytes.count != length { bytes.removeSubrange(length...) }
+        Page.appendKey(key, to: &bytes)
+        return bytes.count
+    }
+}
+
 /// Leaf deltas (FORMAT.md §4, "Leaf deltas"): a leaf stored as the few cells that changed since
 /// a page frame's image, so a checkpoint after scattered updates encodes and writes a few cells
 /// per leaf instead of compressing every changed leaf whole (decision 102).
@@ -39,22 +63,29 @@ extension Page {
     }
 
     /// Records that the leaf's cell for `key` was put or deleted (a leaf with an origin only:
-    /// ``changedKeys``). A leaf changed that often since it was written (half a page of keys,
+    /// ``changeLog``). A leaf changed that often since it was written (half a page of keys,
     /// repeats included) is written whole instead: its origin is dropped, which also ends the
     /// recording, so a hot leaf costs one append per change until then and nothing after.
     @inline(__always)
     func noteChanged(_ key: UnsafeRawBufferPointer) {
-        guard origin != nil else { return }
-        // One allocation for the few keys a leaf usually collects, not one per doubling.
-        if changedKeys.capacity == 0 { changedKeys.reserveCapacity(pageSize / 16) }
-        Page.appendKey(key, to: &changedKeys)
-        if changedKeys.count > pageSize / 2 { forgetOrigin() }
+        assert((changedLength >= 0) == (origin != nil), "a leaf records changes exactly when it has an origin")
+        guard changedLength >= 0 else { return }
+        if changeLog == nil { changeLog = ChangedKeyLog(reserving: pageSize / 16) }
+        changedLength = changeLog!.append(key, after: changedLength)
+        if changedLength > pageSize / 2 { forgetOrigin() }
     }
 
     /// Drops the origin: the leaf changed too much (a split, a merge) to be written as a delta.
     func forgetOrigin() {
         origin = nil
-        changedKeys = []
+        changeLog = nil
+        changedLength = -1
+    }
+
+    /// This version's recorded keys (``changeLog``), a key list.
+    var changedKeys: ArraySlice<UInt8> {
+        guard let changeLog, changedLength > 0 else { return [] }
+        return changeLog.bytes[..<changedLength]
     }
 
     /// The payload of a leaf delta that makes its ``origin``'s base image into this leaf,
@@ -69,7 +100,7 @@ extension Page {
     func leafDelta(limit: Int, into payload: inout [UInt8]) -> LeafDelta? {
         guard isLeaf, let origin, origin.base.offset != 0 else { return nil }
         let base = origin.base
-        let keys = Page.mergeKeyLists(Page.sortedUniqueKeys(changedKeys), origin.keys)
+        let keys = Page.mergeKeyLists(Page.sortedUniqueKeys(Array(changedKeys)), origin.keys)
         // The keys alone past the limit: the payload would be too.
         guard !keys.isEmpty, keys.count <= limit else { return nil }
         #if DEBUG
@@ -155,17 +186,20 @@ extension Page {
     }
     #endif
 
-    /// Makes `base` (the leaf decoded, without search heads, from the frame the payload names)
-    /// the leaf the leaf delta frame at `offset`, whose raw payload is `payload`, reads as: the
-    /// changes applied to it in place. Returns the keys they change. Each change is checked as
-    /// it is read, as decoding checks a cell: op, key length, key order (strictly ascending),
-    /// the whole change inside the payload, a put's value inline exactly when its cell fits a
-    /// quarter page, an overflow reference in the log, aligned and before the delta frame; and
-    /// nothing after the last change. The base's cells were checked by its decoding, a put
-    /// that does not fit the page is corruption, and the leaf keeps its keys in order because
-    /// each change goes where its key belongs: every rule of a page holds for the result.
+    /// The leaf the leaf delta frame at `offset`, whose raw payload is `payload`, reads as: a new
+    /// leaf merged in one pass from `base` (the leaf decoded, without search heads, from the
+    /// frame the payload names) and the changes, both in key order — each base cell before the
+    /// next change's key copied, the cell of that key left out, a put's cell appended
+    /// (decision 103: a search, a removal and an insertion per change, with a compaction
+    /// between, cost twice as much). Returned with the keys the changes change; `base` is not
+    /// changed. Each change is checked as it is read, as decoding checks a cell: op, key length,
+    /// key order (strictly ascending), the whole change inside the payload, a put's value inline
+    /// exactly when its cell fits a quarter page, an overflow reference in the log, aligned and
+    /// before the delta frame; and nothing after the last change. The base's cells were checked
+    /// by its decoding, a result over the page is corruption, and the leaf's keys are in order
+    /// because both inputs are: every rule of a page holds for the result.
     static func applyLeafDelta(_ payload: UnsafeRawBufferPointer, to base: Page, pageSize: Int,
-                               offset: UInt64) throws -> [UInt8] {
+                               offset: UInt64) throws -> (leaf: Page, keys: [UInt8]) {
         var reader = ByteReader(payload, fileOffset: offset, context: "leaf delta")
         _ = try reader.u64()
         let changeCount = Int(try reader.u16())
@@ -174,11 +208,19 @@ extension Page {
             throw StrataError.corrupt("leaf delta: its base is not a leaf", offset: offset)
         }
         let inlineLimit = pageSize / 4
+        let leaf = Page(pageSize: pageSize, kind: Format.pageKindLeaf, level: 0, owner: 0)
+        let over = StrataError.corrupt("leaf delta: the leaf it makes is over the page", offset: offset)
+        // Appends base cell `i`, or throws when the leaf has no room for it and its slot.
+        func copyBaseCell(_ i: Int) throws {
+            guard leaf.contiguousFree >= base.cellSize(at: base.slot(i)) + 2 else { throw over }
+            leaf.appendCell(from: base, at: i)
+        }
         // The keys' list is no longer than the payload: one allocation.
         var keys: [UInt8] = []
         keys.reserveCapacity(payload.count)
         var previous: Range<Int>?
-        var puts: [(key: Range<Int>, value: UnsafeRawBufferPointer, overflowLength: Int?)] = []
+        let baseCount = base.count
+        var next = 0
         for _ in 0..<changeCount {
             let op = try reader.u8()
             guard op == Format.deltaPut || op == Format.deltaDelete else { throw reader.fail("unknown op \(op)") }
@@ -215,26 +257,31 @@ extension Page {
                     throw reader.fail("overflow offset \(at)")
                 }
             }
-            // First every changed key's cell leaves the base; the puts go in after, so no
-            // intermediate leaf holds more than the final one (a grown cell before a deletion
-            // would not fit where the result does).
-            let (index, found) = base.lowerBound(key)
-            if found { base.removeCell(at: index) }
-            if op == Format.deltaPut { puts.append((keyRange, value, overflowLength)) }
+            // The base's cells below the key, then its cell of the key skipped: the change
+            // replaces or deletes it.
+            while next < baseCount {
+                let order = compareKeys(base.key(next), key)
+                if order > 0 { break }
+                if order < 0 { try copyBaseCell(next) }
+                next += 1
+                if order == 0 { break }
+            }
+            if op == Format.deltaPut {
+                guard leaf.contiguousFree >= Page.leafCellSize(keyLength: keyLength, valueLength: storedLength) + 2 else {
+                    throw over
+                }
+                let at = leaf.appendSlot(cellSize: Page.leafCellSize(keyLength: keyLength, valueLength: storedLength))
+                leaf.writeLeafCell(at: at, key: key, value: value, overflowLength: overflowLength)
+            }
             appendKey(key, to: &keys)
         }
         guard reader.isAtEnd else { throw reader.fail("\(reader.remaining) bytes after the last change") }
-        // The removed cells' bytes joined once, so no insertion below compacts the page again.
-        if !puts.isEmpty && base.fragmented > 0 { base.compact() }
-        for put in puts {
-            let key = UnsafeRawBufferPointer(rebasing: payload[put.key])
-            let (index, _) = base.lowerBound(key)
-            guard base.insertLeafCell(at: index, key: key, value: put.value, overflowLength: put.overflowLength) else {
-                throw StrataError.corrupt("leaf delta: the leaf it makes is over the page", offset: offset)
-            }
+        while next < baseCount {
+            try copyBaseCell(next)
+            next += 1
         }
-        base.buildSearchHeads()
-        return keys
+        leaf.buildSearchHeads()
+        return (leaf, keys)
     }
 
     // MARK: Key lists

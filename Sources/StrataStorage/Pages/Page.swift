@@ -64,8 +64,13 @@ final class Page: @unchecked Sendable {
     @exclusivity(unchecked) var origin: LeafOrigin?
     /// With `origin`: the keys put or deleted in this leaf since it was copied from its origin,
     /// each a u16 length and the bytes, in the order they changed (repeats allowed;
-    /// ``noteChanged(_:)``). Emptied once the page is written.
-    @exclusivity(unchecked) var changedKeys: [UInt8] = []
+    /// ``noteChanged(_:)``): the first `changedLength` bytes of a log that every later copy of
+    /// the leaf shares and appends to, so a copy per transaction copies no keys. Dropped once
+    /// the page is written.
+    @exclusivity(unchecked) var changeLog: ChangedKeyLog?
+    /// How many bytes of `changeLog` are this version's; −1 exactly when `origin` is nil
+    /// (nothing is recorded: the tree's hot path tests this integer, not the origin).
+    @exclusivity(unchecked) var changedLength = -1
     /// Clean pages only (see ``buildSearchHeads()``): for each cell, 8 bytes of its key after
     /// the prefix all keys of the page share, big-endian, so a search compares integers in one
     /// small array instead of chasing a slot and a cell per step. `nil` on pages a writer may
@@ -96,9 +101,11 @@ final class Page: @unchecked Sendable {
         if other.isLeaf {
             if other.diskAddress != 0 {
                 origin = LeafOrigin(of: other)
+                changedLength = 0
             } else {
                 origin = other.origin
-                changedKeys = other.changedKeys
+                changeLog = other.changeLog
+                changedLength = other.changedLength
             }
         }
     }
@@ -114,7 +121,8 @@ final class Page: @unchecked Sendable {
         copy.deltaBase = page.deltaBase
         copy.deltaKeys = page.deltaKeys
         copy.origin = nil
-        copy.changedKeys = []
+        copy.changeLog = nil
+        copy.changedLength = -1
         copy.buildSearchHeads()
         return copy
     }

@@ -212,11 +212,9 @@ final class PageFile: @unchecked Sendable {
         guard case .page(let base) = try readFrame(baseOffset, level: 0, delta: false, searchHeads: false) else {
             throw StrataError.corrupt("leaf delta: base at \(baseOffset) is not a page frame", offset: offset)
         }
-        // The delta is applied to the base page itself: its own frame's length first.
         let baseLength = base.diskLength
-        let page = base
-        let keys = try payload.withUnsafeBytes {
-            try Page.applyLeafDelta($0, to: page, pageSize: pageSize, offset: offset)
+        let (page, keys) = try payload.withUnsafeBytes {
+            try Page.applyLeafDelta($0, to: base, pageSize: pageSize, offset: offset)
         }
         page.diskAddress = offset
         page.diskLength = frameLength + baseLength

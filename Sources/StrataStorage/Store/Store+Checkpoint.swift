@@ -70,7 +70,8 @@ extension Store {
                 page.deltaBase = frame.delta?.base ?? (0, 0)
                 page.deltaKeys = frame.delta?.keys ?? []
                 page.origin = nil
-                page.changedKeys = []
+                page.changeLog = nil
+                page.changedLength = -1
                 liveDelta += Int64(page.diskLength) - Int64(page.replacedFrame.length)
                 replacedBytesSinceCheckpoint -= Int64(page.replacedFrame.length)
                 // Readers of later versions reach the page through the cache once a checkpoint
