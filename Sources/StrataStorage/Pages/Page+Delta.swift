@@ -22,30 +22,6 @@ struct LeafOrigin {
     }
 }
 
-/// The keys a leaf's versions changed since its origin, shared by them: each version owns a
-/// prefix (``Page/changedLength``), and only the writer's copy of the leaf appends. A later
-/// version's prefix extends an earlier one's, so one log serves a leaf from its first change
-/// after a checkpoint until it is written, where a key list per version cost a copy of the list
-/// per transaction that changed the leaf (decision 103). Bytes past a version's prefix are an
-/// abandoned transaction's, and the next append from that version drops them. Only the writer
-/// (under the writer gate, as checkpoints are) touches a log: readers never do.
-final class ChangedKeyLog {
-    /// Key-list bytes (``Page/appendKey(_:to:)``). Unchecked for exclusivity at run time (a
-    /// check per change, decision 50): only the writer touches a log, one access at a time.
-    @exclusivity(unchecked) private(set) var bytes: [UInt8] = []
-
-    init(reserving capacity: Int) { bytes.reserveCapacity(capacity) }
-
-    /// Appends `key` after the first `length` bytes (dropping what follows them) and returns
-    /// the new length.
-    @inline(__always)
-    func append(_ key: UnsafeRawBufferPointer, after length: Int) -> Int {
-        if bytes.count != length { bytes.removeSubrange(length...) }
-        Page.appendKey(key, to: &bytes)
-        return bytes.count
-    }
-}
-
 /// Leaf deltas (FORMAT.md §4, "Leaf deltas"): a leaf stored as the few cells that changed since
 /// a page frame's image, so a checkpoint after scattered updates encodes and writes a few cells
 /// per leaf instead of compressing every changed leaf whole (decision 102).
@@ -70,8 +46,10 @@ extension Page {
     func noteChanged(_ key: UnsafeRawBufferPointer) {
         assert((changedLength >= 0) == (origin != nil), "a leaf records changes exactly when it has an origin")
         guard changedLength >= 0 else { return }
-        if changeLog == nil { changeLog = ChangedKeyLog(reserving: pageSize / 16) }
-        changedLength = changeLog!.append(key, after: changedLength)
+        if changeLog?.append(key, after: changedLength) != true {
+            changeLog = ChangedKeyLog.grown(changeLog, keeping: changedLength, toAppend: key)
+        }
+        changedLength += 2 + key.count
         if changedLength > pageSize / 2 { forgetOrigin() }
     }
 
@@ -83,9 +61,9 @@ extension Page {
     }
 
     /// This version's recorded keys (``changeLog``), a key list.
-    var changedKeys: ArraySlice<UInt8> {
+    var changedKeys: [UInt8] {
         guard let changeLog, changedLength > 0 else { return [] }
-        return changeLog.bytes[..<changedLength]
+        return changeLog.prefix(changedLength)
     }
 
     /// The payload of a leaf delta that makes its ``origin``'s base image into this leaf,
@@ -100,7 +78,7 @@ extension Page {
     func leafDelta(limit: Int, into payload: inout [UInt8]) -> LeafDelta? {
         guard isLeaf, let origin, origin.base.offset != 0 else { return nil }
         let base = origin.base
-        let keys = Page.mergeKeyLists(Page.sortedUniqueKeys(Array(changedKeys)), origin.keys)
+        let keys = Page.mergeKeyLists(Page.sortedUniqueKeys(changedKeys), origin.keys)
         // The keys alone past the limit: the payload would be too.
         guard !keys.isEmpty, keys.count <= limit else { return nil }
         #if DEBUG

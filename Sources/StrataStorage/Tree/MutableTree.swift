@@ -313,8 +313,9 @@ final class MutableTree {
         // From here a failed page read (a merge, the root collapse) leaves the tree changed:
         // the caller fails the transaction.
         modifications &+= 1
-        owned[owned.count - 1].noteChanged(key)
-        owned[owned.count - 1].removeCell(at: i)
+        let leaf = owned[owned.count - 1]
+        leaf.noteChanged(key)
+        leaf.removeCell(at: i)
         // Upwards: an emptied page leaves its parent (always possible: it only frees room); one
         // under a quarter full merges with a neighbour when both fit. Removing, not merging, is
         // what keeps a branch left with one child (its neighbour too full to merge, which long
