@@ -167,10 +167,9 @@ extension Page {
     /// The leaf the leaf delta frame at `offset`, whose raw payload is `payload`, reads as: a new
     /// leaf merged in one pass from `base` (the leaf decoded, without search heads, from the
     /// frame the payload names) and the changes, both in key order — each base cell before the
-    /// next change's key copied, the cell of that key left out, a put's cell appended
-    /// (decision 103: a search, a removal and an insertion per change, with a compaction
-    /// between, cost twice as much). Returned with the keys the changes change; `base` is not
-    /// changed. Each change is checked as it is read, as decoding checks a cell: op, key length,
+    /// next change's key copied, the cell of that key left out, a put's cell appended — so no
+    /// leaf between the base and the result exists, and a refused delta leaves `base` as it was
+    /// (decision 103). Returned with the keys the changes change. Each change is checked as it is read, as decoding checks a cell: op, key length,
     /// key order (strictly ascending), the whole change inside the payload, a put's value inline
     /// exactly when its cell fits a quarter page, an overflow reference in the log, aligned and
     /// before the delta frame; and nothing after the last change. The base's cells were checked
