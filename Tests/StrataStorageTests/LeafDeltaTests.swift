@@ -115,6 +115,34 @@ import Testing
         return total
     }
 
+    /// The keys every delta in the file changes (puts and deletes).
+    static func deltaKeys(_ fs: SimulatedFileSystem) throws -> [[UInt8]] {
+        let bytes = try #require(fs.contents(of: relPath))
+        let scan = SimulatedFileSystem()
+        scan.setContents(bytes, of: "/scan")
+        let reader = FrameReader(file: try scan.open("/scan", mode: .readOnly))
+        var keys: [[UInt8]] = []
+        for frame in try frames(fs) where frame.type == .leafDelta {
+            let (_, payload) = try reader.read(at: frame.offset, expecting: .leafDelta, maxRawLength: 1 << 16)
+            var at = 10
+            for _ in 0..<(Int(payload[8]) | Int(payload[9]) << 8) {
+                let put = payload[at] == Format.deltaPut
+                let keyLength = Int(payload[at + 1]) | Int(payload[at + 2]) << 8
+                var valueLength = 0
+                at += 3
+                if put {
+                    let info = UInt32(payload[at]) | UInt32(payload[at + 1]) << 8 | UInt32(payload[at + 2]) << 16
+                        | UInt32(payload[at + 3]) << 24
+                    valueLength = info & Format.overflowBit != 0 ? Format.overflowReferenceLength : Int(info)
+                    at += 4
+                }
+                keys.append(Array(payload[at..<(at + keyLength)]))
+                at += keyLength + valueLength
+            }
+        }
+        return keys
+    }
+
     /// Leaves changed by a committed transaction, then by one that fails, then by another
     /// committed one: the checkpoint's deltas hold the committed changes alone (the keys a
     /// leaf's versions share in one log; the failed transaction's are dropped by the next
@@ -134,6 +162,8 @@ import Testing
         try Self.rewrite(store, stride(from: 10, to: 600, by: 50), round: 2, &model)
         try store.checkpoint()
         #expect(try Self.deltaCount(fs) > 0)
+        let committed = Set((Array(stride(from: 0, to: 600, by: 50)) + Array(stride(from: 10, to: 600, by: 50))).map { key($0) })
+        #expect(Set(try Self.deltaKeys(fs)) == committed, "the keys of the committed transactions, and only those")
         #expect(try Self.deltaChanges(fs) == 24, "12 keys of each committed transaction")
         try Self.expectHoldsAcrossReopen(store, model, "after the checkpoint", options: relOptions(fs))
     }
@@ -288,6 +318,25 @@ import Testing
             payload[10] = 7
         case .tooManyChanges:
             payload[8] = payload[8] &+ 1
+        case .tooFewChanges:
+            // The last change is left after the count: bytes after the last change.
+            try #require(payload[8] >= 2 || payload[9] > 0)
+            payload[8] = payload[8] &- 1
+            if payload[8] == 0xFF { payload[9] &-= 1 }
+        case .repeatedKey:
+            // The second change's key made the first's (the keys are all one length): keys not
+            // strictly ascending.
+            func keyAndEnd(at: Int) -> (key: Range<Int>, end: Int) {
+                let keyLength = Int(payload[at + 1]) | Int(payload[at + 2]) << 8
+                let put = payload[at] == Format.deltaPut
+                let info = put ? Int(payload[at + 3]) | Int(payload[at + 4]) << 8 | Int(payload[at + 5]) << 16 : 0
+                let keyStart = at + 3 + (put ? 4 : 0)
+                return (keyStart..<(keyStart + keyLength), keyStart + keyLength + (put ? info : 0))
+            }
+            let first = keyAndEnd(at: 10)
+            let second = keyAndEnd(at: first.end)
+            try #require(first.key.count == second.key.count)
+            payload.replaceSubrange(second.key, with: Array(payload[first.key]))
         }
         // The frame rewritten in place, its checksums valid (same length: nothing moves).
         let crc = payload.withUnsafeBytes { CRC32C.checksum($0) }
@@ -478,6 +527,6 @@ import Testing
 
     enum DeltaForgery: CaseIterable, Sendable {
         case baseIsACommitFrame, baseIsABranch, baseIsAnotherDelta, baseIsItself, baseIsUnaligned
-        case noChanges, unknownOp, tooManyChanges
+        case noChanges, unknownOp, tooManyChanges, tooFewChanges, repeatedKey
     }
 }

@@ -33,7 +33,7 @@ enum RowCodec {
         out.append(version)
         appendVarint(&out, UInt64(values.count))
         // The presence bitmap gathered a byte at a time and appended once per byte, then the
-        // values: a read-modify-write of the array per value cost more than the second pass.
+        // values: no read-modify-write of the array per value (decision 103).
         var bits: UInt8 = 0
         for (i, value) in values.enumerated() {
             if !value.isNull { bits |= 1 << UInt8(i & 7) }
@@ -47,7 +47,7 @@ enum RowCodec {
     }
 
     /// A string's UTF-8 bytes appended as one copy where the string holds them contiguously
-    /// (every native string): appending its `utf8` view as a sequence went a byte at a time.
+    /// (every native string), not through its `utf8` view as a sequence.
     @inline(__always)
     static func appendUTF8(_ string: String, to out: inout [UInt8]) {
         let copied: Void? = string.utf8.withContiguousStorageIfAvailable { out.append(contentsOf: $0) }

@@ -22,10 +22,13 @@ extension RecordTransaction {
         try assign(values, to: &converted, entity: entity)
         let assigned = try values.keys.map { try Self.settableField($0, of: entity) }
         let (keys, scanned) = try fetchKeysAndRows(request, entity)
+        func setAssigned(_ row: inout [StoredValue]) {
+            for field in assigned { row[field] = converted[field] }
+        }
         for (i, key) in keys.enumerated() {
-            try scanned?.withRow(at: i) { try adoptScannedRow(key, stored: $0) }
-            try rewriteRow(key) { row in
-                for field in assigned { row[field] = converted[field] }
+            // A row the scan kept is changed from its bytes; one it did not is looked up.
+            if try scanned?.withRow(at: i, { try rewriteScannedRow(key, stored: $0, setAssigned) }) == nil {
+                try rewriteRow(key, setAssigned)
             }
         }
         return keys.count
@@ -42,8 +45,11 @@ extension RecordTransaction {
         var deleted = 0
         let (keys, scanned) = try fetchKeysAndRows(request, entity)
         for (i, key) in keys.enumerated() {
-            try scanned?.withRow(at: i) { try adoptScannedRow(key, stored: $0) }
             // A cascade from one deleted before may already have taken it.
+            if let kept = try scanned?.withRow(at: i, { try deleteScannedRow(key, stored: $0) }) {
+                if kept { deleted += 1 }
+                continue
+            }
             guard try row(key) != nil else { continue }
             try deleteRow(key)
             deleted += 1

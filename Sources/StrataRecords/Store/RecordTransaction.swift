@@ -158,16 +158,6 @@ public final class RecordTransaction: RecordReader {
         return loaded
     }
 
-    /// Takes `stored`, the bytes a scan of this transaction's rows tree read for `key`, as the
-    /// row's state when the transaction holds none yet: the state ``row(_:)`` would read,
-    /// without looking the key up again. A row the transaction holds a state for (changed, or
-    /// read, since) keeps it.
-    func adoptScannedRow(_ key: RowKey, stored: UnsafeRawBufferPointer) throws {
-        guard rowStates[key] == nil else { return }
-        rowsRead += 1
-        rowStates[key] = RowState(original: try super.row(key, stored: stored))
-    }
-
     /// The rows tree of `entity` as this transaction has it, looked up by name once (a point read
     /// looked it up per row, hashing its name).
     override func pointReadTree(_ entity: EntityDescription) throws -> WriteTree? {
@@ -384,6 +374,43 @@ public final class RecordTransaction: RecordReader {
         }
         try change(&row)
         try write(key, row, from: state, explicit: true)
+    }
+
+    /// ``rewriteRow(_:_:)`` of a row that a scan of this transaction's rows tree read as
+    /// `stored`: a row the transaction holds no state for yet takes it from those bytes, and is
+    /// stored once, changed (adopting it first, then rewriting it, accessed the table three
+    /// times).
+    func rewriteScannedRow(_ key: RowKey, stored: UnsafeRawBufferPointer,
+                           _ change: (inout [StoredValue]) throws -> Void) throws {
+        let state: RowState
+        if let known = rowStates[key] {
+            state = known
+        } else {
+            rowsRead += 1
+            state = RowState(original: try super.row(key, stored: stored))
+        }
+        guard var row = state.current else {
+            throw StrataError.objectNotFound(entity: model.entities[key.entity].name, primaryKey: key.pk)
+        }
+        try change(&row)
+        try write(key, row, from: state, explicit: true)
+    }
+
+    /// ``deleteRow(_:)`` of a row that a scan of this transaction's rows tree read as `stored`,
+    /// its state taken from those bytes as ``rewriteScannedRow(_:stored:_:)`` takes it; false,
+    /// nothing changed, when the row is gone already (a cascade took it).
+    func deleteScannedRow(_ key: RowKey, stored: UnsafeRawBufferPointer) throws -> Bool {
+        let state: RowState
+        if let known = rowStates[key] {
+            state = known
+        } else {
+            rowsRead += 1
+            state = RowState(original: try super.row(key, stored: stored))
+        }
+        guard state.current != nil else { return false }
+        try write(key, nil, from: state, explicit: false)
+        pendingDeletes.append(key)
+        return true
     }
 
     /// The state of the row at `key`, read and kept as ``row(_:)`` does on first use.

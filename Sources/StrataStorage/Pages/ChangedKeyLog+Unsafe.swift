@@ -12,7 +12,7 @@
 /// - **Lifetime and size.** The bytes are the tail allocation of this `ManagedBuffer`, made by
 ///   ``make(capacity:)`` with room for at least `capacity` bytes (the header's `room`, the
 ///   allocation's own capacity) and freed with the object; they never move. The header's
-///   `used` counts the bytes written, at most `room`.
+///   `used` is the end of the last append (every byte before it written), at most `room`.
 /// - **Bounds.** ``append(_:after:)`` writes at `length..<length + 2 + key.count` only after
 ///   checking that this is within `room`; ``grown(_:keeping:toAppend:)`` makes a log with
 ///   room and copies the first `length` bytes of the old one, which are written (`length ≤
@@ -38,6 +38,8 @@ final class ChangedKeyLog: ManagedBuffer<ChangedKeyLog.Header, UInt8> {
     /// nothing written, when the log has no room for it.
     @inline(__always)
     func append(_ key: UnsafeRawBufferPointer, after length: Int) -> Bool {
+        // A version's prefix was written by its appends: it ends at or before the last one's end.
+        precondition(length >= 0 && length <= header.used, "a version's prefix is longer than its log")
         let needed = length + 2 + key.count
         guard needed <= header.room else { return false }
         withUnsafeMutablePointers { used, bytes in
@@ -54,13 +56,15 @@ final class ChangedKeyLog: ManagedBuffer<ChangedKeyLog.Header, UInt8> {
     /// A new log, twice as large as `log` (or 64 bytes) and at least large enough, holding
     /// `log`'s first `length` bytes, then `key`: for a version whose log is full (or which has
     /// none yet; `length` is then 0). Earlier versions keep the old log.
-    static func grown(_ log: ChangedKeyLog?, keeping length: Int, toAppend key: UnsafeRawBufferPointer) -> ChangedKeyLog {
+    static func grown(_ log: ChangedKeyLog?, keeping length: Int,
+                      toAppend key: UnsafeRawBufferPointer) -> ChangedKeyLog {
         let target = make(capacity: max(length + 2 + key.count, 2 * (log?.header.room ?? 32)))
         if let log, length > 0 {
             precondition(length <= log.header.used, "a version's prefix is longer than its log")
             log.withUnsafeMutablePointerToElements { source in
                 target.withUnsafeMutablePointerToElements { $0.initialize(from: source, count: length) }
             }
+            target.header.used = length
         }
         let written = target.append(key, after: length)
         precondition(written, "a log made for the key holds it")

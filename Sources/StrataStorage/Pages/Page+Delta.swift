@@ -169,10 +169,11 @@ extension Page {
     /// frame the payload names) and the changes, both in key order — each base cell before the
     /// next change's key copied, the cell of that key left out, a put's cell appended — so no
     /// leaf between the base and the result exists, and a refused delta leaves `base` as it was
-    /// (decision 103). Returned with the keys the changes change. Each change is checked as it is read, as decoding checks a cell: op, key length,
-    /// key order (strictly ascending), the whole change inside the payload, a put's value inline
-    /// exactly when its cell fits a quarter page, an overflow reference in the log, aligned and
-    /// before the delta frame; and nothing after the last change. The base's cells were checked
+    /// (decision 103). Returned with the keys the changes change. Each change is checked as it
+    /// is read, as decoding checks a cell: op, key length, key order (strictly ascending), the
+    /// whole change inside the payload, a put's value inline exactly when its cell fits a
+    /// quarter page, an overflow reference in the log, aligned and before the delta frame; and
+    /// nothing after the last change. The base's cells were checked
     /// by its decoding, a result over the page is corruption, and the leaf's keys are in order
     /// because both inputs are: every rule of a page holds for the result.
     static func applyLeafDelta(_ payload: UnsafeRawBufferPointer, to base: Page, pageSize: Int,
@@ -244,10 +245,9 @@ extension Page {
                 if order == 0 { break }
             }
             if op == Format.deltaPut {
-                guard leaf.contiguousFree >= Page.leafCellSize(keyLength: keyLength, valueLength: storedLength) + 2 else {
-                    throw over
-                }
-                let at = leaf.appendSlot(cellSize: Page.leafCellSize(keyLength: keyLength, valueLength: storedLength))
+                let size = Page.leafCellSize(keyLength: keyLength, valueLength: storedLength)
+                guard leaf.contiguousFree >= size + 2 else { throw over }
+                let at = leaf.appendSlot(cellSize: size)
                 leaf.writeLeafCell(at: at, key: key, value: value, overflowLength: overflowLength)
             }
             appendKey(key, to: &keys)

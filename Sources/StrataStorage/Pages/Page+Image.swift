@@ -39,8 +39,8 @@ extension Page {
     ///
     /// The page's bytes are read only at offsets these checks have put inside the page (the
     /// invariant `Page+Unsafe.swift` relies on), and no other code sees the page before they
-    /// all passed. `searchHeads: false` leaves the page without heads, for a caller that changes
-    /// it before it is shared (a leaf delta's base).
+    /// all passed. `searchHeads: false` leaves the page without heads, for a caller that only
+    /// reads it before dropping it (a leaf delta's base, merged into a new leaf).
     static func decodeImage(_ image: UnsafeRawBufferPointer, pageSize: Int, offset: UInt64,
                             searchHeads: Bool = true) throws -> Page {
         func bad(_ what: String) -> StrataError { .corrupt("page image: \(what)", offset: offset) }

@@ -9,8 +9,9 @@
 ///                                                     in key order                   from pageSize
 /// ```
 /// Invariant: `8 + 2·count ≤ cellStart ≤ pageSize`, and every slot points at a whole cell inside
-/// `cellStart..<pageSize`. `fragmented` counts bytes of removed cells between `cellStart` and
-/// the end that no slot points to (reclaimed by ``compact()``).
+/// `cellStart..<pageSize`. `fragmented` counts the bytes between `cellStart` and the end that no
+/// slot points to — removed cells, and what replaced or shrunk cells left (reclaimed by
+/// ``compact()``).
 ///
 /// Leaf cell:   `u16 keyLength, u32 valueInfo, key, value` — valueInfo bit 31 marks an overflow
 ///              value, whose cell holds the u64 offset of its overflow frame instead of the bytes.
@@ -25,8 +26,8 @@
 /// `Page+Cells.swift` and `Page+Image.swift` go through its primitives (`loadLE(_:at:)`,
 /// `storeLE(_:at:)`, ``bytes(at:count:)``…). The same rule holds for the whole module: raw
 /// pointer access lives in the `+Unsafe.swift` file of the type that owns or borrows the bytes
-/// (`ByteReader`, `Cursor`, `FrameHeader`, `LogWriter`, `LZ4`, and `compareKeys` in
-/// `KeyCompare+Unsafe.swift`); elsewhere code passes lent buffers along, or slices them after
+/// (`ByteReader`, `ChangedKeyLog`, `Cursor`, `FrameHeader`, `LogWriter`, `LZ4`, and `compareKeys`
+/// in `KeyCompare+Unsafe.swift`); elsewhere code passes lent buffers along, or slices them after
 /// checking the range (docs/decisions.md, decision 58; `UnsafeAuditTests` keeps it so).
 ///
 /// Exclusivity: the stored properties marked `@exclusivity(unchecked)` run on every key (a
@@ -308,19 +309,20 @@ final class Page: @unchecked Sendable {
         return true
     }
 
-    /// Leaf: replaces cell `index` with a cell of `key` (the key the cell holds), keeping the
-    /// page's other cells where they are or close by: in place when the new cell is no larger
-    /// (the bytes it no longer needs become fragmented space); when it grows by `d` bytes and
-    /// the contiguous free space holds `d`, the cells stored below it (between the cell area's
-    /// start and the cell) move down by `d` and it grows in place. `false` (the page unchanged)
-    /// when neither holds: the caller removes and inserts.
+    /// Leaf: replaces cell `index` with a cell of `key` (the key the cell holds). No larger: in
+    /// place, the bytes it no longer needs fragmented. Larger, when the contiguous free space
+    /// holds the whole new cell and the cell is not the lowest: written there afresh, its old
+    /// bytes fragmented, no other cell or slot moved (decision 103). Larger otherwise, when the
+    /// contiguous free space holds the growth `d`: the cells stored below it (between the cell
+    /// area's start and the cell) move down by `d` and it grows in place (decisions 49 and 50).
+    /// `false` (the page unchanged) when neither holds: the caller removes and inserts, which
+    /// compacts the page.
     ///
-    /// An update mostly keeps a row's size or grows it by a byte. Removing and inserting in a
-    /// full page compacted every cell of it; writing the grown cell into the contiguous free
-    /// space instead left its old bytes fragmented, so a page packed full by sequential inserts
-    /// compacted again every second or third growth (decisions 49 and 50). Moving the cells
-    /// below costs a `memmove` of at most a page and one pass over the slots, and uses only `d`
-    /// bytes.
+    /// Writing afresh spends a whole cell of the free space where growing in place spends `d`
+    /// bytes, so a page that keeps growing reaches the in-place path, and then a compaction,
+    /// sooner; in exchange a growth with room costs no `memmove` and no pass over the slots. A
+    /// page packed full by sequential inserts has no room for a whole cell and grows in place,
+    /// as before.
     func replaceLeafCell(at index: Int, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer,
                          overflowLength: Int?) -> Bool {
         assert(heads == nil, "a page with search heads is shared and must not change")
@@ -356,11 +358,12 @@ final class Page: @unchecked Sendable {
         return true
     }
 
-    /// Replaces leaf cell `index`'s value with the inline `value`, keeping its key where it lies
-    /// (a grown cell moves down with the cells above it, its key with it, as
-    /// ``replaceLeafCell(at:key:value:overflowLength:)`` moves them): the key is never read from
-    /// outside the page. False, the page unchanged, when the grown cell does not fit the
-    /// page's contiguous free space. The cell's value must be inline.
+    /// Replaces leaf cell `index`'s value with the inline `value`, by the rules of
+    /// ``replaceLeafCell(at:key:value:overflowLength:)``: a grown cell written afresh has its
+    /// header and key copied from the old cell first, one grown in place moves down with the
+    /// cells above it, its key with it; the key is never read from outside the page. False, the
+    /// page unchanged, when the grown cell does not fit the page's contiguous free space. The
+    /// cell's value must be inline.
     func replaceLeafValue(at index: Int, value: UnsafeRawBufferPointer) -> Bool {
         assert(heads == nil, "a page with search heads is shared and must not change")
         let cellOffset = slot(index)

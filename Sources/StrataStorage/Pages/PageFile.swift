@@ -158,7 +158,7 @@ final class PageFile: @unchecked Sendable {
     }
 
     /// The frame at `offset` read and checked: a page frame decoded (its page at `level`; with
-    /// search heads unless the caller changes it first), or, when `delta` allows one, a leaf
+    /// search heads unless the caller only merges it into another page), or, when `delta` allows one, a leaf
     /// delta frame's payload (where a leaf belongs).
     private func readFrame(_ offset: UInt64, level: Int, delta: Bool, searchHeads: Bool = true) throws -> StoredPage {
         guard offset >= Format.logStart else {
