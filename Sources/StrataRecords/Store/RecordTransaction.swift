@@ -382,13 +382,7 @@ public final class RecordTransaction: RecordReader {
     /// times).
     func rewriteScannedRow(_ key: RowKey, stored: UnsafeRawBufferPointer,
                            _ change: (inout [StoredValue]) throws -> Void) throws {
-        let state: RowState
-        if let known = rowStates[key] {
-            state = known
-        } else {
-            rowsRead += 1
-            state = RowState(original: try super.row(key, stored: stored))
-        }
+        let state = try scannedState(key, stored: stored)
         guard var row = state.current else {
             throw StrataError.objectNotFound(entity: model.entities[key.entity].name, primaryKey: key.pk)
         }
@@ -400,17 +394,19 @@ public final class RecordTransaction: RecordReader {
     /// its state taken from those bytes as ``rewriteScannedRow(_:stored:_:)`` takes it; false,
     /// nothing changed, when the row is gone already (a cascade took it).
     func deleteScannedRow(_ key: RowKey, stored: UnsafeRawBufferPointer) throws -> Bool {
-        let state: RowState
-        if let known = rowStates[key] {
-            state = known
-        } else {
-            rowsRead += 1
-            state = RowState(original: try super.row(key, stored: stored))
-        }
+        let state = try scannedState(key, stored: stored)
         guard state.current != nil else { return false }
         try write(key, nil, from: state, explicit: false)
         pendingDeletes.append(key)
         return true
+    }
+
+    /// The state the transaction holds for `key`, or one made from `stored` (the bytes a scan
+    /// of its rows tree read), not stored in the table: the caller's write stores it.
+    private func scannedState(_ key: RowKey, stored: UnsafeRawBufferPointer) throws -> RowState {
+        if let known = rowStates[key] { return known }
+        rowsRead += 1
+        return RowState(original: try super.row(key, stored: stored))
     }
 
     /// The state of the row at `key`, read and kept as ``row(_:)`` does on first use.
