@@ -146,13 +146,8 @@ struct DerivationEngine {
                 let key = RowKey(entity: entity.index, pk: pk)
                 if !own.isEmpty && own.contains(key) { continue }
                 guard let row = try tx.row(key) else { continue }
-                let shared: StoredValue
-                if let value {
-                    shared = value
-                } else {
-                    shared = try evaluator.value(of: derived.parsed, at: key, as: derived.type)
-                    value = shared
-                }
+                let shared = try value ?? evaluator.value(of: derived.parsed, at: key, as: derived.type)
+                value = shared
                 if !row[derived.field].isIdentical(to: shared) { try tx.setField(key, derived.field, shared) }
             }
         }

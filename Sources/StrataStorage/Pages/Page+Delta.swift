@@ -44,8 +44,7 @@ extension Page {
     /// recording, so a hot leaf costs one append per change until then and nothing after.
     @inline(__always)
     func noteChanged(_ key: UnsafeRawBufferPointer) {
-        assert((changedLength >= 0) == (origin != nil), "a leaf records changes exactly when it has an origin")
-        guard changedLength >= 0 else { return }
+        guard origin != nil else { return }
         if changeLog?.append(key, after: changedLength) != true {
             changeLog = ChangedKeyLog.grown(changeLog, keeping: changedLength, toAppend: key)
         }
@@ -53,11 +52,12 @@ extension Page {
         if changedLength > pageSize / 2 { forgetOrigin() }
     }
 
-    /// Drops the origin: the leaf changed too much (a split, a merge) to be written as a delta.
+    /// Drops the origin and the keys recorded since it: the leaf changed too much (a split, a
+    /// merge) to be written as a delta, or it was written.
     func forgetOrigin() {
         origin = nil
         changeLog = nil
-        changedLength = -1
+        changedLength = 0
     }
 
     /// This version's recorded keys (``changeLog``), a key list.

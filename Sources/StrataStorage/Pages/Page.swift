@@ -69,9 +69,8 @@ final class Page: @unchecked Sendable {
     /// the leaf shares and appends to, so a copy per transaction copies no keys. Dropped once
     /// the page is written.
     @exclusivity(unchecked) var changeLog: ChangedKeyLog?
-    /// How many bytes of `changeLog` are this version's; −1 exactly when `origin` is nil
-    /// (nothing is recorded: the tree's hot path tests this integer, not the origin).
-    @exclusivity(unchecked) var changedLength = -1
+    /// How many bytes of `changeLog` are this version's.
+    @exclusivity(unchecked) var changedLength = 0
     /// Clean pages only (see ``buildSearchHeads()``): for each cell, 8 bytes of its key after
     /// the prefix all keys of the page share, big-endian, so a search compares integers in one
     /// small array instead of chasing a slot and a cell per step. `nil` on pages a writer may
@@ -102,7 +101,6 @@ final class Page: @unchecked Sendable {
         if other.isLeaf {
             if other.diskAddress != 0 {
                 origin = LeafOrigin(of: other)
-                changedLength = 0
             } else {
                 origin = other.origin
                 changeLog = other.changeLog
@@ -121,9 +119,7 @@ final class Page: @unchecked Sendable {
         copy.diskLength = page.diskLength
         copy.deltaBase = page.deltaBase
         copy.deltaKeys = page.deltaKeys
-        copy.origin = nil
-        copy.changeLog = nil
-        copy.changedLength = -1
+        copy.forgetOrigin()
         copy.buildSearchHeads()
         return copy
     }

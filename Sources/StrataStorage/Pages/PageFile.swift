@@ -158,8 +158,8 @@ final class PageFile: @unchecked Sendable {
     }
 
     /// The frame at `offset` read and checked: a page frame decoded (its page at `level`; with
-    /// search heads unless the caller only merges it into another page), or, when `delta` allows one, a leaf
-    /// delta frame's payload (where a leaf belongs).
+    /// search heads unless the caller only merges it into another page), or, when `delta`
+    /// allows one, a leaf delta frame's payload (where a leaf belongs).
     private func readFrame(_ offset: UInt64, level: Int, delta: Bool, searchHeads: Bool = true) throws -> StoredPage {
         guard offset >= Format.logStart else {
             throw StrataError.corrupt("child offset \(offset) inside the header", offset: offset)

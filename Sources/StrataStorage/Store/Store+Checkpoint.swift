@@ -69,9 +69,7 @@ extension Store {
                 page.diskLength = frame.footprint
                 page.deltaBase = frame.delta?.base ?? (0, 0)
                 page.deltaKeys = frame.delta?.keys ?? []
-                page.origin = nil
-                page.changeLog = nil
-                page.changedLength = -1
+                page.forgetOrigin()
                 liveDelta += Int64(page.diskLength) - Int64(page.replacedFrame.length)
                 replacedBytesSinceCheckpoint -= Int64(page.replacedFrame.length)
                 // Readers of later versions reach the page through the cache once a checkpoint
