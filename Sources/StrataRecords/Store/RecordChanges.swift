@@ -74,11 +74,23 @@ extension RecordTransaction {
         }
         var scratch: [Int] = []
         var lastChanged: [Int] = []
+        // Rows a change by predicate rewrote from their bytes: the first rewrite's old bytes are
+        // the row as the transaction found it, the last one's new bytes the row as it is, unless
+        // the row was written since (then its state holds it, and its state's original is the
+        // rewritten row).
+        var rewritten: [RowKey: (first: Int, last: Int)] = [:]
+        for (i, entry) in rewrittenRows.entries.enumerated() {
+            rewritten[entry.key, default: (i, i)].last = i
+        }
         for keys in writtenKeys {
             for key in keys {
                 guard let state = rowStates[key] else { continue }
                 let id = objectID(key)
-                switch (state.original, state.current) {
+                var original = state.original
+                if !rewritten.isEmpty, let first = rewritten.removeValue(forKey: key)?.first {
+                    original = rewrittenRows.row(rewrittenRows.entries[first].old, model.entities[key.entity])
+                }
+                switch (original, state.current) {
                 case (nil, nil): continue  // inserted and deleted again
                 case (nil, let now?):
                     out.inserted.append(.init(id: id, values: now, previous: nil, changedFields: every(now.count)))
@@ -105,6 +117,16 @@ extension RecordTransaction {
                         out.updated.append(.init(id: id, values: now, previous: was, changedFields: lastChanged))
                     }
                 }
+            }
+        }
+        for entry in rewrittenRows.entries {
+            guard let (first, last) = rewritten.removeValue(forKey: entry.key) else { continue }
+            let entity = model.entities[entry.key.entity]
+            guard let was = rewrittenRows.row(rewrittenRows.entries[first].old, entity),
+                  let now = rewrittenRows.row(rewrittenRows.entries[last].new, entity) else { continue }
+            let changed = now.indices.filter { !now[$0].isIdentical(to: was[$0]) }
+            if !changed.isEmpty {
+                out.updated.append(.init(id: objectID(entry.key), values: now, previous: was, changedFields: changed))
             }
         }
         for link in linkChanges {

@@ -25,13 +25,52 @@ extension RecordTransaction {
         func setAssigned(_ row: inout [StoredValue]) {
             for field in assigned { row[field] = converted[field] }
         }
-        for (i, key) in keys.enumerated() {
-            // A row the scan kept is changed from its bytes; one it did not is looked up.
-            if try scanned?.withRow(at: i, { try rewriteScannedRow(key, stored: $0, setAssigned) }) == nil {
-                try rewriteRow(key, setAssigned)
+        // Rows the scan kept are rewritten from their bytes where the plan can (no state, put at
+        // once); the rest, and rows the scan did not keep, go the general way.
+        var plan = scanned == nil ? nil : RowRewrite(entity, setting: assigned, to: converted, model: model)
+        let rewrittenBefore = rewrittenRows.count
+        do {
+            for (i, key) in keys.enumerated() {
+                let kept: Bool? = try scanned?.withRow(at: i) { stored in
+                    if plan != nil, try rewriteFromBytes(key, stored, &plan!) { return true }
+                    try rewriteScannedRow(key, stored: stored, setAssigned)
+                    return true
+                }
+                if kept == nil { try rewriteRow(key, setAssigned) }
             }
+            if let plan { try applySums(plan) }
+        } catch {
+            // Rows already put with their sums not moved: the transaction cannot commit.
+            if rewrittenRows.count > rewrittenBefore { settleFailure = settleFailure ?? error }
+            throw error
         }
         return keys.count
+    }
+
+    /// Rewrites the row `key` from its scanned bytes `stored` by `plan` and puts it; false,
+    /// nothing done, when it must go the general way.
+    private func rewriteFromBytes(_ key: RowKey, _ stored: UnsafeRawBufferPointer, _ plan: inout RowRewrite) throws
+        -> Bool {
+        guard rowStates[key] == nil else { return false }
+        var same = false
+        guard plan.rewrite(stored, same: &same) else { return false }
+        rowsRead += 1
+        if same { return true }
+        let new = plan.newRow
+        try withUnsafeBytes(of: key.pk.bigEndian) { pk in
+            try new.withUnsafeBytes { try trees.rows(plan.entity).put(pk, $0) }
+        }
+        rewrittenRows.append(key, old: stored, new: new)
+        rowsWritten += 1
+        return true
+    }
+
+    /// Moves the `@sum`s over the rows `plan` rewrote, once per parent.
+    private func applySums(_ plan: RowRewrite) throws {
+        let engine = DerivationEngine(tx: self, timestamp: timestamp)
+        for sums in plan.sums {
+            try engine.apply(sums.deltas, sums.parent, sums.members, childEntity: plan.entity)
+        }
     }
 
     /// Deletes every object that `request` matches (its sort, limit and offset included), with

@@ -62,6 +62,8 @@ public final class RecordTransaction: RecordReader {
     /// id merged: the store forgets them once the transaction committed.
     var mergedBatches: [String: UInt64] = [:]
     /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
+    /// Rows a change by predicate rewrote from their bytes, holding no state here (``RowRewrite``).
+    var rewrittenRows = RewrittenRows()
     var pendingDeletes: [RowKey] = []
     var settledDeletes = 0
     /// `deny` rules met while settling: judged at commit, when every delete is known.

@@ -1,0 +1,258 @@
+import Foundation
+
+/// How ``RecordTransaction/updateAll(_:set:)`` changes a matched row from the bytes its scan
+/// read, when nothing but the row itself and running sums over it read the fields it sets: the
+/// new row is the old one's bytes with the set values written in (no ``StoredValue`` per field,
+/// no row state in the transaction), put into its rows tree at once; an `@sum` over a set field
+/// moves by the old value read from the bytes and the new one. SQLite's UPDATE changes a row
+/// where its scan found it in the same spirit; the general path decodes the row, keeps its
+/// states, settles and encodes it again (decision 104).
+///
+/// The plan exists only for a change the general path would make the same way (``init(_:setting:to:model:)``
+/// says which), and a row goes the general way whenever the plan cannot tell it makes the
+/// same change: a row the transaction already holds a state for, one whose other values fail
+/// a check the commit would make, bytes the quick walk does not take. What the general path
+/// would throw at commit it still throws there.
+struct RowRewrite {
+    /// One `@sum` parent entity over the changed entity's to-one: the members summing a set
+    /// field, moved by one pass over the rows.
+    struct Sums {
+        let parent: EntityDescription
+        /// The changed entity's field holding the parent's primary key.
+        let foreignKey: Int
+        let members: [AggregateMember]
+        var deltas: ParentDeltas
+    }
+
+    let entity: EntityDescription
+    /// By field: whether the change sets it.
+    private let sets: [Bool]
+    /// By field: the value set (`.null` where nothing is set).
+    private let values: [StoredValue]
+    /// The set values as a row holds them, end to end; by field, its bytes' range (empty for
+    /// a `nil`).
+    private let encoded: [UInt8]
+    private let encodedRanges: [Range<Int>]
+    /// The commit's checks of the fields not set, made on each row's bytes.
+    private let otherChecks: [EntityDescription.FieldCheck]
+    var sums: [Sums]
+
+    /// Where each field's value starts and ends in the row being rewritten (start -1: absent).
+    private var starts: [Int], ends: [Int]
+    /// The new row, reused from row to row.
+    private var out: [UInt8] = []
+
+    /// The plan for setting `fields` of `entity` to `values` (by field), or nil when something
+    /// besides the rows and sums over them reads one of those fields: an index, a word index, a
+    /// uniqueness constraint or an inverse entry; a derived attribute that copies or computes
+    /// from it, or stamps the row (`now()`); an aggregate over it other than an integer or
+    /// decimal `@sum` over a one-to-many of another entity. A set value the commit's checks
+    /// refuse leaves it to the general path too (which refuses it at commit).
+    init?(_ entity: EntityDescription, setting fields: [Int], to values: [StoredValue], model: Model) {
+        guard !fields.isEmpty else { return nil }
+        var sets = [Bool](repeating: false, count: entity.fields.count)
+        for field in fields {
+            guard entity.fields[field].kind == .attribute, !entity.fieldHasEntries[field] else { return nil }
+            sets[field] = true
+        }
+        if entity.uniqueFields.contains(where: { $0.contains { sets[$0] } }) { return nil }
+        let names = Set(fields.map { entity.fields[$0].name })
+        var sums: [Sums] = []
+        for owner in model.entities {
+            var members: [(rel: ResolvedRelationship, member: AggregateMember)] = []
+            for derived in owner.derivedAttributes {
+                switch derived.parsed {
+                case .aggregate(let function, let relName, let attribute):
+                    guard let rel = owner.relationship(relName), rel.targetIndex == entity.index,
+                          let attribute, names.contains(attribute) else { continue }
+                    // A sum of integers or decimals moves exactly, in any order; a double's
+                    // rounding, an average's count and an extreme's tree are the general path's.
+                    let source = entity.fieldIndex[attribute]!
+                    let kind = AggregateArithmetic.SumKind(entity.fields[source].type)
+                    guard function == .sum, kind != .double, !rel.isManyToMany, rel.inverseField != nil,
+                          owner.index != entity.index else { return nil }
+                    members.append((rel, AggregateMember(derived: derived, function: function, source: source)))
+                default:
+                    if Self.reads(derived.parsed, of: owner, entity, names, model: model) { return nil }
+                }
+            }
+            for relName in Set(members.map(\.rel.name)).sorted() {
+                let group = members.filter { $0.rel.name == relName }
+                sums.append(Sums(parent: owner, foreignKey: group[0].rel.inverseField!, members: group.map(\.member),
+                                 deltas: ParentDeltas(width: group.count)))
+            }
+        }
+        // The set values pass the commit's checks once, for every row.
+        for check in entity.fieldChecks where sets[check.field] {
+            guard Self.passes(values[check.field], check, entity.fields[check.field]) else { return nil }
+        }
+        var encoded: [UInt8] = [], ranges: [Range<Int>] = []
+        for field in entity.fields.indices {
+            let start = encoded.count
+            if sets[field] && !values[field].isNull { RowCodec.appendValue(values[field], to: &encoded) }
+            ranges.append(start..<encoded.count)
+        }
+        self.entity = entity
+        self.sets = sets
+        self.values = values
+        self.encoded = encoded
+        self.encodedRanges = ranges
+        self.otherChecks = entity.fieldChecks.filter { !sets[$0.field] }
+        self.sums = sums
+        starts = [Int](repeating: -1, count: entity.fields.count)
+        ends = starts
+    }
+
+    /// Whether `expression`, a derived attribute of `owner`, reads one of the attributes
+    /// `names` of `entity` (itself, or through to-one hops), stamps a row of `entity`, or
+    /// holds an aggregate this check does not follow.
+    private static func reads(_ expression: DerivedExpression, of owner: EntityDescription,
+                              _ entity: EntityDescription, _ names: Set<String>, model: Model) -> Bool {
+        switch expression {
+        case .now: return owner.index == entity.index
+        case .aggregate: return true
+        case .literal: return false
+        case .lowercase(let operand), .uppercase(let operand), .canonical(let operand), .negate(let operand):
+            return reads(operand, of: owner, entity, names, model: model)
+        case .arithmetic(_, let lhs, let rhs):
+            return reads(lhs, of: owner, entity, names, model: model) || reads(rhs, of: owner, entity, names, model: model)
+        case .path(let path):
+            var at = owner
+            for hop in path.dropLast() {
+                guard let rel = at.relationship(hop) else { return true }
+                at = model.entities[rel.targetIndex]
+            }
+            return at.index == entity.index && names.contains(path[path.count - 1])
+        }
+    }
+
+    /// Whether `value` passes `check` as ``RecordTransaction/validate()`` judges it.
+    private static func passes(_ value: StoredValue, _ check: EntityDescription.FieldCheck, _ field: Field) -> Bool {
+        if value.isNull { return check.isOptional }
+        if let range = check.integerRange, case .int(let integer) = value, !range.contains(integer) { return false }
+        return !check.hasRules || field.validation.allSatisfy { $0.violation(value) == nil }
+    }
+
+    // MARK: One row
+
+    /// The new bytes of the row `stored` (in ``newRow``), its sums' deltas taken; false, nothing
+    /// taken, when the row must go the general way. `same` tells a row the change leaves as it
+    /// was (no put, no change to report).
+    mutating func rewrite(_ stored: UnsafeRawBufferPointer, same: inout Bool) -> Bool {
+        let fields = entity.fields
+        guard let count = RowCodec.quickFieldCount(stored, layout: fields.count) else { return false }
+        // Every value of the row is walked (each must fit, as decoding checks), and a decimal
+        // must be one decoding takes: the general path would throw for the row.
+        var at = RowCodec.quickValuesStart(count: count)
+        for i in 0..<fields.count {
+            guard i < count, RowCodec.quickIsPresent(i, in: stored) else {
+                starts[i] = -1
+                continue
+            }
+            guard let end = RowCodec.quickValueEnd(fields[i].type, in: stored, at: at) else { return false }
+            if fields[i].type == .decimal, stored[at] > 1 || stored[at + 2] > 16 { return false }
+            starts[i] = at
+            ends[i] = end
+            at = end
+        }
+        for check in otherChecks {
+            let i = check.field
+            guard starts[i] >= 0 else {
+                if check.isOptional { continue }
+                return false
+            }
+            if let range = check.integerRange {
+                guard case .int(let integer) = value(i, stored), range.contains(integer) else { return false }
+            }
+            if check.hasRules {
+                let value = value(i, stored)
+                if !fields[i].validation.allSatisfy({ $0.violation(value) == nil }) { return false }
+            }
+        }
+        // A row whose count is the layout's and whose set fields hold the set bytes already is
+        // the new row byte for byte: nothing to put.
+        same = count == fields.count
+        for i in 0..<fields.count where same && sets[i] {
+            let range = encodedRanges[i]
+            if starts[i] < 0 {
+                same = range.isEmpty
+            } else {
+                same = ends[i] - starts[i] == range.count
+                    && (0..<range.count).allSatisfy { stored[starts[i] + $0] == encoded[range.lowerBound + $0] }
+            }
+        }
+        if same { return true }
+        // The new row: every field of the layout, as the general path's encoding writes it.
+        out.removeAll(keepingCapacity: true)
+        out.append(RowCodec.version)
+        RowCodec.appendVarint(&out, UInt64(fields.count))
+        var bits: UInt8 = 0
+        for i in 0..<fields.count {
+            let present = sets[i] ? !encodedRanges[i].isEmpty : starts[i] >= 0
+            if present { bits |= 1 << UInt8(i & 7) }
+            if i & 7 == 7 {
+                out.append(bits)
+                bits = 0
+            }
+        }
+        if fields.count & 7 != 0 { out.append(bits) }
+        for i in 0..<fields.count {
+            if sets[i] {
+                out.append(contentsOf: encoded[encodedRanges[i]])
+            } else if starts[i] >= 0 {
+                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: stored[starts[i]..<ends[i]]))
+            }
+        }
+        for g in sums.indices {
+            let fk = sums[g].foreignKey
+            guard starts[fk] >= 0, case .int(let raw) = value(fk, stored) else { continue }
+            let parent = UInt64(bitPattern: raw)
+            for (m, member) in sums[g].members.enumerated() {
+                let source = member.source!
+                let old = starts[source] >= 0 ? value(source, stored) : .null
+                if old.isIdentical(to: values[source]) { continue }
+                sums[g].deltas.leave(old, parent: parent, member: m)
+                sums[g].deltas.enter(values[source], parent: parent, member: m)
+            }
+        }
+        return true
+    }
+
+    /// The row ``rewrite(_:same:)`` made last.
+    var newRow: [UInt8] { out }
+
+    /// Field `i`'s value in the row walked last (present, and of bytes the walk checked).
+    private func value(_ i: Int, _ stored: UnsafeRawBufferPointer) -> StoredValue {
+        var reader = RowCodec.Reader(bytes: UnsafeRawBufferPointer(rebasing: stored[starts[i]..<ends[i]]))
+        return (try? RowCodec.readValue(entity.fields[i].type, from: &reader)) ?? .null
+    }
+}
+
+/// The rows a transaction rewrote from their bytes (``RowRewrite``), for its change set: each
+/// rewrite's old and new bytes, end to end.
+struct RewrittenRows {
+    struct Entry {
+        let key: RowKey
+        let old: Range<Int>
+        let new: Range<Int>
+    }
+
+    private(set) var bytes: [UInt8] = []
+    private(set) var entries: [Entry] = []
+
+    var count: Int { entries.count }
+
+    mutating func append(_ key: RowKey, old: UnsafeRawBufferPointer, new: [UInt8]) {
+        let oldStart = bytes.count
+        bytes.append(contentsOf: old)
+        let newStart = bytes.count
+        bytes.append(contentsOf: new)
+        entries.append(Entry(key: key, old: oldStart..<newStart, new: newStart..<bytes.count))
+    }
+
+    /// The row of `entry`'s old or new bytes, decoded; nil if they do not decode (never for
+    /// bytes a rewrite took).
+    func row(_ range: Range<Int>, _ entity: EntityDescription) -> [StoredValue]? {
+        bytes.withUnsafeBytes { try? RowCodec.decode(UnsafeRawBufferPointer(rebasing: $0[range]), fields: entity.fields) }
+    }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import StrataStorage
+import StrataTesting
+import Synchronization
+import Testing
+@testable import StrataRecords
+
+/// `updateAll` rewriting rows from their scanned bytes (``RowRewrite``): what it stores, the
+/// sums it moves, the change set and history it reports and the errors it raises are those of
+/// updating each object in turn, whichever fields it sets and whatever the transaction did to
+/// the rows before and after.
+@Suite struct RowRewriteTests {
+    /// Memos a validation rule refuses, once a test says so: rows stored before then hold a
+    /// value the commit now refuses. Tests run in parallel: each memo names its seed.
+    static let refused = Mutex<Set<String>>([])
+
+    /// Accounts with sums over their entries; entries whose `amount`, `units`, `flag` and
+    /// `memo` nothing but those sums reads (the rewrite takes them), a `weight` under a double
+    /// sum, a `note` an audit copies and an indexed `code` (the general path takes those).
+    static func model() throws -> Model {
+        try Model {
+            Entity("Account") {
+                AttributeDescription("name", .string)
+                RelationshipDescription("entries", toMany: "Entry", inverse: "account", deleteRule: .cascade)
+                DerivedAttributeDescription("total", .decimal, "entries.amount.@sum")
+                DerivedAttributeDescription("units", .int64, "entries.units.@sum")
+                DerivedAttributeDescription("entryCount", .int64, "entries.@count")
+                DerivedAttributeDescription("weight", .double, "entries.weight.@sum")
+                DerivedAttributeDescription("doubled", .decimal, "total * 2")
+            }
+            Entity("Entry") {
+                AttributeDescription("memo", .string, validation: [.custom(name: "not refused") { value in
+                    guard case .string(let memo) = value else { return nil }
+                    return RowRewriteTests.refused.withLock { $0.contains(memo) } ? "\(memo) is refused" : nil
+                }])
+                AttributeDescription("amount", .decimal, default: Decimal(0))
+                AttributeDescription("units", .int16, default: 1)
+                AttributeDescription("weight", .double, optional: true)
+                AttributeDescription("flag", .bool, optional: true)
+                AttributeDescription("note", .string, optional: true)
+                AttributeDescription("code", .string, optional: true)
+                RelationshipDescription("account", toOne: "Account", inverse: "entries")
+                RelationshipDescription("audits", toMany: "Audit", inverse: "entry")
+                DerivedAttributeDescription("accountName", .string, "account.name", optional: true)
+                FetchIndex("code")
+            }
+            Entity("Audit") {
+                AttributeDescription("label", .string, optional: true)
+                RelationshipDescription("entry", toOne: "Entry", inverse: "audits")
+                DerivedAttributeDescription("entryNote", .string, "entry.note", optional: true)
+            }
+        }
+    }
+
+    static func filled(seed: UInt64) throws -> RecordStore {
+        var random = SplitMix64(seed: seed)
+        let store = try makeStore(try model(), history: .on)
+        try store.write { tx in
+            let accounts = try (0..<5).map { try tx.insert("Account", ["name": "Account \($0)"]) }
+            for index in 0..<150 {
+                var values: [String: any ValueConvertible] = [
+                    "memo": "memo \(index % 7)/\(seed)", "amount": Decimal(Int.random(in: -200..<400, using: &random)) / 4,
+                    "units": Int16.random(in: -50...50, using: &random), "code": "c\(index % 11)",
+                ]
+                if Bool.random(using: &random) { values["flag"] = Bool.random(using: &random) }
+                if Bool.random(using: &random) { values["note"] = "note \(index % 5)" }
+                if Bool.random(using: &random) { values["weight"] = Double(index) / 8 }
+                let entry = try tx.insert("Entry", values)
+                // A few entries belong to no account: they move no sum.
+                if index % 13 != 0 { try tx.set("account", of: entry, to: accounts[Int.random(in: 0..<5, using: &random)]) }
+                if index % 10 == 0 { try tx.set("entry", of: try tx.insert("Audit", ["label": "a\(index)"]), to: entry) }
+            }
+        }
+        return store
+    }
+
+    /// One step of a random history, run on both stores.
+    enum Step {
+        case updateAll(FetchRequest, [String: any ValueConvertible])
+        case update(Int, [String: any ValueConvertible])
+        case delete(Int)
+        case read(Int)
+    }
+
+    static func randomValues(_ random: inout SplitMix64, seed: UInt64) -> [String: any ValueConvertible] {
+        let choices: [[String: any ValueConvertible]] = [
+            ["amount": Decimal(Int.random(in: -40...40, using: &random)) / 8],
+            ["units": Int16.random(in: -9...9, using: &random)],
+            ["amount": Decimal(3), "units": Int16(2)],
+            ["flag": Bool.random(using: &random)],
+            ["flag": StoredValue.null],
+            ["memo": "memo \(Int.random(in: 0..<9, using: &random))/\(seed)"],
+            ["amount": Decimal(Int.random(in: 0...3, using: &random)), "memo": "set"],
+            ["weight": Double(Int.random(in: 0...9, using: &random))],
+            ["note": "new note"],
+            ["code": "c3"],
+            ["amount": StoredValue.null],
+        ]
+        return choices[Int.random(in: 0..<choices.count, using: &random)]
+    }
+
+    static func randomRequest(_ random: inout SplitMix64, seed: UInt64) throws -> FetchRequest {
+        let threshold = Int.random(in: -50...100, using: &random)
+        let format = [
+            "amount > \(threshold)", "units < \(threshold % 20)", "flag == true", "account.name == 'Account \(abs(threshold) % 5)'",
+            "memo == 'memo \(abs(threshold) % 7)/\(seed)'", "amount > \(threshold) AND units > \(threshold % 20)",
+        ][Int.random(in: 0..<6, using: &random)]
+        return FetchRequest("Entry", predicate: try FetchPredicate(format: format))
+    }
+
+    /// The steps on `store`: `updateAll` as itself (`batch`) or as an update of each object
+    /// the request fetches.
+    static func run(_ steps: [Step], on store: RecordStore, batch: Bool) throws -> (counts: [Int], changes: [String]) {
+        let (counts, changes) = try store.writeReportingChanges { tx -> [Int] in
+            let entries = try tx.objects("Entry").sorted { $0.primaryKey < $1.primaryKey }
+            var counts: [Int] = []
+            for step in steps {
+                switch step {
+                case .updateAll(let request, let values):
+                    if batch {
+                        counts.append(try tx.updateAll(request, set: values))
+                    } else {
+                        let ids = try tx.fetch(request)
+                        for id in ids { try tx.update(id, values) }
+                        counts.append(ids.count)
+                    }
+                case .update(let i, let values):
+                    let id = entries[i % entries.count]
+                    if try tx.values(of: id) != nil { try tx.update(id, values) }
+                case .delete(let i):
+                    let id = entries[i % entries.count]
+                    if try tx.values(of: id) != nil { try tx.delete(id) }
+                case .read(let i):
+                    _ = try tx.values(of: entries[i % entries.count])
+                }
+            }
+            return counts
+        }
+        func lines(_ rows: [RecordChanges.Row], _ kind: String) -> [String] {
+            rows.map { "\(kind) \($0.id) \($0.changedFields) \(String(describing: $0.previous)) → \(String(describing: $0.values))" }
+        }
+        let all = lines(changes.inserted, "+") + lines(changes.updated, "~") + lines(changes.deleted, "-")
+        return (counts, all.sorted())
+    }
+
+    @Test(arguments: Array(UInt64(1)...12))
+    func aRewriteEqualsUpdatingEachObject(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed &* 104_729)
+        let batch = try Self.filled(seed: seed)
+        let single = try Self.filled(seed: seed)
+        defer { try? batch.close(); try? single.close() }
+        for round in 0..<6 {
+            var steps: [Step] = []
+            for _ in 0..<Int.random(in: 1...5, using: &random) {
+                switch Int.random(in: 0..<6, using: &random) {
+                case 0, 1, 2: steps.append(.updateAll(try Self.randomRequest(&random, seed: seed), Self.randomValues(&random, seed: seed)))
+                case 3: steps.append(.update(Int.random(in: 0..<200, using: &random), Self.randomValues(&random, seed: seed)))
+                case 4: steps.append(.delete(Int.random(in: 0..<200, using: &random)))
+                default: steps.append(.read(Int.random(in: 0..<200, using: &random)))
+                }
+            }
+            // Some rounds refuse a memo that stored rows hold: every row the steps rewrite with
+            // it must fail the commit, as updating it does.
+            let refusing: Set<String> = Int.random(in: 0..<4, using: &random) == 0 ? ["memo \(round % 7)/\(seed)"] : []
+            Self.refused.withLock { $0.formUnion(refusing) }
+            defer { Self.refused.withLock { $0.subtract(refusing) } }
+            let what = "seed \(seed) round \(round), refusing \(refusing)"
+            let expected = Result { try Self.run(steps, on: single, batch: false) }
+            let got = Result { try Self.run(steps, on: batch, batch: true) }
+            switch (expected, got) {
+            case (.success(let expected), .success(let got)):
+                #expect(got.counts == expected.counts, "\(what)")
+                #expect(got.changes == expected.changes, "\(what)")
+            case (.failure(let expected), .failure(let got)):
+                #expect("\(got)" == "\(expected)", "\(what)")
+            default:
+                Issue.record("\(what): one store failed, the other did not: \(expected) / \(got)")
+            }
+            #expect(try ReplicatedContent.ofStore(batch) == ReplicatedContent.ofStore(single), "\(what)")
+            let historyOf = { (store: RecordStore) in
+                try store.history().map { $0.changes.map { "\($0.id) \($0.values.sorted { $0.key < $1.key })" }.sorted() }
+            }
+            #expect(try historyOf(batch) == historyOf(single), "\(what)")
+            let problems = try batch.read { try $0.checkRecords() }
+            #expect(problems.isEmpty, "\(what): \(problems)")
+        }
+    }
+
+    /// The plan is made only where the rewrite changes what updating each object would.
+    @Test func thePlanTakesOnlyFieldsNothingElseReads() throws {
+        let model = try Self.model()
+        let entry = model.entities.first { $0.name == "Entry" }!
+        func plan(_ names: [String], _ values: [String: StoredValue] = [:]) -> RowRewrite? {
+            var row = [StoredValue](repeating: .null, count: entry.fields.count)
+            for (name, value) in values { row[entry.fieldIndex[name]!] = value }
+            return RowRewrite(entry, setting: names.map { entry.fieldIndex[$0]! }, to: row, model: model)
+        }
+        #expect(plan(["amount"], ["amount": .decimal(1)])?.sums.map(\.members.count) == [1])
+        #expect(plan(["amount", "units"], ["amount": .decimal(1), "units": .int(2)])?.sums.first?.members.count == 2)
+        #expect(plan(["flag"])?.sums.isEmpty == true)
+        #expect(plan(["memo"], ["memo": .string("m")]) != nil)
+        #expect(plan(["weight"], ["weight": .double(1)]) == nil, "a double sum's rounding depends on the order")
+        #expect(plan(["note"], ["note": .string("n")]) == nil, "an audit copies it")
+        #expect(plan(["code"], ["code": .string("c")]) == nil, "an index holds it")
+        #expect(plan(["amount"]) == nil, "a required value set to nil fails at commit")
+        #expect(plan(["units"], ["units": .int(40_000)]) == nil, "out of its range")
+        Self.refused.withLock { _ = $0.insert("bad") }
+        defer { Self.refused.withLock { _ = $0.remove("bad") } }
+        #expect(plan(["memo"], ["memo": .string("bad")]) == nil, "a rule refuses it")
+    }
+
+    /// A failure once rows are rewritten (a sum that overflows) ends the transaction: nothing
+    /// is committed, and a caller that catches it cannot commit half the change.
+    @Test func aFailedRewriteCannotBeCommitted() throws {
+        let store = try makeStore(try Model {
+            Entity("Bag") {
+                AttributeDescription("name", .string)
+                RelationshipDescription("balls", toMany: "Ball", inverse: "bag")
+                DerivedAttributeDescription("total", .int64, "balls.size.@sum")
+            }
+            Entity("Ball") {
+                AttributeDescription("size", .int64, default: 0)
+                RelationshipDescription("bag", toOne: "Bag", inverse: "balls")
+            }
+        })
+        defer { try? store.close() }
+        try store.write { tx in
+            let bag = try tx.insert("Bag", ["name": "b"])
+            for _ in 0..<3 { try tx.set("bag", of: try tx.insert("Ball", ["size": Int64(1)]), to: bag) }
+        }
+        #expect(throws: StrataError.self) {
+            try store.write { tx in
+                _ = try? tx.updateAll(FetchRequest("Ball"), set: ["size": Int64.max])
+            }
+        }
+        let sizes = try store.read { reader in try reader.objects("Ball").map { try reader.value("size", of: $0) } }
+        #expect(sizes == [.int(1), .int(1), .int(1)])
+        #expect(try store.read { try $0.checkRecords() }.isEmpty)
+    }
+}
