@@ -31,6 +31,14 @@ extension DerivationEngine {
                 }
             }
         }
+        // Sums a change by predicate moved from the rows' bytes (``RowRewrite``), applied with
+        // the rest.
+        if !tx.rewrittenSums.isEmpty {
+            for (i, member) in members.enumerated() {
+                let key = RewrittenSumKey(entity: entity.index, field: member.derived.field)
+                if let moved = tx.rewrittenSums.removeValue(forKey: key) { deltas.merge(moved, into: i) }
+            }
+        }
         try apply(deltas, entity, members, childEntity: childEntity)
     }
 
@@ -173,12 +181,15 @@ extension DerivationEngine {
         let total: StoredValue
         switch kind {
         case .integer:
-            var sum = try AggregateArithmetic.integer(row[field])
-            for value in delta.added { sum = try AggregateArithmetic.add(sum, try AggregateArithmetic.integer(value)) }
-            for value in delta.removed {
-                sum = try AggregateArithmetic.subtract(sum, try AggregateArithmetic.integer(value))
+            // Summed in 128 bits: the total overflows only when it leaves the 64-bit range, in
+            // whatever order the values entered and left (a change by predicate's come last).
+            var sum = Int128(try AggregateArithmetic.integer(row[field]))
+            for value in delta.added { sum += Int128(try AggregateArithmetic.integer(value)) }
+            for value in delta.removed { sum -= Int128(try AggregateArithmetic.integer(value)) }
+            guard let narrow = Int64(exactly: sum) else {
+                throw AggregateArithmetic.Overflow(reason: "the integer sum leaves the 64-bit range")
             }
-            total = .int(sum)
+            total = .int(narrow)
         case .decimal:
             guard case .decimal(let start) = row[field] else {
                 throw StrataError.corrupt("a running decimal sum is not a decimal", offset: nil)
@@ -271,6 +282,9 @@ struct ParentDeltas {
 
     init(width: Int) { self.width = width }
 
+    /// Whether no parent moved.
+    var isEmpty: Bool { firsts.isEmpty }
+
     mutating func enter(_ value: StoredValue, parent: UInt64, member: Int) {
         deltas[first(of: parent) + member].enter(value)
     }
@@ -282,6 +296,17 @@ struct ParentDeltas {
     /// The parents with their first delta, in key order (parents are rewritten in that order).
     func parentsInKeyOrder() -> [(parent: UInt64, first: Int)] {
         firsts.map { (parent: $0.key, first: $0.value) }.sorted { $0.parent < $1.parent }
+    }
+
+    /// Adds the deltas of `other` (one member wide) to member `member` of each of its parents.
+    mutating func merge(_ other: ParentDeltas, into member: Int) {
+        for (parent, first) in other.firsts {
+            let moved = other.deltas[first]
+            let at = self.first(of: parent) + member
+            deltas[at].count += moved.count
+            deltas[at].added += moved.added
+            deltas[at].removed += moved.removed
+        }
     }
 
     private mutating func first(of parent: UInt64) -> Int {
@@ -304,3 +329,10 @@ extension AggregateDelta {
         if !value.isNull { removed.append(value) }
     }
 }
+
+/// An `@sum` a change by predicate moved (``RowRewrite``): its parent entity and derived field.
+struct RewrittenSumKey: Hashable {
+    let entity: Int
+    let field: Int
+}
+

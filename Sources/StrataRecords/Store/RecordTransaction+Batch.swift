@@ -28,21 +28,16 @@ extension RecordTransaction {
         // Rows the scan kept are rewritten from their bytes where the plan can (no state, put at
         // once); the rest, and rows the scan did not keep, go the general way.
         var plan = scanned == nil ? nil : RowRewrite(entity, setting: assigned, to: converted, model: model)
-        let rewrittenBefore = rewrittenRows.count
-        do {
-            for (i, key) in keys.enumerated() {
-                let kept: Bool? = try scanned?.withRow(at: i) { stored in
-                    if plan != nil, try rewriteFromBytes(key, stored, &plan!) { return true }
-                    try rewriteScannedRow(key, stored: stored, setAssigned)
-                    return true
-                }
-                if kept == nil { try rewriteRow(key, setAssigned) }
+        // The sums moved so far wait for the next settle even when a later row throws, as the
+        // rows written so far do.
+        defer { if let plan { keepSums(plan) } }
+        for (i, key) in keys.enumerated() {
+            let kept: Bool? = try scanned?.withRow(at: i) { stored in
+                if plan != nil, try rewriteFromBytes(key, stored, &plan!) { return true }
+                try rewriteScannedRow(key, stored: stored, setAssigned)
+                return true
             }
-            if let plan { try applySums(plan) }
-        } catch {
-            // Rows already put with their sums not moved: the transaction cannot commit.
-            if rewrittenRows.count > rewrittenBefore { settleFailure = settleFailure ?? error }
-            throw error
+            if kept == nil { try rewriteRow(key, setAssigned) }
         }
         return keys.count
     }
@@ -65,11 +60,14 @@ extension RecordTransaction {
         return true
     }
 
-    /// Moves the `@sum`s over the rows `plan` rewrote, once per parent.
-    private func applySums(_ plan: RowRewrite) throws {
-        let engine = DerivationEngine(tx: self, timestamp: timestamp)
-        for sums in plan.sums {
-            try engine.apply(sums.deltas, sums.parent, sums.members, childEntity: plan.entity)
+    /// Keeps the `@sum` deltas of the rows `plan` rewrote for the next settle, which applies them
+    /// with the deltas of the rows it derives from (once per parent, as if each row had been
+    /// updated).
+    private func keepSums(_ plan: RowRewrite) {
+        for sum in plan.sums where !sum.deltas.isEmpty {
+            rewrittenSums[RewrittenSumKey(entity: sum.parent, field: sum.field), default: ParentDeltas(width: 1)]
+                .merge(sum.deltas, into: 0)
+            needsSettle = true
         }
     }
 

@@ -64,6 +64,9 @@ public final class RecordTransaction: RecordReader {
     /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
     /// Rows a change by predicate rewrote from their bytes, holding no state here (``RowRewrite``).
     var rewrittenRows = RewrittenRows()
+    /// The `@sum` deltas of those rows, by parent entity and derived field, until the next settle
+    /// applies them with the rest.
+    var rewrittenSums: [RewrittenSumKey: ParentDeltas] = [:]
     var pendingDeletes: [RowKey] = []
     var settledDeletes = 0
     /// `deny` rules met while settling: judged at commit, when every delete is known.

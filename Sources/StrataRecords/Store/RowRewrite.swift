@@ -4,7 +4,8 @@ import Foundation
 /// read, when nothing but the row itself and running sums over it read the fields it sets: the
 /// new row is the old one's bytes with the set values written in (no ``StoredValue`` per field,
 /// no row state in the transaction), put into its rows tree at once; an `@sum` over a set field
-/// moves by the old value read from the bytes and the new one. SQLite's UPDATE changes a row
+/// moves by the old value read from the bytes and the new one, at the next settle with the
+/// deltas of the rows the transaction changed otherwise. SQLite's UPDATE changes a row
 /// where its scan found it in the same spirit; the general path decodes the row, keeps its
 /// states, settles and encodes it again (decision 104).
 ///
@@ -14,14 +15,18 @@ import Foundation
 /// a check the commit would make, bytes the quick walk does not take. What the general path
 /// would throw at commit it still throws there.
 struct RowRewrite {
-    /// One `@sum` parent entity over the changed entity's to-one: the members summing a set
-    /// field, moved by one pass over the rows.
-    struct Sums {
-        let parent: EntityDescription
+    /// One `@sum` of a set field over the changed entity's to-one, with what the rows rewritten
+    /// so far moved it by, per parent (values that left and entered, as the derivation engine
+    /// records a changed row's).
+    struct Sum {
+        /// The parent entity's index, and its derived field.
+        let parent: Int
+        let field: Int
         /// The changed entity's field holding the parent's primary key.
         let foreignKey: Int
-        let members: [AggregateMember]
-        var deltas: ParentDeltas
+        /// The set field summed.
+        let source: Int
+        var deltas = ParentDeltas(width: 1)
     }
 
     let entity: EntityDescription
@@ -35,7 +40,7 @@ struct RowRewrite {
     private let encodedRanges: [Range<Int>]
     /// The commit's checks of the fields not set, made on each row's bytes.
     private let otherChecks: [EntityDescription.FieldCheck]
-    var sums: [Sums]
+    var sums: [Sum]
 
     /// Where each field's value starts and ends in the row being rewritten (start -1: absent).
     private var starts: [Int], ends: [Int]
@@ -57,9 +62,8 @@ struct RowRewrite {
         }
         if entity.uniqueFields.contains(where: { $0.contains { sets[$0] } }) { return nil }
         let names = Set(fields.map { entity.fields[$0].name })
-        var sums: [Sums] = []
+        var sums: [Sum] = []
         for owner in model.entities {
-            var members: [(rel: ResolvedRelationship, member: AggregateMember)] = []
             for derived in owner.derivedAttributes {
                 switch derived.parsed {
                 case .aggregate(let function, let relName, let attribute):
@@ -71,15 +75,11 @@ struct RowRewrite {
                     let kind = AggregateArithmetic.SumKind(entity.fields[source].type)
                     guard function == .sum, kind != .double, !rel.isManyToMany, rel.inverseField != nil,
                           owner.index != entity.index else { return nil }
-                    members.append((rel, AggregateMember(derived: derived, function: function, source: source)))
+                    sums.append(Sum(parent: owner.index, field: derived.field, foreignKey: rel.inverseField!,
+                                    source: source))
                 default:
                     if Self.reads(derived.parsed, of: owner, entity, names, model: model) { return nil }
                 }
-            }
-            for relName in Set(members.map(\.rel.name)).sorted() {
-                let group = members.filter { $0.rel.name == relName }
-                sums.append(Sums(parent: owner, foreignKey: group[0].rel.inverseField!, members: group.map(\.member),
-                                 deltas: ParentDeltas(width: group.count)))
             }
         }
         // The set values pass the commit's checks once, for every row.
@@ -203,17 +203,14 @@ struct RowRewrite {
                 out.append(contentsOf: UnsafeRawBufferPointer(rebasing: stored[starts[i]..<ends[i]]))
             }
         }
-        for g in sums.indices {
-            let fk = sums[g].foreignKey
+        for s in sums.indices {
+            let fk = sums[s].foreignKey, source = sums[s].source
             guard starts[fk] >= 0, case .int(let raw) = value(fk, stored) else { continue }
             let parent = UInt64(bitPattern: raw)
-            for (m, member) in sums[g].members.enumerated() {
-                let source = member.source!
-                let old = starts[source] >= 0 ? value(source, stored) : .null
-                if old.isIdentical(to: values[source]) { continue }
-                sums[g].deltas.leave(old, parent: parent, member: m)
-                sums[g].deltas.enter(values[source], parent: parent, member: m)
-            }
+            let old = starts[source] >= 0 ? value(source, stored) : .null
+            if old.isIdentical(to: values[source]) { continue }
+            sums[s].deltas.leave(old, parent: parent, member: 0)
+            sums[s].deltas.enter(values[source], parent: parent, member: 0)
         }
         return true
     }
