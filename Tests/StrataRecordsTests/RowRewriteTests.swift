@@ -209,12 +209,9 @@ import Testing
         #expect(plan(["memo"], ["memo": .string("bad")]) == nil, "a rule refuses it")
     }
 
-    /// A sum the rewrite moves out of its range fails at the next settle, as the general path's
-    /// does: the commit throws and nothing is stored; a parent deleted before then takes no
-    /// sum, and the commit goes through.
-    @Test(arguments: [false, true])
-    func anOverflowingSumFailsAtTheSettle(deletingTheParent: Bool) throws {
-        let store = try makeStore(try Model {
+    /// Bags with the integer sum of their balls' sizes.
+    static func bags() throws -> Model {
+        try Model {
             Entity("Bag") {
                 AttributeDescription("name", .string)
                 RelationshipDescription("balls", toMany: "Ball", inverse: "bag")
@@ -222,9 +219,18 @@ import Testing
             }
             Entity("Ball") {
                 AttributeDescription("size", .int64, default: 0)
+                AttributeDescription("label", .string, optional: true)
                 RelationshipDescription("bag", toOne: "Bag", inverse: "balls")
             }
-        })
+        }
+    }
+
+    /// A sum the rewrite moves out of its range fails at the next settle, as the general path's
+    /// does: the commit throws and nothing is stored; a parent deleted before then takes no
+    /// sum, and the commit goes through.
+    @Test(arguments: [false, true])
+    func anOverflowingSumFailsAtTheSettle(deletingTheParent: Bool) throws {
+        let store = try makeStore(try Self.bags())
         defer { try? store.close() }
         let bag = try store.write { tx in
             let bag = try tx.insert("Bag", ["name": "b"])
@@ -251,18 +257,7 @@ import Testing
     /// An integer sum overflows only when its total leaves the 64-bit range, whatever order
     /// the rows' values entered and left in (a rewrite's are applied after the other rows').
     @Test func anIntegerSumIsExactWhateverTheOrder() throws {
-        let store = try makeStore(try Model {
-            Entity("Bag") {
-                AttributeDescription("name", .string)
-                RelationshipDescription("balls", toMany: "Ball", inverse: "bag")
-                DerivedAttributeDescription("total", .int64, "balls.size.@sum")
-            }
-            Entity("Ball") {
-                AttributeDescription("size", .int64, default: 0)
-                AttributeDescription("label", .string)
-                RelationshipDescription("bag", toOne: "Bag", inverse: "balls")
-            }
-        })
+        let store = try makeStore(try Self.bags())
         defer { try? store.close() }
         let (a, c) = try store.write { tx in
             let bag = try tx.insert("Bag", ["name": "b"])
