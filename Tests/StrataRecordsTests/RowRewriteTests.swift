@@ -5,10 +5,10 @@ import Synchronization
 import Testing
 @testable import StrataRecords
 
-/// `updateAll` rewriting rows from their scanned bytes (``RowRewrite``): what it stores, the
-/// sums it moves, the change set and history it reports and the errors it raises are those of
-/// updating each object in turn, whichever fields it sets and whatever the transaction did to
-/// the rows before and after.
+/// `updateAll` rewriting rows from their scanned bytes and `deleteAll` deleting them
+/// (``RowRewrite``): what they store, the counts and sums they move, the change set and history
+/// they report and the errors they raise are those of changing each object in turn, whichever
+/// fields and entities they take and whatever the transaction did to the rows before and after.
 @Suite struct RowRewriteTests {
     /// Memos a validation rule refuses, once a test says so: rows stored before then hold a
     /// value the commit now refuses. Tests run in parallel: each memo names its seed.
@@ -27,6 +27,20 @@ import Testing
                 DerivedAttributeDescription("entryCount", .int64, "entries.@count")
                 DerivedAttributeDescription("weight", .double, "entries.weight.@sum")
                 DerivedAttributeDescription("doubled", .decimal, "total * 2")
+                RelationshipDescription("charges", toMany: "Charge", inverse: "account")
+                DerivedAttributeDescription("chargeTotal", .decimal, "charges.amount.@sum")
+                DerivedAttributeDescription("chargeUnits", .int64, "charges.units.@sum")
+                DerivedAttributeDescription("chargeCount", .int64, "charges.@count")
+            }
+            // Deleted from their bytes: a to-one whose inverse is a to-many, an index, counts
+            // and sums over them.
+            Entity("Charge") {
+                AttributeDescription("amount", .decimal, default: Decimal(0))
+                AttributeDescription("units", .int32, default: 0)
+                AttributeDescription("code", .string, optional: true)
+                RelationshipDescription("account", toOne: "Account", inverse: "charges")
+                DerivedAttributeDescription("accountName", .string, "account.name", optional: true)
+                FetchIndex("code")
             }
             Entity("Entry") {
                 AttributeDescription("memo", .string, validation: [.custom(name: "not refused") { value in
@@ -70,6 +84,15 @@ import Testing
                 if index % 13 != 0 { try tx.set("account", of: entry, to: accounts[Int.random(in: 0..<5, using: &random)]) }
                 if index % 10 == 0 { try tx.set("entry", of: try tx.insert("Audit", ["label": "a\(index)"]), to: entry) }
             }
+            for index in 0..<100 {
+                var values: [String: any ValueConvertible] = [
+                    "amount": Decimal(Int.random(in: -100..<100, using: &random)) / 8,
+                    "units": Int32.random(in: -1_000...1_000, using: &random),
+                ]
+                if index % 3 != 0 { values["code"] = "k\(index % 7)" }
+                let charge = try tx.insert("Charge", values)
+                if index % 11 != 0 { try tx.set("account", of: charge, to: accounts[Int.random(in: 0..<5, using: &random)]) }
+            }
         }
         return store
     }
@@ -77,10 +100,14 @@ import Testing
     /// One step of a random history, run on both stores.
     enum Step {
         case updateAll(FetchRequest, [String: any ValueConvertible])
+        case deleteAll(FetchRequest)
         case update(Int, [String: any ValueConvertible])
-        case delete(Int)
-        case read(Int)
+        /// An object of the entity, by its position among them.
+        case delete(String, Int)
+        case read(String, Int)
     }
+
+    static let entities = ["Entry", "Charge", "Audit"]
 
     static func randomValues(_ random: inout SplitMix64, seed: UInt64) -> [String: any ValueConvertible] {
         let choices: [[String: any ValueConvertible]] = [
@@ -108,11 +135,30 @@ import Testing
         return FetchRequest("Entry", predicate: try FetchPredicate(format: format))
     }
 
+    /// A request for `deleteAll`: charges and audits are deleted from their bytes, entries (they
+    /// have audits) the general way.
+    static func randomDeletion(_ random: inout SplitMix64, seed: UInt64) throws -> FetchRequest {
+        let threshold = Int.random(in: -20...20, using: &random)
+        let (entity, format) = [
+            ("Charge", "amount > \(threshold)"), ("Charge", "units < \(threshold * 50)"),
+            ("Charge", "account.name == 'Account \(abs(threshold) % 5)'"), ("Charge", "code == 'k\(abs(threshold) % 7)'"),
+            ("Audit", "label BEGINSWITH 'a\(abs(threshold) % 10)'"), ("Entry", "amount > \(threshold * 5)"),
+        ][Int.random(in: 0..<6, using: &random)]
+        return FetchRequest(entity, predicate: try FetchPredicate(format: format))
+    }
+
     /// The steps on `store`: `updateAll` as itself (`batch`) or as an update of each object
     /// the request fetches.
     static func run(_ steps: [Step], on store: RecordStore, batch: Bool) throws -> (counts: [Int], changes: [String]) {
         let (counts, changes) = try store.writeReportingChanges { tx -> [Int] in
-            let entries = try tx.objects("Entry").sorted { $0.primaryKey < $1.primaryKey }
+            var objects: [String: [ObjectID]] = [:]
+            for entity in Self.entities {
+                objects[entity] = try tx.objects(entity).sorted { $0.primaryKey < $1.primaryKey }
+            }
+            func object(_ entity: String, _ i: Int) -> ObjectID? {
+                guard let all = objects[entity], !all.isEmpty else { return nil }
+                return all[i % all.count]
+            }
             var counts: [Int] = []
             for step in steps {
                 switch step {
@@ -124,14 +170,23 @@ import Testing
                         for id in ids { try tx.update(id, values) }
                         counts.append(ids.count)
                     }
+                case .deleteAll(let request):
+                    if batch {
+                        counts.append(try tx.deleteAll(request))
+                    } else {
+                        var deleted = 0
+                        for id in try tx.fetch(request) where try tx.values(of: id) != nil {
+                            try tx.delete(id)
+                            deleted += 1
+                        }
+                        counts.append(deleted)
+                    }
                 case .update(let i, let values):
-                    let id = entries[i % entries.count]
-                    if try tx.values(of: id) != nil { try tx.update(id, values) }
-                case .delete(let i):
-                    let id = entries[i % entries.count]
-                    if try tx.values(of: id) != nil { try tx.delete(id) }
-                case .read(let i):
-                    _ = try tx.values(of: entries[i % entries.count])
+                    if let id = object("Entry", i), try tx.values(of: id) != nil { try tx.update(id, values) }
+                case .delete(let entity, let i):
+                    if let id = object(entity, i), try tx.values(of: id) != nil { try tx.delete(id) }
+                case .read(let entity, let i):
+                    if let id = object(entity, i) { _ = try tx.values(of: id) }
                 }
             }
             return counts
@@ -152,11 +207,13 @@ import Testing
         for round in 0..<6 {
             var steps: [Step] = []
             for _ in 0..<Int.random(in: 1...5, using: &random) {
-                switch Int.random(in: 0..<6, using: &random) {
+                let entity = Self.entities[Int.random(in: 0..<3, using: &random)]
+                switch Int.random(in: 0..<8, using: &random) {
                 case 0, 1, 2: steps.append(.updateAll(try Self.randomRequest(&random, seed: seed), Self.randomValues(&random, seed: seed)))
-                case 3: steps.append(.update(Int.random(in: 0..<200, using: &random), Self.randomValues(&random, seed: seed)))
-                case 4: steps.append(.delete(Int.random(in: 0..<200, using: &random)))
-                default: steps.append(.read(Int.random(in: 0..<200, using: &random)))
+                case 3, 4: steps.append(.deleteAll(try Self.randomDeletion(&random, seed: seed)))
+                case 5: steps.append(.update(Int.random(in: 0..<200, using: &random), Self.randomValues(&random, seed: seed)))
+                case 6: steps.append(.delete(entity, Int.random(in: 0..<200, using: &random)))
+                default: steps.append(.read(entity, Int.random(in: 0..<200, using: &random)))
                 }
             }
             // Some rounds refuse a memo that stored rows hold: every row the steps rewrite with
@@ -187,7 +244,7 @@ import Testing
     }
 
     /// The plan is made only where the rewrite changes what updating each object would.
-    @Test func thePlanTakesOnlyFieldsNothingElseReads() throws {
+    @Test func aPlanIsMadeOnlyWhereNothingElseReadsTheChange() throws {
         let model = try Self.model()
         let entry = model.entities.first { $0.name == "Entry" }!
         func plan(_ names: [String], _ values: [String: StoredValue] = [:]) -> RowRewrite? {
@@ -207,6 +264,13 @@ import Testing
         Self.refused.withLock { _ = $0.insert("bad") }
         defer { Self.refused.withLock { _ = $0.remove("bad") } }
         #expect(plan(["memo"], ["memo": .string("bad")]) == nil, "a rule refuses it")
+        func deletion(_ name: String) -> RowRewrite? {
+            RowRewrite(deleting: model.entities.first { $0.name == name }!, model: model)
+        }
+        #expect(deletion("Charge")?.sums.count == 3, "a count and two sums over charges")
+        #expect(deletion("Audit")?.sums.isEmpty == true)
+        #expect(deletion("Entry") == nil, "its audits are a to-many")
+        #expect(deletion("Account") == nil, "its entries cascade")
     }
 
     /// Bags with the integer sum of their balls' sizes.

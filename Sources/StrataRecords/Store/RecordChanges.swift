@@ -122,8 +122,12 @@ extension RecordTransaction {
         for entry in rewrittenRows.entries {
             guard let (first, last) = rewritten.removeValue(forKey: entry.key) else { continue }
             let entity = model.entities[entry.key.entity]
-            guard let was = rewrittenRows.row(rewrittenRows.entries[first].old, entity),
-                  let now = rewrittenRows.row(rewrittenRows.entries[last].new, entity) else { continue }
+            guard let was = rewrittenRows.row(rewrittenRows.entries[first].old, entity) else { continue }
+            guard let newBytes = rewrittenRows.entries[last].new else {
+                out.deleted.append(.init(id: objectID(entry.key), values: nil, previous: was, changedFields: every(was.count)))
+                continue
+            }
+            guard let now = rewrittenRows.row(newBytes, entity) else { continue }
             let changed = now.indices.filter { !now[$0].isIdentical(to: was[$0]) }
             if !changed.isEmpty {
                 out.updated.append(.init(id: objectID(entry.key), values: now, previous: was, changedFields: changed))

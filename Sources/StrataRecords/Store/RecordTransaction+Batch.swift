@@ -60,9 +60,22 @@ extension RecordTransaction {
         return true
     }
 
-    /// Keeps the `@sum` deltas of the rows `plan` rewrote for the next settle, which applies them
-    /// with the deltas of the rows it derives from (once per parent, as if each row had been
-    /// updated).
+    /// Deletes the row `key` from its scanned bytes `stored` by `plan`: its index and inverse
+    /// entries, then the row; false, nothing done, when it must go the general way.
+    private func deleteFromBytes(_ key: RowKey, _ stored: UnsafeRawBufferPointer, _ plan: inout RowRewrite) throws
+        -> Bool {
+        guard rowStates[key] == nil, plan.remove(stored) else { return false }
+        rowsRead += 1
+        try updateIndexes(plan.entity, key.pk, plan.entryValues, nil)
+        _ = try withUnsafeBytes(of: key.pk.bigEndian) { try trees.rows(plan.entity).delete($0) }
+        rewrittenRows.append(key, old: stored, new: nil)
+        rowsWritten += 1
+        return true
+    }
+
+    /// Keeps the `@count` and `@sum` deltas of the rows `plan` rewrote or deleted for the next
+    /// settle, which applies them with the deltas of the rows it derives from (once per parent,
+    /// as if each row had been changed one at a time).
     private func keepSums(_ plan: RowRewrite) {
         for sum in plan.sums where !sum.deltas.isEmpty {
             rewrittenSums[RewrittenSumKey(entity: sum.parent, field: sum.field), default: ParentDeltas(width: 1)]
@@ -81,9 +94,17 @@ extension RecordTransaction {
         let entity = try self.entity(request.entity)
         var deleted = 0
         let (keys, scanned) = try fetchKeysAndRows(request, entity)
+        // Rows the scan kept are deleted from their bytes where the plan can, as `updateAll`
+        // rewrites them; the rest go the general way.
+        var plan = scanned == nil ? nil : RowRewrite(deleting: entity, model: model)
+        defer { if let plan { keepSums(plan) } }
         for (i, key) in keys.enumerated() {
             // A cascade from one deleted before may already have taken it.
-            if let kept = try scanned?.withRow(at: i, { try deleteScannedRow(key, stored: $0) }) {
+            let kept: Bool? = try scanned?.withRow(at: i) { stored in
+                if plan != nil, try deleteFromBytes(key, stored, &plan!) { return true }
+                return try deleteScannedRow(key, stored: stored)
+            }
+            if let kept {
                 if kept { deleted += 1 }
                 continue
             }

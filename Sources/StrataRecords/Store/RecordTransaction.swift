@@ -712,7 +712,7 @@ public final class RecordTransaction: RecordReader {
 
     /// Moves the row's fetch-index and inverse entries from its old values to its new ones;
     /// an index whose values did not change is not touched (nor its keys encoded).
-    private func updateIndexes(_ entity: EntityDescription, _ pk: UInt64, _ old: [StoredValue]?,
+    func updateIndexes(_ entity: EntityDescription, _ pk: UInt64, _ old: [StoredValue]?,
                                _ new: [StoredValue]?) throws {
         for (i, fields) in entity.indexFields.enumerated() {
             if let old, let new, old.count == new.count, old.withUnsafeBufferPointer({ oldBuffer in

@@ -1,13 +1,16 @@
 import Foundation
 
 /// How ``RecordTransaction/updateAll(_:set:)`` changes a matched row from the bytes its scan
-/// read, when nothing but the row itself and running sums over it read the fields it sets: the
+/// read, and ``RecordTransaction/deleteAll(_:)`` deletes one, when nothing but the row itself and
+/// running counts and sums over it read what changes. An update: the
 /// new row is the old one's bytes with the set values written in (no ``StoredValue`` per field,
 /// no row state in the transaction), put into its rows tree at once; an `@sum` over a set field
 /// moves by the old value read from the bytes and the new one, at the next settle with the
 /// deltas of the rows the transaction changed otherwise. SQLite's UPDATE changes a row
 /// where its scan found it in the same spirit; the general path decodes the row, keeps its
-/// states, settles and encodes it again (decision 104).
+/// states, settles and encodes it again (decision 104). A delete takes the row's index and
+/// inverse entries out (their keys made from the bytes), moves the counts and sums over it the
+/// same way, and deletes it from its tree.
 ///
 /// The plan exists only for a change the general path would make the same way (``init(_:setting:to:model:)``
 /// says which), and a row goes the general way whenever the plan cannot tell it makes the
@@ -24,12 +27,14 @@ struct RowRewrite {
         let field: Int
         /// The changed entity's field holding the parent's primary key.
         let foreignKey: Int
-        /// The set field summed.
-        let source: Int
+        /// The field summed (nil: a count).
+        let source: Int?
         var deltas = ParentDeltas(width: 1)
     }
 
     let entity: EntityDescription
+    /// Deleting rows (else setting fields).
+    let deleting: Bool
     /// By field: whether the change sets it.
     private let sets: [Bool]
     /// By field: the value set (`.null` where nothing is set).
@@ -46,6 +51,11 @@ struct RowRewrite {
     private var starts: [Int], ends: [Int]
     /// The new row, reused from row to row.
     private var out: [UInt8] = []
+    /// A deleted row's values that its index and inverse entries are made of (the others
+    /// `.null`), reused from row to row.
+    private(set) var entryValues: [StoredValue] = []
+    /// The fields ``entryValues`` holds.
+    private let entryFields: [Int]
 
     /// The plan for setting `fields` of `entity` to `values` (by field), or nil when something
     /// besides the rows and sums over them reads one of those fields: an index, a word index, a
@@ -93,12 +103,65 @@ struct RowRewrite {
             ranges.append(start..<encoded.count)
         }
         self.entity = entity
+        self.deleting = false
+        self.entryFields = []
         self.sets = sets
         self.values = values
         self.encoded = encoded
         self.encodedRanges = ranges
         self.otherChecks = entity.fieldChecks.filter { !sets[$0.field] }
         self.sums = sums
+        starts = [Int](repeating: -1, count: entity.fields.count)
+        ends = starts
+    }
+
+    /// The plan for deleting rows of `entity`, or nil when a delete of one does more than take
+    /// out its entries and move counts and sums: an entity with a to-many relationship (members
+    /// to cascade to, deny, or nullify), a to-one whose rule is not `nullify` or whose inverse
+    /// is not a to-many (a one-to-one's other side would be cleared), a uniqueness constraint,
+    /// a word index; an aggregate over it other than a `@count` or an integer or decimal `@sum`.
+    /// Nothing reaches such a row through a to-one (its inverse would be a relationship of the
+    /// entity that this refuses), so no copy reads it.
+    init?(deleting entity: EntityDescription, model: Model) {
+        for rel in entity.relationships {
+            guard !rel.isToMany, rel.deleteRule == .nullify,
+                  model.entities[rel.targetIndex].relationship(rel.inverse)?.isToMany == true else { return nil }
+        }
+        guard entity.uniqueFields.isEmpty, entity.fullTextFields.isEmpty else { return nil }
+        var sums: [Sum] = []
+        for owner in model.entities {
+            for derived in owner.derivedAttributes {
+                guard case .aggregate(let function, let relName, let attribute) = derived.parsed else {
+                    // The entity's own derived values go with its rows; another's read nothing of
+                    // them but through an aggregate.
+                    if owner.index != entity.index,
+                       Self.reads(derived.parsed, of: owner, entity, Set(entity.fields.map(\.name)), model: model) {
+                        return nil
+                    }
+                    continue
+                }
+                guard let rel = owner.relationship(relName), rel.targetIndex == entity.index else { continue }
+                let source = attribute.map { entity.fieldIndex[$0]! }
+                switch function {
+                case .count: break
+                case .sum:
+                    guard let source, AggregateArithmetic.SumKind(entity.fields[source].type) != .double else { return nil }
+                default: return nil
+                }
+                guard !rel.isManyToMany, let fk = rel.inverseField else { return nil }
+                sums.append(Sum(parent: owner.index, field: derived.field, foreignKey: fk, source: source))
+            }
+        }
+        self.entity = entity
+        self.deleting = true
+        self.sets = []
+        self.values = []
+        self.encoded = []
+        self.encodedRanges = []
+        self.otherChecks = []
+        self.sums = sums
+        entryFields = Array(Set(entity.indexFields.joined()).union(entity.toOneFields.map(\.field))).sorted()
+        entryValues = [StoredValue](repeating: .null, count: entity.fields.count)
         starts = [Int](repeating: -1, count: entity.fields.count)
         ends = starts
     }
@@ -140,21 +203,7 @@ struct RowRewrite {
     /// was (no put, no change to report).
     mutating func rewrite(_ stored: UnsafeRawBufferPointer, same: inout Bool) -> Bool {
         let fields = entity.fields
-        guard let count = RowCodec.quickFieldCount(stored, layout: fields.count) else { return false }
-        // Every value of the row is walked (each must fit, as decoding checks), and a decimal
-        // must be one decoding takes: the general path would throw for the row.
-        var at = RowCodec.quickValuesStart(count: count)
-        for i in 0..<fields.count {
-            guard i < count, RowCodec.quickIsPresent(i, in: stored) else {
-                starts[i] = -1
-                continue
-            }
-            guard let end = RowCodec.quickValueEnd(fields[i].type, in: stored, at: at) else { return false }
-            if fields[i].type == .decimal, stored[at] > 1 || stored[at + 2] > 16 { return false }
-            starts[i] = at
-            ends[i] = end
-            at = end
-        }
+        guard let count = walk(stored) else { return false }
         for check in otherChecks {
             let i = check.field
             guard starts[i] >= 0 else {
@@ -204,7 +253,7 @@ struct RowRewrite {
             }
         }
         for s in sums.indices {
-            let fk = sums[s].foreignKey, source = sums[s].source
+            let fk = sums[s].foreignKey, source = sums[s].source!
             guard starts[fk] >= 0, case .int(let raw) = value(fk, stored) else { continue }
             let parent = UInt64(bitPattern: raw)
             let old = starts[source] >= 0 ? value(source, stored) : .null
@@ -213,6 +262,42 @@ struct RowRewrite {
             sums[s].deltas.enter(values[source], parent: parent, member: 0)
         }
         return true
+    }
+
+    /// The deletion of the row `stored`: its entries' values taken (in ``entryValues``), its
+    /// counts' and sums' deltas; false, nothing taken, when the row must go the general way.
+    mutating func remove(_ stored: UnsafeRawBufferPointer) -> Bool {
+        guard walk(stored) != nil else { return false }
+        for i in entryFields { entryValues[i] = starts[i] >= 0 ? value(i, stored) : .null }
+        for s in sums.indices {
+            let fk = sums[s].foreignKey
+            guard starts[fk] >= 0, case .int(let raw) = value(fk, stored) else { continue }
+            let old = sums[s].source.map { starts[$0] >= 0 ? value($0, stored) : .null } ?? .null
+            sums[s].deltas.leave(old, parent: UInt64(bitPattern: raw), member: 0)
+        }
+        return true
+    }
+
+    /// Walks the row `stored`, noting where each value starts and ends; its field count, or nil
+    /// when the general path must take it. Every value is walked (each must fit, as decoding
+    /// checks), and a decimal must be one decoding takes: the general path would throw for the
+    /// row.
+    private mutating func walk(_ stored: UnsafeRawBufferPointer) -> Int? {
+        let fields = entity.fields
+        guard let count = RowCodec.quickFieldCount(stored, layout: fields.count) else { return nil }
+        var at = RowCodec.quickValuesStart(count: count)
+        for i in 0..<fields.count {
+            guard i < count, RowCodec.quickIsPresent(i, in: stored) else {
+                starts[i] = -1
+                continue
+            }
+            guard let end = RowCodec.quickValueEnd(fields[i].type, in: stored, at: at) else { return nil }
+            if fields[i].type == .decimal, stored[at] > 1 || stored[at + 2] > 16 { return nil }
+            starts[i] = at
+            ends[i] = end
+            at = end
+        }
+        return count
     }
 
     /// The row ``rewrite(_:same:)`` made last.
@@ -231,7 +316,8 @@ struct RewrittenRows {
     struct Entry {
         let key: RowKey
         let old: Range<Int>
-        let new: Range<Int>
+        /// Nil: deleted.
+        let new: Range<Int>?
     }
 
     private(set) var bytes: [UInt8] = []
@@ -239,12 +325,12 @@ struct RewrittenRows {
 
     var count: Int { entries.count }
 
-    mutating func append(_ key: RowKey, old: UnsafeRawBufferPointer, new: [UInt8]) {
+    mutating func append(_ key: RowKey, old: UnsafeRawBufferPointer, new: [UInt8]?) {
         let oldStart = bytes.count
         bytes.append(contentsOf: old)
         let newStart = bytes.count
-        bytes.append(contentsOf: new)
-        entries.append(Entry(key: key, old: oldStart..<newStart, new: newStart..<bytes.count))
+        if let new { bytes.append(contentsOf: new) }
+        entries.append(Entry(key: key, old: oldStart..<newStart, new: new == nil ? nil : newStart..<bytes.count))
     }
 
     /// The row of `entry`'s old or new bytes, decoded; nil if they do not decode (never for
