@@ -27,6 +27,12 @@ final class ChangedKeyLog: ManagedBuffer<ChangedKeyLog.Header, UInt8> {
         let room: Int
     }
 
+    /// The bytes written and the room, read through the header's pointer: `header` is a stored
+    /// property of a class, and every access to it was checked for exclusivity at run time (a
+    /// `swift_beginAccess` call per recorded key; decision 105).
+    @inline(__always)
+    private var stored: Header { withUnsafeMutablePointerToHeader { $0.pointee } }
+
     /// A log with room for `capacity` bytes, none written.
     static func make(capacity: Int) -> ChangedKeyLog {
         // `create` makes an instance of the class it is called on.
@@ -39,9 +45,10 @@ final class ChangedKeyLog: ManagedBuffer<ChangedKeyLog.Header, UInt8> {
     @inline(__always)
     func append(_ key: UnsafeRawBufferPointer, after length: Int) -> Bool {
         // A version's prefix was written by its appends: it ends at or before the last one's end.
-        precondition(length >= 0 && length <= header.used, "a version's prefix is longer than its log")
+        let state = stored
+        precondition(length >= 0 && length <= state.used, "a version's prefix is longer than its log")
         let needed = length + 2 + key.count
-        guard needed <= header.room else { return false }
+        guard needed <= state.room else { return false }
         withUnsafeMutablePointers { used, bytes in
             bytes[length] = UInt8(truncatingIfNeeded: key.count)
             bytes[length + 1] = UInt8(truncatingIfNeeded: key.count >> 8)
@@ -58,13 +65,13 @@ final class ChangedKeyLog: ManagedBuffer<ChangedKeyLog.Header, UInt8> {
     /// none yet; `length` is then 0). Earlier versions keep the old log.
     static func grown(_ log: ChangedKeyLog?, keeping length: Int,
                       toAppend key: UnsafeRawBufferPointer) -> ChangedKeyLog {
-        let target = make(capacity: max(length + 2 + key.count, 2 * (log?.header.room ?? 32)))
+        let target = make(capacity: max(length + 2 + key.count, 2 * (log?.stored.room ?? 32)))
         if let log, length > 0 {
-            precondition(length <= log.header.used, "a version's prefix is longer than its log")
+            precondition(length <= log.stored.used, "a version's prefix is longer than its log")
             log.withUnsafeMutablePointerToElements { source in
                 target.withUnsafeMutablePointerToElements { $0.initialize(from: source, count: length) }
             }
-            target.header.used = length
+            target.withUnsafeMutablePointerToHeader { $0.pointee.used = length }
         }
         let written = target.append(key, after: length)
         precondition(written, "a log made for the key holds it")
@@ -73,7 +80,7 @@ final class ChangedKeyLog: ManagedBuffer<ChangedKeyLog.Header, UInt8> {
 
     /// The first `length` bytes (a version's prefix) as a key list.
     func prefix(_ length: Int) -> [UInt8] {
-        precondition(length >= 0 && length <= header.used, "a version's prefix is longer than its log")
+        precondition(length >= 0 && length <= stored.used, "a version's prefix is longer than its log")
         return withUnsafeMutablePointerToElements { [UInt8](UnsafeBufferPointer(start: $0, count: length)) }
     }
 }
