@@ -63,7 +63,7 @@ public final class RecordTransaction: RecordReader {
     var mergedBatches: [String: UInt64] = [:]
     /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
     /// Rows a change by predicate rewrote from their bytes, holding no state here (``RowRewrite``).
-    var rewrittenRows = RewrittenRows()
+    @exclusivity(unchecked) var rewrittenRows = RewrittenRows()
     /// The `@sum` deltas of those rows, by parent entity and derived field, until the next settle
     /// applies them with the rest.
     var rewrittenSums: [RewrittenSumKey: ParentDeltas] = [:]
