@@ -302,7 +302,9 @@ extension RecordCheck {
         for (position, pk) in rows.keys.enumerated() where tx.original(RowKey(entity: entity.index, pk: pk)) == nil {
             out.append((pk, rows.rows[position]))
         }
-        for key in tx.writtenKeys[entity.index] {
+        // A row listed twice (a change by predicate wrote it from its bytes, then a write) counts once.
+        var listed = Set<UInt64>()
+        for key in tx.writtenKeys[entity.index] where !tx.writtenKeysRepeat || listed.insert(key.pk).inserted {
             if let original = tx.rowStates[key]?.original { out.append((key.pk, original)) }
         }
         return out

@@ -74,23 +74,38 @@ extension RecordTransaction {
         }
         var scratch: [Int] = []
         var lastChanged: [Int] = []
-        // Rows a change by predicate rewrote from their bytes: the first rewrite's old bytes are
-        // the row as the transaction found it, the last one's new bytes the row as it is, unless
-        // the row was written since (then its state holds it, and its state's original is the
-        // rewritten row).
+        // Rows a change by predicate rewrote or deleted from their bytes hold no state unless
+        // written since; `writtenKeys` lists them at each such write (taken at the first). The
+        // first rewrite's old bytes are the row as the transaction found it; the row as it is is
+        // its state's, if it has one, or the last rewrite's new bytes.
         var rewritten: [RowKey: (first: Int, last: Int)] = [:]
         for (i, entry) in rewrittenRows.entries.enumerated() {
             rewritten[entry.key, default: (i, i)].last = i
         }
+        var listed = Set<RowKey>()
         for keys in writtenKeys {
             for key in keys {
-                guard let state = rowStates[key] else { continue }
-                let id = objectID(key)
-                var original = state.original
-                if !rewritten.isEmpty, let first = rewritten.removeValue(forKey: key)?.first {
-                    original = rewrittenRows.row(rewrittenRows.entries[first].old, model.entities[key.entity])
+                if writtenKeysRepeat && !listed.insert(key).inserted { continue }
+                let original: [StoredValue]?, current: [StoredValue]?
+                if !rewrittenRows.isEmpty, let (first, last) = rewritten.removeValue(forKey: key) {
+                    let entity = model.entities[key.entity]
+                    guard let was = rewrittenRows.row(rewrittenRows.entries[first].old, entity) else { continue }
+                    original = was
+                    if let state = rowStates[key] {
+                        current = state.current
+                    } else if let newBytes = rewrittenRows.entries[last].new {
+                        guard let now = rewrittenRows.row(newBytes, entity) else { continue }
+                        current = now
+                    } else {
+                        current = nil
+                    }
+                } else {
+                    guard let state = rowStates[key] else { continue }
+                    original = state.original
+                    current = state.current
                 }
-                switch (original, state.current) {
+                let id = objectID(key)
+                switch (original, current) {
                 case (nil, nil): continue  // inserted and deleted again
                 case (nil, let now?):
                     out.inserted.append(.init(id: id, values: now, previous: nil, changedFields: every(now.count)))
@@ -117,20 +132,6 @@ extension RecordTransaction {
                         out.updated.append(.init(id: id, values: now, previous: was, changedFields: lastChanged))
                     }
                 }
-            }
-        }
-        for entry in rewrittenRows.entries {
-            guard let (first, last) = rewritten.removeValue(forKey: entry.key) else { continue }
-            let entity = model.entities[entry.key.entity]
-            guard let was = rewrittenRows.row(rewrittenRows.entries[first].old, entity) else { continue }
-            guard let newBytes = rewrittenRows.entries[last].new else {
-                out.deleted.append(.init(id: objectID(entry.key), values: nil, previous: was, changedFields: every(was.count)))
-                continue
-            }
-            guard let now = rewrittenRows.row(newBytes, entity) else { continue }
-            let changed = now.indices.filter { !now[$0].isIdentical(to: was[$0]) }
-            if !changed.isEmpty {
-                out.updated.append(.init(id: objectID(entry.key), values: now, previous: was, changedFields: changed))
             }
         }
         for link in linkChanges {

@@ -50,27 +50,44 @@ extension RecordTransaction {
         var same = false
         guard plan.rewrite(stored, same: &same) else { return false }
         rowsRead += 1
+        // Written, as the general path counts it, even when nothing changes: the change set
+        // lists rows in the order of their first write.
+        noteWrittenFromBytes(key)
         if same { return true }
         let new = plan.newRow
         try withUnsafeBytes(of: key.pk.bigEndian) { pk in
             try new.withUnsafeBytes { try trees.rows(plan.entity).put(pk, $0) }
         }
-        rewrittenRows.append(key, old: stored, new: new)
-        rowsWritten += 1
+        noteRewritten(key, old: stored, new: new)
         return true
     }
 
-    /// Deletes the row `key` from its scanned bytes `stored` by `plan`: its index and inverse
-    /// entries, then the row; false, nothing done, when it must go the general way.
+    /// Deletes the row `key` from its scanned bytes `stored` by `plan`: the row, then its index
+    /// and inverse entries; whether it was there to delete, or nil, nothing done, when it must
+    /// go the general way.
     private func deleteFromBytes(_ key: RowKey, _ stored: UnsafeRawBufferPointer, _ plan: inout RowRewrite) throws
-        -> Bool {
-        guard rowStates[key] == nil, plan.remove(stored) else { return false }
+        -> Bool? {
+        guard rowStates[key] == nil, plan.readForRemoval(stored) else { return nil }
         rowsRead += 1
-        try updateIndexes(plan.entity, key.pk, plan.entryValues, nil)
-        _ = try withUnsafeBytes(of: key.pk.bigEndian) { try trees.rows(plan.entity).delete($0) }
-        rewrittenRows.append(key, old: stored, new: nil)
-        rowsWritten += 1
+        guard try withUnsafeBytes(of: key.pk.bigEndian, { try trees.rows(plan.entity).delete($0) }) else { return false }
+        try updateIndexes(plan.entity, key.pk, plan.readValues, nil)
+        plan.takeRemoval()
+        noteRewritten(key, old: stored, new: nil)
         return true
+    }
+
+    /// Records a row changed from its bytes for the change set.
+    private func noteRewritten(_ key: RowKey, old: UnsafeRawBufferPointer, new: [UInt8]?) {
+        rewrittenRows.append(key, old: old, new: new)
+        noteWrittenFromBytes(key)
+        rowsWritten += 1
+    }
+
+    /// Lists a row written from its bytes in ``writtenKeys``, where the change set finds it in
+    /// the order of first writes the general path keeps (a later write lists it again).
+    private func noteWrittenFromBytes(_ key: RowKey) {
+        writtenKeys[key.entity].append(key)
+        writtenKeysRepeat = true
     }
 
     /// Keeps the `@count` and `@sum` deltas of the rows `plan` rewrote or deleted for the next
@@ -101,7 +118,7 @@ extension RecordTransaction {
         for (i, key) in keys.enumerated() {
             // A cascade from one deleted before may already have taken it.
             let kept: Bool? = try scanned?.withRow(at: i) { stored in
-                if plan != nil, try deleteFromBytes(key, stored, &plan!) { return true }
+                if plan != nil, let deletedFromBytes = try deleteFromBytes(key, stored, &plan!) { return deletedFromBytes }
                 return try deleteScannedRow(key, stored: stored)
             }
             if let kept {

@@ -64,6 +64,10 @@ public final class RecordTransaction: RecordReader {
     /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
     /// Rows a change by predicate rewrote from their bytes, holding no state here (``RowRewrite``).
     @exclusivity(unchecked) var rewrittenRows = RewrittenRows()
+    /// Whether ``writtenKeys`` may list a row more than once: a change by predicate lists each
+    /// row it writes from its bytes (no state records that it did), and a later write of the
+    /// row lists it again. What reads the list for a change set takes each row once.
+    @exclusivity(unchecked) var writtenKeysRepeat = false
     /// The `@sum` deltas of those rows, by parent entity and derived field, until the next settle
     /// applies them with the rest.
     var rewrittenSums: [RewrittenSumKey: ParentDeltas] = [:]

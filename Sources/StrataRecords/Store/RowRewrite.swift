@@ -51,11 +51,13 @@ struct RowRewrite {
     private var starts: [Int], ends: [Int]
     /// The new row, reused from row to row.
     private var out: [UInt8] = []
-    /// A deleted row's values that its index and inverse entries are made of (the others
-    /// `.null`), reused from row to row.
-    private(set) var entryValues: [StoredValue] = []
-    /// The fields ``entryValues`` holds.
-    private let entryFields: [Int]
+    /// By field: the values of ``readFields`` in the row walked last (the others `.null`); for
+    /// a delete, what its index and inverse entries are made of. Reused from row to row.
+    private(set) var readValues: [StoredValue] = []
+    /// The fields whose values a row's change reads: checked ones, sums' foreign keys and
+    /// sources, a delete's entries' fields. A value that does not decode sends the row the
+    /// general way (which throws for it).
+    private let readFields: [Int]
 
     /// The plan for setting `fields` of `entity` to `values` (by field), or nil when something
     /// besides the rows and sums over them reads one of those fields: an index, a word index, a
@@ -104,7 +106,9 @@ struct RowRewrite {
         }
         self.entity = entity
         self.deleting = false
-        self.entryFields = []
+        let checked = entity.fieldChecks.filter { !sets[$0.field] && ($0.integerRange != nil || $0.hasRules) }
+        self.readFields = Self.fields(checked.map(\.field), sums)
+        self.readValues = [StoredValue](repeating: .null, count: entity.fields.count)
         self.sets = sets
         self.values = values
         self.encoded = encoded
@@ -160,10 +164,15 @@ struct RowRewrite {
         self.encodedRanges = []
         self.otherChecks = []
         self.sums = sums
-        entryFields = Array(Set(entity.indexFields.joined()).union(entity.toOneFields.map(\.field))).sorted()
-        entryValues = [StoredValue](repeating: .null, count: entity.fields.count)
+        readFields = Self.fields(Array(entity.indexFields.joined()) + entity.toOneFields.map(\.field), sums)
+        readValues = [StoredValue](repeating: .null, count: entity.fields.count)
         starts = [Int](repeating: -1, count: entity.fields.count)
         ends = starts
+    }
+
+    /// `fields` and the sums' foreign keys and sources, once each, ascending.
+    private static func fields(_ fields: [Int], _ sums: [Sum]) -> [Int] {
+        Array(Set(fields + sums.map(\.foreignKey) + sums.compactMap(\.source))).sorted()
     }
 
     /// Whether `expression`, a derived attribute of `owner`, reads one of the attributes
@@ -203,7 +212,7 @@ struct RowRewrite {
     /// was (no put, no change to report).
     mutating func rewrite(_ stored: UnsafeRawBufferPointer, same: inout Bool) -> Bool {
         let fields = entity.fields
-        guard let count = walk(stored) else { return false }
+        guard let count = walk(stored), readAll(stored) else { return false }
         for check in otherChecks {
             let i = check.field
             guard starts[i] >= 0 else {
@@ -211,11 +220,10 @@ struct RowRewrite {
                 return false
             }
             if let range = check.integerRange {
-                guard case .int(let integer) = value(i, stored), range.contains(integer) else { return false }
+                guard case .int(let integer) = readValues[i], range.contains(integer) else { return false }
             }
-            if check.hasRules {
-                let value = value(i, stored)
-                if !fields[i].validation.allSatisfy({ $0.violation(value) == nil }) { return false }
+            if check.hasRules && !fields[i].validation.allSatisfy({ $0.violation(readValues[i]) == nil }) {
+                return false
             }
         }
         // A row whose count is the layout's and whose set fields hold the set bytes already is
@@ -253,10 +261,10 @@ struct RowRewrite {
             }
         }
         for s in sums.indices {
-            let fk = sums[s].foreignKey, source = sums[s].source!
-            guard starts[fk] >= 0, case .int(let raw) = value(fk, stored) else { continue }
+            let source = sums[s].source!
+            guard case .int(let raw) = readValues[sums[s].foreignKey] else { continue }
             let parent = UInt64(bitPattern: raw)
-            let old = starts[source] >= 0 ? value(source, stored) : .null
+            let old = readValues[source]
             if old.isIdentical(to: values[source]) { continue }
             sums[s].deltas.leave(old, parent: parent, member: 0)
             sums[s].deltas.enter(values[source], parent: parent, member: 0)
@@ -264,18 +272,19 @@ struct RowRewrite {
         return true
     }
 
-    /// The deletion of the row `stored`: its entries' values taken (in ``entryValues``), its
-    /// counts' and sums' deltas; false, nothing taken, when the row must go the general way.
-    mutating func remove(_ stored: UnsafeRawBufferPointer) -> Bool {
-        guard walk(stored) != nil else { return false }
-        for i in entryFields { entryValues[i] = starts[i] >= 0 ? value(i, stored) : .null }
+    /// Reads the row `stored` for its deletion: its entries' values (in ``readValues``); false
+    /// when the row must go the general way.
+    mutating func readForRemoval(_ stored: UnsafeRawBufferPointer) -> Bool {
+        walk(stored) != nil && readAll(stored)
+    }
+
+    /// The counts' and sums' deltas of the row ``readForRemoval(_:)`` read, once it is deleted.
+    mutating func takeRemoval() {
         for s in sums.indices {
-            let fk = sums[s].foreignKey
-            guard starts[fk] >= 0, case .int(let raw) = value(fk, stored) else { continue }
-            let old = sums[s].source.map { starts[$0] >= 0 ? value($0, stored) : .null } ?? .null
-            sums[s].deltas.leave(old, parent: UInt64(bitPattern: raw), member: 0)
+            guard case .int(let raw) = readValues[sums[s].foreignKey] else { continue }
+            sums[s].deltas.leave(sums[s].source.map { readValues[$0] } ?? .null, parent: UInt64(bitPattern: raw),
+                                 member: 0)
         }
-        return true
     }
 
     /// Walks the row `stored`, noting where each value starts and ends; its field count, or nil
@@ -303,10 +312,19 @@ struct RowRewrite {
     /// The row ``rewrite(_:same:)`` made last.
     var newRow: [UInt8] { out }
 
-    /// Field `i`'s value in the row walked last (present, and of bytes the walk checked).
-    private func value(_ i: Int, _ stored: UnsafeRawBufferPointer) -> StoredValue {
-        var reader = RowCodec.Reader(bytes: UnsafeRawBufferPointer(rebasing: stored[starts[i]..<ends[i]]))
-        return (try? RowCodec.readValue(entity.fields[i].type, from: &reader)) ?? .null
+    /// Decodes the values of ``readFields`` of the row walked last into ``readValues``; false
+    /// when one does not decode.
+    private mutating func readAll(_ stored: UnsafeRawBufferPointer) -> Bool {
+        for i in readFields {
+            guard starts[i] >= 0 else {
+                readValues[i] = .null
+                continue
+            }
+            var reader = RowCodec.Reader(bytes: UnsafeRawBufferPointer(rebasing: stored[starts[i]..<ends[i]]))
+            guard let value = try? RowCodec.readValue(entity.fields[i].type, from: &reader) else { return false }
+            readValues[i] = value
+        }
+        return true
     }
 }
 
@@ -323,7 +341,7 @@ struct RewrittenRows {
     private(set) var bytes: [UInt8] = []
     private(set) var entries: [Entry] = []
 
-    var count: Int { entries.count }
+    var isEmpty: Bool { entries.isEmpty }
 
     mutating func append(_ key: RowKey, old: UnsafeRawBufferPointer, new: [UInt8]?) {
         let oldStart = bytes.count
