@@ -293,6 +293,14 @@ struct ParentDeltas {
         deltas[first(of: parent) + member].leave(value)
     }
 
+    /// A child of `parent` whose value went from `old` to `new`: ``leave(_:parent:member:)``
+    /// then ``enter(_:parent:member:)``, the parent looked up once.
+    mutating func move(_ old: StoredValue, to new: StoredValue, parent: UInt64, member: Int) {
+        let at = first(of: parent) + member
+        deltas[at].leave(old)
+        deltas[at].enter(new)
+    }
+
     /// The parents with their first delta, in key order (parents are rewritten in that order).
     func parentsInKeyOrder() -> [(parent: UInt64, first: Int)] {
         firsts.map { (parent: $0.key, first: $0.value) }.sorted { $0.parent < $1.parent }

@@ -253,21 +253,25 @@ struct RowRewrite {
             }
         }
         if fields.count & 7 != 0 { out.append(bits) }
+        // The values between two set fields lie end to end in the old row: one copy per run.
+        var run = 0..<0
         for i in 0..<fields.count {
             if sets[i] {
+                if !run.isEmpty { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: stored[run])) }
+                run = 0..<0
                 out.append(contentsOf: encoded[encodedRanges[i]])
             } else if starts[i] >= 0 {
-                out.append(contentsOf: UnsafeRawBufferPointer(rebasing: stored[starts[i]..<ends[i]]))
+                run = (run.isEmpty ? starts[i] : run.lowerBound)..<ends[i]
             }
         }
+        if !run.isEmpty { out.append(contentsOf: UnsafeRawBufferPointer(rebasing: stored[run])) }
         for s in sums.indices {
             let source = sums[s].source!
             guard case .int(let raw) = readValues[sums[s].foreignKey] else { continue }
             let parent = UInt64(bitPattern: raw)
             let old = readValues[source]
             if old.isIdentical(to: values[source]) { continue }
-            sums[s].deltas.leave(old, parent: parent, member: 0)
-            sums[s].deltas.enter(values[source], parent: parent, member: 0)
+            sums[s].deltas.move(old, to: values[source], parent: parent, member: 0)
         }
         return true
     }
