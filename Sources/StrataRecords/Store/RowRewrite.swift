@@ -18,9 +18,9 @@ import Foundation
 /// a check the commit would make, bytes the quick walk does not take. What the general path
 /// would throw at commit it still throws there.
 struct RowRewrite {
-    /// One `@sum` of a set field over the changed entity's to-one, with what the rows rewritten
-    /// so far moved it by, per parent (values that left and entered, as the derivation engine
-    /// records a changed row's).
+    /// One `@sum` of a set field (an update), or a `@count` or `@sum` (a delete), over the
+    /// changed entity's to-one, with what the rows changed so far moved it by, per parent
+    /// (values that left and entered, as the derivation engine records a changed row's).
     struct Sum {
         /// The parent entity's index, and its derived field.
         let parent: Int
@@ -33,8 +33,6 @@ struct RowRewrite {
     }
 
     let entity: EntityDescription
-    /// Deleting rows (else setting fields).
-    let deleting: Bool
     /// By field: whether the change sets it.
     private let sets: [Bool]
     /// By field: the value set (`.null` where nothing is set).
@@ -105,7 +103,6 @@ struct RowRewrite {
             ranges.append(start..<encoded.count)
         }
         self.entity = entity
-        self.deleting = false
         let checked = entity.fieldChecks.filter { !sets[$0.field] && ($0.integerRange != nil || $0.hasRules) }
         self.readFields = Self.fields(checked.map(\.field), sums)
         self.readValues = [StoredValue](repeating: .null, count: entity.fields.count)
@@ -157,7 +154,6 @@ struct RowRewrite {
             }
         }
         self.entity = entity
-        self.deleting = true
         self.sets = []
         self.values = []
         self.encoded = []
