@@ -343,4 +343,3 @@ struct RewrittenSumKey: Hashable {
     let entity: Int
     let field: Int
 }
-

@@ -173,8 +173,13 @@ enum DecimalCoding {
         }
     }
 
+    /// Whether ``decode(sign:exponent:mantissa:)`` takes a decimal of this sign byte and mantissa
+    /// length (what a walk of stored rows checks without decoding).
+    @inline(__always)
+    static func decodes(sign: UInt8, mantissaLength: Int) -> Bool { sign <= 1 && mantissaLength <= 16 }
+
     static func decode<Bytes: Collection<UInt8>>(sign: UInt8, exponent: UInt8, mantissa: Bytes) -> Decimal? {
-        guard sign <= 1, mantissa.count <= 16 else { return nil }
+        guard decodes(sign: sign, mantissaLength: mantissa.count) else { return nil }
         var low: UInt64 = 0, high: UInt64 = 0
         for (i, byte) in mantissa.enumerated() {
             if i < 8 { low |= UInt64(byte) << (8 * UInt64(i)) } else { high |= UInt64(byte) << (8 * UInt64(i - 8)) }

@@ -72,14 +72,15 @@ extension RecordTransaction {
         guard try withUnsafeBytes(of: key.pk.bigEndian, { try trees.rows(plan.entity).delete($0) }) else { return false }
         try updateIndexes(plan.entity, key.pk, plan.readValues, nil)
         plan.takeRemoval()
+        noteWrittenFromBytes(key)
         noteRewritten(key, old: stored, new: nil)
         return true
     }
 
-    /// Records a row changed from its bytes for the change set.
+    /// Records the bytes of a row changed from its bytes for the change set (the caller listed
+    /// it as written).
     private func noteRewritten(_ key: RowKey, old: UnsafeRawBufferPointer, new: [UInt8]?) {
         rewrittenRows.append(key, old: old, new: new)
-        noteWrittenFromBytes(key)
         rowsWritten += 1
     }
 

@@ -61,16 +61,17 @@ public final class RecordTransaction: RecordReader {
     /// The word indexes whose batches this transaction merged into the blocks, with the last
     /// id merged: the store forgets them once the transaction committed.
     var mergedBatches: [String: UInt64] = [:]
-    /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
-    /// Rows a change by predicate rewrote from their bytes, holding no state here (``RowRewrite``).
+    /// Rows a change by predicate rewrote or deleted from their bytes, holding no state here
+    /// (``RowRewrite``).
     @exclusivity(unchecked) var rewrittenRows = RewrittenRows()
     /// Whether ``writtenKeys`` may list a row more than once: a change by predicate lists each
     /// row it writes from its bytes (no state records that it did), and a later write of the
     /// row lists it again. What reads the list for a change set takes each row once.
     @exclusivity(unchecked) var writtenKeysRepeat = false
-    /// The `@sum` deltas of those rows, by parent entity and derived field, until the next settle
-    /// applies them with the rest.
+    /// The `@count` and `@sum` deltas of those rows, by parent entity and derived field, until
+    /// the next settle applies them with the rest.
     var rewrittenSums: [RewrittenSumKey: ParentDeltas] = [:]
+    /// Deleted rows, in order; those from `settledDeletes` on have not had their rules run.
     var pendingDeletes: [RowKey] = []
     var settledDeletes = 0
     /// `deny` rules met while settling: judged at commit, when every delete is known.
@@ -717,7 +718,7 @@ public final class RecordTransaction: RecordReader {
     /// Moves the row's fetch-index and inverse entries from its old values to its new ones;
     /// an index whose values did not change is not touched (nor its keys encoded).
     func updateIndexes(_ entity: EntityDescription, _ pk: UInt64, _ old: [StoredValue]?,
-                               _ new: [StoredValue]?) throws {
+                       _ new: [StoredValue]?) throws {
         for (i, fields) in entity.indexFields.enumerated() {
             if let old, let new, old.count == new.count, old.withUnsafeBufferPointer({ oldBuffer in
                 new.withUnsafeBufferPointer { newBuffer in

@@ -83,10 +83,9 @@ struct RowRewrite {
                     // rounding, an average's count and an extreme's tree are the general path's.
                     let source = entity.fieldIndex[attribute]!
                     let kind = AggregateArithmetic.SumKind(entity.fields[source].type)
-                    guard function == .sum, kind != .double, !rel.isManyToMany, rel.inverseField != nil,
+                    guard function == .sum, kind != .double, !rel.isManyToMany, let fk = rel.inverseField,
                           owner.index != entity.index else { return nil }
-                    sums.append(Sum(parent: owner.index, field: derived.field, foreignKey: rel.inverseField!,
-                                    source: source))
+                    sums.append(Sum(parent: owner.index, field: derived.field, foreignKey: fk, source: source))
                 default:
                     if Self.reads(derived.parsed, of: owner, entity, names, model: model) { return nil }
                 }
@@ -215,10 +214,8 @@ struct RowRewrite {
                 if check.isOptional { continue }
                 return false
             }
-            if let range = check.integerRange {
-                guard case .int(let integer) = readValues[i], range.contains(integer) else { return false }
-            }
-            if check.hasRules && !fields[i].validation.allSatisfy({ $0.violation(readValues[i]) == nil }) {
+            // A present value with a range or rules is among those read.
+            if (check.integerRange != nil || check.hasRules) && !Self.passes(readValues[i], check, fields[i]) {
                 return false
             }
         }
@@ -301,7 +298,8 @@ struct RowRewrite {
                 continue
             }
             guard let end = RowCodec.quickValueEnd(fields[i].type, in: stored, at: at) else { return nil }
-            if fields[i].type == .decimal, stored[at] > 1 || stored[at + 2] > 16 { return nil }
+            if fields[i].type == .decimal,
+               !DecimalCoding.decodes(sign: stored[at], mantissaLength: Int(stored[at + 2])) { return nil }
             starts[i] = at
             ends[i] = end
             at = end
