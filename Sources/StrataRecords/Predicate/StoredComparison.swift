@@ -14,116 +14,134 @@ struct StoredComparison: Sendable {
     /// A number as sign, power of ten and magnitude (``DecimalCoding/Number``).
     typealias Number = DecimalCoding.Number
 
-    private enum Constant: Sendable {
-        case number(Number)
-        /// A double's value, or a date's seconds since 2001-01-01: never NaN.
-        case double(Double)
-        case bool(Bool)
-    }
-
-    /// What the stored bytes say.
-    private enum Outcome {
-        case ordered(Int)
-        /// `nil` or NaN: equal to nothing, ordered with nothing.
-        case unordered
-        /// Left to the general path.
-        case undecided
+    /// What is compared, fixed at init so that a row's test switches on one small value.
+    private enum Kind: UInt8, Sendable {
+        /// A zigzag varint (int16/32/64) against a number.
+        case integer
+        /// Sign, exponent, mantissa length, mantissa (a decimal) against a number.
+        case decimal
+        /// Eight bytes of a double (or a date's seconds since 2001-01-01) against a double.
+        case double
+        /// One byte against a bool.
+        case bool
     }
 
     /// The field's index in the row.
     let field: Int
-    private let type: AttributeType
-    private let op: ComparisonOperator
-    private let negated: Bool
-    private let constant: Constant
+    private let kind: Kind
+    /// The constant as a number (`.integer`, `.decimal`), and its sign (−1, 0, 1).
+    private let number: Number
+    private let numberSign: Int
+    /// The constant as a double (`.double`: never NaN) or a bool (`.bool`).
+    private let double: Double
+    private let bool: Bool
+    /// Which orders of the stored value to the constant (bit 0: below, 1: equal, 2: above) make
+    /// the comparison hold, the quantifier's negation applied.
+    private let holdsWhenOrdered: UInt8
+    /// Whether it holds for no value or NaN (ordered with nothing, equal to nothing).
+    private let holdsWhenUnordered: Bool
 
     /// The comparison of field `field` (of `type`) with `constant`, or nil when the general path
     /// must decide it (another operator or quantifier, kinds this does not pair).
     init?(field: Int, type: AttributeType, op: ComparisonOperator, quantifier: Quantifier, constant: StoredValue) {
+        // Bit 0: the stored value is below the constant, bit 1: equal, bit 2: above.
+        let orders: UInt8
         switch op {
-        case .equal, .notEqual, .less, .lessOrEqual, .greater, .greaterOrEqual: break
+        case .equal: orders = 0b010
+        case .notEqual: orders = 0b101
+        case .less: orders = 0b001
+        case .lessOrEqual: orders = 0b011
+        case .greater: orders = 0b100
+        case .greaterOrEqual: orders = 0b110
         default: return nil
         }
+        var number = Number(0), double = 0.0, bool = false
         switch (type, constant) {
         case (.int16, .int(let value)), (.int32, .int(let value)), (.int64, .int(let value)),
              (.decimal, .int(let value)):
-            self.constant = .number(Number(value))
+            number = Number(value)
         case (.int16, .decimal(let value)), (.int32, .decimal(let value)), (.int64, .decimal(let value)),
              (.decimal, .decimal(let value)):
             guard !value.isNaN else { return nil }
             let parts = DecimalCoding.parts(value)
             guard parts.high == 0 else { return nil }
-            self.constant = .number(Number(negative: parts.negative, exponent: parts.exponent, magnitude: parts.low))
+            number = Number(negative: parts.negative, exponent: parts.exponent, magnitude: parts.low)
         case (.double, .double(let value)):
             guard !value.isNaN else { return nil }
-            self.constant = .double(value)
+            double = value
         case (.date, .date(let value)):
             guard !value.timeIntervalSinceReferenceDate.isNaN else { return nil }
-            self.constant = .double(value.timeIntervalSinceReferenceDate)
+            double = value.timeIntervalSinceReferenceDate
         case (.bool, .bool(let value)):
-            self.constant = .bool(value)
+            bool = value
         default:
             return nil
         }
+        switch type {
+        case .int16, .int32, .int64: kind = .integer
+        case .decimal: kind = .decimal
+        case .double, .date: kind = .double
+        default: kind = .bool
+        }
         self.field = field
-        self.type = type
-        self.op = op
+        self.number = number
+        numberSign = number.magnitude == 0 ? 0 : (number.negative ? -1 : 1)
+        self.double = double
+        self.bool = bool
         // A single value is a collection of one: NONE is the negation, ANY and ALL the test.
-        negated = quantifier == .none
+        let negated = quantifier == .none
+        holdsWhenOrdered = negated ? ~orders & 0b111 : orders
+        holdsWhenUnordered = (op == .notEqual) != negated
     }
 
     /// The comparison's answer for a row whose field holds `stored` (nil: no value), or nil
     /// when the general path decides.
     @inline(__always)
     func evaluate(_ stored: UnsafeRawBufferPointer?) -> Bool? {
-        let result: Bool
-        switch outcome(stored) {
-        case .undecided: return nil
-        case .unordered: result = op == .notEqual
-        case .ordered(let order):
-            switch op {
-            case .equal: result = order == 0
-            case .notEqual: result = order != 0
-            case .less: result = order < 0
-            case .lessOrEqual: result = order <= 0
-            case .greater: result = order > 0
-            case .greaterOrEqual: result = order >= 0
-            default: return nil
-            }
-        }
-        return negated ? !result : result
-    }
-
-    private func outcome(_ stored: UnsafeRawBufferPointer?) -> Outcome {
-        guard let stored else { return .unordered }
-        var reader = RowCodec.Reader(bytes: stored)
-        switch (type, constant) {
-        case (.int16, .number(let right)), (.int32, .number(let right)), (.int64, .number(let right)):
-            guard let zigzag = try? reader.varint() else { return .undecided }
+        guard let stored else { return holdsWhenUnordered }
+        let order: Int
+        switch kind {
+        case .integer:
+            var reader = RowCodec.Reader(bytes: stored)
+            guard let zigzag = try? reader.varint() else { return nil }
             let value = Int64(bitPattern: (zigzag >> 1) ^ (0 &- (zigzag & 1)))
-            return .ordered(Number.order(Number(value), right))
-        case (.decimal, .number(let right)):
+            order = Number.order(Number(value), number)
+        case .decimal:
             // Sign byte, exponent byte, mantissa length, mantissa bytes little-endian.
-            guard stored.count >= 3 else { return .undecided }
-            let sign = stored[0], length = Int(stored[2])
-            guard sign <= 1, length <= 8, stored.count == 3 + length else { return .undecided }
+            guard stored.count >= 3 else { return nil }
+            let negative = stored[0], length = Int(stored[2])
+            guard negative <= 1, length <= 8, stored.count == 3 + length else { return nil }
             var magnitude: UInt64 = 0
             for i in 0..<length { magnitude |= UInt64(stored[3 + i]) << (8 * UInt64(i)) }
             // A negative zero is how a NaN is stored.
-            if sign == 1 && magnitude == 0 { return .undecided }
-            let left = Number(negative: sign == 1, exponent: Int(Int8(bitPattern: stored[1])), magnitude: magnitude)
-            return .ordered(Number.order(left, right))
-        case (.double, .double(let right)), (.date, .double(let right)):
-            guard let bits = try? reader.u64() else { return .undecided }
+            if negative == 1 && magnitude == 0 { return nil }
+            let exponent = Int(Int8(bitPattern: stored[1]))
+            let gap = number.exponent - exponent
+            let sign = magnitude == 0 ? 0 : (negative == 1 ? -1 : 1)
+            if sign != numberSign || sign == 0 {
+                order = sign < numberSign ? -1 : (sign == numberSign ? 0 : 1)
+            } else if gap >= 0 && gap <= 19 {
+                // The constant brought to the stored value's exponent (a price against a round
+                // limit: 5731e-2 against 1e2): the magnitudes decide, and a constant that leaves
+                // 64 bits there is the larger.
+                let (high, constant) = number.magnitude.multipliedFullWidth(by: Number.powersOfTen[gap])
+                let magnitudeOrder = high != 0 || magnitude < constant ? -1 : (magnitude == constant ? 0 : 1)
+                order = sign < 0 ? -magnitudeOrder : magnitudeOrder
+            } else {
+                order = Number.order(Number(negative: negative == 1, exponent: exponent, magnitude: magnitude), number)
+            }
+        case .double:
+            guard stored.count == 8 else { return nil }
+            var reader = RowCodec.Reader(bytes: stored)
+            guard let bits = try? reader.u64() else { return nil }
             let left = Double(bitPattern: bits)
-            if left.isNaN { return .unordered }
-            return .ordered(left < right ? -1 : (left == right ? 0 : 1))
-        case (.bool, .bool(let right)):
-            guard let byte = try? reader.byte() else { return .undecided }
-            let left = byte != 0
-            return .ordered(left == right ? 0 : (left ? 1 : -1))
-        default:
-            return .undecided
+            if left.isNaN { return holdsWhenUnordered }
+            order = left < double ? -1 : (left == double ? 0 : 1)
+        case .bool:
+            guard stored.count == 1 else { return nil }
+            let left = stored[0] != 0
+            order = left == bool ? 0 : (left ? 1 : -1)
         }
+        return holdsWhenOrdered & (1 << UInt8(order + 1)) != 0
     }
 }

@@ -31,6 +31,7 @@ struct StoredRowFilter: Sendable {
     /// ``RowCodec/storedValue(ofField:in:fields:)`` checks: each value fits in the row.
     func matches(_ bytes: UnsafeRawBufferPointer) -> Bool? {
         guard let count = RowCodec.quickFieldCount(bytes, layout: types.count) else { return nil }
+        if comparisons.count == 1 { return matchesOne(bytes, count: count) }
         var at = RowCodec.quickValuesStart(count: count)
         var answer = true
         var next = 0
@@ -57,5 +58,22 @@ struct StoredRowFilter: Sendable {
             next += 1
         }
         return answer
+    }
+
+    /// ``matches(_:)`` for one comparison (the common filter): the walk only notes where the
+    /// compared value lies, and the comparison runs once after it.
+    private func matchesOne(_ bytes: UnsafeRawBufferPointer, count: Int) -> Bool? {
+        let field = comparisons[0].field
+        var at = RowCodec.quickValuesStart(count: count)
+        var valueStart = 0, valueEnd = -1
+        for i in 0..<count {
+            let start = at
+            if RowCodec.quickIsPresent(i, in: bytes) {
+                guard let end = RowCodec.quickValueEnd(types[i], in: bytes, at: at) else { return nil }
+                at = end
+                if i == field { valueStart = start; valueEnd = end }
+            }
+        }
+        return comparisons[0].evaluate(valueEnd < 0 ? nil : UnsafeRawBufferPointer(rebasing: bytes[valueStart..<valueEnd]))
     }
 }

@@ -108,11 +108,14 @@ enum DecimalCoding {
 
         /// The order of `magnitude` × 10^`power` (`power` ≤ 19) and `other`.
         private static func scaledOrder(_ magnitude: UInt64, _ power: Int, _ other: UInt64) -> Int {
-            var scale: UInt64 = 1
-            for _ in 0..<power { scale &*= 10 }
-            let (high, low) = magnitude.multipliedFullWidth(by: scale)
+            let (high, low) = magnitude.multipliedFullWidth(by: powersOfTen[power])
             if high != 0 { return 1 }
             return low < other ? -1 : (low == other ? 0 : 1)
+        }
+
+        /// 10^0 … 10^19: every power of ten a `UInt64` holds.
+        static let powersOfTen: [UInt64] = (0...19).map { power in
+            (0..<power).reduce(1 as UInt64) { product, _ in product * 10 }
         }
     }
 
