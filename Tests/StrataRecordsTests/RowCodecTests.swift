@@ -91,6 +91,55 @@ import StrataStorage
         #expect(fast > 5_000, "seed \(seed): the fast path ran only \(fast) times")
     }
 
+    /// A running decimal sum keeps its total as parts between additions: its totals are, part
+    /// for part, those of a chain of `Decimal` additions through the fast path with the wide
+    /// accumulator after its first refusal (how it summed before), and equal Foundation's sums.
+    @Test func runningDecimalSumsKeepTheFastPathsParts() throws {
+        let seed: UInt64 = 0x5_0DEC_0107
+        var rng = SplitMix64(seed: seed)
+        func random() -> Decimal {
+            let mantissa: UInt64 = switch rng.next() % 5 {
+            case 0: rng.next() % 100
+            case 1: rng.next() % 100_000
+            case 2: rng.next() % 1_000_000_000
+            case 3: rng.next() >> (rng.next() % 4)  // near UInt64's limit: the sum goes wide
+            default: UInt64(rng.next() % 10) * 1_000_000_000_000_000_000
+            }
+            let exponent = Int(rng.next() % 9) - 4 + (rng.next() % 8 == 0 ? Int(rng.next() % 30) - 15 : 0)
+            return Decimal(sign: rng.next() % 2 == 0 ? .plus : .minus, exponent: exponent, significand: Decimal(mantissa))
+        }
+        var wentWide = 0
+        for round in 0..<2_000 {
+            let start = random()
+            var sum = AggregateArithmetic.DecimalSum(start)
+            var chain: Decimal? = start
+            var wide: WideDecimal?
+            var exact = start
+            for step in 0..<Int(rng.next() % 12) {
+                let value = random(), subtracting = rng.next() % 3 == 0
+                sum.add(value, subtracting: subtracting)
+                exact = subtracting ? exact - value : exact + value
+                if let current = chain, let next = DecimalCoding.fastSum(current, value, subtracting: subtracting) {
+                    chain = next
+                } else {
+                    if let current = chain { wide = WideDecimal(current); chain = nil }
+                    wide!.add(WideDecimal(value), subtracting: subtracting)
+                }
+                // Both refuse a total no `Decimal` holds exactly, or both give the same parts.
+                let total = try? sum.total()
+                let before = try? chain ?? wide!.decimal()
+                #expect(total.map(DecimalCoding.parts) == before.map(DecimalCoding.parts),
+                        "seed \(seed) round \(round) step \(step): \(String(describing: total)) against \(String(describing: before))")
+                // While 64-bit mantissas hold it, Foundation's sum is exact too.
+                if chain != nil {
+                    #expect(total == exact, "seed \(seed) round \(round) step \(step): \(String(describing: total)) against Foundation's \(exact)")
+                }
+            }
+            if chain == nil { wentWide += 1 }
+        }
+        #expect(wentWide > 50, "seed \(seed): only \(wentWide) sums left 64 bits")
+    }
+
     /// The fast decimal order must be Foundation's, and step aside (nil) where it cannot tell.
     @Test func fastDecimalComparisonsAgreeWithFoundation() throws {
         let seed: UInt64 = 0xC0_4EA2

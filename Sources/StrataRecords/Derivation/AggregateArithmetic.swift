@@ -63,23 +63,38 @@ enum AggregateArithmetic {
     /// than Foundation's addition; decisions 13 and 16), an exact wide accumulator after that.
     /// Only ``total()`` can fail, so the order of the additions never matters.
     struct DecimalSum {
-        private var fast: Decimal
+        /// The value the sum started from, until something is added.
+        private var start: Decimal?
+        /// The running total while 64-bit mantissas suffice: its parts (``DecimalCoding/Parts``,
+        /// `high` 0), moved by ``DecimalCoding/fastSum(_:_:subtracting:)-(Parts,Parts,_)``'s
+        /// arithmetic without a `Decimal` made per addition (decision 107).
+        private var fast: DecimalCoding.Parts?
         private var wide: WideDecimal?
 
-        init(_ start: Decimal = 0) { fast = start }
+        init(_ start: Decimal = 0) {
+            self.start = start
+            guard DecimalCoding.layoutIsKnown else { wide = WideDecimal(start); return }
+            let parts = DecimalCoding.parts(start)
+            if parts.high == 0 { fast = parts } else { wide = WideDecimal(start) }
+        }
 
         mutating func add(_ value: Decimal, subtracting: Bool = false) {
-            if wide == nil, let sum = DecimalCoding.fastSum(fast, value, subtracting: subtracting) {
-                fast = sum
-                return
+            start = nil
+            if let current = fast {
+                if let sum = DecimalCoding.fastSum(current, DecimalCoding.parts(value), subtracting: subtracting) {
+                    fast = sum
+                    return
+                }
+                wide = WideDecimal(DecimalCoding.make(current))
+                fast = nil
             }
-            if wide == nil { wide = WideDecimal(fast) }
             wide!.add(WideDecimal(value), subtracting: subtracting)
         }
 
         func total() throws(Overflow) -> Decimal {
-            guard let wide else { return fast }
-            return try wide.decimal()
+            if let start { return start }
+            if let fast { return DecimalCoding.make(fast) }
+            return try wide!.decimal()
         }
     }
 

@@ -125,14 +125,18 @@ enum DecimalCoding {
     /// decision 13).
     static func fastSum(_ lhs: Decimal, _ rhs: Decimal, subtracting: Bool) -> Decimal? {
         guard layoutIsKnown else { return nil }
-        let lhsParts = fastParts(lhs), rhsParts = fastParts(rhs)
+        return fastSum(fastParts(lhs), fastParts(rhs), subtracting: subtracting).map(make)
+    }
+
+    /// ``fastSum(_:_:subtracting:)`` on the parts of two decimals (both from ``parts(_:)``):
+    /// the parts of the result, `nil` where a 64-bit mantissa could not hold it.
+    static func fastSum(_ lhsParts: Parts, _ rhsParts: Parts, subtracting: Bool) -> Parts? {
         guard lhsParts.high == 0, rhsParts.high == 0,
               abs(lhsParts.exponent - rhsParts.exponent) <= 18 else { return nil }
         var lhsMantissa = lhsParts.low, rhsMantissa = rhsParts.low
         let exponent = min(lhsParts.exponent, rhsParts.exponent)
         let lhsScale = lhsParts.exponent - exponent, rhsScale = rhsParts.exponent - exponent
-        var power: UInt64 = 1
-        for _ in 0..<max(lhsScale, rhsScale) { power *= 10 }
+        let power = Number.powersOfTen[max(lhsScale, rhsScale)]
         if lhsScale > 0 {
             let (scaled, overflow) = lhsMantissa.multipliedReportingOverflow(by: power)
             guard !overflow else { return nil }
@@ -154,7 +158,7 @@ enum DecimalCoding {
         } else {
             (negative, magnitude) = (rhsNegative, rhsMantissa - lhsMantissa)
         }
-        return make(Parts(negative: negative && magnitude != 0, exponent: exponent, low: magnitude, high: 0))
+        return Parts(negative: negative && magnitude != 0, exponent: exponent, low: magnitude, high: 0)
     }
 
     /// `u8 sign (0 or 1)`, `i8 exponent`, `u8 n`, then the mantissa's `n` low bytes, little-endian.
