@@ -140,6 +140,31 @@ import StrataStorage
         #expect(wentWide > 50, "seed \(seed): only \(wentWide) sums left 64 bits")
     }
 
+    /// Near the top of `Decimal`'s exponent range a running sum's parts can stand for a value
+    /// Foundation's initialiser cannot make (10 × 10^127 compacts to 1 × 10^128: NaN): the sum
+    /// goes on exactly from its parts, and a total no `Decimal` can be made of is an overflow,
+    /// never NaN taken for a value.
+    @Test func decimalSumsNearTheTopOfTheRangeStayExact() throws {
+        func decimal(_ text: String) -> Decimal { Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))! }
+        let half = decimal("5e127")
+
+        var tooLarge = AggregateArithmetic.DecimalSum(half)
+        tooLarge.add(half)
+        #expect(throws: AggregateArithmetic.Overflow.self) { try tooLarge.total() }
+
+        var back = tooLarge
+        back.add(half, subtracting: true)
+        #expect(try back.total() == half)
+
+        var widened = tooLarge
+        widened.add(decimal("1e100"))
+        #expect(try widened.total() == decimal("10000000000000000000000000001e100"))
+
+        // A sum nothing was added to is its start, whatever it is.
+        #expect(try AggregateArithmetic.DecimalSum(.nan).total().isNaN)
+        #expect(try AggregateArithmetic.DecimalSum(half).total() == half)
+    }
+
     /// The fast decimal order must be Foundation's, and step aside (nil) where it cannot tell.
     @Test func fastDecimalComparisonsAgreeWithFoundation() throws {
         let seed: UInt64 = 0xC0_4EA2

@@ -85,7 +85,8 @@ enum AggregateArithmetic {
                     fast = sum
                     return
                 }
-                wide = WideDecimal(DecimalCoding.make(current))
+                // From the parts: a `Decimal` made of them can be NaN near the top of its range.
+                wide = WideDecimal(current)
                 fast = nil
             }
             wide!.add(WideDecimal(value), subtracting: subtracting)
@@ -93,7 +94,7 @@ enum AggregateArithmetic {
 
         func total() throws(Overflow) -> Decimal {
             if let start { return start }
-            if let fast { return DecimalCoding.make(fast) }
+            if let fast { return try WideDecimal.decimal(fast) }
             return try wide!.decimal()
         }
     }

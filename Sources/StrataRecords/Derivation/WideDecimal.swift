@@ -11,7 +11,11 @@ struct WideDecimal {
     private(set) var exponent = 0
 
     init(_ decimal: Decimal) {
-        let parts = DecimalCoding.parts(decimal)
+        self.init(DecimalCoding.parts(decimal))
+    }
+
+    /// The value of `parts` (a decimal's, or a running sum's, ``AggregateArithmetic/DecimalSum``).
+    init(_ parts: DecimalCoding.Parts) {
         words = [parts.low, parts.high]
         exponent = parts.exponent
         negative = parts.negative
@@ -67,9 +71,21 @@ struct WideDecimal {
             throw AggregateArithmetic.Overflow(reason: "the decimal sum cannot be held exactly by a decimal "
                                                + "(more than 38 digits, or out of its range)")
         }
-        return DecimalCoding.make(DecimalCoding.Parts(negative: reduced.negative, exponent: reduced.exponent,
-                                                      low: reduced.words.first ?? 0,
-                                                      high: reduced.words.count > 1 ? reduced.words[1] : 0))
+        return try Self.decimal(DecimalCoding.Parts(negative: reduced.negative, exponent: reduced.exponent,
+                                                    low: reduced.words.first ?? 0,
+                                                    high: reduced.words.count > 1 ? reduced.words[1] : 0))
+    }
+
+    /// The `Decimal` of `parts`, or an overflow where Foundation cannot make it: its initialiser
+    /// drops a mantissa's trailing zeros into the exponent, and answers NaN when that takes the
+    /// exponent past 127 (10 × 10^127 is 1 × 10^128), which a sum must not return as its value.
+    static func decimal(_ parts: DecimalCoding.Parts) throws(AggregateArithmetic.Overflow) -> Decimal {
+        let decimal = DecimalCoding.make(parts)
+        guard !decimal.isNaN else {
+            throw AggregateArithmetic.Overflow(reason: "the decimal sum cannot be held exactly by a decimal "
+                                               + "(more than 38 digits, or out of its range)")
+        }
+        return decimal
     }
 
     private mutating func trim() {
