@@ -29,9 +29,8 @@ struct StoredComparison: Sendable {
     /// The field's index in the row.
     let field: Int
     private let kind: Kind
-    /// The constant as a number (`.integer`, `.decimal`), and its sign (−1, 0, 1).
+    /// The constant as a number (`.integer`, `.decimal`).
     private let number: Number
-    private let numberSign: Int
     /// The constant as a double (`.double`: never NaN) or a bool (`.bool`).
     private let double: Double
     private let bool: Bool
@@ -85,7 +84,6 @@ struct StoredComparison: Sendable {
         }
         self.field = field
         self.number = number
-        numberSign = number.magnitude == 0 ? 0 : (number.negative ? -1 : 1)
         self.double = double
         self.bool = bool
         // A single value is a collection of one: NONE is the negation, ANY and ALL the test.
@@ -116,20 +114,7 @@ struct StoredComparison: Sendable {
             // A negative zero is how a NaN is stored.
             if negative == 1 && magnitude == 0 { return nil }
             let exponent = Int(Int8(bitPattern: stored[1]))
-            let gap = number.exponent - exponent
-            let sign = magnitude == 0 ? 0 : (negative == 1 ? -1 : 1)
-            if sign != numberSign || sign == 0 {
-                order = sign < numberSign ? -1 : (sign == numberSign ? 0 : 1)
-            } else if gap >= 0 && gap <= 19 {
-                // The constant brought to the stored value's exponent (a price against a round
-                // limit: 5731e-2 against 1e2): the magnitudes decide, and a constant that leaves
-                // 64 bits there is the larger.
-                let (high, constant) = number.magnitude.multipliedFullWidth(by: Number.powersOfTen[gap])
-                let magnitudeOrder = high != 0 || magnitude < constant ? -1 : (magnitude == constant ? 0 : 1)
-                order = sign < 0 ? -magnitudeOrder : magnitudeOrder
-            } else {
-                order = Number.order(Number(negative: negative == 1, exponent: exponent, magnitude: magnitude), number)
-            }
+            order = Number.order(Number(negative: negative == 1, exponent: exponent, magnitude: magnitude), number)
         case .double:
             guard stored.count == 8 else { return nil }
             var reader = RowCodec.Reader(bytes: stored)

@@ -91,6 +91,7 @@ enum DecimalCoding {
         /// The exact order of two numbers (−1, 0, 1). With the magnitudes brought to the
         /// smaller exponent in 128 bits: a gap of more than 19 makes the scaled side at least
         /// 10^20, beyond any 64-bit magnitude.
+        @inline(__always)
         static func order(_ lhs: Number, _ rhs: Number) -> Int {
             let lhsSign = lhs.magnitude == 0 ? 0 : (lhs.negative ? -1 : 1)
             let rhsSign = rhs.magnitude == 0 ? 0 : (rhs.negative ? -1 : 1)
@@ -107,6 +108,7 @@ enum DecimalCoding {
         }
 
         /// The order of `magnitude` × 10^`power` (`power` ≤ 19) and `other`.
+        @inline(__always)
         private static func scaledOrder(_ magnitude: UInt64, _ power: Int, _ other: UInt64) -> Int {
             let (high, low) = magnitude.multipliedFullWidth(by: powersOfTen[power])
             if high != 0 { return 1 }
