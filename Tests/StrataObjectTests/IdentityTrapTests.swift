@@ -96,16 +96,15 @@ import Testing
         }
     }
 
-    /// A row the record layer wrote under a forged counter at 2^63, reached through a stored
-    /// to-one: the to-one reads back as identity `Int64.min`, whose description negated it (a
-    /// trap), and a later save that moved the row's derived values converted its key (a trap).
-    /// Now the target is a fault that fails to load with `objectNotFound`.
+    /// A row the record layer wrote under a key at 2^63 (no counter hands one out since keys
+    /// live in ranges below 2^62; a caller that names the key still can), reached through a
+    /// stored to-one: the to-one reads back as identity `Int64.min`, whose description negated
+    /// it (a trap), and a later save that moved the row's derived values converted its key (a
+    /// trap). Now the target is a fault that fails to load with `objectNotFound`.
     @Test func aToOneNamingAKeyAboveInt64MaxIsNoTrap() throws {
         try withContainer { container in
-            let counter = withUnsafeBytes(of: (UInt64(1) << 63).bigEndian) { Array($0) }
-            try container.store.storage.write { tx in try #require(try tx.tree("records:meta")).put(Array("next:TodoList".utf8), counter) }
             let itemID = try container.store.write { tx in
-                let list = try tx.insert("TodoList", ["name": "far"])
+                let list = try tx.insert("TodoList", primaryKey: UInt64(1) << 63, ["name": "far"])
                 #expect(list.primaryKey == UInt64(1) << 63)
                 return try tx.insert("Item", ["title": "x", "amount": Decimal(2), "list": list])
             }

@@ -199,8 +199,12 @@ import StrataStorage
         try f.expectReported("no key counter next:Item")
         try f.put("records:meta", Array("next:Item".utf8), [0, 1])
         try f.expectReported("next:Item", "2 bytes")
-        try f.put("records:meta", Array("next:Item".utf8), KeyEncoding.primaryKey(.max))
+        // The last key of the store's range (range 0 here) is never handed out; past the range
+        // a counter would hand out another store's keys (FORMAT.md §12, "Primary-key ranges").
+        try f.put("records:meta", Array("next:Item".utf8), KeyEncoding.primaryKey(PrimaryKeyRange.initial.upperBound - 1))
         try f.expectReported("next:Item", "exhausted")
+        try f.put("records:meta", Array("next:Item".utf8), KeyEncoding.primaryKey(.max))
+        try f.expectReported("next:Item", "outside the store's key range 0")
     }
 
     @Test func metaKeysTheModelDoesNotExplain() throws {

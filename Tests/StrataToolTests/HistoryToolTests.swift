@@ -57,6 +57,7 @@ import StrataTesting
         #expect(limited.stdout.split(separator: "\n").filter { $0.hasPrefix("token ") }.count == 1)
         let info = try Tool.run("strata", ["info", path])
         #expect(info.stdout.contains("history: recorded, 3 transactions kept (tokens 1...3)"), "\(info.stdout)")
+        #expect(info.stdout.contains("primary keys: range 0 (1..<1099511627776)"), "\(info.stdout)")
         let check = try Tool.run("strata", ["check", path])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
     }

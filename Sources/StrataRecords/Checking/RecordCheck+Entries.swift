@@ -44,6 +44,7 @@ extension RecordCheck {
     /// `records:meta`.
     func checkMeta() throws {
         var counters: [String: [UInt8]] = [:]
+        var keyRange = PrimaryKeyRange.initial
         var schema: [UInt8]?
         try source.scan(RecordTrees.meta, prefix: []) { key, cursor in
             let keyBytes = [UInt8](key)
@@ -69,6 +70,12 @@ extension RecordCheck {
             } else if [RecordTrees.historyOnKey, RecordTrees.historyNextKey, RecordTrees.historyPurgedKey]
                         .contains(keyBytes) {
                 // Checked with the history (RecordCheck+History).
+            } else if keyBytes == RecordTrees.keyRangeKey {
+                do {
+                    keyRange = try RecordTrees.storedKeyRange(try cursor.copyValue())
+                } catch StrataError.corrupt(let what, _) {
+                    report(what)
+                }
             } else if keyBytes.starts(with: Array("next:".utf8)) {
                 counters[String(decoding: keyBytes.dropFirst(5), as: UTF8.self)] = try cursor.copyValue()
             } else {
@@ -93,13 +100,15 @@ extension RecordCheck {
         for name in counters.keys.sorted() where model.entity(name) == nil {
             report("\(RecordTrees.meta) holds a key counter next:\(name) for an entity the model does not have")
         }
-        for entity in model.entities { checkCounter(entity, stored: counters[entity.name]) }
+        if let counted = transaction?.primaryKeyRange { keyRange = counted }
+        for entity in model.entities { checkCounter(entity, stored: counters[entity.name], range: keyRange) }
     }
 
-    /// The next primary key of `entity`: above every key in use, and not the last one (an insert
-    /// could not allocate it). A transaction's counter moves in memory until its commit.
-    func checkCounter(_ entity: EntityDescription, stored: [UInt8]?) {
-        let largest = entities[entity.index].keys.last
+    /// The next primary key of `entity`: inside the store's key range, above every key of the
+    /// range in use, and not the range's last (an insert could not allocate it). A
+    /// transaction's counter moves in memory until its commit.
+    func checkCounter(_ entity: EntityDescription, stored: [UInt8]?, range: PrimaryKeyRange) {
+        let largest = entities[entity.index].keys.last { range.contains($0) }
         var next: UInt64
         if let counted = transaction?.nextPrimaryKeys[entity.index] {
             next = counted
@@ -119,8 +128,12 @@ extension RecordCheck {
         if let largest, next <= largest {
             report("\(RecordTrees.meta): the key counter next:\(entity.name) (\(next)) is not above the largest key "
                    + "in use (\(largest))")
-        } else if next == .max {
-            report("\(RecordTrees.meta): the key counter next:\(entity.name) is exhausted (\(next))")
+        } else if !range.contains(next) {
+            report("\(RecordTrees.meta): the key counter next:\(entity.name) (\(next)) lies outside the store's "
+                   + "\(range)")
+        } else if next == range.upperBound - 1 {
+            report("\(RecordTrees.meta): the key counter next:\(entity.name) is exhausted (\(next), the last key of "
+                   + "the store's \(range))")
         }
     }
 

@@ -86,6 +86,8 @@ public final class RecordTransaction: RecordReader {
     /// half moved), so every later call, and the commit, throws it again.
     var settleFailure: (any Error)?
     var nextPrimaryKeys: KeyCounters
+    /// The store's key range, read from `meta` the first time a key is allocated or checked.
+    var primaryKeyRange: PrimaryKeyRange?
     /// The storage trees rows and their entries are written to, looked up once each.
     let trees: WriteTrees
     @exclusivity(unchecked) var rowsRead = 0
@@ -333,6 +335,36 @@ public final class RecordTransaction: RecordReader {
         return try row(RowKey(entity: entityIndex, pk: pk))
     }
 
+    /// The range this store allocates primary keys from (``PrimaryKeyRange``), read once per
+    /// transaction: range 0 until the store adopts another.
+    func allocationRange() throws -> PrimaryKeyRange {
+        if let primaryKeyRange { return primaryKeyRange }
+        let range = try RecordTrees.storedKeyRange(try tx.tree(RecordTrees.meta)?.get(RecordTrees.keyRangeKey))
+        primaryKeyRange = range
+        return range
+    }
+
+    /// Makes `range` the one this store allocates primary keys from, from this transaction on
+    /// (when it commits): each entity's counter starts at the range's first key, or past the
+    /// largest key the store already holds in it. Rows keep their keys, whatever range holds
+    /// them. A store of a dataset adopts the range the dataset handed it (decision 110);
+    /// adopting the range already held changes nothing.
+    package func adoptKeyRange(_ range: PrimaryKeyRange) throws {
+        try checkOpen()
+        guard try allocationRange() != range else { return }
+        try tx.treeCreatingIfMissing(RecordTrees.meta).put(RecordTrees.keyRangeKey, KeyEncoding.primaryKey(range.number))
+        primaryKeyRange = range
+        for entity in model.entities {
+            let largest = try largestKey(of: entity, in: range)
+            // A key must be left to hand out: the range's last is never handed out.
+            guard largest.map({ $0 + 1 < range.upperBound - 1 }) ?? true else {
+                throw StrataError.limitExceeded(what: "primary keys of \(entity.name) in \(range)",
+                                                limit: UInt64(1) << PrimaryKeyRange.keyBits)
+            }
+            nextPrimaryKeys[entity.index] = largest.map { $0 + 1 } ?? range.lowerBound
+        }
+    }
+
     /// Reserves `count` primary keys of `entity` for objects inserted later with
     /// ``insert(_:primaryKey:_:)`` (the object layer's `obtainPermanentIDs`): the key counter
     /// moves past them when the transaction commits, so no other insert ever gets them.
@@ -342,10 +374,12 @@ public final class RecordTransaction: RecordReader {
     }
 
     /// Inserts an object under a primary key reserved by ``reservePrimaryKeys(_:count:)`` in an
-    /// earlier committed transaction. Throws `invalidArgument` for a key the counter has not
-    /// passed, and `conflict` for a key that names a row. The caller passes only keys it
-    /// reserved and has not used: a deleted row's key would pass these checks, and keys are
-    /// never to be reused.
+    /// earlier committed transaction, or under a key outside this store's range (another store's
+    /// or a server's, which this store never allocates: a replicated row). Throws
+    /// `invalidArgument` for a key of the store's range the counter has not passed, and
+    /// `conflict` for a key that names a row. The caller passes only keys it reserved and has
+    /// not used, or that name a row elsewhere: a deleted row's key would pass these checks, and
+    /// keys are never to be reused.
     @discardableResult
     package func insert(_ entity: String, primaryKey pk: UInt64,
                         _ values: [String: any ValueConvertible]) throws -> ObjectID {
@@ -353,13 +387,15 @@ public final class RecordTransaction: RecordReader {
         return try writeNewRow(entityDescription, try reservedRowKey(entityDescription, pk), values)
     }
 
-    /// The row key of `pk`, a primary key of `entity` reserved earlier and not used yet.
+    /// The row key of `pk`, a primary key of `entity` reserved earlier and not used yet, or
+    /// one outside the store's range.
     func reservedRowKey(_ entity: EntityDescription, _ pk: UInt64) throws -> RowKey {
         let next = try nextPrimaryKeys[entity.index] ?? storedPrimaryKeyCounter(entity)
         nextPrimaryKeys[entity.index] = next
-        guard pk > 0, pk < next else {
+        let range = try allocationRange()
+        guard pk > 0, pk < next || pk >= range.upperBound || pk < range.lowerBound else {
             throw StrataError.invalidArgument(
-                "primary key \(pk) of \(entity.name) was never reserved (the counter is at \(next))")
+                "primary key \(pk) of \(entity.name) was never reserved (the counter of \(range) is at \(next))")
         }
         let key = RowKey(entity: entity.index, pk: pk)
         guard try row(key) == nil else {
@@ -530,34 +566,44 @@ public final class RecordTransaction: RecordReader {
 
     func allocatePrimaryKey(_ entity: EntityDescription) throws -> UInt64 {
         let next = try nextPrimaryKeys[entity.index] ?? storedPrimaryKeyCounter(entity)
-        // Keys are never reused, so the last one can never be handed out (a forged counter
-        // would otherwise trap here).
-        guard next < .max else {
-            throw StrataError.corrupt("the primary-key counter of \(entity.name) is exhausted", offset: nil)
+        // Keys are never reused and never leave the store's range, so its last key can never be
+        // handed out (the counter would pass the range).
+        let range = try allocationRange()
+        guard next < range.upperBound - 1 else {
+            throw StrataError.limitExceeded(what: "primary keys of \(entity.name) in \(range)",
+                                            limit: UInt64(1) << PrimaryKeyRange.keyBits)
         }
         nextPrimaryKeys[entity.index] = next + 1
         return next
     }
 
     /// The entity's stored key counter, checked once per transaction against the largest key
-    /// in its rows tree (one seek): a counter at or below a key in use — damaged, forged, or
-    /// lost with the meta tree — would make the next insert overwrite a row silently.
+    /// of the store's range in its rows tree (one seek): a counter at or below a key in use —
+    /// damaged, forged, or lost with the meta tree — would make the next insert overwrite a row
+    /// silently, and one outside the range would hand out another store's keys.
     private func storedPrimaryKeyCounter(_ entity: EntityDescription) throws -> UInt64 {
+        let range = try allocationRange()
         let stored = try tx.tree(RecordTrees.meta)?.get(RecordTrees.nextKey(entity))
             .map { try RecordTrees.storedPrimaryKey($0, tree: RecordTrees.meta) }
-        var largest: UInt64 = 0
-        if let rows = try tx.tree(RecordTrees.rows(entity)) {
-            let cursor = rows.makeCursor()
-            if try cursor.last() {
-                largest = try RecordTrees.primaryKey(cursor.key, at: 0, exactLength: 8, tree: RecordTrees.rows(entity))
-            }
+        let next = stored ?? range.lowerBound
+        guard next >= range.lowerBound, next < range.upperBound else {
+            throw StrataError.corrupt("the primary-key counter of \(entity.name) (\(next)) lies outside the "
+                                      + "store's \(range)", offset: nil)
         }
-        let next = stored ?? 1
-        guard next > largest else {
+        if let largest = try largestKey(of: entity, in: range), next <= largest {
             throw StrataError.corrupt("the primary-key counter of \(entity.name) (\(next)) is not above its "
                                       + "largest key in use (\(largest))", offset: nil)
         }
         return next
+    }
+
+    /// The largest primary key of `entity` in use inside `range` (one seek), nil when none is.
+    private func largestKey(of entity: EntityDescription, in range: PrimaryKeyRange) throws -> UInt64? {
+        guard let rows = try tx.tree(RecordTrees.rows(entity)) else { return nil }
+        let cursor = rows.makeCursor()
+        guard try cursor.seekBackward(KeyEncoding.primaryKey(range.upperBound - 1)) else { return nil }
+        let key = try RecordTrees.primaryKey(cursor.key, at: 0, exactLength: 8, tree: RecordTrees.rows(entity))
+        return range.contains(key) ? key : nil
     }
 
     /// Applies caller-supplied values to a row, converting and checking each.

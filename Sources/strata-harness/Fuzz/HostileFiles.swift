@@ -305,6 +305,16 @@ enum HostileFiles {
             image.trees[treeIndex].entries[entryIndex].value =
                 image.trees[rows].entries.map(\.key).min { compareKeyBytes($0, $1) < 0 } ?? []
         }, expectation: "-", what: "next:Item is a primary key in use (an insert overwrote an existing row)"))
+        files.append(File(name: "records-keyrange-past-last.records", bytes: try edited { image in
+            let treeIndex = try tree(image, "records:meta")
+            image.trees[treeIndex].entries.append(.init(key: Array("keyrange".utf8),
+                                                        value: withUnsafeBytes(of: (UInt64(1) << 22).bigEndian) { Array($0) }))
+        }, expectation: "-", what: "a key range past the last (the counters would leave the key space of stores)"))
+        files.append(File(name: "records-keyrange-elsewhere.records", bytes: try edited { image in
+            let treeIndex = try tree(image, "records:meta")
+            image.trees[treeIndex].entries.append(.init(key: Array("keyrange".utf8),
+                                                        value: withUnsafeBytes(of: UInt64(9).bigEndian) { Array($0) }))
+        }, expectation: "-", what: "a key range the counters do not lie in (an insert would hand out range 0's keys)"))
         files.append(File(name: "records-meta-missing.records", bytes: try edited { image in
             image.trees.removeAll { $0.name == "records:meta" }
         }, expectation: "-",

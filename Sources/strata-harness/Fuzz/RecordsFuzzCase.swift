@@ -173,6 +173,17 @@ enum RecordsFuzzCase {
             return "model text: \(what)"
         case 5:
             guard let treeIndex = image.trees.firstIndex(where: { $0.name == "records:meta" }) else { return "no meta" }
+            if rng.chance(0.3) {
+                // The store's key range (FORMAT.md §12, "Primary-key ranges"): a number past the
+                // last range, a range the counters do not lie in, or bytes of another length.
+                let key = Array("keyrange".utf8)
+                let value: [UInt8] = rng.chance(0.3)
+                    ? rng.bytes(rng.below(12))
+                    : withUnsafeBytes(of: pick([0, 1, 5, (1 << 22) - 1, 1 << 22, UInt64.max]).bigEndian) { Array($0) }
+                image.trees[treeIndex].entries.removeAll { $0.key == key }
+                image.trees[treeIndex].entries.append(.init(key: key, value: value))
+                return "records:meta keyrange = \(value)"
+            }
             let counters = image.trees[treeIndex].entries.indices.filter {
                 image.trees[treeIndex].entries[$0].key.starts(with: Array("next:".utf8))
             }

@@ -37,6 +37,7 @@ struct InfoCommand: ParsableCommand {
         if !json, let records = try RecordsReport.open(store) {
             print(try RecordsReport.modelText(records), terminator: "")
             print(try RecordsReport.historyText(records), terminator: "")
+            print(try RecordsReport.keyRangeText(records), terminator: "")
         }
     }
 

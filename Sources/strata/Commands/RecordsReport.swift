@@ -40,6 +40,12 @@ enum RecordsReport {
         return line + "\n"
     }
 
+    /// The range of primary keys the store allocates from (FORMAT.md §12, "Primary-key ranges").
+    static func keyRangeText(_ records: RecordStore) throws -> String {
+        let range = try records.read { try $0.keyRange() }
+        return "primary keys: range \(range.number) (\(range.lowerBound)..<\(range.upperBound))\n"
+    }
+
     /// One JSON object per row: `_id`, every attribute and derived attribute, and to-one
     /// relationships as the target's primary key.
     static func dumpRows(_ records: RecordStore, entity: String, limit: Int?) throws {
