@@ -8,8 +8,12 @@ extension PostgresReplicator {
     /// replication state kept for another model.
     func prepareTables(on connection: PostgresConnection) async throws {
         try await run(on: connection) { connection in
-            let shapes = schema.expectedShapes + [(ReplicationSchema.stateTable,
-                                                   [("name", "text"), ("token", "bigint"), ("model", "text")])]
+            let shapes = schema.expectedShapes + [
+                (ReplicationSchema.stateTable, [("name", "text"), ("token", "bigint"), ("model", "text")]),
+                (ReplicationSchema.replicasTable, [("number", "bigint"), ("name", "text"),
+                                                   ("joined", "timestamp with time zone"),
+                                                   ("retired", "timestamp with time zone")]),
+            ]
             var bindings = PostgresBindings()
             bindings.append(shapes.map(\.table))
             let rows = try await connection.query(PostgresQuery(
@@ -52,6 +56,7 @@ extension PostgresReplicator {
                     reason: "replication '\(name)' was made with another model; drop its tables to start over")
             }
         }
+        _ = try await join(on: connection)
     }
 
     /// The token PostgreSQL holds for this replication, `nil` before the first push.

@@ -156,6 +156,9 @@ public final class PostgresReplicator: Sendable {
         var token: HistoryToken
         if let stored = try await storedToken(on: connection) {
             token = stored
+        } else if try await join(on: connection).hasOtherStores {
+            // Other stores write to these tables: this one takes their rows, never empties them.
+            token = try await bootstrap(on: connection, report: &report)
         } else {
             token = try await copyAll(on: connection, report: &report)
         }
@@ -182,6 +185,11 @@ public final class PostgresReplicator: Sendable {
             }
             guard let last = pending.last else {
                 if purged {
+                    guard try await !join(on: connection).hasOtherStores else {
+                        throw ReplicationError.joinRefused(
+                            name: name, reason: "the history this store has not pushed yet was purged, and other "
+                                + "stores write to the dataset: copying this store over theirs would lose their rows")
+                    }
                     token = try await copyAll(on: connection, report: &report)
                     continue
                 }

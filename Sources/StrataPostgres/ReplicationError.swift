@@ -22,6 +22,10 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
     /// uniqueness or delete rule, a validation): nothing of that pull was applied, and the
     /// changes stay in PostgreSQL's change table until the rows there are fixed.
     case pullRejected(entity: String, primaryKey: Int64?, reason: String)
+    /// The store cannot join the dataset under replication name `name` (`reason` says why: it
+    /// holds rows of its own while other stores write to the dataset, so their keys could
+    /// collide; or the name was retired). Nothing was written to either side.
+    case joinRefused(name: String, reason: String)
 
     /// What went wrong, for a person (never a password or a row's values).
     public var description: String {
@@ -37,6 +41,8 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
         case .server(let message, let sqlState): return "PostgreSQL: \(message)" + (sqlState.map { " (\($0))" } ?? "")
         case .pullRejected(let entity, let primaryKey, let reason):
             return "the store refused \(entity)\(primaryKey.map { " \($0)" } ?? "") from PostgreSQL: \(reason)"
+        case .joinRefused(let name, let reason):
+            return "the store cannot join the dataset as '\(name)': \(reason)"
         }
     }
 }

@@ -38,6 +38,10 @@ struct ReplicationSchema {
     /// token of the last Strata transaction applied and the model it was applied with.
     static let stateTable = "strata_replication"
 
+    /// The dataset's register of stores: each replication name with the number of the range of
+    /// primary keys its store allocates from (decision 110), when it joined, and when it left.
+    static let replicasTable = "strata_replicas"
+
     let tables: [Table]
     let tableByEntity: [String: Int]
     let joinTables: [JoinTable]
@@ -106,7 +110,9 @@ struct ReplicationSchema {
     /// (the to-one foreign keys are added apart, ``foreignKeySQL``, once every table exists).
     var creationSQL: [String] {
         var statements = ["CREATE TABLE IF NOT EXISTS \(SQL.name(Self.stateTable)) (name text PRIMARY KEY, "
-            + "token bigint NOT NULL, model text NOT NULL)"]
+            + "token bigint NOT NULL, model text NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS \(SQL.name(Self.replicasTable)) (number bigint PRIMARY KEY, name text NOT NULL "
+            + "UNIQUE, joined timestamp with time zone NOT NULL DEFAULT now(), retired timestamp with time zone)"]
         for table in tables {
             let columns = table.columns.map { column in
                 "\(SQL.name(column.name)) \(column.sqlType)" + (column.name == "pk" ? " PRIMARY KEY" : "")

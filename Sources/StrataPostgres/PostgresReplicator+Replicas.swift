@@ -1,0 +1,234 @@
+import Foundation
+import StrataRecords
+import StrataStorage
+
+/// The stores of one dataset (decision 110): PostgreSQL's `strata_replicas` names each store
+/// replicating into its tables and the range of primary keys it allocates from, so no two
+/// stores ever give two rows one key. The store that creates the dataset keeps the range its
+/// keys are in (0, for every store made before ranges); a store that joins later comes empty,
+/// takes the lowest range never handed out, and takes the dataset's rows from PostgreSQL
+/// instead of copying its own over them.
+extension PostgresReplicator {
+    /// This store's place in the dataset.
+    struct Membership {
+        /// The range of primary keys the store allocates from.
+        var range: PrimaryKeyRange
+        /// Other stores replicate into the same tables: a first push must not empty them.
+        var hasOtherStores: Bool
+    }
+
+    /// The author of the store transaction that takes a joining store's first copy of the
+    /// dataset: its token is where the store's pushes start.
+    var bootstrapAuthor: String { "strata-join:\(name)" }
+
+    /// Registers this store in `strata_replicas` (once) and makes the store allocate from the
+    /// range registered for it. Under a transaction-level advisory lock, so two stores joining
+    /// at once get different ranges. Replications made before the register (a row in
+    /// `strata_replication` and none here) are registered first, the earliest-named with range
+    /// 0, where their keys are.
+    ///
+    /// Throws ``ReplicationError/joinRefused(name:reason:)`` for a store that holds rows of its
+    /// own and would join a dataset other stores write to (its keys could collide with theirs),
+    /// or whose name was retired.
+    func join(on connection: PostgresConnection) async throws -> Membership {
+        var membership: Membership?
+        try await inTransaction(on: connection) { connection in
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext('strata_replicas'))"))
+            let table = SQL.name(ReplicationSchema.replicasTable)
+            var registered: [(number: Int64, name: String, retired: Bool)] = []
+            let rows = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT number, name, retired IS NOT NULL FROM \(table) ORDER BY number"))
+            for row in try rows.decode((Int64, String, Bool).self) { registered.append(row) }
+            // Replications that pushed before the register.
+            let legacy = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT name FROM \(SQL.name(ReplicationSchema.stateTable)) s WHERE NOT EXISTS "
+                    + "(SELECT 1 FROM \(table) r WHERE r.name = s.name) ORDER BY name"))
+            for legacyName in try legacy.decode(String.self) {
+                let number = registered.contains { $0.number == 0 } ? (registered.map(\.number).max() ?? -1) + 1 : 0
+                try await insertReplica(number, name: legacyName, on: connection)
+                registered.append((number, legacyName, false))
+            }
+            let others = registered.contains { $0.name != name }
+            if let mine = registered.first(where: { $0.name == name }) {
+                guard !mine.retired else {
+                    throw ReplicationError.joinRefused(name: name, reason: "the name was retired from the dataset; "
+                                                       + "a store joins again under a new name")
+                }
+                membership = Membership(range: try Self.range(mine.number), hasOtherStores: others)
+                return
+            }
+            let held = try store.read { try $0.keyRange() }
+            if !others {
+                // The store creates the dataset and keeps its range.
+                try await insertReplica(Int64(held.number), name: name, on: connection)
+                membership = Membership(range: held, hasOtherStores: false)
+                return
+            }
+            let rowsHeld = try store.read { reader in
+                try store.model.entities.reduce(0) { $0 + (try reader.count($1.name)) }
+            }
+            guard rowsHeld == 0 else {
+                let names = registered.map(\.name).sorted().joined(separator: ", ")
+                throw ReplicationError.joinRefused(
+                    name: name, reason: "the store holds \(rowsHeld) rows of its own and the dataset has stores "
+                        + "already (\(names)): their keys could collide. A store joins a dataset empty and takes "
+                        + "the dataset's rows from PostgreSQL")
+            }
+            let number = (registered.map(\.number).max() ?? -1) + 1
+            let range = try Self.range(number)
+            try await insertReplica(number, name: name, on: connection)
+            membership = Membership(range: range, hasOtherStores: true)
+        }
+        guard let membership else { throw ReplicationError.server(message: "the dataset's register was not read", sqlState: nil) }
+        try adopt(membership.range)
+        return membership
+    }
+
+    /// Makes the store allocate from `range` (a store transaction, when it does not already).
+    private func adopt(_ range: PrimaryKeyRange) throws {
+        guard try store.read({ try $0.keyRange() }) != range else { return }
+        try store.write { tx in try tx.adoptKeyRange(range) }
+    }
+
+    private func insertReplica(_ number: Int64, name: String, on connection: PostgresConnection) async throws {
+        var bindings = PostgresBindings()
+        bindings.append(number)
+        bindings.append(name)
+        try await connection.query(PostgresQuery(
+            unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.replicasTable)) (number, name) VALUES ($1, $2)",
+            binds: bindings))
+    }
+
+    private static func range(_ number: Int64) throws -> PrimaryKeyRange {
+        guard number >= 0, let range = PrimaryKeyRange(number: UInt64(number)) else {
+            throw ReplicationError.joinRefused(name: "", reason: "the dataset has handed out every range of keys "
+                                               + "(\(PrimaryKeyRange.rangeCount))")
+        }
+        return range
+    }
+
+    /// A joining store's first copy of the dataset: every row and link PostgreSQL holds, read in
+    /// one repeatable-read snapshot and inserted under their keys as one store transaction
+    /// (derived values computed by the store), then this replication's token set to that
+    /// transaction's, so the store's pushes start after it. A run killed between the store's
+    /// commit and PostgreSQL's finds the transaction by its author and sets the token.
+    func bootstrap(on connection: PostgresConnection, report: inout PushReport) async throws -> HistoryToken {
+        if let token = try lastBootstrap() {
+            try await recordToken(token, on: connection)
+            return token
+        }
+        guard try store.read({ reader in try store.model.entities.allSatisfy { try reader.count($0.name) == 0 } }) else {
+            throw ReplicationError.joinRefused(name: name, reason: "the store holds rows but was never copied from "
+                                               + "the dataset it belongs to")
+        }
+        var rows: [String: [Int64: [String: PulledValue]]] = [:]
+        var links: [String: [(Int64, Int64)]] = [:]
+        try await inTransaction(on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
+            for table in schema.tables {
+                let columns = table.pulledColumns
+                let list = (["pk"] + columns.map(\.name)).map(SQL.name).joined(separator: ", ")
+                let result = try await connection.query(PostgresQuery(unsafeSQL: "SELECT \(list) FROM \(SQL.name(table.entity))"))
+                var found: [Int64: [String: PulledValue]] = [:]
+                for cells in result {
+                    var values: [String: PulledValue] = [:]
+                    for (index, column) in columns.enumerated() {
+                        values[column.name] = try Self.decode(cells[index + 1], column: column)
+                    }
+                    found[try cells[0].decode(Int64.self)] = values
+                }
+                rows[table.entity] = found
+            }
+            for join in schema.joinTables {
+                let result = try await connection.query(PostgresQuery(unsafeSQL: "SELECT source, target FROM \(SQL.name(join.name))"))
+                links[join.name] = try result.decode((Int64, Int64).self).map { ($0, $1) }
+            }
+        }
+        let copied = try insertCopy(rows: rows, links: links)
+        report.rows += copied
+        report.copiedAll = true
+        guard let token = try lastBootstrap() else {
+            throw ReplicationError.server(message: "the store did not record its copy of the dataset", sqlState: nil)
+        }
+        try await recordToken(token, on: connection)
+        return token
+    }
+
+    /// Inserts a copy of the dataset's rows and links under their keys, as one store
+    /// transaction authored as ``bootstrapAuthor``; returns the rows inserted.
+    private func insertCopy(rows: [String: [Int64: [String: PulledValue]]],
+                            links: [String: [(Int64, Int64)]]) throws -> Int {
+        var copied = 0
+        try store.write { tx in
+            tx.author = bootstrapAuthor
+            var toOnes: [(ObjectID, String, ObjectID?)] = []
+            for table in schema.tables {
+                guard let entity = store.model.entities.first(where: { $0.name == table.entity }) else { continue }
+                for (pk, values) in rows[table.entity] ?? [:] {
+                    let id = ObjectID(entity: entity.name, primaryKey: UInt64(bitPattern: pk))
+                    var attributes: [String: StoredValue] = [:]
+                    for (column, value) in values {
+                        switch value {
+                        case .stored(let stored):
+                            // NULL takes the model's default, as a pulled insert does.
+                            if stored != .null { attributes[column] = stored }
+                        case .target(let target):
+                            guard let target, let relationship = entity.relationships.first(where: { $0.name == column })
+                            else { continue }
+                            toOnes.append((id, column, ObjectID(entity: relationship.target, primaryKey: UInt64(bitPattern: target))))
+                        }
+                    }
+                    do {
+                        try tx.insert(entity.name, primaryKey: id.primaryKey, attributes)
+                    } catch {
+                        throw ReplicationError.pullRejected(entity: entity.name, primaryKey: pk, reason: "\(error)")
+                    }
+                    copied += 1
+                }
+            }
+            for (id, relationship, target) in toOnes {
+                do {
+                    try tx.set(relationship, of: id, to: target)
+                } catch {
+                    throw ReplicationError.pullRejected(entity: id.entity, primaryKey: Int64(bitPattern: id.primaryKey),
+                                                        reason: "\(error)")
+                }
+            }
+            for join in schema.joinTables {
+                for (source, target) in links[join.name] ?? [] {
+                    let from = ObjectID(entity: join.entity, primaryKey: UInt64(bitPattern: source))
+                    let to = ObjectID(entity: join.target, primaryKey: UInt64(bitPattern: target))
+                    do {
+                        try tx.add(to, to: join.relationship, of: from)
+                    } catch {
+                        throw ReplicationError.pullRejected(entity: join.entity, primaryKey: source, reason: "\(error)")
+                    }
+                }
+            }
+        }
+        return copied
+    }
+
+    /// The token of the store transaction that took this replication's first copy of the
+    /// dataset, if the history holds one.
+    private func lastBootstrap() throws -> HistoryToken? {
+        var found: HistoryToken?
+        try forEachHistoryTransaction(after: .start) { transaction in
+            if transaction.author == bootstrapAuthor { found = transaction.token }
+            return true
+        }
+        return found
+    }
+
+    private func recordToken(_ token: HistoryToken, on connection: PostgresConnection) async throws {
+        var bindings = PostgresBindings()
+        bindings.append(name)
+        bindings.append(Int64(bitPattern: token.value))
+        bindings.append(modelText)
+        _ = try await run(on: connection) { connection in
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.stateTable)) (name, token, model) VALUES ($1, $2, $3) "
+                    + "ON CONFLICT (name) DO NOTHING", binds: bindings))
+        }
+    }
+}
