@@ -147,6 +147,7 @@ extension PostgresReplicator {
         let copied = try insertCopy(rows: rows, links: links)
         report.rows += copied
         report.copiedAll = true
+        report.joinedDataset = true
         guard let token = try lastBootstrap() else {
             throw ReplicationError.server(message: "the store did not record its copy of the dataset", sqlState: nil)
         }
@@ -207,6 +208,44 @@ extension PostgresReplicator {
             }
         }
         return copied
+    }
+
+    /// Whether `name` names a store of the dataset at `destination` already (a store made to
+    /// join it needs a name of its own).
+    public static func isRegistered(_ name: String, at destination: PostgresDestination) async throws -> Bool {
+        let connection = try await PostgresConnection.connect(to: destination)
+        defer { connection.close() }
+        var bindings = PostgresBindings()
+        bindings.append(name)
+        let rows = try await connection.query(PostgresQuery(
+            unsafeSQL: "SELECT (SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() "
+                + "AND table_name = \(SQL.literal(ReplicationSchema.replicasTable))) + (SELECT count(*) FROM "
+                + "information_schema.tables WHERE table_schema = current_schema() AND table_name = "
+                + "\(SQL.literal(ReplicationSchema.stateTable)))"))
+        guard let tables = try rows.decode(Int64.self).first, tables == 2 else { return false }
+        let found = try await connection.query(PostgresQuery(
+            unsafeSQL: "SELECT count(*) FROM \(SQL.name(ReplicationSchema.replicasTable)) WHERE name = $1 UNION ALL "
+                + "SELECT count(*) FROM \(SQL.name(ReplicationSchema.stateTable)) WHERE name = $1", binds: bindings))
+        return try found.decode(Int64.self).contains { $0 > 0 }
+    }
+
+    /// The model text of the dataset at `destination` (every replication into one dataset has
+    /// one model), nil when nothing replicates there yet: what a store made to join it from
+    /// PostgreSQL alone is made with.
+    public static func datasetModelText(at destination: PostgresDestination) async throws -> String? {
+        let connection = try await PostgresConnection.connect(to: destination)
+        defer { connection.close() }
+        let table = try await connection.query(PostgresQuery(
+            unsafeSQL: "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() "
+                + "AND table_name = \(SQL.literal(ReplicationSchema.stateTable))"))
+        guard let tables = try table.decode(Int64.self).first, tables == 1 else { return nil }
+        let rows = try await connection.query(PostgresQuery(
+            unsafeSQL: "SELECT DISTINCT model FROM \(SQL.name(ReplicationSchema.stateTable))"))
+        let models = try rows.decode(String.self)
+        guard models.count <= 1 else {
+            throw ReplicationError.modelMismatch(reason: "the dataset's replications hold \(models.count) different models")
+        }
+        return models.first
     }
 
     /// The token of the store transaction that took this replication's first copy of the

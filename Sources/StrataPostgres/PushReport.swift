@@ -15,8 +15,12 @@ public struct PushReport: Sendable, Equatable {
     /// transactions of one batch changed is written once), and those the copy wrote.
     public var rows = 0
     /// Whether the tables were filled afresh from a snapshot of the store (the first push, or
-    /// after the history the replication needed was purged).
+    /// after the history the replication needed was purged), or, with ``joinedDataset``, the
+    /// store from the tables.
     public var copiedAll = false
+    /// Whether this push joined a dataset other stores write to and took a copy of its rows
+    /// into the store instead (``copiedAll`` is then true too).
+    public var joinedDataset = false
     /// The token of the last transaction PostgreSQL holds now.
     public var token: HistoryToken = .start
     /// How long it took, in seconds.

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import StrataRecords
 import StrataStorage
 import StrataTesting
@@ -49,6 +52,64 @@ import Testing
         defer { try? store.close() }
         let name = try store.read { try $0.values(of: try $0.objects("TodoList")[0])?["name"] }
         #expect(name == .string("From the server"))
+    }
+
+    /// `--from`: a store made on a new machine from the dataset alone joins it with a range of
+    /// keys of its own and a copy of its rows; a name or a file already taken, a database with no
+    /// model, and contradictory options are refused.
+    @Test func aStoreMadeFromTheDatasetJoinsIt() throws {
+        let cluster = try PostgresCluster.shared
+        let (database, url) = try cluster.makeDatabase()
+        let (directory, path) = try HistoryToolTests.makeFile()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let environment = ["PGPASSWORD": cluster.password]
+        let first = try Tool.run("strata", ["replicate", path, "--to", url], environment: environment)
+        #expect(first.status == 0, "\(first.stderr)")
+        let joining = directory + "/joining.strata"
+        let taken = try Tool.run("strata", ["replicate", joining, "--from", url], environment: environment)
+        #expect(taken.status == 1 && taken.stderr.contains("a store named 'default' already"), "\(taken.stderr)")
+        #expect(access(joining, F_OK) != 0)
+        let joined = try Tool.run("strata", ["replicate", joining, "--from", url, "--name", "second"], environment: environment)
+        #expect(joined.status == 0, "\(joined.stderr)")
+        #expect(joined.stdout.hasPrefix("joined the dataset and copied its rows, then replicated 0 transactions"),
+                "\(joined.stdout)")
+        let info = try Tool.run("strata", ["info", joining])
+        #expect(info.stdout.contains("primary keys: range 1 (1099511627776..<2199023255552)"), "\(info.stdout)")
+        let original = try RecordStore(path: path, model: try todoModel())
+        let copy = try RecordStore(path: joining, model: try todoModel())
+        #expect(try ReplicatedContent.ofStore(copy) == ReplicatedContent.ofStore(original))
+        let added = try copy.write { tx in try tx.insert("Tag", ["label": "from the second machine"]) }
+        #expect(added.primaryKey == 1 << 40)
+        try copy.close()
+        try original.close()
+        let pushed = try Tool.run("strata", ["replicate", joining, "--to", url, "--name", "second"], environment: environment)
+        #expect(pushed.status == 0 && pushed.stdout.hasPrefix("replicated 1 transaction"), "\(pushed.stdout)\(pushed.stderr)")
+        #expect(try cluster.psql("SELECT pk FROM \"Tag\" WHERE label = 'from the second machine'", database: database)
+            .trimmingCharacters(in: .whitespacesAndNewlines) == String(UInt64(1) << 40))
+        let again = try Tool.run("strata", ["replicate", joining, "--from", url, "--name", "third"], environment: environment)
+        #expect(again.status == 1 && again.stderr.contains("exists"), "\(again.stderr)")
+
+        // A database nothing replicates to has no model to make a store with, unless given one.
+        let (_, empty) = try cluster.makeDatabase()
+        let fresh = directory + "/fresh.strata"
+        let noModel = try Tool.run("strata", ["replicate", fresh, "--from", empty], environment: environment)
+        #expect(noModel.status == 1 && noModel.stderr.contains("give --model FILE"), "\(noModel.stderr)")
+        let garbage = directory + "/garbage.txt"
+        try "entity TodoList\n  TodoList.name: attribute nosuchtype".write(toFile: garbage, atomically: true, encoding: .utf8)
+        let badModel = try Tool.run("strata", ["replicate", fresh, "--from", empty, "--model", garbage], environment: environment)
+        #expect(badModel.status == 1 && badModel.stderr.contains("model line"), "\(badModel.stderr)")
+        #expect(access(fresh, F_OK) != 0)
+        let missingModel = try Tool.run("strata", ["replicate", fresh, "--from", empty, "--model", directory + "/none.txt"],
+                                        environment: environment)
+        #expect(missingModel.status == 1 && missingModel.stderr.contains("cannot read"), "\(missingModel.stderr)")
+        let schema = directory + "/model.txt"
+        try todoModel().schemaLines.joined(separator: "\n").write(toFile: schema, atomically: true, encoding: .utf8)
+        let made = try Tool.run("strata", ["replicate", fresh, "--from", empty, "--model", schema], environment: environment)
+        #expect(made.status == 0 && made.stdout.hasPrefix("copied the store"), "\(made.stdout)\(made.stderr)")
+        let both = try Tool.run("strata", ["replicate", path, "--to", url, "--from", url])
+        #expect(both.status != 0 && both.stderr.contains("--to or with --from"), "\(both.stderr)")
+        let modelWithTo = try Tool.run("strata", ["replicate", path, "--to", url, "--model", schema])
+        #expect(modelWithTo.status != 0 && modelWithTo.stderr.contains("--model goes with --from"), "\(modelWithTo.stderr)")
     }
 
     @Test func badInputFailsClearlyAndNeverPrintsThePassword() throws {

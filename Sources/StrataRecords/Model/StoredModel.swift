@@ -122,3 +122,14 @@ extension Entity {
         self.members = members
     }
 }
+
+extension Model {
+    /// The model a schema text describes (``schemaLines`` joined by newlines, as a store or a
+    /// replication keeps it), for a tool that makes a store without the program's model: the
+    /// program's custom validation rules come back as rules that accept every value, so the
+    /// program opens the store with its own model afterwards.
+    package static func reading(schemaText: String, version: Int = 1) throws -> Model {
+        try StoredModel.parse(schemaText.split(separator: "\n", omittingEmptySubsequences: false).map(String.init),
+                              version: version)
+    }
+}

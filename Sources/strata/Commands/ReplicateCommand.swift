@@ -7,7 +7,8 @@ import StrataStorage
 import Synchronization
 
 /// `strata replicate FILE --to postgres://USER@HOST[:PORT]/DATABASE [--follow] [--name NAME]`:
-/// pushes the store's commits to PostgreSQL (decision 62), once or continuously.
+/// pushes the store's commits to PostgreSQL (decision 62), once or continuously; `--from URL`
+/// first makes FILE as a new store of the dataset there (decision 110).
 struct ReplicateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replicate",
@@ -21,7 +22,11 @@ struct ReplicateCommand: ParsableCommand {
             With --pull, rows a server application changes in PostgreSQL come back first (a \
             change table filled by triggers; --follow wakes on its NOTIFY): the store's value \
             wins a property changed on both sides since the last exchange, a deletion wins \
-            over changes, derived values are the store's. The first run copies the store. The \
+            over changes, derived values are the store's. The first run copies the store. \
+            Several stores can share one dataset, each under its own --name with a range of \
+            primary keys of its own: --from URL makes FILE as a new store of the dataset there \
+            (with its model, or --model's schema text) and copies the dataset's rows into it; \
+            a store holding rows of its own cannot join a dataset other stores write to. The \
             store is opened read-only (read-write with --pull); another process may write it \
             meanwhile. The password comes from the URL, PGPASSWORD or ~/.pgpass (PGPASSFILE), \
             and is never printed. TLS: ?sslmode=require or ?sslmode=verify-full&sslrootcert=FILE.
@@ -31,7 +36,17 @@ struct ReplicateCommand: ParsableCommand {
     var file: String
 
     @Option(help: "The database: postgres://USER@HOST[:PORT]/DATABASE[?sslmode=MODE].")
-    var to: String
+    var to: String?
+
+    @Option(help: ArgumentHelp(
+        "Make FILE (it must not exist) as a new store of the dataset in this database, then replicate as with --to.",
+        discussion: "The store is made with the dataset's model (or --model), joins the dataset with a range of "
+            + "primary keys of its own and takes a copy of its rows; the program then opens it with its own model."))
+    var from: String?
+
+    @Option(help: ArgumentHelp("With --from: a file holding the model's schema text (FORMAT.md §12), "
+                               + "for a database nothing replicates to yet.", valueName: "file"))
+    var model: String?
 
     @Flag(help: "Keep replicating each new commit until interrupted.")
     var follow = false
@@ -50,14 +65,17 @@ struct ReplicateCommand: ParsableCommand {
 
     func validate() throws {
         guard batch >= 1 else { throw ValidationError("--batch must be at least 1") }
+        guard (to == nil) != (from == nil) else { throw ValidationError("give the database with --to or with --from") }
+        guard model == nil || from != nil else { throw ValidationError("--model goes with --from") }
     }
 
     func run() throws {
-        let destination = try PostgresDestination(url: to)
+        let destination = try PostgresDestination(url: to ?? from ?? "")
+        if from != nil { try makeStore(joining: destination) }
         guard access(file, F_OK) == 0 else { throw ToolError("no such file: \(file)") }
         var options = StoreOptions()
-        // Shared, read-only unless pulling: the handle follows whoever writes the store.
-        options.readOnly = !pull
+        // Shared, read-only unless pulling or joining: the handle follows whoever writes the store.
+        options.readOnly = !pull && from == nil
         options.sharing = .shared
         options.cacheBytes = 64 << 20
         let storage = try Store(path: file, options: options)
@@ -95,8 +113,46 @@ struct ReplicateCommand: ParsableCommand {
         }
     }
 
+    /// `--from`: makes `file` as an empty store of the dataset's model (or `--model`'s), with
+    /// history recorded; the first push then joins the dataset and copies its rows.
+    private func makeStore(joining destination: PostgresDestination) throws {
+        guard access(file, F_OK) != 0 else {
+            throw ToolError("\(file) exists: --from makes a new store (--to replicates an existing one)")
+        }
+        let taken = Mutex(false)
+        let name = self.name
+        try waitFor {
+            let registered = try await PostgresReplicator.isRegistered(name, at: destination)
+            taken.withLock { $0 = registered }
+        }
+        if taken.withLock({ $0 }) {
+            throw ToolError("the dataset has a store named '\(name)' already: give this one a name of its own with "
+                            + "--name (and the same --name whenever it is replicated)")
+        }
+        let text: String
+        if let model {
+            guard let read = try? String(contentsOfFile: model, encoding: .utf8) else {
+                throw ToolError("cannot read the model's schema text from \(model)")
+            }
+            text = read
+        } else {
+            let found = Mutex<String?>(nil)
+            try waitFor {
+                let stored = try await PostgresReplicator.datasetModelText(at: destination)
+                found.withLock { $0 = stored }
+            }
+            guard let stored = found.withLock({ $0 }) else {
+                throw ToolError("nothing replicates to \(destination) yet, so it holds no model: give --model FILE")
+            }
+            text = stored
+        }
+        let made = try RecordStore(path: file, model: try Model.reading(schemaText: text), history: .on)
+        try made.close()
+    }
+
     static func line(_ report: PushReport, _ destination: PostgresDestination) -> String {
-        var text = report.copiedAll ? "copied the store, then " : ""
+        var text = report.joinedDataset ? "joined the dataset and copied its rows, then "
+            : report.copiedAll ? "copied the store, then " : ""
         text += "replicated \(report.transactions) transaction\(report.transactions == 1 ? "" : "s") "
             + "(\(report.changes) change\(report.changes == 1 ? "" : "s"), \(report.rows) row\(report.rows == 1 ? "" : "s") "
             + "in \(report.batches) PostgreSQL transaction\(report.batches == 1 ? "" : "s")) "
@@ -125,7 +181,8 @@ extension ReplicateCommand {
 
     /// A push as one JSON object (the figures only: no URL, so no host or user either).
     static func jsonLine(_ report: PushReport) -> String {
-        var fields = ["\"kind\":\"push\"", "\"copiedAll\":\(report.copiedAll)", "\"transactions\":\(report.transactions)",
+        var fields = ["\"kind\":\"push\"", "\"copiedAll\":\(report.copiedAll)", "\"joinedDataset\":\(report.joinedDataset)",
+                      "\"transactions\":\(report.transactions)",
                       "\"changes\":\(report.changes)", "\"rows\":\(report.rows)", "\"batches\":\(report.batches)",
                       "\"seconds\":\(report.seconds)", "\"token\":\(report.token.value)"]
         if let lag = report.lagSeconds { fields.append("\"lagSeconds\":\(lag)") }
