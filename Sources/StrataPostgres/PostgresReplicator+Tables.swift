@@ -56,7 +56,29 @@ extension PostgresReplicator {
                     reason: "replication '\(name)' was made with another model; drop its tables to start over")
             }
         }
+        try await refuseServerWritesUntilPulled(on: connection)
         _ = try await join(on: connection)
+    }
+
+    /// Installs the triggers that refuse a server application's writes until a store pulls
+    /// (``ReplicationSchema/installedRefusalSQL``) when no store pulls yet: one check, and the
+    /// triggers (which lock their tables) only when missing.
+    private func refuseServerWritesUntilPulled(on connection: PostgresConnection) async throws {
+        try await inTransaction(on: connection) { connection in
+            // With the pull's preparation: the two would otherwise replace one function at once.
+            try await connection.query("SELECT pg_advisory_xact_lock(hashtext('strata_prepare_pull'))")
+            var tables = PostgresBindings()
+            tables.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: ReplicationSchema.installedRefusalSQL,
+                                                                binds: tables))
+            guard let (recording, refusing) = try rows.decode((Int64, Int64).self).first, recording == 0,
+                  refusing < Int64(schema.tables.count + schema.joinTables.count) else { return }
+            let namespace = try await connection.query("SELECT current_schema()::text")
+            guard let schemaName = try namespace.decode(String.self).first else { return }
+            for statement in schema.refusalFunctionsSQL(in: schemaName) + schema.refusalSQL {
+                try await connection.query(PostgresQuery(unsafeSQL: statement))
+            }
+        }
     }
 
     /// The token PostgreSQL holds for this replication, `nil` before the first push.

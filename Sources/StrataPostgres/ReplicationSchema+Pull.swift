@@ -20,6 +20,10 @@ extension ReplicationSchema {
     static let triggerFunction = "strata_record_change"
     /// The function of the statement triggers that refuse a server's `TRUNCATE`.
     static let truncateFunction = "strata_refuse_truncate"
+    /// The function of the triggers that refuse a server's writes while no store pulls.
+    static let refuseFunction = "strata_refuse_write"
+    /// The name of those triggers.
+    static let refuseTrigger = "strata_refuse"
 
     /// A query of one row: how many triggers of the replicator the tables have (two each), how
     /// many entity tables take their keys from a sequence, whether the change and pull tables
@@ -112,6 +116,53 @@ extension ReplicationSchema {
         return [record, refuse]
     }
 
+    /// Until a store first pulls, nothing records what a server application writes, and the
+    /// stores' pushes would overwrite it unseen: every replicated table refuses a server's
+    /// writes (the replicator's own, marked by the origin setting, and what they cascade to go
+    /// through) with an error that says why, and so does `TRUNCATE`. ``pullSQL`` drops these
+    /// triggers when it installs the recording ones. A query of one row first: how many of the
+    /// tables `$1` carry a recording trigger, and how many a refusing one (installed once, and
+    /// never once a store pulls).
+    static let installedRefusalSQL = """
+        SELECT count(*) FILTER (WHERE t.tgname = 'strata_changes'), count(*) FILTER (WHERE t.tgname = 'strata_refuse')
+          FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+         WHERE t.tgname IN ('strata_changes', 'strata_refuse')
+           AND c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1::text[])
+        """
+
+    /// The refusing function (see ``installedRefusalSQL``), for tables in `schema`.
+    func refusalFunctionsSQL(in schema: String) -> [String] {
+        let header = "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $body$"
+        let origin = "current_setting(\(SQL.literal(Self.originSetting)), true) = 'strata'"
+        let refuse = """
+        CREATE OR REPLACE FUNCTION \(SQL.name(schema)).\(SQL.name(Self.refuseFunction))() RETURNS trigger \(header)
+        BEGIN
+            IF \(origin) THEN
+                IF TG_OP = 'DELETE' THEN
+                    RETURN OLD;
+                END IF;
+                RETURN NEW;
+            END IF;
+            RAISE EXCEPTION 'writes to % are refused until a Strata store pulls from this database (strata replicate --pull): no store would see them, and its pushes would overwrite them', TG_TABLE_NAME
+                USING ERRCODE = 'feature_not_supported';
+        END
+        $body$
+        """
+        return pullFunctionsSQL(in: schema).filter { $0.contains(Self.truncateFunction) } + [refuse]
+    }
+
+    /// The refusing triggers on every replicated table, and the `TRUNCATE` refusal.
+    var refusalSQL: [String] {
+        var statements: [String] = []
+        for name in tables.map(\.entity) + joinTables.map(\.name) {
+            statements.append("CREATE OR REPLACE TRIGGER \(Self.refuseTrigger) BEFORE INSERT OR UPDATE OR DELETE ON "
+                + "\(SQL.name(name)) FOR EACH ROW EXECUTE FUNCTION \(SQL.name(Self.refuseFunction))()")
+            statements.append("CREATE OR REPLACE TRIGGER strata_truncate BEFORE TRUNCATE ON \(SQL.name(name)) "
+                + "FOR EACH STATEMENT EXECUTE FUNCTION \(SQL.name(Self.truncateFunction))()")
+        }
+        return statements
+    }
+
     /// The change table, the pull table, the triggers on every table and the key sequences,
     /// after ``pullFunctionsSQL(in:)`` (all idempotent; the triggers and key defaults lock their
     /// tables, so they run only when missing).
@@ -130,6 +181,10 @@ extension ReplicationSchema {
             statements += Self.triggers(on: table.entity, kind: "row")
         }
         for join in joinTables { statements += Self.triggers(on: join.name, kind: "join") }
+        // Server writes are recorded from now on: they need refusing no more.
+        for name in tables.map(\.entity) + joinTables.map(\.name) {
+            statements.append("DROP TRIGGER IF EXISTS \(Self.refuseTrigger) ON \(SQL.name(name))")
+        }
         return statements
     }
 

@@ -68,6 +68,52 @@ import Testing
         }
     }
 
+    /// Until a store first pulls, nothing records a server's writes and the pushes would
+    /// overwrite them unseen: each is refused with an error that says so (the replicator's own
+    /// writes and their cascades go through), and once a pull is set up they are recorded.
+    @Test func serverWritesAreRefusedUntilAStorePulls() async throws {
+        let (database, url) = try cluster.makeDatabase()
+        var options = StoreOptions(durability: .normal)
+        options.sharing = .shared
+        let store = try RecordStore(path: directory + "/\(database).strata", model: try todoModel(), options: options,
+                                    history: .on)
+        defer { try? store.close() }
+        let (lists, tags) = try ReplicationTests.fill(store)
+        let replicator = PostgresReplicator(
+            store: store, destination: try PostgresDestination(url: url, environment: ["PGPASSWORD": cluster.password]))
+        _ = try await replicator.push()
+        let item = try store.read { try $0.objects("Item")[0] }
+        for statement in ["UPDATE \"Item\" SET title = 'Server' WHERE pk = \(item.primaryKey)",
+                          "INSERT INTO \"Item\" (pk, title) VALUES (\(UInt64(1) << 62), 'Server')",
+                          "DELETE FROM \"TodoList\" WHERE pk = \(lists[0].primaryKey)",
+                          "DELETE FROM \"Tag_lists\"",
+                          "TRUNCATE \"Tag\" CASCADE"] {
+            do {
+                _ = try sql(statement, database)
+                Issue.record("a server write before any pull went through: \(statement)")
+            } catch {
+                #expect("\(error)".contains("refused until a Strata store pulls") || "\(error)".contains("TRUNCATE"),
+                        "\(statement): \(error)")
+            }
+        }
+        // The store's own pushes, a cascade delete among them, still go through.
+        try await store.write { tx in try tx.delete(lists[1]) }
+        try await store.write { tx in try tx.remove(lists[0], from: "lists", of: tags[0]) }
+        #expect(try await replicator.push().transactions == 2)
+        #expect(try ReplicatedContent.ofDatabase(database, in: cluster, model: store.model) == ReplicatedContent.ofStore(store))
+        // Once a store pulls, the server's writes are recorded and come back.
+        #expect(try await replicator.pull().changes == 0)
+        _ = try sql("UPDATE \"Item\" SET title = 'Server' WHERE pk = \(item.primaryKey)", database)
+        let (pulled, _) = try await replicator.exchange()
+        #expect(pulled.changes == 1 && pulled.rowsApplied == 1, "\(pulled)")
+        #expect(try store.read { try $0.values(of: item)?["title"] } == .string("Server"))
+        try expectSame(store, database)
+        // A later push-only connection does not put the refusal back.
+        _ = try await replicator.push()
+        _ = try sql("UPDATE \"Item\" SET title = 'Again' WHERE pk = \(item.primaryKey)", database)
+        #expect(try await replicator.pull().changes == 1)
+    }
+
     @Test func aServerChangeComesBackWithDerivedValuesRecomputed() async throws {
         let (store, database, replicator, lists, _) = try await replicated()
         defer { try? store.close() }
