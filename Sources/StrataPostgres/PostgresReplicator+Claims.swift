@@ -13,12 +13,24 @@ extension PostgresReplicator {
         var other: Int64?
         var op: String
         var columns: [String]?
+        /// The store that wrote it (its range number); nil for a server application.
+        var origin: Int64? = nil
     }
 
     /// The changes a pull took.
     struct Claim {
         var id: Int64
         var changes: [PulledChange]
+    }
+
+    /// The changes of this store's queue, with its number as `$3` (decision 110): those the
+    /// triggers wrote for it, and those of a change table from before the queues, which were
+    /// the one store's (range 0).
+    static let inQueue = "(c.replica = $3 OR (c.replica IS NULL AND $3 = 0))"
+
+    /// This store's queue in the change table: its range's number (adopted when it joined).
+    func queueNumber() throws -> Int64 {
+        Int64(try store.read { try $0.keyRange() }.number)
     }
 
     /// The author of the store transaction that applies the pull `claim`.
@@ -67,13 +79,16 @@ extension PostgresReplicator {
     /// is released for this pull to take again. Runs under the pull lock: no claim is live.
     @discardableResult
     func settleClaims(on connection: PostgresConnection) async throws -> Bool {
+        let queue = try queueNumber()
         var bindings = PostgresBindings()
         bindings.append(name)
         bindings.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
+        bindings.append(queue)
         let rows = try await run(on: connection) {
             try await $0.query(PostgresQuery(
                 unsafeSQL: "SELECT p.claim, p.after, EXISTS (SELECT 1 FROM \(SQL.name(ReplicationSchema.changeTable)) c "
-                    + "WHERE c.claim IS NOT NULL AND c.claim IS DISTINCT FROM p.claim AND c.tbl = ANY($2::text[])) "
+                    + "WHERE c.claim IS NOT NULL AND c.claim IS DISTINCT FROM p.claim AND c.tbl = ANY($2::text[]) "
+                    + "AND \(Self.inQueue)) "
                     + "FROM (SELECT (SELECT claim FROM \(SQL.name(ReplicationSchema.pullTable)) WHERE name = $1) AS claim, "
                     + "(SELECT after FROM \(SQL.name(ReplicationSchema.pullTable)) WHERE name = $1) AS after) AS p",
                 binds: bindings))
@@ -98,9 +113,11 @@ extension PostgresReplicator {
             var release = PostgresBindings()
             release.append(awaitingPush ? recorded?.claim : nil)
             release.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
+            release.append(queue)
             try await connection.query(PostgresQuery(
-                unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.changeTable)) SET claim = NULL "
-                    + "WHERE claim IS NOT NULL AND claim IS DISTINCT FROM $1 AND tbl = ANY($2::text[])",
+                unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.changeTable)) AS c SET claim = NULL "
+                    + "WHERE c.claim IS NOT NULL AND c.claim IS DISTINCT FROM $1 AND c.tbl = ANY($2::text[]) "
+                    + "AND \(Self.inQueue)",
                 binds: release))
             if let recorded, !awaitingPush { try await clearClaim(recorded.claim, on: connection) }
         }
@@ -111,15 +128,18 @@ extension PostgresReplicator {
     /// there is none.
     func claimChanges(on connection: PostgresConnection) async throws -> Claim? {
         let claim = Int64.random(in: 1...Int64.max)
+        let queue = try queueNumber()
         let before = try store.lastHistoryToken()
         var changes: [PulledChange] = []
         try await inTransaction(on: connection) { connection in
             var bindings = PostgresBindings()
             bindings.append(claim)
             bindings.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
+            bindings.append(queue)
             let rows = try await connection.query(PostgresQuery(
-                unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.changeTable)) SET claim = $1 "
-                    + "WHERE claim IS NULL AND tbl = ANY($2::text[]) RETURNING seq, tbl, pk, other, op, cols",
+                unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.changeTable)) AS c SET claim = $1 "
+                    + "WHERE c.claim IS NULL AND c.tbl = ANY($2::text[]) AND \(Self.inQueue) "
+                    + "RETURNING c.seq, c.tbl, c.pk, c.other, c.op, c.cols, c.origin",
                 binds: bindings))
             changes = try await Self.changesInOrder(rows)
             guard !changes.isEmpty else { return }
@@ -135,11 +155,12 @@ extension PostgresReplicator {
         return changes.isEmpty ? nil : Claim(id: claim, changes: changes)
     }
 
-    /// Rows of `seq, tbl, pk, other, op, cols`, as changes in the order they were recorded.
+    /// Rows of `seq, tbl, pk, other, op, cols, origin`, as changes in the order they were recorded.
     private static func changesInOrder(_ rows: PostgresRows) async throws -> [PulledChange] {
         var taken: [(Int64, PulledChange)] = []
-        for (seq, table, pk, other, op, columns) in try rows.decode((Int64, String, Int64, Int64?, String, [String]?).self) {
-            taken.append((seq, PulledChange(table: table, pk: pk, other: other, op: op, columns: columns)))
+        for (seq, table, pk, other, op, columns, origin)
+                in try rows.decode((Int64, String, Int64, Int64?, String, [String]?, Int64?).self) {
+            taken.append((seq, PulledChange(table: table, pk: pk, other: other, op: op, columns: columns, origin: origin)))
         }
         return taken.sorted { $0.0 < $1.0 }.map(\.1)
     }
@@ -151,13 +172,14 @@ extension PostgresReplicator {
         bindings.append(claims)
         let rows = try await run(on: connection) {
             try await $0.query(PostgresQuery(
-                unsafeSQL: "SELECT claim, seq, tbl, pk, other, op, cols FROM \(SQL.name(ReplicationSchema.changeTable)) "
+                unsafeSQL: "SELECT claim, seq, tbl, pk, other, op, cols, origin FROM \(SQL.name(ReplicationSchema.changeTable)) "
                     + "WHERE claim = ANY($1::bigint[])", binds: bindings))
         }
         var byClaim: [Int64: [(Int64, PulledChange)]] = [:]
-        for (claim, seq, table, pk, other, op, columns)
-                in try rows.decode((Int64, Int64, String, Int64, Int64?, String, [String]?).self) {
-            byClaim[claim, default: []].append((seq, PulledChange(table: table, pk: pk, other: other, op: op, columns: columns)))
+        for (claim, seq, table, pk, other, op, columns, origin)
+                in try rows.decode((Int64, Int64, String, Int64, Int64?, String, [String]?, Int64?).self) {
+            byClaim[claim, default: []].append((seq, PulledChange(table: table, pk: pk, other: other, op: op,
+                                                                  columns: columns, origin: origin)))
         }
         return byClaim.mapValues { ServerWrites($0.sorted { $0.0 < $1.0 }.map(\.1), schema: schema) }
     }

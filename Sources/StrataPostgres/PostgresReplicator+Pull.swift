@@ -101,10 +101,14 @@ extension PostgresReplicator {
         }
         guard let pushed, var claim = try await claimChanges(on: connection) else { return report }
         report.changes = claim.changes.count
-        try await key(&claim, on: connection, report: &report)
+        // Rows a server inserted take this store's keys only while it is the dataset's one
+        // store: with several, they keep theirs (every store accepts a key from 2^62), since
+        // renaming a row would rename what other stores' queues name (decision 110).
+        let several = try await hasOtherStores(on: connection)
+        if !several { try await key(&claim, on: connection, report: &report) }
         let current = try await readCurrent(claim, on: connection)
         let before = try store.lastHistoryToken()
-        try apply(claim, current: current, after: pushed, report: &report)
+        try apply(claim, current: current, after: pushed, insertingNew: several, report: &report)
         if let applied = try pullTransaction(claim.id, after: before) {
             report.token = applied
         } else {

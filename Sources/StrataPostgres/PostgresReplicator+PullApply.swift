@@ -121,7 +121,12 @@ extension PostgresReplicator {
 
     /// Applies the claim as one store transaction under the conflict rule (none when there is
     /// nothing to change).
-    func apply(_ claim: Claim, current: CurrentRows, after pushed: HistoryToken, report: inout PullReport) throws {
+    ///
+    /// `insertingNew`: the dataset has several stores, so a row inserted elsewhere (another
+    /// store's, or a server's, keeping its key) is inserted here under its key; with one store,
+    /// only rows the keying step gave this store's keys are.
+    func apply(_ claim: Claim, current: CurrentRows, after pushed: HistoryToken, insertingNew: Bool = false,
+               report: inout PullReport) throws {
         let local = try localChanges(after: pushed)
         // Each row once, in the order the server first touched it: every column for an insert,
         // the changed ones for updates.
@@ -181,7 +186,7 @@ extension PostgresReplicator {
                         // Deleted in the store: that deletion wins. A row neither side has any
                         // more (or never had) stays out.
                         if local.deleted.contains(id) { deletionsWon += 1; continue }
-                        guard keyed.contains(id) else { continue }
+                        guard keyed.contains(id) || (insertingNew && inserted.contains(id)) else { continue }
                     }
                     var attributes: [String: StoredValue] = [:]
                     for column in columns.sorted() {

@@ -82,6 +82,13 @@ extension PostgresReplicator {
         }
         guard let membership else { throw ReplicationError.server(message: "the dataset's register was not read", sqlState: nil) }
         try adopt(membership.range)
+        // This session's writes are this store's: the change triggers give them to every other
+        // store's queue, none to its own.
+        _ = try await run(on: connection) { connection in
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT set_config(\(SQL.literal(ReplicationSchema.originSetting)), "
+                    + "\(SQL.literal(String(membership.range.number))), false)"))
+        }
         return membership
     }
 
@@ -89,6 +96,19 @@ extension PostgresReplicator {
     private func adopt(_ range: PrimaryKeyRange) throws {
         guard try store.read({ try $0.keyRange() }) != range else { return }
         try store.write { tx in try tx.adoptKeyRange(range) }
+    }
+
+    /// Whether other stores than this one are registered in the dataset (retired ones too:
+    /// their rows are still there).
+    func hasOtherStores(on connection: PostgresConnection) async throws -> Bool {
+        var bindings = PostgresBindings()
+        bindings.append(name)
+        let rows = try await run(on: connection) { connection in
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT count(*) FROM \(SQL.name(ReplicationSchema.replicasTable)) WHERE name <> $1",
+                binds: bindings))
+        }
+        return try rows.decode(Int64.self).contains { $0 > 0 }
     }
 
     private func insertReplica(_ number: Int64, name: String, on connection: PostgresConnection) async throws {

@@ -25,13 +25,14 @@ extension ReplicationSchema {
     /// The name of those triggers.
     static let refuseTrigger = "strata_refuse"
 
-    /// A query of one row: how many triggers of the replicator the tables have (two each), how
+    /// A query of one row: how many triggers of the replicator the tables have (four each), how
     /// many entity tables take their keys from a sequence, whether the change and pull tables
     /// exist, the schema, and how many foreign keys of the tables do not cascade key updates —
     /// given the tables as `$1` and the entity tables as `$2`.
     static let installedPullSQL = """
         SELECT (SELECT count(*) FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-                 WHERE t.tgname IN ('strata_changes', 'strata_truncate')
+                 WHERE t.tgname IN ('strata_changes_insert', 'strata_changes_update', 'strata_changes_delete',
+                                    'strata_truncate')
                    AND c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1::text[])),
                (SELECT count(*) FROM information_schema.columns
                  WHERE table_schema = current_schema() AND table_name = ANY($2::text[]) AND column_name = 'pk'
@@ -57,47 +58,84 @@ extension ReplicationSchema {
     /// The trigger functions, for tables in `schema` (replaced each time: that takes no lock a
     /// server application waits for).
     ///
-    /// Rows: insert, delete, update with the columns whose values changed (a key change is a
-    /// delete and an insert). Join tables: link and unlink. The replicator's own writes (and
-    /// what they cascade to) carry the origin setting and are skipped. The functions run with
-    /// their owner's rights (the server application needs none on the change table) and a
-    /// search path of their own (whatever the writing session's, the changes go to the
-    /// replicator's table); `TRUNCATE` fires no row trigger, so a server's is refused.
+    /// Statement triggers over transition tables (decision 110: one `INSERT … SELECT` per
+    /// statement, where a row trigger cost a query per row). Rows: insert, delete, update with
+    /// the columns whose values changed (a key change is a delete and an insert). Join tables:
+    /// link and unlink. Each change is written once per store of the dataset that did not
+    /// write it (a queue per store, `replica`): a store's replicator marks its session with its
+    /// range number (the origin setting), a server application's session carries none, so
+    /// every store gets its writes. A session marked `strata` (a replicator from before the
+    /// register) is skipped. The functions run with their owner's rights (the server
+    /// application needs none on the change table) and a search path of their own (whatever
+    /// the writing session's, the changes go to the replicator's table); `TRUNCATE` fires no
+    /// row trigger, so a server's is refused.
     func pullFunctionsSQL(in schema: String) -> [String] {
         let changes = SQL.name(schema) + "." + SQL.name(Self.changeTable)
+        let replicas = SQL.name(schema) + "." + SQL.name(Self.replicasTable)
         let header = "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $body$"
-        let origin = "current_setting(\(SQL.literal(Self.originSetting)), true) = 'strata'"
+        let origin = "coalesce(current_setting(\(SQL.literal(Self.originSetting)), true), '') <> ''"
+        // The stores that get a change: every store in the register but the writer.
+        let consumers = "(SELECT r.number FROM \(replicas) r WHERE r.retired IS NULL "
+            + "AND r.number::text IS DISTINCT FROM nullif(current_setting(\(SQL.literal(Self.originSetting)), true), ''))"
+        // The writing store's number, NULL for a server application.
+        let writer = "nullif(current_setting(\(SQL.literal(Self.originSetting)), true), '')::bigint"
         let record = """
         CREATE OR REPLACE FUNCTION \(SQL.name(schema)).\(SQL.name(Self.triggerFunction))() RETURNS trigger \(header)
         DECLARE
-            changed text[];
+            recorded bigint := 0;
+            added bigint;
         BEGIN
-            IF \(origin) THEN
+            IF current_setting(\(SQL.literal(Self.originSetting)), true) = 'strata' THEN
                 RETURN NULL;
             END IF;
             IF TG_ARGV[0] = 'join' THEN
                 IF TG_OP <> 'INSERT' THEN
-                    INSERT INTO \(changes) (tbl, pk, other, op) VALUES (TG_TABLE_NAME, OLD.source, OLD.target, 'unlink');
+                    INSERT INTO \(changes) (replica, origin, tbl, pk, other, op)
+                        SELECT c.number, \(writer), TG_TABLE_NAME, o.source, o.target, 'unlink' FROM old_rows o CROSS JOIN \(consumers) c;
+                    GET DIAGNOSTICS added = ROW_COUNT;
+                    recorded := recorded + added;
                 END IF;
                 IF TG_OP <> 'DELETE' THEN
-                    INSERT INTO \(changes) (tbl, pk, other, op) VALUES (TG_TABLE_NAME, NEW.source, NEW.target, 'link');
+                    INSERT INTO \(changes) (replica, origin, tbl, pk, other, op)
+                        SELECT c.number, \(writer), TG_TABLE_NAME, n.source, n.target, 'link' FROM new_rows n CROSS JOIN \(consumers) c;
+                    GET DIAGNOSTICS added = ROW_COUNT;
+                    recorded := recorded + added;
                 END IF;
             ELSIF TG_OP = 'INSERT' THEN
-                INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, NEW.pk, 'insert');
+                INSERT INTO \(changes) (replica, origin, tbl, pk, op)
+                    SELECT c.number, \(writer), TG_TABLE_NAME, n.pk, 'insert' FROM new_rows n CROSS JOIN \(consumers) c;
+                GET DIAGNOSTICS added = ROW_COUNT;
+                recorded := recorded + added;
             ELSIF TG_OP = 'DELETE' THEN
-                INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, OLD.pk, 'delete');
-            ELSIF NEW.pk IS DISTINCT FROM OLD.pk THEN
-                INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, OLD.pk, 'delete');
-                INSERT INTO \(changes) (tbl, pk, op) VALUES (TG_TABLE_NAME, NEW.pk, 'insert');
+                INSERT INTO \(changes) (replica, origin, tbl, pk, op)
+                    SELECT c.number, \(writer), TG_TABLE_NAME, o.pk, 'delete' FROM old_rows o CROSS JOIN \(consumers) c;
+                GET DIAGNOSTICS added = ROW_COUNT;
+                recorded := recorded + added;
             ELSE
-                SELECT array_agg(n.key) INTO changed FROM jsonb_each(to_jsonb(NEW)) AS n
-                    WHERE n.value IS DISTINCT FROM (to_jsonb(OLD) -> n.key);
-                IF changed IS NULL THEN
-                    RETURN NULL;
-                END IF;
-                INSERT INTO \(changes) (tbl, pk, op, cols) VALUES (TG_TABLE_NAME, NEW.pk, 'update', changed);
+                -- Keys that changed: the old key deleted, the new one inserted.
+                INSERT INTO \(changes) (replica, origin, tbl, pk, op)
+                    SELECT c.number, \(writer), TG_TABLE_NAME, o.pk, 'delete' FROM old_rows o CROSS JOIN \(consumers) c
+                     WHERE NOT EXISTS (SELECT 1 FROM new_rows n WHERE n.pk = o.pk);
+                GET DIAGNOSTICS added = ROW_COUNT;
+                recorded := recorded + added;
+                INSERT INTO \(changes) (replica, origin, tbl, pk, op)
+                    SELECT c.number, \(writer), TG_TABLE_NAME, n.pk, 'insert' FROM new_rows n CROSS JOIN \(consumers) c
+                     WHERE NOT EXISTS (SELECT 1 FROM old_rows o WHERE o.pk = n.pk);
+                GET DIAGNOSTICS added = ROW_COUNT;
+                recorded := recorded + added;
+                INSERT INTO \(changes) (replica, origin, tbl, pk, op, cols)
+                    SELECT c.number, \(writer), TG_TABLE_NAME, d.pk, 'update', d.changed
+                      FROM (SELECT n.pk, array_agg(e.key) AS changed
+                              FROM new_rows n JOIN old_rows o ON o.pk = n.pk, jsonb_each(to_jsonb(n)) AS e
+                             WHERE e.value IS DISTINCT FROM (to_jsonb(o) -> e.key)
+                             GROUP BY n.pk) AS d
+                      CROSS JOIN \(consumers) c;
+                GET DIAGNOSTICS added = ROW_COUNT;
+                recorded := recorded + added;
             END IF;
-            PERFORM pg_notify(\(SQL.literal(Self.channel)), '');
+            IF recorded > 0 THEN
+                PERFORM pg_notify(\(SQL.literal(Self.channel)), '');
+            END IF;
             RETURN NULL;
         END
         $body$
@@ -118,30 +156,27 @@ extension ReplicationSchema {
 
     /// Until a store first pulls, nothing records what a server application writes, and the
     /// stores' pushes would overwrite it unseen: every replicated table refuses a server's
-    /// writes (the replicator's own, marked by the origin setting, and what they cascade to go
-    /// through) with an error that says why, and so does `TRUNCATE`. ``pullSQL`` drops these
+    /// writing statements (the replicator's own, marked by the origin setting, and what they
+    /// cascade to go through) with an error that says why, and so does `TRUNCATE`. ``pullSQL`` drops these
     /// triggers when it installs the recording ones. A query of one row first: how many of the
     /// tables `$1` carry a recording trigger, and how many a refusing one (installed once, and
     /// never once a store pulls).
     static let installedRefusalSQL = """
-        SELECT count(*) FILTER (WHERE t.tgname = 'strata_changes'), count(*) FILTER (WHERE t.tgname = 'strata_refuse')
+        SELECT count(*) FILTER (WHERE t.tgname <> 'strata_refuse'), count(*) FILTER (WHERE t.tgname = 'strata_refuse')
           FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
-         WHERE t.tgname IN ('strata_changes', 'strata_refuse')
+         WHERE t.tgname IN ('strata_changes', 'strata_changes_insert', 'strata_refuse')
            AND c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1::text[])
         """
 
     /// The refusing function (see ``installedRefusalSQL``), for tables in `schema`.
     func refusalFunctionsSQL(in schema: String) -> [String] {
         let header = "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $body$"
-        let origin = "current_setting(\(SQL.literal(Self.originSetting)), true) = 'strata'"
+        let origin = "coalesce(current_setting(\(SQL.literal(Self.originSetting)), true), '') <> ''"
         let refuse = """
         CREATE OR REPLACE FUNCTION \(SQL.name(schema)).\(SQL.name(Self.refuseFunction))() RETURNS trigger \(header)
         BEGIN
             IF \(origin) THEN
-                IF TG_OP = 'DELETE' THEN
-                    RETURN OLD;
-                END IF;
-                RETURN NEW;
+                RETURN NULL;
             END IF;
             RAISE EXCEPTION 'writes to % are refused until a Strata store pulls from this database (strata replicate --pull): no store would see them, and its pushes would overwrite them', TG_TABLE_NAME
                 USING ERRCODE = 'feature_not_supported';
@@ -155,8 +190,9 @@ extension ReplicationSchema {
     var refusalSQL: [String] {
         var statements: [String] = []
         for name in tables.map(\.entity) + joinTables.map(\.name) {
+            // Per statement: a replicator's pushes pay one check per statement, not per row.
             statements.append("CREATE OR REPLACE TRIGGER \(Self.refuseTrigger) BEFORE INSERT OR UPDATE OR DELETE ON "
-                + "\(SQL.name(name)) FOR EACH ROW EXECUTE FUNCTION \(SQL.name(Self.refuseFunction))()")
+                + "\(SQL.name(name)) FOR EACH STATEMENT EXECUTE FUNCTION \(SQL.name(Self.refuseFunction))()")
             statements.append("CREATE OR REPLACE TRIGGER strata_truncate BEFORE TRUNCATE ON \(SQL.name(name)) "
                 + "FOR EACH STATEMENT EXECUTE FUNCTION \(SQL.name(Self.truncateFunction))()")
         }
@@ -170,7 +206,11 @@ extension ReplicationSchema {
         let changes = SQL.name(Self.changeTable)
         var statements = [
             "CREATE TABLE IF NOT EXISTS \(changes) (seq bigserial PRIMARY KEY, tbl text NOT NULL, "
-                + "pk bigint NOT NULL, other bigint, op text NOT NULL, cols text[], claim bigint)",
+                + "pk bigint NOT NULL, other bigint, op text NOT NULL, cols text[], claim bigint, replica bigint, "
+                + "origin bigint)",
+            // A change table from before the queues: its changes are the one store's, all a server's.
+            "ALTER TABLE \(changes) ADD COLUMN IF NOT EXISTS replica bigint",
+            "ALTER TABLE \(changes) ADD COLUMN IF NOT EXISTS origin bigint",
             "CREATE TABLE IF NOT EXISTS \(SQL.name(Self.pullTable)) (name text PRIMARY KEY, claim bigint, after bigint)",
         ]
         for table in tables {
@@ -189,9 +229,19 @@ extension ReplicationSchema {
     }
 
     private static func triggers(on table: String, kind: String) -> [String] {
-        ["CREATE OR REPLACE TRIGGER strata_changes AFTER INSERT OR UPDATE OR DELETE ON \(SQL.name(table)) "
-            + "FOR EACH ROW EXECUTE FUNCTION \(SQL.name(triggerFunction))(\(SQL.literal(kind)))",
-         "CREATE OR REPLACE TRIGGER strata_truncate BEFORE TRUNCATE ON \(SQL.name(table)) "
-            + "FOR EACH STATEMENT EXECUTE FUNCTION \(SQL.name(truncateFunction))()"]
+        let function = "\(SQL.name(triggerFunction))(\(SQL.literal(kind)))"
+        let name = SQL.name(table)
+        return [
+            // The row trigger of replicators from before the queues.
+            "DROP TRIGGER IF EXISTS strata_changes ON \(name)",
+            "CREATE OR REPLACE TRIGGER strata_changes_insert AFTER INSERT ON \(name) REFERENCING NEW TABLE AS new_rows "
+                + "FOR EACH STATEMENT EXECUTE FUNCTION \(function)",
+            "CREATE OR REPLACE TRIGGER strata_changes_update AFTER UPDATE ON \(name) REFERENCING OLD TABLE AS old_rows "
+                + "NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION \(function)",
+            "CREATE OR REPLACE TRIGGER strata_changes_delete AFTER DELETE ON \(name) REFERENCING OLD TABLE AS old_rows "
+                + "FOR EACH STATEMENT EXECUTE FUNCTION \(function)",
+            "CREATE OR REPLACE TRIGGER strata_truncate BEFORE TRUNCATE ON \(name) "
+                + "FOR EACH STATEMENT EXECUTE FUNCTION \(SQL.name(truncateFunction))()",
+        ]
     }
 }

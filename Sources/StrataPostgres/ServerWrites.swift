@@ -34,12 +34,19 @@ struct ServerWrites {
                 inserted.insert(id)
                 columns[id, default: []].formUnion(table.columns.map(\.name))
             case "insert":
-                // A key the store already held: applied as an update of every column.
+                // A key the store already held (applied as an update of every column), or, with
+                // several stores, a row another store or the server inserted under its own key:
+                // if the store inserted it, its push only fills what PostgreSQL holds as NULL.
+                inserted.insert(id)
                 columns[id, default: []].formUnion(table.columns.map(\.name))
             case "update":
                 let written = change.columns ?? []
                 columns[id, default: []].formUnion(written)
-                if written.contains(where: { table.columnByName[$0].map { table.columns[$0].isDerived } ?? false }),
+                // Derived values another store wrote are its own computation of them (equal
+                // once the rows are, or its own clock's `now()`): only a server application's
+                // writes to them are replaced, or two stores would rewrite each other's forever.
+                if change.origin == nil,
+                   written.contains(where: { table.columnByName[$0].map { table.columns[$0].isDerived } ?? false }),
                    rewritten.insert(id).inserted {
                     derivedRewrites.append(id)
                 }

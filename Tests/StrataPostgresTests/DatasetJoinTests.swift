@@ -93,6 +93,91 @@ import Testing
         #expect(try third.read { try $0.keyRange() }.number == 0)
     }
 
+    func sql(_ statement: String, _ database: String) throws -> String {
+        try cluster.psql(statement, database: database).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Two stores and a server application writing one dataset: each store's exchange takes
+    /// what the other pushed and what the server wrote (never its own), derived values are
+    /// recomputed by each, a property both stores changed ends with the value PostgreSQL
+    /// applied last in both, and after a last round every store equals PostgreSQL.
+    @Test func storesSeeEachOthersWritesAndConverge() async throws {
+        let (database, url) = try cluster.makeDatabase()
+        let a = try makeStore("a")
+        defer { try? a.close() }
+        let (lists, tags) = try ReplicationTests.fill(a)
+        let one = try replicator(a, url, name: "a")
+        _ = try await one.exchange()
+        let b = try makeStore("b")
+        defer { try? b.close() }
+        let two = try replicator(b, url, name: "b")
+        _ = try await two.exchange()
+        func converged(_ label: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let inA = try ReplicatedContent.ofStore(a)
+            let inB = try ReplicatedContent.ofStore(b)
+            let inPostgres = try ReplicatedContent.ofDatabase(database, in: cluster, model: a.model)
+            #expect(inA == inB, "\(label): \(ReplicatedContent.difference(inA, inB))", sourceLocation: sourceLocation)
+            #expect(inA == inPostgres, "\(label): \(ReplicatedContent.difference(inA, inPostgres))", sourceLocation: sourceLocation)
+            #expect(try a.read { try $0.checkRecords() } == [] && b.read { try $0.checkRecords() } == [],
+                    sourceLocation: sourceLocation)
+        }
+        try converged("after the join")
+
+        // A's changes reach B: an insert into a list (its count and sum move in B too), an
+        // update, a deletion, a link.
+        let items = try a.read { try $0.objects("Item") }
+        try await a.write { tx in
+            try tx.insert("Item", ["title": "New in A", "amount": Decimal(5), "list": lists[0]])
+            try tx.update(items[1], ["title": "Renamed in A"])
+            try tx.delete(items[2])
+            try tx.add(lists[2], to: "lists", of: tags[1])
+        }
+        _ = try await one.exchange()
+        let pulledByB = try await two.exchange()
+        #expect(pulledByB.pulled.changes > 0 && pulledByB.pulled.conflicts == 0, "\(pulledByB.pulled)")
+        try converged("A's writes in B")
+        // Nothing comes back to A from its own writes, nor to B from B's pushes.
+        #expect(try await one.exchange().pulled.rowsApplied == 0)
+        let waiting = try sql("SELECT replica, tbl, pk, op, cols, claim FROM strata_changes", database)
+        let quiet = try await two.exchange()
+        #expect(quiet.pulled.changes == 0, "\(quiet) \(waiting)")
+
+        // B's writes, keyed in B's range, reach A.
+        let fromB = try await b.write { tx in
+            let list = try tx.insert("TodoList", ["name": "From B"])
+            try tx.insert("Item", ["title": "In B's list", "amount": Decimal(3), "list": list])
+            try tx.update(items[3], ["amount": Decimal(42)])
+            return list
+        }
+        #expect(fromB.primaryKey >= 1 << 40)
+        _ = try await two.exchange()
+        _ = try await one.exchange()
+        try converged("B's writes in A")
+
+        // Both change one property: the write PostgreSQL applies last wins everywhere.
+        try await a.write { tx in try tx.update(items[4], ["title": "A's title"]) }
+        try await b.write { tx in try tx.update(items[4], ["title": "B's title"]) }
+        _ = try await one.exchange()
+        let decided = try await two.exchange()
+        #expect(decided.pulled.conflicts == 1, "\(decided.pulled)")
+        _ = try await one.exchange()
+        try converged("a property both changed")
+        #expect(try a.read { try $0.values(of: items[4])?["title"] } == .string("B's title"))
+
+        // A server application's insert (keeping its key from 2^62) and update reach both.
+        _ = try sql("INSERT INTO \"Item\" (title, amount, quantity, list) VALUES ('From the server', 7, 1, \(lists[1].primaryKey))",
+                    database)
+        _ = try sql("UPDATE \"TodoList\" SET name = 'Served' WHERE pk = \(lists[2].primaryKey)", database)
+        _ = try await one.exchange()
+        _ = try await two.exchange()
+        _ = try await one.exchange()
+        try converged("the server's writes")
+        let served = try a.read { reader in try reader.objects("Item").first { try reader.values(of: $0)?["title"] == .string("From the server") } }
+        #expect((served?.primaryKey ?? 0) >= UInt64(1) << 62)
+        let left = try sql("SELECT replica, tbl, pk, op, cols, claim FROM strata_changes", database)
+        #expect(left.isEmpty, "\(left)")
+    }
+
     /// A dataset made before the register (a `strata_replication` row and no `strata_replicas`
     /// row): its store is registered with range 0, where its keys are, and the next store joins.
     @Test func aReplicationMadeBeforeTheRegisterKeepsRangeZero() async throws {
