@@ -52,6 +52,7 @@ extension PostgresReplicator {
         var pushed = try await push(on: connection, stopAfter: nil)
         if let copy {
             pushed.copiedAll = true
+            pushed.joinedDataset = copy.joinedDataset
             pushed.rows += copy.rows
             pushed.seconds += copy.seconds
         }

@@ -88,6 +88,18 @@ import Testing
             .trimmingCharacters(in: .whitespacesAndNewlines) == String(UInt64(1) << 40))
         let again = try Tool.run("strata", ["replicate", joining, "--from", url, "--name", "third"], environment: environment)
         #expect(again.status == 1 && again.stderr.contains("exists"), "\(again.stderr)")
+        // The README's command for another machine, pulling: it joins, and it takes what the
+        // second store pushed.
+        let third = directory + "/third.strata"
+        let pulling = try Tool.run("strata", ["replicate", third, "--from", url, "--name", "third", "--pull"],
+                                   environment: environment)
+        #expect(pulling.status == 0 && pulling.stdout.contains("joined the dataset"), "\(pulling.stdout)\(pulling.stderr)")
+        let thirdStore = try RecordStore(path: third, model: try todoModel())
+        #expect(try thirdStore.read { reader in
+            try reader.objects("Tag").contains { try reader.values(of: $0)?["label"] == .string("from the second machine") }
+        })
+        #expect(try thirdStore.read { try $0.keyRange() }.number == 2)
+        try thirdStore.close()
 
         // A database nothing replicates to has no model to make a store with, unless given one.
         let (_, empty) = try cluster.makeDatabase()
