@@ -152,7 +152,7 @@ extension PostgresReplicator {
             var unmended = 0
             for (triggers, keyed, tables, schemaName, withoutCascade)
                     in try rows.decode((Int64, Int64, Bool, String, Int64).self) {
-                installed = tables && triggers == Int64(2 * (schema.tables.count + schema.joinTables.count))
+                installed = tables && triggers == Int64(4 * (schema.tables.count + schema.joinTables.count))
                     && keyed == Int64(schema.tables.count)
                 namespace = schemaName
                 unmended = Int(withoutCascade)

@@ -55,6 +55,12 @@ extension ReplicationSchema {
            AND c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1::text[])
         """
 
+    /// What every trigger function of the replicator declares: its owner's rights and a search
+    /// path of its own.
+    static let functionHeader = "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $body$"
+    /// True in a replicator's session (marked with its store's range number, or `strata`).
+    static let replicatorSession = "coalesce(current_setting(\(SQL.literal(originSetting)), true), '') <> ''"
+
     /// The trigger functions, for tables in `schema` (replaced each time: that takes no lock a
     /// server application waits for).
     ///
@@ -72,8 +78,8 @@ extension ReplicationSchema {
     func pullFunctionsSQL(in schema: String) -> [String] {
         let changes = SQL.name(schema) + "." + SQL.name(Self.changeTable)
         let replicas = SQL.name(schema) + "." + SQL.name(Self.replicasTable)
-        let header = "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $body$"
-        let origin = "coalesce(current_setting(\(SQL.literal(Self.originSetting)), true), '') <> ''"
+        let header = Self.functionHeader
+        let origin = Self.replicatorSession
         // The stores that get a change: every store in the register but the writer.
         let consumers = "(SELECT r.number FROM \(replicas) r WHERE r.retired IS NULL "
             + "AND r.number::text IS DISTINCT FROM nullif(current_setting(\(SQL.literal(Self.originSetting)), true), ''))"
@@ -170,8 +176,8 @@ extension ReplicationSchema {
 
     /// The refusing function (see ``installedRefusalSQL``), for tables in `schema`.
     func refusalFunctionsSQL(in schema: String) -> [String] {
-        let header = "LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $body$"
-        let origin = "coalesce(current_setting(\(SQL.literal(Self.originSetting)), true), '') <> ''"
+        let header = Self.functionHeader
+        let origin = Self.replicatorSession
         let refuse = """
         CREATE OR REPLACE FUNCTION \(SQL.name(schema)).\(SQL.name(Self.refuseFunction))() RETURNS trigger \(header)
         BEGIN
