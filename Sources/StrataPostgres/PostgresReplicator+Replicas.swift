@@ -98,6 +98,40 @@ extension PostgresReplicator {
         try store.write { tx in try tx.adoptKeyRange(range) }
     }
 
+    /// Takes this store out of its dataset: pushes what it has not pushed yet, then retires its
+    /// name and range in `strata_replicas` and drops its queue of changes, so the dataset stops
+    /// keeping changes for a store that will not pull them. Its rows stay in the dataset under
+    /// their keys, and the range is never handed out again; the name cannot join again (a store
+    /// that comes back joins under a new one, from the dataset). Returns the last push and how
+    /// many queued changes were dropped.
+    public func leave() async throws -> (pushed: PushReport, dropped: Int) {
+        let connection = try await connect()
+        defer { connection.close() }
+        let pushed = try await push(on: connection, stopAfter: nil)
+        var dropped = 0
+        try await inTransaction(on: connection) { connection in
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext('strata_replicas'))"))
+            var bindings = PostgresBindings()
+            bindings.append(name)
+            let retired = try await connection.query(PostgresQuery(
+                unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.replicasTable)) SET retired = now() "
+                    + "WHERE name = $1 AND retired IS NULL RETURNING number", binds: bindings))
+            guard let number = try retired.decode(Int64.self).first else { return }
+            // The change table exists once any store has pulled.
+            let exists = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT to_regclass(\(SQL.literal(SQL.name(ReplicationSchema.changeTable)))) IS NOT NULL"))
+            guard try exists.decode(Bool.self).first == true else { return }
+            var queue = PostgresBindings()
+            queue.append(number)
+            let deleted = try await connection.query(PostgresQuery(
+                unsafeSQL: "DELETE FROM \(SQL.name(ReplicationSchema.changeTable)) AS c WHERE c.replica = $1 "
+                    + "RETURNING 1", binds: queue))
+            dropped = deleted.count
+        }
+        return (pushed, dropped)
+    }
+
     /// Whether other stores than this one are registered in the dataset (retired ones too:
     /// their rows are still there).
     func hasOtherStores(on connection: PostgresConnection) async throws -> Bool {

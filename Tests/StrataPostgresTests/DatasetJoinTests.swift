@@ -178,6 +178,49 @@ import Testing
         #expect(left.isEmpty, "\(left)")
     }
 
+    /// A store that leaves pushes what it has left, its name and range are retired, its queue
+    /// is dropped and no more changes are kept for it; it cannot come back under that name, and
+    /// the next store to join gets a range never handed out.
+    @Test func aStoreThatLeavesStopsCollectingChanges() async throws {
+        let (database, url) = try cluster.makeDatabase()
+        let a = try makeStore("stays")
+        defer { try? a.close() }
+        let (lists, _) = try ReplicationTests.fill(a)
+        let one = try replicator(a, url, name: "stays")
+        _ = try await one.exchange()
+        let b = try makeStore("leaves")
+        defer { try? b.close() }
+        let two = try replicator(b, url, name: "leaves")
+        _ = try await two.exchange()
+        try await a.write { tx in try tx.update(lists[0], ["name": "Queued for the leaver"]) }
+        _ = try await one.exchange()
+        let last = try await b.write { tx in try tx.insert("Tag", ["label": "last words"]) }
+        #expect(try sql("SELECT count(*) FROM strata_changes WHERE replica = 1", database) != "0")
+        let (pushed, dropped) = try await two.leave()
+        #expect(pushed.transactions == 1 && dropped > 0, "\(pushed) \(dropped)")
+        #expect(try sql("SELECT count(*) FROM strata_changes WHERE replica = 1", database) == "0")
+        #expect(try sql("SELECT pk FROM \"Tag\" WHERE label = 'last words'", database) == String(last.primaryKey))
+        #expect(try register(database) == ["0:stays", "1:leaves"])
+        #expect(try sql("SELECT count(*) FROM strata_replicas WHERE retired IS NOT NULL", database) == "1")
+        // No more changes are kept for it, and it cannot come back under its name.
+        try await a.write { tx in try tx.update(lists[1], ["name": "After the leaving"]) }
+        _ = try await one.exchange()
+        #expect(try sql("SELECT count(*) FROM strata_changes WHERE replica = 1", database) == "0")
+        do {
+            _ = try await two.push()
+            Issue.record("a retired store pushed")
+        } catch let error as ReplicationError {
+            guard case .joinRefused(_, let reason) = error else { Issue.record("\(error)"); return }
+            #expect(reason.contains("retired"), "\(reason)")
+        }
+        // The next store gets range 2: 1 stays retired with its rows.
+        let c = try makeStore("next")
+        defer { try? c.close() }
+        _ = try await replicator(c, url, name: "next").exchange()
+        #expect(try register(database) == ["0:stays", "1:leaves", "2:next"])
+        #expect(try ReplicatedContent.ofStore(c) == ReplicatedContent.ofStore(a))
+    }
+
     /// A dataset made before the register (a `strata_replication` row and no `strata_replicas`
     /// row): its store is registered with range 0, where its keys are, and the next store joins.
     @Test func aReplicationMadeBeforeTheRegisterKeepsRangeZero() async throws {

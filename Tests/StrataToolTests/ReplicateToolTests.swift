@@ -118,6 +118,14 @@ import Testing
         try todoModel().schemaLines.joined(separator: "\n").write(toFile: schema, atomically: true, encoding: .utf8)
         let made = try Tool.run("strata", ["replicate", fresh, "--from", empty, "--model", schema], environment: environment)
         #expect(made.status == 0 && made.stdout.hasPrefix("copied the store"), "\(made.stdout)\(made.stderr)")
+        // The second machine leaves: its range retired, its name unusable after.
+        let left = try Tool.run("strata", ["replicate", joining, "--to", url, "--name", "second", "--leave"],
+                                environment: environment)
+        #expect(left.status == 0 && left.stdout.contains("left the dataset as 'second'"), "\(left.stdout)\(left.stderr)")
+        let afterLeaving = try Tool.run("strata", ["replicate", joining, "--to", url, "--name", "second"], environment: environment)
+        #expect(afterLeaving.status == 1 && afterLeaving.stderr.contains("retired"), "\(afterLeaving.stderr)")
+        let leaveFollowing = try Tool.run("strata", ["replicate", joining, "--to", url, "--leave", "--follow"])
+        #expect(leaveFollowing.status != 0 && leaveFollowing.stderr.contains("--leave goes with --to"), "\(leaveFollowing.stderr)")
         let both = try Tool.run("strata", ["replicate", path, "--to", url, "--from", url])
         #expect(both.status != 0 && both.stderr.contains("--to or with --from"), "\(both.stderr)")
         let modelWithTo = try Tool.run("strata", ["replicate", path, "--to", url, "--model", schema])

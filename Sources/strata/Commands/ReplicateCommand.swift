@@ -60,6 +60,9 @@ struct ReplicateCommand: ParsableCommand {
     @Flag(help: "Also take the rows a server application changed in PostgreSQL into the store (the store wins a property changed on both sides; a deletion wins).")
     var pull = false
 
+    @Flag(help: "Push what is left, then take the store out of its dataset: its name and range of keys are retired and the changes queued for it dropped (its rows stay).")
+    var leave = false
+
     @Flag(help: "Print each report as a JSON line instead of text.")
     var json = false
 
@@ -67,6 +70,9 @@ struct ReplicateCommand: ParsableCommand {
         guard batch >= 1 else { throw ValidationError("--batch must be at least 1") }
         guard (to == nil) != (from == nil) else { throw ValidationError("give the database with --to or with --from") }
         guard model == nil || from != nil else { throw ValidationError("--model goes with --from") }
+        guard !leave || (to != nil && !follow && !pull) else {
+            throw ValidationError("--leave goes with --to, without --follow or --pull")
+        }
     }
 
     func run() throws {
@@ -97,8 +103,17 @@ struct ReplicateCommand: ParsableCommand {
             print(json ? Self.jsonLine(pulled) : Self.line(pulled))
             fflush(nil)
         }
+        let leave = self.leave
+        let name = self.name
         try waitFor {
-            if follow {
+            if leave {
+                let (pushed, dropped) = try await replicator.leave()
+                report(pushed)
+                print(json ? "{\"kind\":\"leave\",\"dropped\":\(dropped)}"
+                      : "left the dataset as '\(name)': its range of keys is retired, \(dropped) queued "
+                        + "change\(dropped == 1 ? "" : "s") dropped")
+                fflush(nil)
+            } else if follow {
                 try await replicator.follow(pulling: pull, stop: { pushed in
                     if pushed.transactions > 0 || pushed.copiedAll { report(pushed) }
                     return false
