@@ -105,8 +105,9 @@ extension PostgresReplicator {
         // Rows a server inserted take this store's keys only while it is the dataset's one
         // store: with several, they keep theirs (every store accepts a key from 2^62), since
         // renaming a row would rename what other stores' queues name (decision 110).
+        if try await !hasOtherStores(on: connection) { try await key(&claim, on: connection, report: &report) }
+        // Asked again: keying stops when a store joined meanwhile, and the rows keep their keys.
         let several = try await hasOtherStores(on: connection)
-        if !several { try await key(&claim, on: connection, report: &report) }
         let current = try await readCurrent(claim, on: connection)
         let before = try store.lastHistoryToken()
         try apply(claim, current: current, after: pushed, insertingNew: several, report: &report)
@@ -138,6 +139,13 @@ extension PostgresReplicator {
     /// locks its table against the server application's reads.
     func preparePull(on connection: PostgresConnection) async throws {
         try await prepareTables(on: connection)
+        try await installRecording(on: connection)
+    }
+
+    /// The recording half of ``preparePull(on:)``, after the tables exist: also run when a
+    /// dataset has several stores, pulling or not, so no store's push goes unrecorded for the
+    /// others (decision 110).
+    func installRecording(on connection: PostgresConnection) async throws {
         // Two replicators preparing at once would replace the same functions concurrently
         // (PostgreSQL: "tuple concurrently updated"): one at a time, in one transaction.
         try await inTransaction(on: connection) { connection in
@@ -218,7 +226,16 @@ extension PostgresReplicator {
         // Rows the store already holds under that key are updates, not inserts.
         let mapping = try reserveKeys(for: wanted)
         guard !mapping.isEmpty else { return }
+        var renamed = true
         try await inTransaction(on: connection) { connection in
+            // Under the register's lock, checked again: a store that joined since may hold these
+            // rows under their keys already, and renaming them would leave it a second copy.
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext('strata_replicas'))"))
+            if try await hasOtherStores(on: connection) {
+                renamed = false
+                return
+            }
             for (table, pairs) in mapping.sorted(by: { $0.key < $1.key }) {
                 let entity = schema.tables[table].entity
                 var bindings = PostgresBindings()
@@ -256,6 +273,7 @@ extension PostgresReplicator {
                 }
             }
         }
+        guard renamed else { return }
         // The same renaming in the claim held here.
         var byEntity: [String: [Int64: Int64]] = [:]
         for (table, pairs) in mapping {

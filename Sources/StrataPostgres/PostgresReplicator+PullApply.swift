@@ -136,6 +136,9 @@ extension PostgresReplicator {
         // Rows the server inserted, and the columns it named in updates: a NULL it left in an
         // inserted row's column it never named means "not given".
         var inserted = Set<ObjectID>()
+        // Of those, the rows a server application inserted: there a NULL means "not given" (the
+        // model's default); in a row another store inserted it is the store's nil.
+        var serverInserted = Set<ObjectID>()
         var named: [ObjectID: Set<String>] = [:]
         var pairs: [(join: ReplicationSchema.JoinTable, pair: [Int64])] = []
         var seenPairs = Set<[String]>()
@@ -155,6 +158,7 @@ extension PostgresReplicator {
                 columns.formUnion(schema.tables[index].columns.map(\.name).filter { $0 != "pk" })
                 if change.op == "keyed" { keyed.insert(id) }
                 inserted.insert(id)
+                if change.origin == nil { serverInserted.insert(id) }
             case "update":
                 columns.formUnion(change.columns ?? [])
                 named[id, default: []].formUnion(change.columns ?? [])
@@ -197,11 +201,11 @@ extension PostgresReplicator {
                         }
                         switch value {
                         case .stored(let stored):
-                            // A column the server left NULL in a row it inserted takes the
+                            // A column a server application left NULL in a row it inserted takes the
                             // model's default (a required one without default is refused), or
                             // keeps the store's value when the insert is applied again (a
                             // claim released after the store applied it).
-                            if stored == .null && inserted.contains(id) && named[id]?.contains(column) != true { continue }
+                            if stored == .null && serverInserted.contains(id) && named[id]?.contains(column) != true { continue }
                             if held?[column] != stored { attributes[column] = stored }
                         case .target(let target):
                             toOnes.append((id, column, target))

@@ -15,6 +15,9 @@ extension PostgresReplicator {
         var range: PrimaryKeyRange
         /// Other stores replicate into the same tables: a first push must not empty them.
         var hasOtherStores: Bool
+        /// The store joined stores registered before it (so it takes their rows), rather than
+        /// creating the dataset (so it copies its own, even if others joined since).
+        var joinedOthers: Bool
     }
 
     /// The author of the store transaction that takes a joining store's first copy of the
@@ -55,14 +58,17 @@ extension PostgresReplicator {
                     throw ReplicationError.joinRefused(name: name, reason: "the name was retired from the dataset; "
                                                        + "a store joins again under a new name")
                 }
-                membership = Membership(range: try Self.range(mine.number), hasOtherStores: others)
+                // Registered first: it created the dataset.
+                let first = registered.allSatisfy { $0.number >= mine.number }
+                membership = Membership(range: try self.range(mine.number), hasOtherStores: others, joinedOthers: !first)
                 return
             }
+            guard try store.read({ try $0.isRecordingHistory() }) else { throw ReplicationError.historyNotRecorded }
             let held = try store.read { try $0.keyRange() }
             if !others {
                 // The store creates the dataset and keeps its range.
                 try await insertReplica(Int64(held.number), name: name, on: connection)
-                membership = Membership(range: held, hasOtherStores: false)
+                membership = Membership(range: held, hasOtherStores: false, joinedOthers: false)
                 return
             }
             let rowsHeld = try store.read { reader in
@@ -76,12 +82,18 @@ extension PostgresReplicator {
                         + "the dataset's rows from PostgreSQL")
             }
             let number = (registered.map(\.number).max() ?? -1) + 1
-            let range = try Self.range(number)
+            let range = try self.range(number)
             try await insertReplica(number, name: name, on: connection)
-            membership = Membership(range: range, hasOtherStores: true)
+            // The store takes its range before the registration commits: a store that cannot
+            // (opened read-only) leaves no registration behind.
+            try adopt(range)
+            membership = Membership(range: range, hasOtherStores: true, joinedOthers: true)
         }
         guard let membership else { throw ReplicationError.server(message: "the dataset's register was not read", sqlState: nil) }
         try adopt(membership.range)
+        // With several stores, every push is recorded for the others from the start, whether
+        // or not any store pulls yet: one that pulls later must find them.
+        if membership.hasOtherStores { try await installRecording(on: connection) }
         // This session's writes are this store's: the change triggers give them to every other
         // store's queue, none to its own.
         _ = try await run(on: connection) { connection in
@@ -154,9 +166,9 @@ extension PostgresReplicator {
             binds: bindings))
     }
 
-    private static func range(_ number: Int64) throws -> PrimaryKeyRange {
+    private func range(_ number: Int64) throws -> PrimaryKeyRange {
         guard number >= 0, let range = PrimaryKeyRange(number: UInt64(number)) else {
-            throw ReplicationError.joinRefused(name: "", reason: "the dataset has handed out every range of keys "
+            throw ReplicationError.joinRefused(name: name, reason: "the dataset has handed out every range of keys "
                                                + "(\(PrimaryKeyRange.rangeCount))")
         }
         return range
@@ -172,13 +184,16 @@ extension PostgresReplicator {
             try await recordToken(token, on: connection)
             return token
         }
-        guard try store.read({ reader in try store.model.entities.allSatisfy { try reader.count($0.name) == 0 } }) else {
-            throw ReplicationError.joinRefused(name: name, reason: "the store holds rows but was never copied from "
-                                               + "the dataset it belongs to")
-        }
         var rows: [String: [Int64: [String: PulledValue]]] = [:]
         var links: [String: [(Int64, Int64)]] = [:]
-        try await inTransaction(on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { connection in
+        try await inTransaction(on: connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ") { connection in
+            // Writers that ran before this store registered queued nothing for it: the lock waits
+            // for every one still open and the snapshot, taken by the first read after it,
+            // holds what they wrote (writers block until the copy is read).
+            let tables = (schema.tables.map(\.entity) + schema.joinTables.map(\.name)).map(SQL.name)
+            if !tables.isEmpty {
+                try await connection.query(PostgresQuery(unsafeSQL: "LOCK TABLE \(tables.joined(separator: ", ")) IN SHARE MODE"))
+            }
             for table in schema.tables {
                 let columns = table.pulledColumns
                 let list = (["pk"] + columns.map(\.name)).map(SQL.name).joined(separator: ", ")
@@ -202,7 +217,10 @@ extension PostgresReplicator {
         report.rows += copied
         report.copiedAll = true
         report.joinedDataset = true
-        guard let token = try lastBootstrap() else {
+        // An empty dataset gives an empty copy, which records nothing: the store's pushes start
+        // after whatever its history holds (nothing of the dataset's).
+        guard let token = try lastBootstrap() ?? (copied == 0 && links.values.allSatisfy(\.isEmpty)
+                                                  ? try store.lastHistoryToken() : nil) else {
             throw ReplicationError.server(message: "the store did not record its copy of the dataset", sqlState: nil)
         }
         try await recordToken(token, on: connection)
@@ -215,6 +233,12 @@ extension PostgresReplicator {
                             links: [String: [(Int64, Int64)]]) throws -> Int {
         var copied = 0
         try store.write { tx in
+            // Checked in the transaction that copies: a row the program inserted meanwhile
+            // would sit before the copy's token and never be pushed.
+            for entity in store.model.entities where try tx.count(entity.name) > 0 {
+                throw ReplicationError.joinRefused(name: name, reason: "the store holds rows of its own (\(entity.name)) "
+                                                   + "and was never copied from the dataset it joined")
+            }
             tx.author = bootstrapAuthor
             var toOnes: [(ObjectID, String, ObjectID?)] = []
             for table in schema.tables {
@@ -225,8 +249,11 @@ extension PostgresReplicator {
                     for (column, value) in values {
                         switch value {
                         case .stored(let stored):
-                            // NULL takes the model's default, as a pulled insert does.
-                            if stored != .null { attributes[column] = stored }
+                            // NULL is nil for an optional attribute (a store wrote it so); for a
+                            // required one, only a server can have left it: the model's default.
+                            if stored != .null || entity.attributes.first(where: { $0.name == column })?.isOptional == true {
+                                attributes[column] = stored
+                            }
                         case .target(let target):
                             guard let target, let relationship = entity.relationships.first(where: { $0.name == column })
                             else { continue }
@@ -271,16 +298,17 @@ extension PostgresReplicator {
         defer { connection.close() }
         var bindings = PostgresBindings()
         bindings.append(name)
-        let rows = try await connection.query(PostgresQuery(
-            unsafeSQL: "SELECT (SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() "
-                + "AND table_name = \(SQL.literal(ReplicationSchema.replicasTable))) + (SELECT count(*) FROM "
-                + "information_schema.tables WHERE table_schema = current_schema() AND table_name = "
-                + "\(SQL.literal(ReplicationSchema.stateTable)))"))
-        guard let tables = try rows.decode(Int64.self).first, tables == 2 else { return false }
-        let found = try await connection.query(PostgresQuery(
-            unsafeSQL: "SELECT count(*) FROM \(SQL.name(ReplicationSchema.replicasTable)) WHERE name = $1 UNION ALL "
-                + "SELECT count(*) FROM \(SQL.name(ReplicationSchema.stateTable)) WHERE name = $1", binds: bindings))
-        return try found.decode(Int64.self).contains { $0 > 0 }
+        // Either table names it: the register, or (a dataset from before the register) the
+        // replication state.
+        for table in [ReplicationSchema.replicasTable, ReplicationSchema.stateTable] {
+            let exists = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT to_regclass(\(SQL.literal(SQL.name(table)))) IS NOT NULL"))
+            guard try exists.decode(Bool.self).first == true else { continue }
+            let found = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT count(*) FROM \(SQL.name(table)) WHERE name = $1", binds: bindings))
+            if try found.decode(Int64.self).contains(where: { $0 > 0 }) { return true }
+        }
+        return false
     }
 
     /// The model text of the dataset at `destination` (every replication into one dataset has
@@ -306,9 +334,14 @@ extension PostgresReplicator {
     /// dataset, if the history holds one.
     private func lastBootstrap() throws -> HistoryToken? {
         var found: HistoryToken?
-        try forEachHistoryTransaction(after: .start) { transaction in
-            if transaction.author == bootstrapAuthor { found = transaction.token }
-            return true
+        do {
+            try forEachHistoryTransaction(after: .start) { transaction in
+                if transaction.author == bootstrapAuthor { found = transaction.token }
+                return true
+            }
+        } catch StrataError.historyPurged {
+            throw ReplicationError.joinRefused(name: name, reason: "the store's history was purged before its copy of "
+                                               + "the dataset was recorded in PostgreSQL; join again from a new store")
         }
         return found
     }

@@ -103,8 +103,14 @@ extension PostgresReplicator {
         let token = try reader.lastHistoryToken()
         var rows = 0
         try await inTransaction(on: connection) { connection in
+            // Under the register's lock, checked again: a store that joined since the caller
+            // looked has rows here that emptying the tables would lose. With others, this
+            // store (registered first, so holding the dataset's first keys) upserts its rows
+            // over theirs, keys apart, and the others' queues take them (decision 110).
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext('strata_replicas'))"))
             let tables = (schema.tables.map(\.entity) + schema.joinTables.map(\.name)).map(SQL.name)
-            if !tables.isEmpty {
+            if !tables.isEmpty, try await !hasOtherStores(on: connection) {
                 try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(tables.joined(separator: ", "))"))
             }
             // The rows as insert changes, written in slices (memory stays bounded).

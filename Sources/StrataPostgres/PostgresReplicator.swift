@@ -156,8 +156,8 @@ public final class PostgresReplicator: Sendable {
         var token: HistoryToken
         if let stored = try await storedToken(on: connection) {
             token = stored
-        } else if try await join(on: connection).hasOtherStores {
-            // Other stores write to these tables: this one takes their rows, never empties them.
+        } else if try await join(on: connection).joinedOthers {
+            // It joined stores already there: it takes their rows, never empties the tables.
             token = try await bootstrap(on: connection, report: &report)
         } else {
             token = try await copyAll(on: connection, report: &report)
@@ -226,6 +226,22 @@ public final class PostgresReplicator: Sendable {
     /// `expected` to the last one's (``TokenMoved`` if another run moved it first).
     func apply(_ transactions: [HistoryTransaction], after expected: HistoryToken, on connection: PostgresConnection,
                report: inout PushReport) async throws {
+        var attempt = 0
+        while true {
+            do {
+                return try await applyChecked(transactions, after: expected, on: connection, report: &report)
+            } catch ReplicationError.server(_, let state) where (state == "40P01" || state == "40001") && attempt < 5 {
+                // Deadlocked with another store's push (both writing derived columns of the same
+                // parents, in different orders) or a serialization failure: the batch rolled
+                // back whole; again, after a pause that grows.
+                attempt += 1
+                try await Task.sleep(for: .milliseconds(10 * attempt))
+            }
+        }
+    }
+
+    private func applyChecked(_ transactions: [HistoryTransaction], after expected: HistoryToken,
+                              on connection: PostgresConnection, report: inout PushReport) async throws {
         do {
             try await apply(transactions, after: expected, on: connection, report: &report, guarded: false)
         } catch ReplicationError.server(_, let state) where state == "23503" {

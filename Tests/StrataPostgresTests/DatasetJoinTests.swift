@@ -221,6 +221,54 @@ import Testing
         #expect(try ReplicatedContent.ofStore(c) == ReplicatedContent.ofStore(a))
     }
 
+    /// Stores that only push still record their pushes for each other once there are two: a
+    /// store that starts pulling later finds what the others pushed before.
+    @Test func pushesBeforeAnyPullReachAStoreThatPullsLater() async throws {
+        let (database, url) = try cluster.makeDatabase()
+        let a = try makeStore("pushes-a")
+        defer { try? a.close() }
+        _ = try ReplicationTests.fill(a)
+        _ = try await replicator(a, url, name: "a").push()
+        let b = try makeStore("pushes-b")
+        defer { try? b.close() }
+        let two = try replicator(b, url, name: "b")
+        _ = try await two.push()
+        try await b.write { tx in _ = try tx.insert("Tag", ["label": "pushed by b"]) }
+        _ = try await two.push()
+        let pulled = try await replicator(a, url, name: "a").exchange()
+        #expect(pulled.pulled.rowsApplied == 1, "\(pulled.pulled)")
+        #expect(try ReplicatedContent.ofStore(a) == ReplicatedContent.ofStore(b))
+        #expect(try ReplicatedContent.ofStore(a) == ReplicatedContent.ofDatabase(database, in: cluster, model: a.model))
+    }
+
+    /// The store that created the dataset, registered before its first copy was made (killed
+    /// between the two): when it comes back after another store joined, it copies its rows
+    /// without emptying the tables, and the other store's rows stay.
+    @Test func aCreatorWhoseCopyWasCutOffCopiesWithoutEmptyingTheTables() async throws {
+        let (database, url) = try cluster.makeDatabase()
+        let a = try makeStore("creator")
+        defer { try? a.close() }
+        _ = try ReplicationTests.fill(a)
+        let one = try replicator(a, url, name: "creator")
+        // Its registration and no copy: as a first push killed after joining leaves them.
+        _ = try sql("CREATE TABLE strata_replicas (number bigint PRIMARY KEY, name text NOT NULL UNIQUE, "
+                    + "joined timestamp with time zone NOT NULL DEFAULT now(), retired timestamp with time zone); "
+                    + "INSERT INTO strata_replicas (number, name) VALUES (0, 'creator')", database)
+        let b = try makeStore("after")
+        defer { try? b.close() }
+        let two = try replicator(b, url, name: "after")
+        _ = try await two.exchange()
+        let theirs = try await b.write { tx in try tx.insert("Tag", ["label": "joined first"]) }
+        _ = try await two.exchange()
+        let copied = try await one.push()
+        #expect(copied.copiedAll && !copied.joinedDataset, "\(copied)")
+        #expect(try sql("SELECT count(*) FROM \"Tag\" WHERE pk = \(theirs.primaryKey)", database) == "1")
+        _ = try await two.exchange()
+        _ = try await one.exchange()
+        #expect(try ReplicatedContent.ofStore(a) == ReplicatedContent.ofStore(b))
+        #expect(try ReplicatedContent.ofStore(a) == ReplicatedContent.ofDatabase(database, in: cluster, model: a.model))
+    }
+
     /// A dataset made before the register (a `strata_replication` row and no `strata_replicas`
     /// row): its store is registered with range 0, where its keys are, and the next store joins.
     @Test func aReplicationMadeBeforeTheRegisterKeepsRangeZero() async throws {
