@@ -120,28 +120,52 @@ extension PostgresReplicator {
         let connection = try await connect()
         defer { connection.close() }
         let pushed = try await push(on: connection, stopAfter: nil)
-        var dropped = 0
-        try await inTransaction(on: connection) { connection in
+        return (pushed, try await Self.retire(name, on: connection))
+    }
+
+    /// Takes the store registered as `name` out of the dataset at `destination` when that store
+    /// is gone (its machine lost): as ``leave()`` without the last push, so its unpushed writes
+    /// are lost with it. Returns how many queued changes were dropped; 0 for a name that is not
+    /// registered or already retired.
+    public static func retire(_ name: String, at destination: PostgresDestination) async throws -> Int {
+        let connection = try await PostgresConnection.connect(to: destination)
+        defer { connection.close() }
+        return try await retire(name, on: connection)
+    }
+
+    /// Retires `name` and drops its queue, in one PostgreSQL transaction under the register's lock.
+    private static func retire(_ name: String, on connection: PostgresConnection) async throws -> Int {
+        try await connection.query("BEGIN")
+        do {
+            var dropped = 0
             try await connection.query(PostgresQuery(
                 unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext('strata_replicas'))"))
-            var bindings = PostgresBindings()
-            bindings.append(name)
-            let retired = try await connection.query(PostgresQuery(
-                unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.replicasTable)) SET retired = now() "
-                    + "WHERE name = $1 AND retired IS NULL RETURNING number", binds: bindings))
-            guard let number = try retired.decode(Int64.self).first else { return }
-            // The change table exists once any store has pulled.
-            let exists = try await connection.query(PostgresQuery(
-                unsafeSQL: "SELECT to_regclass(\(SQL.literal(SQL.name(ReplicationSchema.changeTable)))) IS NOT NULL"))
-            guard try exists.decode(Bool.self).first == true else { return }
-            var queue = PostgresBindings()
-            queue.append(number)
-            let deleted = try await connection.query(PostgresQuery(
-                unsafeSQL: "DELETE FROM \(SQL.name(ReplicationSchema.changeTable)) AS c WHERE c.replica = $1 "
-                    + "RETURNING 1", binds: queue))
-            dropped = deleted.count
+            let register = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT to_regclass(\(SQL.literal(SQL.name(ReplicationSchema.replicasTable)))) IS NOT NULL"))
+            if try register.decode(Bool.self).first == true {
+                var bindings = PostgresBindings()
+                bindings.append(name)
+                let retired = try await connection.query(PostgresQuery(
+                    unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.replicasTable)) SET retired = now() "
+                        + "WHERE name = $1 AND retired IS NULL RETURNING number", binds: bindings))
+                // The change table exists once any store has recorded changes.
+                let changes = try await connection.query(PostgresQuery(
+                    unsafeSQL: "SELECT to_regclass(\(SQL.literal(SQL.name(ReplicationSchema.changeTable)))) IS NOT NULL"))
+                if let number = try retired.decode(Int64.self).first, try changes.decode(Bool.self).first == true {
+                    var queue = PostgresBindings()
+                    queue.append(number)
+                    let deleted = try await connection.query(PostgresQuery(
+                        unsafeSQL: "DELETE FROM \(SQL.name(ReplicationSchema.changeTable)) AS c WHERE c.replica = $1 "
+                            + "RETURNING 1", binds: queue))
+                    dropped = deleted.count
+                }
+            }
+            try await connection.query("COMMIT")
+            return dropped
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
         }
-        return (pushed, dropped)
     }
 
     /// Whether other stores than this one are registered in the dataset (retired ones too:

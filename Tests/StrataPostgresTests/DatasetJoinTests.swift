@@ -221,6 +221,32 @@ import Testing
         #expect(try ReplicatedContent.ofStore(c) == ReplicatedContent.ofStore(a))
     }
 
+    /// A store whose machine is gone is retired by name alone: its queue, which grew with every
+    /// write of the others while nothing pulled it, is dropped and stops growing.
+    @Test func aStoreWhoseMachineIsGoneIsRetiredByName() async throws {
+        let (database, url) = try cluster.makeDatabase()
+        let a = try makeStore("survivor")
+        defer { try? a.close() }
+        let (lists, _) = try ReplicationTests.fill(a)
+        let one = try replicator(a, url, name: "survivor")
+        _ = try await one.exchange()
+        let gone = try makeStore("gone")
+        _ = try await replicator(gone, url, name: "gone").push()
+        try gone.close()
+        try await a.write { tx in try tx.update(lists[0], ["name": "While it was away"]) }
+        _ = try await one.exchange()
+        #expect(try sql("SELECT count(*) FROM strata_changes WHERE replica = 1", database) != "0")
+        let destination = try PostgresDestination(url: url, environment: ["PGPASSWORD": cluster.password])
+        #expect(try await PostgresReplicator.retire("gone", at: destination) > 0)
+        #expect(try sql("SELECT count(*) FROM strata_changes WHERE replica = 1", database) == "0")
+        try await a.write { tx in try tx.update(lists[1], ["name": "After it was retired"]) }
+        _ = try await one.exchange()
+        #expect(try sql("SELECT count(*) FROM strata_changes WHERE replica = 1", database) == "0")
+        // A name never registered, or retired already, retires nothing.
+        #expect(try await PostgresReplicator.retire("gone", at: destination) == 0)
+        #expect(try await PostgresReplicator.retire("never", at: destination) == 0)
+    }
+
     /// Stores that only push still record their pushes for each other once there are two: a
     /// store that starts pulling later finds what the others pushed before.
     @Test func pushesBeforeAnyPullReachAStoreThatPullsLater() async throws {

@@ -124,6 +124,13 @@ import Testing
         #expect(left.status == 0 && left.stdout.contains("left the dataset as 'second'"), "\(left.stdout)\(left.stderr)")
         let afterLeaving = try Tool.run("strata", ["replicate", joining, "--to", url, "--name", "second"], environment: environment)
         #expect(afterLeaving.status == 1 && afterLeaving.stderr.contains("retired"), "\(afterLeaving.stderr)")
+        // The third machine is gone: its name is retired without its store.
+        let retired = try Tool.run("strata", ["replicate", directory + "/gone.strata", "--to", url, "--name", "third", "--leave"],
+                                   environment: environment)
+        #expect(retired.status == 0 && retired.stdout.hasPrefix("retired 'third' from the dataset without its store"),
+                "\(retired.stdout)\(retired.stderr)")
+        #expect(try cluster.psql("SELECT retired IS NOT NULL FROM strata_replicas WHERE name = 'third'", database: database)
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "t")
         let leaveFollowing = try Tool.run("strata", ["replicate", joining, "--to", url, "--leave", "--follow"])
         #expect(leaveFollowing.status != 0 && leaveFollowing.stderr.contains("--leave goes with --to"), "\(leaveFollowing.stderr)")
         let both = try Tool.run("strata", ["replicate", path, "--to", url, "--from", url])

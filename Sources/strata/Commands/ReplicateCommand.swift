@@ -60,7 +60,7 @@ struct ReplicateCommand: ParsableCommand {
     @Flag(help: "Also take the rows a server application changed in PostgreSQL into the store (the store wins a property changed on both sides; a deletion wins).")
     var pull = false
 
-    @Flag(help: "Push what is left, then take the store out of its dataset: its name and range of keys are retired and the changes queued for it dropped (its rows stay).")
+    @Flag(help: "Push what is left, then take the store out of its dataset: its name and range of keys are retired and the changes queued for it dropped (its rows stay). With no FILE there (its machine gone), only retires the name.")
     var leave = false
 
     @Flag(help: "Print each report as a JSON line instead of text.")
@@ -77,6 +77,20 @@ struct ReplicateCommand: ParsableCommand {
 
     func run() throws {
         let destination = try PostgresDestination(url: to ?? from ?? "")
+        if leave && access(file, F_OK) != 0 {
+            // The store is gone (its machine lost): its name is retired all the same.
+            let dropped = Mutex(0)
+            let name = self.name
+            try waitFor {
+                let count = try await PostgresReplicator.retire(name, at: destination)
+                dropped.withLock { $0 = count }
+            }
+            let count = dropped.withLock { $0 }
+            print(json ? "{\"kind\":\"leave\",\"dropped\":\(count)}"
+                  : "retired '\(name)' from the dataset without its store (\(file) is not here, so nothing was pushed), "
+                    + "\(count) queued change\(count == 1 ? "" : "s") dropped")
+            return
+        }
         if from != nil { try makeStore(joining: destination) }
         guard access(file, F_OK) == 0 else { throw ToolError("no such file: \(file)") }
         var options = StoreOptions()
