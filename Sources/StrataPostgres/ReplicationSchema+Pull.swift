@@ -90,9 +90,26 @@ extension ReplicationSchema {
         DECLARE
             recorded bigint := 0;
             added bigint;
+            rekeyed boolean;
         BEGIN
             IF current_setting(\(SQL.literal(Self.originSetting)), true) = 'strata' THEN
                 RETURN NULL;
+            END IF;
+            -- With several stores, the keys below 2^62 are the stores' ranges and no row is
+            -- re-keyed: a server application's row takes its key from the sequence (from 2^62)
+            -- and keeps it.
+            IF \(writer) IS NULL AND TG_ARGV[0] = 'row' AND TG_OP <> 'DELETE'
+               AND (SELECT count(*) FROM \(replicas)) > 1 THEN
+                -- One test per event: a statement naming old_rows is planned only where it exists.
+                IF TG_OP = 'INSERT' THEN
+                    rekeyed := EXISTS (SELECT 1 FROM new_rows n WHERE n.pk < \(Self.serverKeyBase));
+                ELSE
+                    rekeyed := EXISTS (SELECT 1 FROM new_rows n WHERE NOT EXISTS (SELECT 1 FROM old_rows o WHERE o.pk = n.pk));
+                END IF;
+                IF rekeyed THEN
+                    RAISE EXCEPTION 'rows of % take their keys from its key sequence and keep them while several Strata stores share the dataset (keys below % are the stores'')', TG_TABLE_NAME, \(Self.serverKeyBase)
+                        USING ERRCODE = 'integrity_constraint_violation';
+                END IF;
             END IF;
             IF TG_ARGV[0] = 'join' THEN
                 IF TG_OP <> 'INSERT' THEN

@@ -221,6 +221,33 @@ import Testing
         #expect(try ReplicatedContent.ofStore(c) == ReplicatedContent.ofStore(a))
     }
 
+    /// With several stores, a server application cannot put a row on a key of a store's range
+    /// or move a row to another key; a row it inserts takes its key from the sequence.
+    @Test func serverRowsKeepKeysOutsideTheStoresRanges() async throws {
+        let (database, url) = try cluster.makeDatabase()
+        let a = try makeStore("ranges-a")
+        defer { try? a.close() }
+        let (lists, _) = try ReplicationTests.fill(a)
+        _ = try await replicator(a, url, name: "a").exchange()
+        let b = try makeStore("ranges-b")
+        defer { try? b.close() }
+        _ = try await replicator(b, url, name: "b").exchange()
+        for statement in ["INSERT INTO \"Tag\" (pk, label) VALUES (\((UInt64(2) << 40) + 5), 'in a range')",
+                          "INSERT INTO \"Tag\" (pk, label) VALUES (7, 'in range 0')",
+                          "UPDATE \"TodoList\" SET pk = pk + 1000 WHERE pk = \(lists[0].primaryKey)"] {
+            do {
+                _ = try sql(statement, database)
+                Issue.record("went through: \(statement)")
+            } catch {
+                #expect("\(error)".contains("take their keys from its key sequence"), "\(statement): \(error)")
+            }
+        }
+        _ = try sql("INSERT INTO \"Tag\" (label) VALUES ('from the sequence')", database)
+        _ = try sql("UPDATE \"Tag\" SET score = 3 WHERE label = 'from the sequence'", database)
+        let key = try sql("SELECT pk FROM \"Tag\" WHERE label = 'from the sequence'", database)
+        #expect((UInt64(key) ?? 0) >= UInt64(1) << 62, "\(key)")
+    }
+
     /// A store whose machine is gone is retired by name alone: its queue, which grew with every
     /// write of the others while nothing pulled it, is dropped and stops growing.
     @Test func aStoreWhoseMachineIsGoneIsRetiredByName() async throws {
