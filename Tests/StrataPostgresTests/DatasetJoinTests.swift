@@ -248,6 +248,54 @@ import Testing
         #expect((UInt64(key) ?? 0) >= UInt64(1) << 62, "\(key)")
     }
 
+    /// An optional attribute with a default that a store set to nil stays nil in the other
+    /// stores, through a join's copy and through a pull: only a server application's NULL
+    /// means "not given" (the default).
+    @Test func anotherStoresNilIsNotTheDefault() async throws {
+        let (database, url) = try cluster.makeDatabase()
+        let model = try Model {
+            Entity("Note") {
+                AttributeDescription("title", .string)
+                AttributeDescription("mood", .string, optional: true, default: "calm")
+            }
+        }
+        func store(_ file: String) throws -> RecordStore {
+            var options = StoreOptions(durability: .normal)
+            options.sharing = .shared
+            return try RecordStore(path: directory + "/\(file).strata", model: model, options: options, history: .on)
+        }
+        let a = try store("nil-a")
+        defer { try? a.close() }
+        try await a.write { tx in _ = try tx.insert("Note", ["title": "before", "mood": StoredValue.null]) }
+        let one = try replicator(a, url, name: "a")
+        _ = try await one.exchange()
+        let b = try store("nil-b")
+        defer { try? b.close() }
+        let two = try replicator(b, url, name: "b")
+        _ = try await two.exchange()
+        try await a.write { tx in _ = try tx.insert("Note", ["title": "after", "mood": StoredValue.null]) }
+        _ = try await one.exchange()
+        _ = try await two.exchange()
+        _ = try sql("INSERT INTO \"Note\" (title) VALUES ('from the server')", database)
+        _ = try await one.exchange()
+        _ = try await two.exchange()
+        _ = try await one.exchange()
+        func moods(_ store: RecordStore) throws -> [String: StoredValue] {
+            try store.read { reader in
+                var out: [String: StoredValue] = [:]
+                for id in try reader.objects("Note") {
+                    let values = try reader.values(of: id) ?? [:]
+                    if case .string(let title)? = values["title"] { out[title] = values["mood"] ?? .null }
+                }
+                return out
+            }
+        }
+        let expected: [String: StoredValue] = ["before": .null, "after": .null, "from the server": .string("calm")]
+        #expect(try moods(a) == expected)
+        #expect(try moods(b) == expected)
+        #expect(try sql("SELECT count(*) FROM \"Note\" WHERE mood IS NULL", database) == "2")
+    }
+
     /// A store whose machine is gone is retired by name alone: its queue, which grew with every
     /// write of the others while nothing pulled it, is dropped and stops growing.
     @Test func aStoreWhoseMachineIsGoneIsRetiredByName() async throws {
