@@ -137,35 +137,39 @@ extension PostgresReplicator {
     private static func retire(_ name: String, on connection: PostgresConnection) async throws -> Int {
         try await connection.query("BEGIN")
         do {
-            var dropped = 0
-            try await connection.query(PostgresQuery(
-                unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext('strata_replicas'))"))
-            let register = try await connection.query(PostgresQuery(
-                unsafeSQL: "SELECT to_regclass(\(SQL.literal(SQL.name(ReplicationSchema.replicasTable)))) IS NOT NULL"))
-            if try register.decode(Bool.self).first == true {
-                var bindings = PostgresBindings()
-                bindings.append(name)
-                let retired = try await connection.query(PostgresQuery(
-                    unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.replicasTable)) SET retired = now() "
-                        + "WHERE name = $1 AND retired IS NULL RETURNING number", binds: bindings))
-                // The change table exists once any store has recorded changes.
-                let changes = try await connection.query(PostgresQuery(
-                    unsafeSQL: "SELECT to_regclass(\(SQL.literal(SQL.name(ReplicationSchema.changeTable)))) IS NOT NULL"))
-                if let number = try retired.decode(Int64.self).first, try changes.decode(Bool.self).first == true {
-                    var queue = PostgresBindings()
-                    queue.append(number)
-                    let deleted = try await connection.query(PostgresQuery(
-                        unsafeSQL: "DELETE FROM \(SQL.name(ReplicationSchema.changeTable)) AS c WHERE c.replica = $1 "
-                            + "RETURNING 1", binds: queue))
-                    dropped = deleted.count
-                }
-            }
+            let dropped = try await retireLocked(name, on: connection)
             try await connection.query("COMMIT")
             return dropped
         } catch {
             _ = try? await connection.query("ROLLBACK")
             throw error
         }
+    }
+
+    /// ``retire(_:on:)``'s work inside its transaction.
+    private static func retireLocked(_ name: String, on connection: PostgresConnection) async throws -> Int {
+        try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext('strata_replicas'))"))
+        guard try await exists(ReplicationSchema.replicasTable, on: connection) else { return 0 }
+        var bindings = PostgresBindings()
+        bindings.append(name)
+        let retired = try await connection.query(PostgresQuery(
+            unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.replicasTable)) SET retired = now() "
+                + "WHERE name = $1 AND retired IS NULL RETURNING number", binds: bindings))
+        // The change table exists once any store has recorded changes.
+        guard let number = try retired.decode(Int64.self).first,
+              try await exists(ReplicationSchema.changeTable, on: connection) else { return 0 }
+        var queue = PostgresBindings()
+        queue.append(number)
+        return try await connection.query(PostgresQuery(
+            unsafeSQL: "DELETE FROM \(SQL.name(ReplicationSchema.changeTable)) AS c WHERE c.replica = $1 RETURNING 1",
+            binds: queue)).count
+    }
+
+    /// Whether `table` exists in the connection's schema.
+    static func exists(_ table: String, on connection: PostgresConnection) async throws -> Bool {
+        let rows = try await connection.query(PostgresQuery(
+            unsafeSQL: "SELECT to_regclass(\(SQL.literal(SQL.name(table)))) IS NOT NULL"))
+        return try rows.decode(Bool.self).first == true
     }
 
     /// Whether other stores than this one are registered in the dataset (retired ones too:
@@ -325,9 +329,7 @@ extension PostgresReplicator {
         // Either table names it: the register, or (a dataset from before the register) the
         // replication state.
         for table in [ReplicationSchema.replicasTable, ReplicationSchema.stateTable] {
-            let exists = try await connection.query(PostgresQuery(
-                unsafeSQL: "SELECT to_regclass(\(SQL.literal(SQL.name(table)))) IS NOT NULL"))
-            guard try exists.decode(Bool.self).first == true else { continue }
+            guard try await exists(table, on: connection) else { continue }
             let found = try await connection.query(PostgresQuery(
                 unsafeSQL: "SELECT count(*) FROM \(SQL.name(table)) WHERE name = $1", binds: bindings))
             if try found.decode(Int64.self).contains(where: { $0 > 0 }) { return true }
@@ -341,10 +343,7 @@ extension PostgresReplicator {
     public static func datasetModelText(at destination: PostgresDestination) async throws -> String? {
         let connection = try await PostgresConnection.connect(to: destination)
         defer { connection.close() }
-        let table = try await connection.query(PostgresQuery(
-            unsafeSQL: "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema() "
-                + "AND table_name = \(SQL.literal(ReplicationSchema.stateTable))"))
-        guard let tables = try table.decode(Int64.self).first, tables == 1 else { return nil }
+        guard try await exists(ReplicationSchema.stateTable, on: connection) else { return nil }
         let rows = try await connection.query(PostgresQuery(
             unsafeSQL: "SELECT DISTINCT model FROM \(SQL.name(ReplicationSchema.stateTable))"))
         let models = try rows.decode(String.self)
