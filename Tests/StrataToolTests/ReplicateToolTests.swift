@@ -88,7 +88,7 @@ import Testing
             .trimmingCharacters(in: .whitespacesAndNewlines) == String(UInt64(1) << 40))
         let again = try Tool.run("strata", ["replicate", joining, "--from", url, "--name", "third"], environment: environment)
         #expect(again.status == 1 && again.stderr.contains("exists"), "\(again.stderr)")
-        // The README's command for another machine, pulling: it joins, and it takes what the
+        // The guide's command for another machine, pulling: it joins, and it takes what the
         // second store pushed.
         let third = directory + "/third.strata"
         let pulling = try Tool.run("strata", ["replicate", third, "--from", url, "--name", "third", "--pull"],
