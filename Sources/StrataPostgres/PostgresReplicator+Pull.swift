@@ -110,7 +110,8 @@ extension PostgresReplicator {
         let several = try await hasOtherStores(on: connection)
         let current = try await readCurrent(claim, on: connection)
         let before = try store.lastHistoryToken()
-        try apply(claim, current: current, after: pushed, insertingNew: several, report: &report)
+        try await applyRefusing(claim, current: current, after: pushed, insertingNew: several, on: connection,
+                                report: &report)
         if let applied = try pullTransaction(claim.id, after: before) {
             report.token = applied
         } else {

@@ -125,8 +125,12 @@ extension PostgresReplicator {
     /// `insertingNew`: the dataset has several stores, so a row inserted elsewhere (another
     /// store's, or a server's, keeping its key) is inserted here under its key; with one store,
     /// only rows the keying step gave this store's keys are.
+    ///
+    /// `refused`: rows the pull leaves out (``Refusal``): their changes are not applied, and a
+    /// duplicate's loser the store holds is deleted. A commit that breaks the model throws
+    /// ``RuleBroken`` naming the row, for the caller to decide about and try again.
     func apply(_ claim: Claim, current: CurrentRows, after pushed: HistoryToken, insertingNew: Bool = false,
-               report: inout PullReport) throws {
+               refused: [ObjectID: Refusal] = [:], report: inout PullReport) throws {
         let local = try localChanges(after: pushed)
         // Each row once, in the order the server first touched it: every column for an insert,
         // the changed ones for updates.
@@ -170,12 +174,20 @@ extension PostgresReplicator {
         var applied = 0
         var conflicts = 0
         var deletionsWon = 0
+        var transaction: RecordTransaction?
         do {
             try store.write { tx in
+                transaction = tx
                 tx.author = pullAuthor(claim.id)
                 var toOnes: [(ObjectID, String, Int64?)] = []
                 var deletes: [ObjectID] = []
+                // A duplicate that lost to a row with a smaller key goes, wherever it came from.
+                for (id, refusal) in refused.sorted(by: { ($0.key.entity, $0.key.primaryKey) < ($1.key.entity, $1.key.primaryKey) })
+                    where refusal.deletesHeldRow {
+                    if try tx.values(of: id) != nil { deletes.append(id) }
+                }
                 for id in order {
+                    if refused[id] != nil { continue }
                     let columns = columnsByRow[id] ?? []
                     let held = try tx.values(of: id)
                     guard let values = current.rows[id.entity]?[Int64(bitPattern: id.primaryKey)] else {
@@ -273,7 +285,9 @@ extension PostgresReplicator {
                 }
             }
         } catch let error as StrataError {
-            // The commit's own checks (validation, uniqueness) name the entity, not the row.
+            // The commit's own checks (validation, uniqueness) name the entity; the transaction
+            // names the row.
+            if let rule = transaction?.brokenRule { throw RuleBroken(rule: rule, error: error) }
             switch error {
             case .validation(let entity, _, _), .conflict(let entity, _, _), .invalidObject(let entity, _, _, _):
                 throw ReplicationError.pullRejected(entity: entity, primaryKey: nil, reason: "\(error)")

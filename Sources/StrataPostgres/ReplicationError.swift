@@ -18,9 +18,11 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
     case modelMismatch(reason: String)
     /// The server refused a statement (`sqlState` is PostgreSQL's error code).
     case server(message: String, sqlState: String?)
-    /// The store refused what a pull brought from PostgreSQL (a value of the wrong type, a
-    /// uniqueness or delete rule, a validation): nothing of that pull was applied, and the
-    /// changes stay in PostgreSQL's change table until the rows there are fixed.
+    /// The store refused what a pull brought from PostgreSQL in a way no row can be left out
+    /// for (a value of the wrong type, a `deny` delete rule, a rule a value the store derived
+    /// breaks): nothing of that pull was applied, and the changes stay in PostgreSQL's change
+    /// table until the rows there are fixed. A row that breaks a uniqueness constraint, a
+    /// required value or a validation rule is refused alone (``ReplicationRefusal``).
     case pullRejected(entity: String, primaryKey: Int64?, reason: String)
     /// The store cannot join the dataset under replication name `name` (`reason` says why: it
     /// holds rows of its own while other stores write to the dataset, so their keys could

@@ -87,6 +87,7 @@ extension RecordTransaction {
             if !alive.isEmpty {
                 let entity = model.entities[key.entity]
                 let objects = "\(alive.count) \(rel.target) object\(alive.count == 1 ? "" : "s")"
+                brokenRule = BrokenRule(row: objectID(key), rule: .deny, holder: objectID(alive[0]))
                 throw StrataError.conflict(entity: entity.name, properties: [rel.name],
                                            reason: "cannot delete \(objectID(key)): '\(rel.name)' still reaches "
                                                + "\(objects) and its delete rule is deny")
@@ -121,6 +122,8 @@ extension RecordTransaction {
                     try RecordTrees.storedPrimaryKey($0, tree: RecordTrees.unique(entity, i))
                 }
                 if let owner, owner != key.pk {
+                    brokenRule = BrokenRule(row: objectID(key), rule: .unique(i),
+                                            holder: ObjectID(entity: entity.name, primaryKey: owner))
                     throw StrataError.conflict(entity: entity.name, properties: entity.uniquenessConstraints[i],
                                                reason: "\(objectID(key)) has the same values as "
                                                    + "\(entity.name)/\(owner)")
@@ -151,30 +154,36 @@ extension RecordTransaction {
                 guard let state = rowStates[key], let row = state.current else { continue }
                 let entity = model.entities[key.entity]
                 let unchanged = state.explicit ? nil : state.original
-                for check in entity.fieldChecks {
-                    let i = check.field
-                    if let unchanged, unchanged[i] == row[i] { continue }
-                    // Read in place: only a value a rule judges is copied.
-                    if case .null = row[i] {
-                        if !check.isOptional {
-                            throw StrataError.validation(entity: entity.name, property: entity.fields[i].name,
-                                                         reason: "\(objectID(key)) needs a value")
+                // The throws below are jumps to the catch, which names the row for the caller.
+                do {
+                    for check in entity.fieldChecks {
+                        let i = check.field
+                        if let unchanged, unchanged[i] == row[i] { continue }
+                        // Read in place: only a value a rule judges is copied.
+                        if case .null = row[i] {
+                            if !check.isOptional {
+                                throw StrataError.validation(entity: entity.name, property: entity.fields[i].name,
+                                                             reason: "\(objectID(key)) needs a value")
+                            }
+                            continue
                         }
-                        continue
-                    }
-                    if let range = check.integerRange, case .int(let integer) = row[i], !range.contains(integer) {
-                        throw StrataError.validation(entity: entity.name, property: entity.fields[i].name,
-                                                     reason: "\(integer) does not fit "
-                                                         + "\(entity.fields[i].type.rawValue)")
-                    }
-                    guard check.hasRules else { continue }
-                    let value = row[i]
-                    for rule in entity.fields[i].validation {
-                        if let why = rule.violation(value) {
+                        if let range = check.integerRange, case .int(let integer) = row[i], !range.contains(integer) {
                             throw StrataError.validation(entity: entity.name, property: entity.fields[i].name,
-                                                         reason: why)
+                                                         reason: "\(integer) does not fit "
+                                                             + "\(entity.fields[i].type.rawValue)")
+                        }
+                        guard check.hasRules else { continue }
+                        let value = row[i]
+                        for rule in entity.fields[i].validation {
+                            if let why = rule.violation(value) {
+                                throw StrataError.validation(entity: entity.name, property: entity.fields[i].name,
+                                                             reason: why)
+                            }
                         }
                     }
+                } catch {
+                    brokenRule = BrokenRule(row: objectID(key), rule: .validation, holder: nil)
+                    throw error
                 }
             }
         }

@@ -92,6 +92,8 @@ public final class RecordTransaction: RecordReader {
     let trees: WriteTrees
     @exclusivity(unchecked) var rowsRead = 0
     @exclusivity(unchecked) var rowsWritten = 0
+    /// The row the commit's checks refused, when they threw (see ``BrokenRule``).
+    package internal(set) var brokenRule: BrokenRule?
     /// Engine counters: settles that had something to do, and changed rows they examined.
     var settles = 0
     var rowsExamined = 0

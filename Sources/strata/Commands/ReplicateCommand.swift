@@ -198,12 +198,14 @@ extension ReplicateCommand {
             + "\(report.rowsKeyed) inserted rows given store keys, \(report.conflicts) conflicts kept the store's value, "
             + "\(report.deletionsWon) deletions won) in \(String(format: "%.2f", report.seconds)) s"
             + (report.token.map { "; token \($0)" } ?? "")
+            + report.refusals.map { "\nrefused \($0)" }.joined()
     }
 
     static func jsonLine(_ report: PullReport) -> String {
         var fields = ["\"kind\":\"pull\"", "\"changes\":\(report.changes)", "\"rowsApplied\":\(report.rowsApplied)",
                       "\"rowsKeyed\":\(report.rowsKeyed)", "\"conflicts\":\(report.conflicts)",
-                      "\"deletionsWon\":\(report.deletionsWon)", "\"seconds\":\(report.seconds)"]
+                      "\"deletionsWon\":\(report.deletionsWon)", "\"refusals\":\(report.refusals.count)",
+                      "\"seconds\":\(report.seconds)"]
         if let token = report.token { fields.append("\"token\":\(token.value)") }
         return "{" + fields.joined(separator: ",") + "}"
     }
