@@ -110,6 +110,12 @@ extension PostgresReplicator {
         let values = "$1, $2, $3, $4, $5, $6, $7"
         try await inTransaction(on: connection) { connection in
             try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext('strata_prepare_pull'))"))
+            // Recorded for every store, this one included (an origin no store has, for this
+            // transaction only): if the store's commit that carries out its own part (deleting
+            // a duplicate it holds) is lost to a crash, its next pull takes the deletion from
+            // its queue — the claim applied again may no longer name the row.
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT set_config(\(SQL.literal(ReplicationSchema.originSetting)), '-1', true)"))
             try await connection.query(PostgresQuery(unsafeSQL: Self.rejectsTableSQL))
             switch refusal.outcome {
             case .deleted:

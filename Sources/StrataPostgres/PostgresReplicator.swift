@@ -298,7 +298,11 @@ public final class PostgresReplicator: Sendable {
             // The replicator's writes carry this mark, and the pull's triggers skip them: what
             // the store sent is not sent back.
             try await connection.query(PostgresQuery(
-                unsafeSQL: "SELECT set_config(\(SQL.literal(ReplicationSchema.originSetting)), 'strata', false)"))
+                unsafeSQL: "SELECT set_config(\(SQL.literal(ReplicationSchema.originSetting)), 'strata', false), "
+                    // The server's notices and warnings ("relation … already exists, skipping", a
+                    // ROLLBACK after a failed COMMIT) are not for whoever runs the replicator:
+                    // its errors come back as ``ReplicationError``.
+                    + "set_config('client_min_messages', 'error', false)"))
             return connection
         } catch {
             connection.close()

@@ -10,5 +10,5 @@ struct StrataHarnessCommand: ParsableCommand {
         abstract: "The crash and fuzz harness of Strata (not shipped).",
         subcommands: [CrashTestCommand.self, FuzzCommand.self, CrashTestWriterCommand.self, FuzzWorkerCommand.self,
                       WriteLoadCommand.self, MultiProcessTestCommand.self, MultiProcessWorkerCommand.self,
-                      ReplicationKillTestCommand.self])
+                      ReplicationKillTestCommand.self, ConvergeTestCommand.self, ConvergeWriterCommand.self])
 }
