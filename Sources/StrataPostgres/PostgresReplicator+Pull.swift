@@ -80,6 +80,13 @@ extension PostgresReplicator {
 
     private func pullLocked(on connection: PostgresConnection) async throws -> PullReport {
         var report = PullReport()
+        // The store's changes since this replicator's previous pull are those another writer's
+        // value may have overwritten (none known after a restart).
+        let now = try store.lastHistoryToken()
+        let previous = lastPull.withLock { last in
+            defer { last = now }
+            return last
+        }
         var pushed = try await storedToken(on: connection)
         var pushFirst = pushed == nil
         // A claim an interrupted pull applied is pushed (which ends it) before another is taken.
@@ -110,8 +117,16 @@ extension PostgresReplicator {
         let several = try await hasOtherStores(on: connection)
         let current = try await readCurrent(claim, on: connection)
         let before = try store.lastHistoryToken()
-        try await applyRefusing(claim, current: current, after: pushed, insertingNew: several, on: connection,
-                                report: &report)
+        let found = try await applyRefusing(claim, current: current, after: pushed, since: previous, insertingNew: several,
+                                            on: connection, report: &report)
+        if !found.conflicts.isEmpty {
+            let names = try await storeNames(on: connection)
+            report.conflictDetails += found.conflicts.map { conflict, writer in
+                var conflict = conflict
+                conflict.otherWriter = writer.map { names[$0] ?? "#\($0)" }
+                return conflict
+            }
+        }
         if let applied = try pullTransaction(claim.id, after: before) {
             report.token = applied
         } else {
@@ -120,7 +135,37 @@ extension PostgresReplicator {
             try await endClaim(claim.id, rewriting: ServerWrites(claim.changes, schema: schema).derivedRewrites,
                                on: connection)
         }
+        try resolve(found.resolutions)
         return report
+    }
+
+    /// Commits the resolver's values, after the pull's transaction, as a change of the store's
+    /// own (pushed like any): a row gone since is left out.
+    private func resolve(_ resolutions: [(ObjectID, String, StoredValue)]) throws {
+        guard !resolutions.isEmpty else { return }
+        do {
+            try store.write { tx in
+                tx.author = "strata-resolve:\(name)"
+                for (id, property, value) in resolutions where try tx.values(of: id) != nil {
+                    try tx.update(id, [property: value])
+                }
+            }
+        } catch let error as StrataError {
+            let row = resolutions[0].0
+            throw ReplicationError.pullRejected(entity: row.entity, primaryKey: Int64(bitPattern: row.primaryKey),
+                                                reason: "the value the conflict resolver chose: \(error)")
+        }
+    }
+
+    /// The replication names of the dataset's stores, by number.
+    private func storeNames(on connection: PostgresConnection) async throws -> [Int64: String] {
+        try await run(on: connection) { connection in
+            let rows = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT number, name FROM \(SQL.name(ReplicationSchema.replicasTable))"))
+            var names: [Int64: String] = [:]
+            for (number, name) in try rows.decode((Int64, String).self) { names[number] = name }
+            return names
+        }
     }
 
     /// Takes (`take`) or gives back the session's lock on pulling this replication.

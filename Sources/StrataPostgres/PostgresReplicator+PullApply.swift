@@ -126,12 +126,30 @@ extension PostgresReplicator {
     /// store's, or a server's, keeping its key) is inserted here under its key; with one store,
     /// only rows the keying step gave this store's keys are.
     ///
+    /// `previous`: the store's token at this replicator's previous pull (its changes since then
+    /// that another writer's value replaces are reported as overwritten).
+    ///
     /// `refused`: rows the pull leaves out (``Refusal``): their changes are not applied, and a
     /// duplicate's loser the store holds is deleted. A commit that breaks the model throws
     /// ``RuleBroken`` naming the row, for the caller to decide about and try again.
-    func apply(_ claim: Claim, current: CurrentRows, after pushed: HistoryToken, insertingNew: Bool = false,
-               refused: [ObjectID: Refusal] = [:], report: inout PullReport) throws {
+    @discardableResult
+    func apply(_ claim: Claim, current: CurrentRows, after pushed: HistoryToken, since previous: HistoryToken? = nil,
+               insertingNew: Bool = false,
+               refused: [ObjectID: Refusal] = [:], report: inout PullReport) throws -> AppliedConflicts {
         let local = try localChanges(after: pushed)
+        // The store's changes since its previous pull (pushed or not): those another writer's
+        // value replaces now lost.
+        var earlier = LocalChanges()
+        if let previous {
+            do {
+                earlier = try localChanges(after: previous)
+            } catch StrataError.historyPurged {
+                // Purged since: which of the store's writes lost is not known.
+            }
+        }
+        var found = AppliedConflicts()
+        // The writer of each row's last change in the claim (nil: a server application).
+        var writerOf: [ObjectID: Int64?] = [:]
         // Each row once, in the order the server first touched it: every column for an insert,
         // the changed ones for updates.
         var order: [ObjectID] = []
@@ -155,6 +173,7 @@ extension PostgresReplicator {
             }
             guard let index = schema.tableByEntity[change.table] else { continue }
             let id = ObjectID(entity: change.table, primaryKey: UInt64(bitPattern: change.pk))
+            writerOf[id] = change.origin
             if columnsByRow[id] == nil { order.append(id) }
             var columns = columnsByRow[id] ?? []
             switch change.op {
@@ -207,8 +226,18 @@ extension PostgresReplicator {
                     var attributes: [String: StoredValue] = [:]
                     for column in columns.sorted() {
                         guard let value = values[column] else { continue }
-                        if held != nil && local.properties.contains([id.entity, String(id.primaryKey), column]) {
+                        if let held, local.properties.contains([id.entity, String(id.primaryKey), column]) {
                             conflicts += 1
+                            // Attributes are reported with both values (a to-one only counted).
+                            if case .stored(let other) = value, let mine = held[column], mine != other {
+                                var conflict = ReplicationConflict(row: id, property: column, storeValue: mine,
+                                                                   otherValue: other, otherWriter: nil, outcome: .keptStoreValue)
+                                if let resolve = resolveConflict, let chosen = resolve(conflict), chosen != mine {
+                                    conflict.outcome = .resolved(chosen)
+                                    found.resolutions.append((id, column, chosen))
+                                }
+                                found.conflicts.append((conflict, writerOf[id] ?? nil))
+                            }
                             continue
                         }
                         switch value {
@@ -218,7 +247,14 @@ extension PostgresReplicator {
                             // keeps the store's value when the insert is applied again (a
                             // claim released after the store applied it).
                             if stored == .null && serverInserted.contains(id) && named[id]?.contains(column) != true { continue }
-                            if held?[column] != stored { attributes[column] = stored }
+                            if held?[column] != stored {
+                                attributes[column] = stored
+                                if let mine = held?[column], earlier.properties.contains([id.entity, String(id.primaryKey), column]) {
+                                    found.conflicts.append((ReplicationConflict(row: id, property: column, storeValue: mine,
+                                                                                otherValue: stored, otherWriter: nil,
+                                                                                outcome: .overwritten), writerOf[id] ?? nil))
+                                }
+                            }
                         case .target(let target):
                             toOnes.append((id, column, target))
                         }
@@ -298,6 +334,14 @@ extension PostgresReplicator {
         report.rowsApplied += applied
         report.conflicts += conflicts
         report.deletionsWon += deletionsWon
+        return found
+    }
+
+    /// The conflicts a pull's apply found (each with its other writer's store number, nil for a
+    /// server application), and the resolver's values to commit after it.
+    struct AppliedConflicts {
+        var conflicts: [(ReplicationConflict, Int64?)] = []
+        var resolutions: [(ObjectID, String, StoredValue)] = []
     }
 
     /// The store's derived values of `ids`, as updates (nil ones included: they clear the

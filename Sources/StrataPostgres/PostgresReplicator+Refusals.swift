@@ -32,8 +32,9 @@ extension PostgresReplicator {
 
     /// Applies the claim, refusing the rows that break the model one at a time (each refusal
     /// carried out in PostgreSQL before the store's next try), and reports them.
-    func applyRefusing(_ claim: Claim, current: CurrentRows, after pushed: HistoryToken, insertingNew: Bool,
-                       on connection: PostgresConnection, report: inout PullReport) async throws {
+    func applyRefusing(_ claim: Claim, current: CurrentRows, after pushed: HistoryToken, since previous: HistoryToken?,
+                       insertingNew: Bool,
+                       on connection: PostgresConnection, report: inout PullReport) async throws -> AppliedConflicts {
         var refused: [ObjectID: Refusal] = [:]
         let incoming = Set(claim.changes.compactMap { change -> ObjectID? in
             guard schema.tableByEntity[change.table] != nil else { return nil }
@@ -41,9 +42,8 @@ extension PostgresReplicator {
         })
         while true {
             do {
-                try apply(claim, current: current, after: pushed, insertingNew: insertingNew, refused: refused,
-                          report: &report)
-                return
+                return try apply(claim, current: current, after: pushed, since: previous, insertingNew: insertingNew,
+                                 refused: refused, report: &report)
             } catch let broken as RuleBroken {
                 let (row, refusal) = try decide(broken, incoming: incoming)
                 // A row refused before and named again: deciding cannot get further.
@@ -110,12 +110,14 @@ extension PostgresReplicator {
         let values = "$1, $2, $3, $4, $5, $6, $7"
         try await inTransaction(on: connection) { connection in
             try await connection.query(PostgresQuery(unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext('strata_prepare_pull'))"))
-            // Recorded for every store, this one included (an origin no store has, for this
-            // transaction only): if the store's commit that carries out its own part (deleting
-            // a duplicate it holds) is lost to a crash, its next pull takes the deletion from
-            // its queue — the claim applied again may no longer name the row.
-            try await connection.query(PostgresQuery(
-                unsafeSQL: "SELECT set_config(\(SQL.literal(ReplicationSchema.originSetting)), '-1', true)"))
+            // A duplicate the store holds: its deletion is recorded for every store, this one
+            // included (an origin no store has, for this transaction only), so if the store's
+            // commit that deletes it too is lost to a crash, its next pull takes the deletion
+            // from its queue — the claim applied again may no longer name the row.
+            if refusal.deletesHeldRow && stored != nil {
+                try await connection.query(PostgresQuery(
+                    unsafeSQL: "SELECT set_config(\(SQL.literal(ReplicationSchema.originSetting)), '-1', true)"))
+            }
             try await connection.query(PostgresQuery(unsafeSQL: Self.rejectsTableSQL))
             switch refusal.outcome {
             case .deleted:

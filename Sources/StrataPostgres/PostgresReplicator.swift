@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import StrataRecords
 import StrataStorage
 
@@ -28,6 +29,13 @@ public final class PostgresReplicator: Sendable {
 
     /// At most this many Strata transactions go into one PostgreSQL transaction.
     public let transactionsPerBatch: Int
+    /// Decides a property this store changed (not pushed yet) and another writer changed too:
+    /// given the conflict, returns the value to keep, or nil for the rule's (the store's). The
+    /// value chosen is committed as a store transaction of its own right after the pull and
+    /// pushed like any change; should the replicator stop in between, the rule's value stands.
+    public let resolveConflict: (@Sendable (ReplicationConflict) -> StoredValue?)?
+    /// The store's history token when this replicator's last pull began.
+    let lastPull = Mutex<HistoryToken?>(nil)
     /// A batch stops growing at this many changes, which bounds its memory.
     static let changesPerBatch = 50_000
 
@@ -39,8 +47,13 @@ public final class PostgresReplicator: Sendable {
     /// transaction, and a thousand small transactions cost a few statements instead of
     /// thousands of round trips. With `transactionsPerBatch: 1`, PostgreSQL goes through every
     /// state the store went through, at the cost of a round trip per statement of each.
+    ///
+    /// `resolveConflict` decides the conflicts a pull finds instead of the rule (see
+    /// ``resolveConflict``).
     public init(store: RecordStore, destination: PostgresDestination, name: String = "default",
-                transactionsPerBatch: Int = 1_000) {
+                transactionsPerBatch: Int = 1_000,
+                resolveConflict: (@Sendable (ReplicationConflict) -> StoredValue?)? = nil) {
+        self.resolveConflict = resolveConflict
         self.store = store
         self.destination = destination
         self.name = name

@@ -15,6 +15,9 @@ public struct PullReport: Sendable, Equatable {
     public var conflicts = 0
     /// Changes to rows deleted on the other side since the last exchange: the deletion won.
     public var deletionsWon = 0
+    /// The properties counted in ``conflicts``, and those the store changed since its previous
+    /// pull that another writer changed since (its write lost), with both values (decision 111).
+    public var conflictDetails: [ReplicationConflict] = []
     /// Rows this pull refused because they broke the model (decision 111), in the order decided.
     public var refusals: [ReplicationRefusal] = []
     /// The store's history token of the transaction that applied them, if one did.

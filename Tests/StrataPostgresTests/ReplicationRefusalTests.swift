@@ -161,3 +161,79 @@ import Testing
         #expect(try await one.exchange().pulled.refusals.isEmpty)
     }
 }
+
+/// A property two stores change at once (decision 111): the store that has not pushed keeps its
+/// value at its pull and reports the conflict with both values; the other store's pull reports
+/// its write as overwritten; a resolver's value is kept, pushed, and taken by the other store.
+@Suite(.serialized) struct ReplicationConflictTests {
+    let base: ReplicationRefusalTests
+
+    init() throws { base = try ReplicationRefusalTests() }
+
+    func name(of list: ObjectID, in store: RecordStore) throws -> StoredValue? {
+        try store.read { try $0.values(of: list)?["name"] }
+    }
+
+    @Test func bothStoresAreToldWhoseWriteWon() async throws {
+        let (database, url) = try base.cluster.makeDatabase()
+        let a = try base.makeStore("conflict-a")
+        defer { try? a.close() }
+        let (lists, _) = try ReplicationTests.fill(a)
+        let one = try base.replicator(a, url, name: "a")
+        _ = try await one.exchange()
+        let b = try base.makeStore("conflict-b")
+        defer { try? b.close() }
+        let two = try base.replicator(b, url, name: "b")
+        _ = try await two.exchange()
+        let list = lists[0]
+
+        try await a.write { tx in try tx.update(list, ["name": "A's name"]) }
+        try await b.write { tx in try tx.update(list, ["name": "B's name"]) }
+        _ = try await one.push()
+        // B has not pushed: its value stays, and its pull says over whose.
+        let (pulledByB, _) = try await two.exchange()
+        #expect(pulledByB.conflictDetails == [ReplicationConflict(
+            row: list, property: "name", storeValue: .string("B's name"), otherValue: .string("A's name"),
+            otherWriter: "a", outcome: .keptStoreValue)], "\(pulledByB.conflictDetails)")
+        // A pushed first: its write lost, and its pull says so.
+        let (pulledByA, _) = try await one.exchange()
+        #expect(pulledByA.conflictDetails == [ReplicationConflict(
+            row: list, property: "name", storeValue: .string("A's name"), otherValue: .string("B's name"),
+            otherWriter: "b", outcome: .overwritten)], "\(pulledByA.conflictDetails)")
+        #expect(try name(of: list, in: a) == .string("B's name") && name(of: list, in: b) == .string("B's name"))
+        #expect(try base.sql("SELECT name FROM \"TodoList\" WHERE pk = \(list.primaryKey)", database) == "B's name")
+        // Nothing more to tell.
+        #expect(try await one.exchange().pulled.conflictDetails.isEmpty)
+        #expect(try await two.exchange().pulled.conflictDetails.isEmpty)
+    }
+
+    @Test func aResolversValueIsKeptAndReachesTheOthers() async throws {
+        let (database, url) = try base.cluster.makeDatabase()
+        let a = try base.makeStore("resolve-a")
+        defer { try? a.close() }
+        let (lists, _) = try ReplicationTests.fill(a)
+        let one = try base.replicator(a, url, name: "a")
+        _ = try await one.exchange()
+        let b = try base.makeStore("resolve-b")
+        defer { try? b.close() }
+        let two = PostgresReplicator(
+            store: b, destination: try PostgresDestination(url: url, environment: ["PGPASSWORD": base.cluster.password]),
+            name: "b", resolveConflict: { conflict in
+                guard case .string(let mine) = conflict.storeValue, case .string(let theirs) = conflict.otherValue else { return nil }
+                return .string([mine, theirs].sorted().joined(separator: " + "))
+            })
+        _ = try await two.exchange()
+        let list = lists[1]
+        try await a.write { tx in try tx.update(list, ["name": "from A"]) }
+        try await b.write { tx in try tx.update(list, ["name": "from B"]) }
+        _ = try await one.push()
+        let (pulled, pushed) = try await two.exchange()
+        #expect(pulled.conflictDetails.map(\.outcome) == [.resolved(.string("from A + from B"))], "\(pulled.conflictDetails)")
+        #expect(pushed.transactions >= 2, "\(pushed)")
+        _ = try await one.exchange()
+        for store in [a, b] { #expect(try name(of: list, in: store) == .string("from A + from B")) }
+        #expect(try base.sql("SELECT name FROM \"TodoList\" WHERE pk = \(list.primaryKey)", database) == "from A + from B")
+        let inA = try ReplicatedContent.ofStore(a), inB = try ReplicatedContent.ofStore(b)
+        #expect(inA == inB, "\(ReplicatedContent.difference(inA, inB))")
+    }
+}

@@ -198,6 +198,7 @@ extension ReplicateCommand {
             + "\(report.rowsKeyed) inserted rows given store keys, \(report.conflicts) conflicts kept the store's value, "
             + "\(report.deletionsWon) deletions won) in \(String(format: "%.2f", report.seconds)) s"
             + (report.token.map { "; token \($0)" } ?? "")
+            + report.conflictDetails.map { "\nconflict \($0)" }.joined()
             + report.refusals.map { "\nrefused \($0)" }.joined()
     }
 
