@@ -112,6 +112,10 @@ extension PostgresReplicator {
             let tables = (schema.tables.map(\.entity) + schema.joinTables.map(\.name)).map(SQL.name)
             if !tables.isEmpty, try await !hasOtherStores(on: connection) {
                 try await connection.query(PostgresQuery(unsafeSQL: "TRUNCATE \(tables.joined(separator: ", "))"))
+                // Emptied: the rows go in by COPY, none of them there to upsert over.
+                rows = try await copyRows(from: reader, on: connection)
+                try await storeToken(token, on: connection)
+                return
             }
             // The rows as insert changes, written in slices (memory stays bounded).
             var batch = BatchStatements(schema: schema)
@@ -142,17 +146,69 @@ extension PostgresReplicator {
                 }
             }
             try await flush()
-            var bindings = PostgresBindings()
-            bindings.append(name)
-            bindings.append(Int64(bitPattern: token.value))
-            bindings.append(modelText)
-            try await connection.query(PostgresQuery(
-                unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.stateTable)) (name, token, model) "
-                    + "VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET token = EXCLUDED.token, "
-                    + "model = EXCLUDED.model", binds: bindings))
+            try await storeToken(token, on: connection)
         }
         report.rows += rows
         report.copiedAll = true
         return token
+    }
+
+    /// Within the copy's transaction: the replication's token is the snapshot's.
+    private func storeToken(_ token: HistoryToken, on connection: PostgresConnection) async throws {
+        var bindings = PostgresBindings()
+        bindings.append(name)
+        bindings.append(Int64(bitPattern: token.value))
+        bindings.append(modelText)
+        try await connection.query(PostgresQuery(
+            unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.stateTable)) (name, token, model) "
+                + "VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET token = EXCLUDED.token, "
+                + "model = EXCLUDED.model", binds: bindings))
+    }
+
+    /// Every row and link of the snapshot into the emptied tables with `COPY`, a few MiB at a
+    /// time (foreign keys are checked at commit: the order of tables does not matter). Returns
+    /// the rows and links copied.
+    private func copyRows(from reader: RecordReader, on connection: PostgresConnection) async throws -> Int {
+        var copied = 0
+        func send(_ data: inout CopyRows, into table: String, columns: [String]) async throws {
+            guard data.rows > 0 else { return }
+            data.finish()
+            try await connection.copy("COPY \(SQL.name(table)) (\(columns.map(SQL.name).joined(separator: ", "))) FROM STDIN",
+                                      data: data.bytes)
+            copied += data.rows
+            data = CopyRows()
+        }
+        for table in schema.tables {
+            guard let entity = store.model.entities.first(where: { $0.name == table.entity }) else { continue }
+            let columns = table.columns.filter { $0.name != "pk" }
+            var data = CopyRows()
+            for id in try reader.objects(entity.name) {
+                guard let values = try reader.values(of: id) else { continue }
+                data.startRow()
+                data.append(key: Int64(bitPattern: id.primaryKey))
+                for column in columns {
+                    if column.target != nil {
+                        data.append(key: try reader.target(of: column.name, of: id).map { Int64(bitPattern: $0.primaryKey) })
+                    } else {
+                        data.append(values[column.name] ?? .null)
+                    }
+                }
+                if data.bytes.count >= 4 << 20 { try await send(&data, into: table.entity, columns: ["pk"] + columns.map(\.name)) }
+            }
+            try await send(&data, into: table.entity, columns: ["pk"] + columns.map(\.name))
+        }
+        for join in schema.joinTables {
+            var data = CopyRows()
+            for id in try reader.objects(join.entity) {
+                for member in try reader.members(of: join.relationship, of: id) {
+                    data.startRow()
+                    data.append(key: Int64(bitPattern: id.primaryKey))
+                    data.append(key: Int64(bitPattern: member.primaryKey))
+                }
+                if data.bytes.count >= 4 << 20 { try await send(&data, into: join.name, columns: ["source", "target"]) }
+            }
+            try await send(&data, into: join.name, columns: ["source", "target"])
+        }
+        return copied
     }
 }

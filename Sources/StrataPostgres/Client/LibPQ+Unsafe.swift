@@ -88,6 +88,34 @@ enum LibPQ {
         return result.map(PostgresResult.init)
     }
 
+    /// Runs `sql`, a `COPY … FROM STDIN`, sending `data` as its rows. Returns the statement's
+    /// final result (an error result when the server refused the statement or the data), nil
+    /// when libpq could not make one. `data` is passed in slices of at most 1 MiB, each valid
+    /// for its `PQputCopyData` call (libpq copies it into its own buffer).
+    static func copyIn(_ connection: Connection, sql: String, data: [UInt8]) -> PostgresResult? {
+        guard let started = PQexec(connection.pointer, sql) else { return nil }
+        guard PQresultStatus(started) == PGRES_COPY_IN else { return PostgresResult(started) }
+        PQclear(started)
+        var sent = true
+        data.withUnsafeBytes { bytes in
+            var offset = 0
+            while sent && offset < bytes.count {
+                let length = min(1 << 20, bytes.count - offset)
+                let slice = (bytes.baseAddress! + offset).assumingMemoryBound(to: CChar.self)
+                sent = PQputCopyData(connection.pointer, slice, Int32(length)) == 1
+                offset += length
+            }
+        }
+        guard PQputCopyEnd(connection.pointer, sent ? nil : "the data could not be sent") == 1 else { return nil }
+        // The final result, then nil: every result before the last is freed.
+        var last: OpaquePointer?
+        while let result = PQgetResult(connection.pointer) {
+            if let last { PQclear(last) }
+            last = result
+        }
+        return last.map(PostgresResult.init)
+    }
+
     /// Reads what the server sent without waiting; false when the connection failed.
     static func consumeInput(_ connection: Connection) -> Bool {
         PQconsumeInput(connection.pointer) == 1

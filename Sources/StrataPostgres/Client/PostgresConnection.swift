@@ -55,6 +55,23 @@ final class PostgresConnection: @unchecked Sendable {
         }
     }
 
+    /// Runs `sql`, a `COPY … FROM STDIN`, with `data` as its rows (in the statement's format).
+    func copy(_ sql: String, data: [UInt8]) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            queue.async {
+                continuation.resume(with: Result {
+                    let handle = try self.liveHandle()
+                    guard let result = LibPQ.copyIn(handle, sql: sql, data: data) else { throw self.failed(handle) }
+                    guard result.succeeded else {
+                        guard LibPQ.isOK(handle) else { throw self.failed(handle) }
+                        let (message, sqlState) = result.error
+                        throw ReplicationError.server(message: message, sqlState: sqlState)
+                    }
+                })
+            }
+        }
+    }
+
     /// Closes the connection (at once if it is idle, after the statement running otherwise).
     func close() {
         closed.store(true, ordering: .releasing)
