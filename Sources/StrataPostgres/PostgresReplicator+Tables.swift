@@ -169,6 +169,27 @@ extension PostgresReplicator {
     /// time (foreign keys are checked at commit: the order of tables does not matter). Returns
     /// the rows and links copied.
     private func copyRows(from reader: RecordReader, on connection: PostgresConnection) async throws -> Int {
+        // The foreign keys between the tables are dropped for the copy and added back after
+        // it, same names and definitions: adding one checks every row in one join, where a kept
+        // one queues a check per row copied (most of the server's time in the copy, decision
+        // 111). The tables were emptied in this transaction, which holds them exclusively.
+        var bindings = PostgresBindings()
+        bindings.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
+        let keys = try await connection.query(PostgresQuery(unsafeSQL: ReplicationSchema.foreignKeysSQL, binds: bindings))
+            .decode((String, String, String).self)
+        for (table, constraint, _) in keys {
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "ALTER TABLE \(SQL.name(table)) DROP CONSTRAINT \(SQL.name(constraint))"))
+        }
+        let copied = try await copyRowsWithoutKeys(from: reader, on: connection)
+        for (table, constraint, definition) in keys {
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "ALTER TABLE \(SQL.name(table)) ADD CONSTRAINT \(SQL.name(constraint)) \(definition)"))
+        }
+        return copied
+    }
+
+    private func copyRowsWithoutKeys(from reader: RecordReader, on connection: PostgresConnection) async throws -> Int {
         var copied = 0
         func send(_ data: inout CopyRows, into table: String, columns: [String]) async throws {
             guard data.rows > 0 else { return }

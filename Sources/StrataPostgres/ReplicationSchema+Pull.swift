@@ -45,6 +45,15 @@ extension ReplicationSchema {
                    AND c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1::text[]))
         """
 
+    /// Every foreign key of the tables `$1`: table, constraint and definition (as
+    /// `ALTER TABLE … ADD CONSTRAINT name` takes it).
+    static let foreignKeysSQL = """
+        SELECT c.relname::text, k.conname::text, pg_get_constraintdef(k.oid)
+          FROM pg_constraint k JOIN pg_class c ON c.oid = k.conrelid
+         WHERE k.contype = 'f' AND c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1::text[])
+         ORDER BY c.relname, k.conname
+        """
+
     /// The foreign keys of the tables `$1` that do not cascade key updates: table, constraint,
     /// column, referenced table and `ON DELETE` rule (`pg_constraint.confdeltype`).
     static let foreignKeysWithoutCascadeSQL = """

@@ -99,7 +99,7 @@ import Testing
 
     @Test func everyTypeComesBackFromTheCopyAndFromPushes() async throws {
         var random = SplitMix64(seed: 31)
-        let (_, url) = try cluster.makeDatabase()
+        let (database, url) = try cluster.makeDatabase()
         let model = try Self.model()
         func store(_ name: String) throws -> RecordStore {
             var options = StoreOptions(durability: .normal)
@@ -113,6 +113,11 @@ import Testing
                                      name: "a")
         let first = try await one.exchange()
         #expect(first.pushed.copiedAll && first.pushed.rows == copied.count, "\(first.pushed)")
+        // The foreign keys the copy set aside are back as they were made.
+        let keys = try cluster.psql("SELECT conname || ' ' || pg_get_constraintdef(oid) FROM pg_constraint WHERE contype = 'f' "
+            + "ORDER BY conname", database: database).split(separator: "\n").map(String.init)
+        #expect(keys == ["strata_fk_Sample_next FOREIGN KEY (next) REFERENCES \"Sample\"(pk) ON UPDATE CASCADE ON DELETE SET NULL "
+            + "DEFERRABLE INITIALLY DEFERRED"], "\(keys)")
         let pushed = try insert(Self.samples(&random), into: a)
         _ = try await one.exchange()
         let b = try store("b")
