@@ -107,6 +107,35 @@ struct ReplicateRunner {
         core.peakRSSBytes = follow.exit.peakRSSBytes
         core.repeatIndex = 1
         rows.append(ReportRow(workload: "follow", engine: Self.engine(batch), runs: [RunResult(core: core, details: details)]))
+
+        log("replicate: converge: 3 stores, \(scale.rate) commits/s on one for \(RateFormat.duration(scale.followSeconds))")
+        let converge = try ReplicateConverge.run(tool: tool, store: path, directory: directory, cluster: cluster,
+                                                 database: grouped, writer: writer, rate: scale.rate,
+                                                 seconds: scale.followSeconds)
+        verifications.append(converge.converged
+            ? "converge: the three stores and PostgreSQL hold the same rows (digest \(converge.digests[0]))"
+            : "converge: the stores DIFFER: \(converge.digests.joined(separator: " / "))")
+        if !converge.converged { log("replicate: \(verifications.last!)") }
+        let quantiles = [0.5, 0.9, 0.95, 0.99, 1.0].compactMap { p in
+            ReplicateRunDetails.percentile(converge.lags, p).map { "p\(Int(p * 100)) \(String(format: "%.1f", $0 * 1e3)) ms" }
+        }
+        log("replicate: converge: \(converge.lags.count) commits seen in the second store, lag " + quantiles.joined(separator: ", "))
+        var convergeCore = RunCore(workload: "converge", engine: Self.engine(batch), ops: converge.committed,
+                                   seconds: converge.windowSeconds)
+        convergeCore.p50Micros = converge.lags.isEmpty ? nil : Measure.median(converge.lags) * 1e6
+        convergeCore.p99Micros = ReplicateRunDetails.percentile(converge.lags, 0.99).map { $0 * 1e6 }
+        convergeCore.repeatIndex = 1
+        var convergeDetails = ReplicateRunDetails(transactions: converge.committed, changes: 0, batches: 0, pushes: 0,
+                                                  cpu: CPUShares(wallSeconds: converge.windowSeconds, toolSeconds: 0, postgresSeconds: nil,
+                                                                  benchSeconds: 0, otherSeconds: nil, cores: MachineCPU.cores),
+                                                  digestEqual: converge.converged)
+        convergeDetails.committed = converge.committed
+        convergeDetails.commitSeconds = converge.commitSeconds
+        convergeDetails.lagMedianSeconds = converge.lags.isEmpty ? nil : Measure.median(converge.lags)
+        convergeDetails.lagP99Seconds = ReplicateRunDetails.percentile(converge.lags, 0.99)
+        convergeDetails.lagMaxSeconds = converge.lags.last
+        rows.append(ReportRow(workload: "converge", engine: Self.engine(batch),
+                              runs: [RunResult(core: convergeCore, details: convergeDetails)]))
         return Outcome(rows: rows, populateSeconds: populateSeconds, commitSeconds: commitSeconds,
                        verifications: verifications)
     }

@@ -60,9 +60,14 @@ final class ReplicateWriter {
         }
     }
 
-    /// Commits one app-like transaction (``mix``).
-    func commitOne() throws {
+    /// The list whose name ``commitOne(stamp:)`` sets.
+    var stampedList: ObjectID { lists[0] }
+
+    /// Commits one app-like transaction (``mix``); with `stamp`, the same transaction also
+    /// renames the first list to it (how `converge` sees the commit arrive in another store).
+    func commitOne(stamp: String? = nil) throws {
         try store.write { tx in
+            if let stamp { try tx.update(lists[0], ["name": stamp]) }
             switch draw(100) {
             case 0..<40:
                 let list = lists[draw(lists.count)]
