@@ -100,6 +100,18 @@ import Testing
         })
         #expect(try thirdStore.read { try $0.keyRange() }.number == 2)
         try thirdStore.close()
+        // Where each stands: its replica number, the others, tokens pushed and held, the queue.
+        let status = try Tool.run("strata", ["info", joining, "--replication", url, "--name", "second"], environment: environment)
+        #expect(status.status == 0, "\(status.stderr)")
+        #expect(status.stdout.contains("replication 'second' to ") && status.stdout.contains("replica 1, beside default, third"),
+                "\(status.stdout)")
+        #expect(status.stdout.contains("(0 transactions to push, lag 0.000 s)"), "\(status.stdout)")
+        let statusJSON = try Tool.run("strata", ["info", joining, "--replication", url, "--name", "second", "--json"],
+                                      environment: environment)
+        #expect(statusJSON.stdout.contains("\"replica\":1,") && statusJSON.stdout.contains("\"unpushedTransactions\":0,"),
+                "\(statusJSON.stdout)")
+        let unknown = try Tool.run("strata", ["info", joining, "--replication", url, "--name", "nobody"], environment: environment)
+        #expect(unknown.status == 0 && unknown.stdout.contains("not registered in a dataset"), "\(unknown.stdout)\(unknown.stderr)")
 
         // A database nothing replicates to has no model to make a store with, unless given one.
         let (_, empty) = try cluster.makeDatabase()

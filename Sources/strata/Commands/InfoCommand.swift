@@ -1,14 +1,19 @@
 import ArgumentParser
+import Foundation
+import StrataPostgres
+import StrataRecords
 import StrataStorage
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
 
-/// `strata info FILE [--json]`: the header, space use, the trees, and, from the writing
-/// process's status record in the lock file, its oldest open snapshot and the garbage that
-/// snapshot holds back (the usual cause of a file that keeps growing).
+/// `strata info FILE [--json] [--replication URL [--name N]]`: the header, space use, the trees,
+/// and, from the writing process's status record in the lock file, its oldest open snapshot and
+/// the garbage that snapshot holds back (the usual cause of a file that keeps growing); with
+/// `--replication`, where the store's replication to PostgreSQL stands.
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
@@ -28,6 +33,12 @@ struct InfoCommand: ParsableCommand {
     @Flag(help: "Print JSON instead of text.")
     var json = false
 
+    @Option(help: ArgumentHelp("Also show where the store's replication to this PostgreSQL database stands: its replica number, the tokens pushed and held, the lag, the changes queued for it and the refusals.", valueName: "URL"))
+    var replication: String?
+
+    @Option(help: "The replication's name (with --replication).")
+    var name = "default"
+
     func run() throws {
         let store = try openStore(file, readOnly: true)
         defer { try? store.close() }
@@ -39,6 +50,41 @@ struct InfoCommand: ParsableCommand {
             print(try RecordsReport.historyText(records), terminator: "")
             print(try RecordsReport.keyRangeText(records), terminator: "")
         }
+        if let replication { try printReplication(replication) }
+    }
+
+    /// The replication's status, as `key: value` lines (or one JSON object).
+    private func printReplication(_ url: String) throws {
+        let records = try RecordStore(opening: try openStore(file, readOnly: true))
+        let destination = try PostgresDestination(url: url)
+        let replicator = PostgresReplicator(store: records, destination: destination, name: name)
+        let found = Mutex<ReplicationStatus?>(nil)
+        try waitFor {
+            let status = try await replicator.status()
+            found.withLock { $0 = status }
+        }
+        guard let status = found.withLock({ $0 }) else { return }
+        let pushed = status.pushedToken.map { String($0.value) } ?? "none"
+        if json {
+            print("{\"replication\":\(jsonString(status.name)),\"replica\":\(status.replica.map(String.init) ?? "null"),"
+                  + "\"pushedToken\":\(status.pushedToken.map { String($0.value) } ?? "null"),\"storeToken\":\(status.storeToken.value),"
+                  + "\"unpushedTransactions\":\(status.unpushedTransactions),\"pushLagSeconds\":\(status.pushLagSeconds),"
+                  + "\"queuedChanges\":\(status.queuedChanges),\"refusals\":\(status.refusals),"
+                  + "\"otherStores\":[\(status.otherStores.map(jsonString).joined(separator: ","))]}")
+            return
+        }
+        print("replication '\(status.name)' to \(destination): "
+              + (status.replica.map { "replica \($0)" } ?? "not registered in a dataset")
+              + (status.otherStores.isEmpty ? "" : ", beside \(status.otherStores.joined(separator: ", "))"))
+        print("  pushed: token \(pushed) of \(status.storeToken.value) (\(status.unpushedTransactions) transaction"
+              + "\(status.unpushedTransactions == 1 ? "" : "s") to push, lag \(String(format: "%.3f", status.pushLagSeconds)) s)")
+        print("  to pull: \(status.queuedChanges) change\(status.queuedChanges == 1 ? "" : "s") queued; "
+              + "refused rows in the dataset: \(status.refusals)")
+    }
+
+    private func jsonString(_ text: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [])) ?? Data("[\"\"]".utf8)
+        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
     }
 
     /// The status record plus what only the reader can judge: whether the writer still runs

@@ -223,7 +223,7 @@ extension ReplicateCommand {
 }
 
 /// Runs `body` on a task and blocks this (non-async) command's thread until it ends.
-private func waitFor(_ body: @escaping @Sendable () async throws -> Void) throws {
+func waitFor(_ body: @escaping @Sendable () async throws -> Void) throws {
     let outcome = Mutex<(any Error)??>(nil)
     let done = DispatchSemaphore(value: 0)
     Task.detached {
