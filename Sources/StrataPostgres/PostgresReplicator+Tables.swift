@@ -173,10 +173,17 @@ extension PostgresReplicator {
         // it, same names and definitions: adding one checks every row in one join, where a kept
         // one queues a check per row copied (most of the server's time in the copy, decision
         // 111). The tables were emptied in this transaction, which holds them exclusively.
+        // Only the tables' owner may: a replicator given rights on tables someone else made
+        // copies with the keys in place.
         var bindings = PostgresBindings()
         bindings.append(schema.tables.map(\.entity) + schema.joinTables.map(\.name))
-        let keys = try await connection.query(PostgresQuery(unsafeSQL: ReplicationSchema.foreignKeysSQL, binds: bindings))
-            .decode((String, String, String).self)
+        let owned = try await connection.query(PostgresQuery(
+            unsafeSQL: "SELECT coalesce(bool_and(pg_has_role(c.relowner, 'USAGE')), true) FROM pg_class c "
+                + "WHERE c.relnamespace = current_schema()::regnamespace AND c.relname = ANY($1::text[])", binds: bindings))
+        let keys = try owned.decode(Bool.self).first == true
+            ? try await connection.query(PostgresQuery(unsafeSQL: ReplicationSchema.foreignKeysSQL, binds: bindings))
+                .decode((String, String, String).self)
+            : []
         for (table, constraint, _) in keys {
             try await connection.query(PostgresQuery(
                 unsafeSQL: "ALTER TABLE \(SQL.name(table)) DROP CONSTRAINT \(SQL.name(constraint))"))

@@ -127,4 +127,38 @@ import Testing
         _ = try await two.exchange()
         try expectSame(a, b, copied + pushed)
     }
+
+    /// A replicator that does not own the tables (given rights on them by their owner) copies
+    /// with the foreign keys in place: it may not set them aside.
+    @Test func aReplicatorThatDoesNotOwnTheTablesCopiesWithTheKeysInPlace() async throws {
+        var random = SplitMix64(seed: 32)
+        let (database, url) = try cluster.makeDatabase()
+        var options = StoreOptions(durability: .normal)
+        options.sharing = .shared
+        let store = try RecordStore(path: directory + "/owned.strata", model: try Self.model(), options: options, history: .on)
+        defer { try? store.close() }
+        let ids = try insert(Self.samples(&random), into: store)
+        let owner = PostgresReplicator(store: store, destination: try PostgresDestination(url: url, environment: ["PGPASSWORD": cluster.password]))
+        #expect(try await owner.push().copiedAll)
+        // The dataset forgotten, so the next push copies again — as another role.
+        let role = "copier_\(UInt32.random(in: 0...UInt32.max))"
+        _ = try cluster.psql("CREATE ROLE \(role) LOGIN PASSWORD 'secret'; GRANT ALL ON ALL TABLES IN SCHEMA public TO \(role); "
+            + "GRANT ALL ON ALL SEQUENCES IN SCHEMA public TO \(role); GRANT CREATE ON SCHEMA public TO \(role); "
+            + "DELETE FROM strata_replicas; DELETE FROM strata_replication",
+                             database: database)
+        let other = PostgresReplicator(
+            store: store, destination: try PostgresDestination(url: url.replacingOccurrences(of: "://\(cluster.user)@", with: "://\(role)@"),
+                                                               environment: ["PGPASSWORD": "secret"]))
+        let copy = try await other.push()
+        #expect(copy.copiedAll && copy.rows == ids.count, "\(copy)")
+        #expect(try cluster.psql("SELECT count(*) FROM pg_constraint WHERE contype = 'f'", database: database)
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        // The rows are there (every value's round trip is the test above's).
+        let texts = try store.read { reader in
+            try reader.objects("Sample").filter { try reader.values(of: $0)?["text"] == .string("a\t\\n\nb") }.count
+        }
+        #expect(try cluster.psql("SELECT count(*), count(*) FILTER (WHERE text = E'a\\t\\\\n\\nb') FROM \"Sample\"",
+                                 database: database).trimmingCharacters(in: .whitespacesAndNewlines) == "\(ids.count)|\(texts)")
+        #expect(texts > 0)
+    }
 }

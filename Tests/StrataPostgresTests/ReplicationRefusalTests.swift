@@ -10,29 +10,19 @@ import Testing
 /// application's row that breaks a rule is left out (deleted, or its change undone) while the
 /// rest of the pull flows on, each decision recorded in `strata_rejects`.
 @Suite(.serialized) struct ReplicationRefusalTests {
-    let cluster: PostgresCluster
-    let directory: String
+    /// Stores of the to-do model replicating into fresh databases of the throwaway cluster.
+    let fixture: DatasetJoinTests
+    var cluster: PostgresCluster { fixture.cluster }
 
-    init() throws {
-        cluster = try PostgresCluster.shared
-        directory = NSTemporaryDirectory() + "strata-refusal-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-    }
+    init() throws { fixture = try DatasetJoinTests() }
 
-    func makeStore(_ file: String) throws -> RecordStore {
-        var options = StoreOptions(durability: .normal)
-        options.sharing = .shared
-        return try RecordStore(path: directory + "/\(file).strata", model: try todoModel(), options: options, history: .on)
-    }
+    func makeStore(_ file: String) throws -> RecordStore { try fixture.makeStore(file) }
 
     func replicator(_ store: RecordStore, _ url: String, name: String) throws -> PostgresReplicator {
-        PostgresReplicator(store: store, destination: try PostgresDestination(url: url, environment: ["PGPASSWORD": cluster.password]),
-                           name: name)
+        try fixture.replicator(store, url, name: name)
     }
 
-    func sql(_ statement: String, _ database: String) throws -> String {
-        try cluster.psql(statement, database: database).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
+    func sql(_ statement: String, _ database: String) throws -> String { try fixture.sql(statement, database) }
 
     func tags(labelled label: String, in store: RecordStore) throws -> [ObjectID] {
         try store.read { reader in
@@ -166,9 +156,9 @@ import Testing
 /// value at its pull and reports the conflict with both values; the other store's pull reports
 /// its write as overwritten; a resolver's value is kept, pushed, and taken by the other store.
 @Suite(.serialized) struct ReplicationConflictTests {
-    let base: ReplicationRefusalTests
+    let base: DatasetJoinTests
 
-    init() throws { base = try ReplicationRefusalTests() }
+    init() throws { base = try DatasetJoinTests() }
 
     func name(of list: ObjectID, in store: RecordStore) throws -> StoredValue? {
         try store.read { try $0.values(of: list)?["name"] }
