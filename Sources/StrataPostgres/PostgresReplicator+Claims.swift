@@ -63,10 +63,12 @@ extension PostgresReplicator {
 
     /// Calls `body` with each history transaction after `token`, a page at a time, until it
     /// returns false.
-    func forEachHistoryTransaction(after token: HistoryToken, _ body: (HistoryTransaction) throws -> Bool) throws {
+    /// `reader`: read through it (a write transaction's own view), else through a fresh snapshot.
+    func forEachHistoryTransaction(after token: HistoryToken, in reader: RecordReader? = nil,
+                                   _ body: (HistoryTransaction) throws -> Bool) throws {
         var after = token
         while true {
-            let page = try store.history(after: after, limit: 256)
+            let page = try reader?.history(after: after, limit: 256) ?? store.history(after: after, limit: 256)
             guard let last = page.last else { return }
             for transaction in page where try !body(transaction) { return }
             after = last.token

@@ -91,9 +91,9 @@ extension PostgresReplicator {
         var links = Set<[String]>()
     }
 
-    func localChanges(after token: HistoryToken) throws -> LocalChanges {
+    func localChanges(after token: HistoryToken, in reader: RecordReader? = nil) throws -> LocalChanges {
         var local = LocalChanges()
-        try forEachHistoryTransaction(after: token) { transaction in
+        try forEachHistoryTransaction(after: token, in: reader) { transaction in
             guard pullClaim(of: transaction) == nil else { return true }
             for change in transaction.changes {
                 let key = [change.id.entity, String(change.id.primaryKey)]
@@ -136,17 +136,6 @@ extension PostgresReplicator {
     func apply(_ claim: Claim, current: CurrentRows, after pushed: HistoryToken, since previous: HistoryToken? = nil,
                insertingNew: Bool = false,
                refused: [ObjectID: Refusal] = [:], report: inout PullReport) throws -> AppliedConflicts {
-        let local = try localChanges(after: pushed)
-        // The store's changes since its previous pull (pushed or not): those another writer's
-        // value replaces now lost.
-        var earlier = LocalChanges()
-        if let previous {
-            do {
-                earlier = try localChanges(after: previous)
-            } catch StrataError.historyPurged {
-                // Purged since: which of the store's writes lost is not known.
-            }
-        }
         var found = AppliedConflicts()
         // The writer of each row's last change in the claim (nil: a server application).
         var writerOf: [ObjectID: Int64?] = [:]
@@ -194,10 +183,27 @@ extension PostgresReplicator {
         var conflicts = 0
         var deletionsWon = 0
         var transaction: RecordTransaction?
+        try beforeApplying.withLock { $0 }?()
         do {
             try store.write { tx in
                 transaction = tx
                 tx.author = pullAuthor(claim.id)
+                // What the store changed, read inside the write that applies the pull: a commit
+                // of the store's own between a scan before it and this write would be missed,
+                // and the pull would write the other side's value over it — a value the push
+                // then leaves out (the claim wrote that column), so the store alone would keep
+                // it (found by `strata-harness converge`, decision 111).
+                let local = try localChanges(after: pushed, in: tx)
+                // The store's changes since its previous pull (pushed or not): those another
+                // writer's value replaces now lost.
+                var earlier = LocalChanges()
+                if let previous {
+                    do {
+                        earlier = try localChanges(after: previous, in: tx)
+                    } catch StrataError.historyPurged {
+                        // Purged since: which of the store's writes lost is not known.
+                    }
+                }
                 var toOnes: [(ObjectID, String, Int64?)] = []
                 var deletes: [ObjectID] = []
                 // A duplicate that lost to a row with a smaller key goes, wherever it came from.

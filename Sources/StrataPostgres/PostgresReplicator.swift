@@ -36,6 +36,9 @@ public final class PostgresReplicator: Sendable {
     public let resolveConflict: (@Sendable (ReplicationConflict) -> StoredValue?)?
     /// The store's history token when this replicator's last pull began.
     let lastPull = Mutex<HistoryToken?>(nil)
+    /// Called by a pull just before the store transaction that applies what it read (tests
+    /// commit to the store there, to check the pull sees what the store did meanwhile).
+    package let beforeApplying = Mutex<(@Sendable () throws -> Void)?>(nil)
     /// A batch stops growing at this many changes, which bounds its memory.
     static let changesPerBatch = 50_000
 

@@ -3,6 +3,7 @@ import StrataPostgres
 import StrataRecords
 import StrataStorage
 import StrataTesting
+import Synchronization
 import Testing
 
 /// Rows a pull refuses because they break the model (decision 111): a unique value two stores
@@ -195,6 +196,35 @@ import Testing
         // Nothing more to tell.
         #expect(try await one.exchange().pulled.conflictDetails.isEmpty)
         #expect(try await two.exchange().pulled.conflictDetails.isEmpty)
+    }
+
+    /// The store commits a change of the property between the pull's read of PostgreSQL and its
+    /// apply: the pull must see it as the store's (its value stays and is pushed), not write the
+    /// other store's over it — which the push would then leave out, leaving the store alone
+    /// with another value than PostgreSQL (what `strata-harness converge` once ended with).
+    @Test func aChangeTheStoreCommitsWhileAPullRunsIsNotWrittenOver() async throws {
+        let (database, url) = try base.cluster.makeDatabase()
+        let a = try base.makeStore("late-a")
+        defer { try? a.close() }
+        let (lists, _) = try ReplicationTests.fill(a)
+        let one = try base.replicator(a, url, name: "a")
+        _ = try await one.exchange()
+        let b = try base.makeStore("late-b")
+        defer { try? b.close() }
+        let two = try base.replicator(b, url, name: "b")
+        _ = try await two.exchange()
+        let list = lists[2]
+        try await a.write { tx in try tx.update(list, ["name": "A's name"]) }
+        _ = try await one.push()
+        two.beforeApplying.withLock { hook in
+            hook = { try b.write { tx in try tx.update(list, ["name": "B's late name"]) } }
+        }
+        let (pulled, _) = try await two.exchange()
+        two.beforeApplying.withLock { $0 = nil }
+        #expect(pulled.conflicts == 1, "\(pulled)")
+        _ = try await one.exchange()
+        for store in [a, b] { #expect(try name(of: list, in: store) == .string("B's late name")) }
+        #expect(try base.sql("SELECT name FROM \"TodoList\" WHERE pk = \(list.primaryKey)", database) == "B's late name")
     }
 
     @Test func aResolversValueIsKeptAndReachesTheOthers() async throws {

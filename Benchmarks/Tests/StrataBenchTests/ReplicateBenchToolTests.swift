@@ -4,7 +4,7 @@ import Testing
 /// `strata-bench replicate` at a tiny scale (seconds, most of them the PostgreSQL cluster's
 /// start): it finds the root package's `strata` tool (`make test` builds it in release before
 /// these tests), copies, pushes with `--batch 1000` and `--batch 1`, follows at a steady rate,
-/// and PostgreSQL equals the store after every push; the JSON has every phase's row with the
+/// converges three stores, and PostgreSQL equals the store after every push; the JSON has every phase's row with the
 /// report's fields and the lag. Timing and the target are not asserted: the figures come from
 /// `make bench`.
 @Suite(.serialized) struct ReplicateBenchToolTests {
@@ -26,7 +26,7 @@ import Testing
             (rows.first { $0["workload"] as? String == workload && $0["engine"] as? String == engine }?["runs"] as? [[String: Any]])?.first
         }
         let phases = [("copy", "batch-1000"), ("copy", "batch-1"), ("push", "batch-1000"), ("push", "batch-1"),
-                      ("follow", "batch-1000")]
+                      ("follow", "batch-1000"), ("converge", "batch-1000")]
         #expect(rows.count == phases.count)
         for (workload, engine) in phases {
             let row = rows.first { $0["workload"] as? String == workload && $0["engine"] as? String == engine }
@@ -44,6 +44,10 @@ import Testing
         // The steady phase: every paced commit pushed, each transaction's lag measured.
         let follow = try #require(firstRun("follow", "batch-1000"))
         #expect(follow["committed"] as? Int == 200 && (follow["pushes"] as? Int ?? 0) > 0, "\(follow)")
+        // Three stores: every paced commit seen in another store's file, and all three converged.
+        let converge = try #require(firstRun("converge", "batch-1000"))
+        #expect(converge["committed"] as? Int == 200 && (converge["lagMedianSeconds"] as? Double ?? 0) > 0, "\(converge)")
+        #expect(run.stdout.contains("converge: the three stores and PostgreSQL hold the same rows"), "\(run.stdout)")
         let lag = try #require(object["lag_s"] as? [String: Any])
         #expect((lag["median"] as? Double ?? 0) > 0 && (lag["max"] as? Double ?? 0) >= (lag["median"] as? Double ?? 1))
         let target = try #require(object["target"] as? [String: Any])
