@@ -57,7 +57,34 @@ extension PostgresReplicator {
             }
         }
         try await refuseServerWritesUntilPulled(on: connection)
+        try await checkDatasetModel(on: connection)
         _ = try await join(on: connection)
+    }
+
+    /// Every store of a dataset holds one model: the rules (uniqueness, validation, derived
+    /// expressions) decide the same everywhere only if they are the same. A store whose model
+    /// differs from another live store's is refused, naming the lines that differ.
+    private func checkDatasetModel(on connection: PostgresConnection) async throws {
+        let retired = try await Self.exists(ReplicationSchema.replicasTable, on: connection)
+            ? "AND s.name NOT IN (SELECT r.name FROM \(SQL.name(ReplicationSchema.replicasTable)) r WHERE r.retired IS NOT NULL)"
+            : ""
+        var bindings = PostgresBindings()
+        bindings.append(name)
+        let rows = try await run(on: connection) {
+            try await $0.query(PostgresQuery(
+                unsafeSQL: "SELECT s.name, s.model FROM \(SQL.name(ReplicationSchema.stateTable)) s WHERE s.name <> $1 \(retired) "
+                    + "ORDER BY s.name", binds: bindings))
+        }
+        for (other, model) in try rows.decode((String, String).self) where model != modelText {
+            let mine = store.model.schemaLines, theirs = model.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let onlyMine = mine.filter { !theirs.contains($0) }, onlyTheirs = theirs.filter { !mine.contains($0) }
+            var differences: [String] = onlyMine.prefix(3).map { "this store has \"\($0)\"" }
+            differences += onlyTheirs.prefix(3).map { "'\(other)' has \"\($0)\"" }
+            throw ReplicationError.modelMismatch(
+                reason: "store '\(other)' of this dataset replicates another model ("
+                    + (differences.isEmpty ? "the same lines in another order" : differences.joined(separator: "; "))
+                    + "): every store of a dataset needs the same model")
+        }
     }
 
     /// Installs the triggers that refuse a server application's writes until a store pulls

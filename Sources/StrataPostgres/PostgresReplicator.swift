@@ -6,7 +6,7 @@ import StrataStorage
 /// Replicates a Strata store to a PostgreSQL database: the store's model becomes tables (see
 /// ``push()``), and the Strata transactions of its persistent history are applied in commit
 /// order, each whole within one PostgreSQL transaction (consecutive ones grouped, see
-/// ``init(store:destination:name:transactionsPerBatch:)``), with the token of the last one
+/// ``init(store:destination:name:transactionsPerBatch:resolveConflict:)``), with the token of the last one
 /// applied stored in the same PostgreSQL transaction — so a replication stopped at any point
 /// (a killed process, a dropped connection) resumes exactly where it stopped, applying nothing
 /// twice.

@@ -93,6 +93,37 @@ import Testing
         #expect(try third.read { try $0.keyRange() }.number == 0)
     }
 
+    /// A store of another model version (its tags' labels not unique) is refused when it joins,
+    /// the error naming the line that differs; nothing is registered for it.
+    @Test func aStoreOfAnotherModelIsRefusedNamingTheDifference() async throws {
+        let (database, url) = try cluster.makeDatabase()
+        let a = try makeStore("model-a")
+        defer { try? a.close() }
+        _ = try ReplicationTests.fill(a)
+        _ = try await replicator(a, url, name: "a").exchange()
+        var options = StoreOptions(durability: .normal)
+        options.sharing = .shared
+        let other = try Model(entities: todoEntities().map { entity in
+            guard entity.name == "Tag" else { return entity }
+            return Entity("Tag") {
+                AttributeDescription("label", .string)
+                AttributeDescription("score", .int64, default: 0)
+                RelationshipDescription("lists", toMany: "TodoList", inverse: "tags")
+                DerivedAttributeDescription("listCount", .int64, "lists.@count")
+                DerivedAttributeDescription("listItemTotal", .int64, "lists.itemCount.@sum")
+            }
+        })
+        let b = try RecordStore(path: directory + "/model-b.strata", model: other, options: options, history: .on)
+        defer { try? b.close() }
+        do {
+            _ = try await replicator(b, url, name: "b").exchange()
+            Issue.record("a store of another model joined")
+        } catch ReplicationError.modelMismatch(let reason) {
+            #expect(reason.contains("store 'a'") && reason.contains("'a' has \"") && reason.contains("label"), "\(reason)")
+        }
+        #expect(try register(database) == ["0:a"])
+    }
+
     func sql(_ statement: String, _ database: String) throws -> String {
         try cluster.psql(statement, database: database).trimmingCharacters(in: .whitespacesAndNewlines)
     }
