@@ -120,7 +120,7 @@ extension PostgresReplicator {
         let found = try await applyRefusing(claim, current: current, after: pushed, since: previous, insertingNew: several,
                                             on: connection, report: &report)
         if !found.conflicts.isEmpty {
-            let names = try await storeNames(on: connection)
+            let names = Dictionary(uniqueKeysWithValues: try await registeredStores(on: connection).map { ($0.number, $0.name) })
             report.conflictDetails += found.conflicts.map { conflict, writer in
                 var conflict = conflict
                 conflict.otherWriter = writer.map { names[$0] ?? "#\($0)" }
@@ -154,17 +154,6 @@ extension PostgresReplicator {
             let row = resolutions[0].0
             throw ReplicationError.pullRejected(entity: row.entity, primaryKey: Int64(bitPattern: row.primaryKey),
                                                 reason: "the value the conflict resolver chose: \(error)")
-        }
-    }
-
-    /// The replication names of the dataset's stores, by number.
-    private func storeNames(on connection: PostgresConnection) async throws -> [Int64: String] {
-        try await run(on: connection) { connection in
-            let rows = try await connection.query(PostgresQuery(
-                unsafeSQL: "SELECT number, name FROM \(SQL.name(ReplicationSchema.replicasTable))"))
-            var names: [Int64: String] = [:]
-            for (number, name) in try rows.decode((Int64, String).self) { names[number] = name }
-            return names
         }
     }
 

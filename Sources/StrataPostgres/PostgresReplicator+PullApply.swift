@@ -91,32 +91,56 @@ extension PostgresReplicator {
         var links = Set<[String]>()
     }
 
-    func localChanges(after token: HistoryToken, in reader: RecordReader? = nil) throws -> LocalChanges {
-        var local = LocalChanges()
-        try forEachHistoryTransaction(after: token, in: reader) { transaction in
-            guard pullClaim(of: transaction) == nil else { return true }
-            for change in transaction.changes {
-                let key = [change.id.entity, String(change.id.primaryKey)]
-                switch change.kind {
-                case .insert, .update:
-                    local.touched.insert(change.id)
-                    for name in change.values.keys where !change.derivedNames.contains(name) {
-                        local.properties.insert(key + [name])
-                    }
-                    for name in change.toOneTargets.keys { local.properties.insert(key + [name]) }
-                case .delete:
-                    local.deleted.insert(change.id)
-                case .link, .unlink:
-                    guard let relationship = change.relationship, let other = change.other,
-                          let side = schema.joinBySide["\(change.id.entity).\(relationship)"] else { continue }
-                    let pair = side.isSource ? (change.id.primaryKey, other.primaryKey)
-                        : (other.primaryKey, change.id.primaryKey)
-                    local.links.insert([schema.joinTables[side.table].name, String(pair.0), String(pair.1)])
-                }
+    /// What the store changed after `pushed` (`local`: the conflict rule's) and after
+    /// `previous` (`earlier`: the writes another writer's value may have overwritten; empty
+    /// without `previous`, or when its history was purged), read through `reader` in one pass
+    /// from the older token.
+    func localChanges(after pushed: HistoryToken, since previous: HistoryToken?,
+                      in reader: RecordReader) throws -> (local: LocalChanges, earlier: LocalChanges) {
+        var local = LocalChanges(), earlier = LocalChanges()
+        func scan(from start: HistoryToken, earlierToo: Bool) throws {
+            try forEachHistoryTransaction(after: start, in: reader) { transaction in
+                guard pullClaim(of: transaction) == nil else { return true }
+                if transaction.token.value > pushed.value { add(transaction, to: &local) }
+                if earlierToo, let previous, transaction.token.value > previous.value { add(transaction, to: &earlier) }
+                return true
             }
-            return true
         }
-        return local
+        guard let previous, previous.value < pushed.value else {
+            try scan(from: pushed, earlierToo: previous != nil)
+            return (local, earlier)
+        }
+        do {
+            try scan(from: previous, earlierToo: true)
+        } catch StrataError.historyPurged {
+            // Which of the store's writes lost is not known; the rule's scan still is.
+            (local, earlier) = (LocalChanges(), LocalChanges())
+            try scan(from: pushed, earlierToo: false)
+        }
+        return (local, earlier)
+    }
+
+    /// Adds one transaction's changes to `changes`.
+    private func add(_ transaction: HistoryTransaction, to changes: inout LocalChanges) {
+        for change in transaction.changes {
+            let key = [change.id.entity, String(change.id.primaryKey)]
+            switch change.kind {
+            case .insert, .update:
+                changes.touched.insert(change.id)
+                for name in change.values.keys where !change.derivedNames.contains(name) {
+                    changes.properties.insert(key + [name])
+                }
+                for name in change.toOneTargets.keys { changes.properties.insert(key + [name]) }
+            case .delete:
+                changes.deleted.insert(change.id)
+            case .link, .unlink:
+                guard let relationship = change.relationship, let other = change.other,
+                      let side = schema.joinBySide["\(change.id.entity).\(relationship)"] else { continue }
+                let pair = side.isSource ? (change.id.primaryKey, other.primaryKey)
+                    : (other.primaryKey, change.id.primaryKey)
+                changes.links.insert([schema.joinTables[side.table].name, String(pair.0), String(pair.1)])
+            }
+        }
     }
 
     /// Applies the claim as one store transaction under the conflict rule (none when there is
@@ -193,17 +217,9 @@ extension PostgresReplicator {
                 // and the pull would write the other side's value over it — a value the push
                 // then leaves out (the claim wrote that column), so the store alone would keep
                 // it (found by `strata-harness converge`, decision 111).
-                let local = try localChanges(after: pushed, in: tx)
-                // The store's changes since its previous pull (pushed or not): those another
+                // With them, its changes since its previous pull (pushed or not): those another
                 // writer's value replaces now lost.
-                var earlier = LocalChanges()
-                if let previous {
-                    do {
-                        earlier = try localChanges(after: previous, in: tx)
-                    } catch StrataError.historyPurged {
-                        // Purged since: which of the store's writes lost is not known.
-                    }
-                }
+                let (local, earlier) = try localChanges(after: pushed, since: previous, in: tx)
                 var toOnes: [(ObjectID, String, Int64?)] = []
                 var deletes: [ObjectID] = []
                 // A duplicate that lost to a row with a smaller key goes, wherever it came from.

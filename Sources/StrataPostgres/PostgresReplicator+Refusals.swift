@@ -173,9 +173,7 @@ extension PostgresReplicator {
         let connection = try await connect()
         defer { connection.close() }
         return try await run(on: connection) { connection in
-            let exists = try await connection.query(PostgresQuery(
-                unsafeSQL: "SELECT to_regclass(\(SQL.literal(SQL.name(Self.rejectsTable)))) IS NOT NULL"))
-            guard try exists.decode(Bool.self).first == true else { return [] }
+            guard try await Self.exists(Self.rejectsTable, on: connection) else { return [] }
             let rows = try await connection.query(PostgresQuery(
                 unsafeSQL: "SELECT tbl, pk, kind, detail, kept_by, outcome, decided_by, row::text, at "
                     + "FROM \(SQL.name(Self.rejectsTable)) ORDER BY id"))

@@ -172,6 +172,18 @@ extension PostgresReplicator {
         return try rows.decode(Bool.self).first == true
     }
 
+    /// The dataset's register, by number (empty before there is one), retired stores included.
+    func registeredStores(on connection: PostgresConnection) async throws
+        -> [(number: Int64, name: String, retired: Bool)] {
+        try await run(on: connection) { connection in
+            guard try await Self.exists(ReplicationSchema.replicasTable, on: connection) else { return [] }
+            let rows = try await connection.query(PostgresQuery(
+                unsafeSQL: "SELECT number, name, retired IS NOT NULL FROM \(SQL.name(ReplicationSchema.replicasTable)) "
+                    + "ORDER BY number"))
+            return try rows.decode((Int64, String, Bool).self).map { (number: $0.0, name: $0.1, retired: $0.2) }
+        }
+    }
+
     /// Whether other stores than this one are registered in the dataset (retired ones too:
     /// their rows are still there).
     func hasOtherStores(on connection: PostgresConnection) async throws -> Bool {
@@ -209,7 +221,7 @@ extension PostgresReplicator {
     /// commit and PostgreSQL's finds the transaction by its author and sets the token.
     func bootstrap(on connection: PostgresConnection, report: inout PushReport) async throws -> HistoryToken {
         if let token = try lastBootstrap() {
-            try await recordToken(token, on: connection)
+            try await storeToken(token, replacing: false, on: connection)
             return token
         }
         var rows: [String: [Int64: [String: PulledValue]]] = [:]
@@ -251,7 +263,7 @@ extension PostgresReplicator {
                                                   ? try store.lastHistoryToken() : nil) else {
             throw ReplicationError.server(message: "the store did not record its copy of the dataset", sqlState: nil)
         }
-        try await recordToken(token, on: connection)
+        try await storeToken(token, replacing: false, on: connection)
         return token
     }
 
@@ -367,17 +379,5 @@ extension PostgresReplicator {
                                                + "the dataset was recorded in PostgreSQL; join again from a new store")
         }
         return found
-    }
-
-    private func recordToken(_ token: HistoryToken, on connection: PostgresConnection) async throws {
-        var bindings = PostgresBindings()
-        bindings.append(name)
-        bindings.append(Int64(bitPattern: token.value))
-        bindings.append(modelText)
-        _ = try await run(on: connection) { connection in
-            try await connection.query(PostgresQuery(
-                unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.stateTable)) (name, token, model) VALUES ($1, $2, $3) "
-                    + "ON CONFLICT (name) DO NOTHING", binds: bindings))
-        }
     }
 }

@@ -180,16 +180,19 @@ extension PostgresReplicator {
         return token
     }
 
-    /// Within the copy's transaction: the replication's token is the snapshot's.
-    private func storeToken(_ token: HistoryToken, on connection: PostgresConnection) async throws {
+    /// Records `token` (and the model) as this replication's, within the caller's transaction:
+    /// over a token already there (`replacing`, a copy's), or only where there is none (a join's).
+    func storeToken(_ token: HistoryToken, replacing: Bool = true, on connection: PostgresConnection) async throws {
         var bindings = PostgresBindings()
         bindings.append(name)
         bindings.append(Int64(bitPattern: token.value))
         bindings.append(modelText)
-        try await connection.query(PostgresQuery(
-            unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.stateTable)) (name, token, model) "
-                + "VALUES ($1, $2, $3) ON CONFLICT (name) DO UPDATE SET token = EXCLUDED.token, "
-                + "model = EXCLUDED.model", binds: bindings))
+        _ = try await run(on: connection) { connection in
+            try await connection.query(PostgresQuery(
+                unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.stateTable)) (name, token, model) VALUES ($1, $2, $3) "
+                    + (replacing ? "ON CONFLICT (name) DO UPDATE SET token = EXCLUDED.token, model = EXCLUDED.model"
+                        : "ON CONFLICT (name) DO NOTHING"), binds: bindings))
+        }
     }
 
     /// Every row and link of the snapshot into the emptied tables with `COPY`, a few MiB at a
@@ -234,10 +237,9 @@ extension PostgresReplicator {
             data = CopyRows()
         }
         for table in schema.tables {
-            guard let entity = store.model.entities.first(where: { $0.name == table.entity }) else { continue }
             let columns = table.columns.filter { $0.name != "pk" }
             var data = CopyRows()
-            for id in try reader.objects(entity.name) {
+            for id in try reader.objects(table.entity) {
                 guard let values = try reader.values(of: id) else { continue }
                 data.startRow()
                 data.append(key: Int64(bitPattern: id.primaryKey))

@@ -35,7 +35,7 @@ extension PostgresReplicator {
         let connection = try await connect()
         defer { connection.close() }
         let storeToken = try store.lastHistoryToken()
-        let pushed = try await tableExists(ReplicationSchema.stateTable, on: connection)
+        let pushed = try await run(on: connection, { try await Self.exists(ReplicationSchema.stateTable, on: $0) })
             ? try await storedToken(on: connection) : nil
         var unpushed = 0
         var oldest: Date?
@@ -54,18 +54,11 @@ extension PostgresReplicator {
         }
         var replica: Int64?
         var others: [String] = []
-        if try await tableExists(ReplicationSchema.replicasTable, on: connection) {
-            let rows = try await run(on: connection) {
-                try await $0.query(PostgresQuery(
-                    unsafeSQL: "SELECT number, name FROM \(SQL.name(ReplicationSchema.replicasTable)) WHERE retired IS NULL "
-                        + "ORDER BY number"))
-            }
-            for (number, registered) in try rows.decode((Int64, String).self) {
-                if registered == name { replica = number } else { others.append(registered) }
-            }
+        for store in try await registeredStores(on: connection) where !store.retired {
+            if store.name == name { replica = store.number } else { others.append(store.name) }
         }
         var queued = 0
-        if let replica, try await tableExists(ReplicationSchema.changeTable, on: connection) {
+        if let replica, try await run(on: connection, { try await Self.exists(ReplicationSchema.changeTable, on: $0) }) {
             var bindings = PostgresBindings()
             bindings.append(replica)
             let rows = try await run(on: connection) {
@@ -76,7 +69,7 @@ extension PostgresReplicator {
             queued = Int(try rows.decode(Int64.self).first ?? Int64(0))
         }
         var refusals = 0
-        if try await tableExists(Self.rejectsTable, on: connection) {
+        if try await run(on: connection, { try await Self.exists(Self.rejectsTable, on: $0) }) {
             let rows = try await run(on: connection) {
                 try await $0.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(SQL.name(Self.rejectsTable))"))
             }
@@ -87,10 +80,4 @@ extension PostgresReplicator {
                                  queuedChanges: queued, refusals: refusals)
     }
 
-    private func tableExists(_ table: String, on connection: PostgresConnection) async throws -> Bool {
-        let rows = try await run(on: connection) {
-            try await $0.query(PostgresQuery(unsafeSQL: "SELECT to_regclass(\(SQL.literal(SQL.name(table)))) IS NOT NULL"))
-        }
-        return try rows.decode(Bool.self).first ?? false
-    }
 }

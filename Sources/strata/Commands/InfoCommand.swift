@@ -66,11 +66,11 @@ struct InfoCommand: ParsableCommand {
         guard let status = found.withLock({ $0 }) else { return }
         let pushed = status.pushedToken.map { String($0.value) } ?? "none"
         if json {
-            print("{\"replication\":\(jsonString(status.name)),\"replica\":\(status.replica.map(String.init) ?? "null"),"
+            print("{\"replication\":\(JSON.quote(status.name)),\"replica\":\(status.replica.map(String.init) ?? "null"),"
                   + "\"pushedToken\":\(status.pushedToken.map { String($0.value) } ?? "null"),\"storeToken\":\(status.storeToken.value),"
                   + "\"unpushedTransactions\":\(status.unpushedTransactions),\"pushLagSeconds\":\(status.pushLagSeconds),"
                   + "\"queuedChanges\":\(status.queuedChanges),\"refusals\":\(status.refusals),"
-                  + "\"otherStores\":[\(status.otherStores.map(jsonString).joined(separator: ","))]}")
+                  + "\"otherStores\":[\(status.otherStores.map(JSON.quote).joined(separator: ","))]}")
             return
         }
         print("replication '\(status.name)' to \(destination): "
@@ -80,11 +80,6 @@ struct InfoCommand: ParsableCommand {
               + "\(status.unpushedTransactions == 1 ? "" : "s") to push, lag \(String(format: "%.3f", status.pushLagSeconds)) s)")
         print("  to pull: \(status.queuedChanges) change\(status.queuedChanges == 1 ? "" : "s") queued; "
               + "refused rows in the dataset: \(status.refusals)")
-    }
-
-    private func jsonString(_ text: String) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: [text], options: [])) ?? Data("[\"\"]".utf8)
-        return String(decoding: data.dropFirst().dropLast(), as: UTF8.self)
     }
 
     /// The status record plus what only the reader can judge: whether the writer still runs
