@@ -1,6 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// The suites whose time is spent in the code they test, not in their own, compile unoptimized
+/// even in `make test`'s release build: the optimizer's work on their code took about 90 s of
+/// every CI run and bought nothing (decision 112). Test targets are built only for this package
+/// itself, so a dependent never sees the flag; the libraries and tools stay optimized, and the
+/// storage and record suites, whose oracles and models do real work, stay optimized too.
+let testCodeUnoptimized: [SwiftSetting] = [.unsafeFlags(["-Onone"])]
+
 let package = Package(
     name: "Strata",
     platforms: [.macOS(.v15)],
@@ -122,12 +129,14 @@ let package = Package(
         .testTarget(
             name: "StrataPostgresTests",
             dependencies: ["StrataPostgres", "StrataRecords", "StrataTesting"],
-            path: "Tests/StrataPostgresTests"
+            path: "Tests/StrataPostgresTests",
+            swiftSettings: testCodeUnoptimized
         ),
         .testTarget(
             name: "StrataObjectTests",
             dependencies: ["Strata", "StrataTesting"],
-            path: "Tests/StrataObjectTests"
+            path: "Tests/StrataObjectTests",
+            swiftSettings: testCodeUnoptimized
         ),
         // Runs the built tools (`strata`, `strata-harness crash-test` and `fuzz`, the fuzz targets'
         // replay, `strata-examples`; `strata-bench`'s tests are in Benchmarks/). The fuzz targets
@@ -136,7 +145,8 @@ let package = Package(
         .testTarget(
             name: "StrataToolTests",
             dependencies: ["strata", "strata-harness", "strata-examples", "StrataRecords", "StrataTesting"],
-            path: "Tests/StrataToolTests"
+            path: "Tests/StrataToolTests",
+            swiftSettings: testCodeUnoptimized
         ),
     ],
     swiftLanguageModes: [.v6]
