@@ -7,6 +7,15 @@ import StrataRecords
 /// upsert per entity and set of columns, the unlinks and then the links of each join table. The
 /// foreign keys are checked at commit (deferred), so the order of tables does not matter; within
 /// the run a row deleted and then inserted again is deleted before it is upserted.
+///
+/// Several stores push into one dataset at once, and their batches often write the same rows (a
+/// list's derived columns, recomputed by each store that pulled a change to its items). Two
+/// batches that lock shared rows in different orders deadlock, and PostgreSQL finds that only
+/// after `deadlock_timeout` (a second by default), so every batch first locks the rows it will
+/// update or delete in one order — table by table, key by key — in the statement that opens it,
+/// and writes nothing where PostgreSQL already holds the values (such a row is not locked by the
+/// update at all). Statements and their rows also come in key order, so a batch is the same
+/// text whatever order its changes came in (decision 113).
 struct BatchStatements {
     /// At most this many parameters in one statement (PostgreSQL allows 65,535).
     static let parameterLimit = 30_000
@@ -144,6 +153,8 @@ struct BatchStatements {
             if state.deleted { deletes[key.table, default: []].append(key.pk) }
             if state.deleted && !state.upserted { gone.insert(key) }
         }
+        // Rows an `UPDATE` writes (upserted, not inserted), locked first with the deleted ones.
+        var updated: [Int: [Int64]] = [:]
         for key in rowOrder {
             let state = rowStates[key]!
             guard state.upserted else { continue }
@@ -151,26 +162,45 @@ struct BatchStatements {
                                       inserting: state.inserted)
             if upserts[upsertKey] == nil { upsertOrder.append(upsertKey) }
             upserts[upsertKey, default: []].append((key.pk, state.values))
+            if !state.inserted { updated[key.table, default: []].append(key.pk) }
         }
+        upsertOrder.sort()
+        var prelude: [String] = []
+        var lockBindings = PostgresBindings()
         // A batch's `UPDATE … FROM (VALUES …)` and unlinks (`IN (SELECT … unnest …)`) join a
         // few hundred rows with a whole table; knowing the exact row count, the planner picks
         // a hash join over a scan of the table, whose cost grows with the table (decision 63).
         // Without hash and merge joins it looks each row up by its key. For this transaction
         // only.
-        if rowStates.values.contains(where: { $0.upserted && !$0.inserted }) || linkStates.values.contains(false) {
-            queries.append(PostgresQuery(unsafeSQL: "SELECT set_config('enable_hashjoin', 'off', true), "
-                + "set_config('enable_mergejoin', 'off', true)"))
+        if !updated.isEmpty || linkStates.values.contains(false) {
+            prelude.append("set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)")
+        }
+        // The locks, in one order for every batch of every store: table by table, the rows
+        // deleted and then those updated, each by key. A `SELECT`'s subqueries run in the order
+        // they are written, and `ORDER BY … FOR UPDATE` locks rows as it returns them.
+        var parameter = 0
+        for table in Set(deletes.keys).union(updated.keys).sorted() {
+            for (keys, mode) in [(deletes[table], "UPDATE"), (updated[table], "NO KEY UPDATE")] {
+                guard let keys else { continue }
+                lockBindings.append(keys)
+                parameter += 1
+                prelude.append("(SELECT count(*) FROM (SELECT 1 FROM \(SQL.name(schema.tables[table].entity)) "
+                    + "WHERE pk = ANY($\(parameter)::bigint[]) ORDER BY pk FOR \(mode)) AS locked)")
+            }
+        }
+        if !prelude.isEmpty {
+            queries.append(PostgresQuery(unsafeSQL: "SELECT " + prelude.joined(separator: ", "), binds: lockBindings))
         }
         for (table, keys) in deletes.sorted(by: { $0.key < $1.key }) {
             var bindings = PostgresBindings()
-            bindings.append(keys)
+            bindings.append(keys.sorted())
             queries.append(PostgresQuery(
                 unsafeSQL: "DELETE FROM \(SQL.name(schema.tables[table].entity)) WHERE pk = ANY($1::bigint[])",
                 binds: bindings))
             rows += keys.count
         }
         for key in upsertOrder {
-            rows += try appendUpserts(upserts[key]!, key: key, gone: gone, to: &queries)
+            rows += try appendUpserts(upserts[key]!.sorted { $0.pk < $1.pk }, key: key, gone: gone, to: &queries)
         }
         if guardsMissingRows { queries += missingTargetQueries(upserts) }
         var links: [Int: [(Int64, Int64)]] = [:]
@@ -187,23 +217,32 @@ struct BatchStatements {
                 unlinks[key.table, default: []].append((key.source, key.target))
             }
         }
+        func inOrder(_ pairs: [(Int64, Int64)]) -> [(Int64, Int64)] { pairs.sorted { ($0.0, $0.1) < ($1.0, $1.1) } }
         for (table, pairs) in unlinks.sorted(by: { $0.key < $1.key }) {
-            queries.append(linkQuery(pairs, join: schema.joinTables[table], adding: false))
+            queries.append(linkQuery(inOrder(pairs), join: schema.joinTables[table], adding: false))
             rows += pairs.count
         }
         for (table, pairs) in links.sorted(by: { $0.key < $1.key }) {
-            queries.append(linkQuery(pairs, join: schema.joinTables[table], adding: true))
+            queries.append(linkQuery(inOrder(pairs), join: schema.joinTables[table], adding: true))
             rows += pairs.count
         }
         return (queries, rows)
     }
 
-    private struct UpsertKey: Hashable {
+    private struct UpsertKey: Hashable, Comparable {
         var table: Int
         var columns: [String]
         /// Of `columns`, those written only where PostgreSQL holds NULL.
         var fills: [String]
         var inserting: Bool
+
+        /// Table by table; in a table, updates before inserts, then by the columns written.
+        static func < (a: UpsertKey, b: UpsertKey) -> Bool {
+            if a.table != b.table { return a.table < b.table }
+            if a.inserting != b.inserting { return !a.inserting }
+            if a.columns != b.columns { return a.columns.lexicographicallyPrecedes(b.columns) }
+            return a.fills.lexicographicallyPrecedes(b.fills)
+        }
     }
 
     /// After the upserts, per to-one column they set: a target PostgreSQL no longer holds (a
@@ -256,6 +295,18 @@ struct BatchStatements {
         let conflict = key.columns.isEmpty ? "DO NOTHING"
             : "DO UPDATE SET " + key.columns.map { assignment($0, from: "EXCLUDED") }.joined(separator: ", ")
         if !key.inserting && key.columns.isEmpty { return 0 }
+        // An update leaves a row whose columns already hold what it would write: not written,
+        // so not locked, and no change recorded for other stores. Numbers compare as text: a
+        // `numeric`'s scale (1.0 and 1.00) and a double's sign of zero count as a difference.
+        func compared(_ column: String, _ expression: String) -> String {
+            let type = table.columns[table.columnByName[column]!].sqlType
+            return type == "numeric" || type == "double precision" ? "(\(expression))::text" : expression
+        }
+        let changes = "(" + key.columns.map { compared($0, "t.\(SQL.name($0))") }.joined(separator: ", ")
+            + ") IS DISTINCT FROM (" + key.columns.map { column -> String in
+                let name = SQL.name(column)
+                return compared(column, fills.contains(column) ? "COALESCE(t.\(name), v.\(name))" : "v.\(name)")
+            }.joined(separator: ", ") + ")"
         let perStatement = max(1, Self.parameterLimit / columns.count)
         var start = 0
         while start < rows.count {
@@ -290,7 +341,7 @@ struct BatchStatements {
                 }
                 sql += ")"
             }
-            sql += key.inserting ? " ON CONFLICT (pk) \(conflict)" : ") AS v (\(columnList)) WHERE t.pk = v.pk"
+            sql += key.inserting ? " ON CONFLICT (pk) \(conflict)" : ") AS v (\(columnList)) WHERE t.pk = v.pk AND \(changes)"
             queries.append(PostgresQuery(unsafeSQL: sql, binds: bindings))
         }
         return rows.count

@@ -251,6 +251,7 @@ public final class PostgresReplicator: Sendable {
                 // parents, in different orders) or a serialization failure: the batch rolled
                 // back whole; again, after a pause that grows.
                 attempt += 1
+                report.retries += 1
                 try await Task.sleep(for: .milliseconds(10 * attempt))
             }
         }

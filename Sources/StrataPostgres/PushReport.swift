@@ -23,6 +23,9 @@ public struct PushReport: Sendable, Equatable {
     public var joinedDataset = false
     /// The token of the last transaction PostgreSQL holds now.
     public var token: HistoryToken = .start
+    /// Batches PostgreSQL rolled back for a deadlock or a serialization failure with another
+    /// writer (another store's push, a server application), and that were applied again.
+    public var retries = 0
     /// How long it took, in seconds.
     public var seconds: Double = 0
     /// How long ago the last transaction applied was committed, in seconds, when it applied any.

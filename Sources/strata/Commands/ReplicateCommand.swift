@@ -188,6 +188,9 @@ struct ReplicateCommand: ParsableCommand {
             + "to \(destination) in \(String(format: "%.2f", report.seconds)) s"
         if report.rows > 0 { text += ", \(Int(report.rowsPerSecond)) rows/s" }
         if let lag = report.lagSeconds { text += ", lag \(String(format: "%.3f", lag)) s" }
+        if report.retries > 0 {
+            text += ", \(report.retries) batch\(report.retries == 1 ? "" : "es") retried after a deadlock or serialization failure"
+        }
         return text + "; token \(report.token)"
     }
 }
@@ -216,7 +219,7 @@ extension ReplicateCommand {
         var fields = ["\"kind\":\"push\"", "\"copiedAll\":\(report.copiedAll)", "\"joinedDataset\":\(report.joinedDataset)",
                       "\"transactions\":\(report.transactions)",
                       "\"changes\":\(report.changes)", "\"rows\":\(report.rows)", "\"batches\":\(report.batches)",
-                      "\"seconds\":\(report.seconds)", "\"token\":\(report.token.value)"]
+                      "\"retries\":\(report.retries)", "\"seconds\":\(report.seconds)", "\"token\":\(report.token.value)"]
         if let lag = report.lagSeconds { fields.append("\"lagSeconds\":\(lag)") }
         return "{" + fields.joined(separator: ",") + "}"
     }

@@ -22,6 +22,9 @@ struct ReplicateConverge {
     /// stores and PostgreSQL held the same digest.
     var converged: Bool
     var digests: [String]
+    /// Deadlocks PostgreSQL detected in the dataset's database during the run: each cost a push
+    /// the server's `deadlock_timeout` (a second by default) and a retry.
+    var deadlocks: Int
 
     static let timeout = 120.0
 
@@ -29,6 +32,7 @@ struct ReplicateConverge {
                     database: (name: String, url: String), writer: ReplicateWriter, rate: Int,
                     seconds: Double) throws -> ReplicateConverge {
         let environment = ["PGPASSWORD": cluster.password]
+        let deadlocksBefore = try deadlockCount(database.name, in: cluster)
         let others = ["b", "c"].map { (name: $0, path: directory + "/converge-\($0).strata") }
         var followers: [ToolProcess] = []
         defer { for follower in followers { follower.interrupt(); _ = follower.wait(timeout: 30) } }
@@ -123,6 +127,12 @@ struct ReplicateConverge {
             lags.append(Double(seen[next].at > committed ? seen[next].at - committed : 0) / 1e9)
         }
         for follower in followers { follower.interrupt(); _ = follower.wait(timeout: 30) }
+        // Each follower's reports (`--keep` leaves them): where a store that fell behind spent
+        // its rounds.
+        for (index, follower) in followers.enumerated() {
+            try? (follower.lines.joined(separator: "\n") + "\n")
+                .write(toFile: directory + "/converge-follower-\(["a", "b", "c"][index]).jsonl", atomically: false, encoding: .utf8)
+        }
         followers = []
         // Quiet: each store exchanges once more, twice round, then all must agree.
         for _ in 0..<2 {
@@ -141,6 +151,13 @@ struct ReplicateConverge {
         let converged = digests.allSatisfy { content($0) == content(inPostgres) }
         return ReplicateConverge(lags: lags.sorted(), committed: count, commitSeconds: commitSeconds,
                                  windowSeconds: windowSeconds, converged: converged,
-                                 digests: (digests + [inPostgres]).map { content($0) })
+                                 digests: (digests + [inPostgres]).map { content($0) },
+                                 deadlocks: try deadlockCount(database.name, in: cluster) - deadlocksBefore)
+    }
+
+    private static func deadlockCount(_ database: String, in cluster: PostgresCluster) throws -> Int {
+        let text = try cluster.psql("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()",
+                                    database: database)
+        return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 }

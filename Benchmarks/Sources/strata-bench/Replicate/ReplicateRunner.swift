@@ -119,7 +119,8 @@ struct ReplicateRunner {
         let quantiles = [0.5, 0.9, 0.95, 0.99, 1.0].compactMap { p in
             ReplicateRunDetails.percentile(converge.lags, p).map { "p\(Int(p * 100)) \(String(format: "%.1f", $0 * 1e3)) ms" }
         }
-        log("replicate: converge: \(converge.lags.count) commits seen in the second store, lag " + quantiles.joined(separator: ", "))
+        log("replicate: converge: \(converge.lags.count) commits seen in the second store, lag " + quantiles.joined(separator: ", ")
+            + "; \(converge.deadlocks) deadlocks in PostgreSQL")
         var convergeCore = RunCore(workload: "converge", engine: Self.engine(batch), ops: converge.committed,
                                    seconds: converge.windowSeconds)
         convergeCore.p50Micros = converge.lags.isEmpty ? nil : Measure.median(converge.lags) * 1e6
