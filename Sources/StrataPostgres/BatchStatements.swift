@@ -19,6 +19,9 @@ import StrataRecords
 struct BatchStatements {
     /// At most this many parameters in one statement (PostgreSQL allows 65,535).
     static let parameterLimit = 30_000
+    /// At most this many rows in one statement written with column arrays: a bound on one
+    /// message's size, far above a batch's usual rows.
+    static let rowsPerStatement = 20_000
 
     /// The value a column ends with: an attribute's value or a to-one's target key.
     private enum ColumnValue {
@@ -182,7 +185,7 @@ struct BatchStatements {
         for table in Set(deletes.keys).union(updated.keys).sorted() {
             for (keys, mode) in [(deletes[table], "UPDATE"), (updated[table], "NO KEY UPDATE")] {
                 guard let keys else { continue }
-                lockBindings.append(keys)
+                lockBindings.append(keys.sorted())
                 parameter += 1
                 prelude.append("(SELECT count(*) FROM (SELECT 1 FROM \(SQL.name(schema.tables[table].entity)) "
                     + "WHERE pk = ANY($\(parameter)::bigint[]) ORDER BY pk FOR \(mode)) AS locked)")
@@ -307,44 +310,90 @@ struct BatchStatements {
                 let name = SQL.name(column)
                 return compared(column, fills.contains(column) ? "COALESCE(t.\(name), v.\(name))" : "v.\(name)")
             }.joined(separator: ", ") + ")"
-        let perStatement = max(1, Self.parameterLimit / columns.count)
+        // One array a column (decision 114): the statement's text, its parse and its plan do not
+        // grow with its rows. A statement holding a value of another type than its column (which
+        // the array's element type could not hold) is written with a row of parameters each.
+        let arrayKinds = columns.map { ColumnArray.Kind(sqlType: table.columns[table.columnByName[$0]!].sqlType) }
         var start = 0
         while start < rows.count {
-            let slice = rows[start..<min(start + perStatement, rows.count)]
-            start += perStatement
-            var bindings = PostgresBindings(capacity: slice.count * columns.count)
-            var sql = key.inserting ? "INSERT INTO \(SQL.name(table.entity)) AS t (\(columnList)) VALUES "
-                : "UPDATE \(SQL.name(table.entity)) AS t SET "
-                    + key.columns.map { assignment($0, from: "v") }.joined(separator: ", ")
-                    + " FROM (VALUES "
-            var parameter = 1
-            for (rowIndex, row) in slice.enumerated() {
-                sql += rowIndex == 0 ? "(" : ", ("
-                for (index, column) in columns.enumerated() {
-                    if index == 0 {
-                        bindings.append(row.pk)
-                    } else {
-                        switch row.values[column] {
-                        case .stored(let value): bindings.append(stored: value)
-                        case .target(let target?):
-                            // A target the run deleted: SET NULL, as ON DELETE would have done.
-                            if let targetTable = targetTables[index], gone.contains(RowKey(table: targetTable, pk: target)) {
-                                bindings.appendNull()
-                            } else {
-                                bindings.append(target)
-                            }
-                        case .target(nil), nil: bindings.appendNull()
-                        }
+            let slice = rows[start..<min(start + Self.rowsPerStatement, rows.count)]
+            start += Self.rowsPerStatement
+            var arrays = arrayKinds.map { ColumnArray(kind: $0, capacity: slice.count) }
+            var held = true
+            fill: for row in slice {
+                for index in columns.indices {
+                    let value = index == 0 ? .target(row.pk)
+                        : columnValue(row.values[columns[index]], targetTable: targetTables[index], gone: gone)
+                    switch value {
+                    case .stored(let stored): held = arrays[index].append(stored)
+                    case .target(let target): held = arrays[index].append(target.map(StoredValue.int) ?? .null)
                     }
-                    sql += index == 0 ? "$\(parameter)::\(types[index])" : ", $\(parameter)::\(types[index])"
-                    parameter += 1
+                    if !held { break fill }
                 }
-                sql += ")"
             }
-            sql += key.inserting ? " ON CONFLICT (pk) \(conflict)" : ") AS v (\(columnList)) WHERE t.pk = v.pk AND \(changes)"
-            queries.append(PostgresQuery(unsafeSQL: sql, binds: bindings))
+            if held {
+                var bindings = PostgresBindings(capacity: columns.count)
+                for array in arrays { bindings.append(array) }
+                let source = "(SELECT " + columns.indices.map { index in
+                    "u.\(SQL.name(columns[index]))\(arrayKinds[index].cast(to: types[index]))"
+                }.joined(separator: ", ") + " FROM unnest(" + arrays.indices.map { "$\($0 + 1)::\(arrayKinds[$0].arrayType)" }
+                    .joined(separator: ", ") + ") AS u (\(columnList))) AS v"
+                queries.append(PostgresQuery(unsafeSQL: key.inserting
+                    ? "INSERT INTO \(SQL.name(table.entity)) AS t (\(columnList)) SELECT * FROM \(source) ON CONFLICT (pk) \(conflict)"
+                    : "UPDATE \(SQL.name(table.entity)) AS t SET " + key.columns.map { assignment($0, from: "v") }.joined(separator: ", ")
+                        + " FROM \(source) WHERE t.pk = v.pk AND \(changes)",
+                    binds: bindings))
+                continue
+            }
+            let perStatement = max(1, Self.parameterLimit / columns.count)
+            for from in stride(from: slice.startIndex, to: slice.endIndex, by: perStatement) {
+                queries.append(valuesStatement(slice[from..<min(from + perStatement, slice.endIndex)], columns: columns,
+                                               types: types, targetTables: targetTables, gone: gone, table: table, key: key,
+                                               assignment: assignment, conflict: conflict, changes: changes))
+            }
         }
         return rows.count
+    }
+
+    /// What a column of `value` holds: a to-one's target is NULL where the run deleted it, as
+    /// `ON DELETE SET NULL` would have made it.
+    private func columnValue(_ value: ColumnValue?, targetTable: Int?, gone: Set<RowKey>) -> ColumnValue {
+        switch value {
+        case .stored(let stored): return .stored(stored)
+        case .target(let target?):
+            if let targetTable, gone.contains(RowKey(table: targetTable, pk: target)) { return .target(nil) }
+            return .target(target)
+        case .target(nil), nil: return .target(nil)
+        }
+    }
+
+    /// The statement for rows some value of which its column's array could not hold: a row of
+    /// parameters each, every parameter cast to its column's type.
+    private func valuesStatement(_ rows: ArraySlice<(pk: Int64, values: [String: ColumnValue])>, columns: [String],
+                                 types: [String], targetTables: [Int?], gone: Set<RowKey>, table: ReplicationSchema.Table,
+                                 key: UpsertKey, assignment: (String, String) -> String, conflict: String,
+                                 changes: String) -> PostgresQuery {
+        let columnList = columns.map(SQL.name).joined(separator: ", ")
+        var bindings = PostgresBindings(capacity: rows.count * columns.count)
+        var sql = key.inserting ? "INSERT INTO \(SQL.name(table.entity)) AS t (\(columnList)) VALUES "
+            : "UPDATE \(SQL.name(table.entity)) AS t SET " + key.columns.map { assignment($0, "v") }.joined(separator: ", ")
+                + " FROM (VALUES "
+        var parameter = 1
+        for (rowIndex, row) in rows.enumerated() {
+            sql += rowIndex == 0 ? "(" : ", ("
+            for (index, column) in columns.enumerated() {
+                switch index == 0 ? .target(row.pk) : columnValue(row.values[column], targetTable: targetTables[index], gone: gone) {
+                case .stored(let value): bindings.append(stored: value)
+                case .target(let target?): bindings.append(target)
+                case .target(nil): bindings.appendNull()
+                }
+                sql += index == 0 ? "$\(parameter)::\(types[index])" : ", $\(parameter)::\(types[index])"
+                parameter += 1
+            }
+            sql += ")"
+        }
+        sql += key.inserting ? " ON CONFLICT (pk) \(conflict)" : ") AS v (\(columnList)) WHERE t.pk = v.pk AND \(changes)"
+        return PostgresQuery(unsafeSQL: sql, binds: bindings)
     }
 
     private func linkQuery(_ pairs: [(Int64, Int64)], join: ReplicationSchema.JoinTable, adding: Bool) -> PostgresQuery {

@@ -179,26 +179,13 @@ public final class PostgresReplicator: Sendable {
             token = try await copyAll(on: connection, report: &report)
         }
         var lastDate: Date?
+        // The batch read while PostgreSQL applied the one before, and the token it follows.
+        var prefetched: (after: HistoryToken, batch: (transactions: [HistoryTransaction], purged: Bool), prepared: Prepared?)?
         while true {
-            // A batch: the transactions after `token`, as many as the limits allow.
-            var pending: [HistoryTransaction] = []
-            var pendingChanges = 0
-            var purged = false
-            while pending.count < transactionsPerBatch, pendingChanges < Self.changesPerBatch {
-                let wanted = min(transactionsPerBatch - pending.count, 256,
-                                 limit.map { $0 - report.transactions - pending.count } ?? .max)
-                guard wanted > 0 else { break }
-                let page: [HistoryTransaction]
-                do {
-                    page = try store.history(after: pending.last?.token ?? token, limit: wanted)
-                } catch StrataError.historyPurged {
-                    purged = true
-                    break
-                }
-                if page.isEmpty { break }
-                pending += page
-                pendingChanges += page.reduce(0) { $0 + $1.changes.count }
-            }
+            let room = limit.map { $0 - report.transactions }
+            let ahead = prefetched.flatMap { $0.after == token ? $0 : nil }
+            let (pending, purged) = try ahead?.batch ?? nextBatch(after: token, room: room)
+            prefetched = nil
             guard let last = pending.last else {
                 if purged {
                     guard try await !join(on: connection).hasOtherStores else {
@@ -211,8 +198,21 @@ public final class PostgresReplicator: Sendable {
                 }
                 break
             }
+            // While PostgreSQL applies this batch, the next one is read from the store and its statements written: the two
+            // sides work at once instead of taking turns (decision 114). A read that fails is
+            // made again, and throws, when its turn comes.
+            let expected = token
+            async let applied = apply(pending, after: expected, on: connection, prepared: ahead?.prepared)
+            let nextRoom = room.map { $0 - pending.count }
+            let next = nextRoom.map { $0 > 0 } ?? true ? try? nextBatch(after: last.token, room: nextRoom) : nil
+            let nextPrepared = next.flatMap { try? prepare($0.transactions) }
             do {
-                try await apply(pending, after: token, on: connection, report: &report)
+                let batch = try await applied
+                report.transactions += batch.transactions
+                report.changes += batch.changes
+                report.rows += batch.rows
+                report.batches += batch.batches
+                report.retries += batch.retries
             } catch is TokenMoved {
                 // Moved ahead by another run over the same history — most often this one's
                 // own last batch, committed by the server after the connection that sent it
@@ -226,6 +226,7 @@ public final class PostgresReplicator: Sendable {
             }
             token = last.token
             lastDate = last.date
+            if let next { prefetched = (last.token, next, nextPrepared) }
             if let limit, report.transactions >= limit { break }
         }
         report.token = token
@@ -238,14 +239,46 @@ public final class PostgresReplicator: Sendable {
     /// The token was not where a batch expected it: nothing of the batch was applied.
     struct TokenMoved: Error {}
 
+    /// A batch: the transactions after `token`, as many as ``transactionsPerBatch`` and
+    /// ``changesPerBatch`` allow and at most `room` (no bound when nil); `purged` when the
+    /// history after `token` was purged.
+    private func nextBatch(after token: HistoryToken, room: Int?) throws
+        -> (transactions: [HistoryTransaction], purged: Bool) {
+        var pending: [HistoryTransaction] = []
+        var pendingChanges = 0
+        while pending.count < transactionsPerBatch, pendingChanges < Self.changesPerBatch {
+            let wanted = min(transactionsPerBatch - pending.count, 256, room.map { $0 - pending.count } ?? .max)
+            guard wanted > 0 else { break }
+            let page: [HistoryTransaction]
+            do {
+                page = try store.history(after: pending.last?.token ?? token, limit: wanted)
+            } catch StrataError.historyPurged {
+                return (pending, true)
+            }
+            if page.isEmpty { break }
+            pending += page
+            pendingChanges += page.reduce(0) { $0 + $1.changes.count }
+        }
+        return (pending, false)
+    }
+
+    /// Applies a batch (see ``apply(_:after:on:report:prepared:)``) and returns what it did.
+    func apply(_ transactions: [HistoryTransaction], after expected: HistoryToken, on connection: PostgresConnection,
+               prepared: Prepared?) async throws -> PushReport {
+        var report = PushReport()
+        try await apply(transactions, after: expected, on: connection, report: &report, prepared: prepared)
+        return report
+    }
+
     /// Consecutive Strata transactions as one PostgreSQL transaction, the token moved in it from
     /// `expected` to the last one's (``TokenMoved`` if another run moved it first).
     func apply(_ transactions: [HistoryTransaction], after expected: HistoryToken, on connection: PostgresConnection,
-               report: inout PushReport) async throws {
+               report: inout PushReport, prepared: Prepared? = nil) async throws {
         var attempt = 0
         while true {
             do {
-                return try await applyChecked(transactions, after: expected, on: connection, report: &report)
+                return try await applyChecked(transactions, after: expected, on: connection, report: &report,
+                                              prepared: prepared)
             } catch ReplicationError.server(_, let state) where (state == "40P01" || state == "40001") && attempt < 5 {
                 // Deadlocked with another store's push (both writing derived columns of the same
                 // parents, in different orders) or a serialization failure: the batch rolled
@@ -258,36 +291,65 @@ public final class PostgresReplicator: Sendable {
     }
 
     private func applyChecked(_ transactions: [HistoryTransaction], after expected: HistoryToken,
-                              on connection: PostgresConnection, report: inout PushReport) async throws {
+                              on connection: PostgresConnection, report: inout PushReport, prepared: Prepared?) async throws {
         do {
-            try await apply(transactions, after: expected, on: connection, report: &report, guarded: false)
+            try await apply(transactions, after: expected, on: connection, report: &report, guarded: false,
+                            prepared: prepared)
         } catch ReplicationError.server(_, let state) where state == "23503" {
             // A foreign key failed at commit: a row the batch points at was deleted by a server
             // application since the store's change (the pull that follows applies the deletion).
             // Again, with the statements that leave such references out as ON DELETE would have;
             // not at first, as they cost a round trip per batch that is rarely needed.
-            try await apply(transactions, after: expected, on: connection, report: &report, guarded: true)
+            try await apply(transactions, after: expected, on: connection, report: &report, guarded: true, prepared: nil)
         }
     }
 
-    private func apply(_ transactions: [HistoryTransaction], after expected: HistoryToken,
-                       on connection: PostgresConnection, report: inout PushReport, guarded: Bool) async throws {
-        var batch = BatchStatements(schema: schema, guardsMissingRows: guarded)
+    /// A batch's statements written ahead (unguarded), and the changes they hold.
+    struct Prepared: Sendable {
+        var queries: [PostgresQuery]
+        var rows: Int
+        var changes: Int
+    }
+
+    /// The statements of `transactions`, written before their turn, or nil when one of them
+    /// applied a pull (its statements depend on what PostgreSQL says when its turn comes).
+    func prepare(_ transactions: [HistoryTransaction]) throws -> Prepared? {
+        guard !transactions.contains(where: { pullClaim(of: $0) != nil }) else { return nil }
+        var batch = BatchStatements(schema: schema)
         var changes = 0
-        // The store transactions of this replication's pulls carry what the store computed
-        // from the server's writes, not those writes (``ServerWrites``); their claims end here.
-        let claims = transactions.compactMap { pullClaim(of: $0) }
-        let writes = claims.isEmpty ? [:] : try await serverWrites(of: claims, on: connection)
         for transaction in transactions {
-            if let claim = pullClaim(of: transaction), let server = writes[claim] {
-                batch.add(transaction.changes, leavingOut: server)
-                batch.add(try derivedValues(of: server.derivedRewrites))
-            } else {
-                batch.add(transaction.changes)
-            }
+            batch.add(transaction.changes)
             changes += transaction.changes.count
         }
         let (queries, rows) = try batch.statements()
+        return Prepared(queries: queries, rows: rows, changes: changes)
+    }
+
+    private func apply(_ transactions: [HistoryTransaction], after expected: HistoryToken,
+                       on connection: PostgresConnection, report: inout PushReport, guarded: Bool,
+                       prepared: Prepared?) async throws {
+        // The store transactions of this replication's pulls carry what the store computed
+        // from the server's writes, not those writes (``ServerWrites``); their claims end here.
+        let claims = transactions.compactMap { pullClaim(of: $0) }
+        let queries: [PostgresQuery], rows: Int, changes: Int
+        if let prepared, !guarded, claims.isEmpty {
+            (queries, rows, changes) = (prepared.queries, prepared.rows, prepared.changes)
+        } else {
+            var batch = BatchStatements(schema: schema, guardsMissingRows: guarded)
+            var counted = 0
+            let writes = claims.isEmpty ? [:] : try await serverWrites(of: claims, on: connection)
+            for transaction in transactions {
+                if let claim = pullClaim(of: transaction), let server = writes[claim] {
+                    batch.add(transaction.changes, leavingOut: server)
+                    batch.add(try derivedValues(of: server.derivedRewrites))
+                } else {
+                    batch.add(transaction.changes)
+                }
+                counted += transaction.changes.count
+            }
+            (queries, rows) = try batch.statements()
+            changes = counted
+        }
         try await inTransaction(on: connection) {
             for query in queries { try await $0.query(query) }
             if !claims.isEmpty { try await endClaims(claims, on: $0) }

@@ -45,6 +45,7 @@ struct ReplicateFiguresTests {
         #expect(shares(tool: 0.95, postgres: 0.3, others: 0).verdict == "the tool's CPU")
         #expect(shares(tool: 0.2, postgres: 0.9, others: 0).verdict == "PostgreSQL's CPU")
         #expect(shares(tool: 0.45, postgres: 0.5, others: 0.1).verdict.hasPrefix("the tool and PostgreSQL taking turns"))
+        #expect(shares(tool: 0.55, postgres: 0.65, others: 0).verdict.hasPrefix("the tool and PostgreSQL working at once"))
         #expect(shares(tool: 0.45, postgres: 0.5, others: 1).verdict.contains("and the machine was saturated"))
         #expect(shares(tool: 0.2, postgres: 0.3, others: 1.3).verdict.hasPrefix("CPU contention: other processes held 1.3"))
         #expect(shares(tool: 0.2, postgres: 0.3, others: 0.1).verdict.hasPrefix("round trips"))

@@ -64,6 +64,15 @@ struct PostgresBindings: Sendable {
         append(PostgresBytes(value))
     }
 
+    /// Appends a column's values as one array parameter.
+    mutating func append(_ array: ColumnArray) {
+        let start = bytes.count
+        types.append(array.kind.oids.array)
+        offsets.append(start)
+        array.encode(into: &bytes)
+        lengths.append(Int32(bytes.count - start))
+    }
+
     /// Appends a `NULL` of type `text` (the statement casts it where it needs another type).
     mutating func appendNull() {
         append(String?.none)

@@ -61,7 +61,8 @@ struct CPUShares: Codable, Sendable {
     }
 
     /// What limits the run, from the shares of its wall time (a share of 100% is one core
-    /// busy throughout): one process busy nearly all the time; or the two taking turns, each
+    /// busy throughout): one process busy nearly all the time; or the two working at once
+    /// (their shares add up to more than one core), neither busy throughout; or the two taking turns, each
     /// waiting for the other's reply, so their times add up to the wall; or the machine's
     /// cores held by other processes; or, when none of these, waiting on the loopback round
     /// trips themselves. A machine whose cores were all busy meanwhile is said as well: then
@@ -77,6 +78,11 @@ struct CPUShares: Codable, Sendable {
             primary = "the tool's CPU"
         } else if server >= 0.85 {
             primary = "PostgreSQL's CPU"
+        } else if tool + server >= 1.05 {
+            // More than one core's worth between them: they worked at once (a push writes the
+            // next batch while PostgreSQL applies one), and neither was busy throughout.
+            primary = "the tool and PostgreSQL working at once, neither busy throughout (the hand-offs between "
+                + "batches and their round trips)"
         } else if tool + server >= 0.85 {
             primary = "the tool and PostgreSQL taking turns (one works while the other waits for it: their CPU times add up)"
         } else if saturated {
