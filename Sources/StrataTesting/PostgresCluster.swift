@@ -33,6 +33,12 @@ package final class PostgresCluster: Sendable {
 
     private static let started = Mutex<PostgresCluster?>(nil)
 
+    /// A cluster of the caller's own (a test that restarts its server must not restart the
+    /// one other suites use); ``stop()`` ends it.
+    package static func privateCluster() throws -> PostgresCluster {
+        try PostgresCluster()
+    }
+
     private static func stopShared() {
         if let cluster = started.withLock({ $0 }) { cluster.stop() }
     }
@@ -92,6 +98,15 @@ package final class PostgresCluster: Sendable {
             return String(directory)
         }
         return nil
+    }
+
+    /// Stops the server as a crash would (`immediate`: no checkpoint, every connection dropped)
+    /// and starts it again on the same port; returns once it accepts connections (it recovered
+    /// from its log).
+    package func restart() throws {
+        try PostgresCluster.run(binDirectory + "/pg_ctl", ["-D", directory + "/data", "-m", "immediate", "-l",
+                                                           directory + "/log", "-w", "restart"],
+                                asPostgres: runAsPostgres)
     }
 
     package func stop() {

@@ -165,6 +165,69 @@ import Testing
 
     /// `follow` reconnects after a cut in the middle of catching up, and after one while it
     /// waited for commits, and catches up with what was committed meanwhile.
+    /// PostgreSQL stopped as a crash would stop it and started again while a follower waits:
+    /// the follower's logins may meet a server still replaying its log ("not yet accepting
+    /// connections"), which is a server that cannot take a connection yet, not a login refused;
+    /// it tries again and pushes what the store commits after.
+    @Test func followRidesOutARestartOfPostgreSQL() async throws {
+        let own = try PostgresCluster.privateCluster()
+        defer { own.stop() }
+        let store = try makeStore()
+        defer { try? store.close() }
+        var writer = try HistoryWriter(store: store, seed: mixSeed(Self.seed, 9))
+        let (database, url) = try own.makeDatabase()
+        let destination = try PostgresDestination(url: url, environment: ["PGPASSWORD": own.password])
+        #expect(try await PostgresReplicator(store: store, destination: destination).push().copiedAll)
+        let progress = FollowProgress()
+        let follower = Task {
+            do {
+                try await PostgresReplicator(store: store, destination: destination).follow(retries: 10) { progress.record($0) }
+                progress.finish(nil)
+            } catch {
+                progress.finish(error)
+            }
+        }
+        defer { follower.cancel() }
+        for _ in 0..<5 { try writer.transaction() }
+        let first = try store.lastHistoryToken()
+        guard await progress.wait(within: .seconds(10), until: { $0.last >= first || $0.finished }) else {
+            Issue.record("\(Self.label): follow did not push the first transactions within 10 s")
+            return
+        }
+        try own.restart()
+        let target = HistoryToken(first.value + 20)
+        progress.stop(at: target)
+        for _ in 0..<20 { try writer.transaction() }
+        guard await progress.wait(within: .seconds(20), until: \.finished) else {
+            Issue.record("\(Self.label): follow did not reach \(target) within 20 s of a restart: it reported \(progress.last)")
+            return
+        }
+        if let error = progress.error { Issue.record("\(Self.label): follow failed after the restart: \(error)") }
+        #expect(try ReplicatedContent.ofDatabase(database, in: own, model: store.model) == ReplicatedContent.ofStore(store),
+                "\(Self.label)")
+    }
+
+    /// What a login that fails says decides whether a follower tries again.
+    @Test func aServerThatCannotTakeConnectionsYetIsNotALoginRefused() throws {
+        let destination = try PostgresDestination(url: "postgres://strata@127.0.0.1:5432/db", environment: [:])
+        for busy in ["the database system is starting up",
+                     "the database system is not yet accepting connections\nDETAIL:  Consistent recovery state has not been yet reached.",
+                     "the database system is shutting down", "sorry, too many clients already",
+                     "the database system is in recovery mode"] {
+            let error = destination.connectError("connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  \(busy)")
+            guard case .connectionFailed = error else {
+                Issue.record("\(busy): \(error)")
+                continue
+            }
+        }
+        let refused = destination.connectError("connection to server at \"127.0.0.1\", port 5432 failed: FATAL:  password "
+                                               + "authentication failed for user \"strata\"")
+        guard case .loginRefused = refused else {
+            Issue.record("a wrong password: \(refused)")
+            return
+        }
+    }
+
     @Test func followReconnectsAfterDropsAndCatchesUp() async throws {
         var random = SplitMix64(seed: mixSeed(Self.seed, 5))
         let store = try makeStore()
@@ -172,11 +235,12 @@ import Testing
         var writer = try HistoryWriter(store: store, seed: mixSeed(Self.seed, 6))
         let (database, url) = try cluster.makeDatabase()
         #expect(try await PostgresReplicator(store: store, destination: try destination(url)).push().copiedAll)
-        for _ in 0..<100 { try writer.transaction() }
+        for _ in 0..<300 { try writer.transaction() }
 
         let proxy = try TCPProxy(targetPort: cluster.port)
         defer { proxy.stop() }
-        // 100 transactions are some 350 kB to send: a cut in the first 40,000 bytes is mid-catch-up.
+        // 300 transactions are some 110 kB to send (a batch's columns as arrays, decision 114): a
+        // cut in the first 40,000 bytes is mid-catch-up.
         let cut = random.int(1...40_000)
         let context = "\(Self.label), cut after \(cut) bytes"
         proxy.cutAfter(bytes: cut)

@@ -104,7 +104,7 @@ import Testing
         func version(_ id: ObjectID) throws -> String {
             try cluster.psql("SELECT xmin FROM \"TodoList\" WHERE pk = \(id.primaryKey)", database: database)
         }
-        try await a.write { tx in try tx.insert("Item", ["title": "Counted", "amount": Decimal(9), "list": lists[0]]) }
+        _ = try await a.write { tx in try tx.insert("Item", ["title": "Counted", "amount": Decimal(9), "list": lists[0]]) }
         _ = try await one.exchange()
         let pushedByA = try version(lists[0])
         let exchanged = try await two.exchange()

@@ -186,10 +186,13 @@ extension PostgresDestination {
             return .connectionFailed(reason: "the server does not offer TLS")
         }
         // A FATAL error the server sent during the login: the login was refused, unless the
-        // server could not take a connection at all.
+        // server could not take a connection at all (starting, recovering from a crash —
+        // "not yet accepting connections" until its log is replayed —, stopping, full): a
+        // follower tries again.
         if let range = text.range(of: "FATAL:") {
             let reason = text[range.upperBound...].trimmingCharacters(in: .whitespaces)
-            let busy = ["starting up", "shutting down", "too many", "recovery mode"].contains { reason.contains($0) }
+            let busy = ["starting up", "shutting down", "too many", "recovery mode", "not yet accepting connections"]
+                .contains { reason.contains($0) }
             return busy ? .connectionFailed(reason: reason) : .loginRefused(user: user, database: database, reason: reason)
         }
         return .connectionFailed(reason: text)

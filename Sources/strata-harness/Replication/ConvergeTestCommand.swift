@@ -18,6 +18,9 @@ import Darwin
 /// record check (derived values right), hold each item its writer left exactly once and each
 /// valid server item exactly once, no label twice, and each refusal decided as documented
 /// (decision 111: the smaller key keeps a unique value; a server's invalid row is gone).
+/// With `--cuts` the replicators reach PostgreSQL through a proxy that now and then resets
+/// every connection at once (mid-batch, mid-pull), and with `--restarts` the server itself is
+/// stopped as a crash would stop it and started again, among the kills.
 struct ConvergeTestCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "converge",
@@ -31,10 +34,14 @@ struct ConvergeTestCommand: ParsableCommand {
     var seed: UInt64 = 1
     @Option(help: "Pause between a writer's commits, in milliseconds.")
     var pause = 5
+    @Option(help: "Network cuts: every replicator connection reset at once, among the kills.")
+    var cuts = 0
+    @Option(help: "PostgreSQL restarts (stopped as by a crash, then started), among the kills.")
+    var restarts = 0
 
     func validate() throws {
         if stores < 2 { throw ValidationError("--stores must be at least 2") }
-        if kills < 0 { throw ValidationError("--kills must be 0 or more") }
+        if kills < 0 || cuts < 0 || restarts < 0 { throw ValidationError("--kills, --cuts and --restarts must be 0 or more") }
     }
 
     func run() throws {
@@ -109,26 +116,44 @@ struct ConvergeTestCommand: ParsableCommand {
                     _ = try cluster.psql(statement, database: database)
                     if kind == "item" { serverItems.withLock { $0.append("server \(next)") } }
                     serverCounts.withLock { $0[kind, default: 0] += 1 }
-                    next += 1
                 } catch {
+                    // PostgreSQL restarting, say. A statement whose commit the server made but
+                    // never acknowledged is not counted; its title is not used again.
                     serverFailure.withLock { $0 = "\(error)" }
                 }
+                next += 1
                 usleep(20_000)
             }
         }
         server.start()
 
-        // The replicators, killed one at a time at random and started again.
+        // The replicators, killed one at a time at random and started again; among the kills,
+        // the network cut and PostgreSQL restarted (the followers reconnect by themselves).
+        let proxy = try TCPProxy(targetPort: cluster.port)
+        defer { proxy.stop() }
+        let followURL = cuts > 0 ? proxy.proxied(url) : url
         func follower(_ k: Int) throws -> ChildProcess {
-            try ChildProcess(program: tool, arguments: ["replicate", paths[k], "--to", url, "--name", "s\(k)", "--pull", "--follow"],
+            try ChildProcess(program: tool, arguments: ["replicate", paths[k], "--to", followURL, "--name", "s\(k)", "--pull",
+                                                        "--follow"],
                              environment: environment)
         }
         var followers = try (0..<stores).map { try follower($0) }
         var rng = SplitMix64(seed: seed ^ 0x4B49_4C4C)
-        var killed = 0
+        var killed = 0, cut = 0, restarted = 0
         var endedEarly: [String] = []
-        while killed < kills {
+        while killed + cut + restarted < kills + cuts + restarts {
             usleep(UInt32(100_000 + rng.below(900_000)))
+            let event = rng.below(kills + cuts + restarts - killed - cut - restarted)
+            if event < cuts - cut {
+                proxy.cutAll()
+                cut += 1
+                continue
+            }
+            if event < cuts - cut + restarts - restarted {
+                try cluster.restart()
+                restarted += 1
+                continue
+            }
             let k = rng.below(stores)
             followers[k].kill()
             let status = followers[k].wait()
@@ -259,7 +284,8 @@ struct ConvergeTestCommand: ParsableCommand {
         problems += endedEarly
 
         let seconds = monotonicSeconds() - started
-        print("converge: \(stores) stores, \(killed) replicator kills, \(commits) store commits and server writes "
+        print("converge: \(stores) stores, \(killed) replicator kills, \(cut) network cuts, \(restarted) PostgreSQL restarts, "
+              + "\(commits) store commits and server writes "
               + "\(counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")) "
               + "in \(String(format: "%.1f", writingSeconds)) s; quiet after \(rounds) exchange round\(rounds == 1 ? "" : "s"), "
               + "\(String(format: "%.1f", seconds)) s in all")
