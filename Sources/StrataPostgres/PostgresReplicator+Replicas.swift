@@ -79,7 +79,8 @@ extension PostgresReplicator {
                 throw ReplicationError.joinRefused(
                     name: name, reason: "the store holds \(rowsHeld) rows of its own and the dataset has stores "
                         + "already (\(names)): their keys could collide. A store joins a dataset empty and takes "
-                        + "the dataset's rows from PostgreSQL")
+                        + "the dataset's rows from PostgreSQL (strata replicate NEW.strata --from URL --name NAME); "
+                        + "a copy of another store's file cannot join in its place")
             }
             let number = (registered.map(\.number).max() ?? -1) + 1
             let range = try self.range(number)
@@ -116,11 +117,41 @@ extension PostgresReplicator {
     /// their keys, and the range is never handed out again; the name cannot join again (a store
     /// that comes back joins under a new one, from the dataset). Returns the last push and how
     /// many queued changes were dropped.
+    ///
+    /// A store whose writers go on committing would lose what they commit after the last push:
+    /// the retirement is committed only if the store committed nothing since that push (else it
+    /// is rolled back and the store pushes again, a few times, then gives up with
+    /// ``ReplicationError/leaveRefused(name:reason:)``); a commit in the last round trip, after
+    /// the check, is reported as ``ReplicationError/leftWithUnpushedWrites(name:transactions:)``.
+    /// Stop the writers first.
     public func leave() async throws -> (pushed: PushReport, dropped: Int) {
         let connection = try await connect()
         defer { connection.close() }
-        let pushed = try await push(on: connection, stopAfter: nil)
-        return (pushed, try await Self.retire(name, on: connection))
+        var pushed = PushReport()
+        for _ in 0..<5 {
+            let last = try await push(on: connection, stopAfter: nil)
+            pushed.transactions += last.transactions
+            pushed.changes += last.changes
+            pushed.rows += last.rows
+            pushed.batches += last.batches
+            pushed.retries += last.retries
+            pushed.seconds += last.seconds
+            pushed.copiedAll = pushed.copiedAll || last.copiedAll
+            pushed.token = last.token
+            pushed.lagSeconds = last.lagSeconds ?? pushed.lagSeconds
+            let hook = beforeRetiring.withLock { $0 }
+            let store = self.store
+            let name = self.name
+            guard let dropped = try await Self.retire(name, on: connection, unless: {
+                try hook?()
+                return try store.lastHistoryToken().value > last.token.value
+            }) else { continue }
+            let after = try store.history(after: last.token, limit: 1_000)
+            guard after.isEmpty else { throw ReplicationError.leftWithUnpushedWrites(name: name, transactions: after.count) }
+            return (pushed, dropped)
+        }
+        throw ReplicationError.leaveRefused(name: name, reason: "the store kept committing through five pushes while "
+                                            + "it tried to leave: stop its writers, then leave")
     }
 
     /// Takes the store registered as `name` out of the dataset at `destination` when that store
@@ -130,14 +161,20 @@ extension PostgresReplicator {
     public static func retire(_ name: String, at destination: PostgresDestination) async throws -> Int {
         let connection = try await PostgresConnection.connect(to: destination)
         defer { connection.close() }
-        return try await retire(name, on: connection)
+        return try await retire(name, on: connection) ?? 0
     }
 
-    /// Retires `name` and drops its queue, in one PostgreSQL transaction under the register's lock.
-    private static func retire(_ name: String, on connection: PostgresConnection) async throws -> Int {
+    /// Retires `name` and drops its queue, in one PostgreSQL transaction under the register's
+    /// lock; rolled back, returning nil, when `unless` says so just before the commit.
+    private static func retire(_ name: String, on connection: PostgresConnection,
+                               unless: () throws -> Bool = { false }) async throws -> Int? {
         try await connection.query("BEGIN")
         do {
             let dropped = try await retireLocked(name, on: connection)
+            if try unless() {
+                try await connection.query("ROLLBACK")
+                return nil
+            }
             try await connection.query("COMMIT")
             return dropped
         } catch {

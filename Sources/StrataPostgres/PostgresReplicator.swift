@@ -39,6 +39,9 @@ public final class PostgresReplicator: Sendable {
     /// Called by a pull just before the store transaction that applies what it read (tests
     /// commit to the store there, to check the pull sees what the store did meanwhile).
     package let beforeApplying = Mutex<(@Sendable () throws -> Void)?>(nil)
+    /// Called by ``leave()`` inside the transaction that retires the store, before it checks
+    /// that the store committed nothing since its last push (tests commit there).
+    package let beforeRetiring = Mutex<(@Sendable () throws -> Void)?>(nil)
     /// A batch stops growing at this many changes, which bounds its memory.
     static let changesPerBatch = 50_000
 

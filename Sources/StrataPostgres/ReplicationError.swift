@@ -28,6 +28,13 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
     /// holds rows of its own while other stores write to the dataset, so their keys could
     /// collide; or the name was retired). Nothing was written to either side.
     case joinRefused(name: String, reason: String)
+    /// ``PostgresReplicator/leave()`` did not retire the store: it kept committing through
+    /// every push meant to be its last.
+    case leaveRefused(name: String, reason: String)
+    /// ``PostgresReplicator/leave()`` retired the store while it committed: its last
+    /// `transactions` transactions are in the store only (stop a store's writers before it
+    /// leaves; a store that kept committing through every attempt is not retired at all).
+    case leftWithUnpushedWrites(name: String, transactions: Int)
 
     /// What went wrong, for a person (never a password or a row's values).
     public var description: String {
@@ -45,6 +52,11 @@ public enum ReplicationError: Error, Sendable, Equatable, CustomStringConvertibl
             return "the store refused \(entity)\(primaryKey.map { " \($0)" } ?? "") from PostgreSQL: \(reason)"
         case .joinRefused(let name, let reason):
             return "the store cannot join the dataset as '\(name)': \(reason)"
+        case .leaveRefused(let name, let reason):
+            return "the store '\(name)' did not leave the dataset: \(reason)"
+        case .leftWithUnpushedWrites(let name, let transactions):
+            return "'\(name)' left the dataset while it committed: its last \(transactions) transaction"
+                + (transactions == 1 ? " is" : "s are") + " in the store only"
         }
     }
 }

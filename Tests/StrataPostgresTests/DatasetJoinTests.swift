@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import StrataPostgres
 import StrataRecords
 import StrataStorage
@@ -250,6 +251,53 @@ import Testing
         _ = try await replicator(c, url, name: "next").exchange()
         #expect(try register(database) == ["0:stays", "1:leaves", "2:next"])
         #expect(try ReplicatedContent.ofStore(c) == ReplicatedContent.ofStore(a))
+    }
+
+    /// A store whose writer commits while it leaves: the retirement waits for a push that holds
+    /// the commit (rolled back and pushed again), and a writer that never stops keeps the store
+    /// in the dataset with a typed error instead of leaving its writes behind.
+    @Test func aStoreThatCommitsWhileLeavingPushesItFirst() async throws {
+        let (database, url) = try cluster.makeDatabase()
+        let a = try makeStore("stays-while")
+        defer { try? a.close() }
+        _ = try ReplicationTests.fill(a)
+        _ = try await replicator(a, url, name: "stays").exchange()
+        let b = try makeStore("leaves-while")
+        defer { try? b.close() }
+        let two = try replicator(b, url, name: "leaves")
+        _ = try await two.exchange()
+        let commits = Mutex(0)
+        two.beforeRetiring.withLock { hook in
+            hook = {
+                let n = commits.withLock { count in
+                    count += 1
+                    return count
+                }
+                guard n == 1 else { return }
+                try b.write { tx in _ = try tx.insert("Tag", ["label": "written while leaving"]) }
+            }
+        }
+        let (pushed, _) = try await two.leave()
+        #expect(commits.withLock { $0 } == 2 && pushed.transactions == 1, "\(pushed)")
+        #expect(try sql("SELECT count(*) FROM \"Tag\" WHERE label = 'written while leaving'", database) == "1")
+        #expect(try sql("SELECT count(*) FROM strata_replicas WHERE retired IS NOT NULL", database) == "1")
+
+        // A writer that commits before every check: five pushes, then a refusal; still registered.
+        let c = try makeStore("never-stops")
+        defer { try? c.close() }
+        let three = try replicator(c, url, name: "never-stops")
+        _ = try await three.exchange()
+        three.beforeRetiring.withLock { hook in
+            hook = { try c.write { tx in _ = try tx.insert("Tag", ["label": "again \(UUID().uuidString)"]) } }
+        }
+        do {
+            _ = try await three.leave()
+            Issue.record("a store that kept committing left")
+        } catch let error as ReplicationError {
+            guard case .leaveRefused(let name, _) = error else { Issue.record("\(error)"); return }
+            #expect(name == "never-stops")
+        }
+        #expect(try sql("SELECT count(*) FROM strata_replicas WHERE retired IS NULL AND name = 'never-stops'", database) == "1")
     }
 
     /// With several stores, a server application cannot put a row on a key of a store's range
