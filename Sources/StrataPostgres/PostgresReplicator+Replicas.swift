@@ -39,24 +39,45 @@ extension PostgresReplicator {
             try await connection.query(PostgresQuery(
                 unsafeSQL: "SELECT pg_advisory_xact_lock(hashtext('strata_replicas'))"))
             let table = SQL.name(ReplicationSchema.replicasTable)
-            var registered: [(number: Int64, name: String, retired: Bool)] = []
+            var registered: [(number: Int64, name: String, retired: Bool, file: Int64?)] = []
             let rows = try await connection.query(PostgresQuery(
-                unsafeSQL: "SELECT number, name, retired IS NOT NULL FROM \(table) ORDER BY number"))
-            for row in try rows.decode((Int64, String, Bool).self) { registered.append(row) }
+                unsafeSQL: "SELECT number, name, retired IS NOT NULL, store_file FROM \(table) ORDER BY number"))
+            for row in try rows.decode((Int64, String, Bool, Int64?).self) { registered.append(row) }
             // Replications that pushed before the register.
             let legacy = try await connection.query(PostgresQuery(
                 unsafeSQL: "SELECT name FROM \(SQL.name(ReplicationSchema.stateTable)) s WHERE NOT EXISTS "
                     + "(SELECT 1 FROM \(table) r WHERE r.name = s.name) ORDER BY name"))
             for legacyName in try legacy.decode(String.self) {
                 let number = registered.contains { $0.number == 0 } ? (registered.map(\.number).max() ?? -1) + 1 : 0
-                try await insertReplica(number, name: legacyName, on: connection)
-                registered.append((number, legacyName, false))
+                try await insertReplica(number, name: legacyName, file: nil, on: connection)
+                registered.append((number, legacyName, false, nil))
+            }
+            // The store file's id (random at creation, kept by compaction) tells one store from
+            // another under a wrong name, and a file copied or restored from a backup from the
+            // store it came from.
+            let file = Int64(bitPattern: try store.info().fileID)
+            if let other = registered.first(where: { $0.file == file && $0.name != name && !$0.retired }) {
+                throw ReplicationError.joinRefused(
+                    name: name, reason: "this store file is registered in the dataset as '\(other.name)': replicate it "
+                        + "under that name (--name \(other.name))")
             }
             let others = registered.contains { $0.name != name }
             if let mine = registered.first(where: { $0.name == name }) {
                 guard !mine.retired else {
                     throw ReplicationError.joinRefused(name: name, reason: "the name was retired from the dataset; "
                                                        + "a store joins again under a new name")
+                }
+                let held = try store.read { try $0.keyRange() }
+                guard mine.file ?? file == file, held.number == 0 || held.number == mine.number else {
+                    throw ReplicationError.joinRefused(
+                        name: name, reason: "'\(name)' is another store file in the dataset: this file is a copy, a "
+                            + "store restored from a backup, or another store under the wrong name. A store takes "
+                            + "the place of none: join a new one (strata replicate NEW.strata --from URL --name NAME) "
+                            + "and retire the old name (--leave)")
+                }
+                if mine.file == nil {
+                    // Registered before file ids were kept: the first store file to come claims it.
+                    try await recordFile(file, of: name, on: connection)
                 }
                 // Registered first: it created the dataset.
                 let first = registered.allSatisfy { $0.number >= mine.number }
@@ -67,7 +88,7 @@ extension PostgresReplicator {
             let held = try store.read { try $0.keyRange() }
             if !others {
                 // The store creates the dataset and keeps its range.
-                try await insertReplica(Int64(held.number), name: name, on: connection)
+                try await insertReplica(Int64(held.number), name: name, file: file, on: connection)
                 membership = Membership(range: held, hasOtherStores: false, joinedOthers: false)
                 return
             }
@@ -84,7 +105,7 @@ extension PostgresReplicator {
             }
             let number = (registered.map(\.number).max() ?? -1) + 1
             let range = try self.range(number)
-            try await insertReplica(number, name: name, on: connection)
+            try await insertReplica(number, name: name, file: file, on: connection)
             // The store takes its range before the registration commits: a store that cannot
             // (opened read-only) leaves no registration behind.
             try adopt(range)
@@ -234,12 +255,22 @@ extension PostgresReplicator {
         return try rows.decode(Int64.self).contains { $0 > 0 }
     }
 
-    private func insertReplica(_ number: Int64, name: String, on connection: PostgresConnection) async throws {
+    private func insertReplica(_ number: Int64, name: String, file: Int64?, on connection: PostgresConnection) async throws {
         var bindings = PostgresBindings()
         bindings.append(number)
         bindings.append(name)
+        bindings.append(file)
         try await connection.query(PostgresQuery(
-            unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.replicasTable)) (number, name) VALUES ($1, $2)",
+            unsafeSQL: "INSERT INTO \(SQL.name(ReplicationSchema.replicasTable)) (number, name, store_file) "
+                + "VALUES ($1, $2, $3)", binds: bindings))
+    }
+
+    private func recordFile(_ file: Int64, of name: String, on connection: PostgresConnection) async throws {
+        var bindings = PostgresBindings()
+        bindings.append(file)
+        bindings.append(name)
+        try await connection.query(PostgresQuery(
+            unsafeSQL: "UPDATE \(SQL.name(ReplicationSchema.replicasTable)) SET store_file = $1 WHERE name = $2",
             binds: bindings))
     }
 

@@ -12,7 +12,7 @@ extension PostgresReplicator {
                 (ReplicationSchema.stateTable, [("name", "text"), ("token", "bigint"), ("model", "text")]),
                 (ReplicationSchema.replicasTable, [("number", "bigint"), ("name", "text"),
                                                    ("joined", "timestamp with time zone"),
-                                                   ("retired", "timestamp with time zone")]),
+                                                   ("retired", "timestamp with time zone"), ("store_file", "bigint")]),
             ]
             var bindings = PostgresBindings()
             bindings.append(shapes.map(\.table))
@@ -23,6 +23,9 @@ extension PostgresReplicator {
             for (table, column, type) in try rows.decode((String, String, String).self) {
                 found[table, default: [:]][column] = type
             }
+            // A register made before store files were recorded gains the column.
+            let registerLacksFiles = found[ReplicationSchema.replicasTable].map { $0["store_file"] == nil } ?? false
+            if registerLacksFiles { found[ReplicationSchema.replicasTable]?["store_file"] = "bigint" }
             for (table, columns) in shapes {
                 guard let existing = found[table] else { continue }
                 let wanted = Dictionary(uniqueKeysWithValues: columns.map { ($0.name, $0.type) })
@@ -34,6 +37,10 @@ extension PostgresReplicator {
             }
             for statement in schema.creationSQL {
                 try await connection.query(PostgresQuery(unsafeSQL: statement))
+            }
+            if registerLacksFiles {
+                try await connection.query(PostgresQuery(
+                    unsafeSQL: "ALTER TABLE \(SQL.name(ReplicationSchema.replicasTable)) ADD COLUMN IF NOT EXISTS store_file bigint"))
             }
             let keys = schema.foreignKeySQL
             if !keys.isEmpty {

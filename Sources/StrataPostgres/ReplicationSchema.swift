@@ -39,7 +39,8 @@ struct ReplicationSchema {
     static let stateTable = "strata_replication"
 
     /// The dataset's register of stores: each replication name with the number of the range of
-    /// primary keys its store allocates from (decision 110), when it joined, and when it left.
+    /// primary keys its store allocates from (decision 110), when it joined, when it left, and
+    /// the id of its store file (a copy or another store under its name is refused).
     static let replicasTable = "strata_replicas"
 
     let tables: [Table]
@@ -112,7 +113,8 @@ struct ReplicationSchema {
         var statements = ["CREATE TABLE IF NOT EXISTS \(SQL.name(Self.stateTable)) (name text PRIMARY KEY, "
             + "token bigint NOT NULL, model text NOT NULL)",
             "CREATE TABLE IF NOT EXISTS \(SQL.name(Self.replicasTable)) (number bigint PRIMARY KEY, name text NOT NULL "
-            + "UNIQUE, joined timestamp with time zone NOT NULL DEFAULT now(), retired timestamp with time zone)"]
+            + "UNIQUE, joined timestamp with time zone NOT NULL DEFAULT now(), retired timestamp with time zone, "
+            + "store_file bigint)"]
         for table in tables {
             let columns = table.columns.map { column in
                 "\(SQL.name(column.name)) \(column.sqlType)" + (column.name == "pk" ? " PRIMARY KEY" : "")

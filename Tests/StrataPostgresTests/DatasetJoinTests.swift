@@ -467,4 +467,56 @@ import Testing
         #expect(try await replicator(first, url, name: "old").push().transactions == 1)
         #expect(try first.read { try $0.keyRange() }.number == 0)
     }
+
+    /// The register knows each store by its file's id: a store pushed under another store's
+    /// name, or a copy of a store's file under a new name, is refused before anything is written
+    /// on either side (the store keeps its range); a register made before file ids were kept
+    /// gains the column and the first file to come claims its name.
+    @Test func aStoreIsKnownByItsFileNotByTheNameItIsGiven() async throws {
+        let (database, url) = try cluster.makeDatabase()
+        let first = try makeStore("first")
+        defer { try? first.close() }
+        _ = try ReplicationTests.fill(first)
+        _ = try await replicator(first, url, name: "first").push()
+        let second = try makeStore("second")
+        defer { try? second.close() }
+        _ = try await replicator(second, url, name: "second").push()
+        let rows = try cluster.psql("SELECT count(*) FROM \"TodoList\"", database: database)
+
+        func refusal(_ store: RecordStore, as name: String) async throws -> String? {
+            do {
+                _ = try await replicator(store, url, name: name).push()
+                return nil
+            } catch ReplicationError.joinRefused(let refused, let reason) {
+                #expect(refused == name)
+                return reason
+            }
+        }
+        // The dataset's creator under the joiner's name, and under a new one.
+        let asSecond = try await refusal(first, as: "second")
+        #expect(asSecond?.contains("registered in the dataset as 'first'") == true, "\(asSecond ?? "pushed")")
+        #expect(try await refusal(first, as: "web-3")?.contains("as 'first'") == true)
+        #expect(try first.read { try $0.keyRange() }.number == 0)
+        // Another store, empty, under a name taken by a file of its own.
+        let stranger = try makeStore("stranger")
+        defer { try? stranger.close() }
+        let under = try await refusal(stranger, as: "second")
+        #expect(under?.contains("'second' is another store file") == true, "\(under ?? "pushed")")
+        #expect(try stranger.read { try $0.keyRange() }.number == 0)
+        // A copy of the joiner's file under a new name.
+        try FileManager.default.copyItem(atPath: directory + "/second.strata", toPath: directory + "/copy.strata")
+        let copy = try makeStore("copy")
+        defer { try? copy.close() }
+        #expect(try await refusal(copy, as: "copy")?.contains("as 'second'") == true)
+        #expect(try register(database) == ["0:first", "1:second"])
+        #expect(try cluster.psql("SELECT count(*) FROM \"TodoList\"", database: database) == rows)
+
+        // A register without the column: added, and each store claims its name again.
+        _ = try cluster.psql("ALTER TABLE strata_replicas DROP COLUMN store_file", database: database)
+        try await first.write { tx in _ = try tx.insert("Tag", ["label": "after"]) }
+        #expect(try await replicator(first, url, name: "first").push().transactions == 1)
+        #expect(try cluster.psql("SELECT count(store_file) FROM strata_replicas", database: database)
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        #expect(try await refusal(stranger, as: "first")?.contains("another store file") == true)
+    }
 }

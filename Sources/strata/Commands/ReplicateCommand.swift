@@ -180,6 +180,11 @@ struct ReplicateCommand: ParsableCommand {
     }
 
     static func line(_ report: PushReport, _ destination: PostgresDestination) -> String {
+        if report.joinedDataset && report.transactions == 0 {
+            // The rows came from PostgreSQL: nothing of the store went the other way.
+            return "joined the dataset at \(destination): copied its \(report.rows) row\(report.rows == 1 ? "" : "s") "
+                + "into the store in \(String(format: "%.2f", report.seconds)) s; token \(report.token)"
+        }
         var text = report.joinedDataset ? "joined the dataset and copied its rows, then "
             : report.copiedAll ? "copied the store, then " : ""
         text += "replicated \(report.transactions) transaction\(report.transactions == 1 ? "" : "s") "
