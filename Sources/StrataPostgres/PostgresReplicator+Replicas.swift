@@ -47,7 +47,9 @@ extension PostgresReplicator {
             let legacy = try await connection.query(PostgresQuery(
                 unsafeSQL: "SELECT name FROM \(SQL.name(ReplicationSchema.stateTable)) s WHERE NOT EXISTS "
                     + "(SELECT 1 FROM \(table) r WHERE r.name = s.name) ORDER BY name"))
+            var legacyNames: Set<String> = []
             for legacyName in try legacy.decode(String.self) {
+                legacyNames.insert(legacyName)
                 let number = registered.contains { $0.number == 0 } ? (registered.map(\.number).max() ?? -1) + 1 : 0
                 try await insertReplica(number, name: legacyName, file: nil, on: connection)
                 registered.append((number, legacyName, false, nil))
@@ -55,7 +57,8 @@ extension PostgresReplicator {
             // The store file's id (random at creation, kept by compaction) tells one store from
             // another under a wrong name, and a file copied or restored from a backup from the
             // store it came from.
-            let file = Int64(bitPattern: try store.info().fileID)
+            let info = try store.info()
+            let file = Int64(bitPattern: info.fileID)
             if let other = registered.first(where: { $0.file == file && $0.name != name && !$0.retired }) {
                 throw ReplicationError.joinRefused(
                     name: name, reason: "this store file is registered in the dataset as '\(other.name)': replicate it "
@@ -67,18 +70,19 @@ extension PostgresReplicator {
                     throw ReplicationError.joinRefused(name: name, reason: "the name was retired from the dataset; "
                                                        + "a store joins again under a new name")
                 }
+                // A name registered before file ids were kept is claimed by a store that holds its
+                // range, or by the replication registered just now from the time before the register.
                 let held = try store.read { try $0.keyRange() }
-                guard mine.file ?? file == file, held.number == 0 || held.number == mine.number else {
+                let claimable = mine.file == nil && (held.number == mine.number || legacyNames.contains(name))
+                guard mine.file == file || claimable else {
                     throw ReplicationError.joinRefused(
                         name: name, reason: "'\(name)' is another store file in the dataset: this file is a copy, a "
                             + "store restored from a backup, or another store under the wrong name. A store takes "
                             + "the place of none: join a new one (strata replicate NEW.strata --from URL --name NAME) "
                             + "and retire the old name (--leave)")
                 }
-                if mine.file == nil {
-                    // Registered before file ids were kept: the first store file to come claims it.
-                    try await recordFile(file, of: name, on: connection)
-                }
+                try refuseReadOnly(info, taking: mine.number, holding: held)
+                if mine.file == nil { try await recordFile(file, of: name, on: connection) }
                 // Registered first: it created the dataset.
                 let first = registered.allSatisfy { $0.number >= mine.number }
                 membership = Membership(range: try self.range(mine.number), hasOtherStores: others, joinedOthers: !first)
@@ -105,6 +109,7 @@ extension PostgresReplicator {
             }
             let number = (registered.map(\.number).max() ?? -1) + 1
             let range = try self.range(number)
+            try refuseReadOnly(info, taking: number, holding: held)
             try await insertReplica(number, name: name, file: file, on: connection)
             // The store takes its range before the registration commits: a store that cannot
             // (opened read-only) leaves no registration behind.
@@ -124,6 +129,15 @@ extension PostgresReplicator {
                     + "\(SQL.literal(String(membership.range.number))), false)"))
         }
         return membership
+    }
+
+    /// A store opened read-only cannot take the range the dataset hands it: refused before
+    /// anything is registered, rather than failing after.
+    private func refuseReadOnly(_ info: StoreInfo, taking number: Int64, holding held: PrimaryKeyRange) throws {
+        guard info.isReadOnly, Int64(held.number) != number else { return }
+        throw ReplicationError.joinRefused(
+            name: name, reason: "the store must take key range \(number) and it is open read-only: replicate it "
+                + "once read-write (strata replicate … --pull)")
     }
 
     /// Makes the store allocate from `range` (a store transaction, when it does not already).

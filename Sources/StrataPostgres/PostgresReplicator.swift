@@ -90,7 +90,8 @@ public final class PostgresReplicator: Sendable {
     /// what it did). With `pulling`, each round pulls first (see ``pull()``), and a change a
     /// server application makes in PostgreSQL wakes it too (`LISTEN`/`NOTIFY`); `pulled` is
     /// told what each pull did. A dropped connection is reconnected after a pause, up to
-    /// `retries` times in a row before the error is thrown.
+    /// `retries` times in a row before the error is thrown; so is a store that is locked or
+    /// fails a write (`StrataError.locked`, `.ioFailure`, `.diskFull`).
     public func follow(pulling: Bool = false, retries: Int = 10, stop: @Sendable (PushReport) -> Bool = { _ in false },
                        pulled: @Sendable (PullReport) -> Void = { _ in }) async throws {
         var failures = 0
@@ -106,6 +107,17 @@ public final class PostgresReplicator: Sendable {
                 guard case .connectionFailed = error, failures < retries else { throw error }
                 failures += 1
                 try await Task.sleep(for: .milliseconds(200 * failures))
+            } catch let error as StrataError {
+                // The store's passing troubles (its lock held, a failed write, a full disk) are
+                // waited out like a dropped connection; the others end the follow.
+                switch error {
+                case .locked, .ioFailure, .diskFull:
+                    guard failures < retries else { throw error }
+                    failures += 1
+                    try await Task.sleep(for: .milliseconds(200 * failures))
+                default:
+                    throw error
+                }
             }
         }
     }
@@ -408,11 +420,14 @@ public final class PostgresReplicator: Sendable {
         }
     }
 
-    /// Runs `body` with PostgreSQL's errors turned into ``ReplicationError``.
+    /// Runs `body` with PostgreSQL's errors turned into ``ReplicationError``; the store's own
+    /// errors (`StrataError`) go through as they are.
     func run<T>(on connection: PostgresConnection, _ body: (PostgresConnection) async throws -> T) async throws -> T {
         do {
             return try await body(connection)
         } catch let error as ReplicationError {
+            throw error
+        } catch let error as StrataError {
             throw error
         } catch let error as TokenMoved {
             throw error

@@ -511,12 +511,24 @@ import Testing
         #expect(try register(database) == ["0:first", "1:second"])
         #expect(try cluster.psql("SELECT count(*) FROM \"TodoList\"", database: database) == rows)
 
-        // A register without the column: added, and each store claims its name again.
+        // An empty store opened read-only cannot take a range: refused before it is registered.
+        var readOnly = StoreOptions(durability: .normal)
+        readOnly.readOnly = true
+        let reader = try RecordStore(path: directory + "/stranger.strata", model: try todoModel(), options: readOnly)
+        defer { try? reader.close() }
+        #expect(try await refusal(reader, as: "web-4")?.contains("open read-only") == true)
+        #expect(try register(database) == ["0:first", "1:second"])
+
+        // A register without the column: added, and only the store that holds a name's range
+        // claims it.
         _ = try cluster.psql("ALTER TABLE strata_replicas DROP COLUMN store_file", database: database)
+        #expect(try await refusal(first, as: "second")?.contains("'second' is another store file") == true)
+        #expect(try await refusal(stranger, as: "second")?.contains("another store file") == true)
         try await first.write { tx in _ = try tx.insert("Tag", ["label": "after"]) }
         #expect(try await replicator(first, url, name: "first").push().transactions == 1)
+        #expect(try await replicator(second, url, name: "second").push().transactions == 0)
         #expect(try cluster.psql("SELECT count(store_file) FROM strata_replicas", database: database)
-            .trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "2")
         #expect(try await refusal(stranger, as: "first")?.contains("another store file") == true)
     }
 }
