@@ -62,7 +62,8 @@ extension PostgresReplicator {
             if let other = registered.first(where: { $0.file == file && $0.name != name && !$0.retired }) {
                 throw ReplicationError.joinRefused(
                     name: name, reason: "this store file is registered in the dataset as '\(other.name)': replicate it "
-                        + "under that name (--name \(other.name))")
+                        + "under that name (--name \(other.name)). A copy of that store's file cannot join as a store of "
+                        + "its own: make a new store from the dataset (strata replicate NEW.strata --from URL --name NAME)")
             }
             let others = registered.contains { $0.name != name }
             if let mine = registered.first(where: { $0.name == name }) {
