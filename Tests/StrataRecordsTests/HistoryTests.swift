@@ -294,7 +294,8 @@ import StrataStorage
         .deletingLastPathComponent().path
 
     /// Damaged entries decode to a `corrupt` error or to some entry, never a trap: every
-    /// truncation of a real entry, and seeded random byte changes.
+    /// truncation of a real entry, and seeded random byte changes. The check's reader, which
+    /// builds nothing, refuses exactly what decoding refuses, with the same error.
     @Test(arguments: [UInt64(7), 1_234_567]) func damagedEntriesNeverTrap(seed: UInt64) throws {
         let store = try Self.historyStore()
         defer { try? store.close() }
@@ -307,15 +308,26 @@ import StrataStorage
         }
         let entry = try #require(try store.read { tx in try tx.source.get(RecordTrees.history, KeyEncoding.primaryKey(1)) })
         _ = try entry.withUnsafeBytes { try HistoryCodec.decode($0, token: 1) }
+        func outcomes(_ bytes: [UInt8]) -> (decoded: String, validated: String) {
+            func outcome(_ read: (UnsafeRawBufferPointer) throws -> Void) -> String {
+                do { try bytes.withUnsafeBytes(read); return "entry" } catch { return "\(error)" }
+            }
+            return (outcome { _ = try HistoryCodec.decode($0, token: 1) }, outcome { try HistoryCodec.validate($0, token: 1) })
+        }
         for length in 0..<entry.count {
             #expect(throws: StrataError.self) { try Array(entry[..<length]).withUnsafeBytes { try HistoryCodec.decode($0, token: 1) } }
+            let (decoded, validated) = outcomes(Array(entry[..<length]))
+            #expect(decoded == validated, "length \(length)")
         }
+        #expect(outcomes(entry) == ("entry", "entry"))
         var rng = SplitMix64(seed: seed)
         for round in 0..<2_000 {
             var damaged = entry
             for _ in 0..<(1 + Int(rng.next() % 4)) {
                 damaged[Int(rng.next() % UInt64(damaged.count))] = UInt8(truncatingIfNeeded: rng.next())
             }
+            let (decoded, validated) = outcomes(damaged)
+            #expect(decoded == validated, "seed \(seed) round \(round)")
             do {
                 _ = try damaged.withUnsafeBytes { try HistoryCodec.decode($0, token: 1) }
             } catch let error as StrataError {

@@ -29,7 +29,18 @@ enum HistoryCodec {
     /// do not hold one whole entry: nothing an entry holds can read past it or trap.
     static func decode(_ bytes: UnsafeRawBufferPointer, token: UInt64) throws -> HistoryTransaction {
         do {
-            return try decodeEntry(bytes, token: token)
+            return try readEntry(bytes, keep: true).transaction(token: token)
+        } catch StrataError.corrupt(let what, _) {
+            throw StrataError.corrupt("history entry \(token): \(what)", offset: nil)
+        }
+    }
+
+    /// Checks the entry stored under `token` as ``decode(_:token:)`` would read it, building
+    /// nothing: the same reader, keeping no name, value or change (the record check's pass
+    /// over the whole history).
+    static func validate(_ bytes: UnsafeRawBufferPointer, token: UInt64) throws {
+        do {
+            _ = try readEntry(bytes, keep: false)
         } catch StrataError.corrupt(let what, _) {
             throw StrataError.corrupt("history entry \(token): \(what)", offset: nil)
         }
@@ -53,25 +64,40 @@ enum HistoryCodec {
         return Date(timeIntervalSinceReferenceDate: seconds)
     }
 
-    private static func decodeEntry(_ bytes: UnsafeRawBufferPointer, token: UInt64) throws -> HistoryTransaction {
+    /// An entry's parts, before the token names it.
+    private struct Entry {
+        var date: Date
+        var transactionID: UInt64
+        var author: String?
+        var changes: [HistoryChange]
+
+        func transaction(token: UInt64) -> HistoryTransaction {
+            HistoryTransaction(token: HistoryToken(token), transactionID: transactionID, date: date, author: author,
+                               changes: changes)
+        }
+    }
+
+    /// Reads one entry, every byte checked whether or not it is kept. Without `keep` no string,
+    /// dictionary or change is built: the entry returned holds its date and transaction only.
+    private static func readEntry(_ bytes: UnsafeRawBufferPointer, keep: Bool) throws -> Entry {
         var reader = RowCodec.Reader(bytes: bytes)
         let date = try readDate(&reader)
         let transactionID = try reader.varint()
         let authorBytes = try reader.take(try reader.length())
-        let author = authorBytes.isEmpty ? nil : String(decoding: authorBytes, as: UTF8.self)
         // Each name takes at least its length byte, each change at least three bytes: counts
         // beyond the entry's size are damage, refused before anything is reserved.
         let nameCount = try reader.length()
         var names: [String] = []
         for _ in 0..<nameCount {
-            names.append(String(decoding: try reader.take(try reader.length()), as: UTF8.self))
+            let name = try reader.take(try reader.length())
+            if keep { names.append(String(decoding: name, as: UTF8.self)) }
         }
-        func name(_ reader: inout RowCodec.Reader) throws -> String {
+        func nameIndex(_ reader: inout RowCodec.Reader) throws -> Int {
             let index = try reader.varint()
-            guard index < UInt64(names.count) else {
-                throw StrataError.corrupt("name index \(index) of \(names.count) names", offset: nil)
+            guard index < UInt64(nameCount) else {
+                throw StrataError.corrupt("name index \(index) of \(nameCount) names", offset: nil)
             }
-            return names[Int(index)]
+            return Int(index)
         }
         let changeCount = try reader.length()
         var changes: [HistoryChange] = []
@@ -79,26 +105,31 @@ enum HistoryCodec {
             guard let kind = HistoryChange.Kind(rawValue: try reader.byte()) else {
                 throw StrataError.corrupt("unknown change kind", offset: nil)
             }
-            let id = ObjectID(entity: try name(&reader), primaryKey: try reader.varint())
-            var change = HistoryChange(kind: kind, id: id)
+            let entity = try nameIndex(&reader)
+            let primaryKey = try reader.varint()
+            var change = keep ? HistoryChange(kind: kind, id: ObjectID(entity: names[entity], primaryKey: primaryKey)) : nil
             switch kind {
             case .link, .unlink:
-                change.relationship = try name(&reader)
-                change.other = ObjectID(entity: try name(&reader), primaryKey: try reader.varint())
+                let relationship = try nameIndex(&reader)
+                let other = try nameIndex(&reader)
+                let otherKey = try reader.varint()
+                change?.relationship = names[relationship]
+                change?.other = ObjectID(entity: names[other], primaryKey: otherKey)
             case .insert, .update, .delete:
                 let valueCount = try reader.length()
                 for _ in 0..<valueCount {
-                    let property = try name(&reader)
+                    let property = try nameIndex(&reader)
                     let flags = try reader.byte()
                     guard flags & ~(derivedFlag | toOneFlag) == 0, flags != derivedFlag | toOneFlag else {
                         throw StrataError.corrupt("value flags \(flags)", offset: nil)
                     }
                     if flags & toOneFlag != 0 {
                         switch try reader.byte() {
-                        case 0: change.toOneTargets[property] = .some(nil)
+                        case 0: change?.toOneTargets[names[property]] = .some(nil)
                         case 1:
-                            let target = ObjectID(entity: try name(&reader), primaryKey: try reader.varint())
-                            change.toOneTargets[property] = target
+                            let target = try nameIndex(&reader)
+                            let targetKey = try reader.varint()
+                            change?.toOneTargets[names[property]] = ObjectID(entity: names[target], primaryKey: targetKey)
                         default: throw StrataError.corrupt("to-one marker", offset: nil)
                         }
                         continue
@@ -110,16 +141,17 @@ enum HistoryCodec {
                     if case .double(let double) = value, double.isNaN {
                         throw StrataError.corrupt("a double value is NaN", offset: nil)
                     }
-                    change.values[property] = value
-                    if flags & derivedFlag != 0 { change.derivedNames.insert(property) }
+                    change?.values[names[property]] = value
+                    if flags & derivedFlag != 0 { change?.derivedNames.insert(names[property]) }
                 }
             }
-            changes.append(change)
+            if let change { changes.append(change) }
         }
         guard reader.at == bytes.count else {
             throw StrataError.corrupt("\(bytes.count - reader.at) bytes after the last change", offset: nil)
         }
-        return HistoryTransaction(token: HistoryToken(token), transactionID: transactionID, date: date,
-                                  author: author, changes: changes)
+        return Entry(date: date, transactionID: transactionID,
+                     author: keep && !authorBytes.isEmpty ? String(decoding: authorBytes, as: UTF8.self) : nil,
+                     changes: changes)
     }
 }

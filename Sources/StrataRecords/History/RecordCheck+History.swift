@@ -36,7 +36,7 @@ extension RecordCheck {
                 reported = true
             }
             do {
-                _ = try HistoryCodec.decode(cursor.value, token: token)
+                try HistoryCodec.validate(cursor.value, token: token)
             } catch let error as StrataError {
                 report("\(error)")
             }
