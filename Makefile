@@ -98,26 +98,22 @@ docs: deps
 # The whole test suite, release build with testable imports (the debug build is too slow for
 # the model-based and crash tests on two cores). Suites run one after another: the concurrency
 # stress needs the cooperative pool's two threads for its async writer, and suites running
-# beside it in its process would hold them with blocking file I/O. Since they keep about one
-# core busy, two things run beside them in processes of their own (decision 117): the tool
-# suites (StrataToolTests: the built tools and harness runs, the consumer package; output in
-# .build/tools-tests.log), and the benchmark package's build (debug, with its tests) and tests
-# (its report's arithmetic, every benchmark at a tiny scale; decision 53), with DOCS=1 (.ci/run)
-# the documentation too (output in .build/beside.log). Each log is printed after the suites'
-# (decision 92). `replicate`'s test runs the `strata` tool the first line built
-# (.build/release/strata). Each phase's time goes to .build/phase-times (scripts/timed),
+# beside it would hold them with blocking file I/O. Since they keep about one core busy, the
+# benchmark package's build (debug, with its tests) and tests (its report's arithmetic, every
+# benchmark at a tiny scale; decision 53) run beside them, their output kept in
+# .build/beside.log and printed after the suites' (decision 92); with DOCS=1 (.ci/run) the
+# documentation is built there too. `replicate`'s test runs the `strata` tool the first line
+# built (.build/release/strata). Each phase's time goes to .build/phase-times (scripts/timed),
 # printed at the end.
 DOCS ?=
 # Through a variable of its own: a recipe line that names $(MAKE) runs even under `make -n`.
 BESIDE_MAKE = $(MAKE) --no-print-directory
-TEST_RUN = $(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --disable-xctest --no-parallel
 test: deps
 	@mkdir -p .build && : > .build/phase-times
 	scripts/timed "build (release, with tests)" $(SWIFT) build -c release --build-tests -Xswiftc -enable-testing
 	@rm -f $(BENCH_PLAN)
 	scripts/beside .build/beside.log "$(BESIDE_MAKE) beside-tests DOCS=$(DOCS)" \
-	  scripts/beside .build/tools-tests.log "scripts/timed 'tests: tool suites' $(TEST_RUN) --filter 'StrataToolTests\.'" \
-	  scripts/timed "tests" $(TEST_RUN) --skip 'StrataToolTests\.'
+	  scripts/timed "tests" $(SWIFT) test -c release -Xswiftc -enable-testing --skip-build --disable-xctest --no-parallel
 	@echo "make test: phase times"; sed 's/^/  /' .build/phase-times
 
 # What `make test` runs beside the suites (see above). Alone, it needs the `strata` tool that
