@@ -29,7 +29,7 @@ enum HistoryCodec {
     /// do not hold one whole entry: nothing an entry holds can read past it or trap.
     static func decode(_ bytes: UnsafeRawBufferPointer, token: UInt64) throws -> HistoryTransaction {
         do {
-            return try readEntry(bytes, keep: true).transaction(token: token)
+            return try readEntry(bytes, token: token, keep: true)
         } catch StrataError.corrupt(let what, _) {
             throw StrataError.corrupt("history entry \(token): \(what)", offset: nil)
         }
@@ -40,7 +40,7 @@ enum HistoryCodec {
     /// over the whole history).
     static func validate(_ bytes: UnsafeRawBufferPointer, token: UInt64) throws {
         do {
-            _ = try readEntry(bytes, keep: false)
+            _ = try readEntry(bytes, token: token, keep: false)
         } catch StrataError.corrupt(let what, _) {
             throw StrataError.corrupt("history entry \(token): \(what)", offset: nil)
         }
@@ -64,22 +64,9 @@ enum HistoryCodec {
         return Date(timeIntervalSinceReferenceDate: seconds)
     }
 
-    /// An entry's parts, before the token names it.
-    private struct Entry {
-        var date: Date
-        var transactionID: UInt64
-        var author: String?
-        var changes: [HistoryChange]
-
-        func transaction(token: UInt64) -> HistoryTransaction {
-            HistoryTransaction(token: HistoryToken(token), transactionID: transactionID, date: date, author: author,
-                               changes: changes)
-        }
-    }
-
     /// Reads one entry, every byte checked whether or not it is kept. Without `keep` no string,
-    /// dictionary or change is built: the entry returned holds its date and transaction only.
-    private static func readEntry(_ bytes: UnsafeRawBufferPointer, keep: Bool) throws -> Entry {
+    /// dictionary or change is built: the transaction returned holds no author and no change.
+    private static func readEntry(_ bytes: UnsafeRawBufferPointer, token: UInt64, keep: Bool) throws -> HistoryTransaction {
         var reader = RowCodec.Reader(bytes: bytes)
         let date = try readDate(&reader)
         let transactionID = try reader.varint()
@@ -150,8 +137,8 @@ enum HistoryCodec {
         guard reader.at == bytes.count else {
             throw StrataError.corrupt("\(bytes.count - reader.at) bytes after the last change", offset: nil)
         }
-        return Entry(date: date, transactionID: transactionID,
-                     author: keep && !authorBytes.isEmpty ? String(decoding: authorBytes, as: UTF8.self) : nil,
-                     changes: changes)
+        return HistoryTransaction(token: HistoryToken(token), transactionID: transactionID, date: date,
+                                  author: keep && !authorBytes.isEmpty ? String(decoding: authorBytes, as: UTF8.self) : nil,
+                                  changes: changes)
     }
 }
